@@ -1,0 +1,200 @@
+"""The built-in GPU catalog: what each supported GPU is, and what runs it on each cloud.
+
+Facts per GPU: memory, architecture and CUDA compute capability, the MIG profiles it
+offers (with how many slices of each fit one GPU), and per cloud the instance (AWS) or
+machine type (GCP) for each GPU count. A GPU a cloud does not offer has no entry there.
+
+On AWS the GPUs come with the instance type. On GCP, A2/A3/A4/G2 machine types come with
+their GPUs attached; T4 is attached to an N1 machine as a guest accelerator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class GpuType:
+    """One GPU model as the catalog knows it."""
+
+    id: str
+    """Blueprint name, e.g. ``nvidia-l4``."""
+    display_name: str
+    memory_gib: int
+    architecture: str
+    compute_capability: str
+    mig_profiles: Mapping[str, int] = field(default_factory=dict)
+    """MIG profile -> slices of that profile in one GPU (empty: no MIG)."""
+    aws_instances: Mapping[int, str] = field(default_factory=dict)
+    """GPUs per node -> EC2 instance type."""
+    gcp_machines: Mapping[int, str] = field(default_factory=dict)
+    """GPUs per node -> GCE machine type."""
+    gcp_accelerator: str | None = None
+    """GCE accelerator type (``guest_accelerators[].type``)."""
+    gke_product_label: str | None = None
+    """Value of ``cloud.google.com/gke-accelerator`` on GKE nodes."""
+
+    @property
+    def supports_mig(self) -> bool:
+        return bool(self.mig_profiles)
+
+    @property
+    def cc_major_minor(self) -> tuple[int, int]:
+        major, minor = self.compute_capability.split(".")
+        return int(major), int(minor)
+
+    @property
+    def supports_bf16(self) -> bool:
+        return self.cc_major_minor >= (8, 0)
+
+    @property
+    def supports_fp8(self) -> bool:
+        """FP8 tensor cores: Ada (8.9), Hopper (9.0) and later."""
+        return self.cc_major_minor >= (8, 9)
+
+    def instance_type(self, cloud: str, gpus_per_node: int) -> str | None:
+        table = self.aws_instances if cloud == "aws" else self.gcp_machines
+        return table.get(gpus_per_node)
+
+    def gpu_counts(self, cloud: str) -> tuple[int, ...]:
+        table = self.aws_instances if cloud == "aws" else self.gcp_machines
+        return tuple(sorted(table))
+
+
+def _ro(d: dict) -> Mapping:  # type: ignore[type-arg]
+    return MappingProxyType(d)
+
+
+_A100_80_MIG = {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1}
+
+GPUS: Mapping[str, GpuType] = _ro(
+    {
+        g.id: g
+        for g in (
+            GpuType(
+                "nvidia-t4", "NVIDIA T4", 16, "turing", "7.5",
+                aws_instances=_ro({1: "g4dn.2xlarge", 4: "g4dn.12xlarge", 8: "g4dn.metal"}),
+                gcp_machines=_ro({1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32"}),
+                gcp_accelerator="nvidia-tesla-t4", gke_product_label="nvidia-tesla-t4",
+            ),
+            GpuType(
+                "nvidia-a10g", "NVIDIA A10G", 24, "ampere", "8.6",
+                aws_instances=_ro({1: "g5.2xlarge", 4: "g5.12xlarge", 8: "g5.48xlarge"}),
+            ),
+            GpuType(
+                "nvidia-l4", "NVIDIA L4", 24, "ada-lovelace", "8.9",
+                aws_instances=_ro({1: "g6.2xlarge", 4: "g6.12xlarge", 8: "g6.48xlarge"}),
+                gcp_machines=_ro(
+                    {1: "g2-standard-8", 2: "g2-standard-24", 4: "g2-standard-48",
+                     8: "g2-standard-96"}
+                ),
+                gcp_accelerator="nvidia-l4", gke_product_label="nvidia-l4",
+            ),
+            GpuType(
+                "nvidia-l40s", "NVIDIA L40S", 48, "ada-lovelace", "8.9",
+                aws_instances=_ro({1: "g6e.2xlarge", 4: "g6e.12xlarge", 8: "g6e.48xlarge"}),
+            ),
+            GpuType(
+                "nvidia-a100-40gb", "NVIDIA A100 40GB", 40, "ampere", "8.0",
+                mig_profiles=_ro(
+                    {"1g.5gb": 7, "1g.10gb": 4, "2g.10gb": 3, "3g.20gb": 2, "4g.20gb": 1,
+                     "7g.40gb": 1}
+                ),
+                aws_instances=_ro({8: "p4d.24xlarge"}),
+                gcp_machines=_ro(
+                    {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g",
+                     8: "a2-highgpu-8g", 16: "a2-megagpu-16g"}
+                ),
+                gcp_accelerator="nvidia-tesla-a100", gke_product_label="nvidia-tesla-a100",
+            ),
+            GpuType(
+                "nvidia-a100-80gb", "NVIDIA A100 80GB", 80, "ampere", "8.0",
+                mig_profiles=_ro(dict(_A100_80_MIG)),
+                aws_instances=_ro({8: "p4de.24xlarge"}),
+                gcp_machines=_ro(
+                    {1: "a2-ultragpu-1g", 2: "a2-ultragpu-2g", 4: "a2-ultragpu-4g",
+                     8: "a2-ultragpu-8g"}
+                ),
+                gcp_accelerator="nvidia-a100-80gb", gke_product_label="nvidia-a100-80gb",
+            ),
+            GpuType(
+                "nvidia-h100-80gb", "NVIDIA H100 80GB", 80, "hopper", "9.0",
+                mig_profiles=_ro(dict(_A100_80_MIG)),
+                aws_instances=_ro({1: "p5.4xlarge", 8: "p5.48xlarge"}),
+                gcp_machines=_ro(
+                    {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g",
+                     8: "a3-highgpu-8g"}
+                ),
+                gcp_accelerator="nvidia-h100-80gb", gke_product_label="nvidia-h100-80gb",
+            ),
+            GpuType(
+                "nvidia-h200", "NVIDIA H200 141GB", 141, "hopper", "9.0",
+                mig_profiles=_ro(
+                    {"1g.18gb": 7, "1g.35gb": 4, "2g.35gb": 3, "3g.71gb": 2, "4g.71gb": 1,
+                     "7g.141gb": 1}
+                ),
+                aws_instances=_ro({8: "p5en.48xlarge"}),
+                gcp_machines=_ro({8: "a3-ultragpu-8g"}),
+                gcp_accelerator="nvidia-h200-141gb", gke_product_label="nvidia-h200-141gb",
+            ),
+            GpuType(
+                "nvidia-b200", "NVIDIA B200", 180, "blackwell", "10.0",
+                mig_profiles=_ro(
+                    {"1g.23gb": 7, "1g.45gb": 4, "2g.45gb": 3, "3g.90gb": 2, "4g.90gb": 1,
+                     "7g.180gb": 1}
+                ),
+                aws_instances=_ro({8: "p6-b200.48xlarge"}),
+                gcp_machines=_ro({8: "a4-highgpu-8g"}),
+                gcp_accelerator="nvidia-b200", gke_product_label="nvidia-b200",
+            ),
+        )
+    }
+)
+
+
+def gpu(gpu_id: str) -> GpuType:
+    """The catalog entry for `gpu_id`; KeyError when unknown (the schema prevents that)."""
+    return GPUS[gpu_id]
+
+
+# --- NGC releases -------------------------------------------------------------------------
+# The Triton and TensorRT containers of one NGC release (YY.MM) ship the same TensorRT.
+# Engines must be built with that TensorRT: it decides how precision is requested.
+# TensorRT 10.x takes builder precision flags; 11.x builds strongly typed networks only.
+_TENSORRT_BY_RELEASE: tuple[tuple[str, str], ...] = (
+    ("24.05", "10.0"),
+    ("24.08", "10.3"),
+    ("24.12", "10.7"),
+    ("25.01", "10.8"),
+    ("25.03", "10.9"),
+    ("25.05", "10.10"),
+    ("25.06", "10.11"),
+    ("25.08", "10.13"),
+    ("25.10", "10.13"),
+    ("26.02", "11.0"),
+)
+
+
+def tensorrt_version(release: str) -> str:
+    """The TensorRT version in the NGC containers of `release` (the newest known at or before it).
+
+    Releases before the first known one are treated as the first; the table is data, so a
+    new release only needs a new row.
+    """
+    chosen = _TENSORRT_BY_RELEASE[0][1]
+    key = _release_key(release)
+    for rel, trt in _TENSORRT_BY_RELEASE:
+        if _release_key(rel) <= key:
+            chosen = trt
+    return chosen
+
+
+def tensorrt_major(release: str) -> int:
+    return int(tensorrt_version(release).split(".")[0])
+
+
+def _release_key(release: str) -> tuple[int, int]:
+    year, month = release.split(".")[:2]
+    return int(year), int(month)

@@ -1,0 +1,78 @@
+"""Every default of the blueprint, stated once.
+
+The JSON Schema's descriptions, the generated reference and `resolve()` all read these
+values, so a default changes in exactly one place.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- versions: tested pins, overridable per blueprint under `versions:` -----------------
+VERSIONS: Final[dict[str, str]] = {
+    "triton": "25.08",
+    "vllm": "v0.10.2",
+    "gpu_operator": "v26.7.0",
+    "keda": "2.20.2",
+    "kube_prometheus_stack": "88.5.3",
+    "aws_load_balancer_controller": "1.13.4",
+    "cluster_autoscaler": "9.50.1",
+}
+
+# Helm repositories of the cluster add-ons.
+CHART_REPOSITORIES: Final[dict[str, str]] = {
+    "gpu-operator": "https://helm.ngc.nvidia.com/nvidia",
+    "keda": "https://kedacore.github.io/charts",
+    "kube-prometheus-stack": "https://prometheus-community.github.io/helm-charts",
+    "aws-load-balancer-controller": "https://aws.github.io/eks-charts",
+    "cluster-autoscaler": "https://kubernetes.github.io/autoscaler",
+}
+
+# --- images (tags pinned; the NGC release is shared by Triton and its TensorRT image) ----
+TRITON_IMAGE: Final = "nvcr.io/nvidia/tritonserver:{release}-py3"
+TENSORRT_IMAGE: Final = "nvcr.io/nvidia/tensorrt:{release}-py3"
+VLLM_IMAGE: Final = "vllm/vllm-openai:{version}"
+AWS_CLI_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.50"
+GCLOUD_IMAGE: Final = "gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim"
+
+# --- environment ---------------------------------------------------------------------------
+KUBERNETES_VERSION: Final = "1.33"
+VPC_CIDR: Final = "10.64.0.0/16"
+
+# --- gpu_pools.<pool> ---------------------------------------------------------------------
+POOL_GPUS_PER_NODE: Final = 1
+POOL_NODES_MIN: Final = 1
+POOL_NODES_MAX: Final = 4
+POOL_CAPACITY: Final = "on_demand"
+POOL_SHARING: Final = "exclusive"
+POOL_DISK_GIB: Final = 200
+POOL_TIME_SLICES: Final = 2
+
+# --- models.<model> -----------------------------------------------------------------------
+MODEL_GPUS: Final = 1
+MODEL_LATENCY_CLASS: Final = "realtime"
+MODEL_PRECISION: Final = "fp16"
+MODEL_AUTOSCALING_METRIC: Final = "queue_depth"
+MODEL_AUTOSCALING_TARGET: Final = 4
+SCALE_DOWN_STABILIZATION_S: Final = 600
+STARTUP_TIMEOUT_S: Final = 1200
+MAX_REQUEST_S: Final = 60
+EXPOSE_BY_SERVER: Final[dict[str, str]] = {"vllm": "http", "triton": "both"}
+TENSORRT_BUILDER_OPTIMIZATION_LEVEL: Final = 3
+RESPONSE_CACHE_SIZE_MB: Final = 256
+BATCHING_MAX_QUEUE_DELAY_US: Final = 1000
+
+
+def default_replicas(realtime: bool, zones: int) -> tuple[int, int]:
+    """Realtime: one warm replica per zone of the model's pool, up to twice that (at least 2).
+    Batch: may scale to zero, up to 2."""
+    low = zones if realtime else 0
+    return low, max(2, 2 * low)
+
+
+# --- load_balancer, observability ----------------------------------------------------------
+LB_SCHEME: Final = "internal"
+PROMETHEUS_RETENTION: Final = "15d"
+PROMETHEUS_STORAGE_GIB: Final = 50
+GRAFANA_ENABLED: Final = True
+ALERTS_ENABLED: Final = True

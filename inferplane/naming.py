@@ -1,0 +1,90 @@
+"""Names, labels and well-known addresses: the contract between components and policies.
+
+Resource names derive from the blueprint, environment, pool and model names only, so
+they are stable across runs (Pulumi replaces what it renames). Kubernetes objects of one
+blueprint live in one namespace named after the blueprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+# --- cluster add-ons: namespaces and Helm release names ---------------------------------
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+GPU_OPERATOR_RELEASE = "gpu-operator"
+KEDA_NAMESPACE = "keda"
+KEDA_RELEASE = "keda"
+MONITORING_NAMESPACE = "monitoring"
+PROMETHEUS_RELEASE = "kube-prometheus-stack"
+"""kube-prometheus-stack selects ServiceMonitors/PodMonitors/PrometheusRules by the label
+``release: <this>``."""
+PROMETHEUS_URL = (
+    f"http://{PROMETHEUS_RELEASE}-prometheus.{MONITORING_NAMESPACE}.svc.cluster.local:9090"
+)
+"""In-cluster address of the Prometheus that kube-prometheus-stack runs (KEDA queries it)."""
+KUBE_SYSTEM_NAMESPACE = "kube-system"
+
+# --- GPU nodes ----------------------------------------------------------------------------
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TAINT_VALUE = "present"
+GPU_TAINT_EFFECT = "NoSchedule"
+POOL_LABEL = "inferplane.dev/pool"
+GPU_LABEL = "inferplane.dev/gpu"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+
+# --- serving objects ----------------------------------------------------------------------
+MODEL_LABEL = "inferplane.dev/model"
+ENVIRONMENT_LABEL = "inferplane.dev/environment"
+MODEL_READER_SA = "model-reader"
+"""ServiceAccount of serving pods: read-only access to the environment's model store."""
+ENGINE_BUILDER_SA = "engine-builder"
+"""ServiceAccount of TensorRT engine builds: reads the store, writes only the engine prefix."""
+ENGINE_PREFIX = ".inferplane/engines"
+"""Engines are written under ``<model_store>/<ENGINE_PREFIX>/<model>/<key>/``."""
+
+
+def namespace(blueprint: str) -> str:
+    """The Kubernetes namespace of one blueprint's serving objects."""
+    return blueprint
+
+
+def stack_name(blueprint: str, env: str) -> str:
+    """Logical name of the top component, and prefix of cloud resource names."""
+    return f"{blueprint}-{env}"
+
+
+def zone_suffix(zone: str) -> str:
+    """``us-east-1a`` -> ``a``; ``us-central1-b`` -> ``b`` (the part that differs by zone)."""
+    if zone[-1].isalpha() and zone[-2].isdigit():  # AWS: us-east-1a
+        return zone[-1]
+    return zone.rsplit("-", 1)[-1]  # GCP: us-central1-b
+
+
+def node_group_name(blueprint: str, env: str, pool: str, zone: str) -> str:
+    """One node group per pool and zone: ``<blueprint>-<env>-<pool>-<zone suffix>``."""
+    return f"{blueprint}-{env}-{pool}-{zone_suffix(zone)}"
+
+
+def model_labels(blueprint: str, env: str, model: str) -> dict[str, str]:
+    """Labels on every object of one model (the selector is `model_selector`)."""
+    return {
+        "app.kubernetes.io/name": model,
+        "app.kubernetes.io/instance": f"{blueprint}-{model}",
+        "app.kubernetes.io/part-of": blueprint,
+        "app.kubernetes.io/managed-by": "inferplane",
+        MODEL_LABEL: model,
+        ENVIRONMENT_LABEL: env,
+    }
+
+
+def model_selector(blueprint: str, model: str) -> dict[str, str]:
+    """The pod selector of one model's Deployment and Services (immutable: keep it small)."""
+    return {"app.kubernetes.io/part-of": blueprint, MODEL_LABEL: model}
+
+
+def short_hash(*parts: str, length: int = 12) -> str:
+    """A stable hex digest of `parts`, for content-addressed names (engine keys)."""
+    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+    return digest[:length]
