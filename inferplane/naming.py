@@ -30,13 +30,22 @@ GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
 POOL_LABEL = "inferplane.dev/pool"
 GPU_LABEL = "inferplane.dev/gpu"
-ZONE_LABEL = "topology.kubernetes.io/zone"
+ZONE_LABEL = "inferplane.dev/zone"
+"""Set on every node group (one zone each); policies read the zone from it."""
+TOPOLOGY_ZONE_LABEL = "topology.kubernetes.io/zone"
+"""Set by the cloud on every node; pods pin and spread on it."""
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 
 # --- serving objects ----------------------------------------------------------------------
 MODEL_LABEL = "inferplane.dev/model"
 ENVIRONMENT_LABEL = "inferplane.dev/environment"
+LATENCY_CLASS_LABEL = "inferplane.dev/latency-class"
+"""``realtime`` or ``batch``: on each model's Deployment, ScaledObject and Services."""
+ENVIRONMENT_CONFIGMAP = "inferplane-environment"
+"""A ConfigMap in the blueprint's namespace with the environment's facts (blueprint,
+environment, cloud, region, zones as a comma list, pools as JSON) so that policies — online
+in CrossGuard as well as offline — can check placement without the blueprint."""
 MODEL_READER_SA = "model-reader"
 """ServiceAccount of serving pods: read-only access to the environment's model store."""
 ENGINE_BUILDER_SA = "engine-builder"
