@@ -1,0 +1,5 @@
+import sys
+
+from inferplane.cli import main
+
+sys.exit(main())
