@@ -179,6 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format(), file=sys.stderr)
         return EXIT_INVALID
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        # A path the user gave that cannot be read: their input, not our bug.
+        print(f"{exc.filename}: error: cannot read: {exc.strerror}", file=sys.stderr)
+        return EXIT_INVALID
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -253,7 +253,8 @@ def _models_fit(env: _Env) -> None:
             env.error((*path, "source"),
                       f"a {cloud} environment ({env.name}) cannot read {other}:// sources",
                       f"copy the model into {env.spec['model_store']} and use a relative path")
-        if server == "triton" and "tensorrt" in model and not source.endswith(".onnx"):
+        elif (server == "triton" and "tensorrt" in model and not source.startswith("hf://")
+              and not source.endswith(".onnx")):
             env.error((*path, "source"), "a TensorRT engine is built from an ONNX file",
                       "point source at the model's .onnx file")
         auto = model.get("autoscaling") or {}

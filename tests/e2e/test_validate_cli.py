@@ -1,0 +1,83 @@
+"""`inferplane validate`, `schema`, `catalog` as a user runs them: a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
+
+
+def inferplane(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inferplane", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+    )
+
+
+def test_validate_the_bundled_blueprints() -> None:
+    started = time.perf_counter()
+    result = inferplane("validate", *map(str, sorted((ROOT / "blueprints").glob("*.yaml"))))
+    elapsed = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr
+    assert f"{REFERENCE}: valid (2 environments: staging, prod)" in result.stdout
+    assert elapsed < 5  # a process start plus a few milliseconds of work
+
+
+def test_invalid_blueprint_exits_2_with_located_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(REFERENCE.read_text().replace("max_queue_delay_us: 2000",
+                                                 "max_queue_delay: 2000"))
+    result = inferplane("validate", str(bad))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert f"{bad}:" in result.stderr and "models.ranker.batching" in result.stderr
+    assert "max_queue_delay_us" in result.stderr  # did-you-mean
+
+
+def test_one_bad_file_does_not_hide_the_good_ones(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [")
+    result = inferplane("validate", str(REFERENCE), str(bad))
+    assert result.returncode == 2
+    assert "valid (2 environments" in result.stdout
+    assert result.stderr.startswith(f"{bad}:")
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    result = inferplane("validate", str(tmp_path / "nope.yaml"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "nope.yaml" in result.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    assert inferplane().returncode == 2
+    assert inferplane("validate").returncode == 2
+    assert inferplane("frobnicate").returncode == 2
+
+
+def test_help_and_version() -> None:
+    result = inferplane("--help")
+    assert result.returncode == 0
+    for command in ("validate", "plan", "check", "explain", "schema", "catalog"):
+        assert command in result.stdout
+    version = inferplane("--version")
+    assert version.returncode == 0 and version.stdout.startswith("inferplane ")
+
+
+def test_schema_prints_the_json_schema() -> None:
+    result = inferplane("schema")
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["$id"].endswith("/blueprint/v1.json")
+
+
+def test_catalog_lists_every_gpu() -> None:
+    text = inferplane("catalog")
+    assert text.returncode == 0 and "nvidia-h100-80gb" in text.stdout and "p5.48xlarge" in text.stdout
+    rows = json.loads(inferplane("catalog", "--format", "json").stdout)
+    assert {r["gpu"] for r in rows} >= {"nvidia-t4", "nvidia-b200"}
