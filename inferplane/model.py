@@ -316,3 +316,29 @@ class Environment:
 
     def pool_of(self, model: Model) -> GpuPool:
         return self.pools[model.pool]
+
+    @property
+    def store_bucket(self) -> str:
+        """The model store's bucket (``s3://bucket/prefix/`` -> ``bucket``)."""
+        return self.model_store.split("://", 1)[1].split("/", 1)[0]
+
+    @property
+    def store_prefix(self) -> str:
+        """The model store's key prefix, ``""`` or ending in ``/``."""
+        rest = self.model_store.split("://", 1)[1]
+        return rest.split("/", 1)[1] if "/" in rest else ""
+
+    @property
+    def read_locations(self) -> tuple[tuple[str, str], ...]:
+        """(bucket, key prefix) pairs serving pods must read: the model store, plus every
+        model source given as an absolute s3:// or gs:// URI outside it. The read-only
+        identity is scoped to exactly these."""
+        found = [(self.store_bucket, self.store_prefix)]
+        for model in self.models.values():
+            src = model.source
+            if src.bucket is None or src.key is None:
+                continue
+            inside = any(src.bucket == b and src.key.startswith(p) for b, p in found)
+            if not inside:
+                found.append((src.bucket, src.key))
+        return tuple(found)
