@@ -1,0 +1,102 @@
+"""Fixtures every test directory shares: the reference blueprint, its environments, and
+running Pulumi programs offline (`inferplane.offline`) to assert on what they register.
+
+    def test_x(reference_env, run_mocked):
+        rec = run_mocked(reference_env("staging"))          # the whole stack program
+        deployment = rec.named("chat", "kubernetes:apps/v1:Deployment")
+
+    def test_y(run_mocked, reference_env):
+        rec = run_mocked(lambda: MyComponent("x", args), env=reference_env("prod"))
+
+    def test_z(reference_recording):
+        rec = reference_recording("prod")                   # cached for the whole session
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from a checkout
+    sys.path.insert(0, str(ROOT))
+
+from inferplane.model import Environment  # noqa: E402
+from inferplane.offline import Recording, run_callable, run_program  # noqa: E402
+from inferplane.offline_mocks import CloudFacts  # noqa: E402
+
+REFERENCE_BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
+
+_ENVS: dict[str, Environment] = {}
+_RECORDINGS: dict[str, Recording] = {}
+
+
+@pytest.fixture(scope="session")
+def reference_blueprint() -> Path:
+    """blueprints/support-assistant.yaml: staging (AWS, new cluster, one zone) and prod
+    (GCP, existing cluster prod-gke, two zones; pool h100 in us-central1-a only)."""
+    return REFERENCE_BLUEPRINT
+
+
+def _reference_env(name: str) -> Environment:
+    if name not in _ENVS:
+        from inferplane.resolve import resolve_file
+
+        _ENVS[name] = resolve_file(REFERENCE_BLUEPRINT, name)
+    return _ENVS[name]
+
+
+@pytest.fixture(scope="session")
+def reference_env() -> Callable[[str], Environment]:
+    """`reference_env("staging")` -> the resolved Environment (immutable, so shared)."""
+    return _reference_env
+
+
+RunMocked = Callable[..., Recording]
+
+
+@pytest.fixture
+def run_mocked() -> RunMocked:
+    """Run a program offline and return its Recording (iterable of RecordedResource).
+
+    - `run_mocked(env)`: the stack program (`components.program.deploy(env)`);
+    - `run_mocked(fn, env=None, config=None)`: any zero-argument program function; mocks
+      answer with `env`'s facts (cloud, region, zones, project), or AWS us-east-1a.
+    """
+
+    def run(
+        target: Environment | Callable[[], object],
+        env: Environment | None = None,
+        config: dict[str, str] | None = None,
+    ) -> Recording:
+        if isinstance(target, Environment):
+            return run_program(target, config=config)
+        facts = (
+            CloudFacts(cloud=env.cloud, region=env.region, zones=env.zones, project=env.project)
+            if env is not None
+            else CloudFacts(cloud="aws", region="us-east-1", zones=("us-east-1a",))
+        )
+        return run_callable(
+            target,
+            stack=env.name if env is not None else "test",
+            facts=facts,
+            config={"inferplane:offline": "true", **(config or {})},
+        )
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def reference_recording() -> Callable[[str], Recording]:
+    """`reference_recording("prod")`: the stack program's Recording for a reference
+    environment, computed once per session (a Recording is immutable)."""
+
+    def get(name: str) -> Recording:
+        if name not in _RECORDINGS:
+            _RECORDINGS[name] = run_program(_reference_env(name))
+        return _RECORDINGS[name]
+
+    return get
