@@ -1,0 +1,162 @@
+"""Policy config: each rule's level and thresholds, one file for both runners.
+
+The file has the shape of a CrossGuard policy-pack config, so the same file serves
+``inferplane check --policy-config FILE`` and ``pulumi preview --policy-pack policies
+--policy-pack-config FILE`` (JSON is YAML, so either spelling works offline)::
+
+    all: advisory                       # optional: every rule's level
+    warm-replicas: mandatory            # a level alone
+    batching-window:                    # or a level and thresholds
+      enforcementLevel: mandatory
+      max_queue_delay_us: 5000
+
+Levels: ``mandatory`` (fails the check), ``advisory`` (reported), ``disabled``. A rule's own
+level wins over ``all``. Unknown rules and keys are refused with their location: a typo in a
+threshold must not silently keep the default. `policies/config.schema.json` is this format's
+JSON Schema, generated from the rules (``python -m policies.catalogue``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from inferplane.errors import BlueprintError, Diagnostic, Location, YamlPath
+from policies.framework import LEVELS, Rule, all_rules
+
+SCHEMA_ID = "https://inferplane.dev/schema/policy-config.schema.json"
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Levels and thresholds per rule id; anything unset takes the rule's default."""
+
+    levels: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    all_level: str | None = None
+    file: str | None = None
+
+    @classmethod
+    def default(cls) -> PolicyConfig:
+        return cls()
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], file: str | None = None) -> PolicyConfig:
+        """From a validated config mapping (file contents or CrossGuard's config)."""
+        levels: dict[str, str] = {}
+        values: dict[str, dict[str, Any]] = {}
+        all_level = None
+        for key, value in data.items():
+            if key == "all":
+                all_level = str(value)
+            elif isinstance(value, str):
+                levels[key] = value
+            elif isinstance(value, Mapping):
+                if "enforcementLevel" in value:
+                    levels[key] = str(value["enforcementLevel"])
+                values[key] = {k: v for k, v in value.items() if k != "enforcementLevel"}
+        return cls(levels=levels, values=values, all_level=all_level, file=file)
+
+    def level(self, rule: Rule) -> str:
+        return self.levels.get(rule.id) or self.all_level or rule.level
+
+    def values_for(self, rule: Rule) -> dict[str, Any]:
+        return {**rule.defaults(), **self.values.get(rule.id, {})}
+
+
+def _level_schema() -> dict[str, Any]:
+    return {"type": "string", "enum": list(LEVELS)}
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of a policy config file, from the rules' config keys."""
+    properties: dict[str, Any] = {
+        "all": {**_level_schema(), "description": "Level of every rule without its own level."}
+    }
+    for rule in all_rules():
+        keys: dict[str, Any] = {
+            "enforcementLevel": {
+                **_level_schema(),
+                "description": f"Level of {rule.id}; default {rule.level}.",
+            }
+        }
+        for key in rule.config:
+            keys[key.name] = {**key.schema, "default": key.default, "description": key.description}
+        properties[rule.id] = {
+            "description": rule.title,
+            "oneOf": [
+                _level_schema(),
+                {"type": "object", "additionalProperties": False, "properties": keys},
+            ],
+        }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "inferplane policy config",
+        "description": "Levels and thresholds of inferplane's policy rules; the same file "
+        "configures `inferplane check` and the CrossGuard pack.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+    }
+
+
+def default_document() -> dict[str, Any]:
+    """Every rule at its default level with its default thresholds."""
+    doc: dict[str, Any] = {}
+    for rule in all_rules():
+        entry: dict[str, Any] = {"enforcementLevel": rule.level}
+        entry.update(rule.defaults())
+        doc[rule.id] = entry
+    return doc
+
+
+def _diagnostics(data: Any, source: Any, file: str) -> list[Diagnostic]:
+    validator = jsonschema.Draft202012Validator(schema())
+    out: list[Diagnostic] = []
+    known = ", ".join(["all", *(r.id for r in all_rules())])
+    for error in validator.iter_errors(data):
+        errors = [error]
+        if error.context:  # oneOf (level or mapping): report the branch the value meant
+            branch = 1 if isinstance(error.instance, Mapping) else 0
+            errors = [e for e in error.context if e.relative_schema_path[0] == branch] or [error]
+        for err in errors:
+            path: YamlPath = tuple(err.absolute_path)
+            loc = source.value(path) if source is not None else Location(file, 1, 1)
+            message, hint = err.message, "see policies/config.schema.json"
+            if err.validator == "additionalProperties" and not path:
+                hint = f"use one of: {known}"
+            elif err.validator == "additionalProperties":
+                rule_keys = [k.name for k in _rule_or_none(str(path[0]))] if path else []
+                hint = "use one of: " + ", ".join(["enforcementLevel", *rule_keys])
+            elif err.validator == "enum":
+                hint = "use one of: " + ", ".join(LEVELS)
+            out.append(Diagnostic(loc, path, message, hint))
+    return out
+
+
+def _rule_or_none(rule_id: str) -> tuple[Any, ...]:
+    for rule in all_rules():
+        if rule.id == rule_id:
+            return rule.config
+    return ()
+
+
+def validate(data: Any, file: str = "<policy config>", source: Any = None) -> None:
+    """Raise BlueprintError (located when `source` is given) if `data` is not a valid config."""
+    problems = _diagnostics(data, source, file)
+    if problems:
+        raise BlueprintError(problems)
+
+
+def load(path: str | Path) -> PolicyConfig:
+    """Read and validate a policy config file (YAML or JSON)."""
+    from inferplane import loader
+
+    doc = loader.load(path)
+    validate(doc.data, str(path), doc.source)
+    return PolicyConfig.from_mapping(doc.data, file=str(path))
