@@ -1,0 +1,194 @@
+"""KEDA autoscaling of one model's Deployment on the signal the blueprint names.
+
+One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger. What it guarantees:
+
+- ``minReplicaCount``/``maxReplicaCount`` are always written: KEDA's default minimum is 0,
+  i.e. scale to zero, which a GPU model pays for with a cold start of minutes.
+- Realtime models never get ``idleReplicaCount``; batch models (and any model whose minimum
+  is 0) scale N→0 after ``cooldownPeriod`` and wake when the signal passes
+  ``activationThreshold``.
+- The query returns one element (an aggregate over the model's replicas); ``metricType``
+  matches the signal: ``AverageValue`` for queue depth (the HPA divides by replicas),
+  ``Value`` for latency and percentages.
+- Scale-up is immediate; scale-down waits ``scale_down_stabilization_s`` and then removes at
+  most one pod per minute, because a GPU replica takes minutes to come back.
+- ``fallback`` holds a safe replica count when Prometheus cannot answer. KEDA supports it for
+  ``Value`` triggers only from 2.18 (kedacore/keda#6655); from 2.14 to 2.17 its admission
+  webhook *rejects* a ScaledObject that combines fallback with a ``Value`` trigger, so for an
+  older pinned KEDA such a trigger goes without fallback.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.serving import promql
+from inferplane import naming
+from inferplane.model import Environment, Model
+
+FALLBACK_FAILURE_THRESHOLD: Final = 3
+"""Failed polls (15 s apart) before KEDA switches to the fallback replica count."""
+POLLING_INTERVAL_S: Final = 15
+SCALE_DOWN_PERIOD_S: Final = 60
+"""At most one replica leaves per this many seconds, after the stabilisation window."""
+KEDA_VALUE_FALLBACK_SINCE: Final = (2, 18)
+
+ACTIVATION_THRESHOLD: Final = {
+    "queue_depth": 0.0,  # one waiting request keeps (or makes) the model active
+    "p95_latency_ms": 0.0,  # any served request
+    "ttft_p95_ms": 0.0,
+    "gpu_utilization": 5.0,  # an idle GPU still reports a few percent
+}
+
+
+@dataclass(frozen=True)
+class ModelAutoscalerArgs:
+    """Inputs of `ModelAutoscaler`."""
+
+    env: Environment
+    """The resolved environment (KEDA version, Prometheus address come from it)."""
+    model: Model | str
+    """The model to scale, or its name in ``env.models``."""
+    namespace: str
+    """Namespace of the Deployment; the ScaledObject lives beside it."""
+    provider: k8s.Provider
+    """The cluster's provider; every resource passes it explicitly."""
+    deployment_name: str
+    """The Deployment to scale (``<model>`` by contract); plain text because the queries
+    select the Deployment's pods and kube-state-metrics series by it."""
+
+
+def resolve_model(env: Environment, model: Model | str) -> Model:
+    return env.models[model] if isinstance(model, str) else model
+
+
+def keda_version(env: Environment) -> tuple[int, int]:
+    """``"2.20.2"`` or ``"v2.17.0"`` -> (2, 20)."""
+    major, minor, *_ = env.versions.keda.lstrip("v").split(".")
+    return int(major), int(minor)
+
+
+def fallback_replicas(model: Model) -> int:
+    """Replicas to hold while the signal is unknown.
+
+    Realtime: half-way between min and max, because without a signal the load may be
+    anything and a missing replica costs users latency. Batch: one replica keeps work
+    moving at the lowest cost. Never below the minimum.
+    """
+    low, high = model.replicas.min, model.replicas.max
+    wanted = math.ceil((low + high) / 2) if model.realtime else 1
+    return min(high, max(low, wanted))
+
+
+def scaled_object_spec(
+    env: Environment, model: Model, namespace: str, deployment_name: str
+) -> dict[str, Any]:
+    """The ScaledObject's ``spec``, in the CRD's own camelCase (CustomResource passes keys
+    through unchanged)."""
+    metric = model.autoscaling.metric
+    scope = promql.Scope.of(env, model, namespace, deployment_name)
+    metric_type = promql.AUTOSCALING_METRIC_TYPE[metric]
+    scales_to_zero = model.replicas.min == 0
+
+    metadata: dict[str, str] = {
+        "serverAddress": naming.PROMETHEUS_URL,
+        "query": promql.autoscaling_query(scope, metric),
+        "threshold": promql.threshold(model.autoscaling.target),
+        # With replicas that should exist, an empty answer means Prometheus lost them:
+        # report it so the fallback engages instead of scaling down to the minimum. At
+        # zero replicas there is legitimately nothing to measure.
+        "ignoreNullValues": "true" if scales_to_zero else "false",
+    }
+    if scales_to_zero:
+        metadata["activationThreshold"] = promql.threshold(ACTIVATION_THRESHOLD[metric])
+
+    trigger: dict[str, Any] = {
+        "type": "prometheus",
+        "name": metric.replace("_", "-"),
+        "metricType": metric_type,
+        "metadata": metadata,
+    }
+
+    spec: dict[str, Any] = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment_name},
+        "pollingInterval": POLLING_INTERVAL_S,
+        "minReplicaCount": model.replicas.min,
+        "maxReplicaCount": model.replicas.max,
+        "advanced": {
+            "horizontalPodAutoscalerConfig": {
+                "name": scope.hpa,
+                "behavior": {
+                    "scaleUp": {
+                        "stabilizationWindowSeconds": 0,
+                        "selectPolicy": "Max",
+                        "policies": [
+                            {"type": "Percent", "value": 100, "periodSeconds": 15},
+                            {"type": "Pods", "value": 4, "periodSeconds": 15},
+                        ],
+                    },
+                    "scaleDown": {
+                        "stabilizationWindowSeconds": model.autoscaling.scale_down_stabilization_s,
+                        "policies": [
+                            {"type": "Pods", "value": 1, "periodSeconds": SCALE_DOWN_PERIOD_S}
+                        ],
+                    },
+                },
+            },
+        },
+        "triggers": [trigger],
+    }
+    if scales_to_zero:
+        # Only the last replica's removal waits on cooldownPeriod; keep it as patient as
+        # the HPA's own scale-down.
+        spec["cooldownPeriod"] = model.autoscaling.scale_down_stabilization_s
+    if metric_type == "AverageValue" or keda_version(env) >= KEDA_VALUE_FALLBACK_SINCE:
+        spec["fallback"] = {
+            "failureThreshold": FALLBACK_FAILURE_THRESHOLD,
+            "replicas": fallback_replicas(model),
+        }
+    return spec
+
+
+class ModelAutoscaler(pulumi.ComponentResource):
+    """KEDA ScaledObject ``<model>`` that scales the model's Deployment.
+
+    Outputs:
+        scaled_object_name: the ScaledObject's name (``<model>``).
+        hpa_name: the HPA KEDA manages for it (``keda-hpa-<model>``).
+    """
+
+    scaled_object_name: pulumi.Output[str]
+    hpa_name: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: ModelAutoscalerArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("inferplane:serving:ModelAutoscaler", name, None, opts)
+        env = args.env
+        model = resolve_model(env, args.model)
+        labels = {
+            **naming.model_labels(env.blueprint, env.name, model.name),
+            naming.LATENCY_CLASS_LABEL: model.latency_class,
+        }
+        scaled_object = k8s.apiextensions.CustomResource(
+            f"{name}-scaledobject",
+            api_version="keda.sh/v1alpha1",
+            kind="ScaledObject",
+            metadata={"name": model.name, "namespace": args.namespace, "labels": labels},
+            spec=scaled_object_spec(env, model, args.namespace, args.deployment_name),
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider),
+        )
+        # Derived from the resource's id so that readers wait until it exists.
+        self.scaled_object_name = scaled_object.id.apply(lambda _: model.name)
+        self.hpa_name = scaled_object.id.apply(lambda _: f"keda-hpa-{model.name}")
+        self.register_outputs(
+            {"scaled_object_name": self.scaled_object_name, "hpa_name": self.hpa_name}
+        )

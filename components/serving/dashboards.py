@@ -1,0 +1,245 @@
+"""The Grafana dashboard of one model, built with Grafana's own typed SDK.
+
+``grafana-foundation-sdk`` (Grafana Labs, Apache-2.0) generates its builders from Grafana's
+schemas, so panel and field names are the ones Grafana reads. Every query comes from
+`components.serving.promql` (mostly the recorded ``inferplane:model_*`` series) and targets
+the datasource uid ``prometheus`` that kube-prometheus-stack provisions.
+
+Rows: latency (p50/p95/p99 against the SLO line, queue vs compute time, vLLM TTFT), traffic
+(throughput, errors, queue, vLLM tokens/s), capacity (desired vs ready replicas, cold
+starts, GPU utilisation and memory).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from grafana_foundation_sdk.builders import common as common_builders
+from grafana_foundation_sdk.builders.dashboard import Dashboard, Row, ThresholdsConfig
+from grafana_foundation_sdk.builders.prometheus import Dataquery
+from grafana_foundation_sdk.builders.timeseries import Panel as Timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import common as common_models
+from grafana_foundation_sdk.models import dashboard as dashboard_models
+
+from components.serving import promql, rules
+from components.serving.promql import Scope
+from inferplane import naming
+from inferplane.model import Environment, Model
+
+DATASOURCE_UID: Final = "prometheus"
+DATASOURCE: Final = dashboard_models.DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
+PANEL_HEIGHT: Final = 8
+HALF_WIDTH: Final = 12
+
+
+def dashboard_uid(env: Environment, namespace: str, model: str) -> str:
+    """Stable, unique per Grafana, within Grafana's 40-character limit."""
+    return f"inferplane-{naming.short_hash(env.blueprint, env.name, namespace, model)}"
+
+
+def _panel(
+    title: str,
+    unit: str,
+    queries: list[tuple[str, str]],
+    description: str,
+    threshold: float | None = None,
+) -> Timeseries:
+    panel = (
+        Timeseries()
+        .title(title)
+        .description(description)
+        .unit(unit)
+        .datasource(DATASOURCE)
+        .height(PANEL_HEIGHT)
+        .span(HALF_WIDTH)
+        .min(0)
+    )
+    for ref, (expr, legend) in zip("ABCDEFGH", queries, strict=False):
+        panel = panel.with_target(
+            Dataquery().ref_id(ref).datasource(DATASOURCE).expr(expr).legend_format(legend)
+        )
+    if threshold is not None:
+        panel = panel.thresholds(
+            ThresholdsConfig()
+            .mode(dashboard_models.ThresholdsMode.ABSOLUTE)
+            .steps(
+                [
+                    dashboard_models.Threshold(value=None, color="green"),
+                    dashboard_models.Threshold(value=threshold, color="red"),
+                ]
+            )
+        ).thresholds_style(
+            common_builders.GraphThresholdsStyleConfig().mode(
+                common_models.GraphThresholdsStyleMode.DASHED
+            )
+        )
+    return panel
+
+
+def build_dashboard(
+    env: Environment, model: Model, namespace: str, deployment: str | None = None
+) -> Dashboard:
+    """The dashboard builder (see `dashboard` for the JSON)."""
+    scope = Scope.of(env, model, namespace, deployment)
+    rec = {name: rules.recorded(name, scope) for name in promql.RECORDED_METRICS}
+    slo = model.slo
+    vllm = model.server == "vllm"
+
+    latency = [
+        _panel(
+            "Request latency",
+            "ms",
+            [
+                (rec[promql.LATENCY_MS[0.5]], "p50"),
+                (rec[promql.LATENCY_MS[0.95]], "p95"),
+                (rec[promql.LATENCY_MS[0.99]], "p99"),
+            ],
+            "End-to-end latency quantiles; the dashed line is slo.p95_ms.",
+            slo.p95_ms if slo else None,
+        ),
+        _panel(
+            "Queue time vs compute time per request",
+            "ms",
+            [(rec[promql.QUEUE_TIME_MS], "queue"), (rec[promql.COMPUTE_TIME_MS], "compute")],
+            "Mean time a request waits for a batch slot, and spends on the GPU. Queue time "
+            "rising with flat compute time means too few replicas.",
+        ),
+    ]
+    if vllm:
+        latency.append(
+            _panel(
+                "Time to first token (p95)",
+                "ms",
+                [(rec[promql.TTFT_P95_MS], "TTFT p95")],
+                "Prefill latency users feel before streaming starts; the dashed line is "
+                "slo.ttft_p95_ms.",
+                slo.ttft_p95_ms if slo else None,
+            )
+        )
+
+    traffic = [
+        _panel(
+            "Throughput",
+            "reqps",
+            [(rec[promql.REQUEST_RATE], "finished"), (promql.success_rate(scope), "succeeded")],
+            "Requests finished per second.",
+        ),
+        _panel(
+            "Errors",
+            "percentunit",
+            [(rec[promql.ERROR_RATIO], "error ratio")],
+            "Failed / finished requests.",
+        ),
+        _panel(
+            "Waiting requests",
+            "short",
+            [(rec[promql.QUEUE_DEPTH], "queue")],
+            "Requests queued in the servers, summed over replicas.",
+        ),
+    ]
+    if vllm:
+        traffic.append(
+            _panel(
+                "Generated tokens",
+                "short",
+                [(rec[promql.TOKENS_PER_SECOND], "tokens/s")],
+                "Output tokens generated per second.",
+            )
+        )
+
+    capacity = [
+        _panel(
+            "Replicas: desired vs ready",
+            "short",
+            [
+                (promql.desired_replicas(scope), "desired (HPA)"),
+                (promql.spec_replicas(scope), "scheduled"),
+                (promql.ready_replicas(scope), "ready"),
+            ],
+            f"Autoscaler's wish, the Deployment's replicas, and those ready to serve "
+            f"(range {model.replicas.min}–{model.replicas.max}).",
+            float(model.replicas.max),
+        ),
+        _panel(
+            "Cold starts: time to ready",
+            "s",
+            [(promql.time_to_ready_s(scope), "{{pod}}")],
+            "Seconds each replica took from creation to Ready: image pull, weights, engine "
+            "load and warm-up. This is what a scale-out or a lost node costs.",
+            float(model.startup_timeout_s),
+        ),
+        _panel(
+            "Pod starts and restarts",
+            "short",
+            [
+                (promql.pods_started(scope), "pods created (last 1h)"),
+                (promql.container_restarts(scope), "container restarts (15m)"),
+            ],
+            "New replicas (scale-outs, rollouts, evictions) and crashed containers.",
+        ),
+        _panel(
+            "GPU utilisation",
+            "percent",
+            [(rec[promql.GPU_UTILIZATION_PERCENT], "mean over the model's GPUs")],
+            "DCGM utilisation (MIG: graphics-engine activity). Busy is not saturated: one "
+            "request can keep a GPU at 100%.",
+        ),
+        _panel(
+            "GPU memory used",
+            "percentunit",
+            [(rec[promql.GPU_MEMORY_USED_RATIO], "fullest GPU")],
+            "Framebuffer in use on the fullest GPU of the model; the dashed line is the alert.",
+            rules.gpu_memory_threshold(model),
+        ),
+    ]
+
+    board = (
+        Dashboard(f"{env.blueprint} / {model.name} ({env.name})")
+        .uid(dashboard_uid(env, namespace, model.name))
+        .description(
+            f"{model.server} model {model.name} ({model.latency_class}) of blueprint "
+            f"{env.blueprint}, environment {env.name}, namespace {namespace}."
+        )
+        .tags(["inferplane", env.blueprint, env.name, model.server, model.latency_class])
+        .refresh("30s")
+        .time("now-3h", "now")
+        .editable()
+    )
+    panel_id = 1
+    for title, panels in (("Latency", latency), ("Traffic", traffic), ("Capacity", capacity)):
+        board = board.with_row(Row(title).id(panel_id))
+        panel_id += 1
+        for panel in panels:
+            board = board.with_panel(panel.id(panel_id))
+            panel_id += 1
+    return board
+
+
+def dashboard(
+    env: Environment, model: Model, namespace: str, deployment: str | None = None
+) -> dict[str, Any]:
+    """The dashboard as Grafana's JSON model (plain data)."""
+    encoded = JSONEncoder(sort_keys=True).encode(
+        build_dashboard(env, model, namespace, deployment).build()
+    )
+    data: dict[str, Any] = json.loads(encoded)
+    return data
+
+
+def dashboard_json(
+    env: Environment, model: Model, namespace: str, deployment: str | None = None
+) -> str:
+    """The dashboard file the Grafana sidecar loads (stable key order, one line per key)."""
+    return json.dumps(dashboard(env, model, namespace, deployment), indent=2, sort_keys=True)
+
+
+def queries(board: dict[str, Any]) -> list[str]:
+    """Every PromQL expression of a dashboard's panels."""
+    return [
+        target["expr"]
+        for panel in board.get("panels", [])
+        for target in panel.get("targets", [])
+        if "expr" in target
+    ]

@@ -1,0 +1,170 @@
+"""Monitoring of one model: scrape config, recording rules and alerts, Grafana dashboard.
+
+- ServiceMonitor ``<model>``: scrapes the model's ClusterIP Service on the port *named*
+  ``metrics`` (Triton, 8002) or ``http`` (vLLM serves ``/metrics`` on its API port) every
+  15 s. The model's LoadBalancer Service carries the same labels, so a relabeling keeps only
+  the ClusterIP Service: scraping both would duplicate every series.
+- PrometheusRule ``<model>``: `components.serving.rules` (recording rules always, alerts
+  when ``observability.alerts.enabled``).
+- ConfigMap ``<model>-dashboard`` labelled ``grafana_dashboard: "1"`` when
+  ``observability.grafana.enabled``; Grafana's sidecar loads it from any namespace.
+
+ServiceMonitor and PrometheusRule carry ``release: kube-prometheus-stack``, the label the
+chart's Prometheus selects them by.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.serving import dashboards, rules
+from components.serving.autoscaling import resolve_model
+from inferplane import naming
+from inferplane.model import Environment, Model
+
+SCRAPE_INTERVAL: Final = "15s"
+SCRAPE_TIMEOUT: Final = "10s"
+METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
+"""Name of the Service port that serves /metrics, by server."""
+DASHBOARD_LABEL: Final = {"grafana_dashboard": "1"}
+
+
+@dataclass(frozen=True)
+class ModelMonitoringArgs:
+    """Inputs of `ModelMonitoring`."""
+
+    env: Environment
+    """The resolved environment (observability switches come from it)."""
+    model: Model | str
+    """The model to monitor, or its name in ``env.models``."""
+    namespace: str
+    """Namespace of the model's Deployment and Services; the objects live beside them."""
+    provider: k8s.Provider
+    """The cluster's provider; every resource passes it explicitly."""
+    service_name: str
+    """The model's ClusterIP Service (``<model>`` by contract), the one to scrape."""
+    deployment_name: str | None = None
+    """The model's Deployment; the model's name (the contract) when omitted."""
+
+
+def release_labels(env: Environment, model: Model) -> dict[str, str]:
+    return {
+        **naming.model_labels(env.blueprint, env.name, model.name),
+        "release": naming.PROMETHEUS_RELEASE,
+    }
+
+
+def service_monitor_spec(
+    env: Environment, model: Model, namespace: str, service_name: str
+) -> dict[str, Any]:
+    """The ServiceMonitor's ``spec`` (camelCase, as the CRD spells it)."""
+    return {
+        "selector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "namespaceSelector": {"matchNames": [namespace]},
+        "endpoints": [
+            {
+                "port": METRICS_PORT[model.server],
+                "path": "/metrics",
+                "scheme": "http",
+                "interval": SCRAPE_INTERVAL,
+                "scrapeTimeout": SCRAPE_TIMEOUT,
+                "relabelings": [
+                    {
+                        "action": "keep",
+                        "sourceLabels": ["__meta_kubernetes_service_name"],
+                        "regex": re.escape(service_name),
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def prometheus_rule_spec(
+    env: Environment, model: Model, namespace: str, deployment: str | None = None
+) -> dict[str, Any]:
+    return {"groups": rules.rule_groups(env, model, namespace, deployment)}
+
+
+def dashboard_data(
+    env: Environment, model: Model, namespace: str, deployment: str | None = None
+) -> dict[str, str]:
+    """The dashboard ConfigMap's ``data``: one JSON file named after namespace and model."""
+    key = f"{namespace}-{model.name}.json"
+    return {key: dashboards.dashboard_json(env, model, namespace, deployment)}
+
+
+class ModelMonitoring(pulumi.ComponentResource):
+    """ServiceMonitor, PrometheusRule and (optionally) the dashboard of one model.
+
+    Outputs:
+        service_monitor_name: ``<model>``.
+        prometheus_rule_name: ``<model>``.
+        dashboard_configmap_name: ``<model>-dashboard``, or None without Grafana.
+    """
+
+    service_monitor_name: pulumi.Output[str]
+    prometheus_rule_name: pulumi.Output[str]
+    dashboard_configmap_name: pulumi.Output[str | None]
+
+    def __init__(
+        self,
+        name: str,
+        args: ModelMonitoringArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("inferplane:serving:ModelMonitoring", name, None, opts)
+        env = args.env
+        model = resolve_model(env, args.model)
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        labels = release_labels(env, model)
+
+        service_monitor = k8s.apiextensions.CustomResource(
+            f"{name}-servicemonitor",
+            api_version="monitoring.coreos.com/v1",
+            kind="ServiceMonitor",
+            metadata={"name": model.name, "namespace": args.namespace, "labels": labels},
+            spec=service_monitor_spec(env, model, args.namespace, args.service_name),
+            opts=child,
+        )
+        rule = k8s.apiextensions.CustomResource(
+            f"{name}-rules",
+            api_version="monitoring.coreos.com/v1",
+            kind="PrometheusRule",
+            metadata={"name": model.name, "namespace": args.namespace, "labels": labels},
+            spec=prometheus_rule_spec(env, model, args.namespace, args.deployment_name),
+            opts=child,
+        )
+        self.service_monitor_name = service_monitor.id.apply(lambda _: model.name)
+        self.prometheus_rule_name = rule.id.apply(lambda _: model.name)
+
+        if env.observability.grafana_enabled:
+            configmap = k8s.core.v1.ConfigMap(
+                f"{name}-dashboard",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=f"{model.name}-dashboard",
+                    namespace=args.namespace,
+                    labels={
+                        **naming.model_labels(env.blueprint, env.name, model.name),
+                        **DASHBOARD_LABEL,
+                    },
+                ),
+                data=dashboard_data(env, model, args.namespace, args.deployment_name),
+                opts=child,
+            )
+            self.dashboard_configmap_name = configmap.id.apply(lambda _: f"{model.name}-dashboard")
+        else:
+            self.dashboard_configmap_name = pulumi.Output.from_input(None)
+
+        self.register_outputs(
+            {
+                "service_monitor_name": self.service_monitor_name,
+                "prometheus_rule_name": self.prometheus_rule_name,
+                "dashboard_configmap_name": self.dashboard_configmap_name,
+            }
+        )

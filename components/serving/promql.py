@@ -1,0 +1,556 @@
+"""Every PromQL query of a served model, built from the blueprint: one definition per signal.
+
+The same functions feed the KEDA trigger (`autoscaling_query`), the recording and alerting
+rules (`components.serving.rules`) and the Grafana dashboard
+(`components.serving.dashboards`), so a metric renamed upstream changes in one place.
+
+Where series come from, and which labels select one model's series:
+
+- Triton (port ``metrics``): per-model series carry ``model="<model>"``; the model is
+  loaded under its blueprint name. Latency counters are cumulative microseconds.
+- vLLM (``/metrics`` on port ``http``): ``model_name="<served name>"``; the served name is
+  the blueprint model name. Counters end in ``_total``; latencies are histograms in seconds.
+- The DCGM exporter: its ServiceMonitor keeps the workload's ``namespace``/``pod`` labels
+  (``honorLabels: true``), so GPU series are selected by the model's pod names.
+- kube-state-metrics: ``deployment``/``horizontalpodautoscaler``/``pod`` labels name the
+  object; ``namespace`` is the object's namespace.
+- Every scraped series also gets the target labels ``namespace``, ``pod`` and ``service``.
+
+Triton p95 latency. The first-response histogram has only 100/500/2000/5000 ms buckets (and
+exists only for decoupled models), useless for millisecond SLOs, so Triton runs with latency
+*summaries* (`triton_metrics_args`). Verified against Triton's source:
+``src/command_line_parser.cc`` (server) declares ``--metrics-config <setting>=<value>``,
+repeatable, and ``ParseMetricsConfigOption`` splits at the first ``=`` and rejects a ``,``
+only *before* it, so a comma-separated value passes; ``src/metric_model_reporter.cc`` (core)
+reads ``summary_latencies=true`` and ``summary_quantiles`` as ``<quantile>:<error>`` pairs
+split on ``,`` (its comment's space-separated example is wrong: spaces are not split). The
+same file creates ``nv_inference_request_summary_us`` only when the model's response cache is
+*off* ("request_duration summary is currently disabled when cache is enabled"), so for a
+cached model p95 is the sum of the per-stage p95s (queue, compute input, infer, output):
+not an exact quantile of the sum, and an over-estimate for cache hits (they skip compute),
+which errs towards scaling out. Summary quantile labels are normalised by Prometheus 3
+(kube-prometheus-stack ships v3) to the shortest float form, so ``quantile="0.95"`` matches
+whatever digits the C++ client prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal
+
+from inferplane.model import Environment, Metric, Model, Server
+
+RATE_WINDOW: Final = "2m"
+"""Window of every rate(): eight 15 s scrapes, long enough to survive a missed scrape."""
+
+TRITON_SUMMARY_QUANTILES: Final[tuple[tuple[float, float], ...]] = (
+    (0.5, 0.01),
+    (0.95, 0.001),
+    (0.99, 0.001),
+)
+"""(quantile, allowed rank error) of Triton's latency summaries."""
+
+MetricType = Literal["AverageValue", "Value"]
+
+AUTOSCALING_METRIC_TYPE: Final[Mapping[Metric, MetricType]] = MappingProxyType(
+    {
+        # Additive: the HPA divides the total by the replica count (desired = total/target).
+        "queue_depth": "AverageValue",
+        # Not additive: a latency or a mean percentage is compared as is (desired =
+        # current * value/target). `Utilization` is for resource metrics only; KEDA's
+        # prometheus scaler rejects it.
+        "gpu_utilization": "Value",
+        "p95_latency_ms": "Value",
+        "ttft_p95_ms": "Value",
+    }
+)
+
+
+def triton_metrics_args(model: Model | str) -> list[str]:
+    """tritonserver flags that turn on the latency summaries every Triton query here needs.
+
+    The flags are the same for every model (Triton's metrics config is server-wide); `model`
+    is accepted so the call site reads per model and can grow per-model settings.
+    """
+    del model
+    quantiles = ",".join(f"{q}:{err}" for q, err in TRITON_SUMMARY_QUANTILES)
+    return [
+        "--metrics-config=summary_latencies=true",
+        f"--metrics-config=summary_quantiles={quantiles}",
+    ]
+
+
+# --- the registry of series names ---------------------------------------------------------
+
+
+def _histogram(*families: str) -> list[str]:
+    return [f"{f}{suffix}" for f in families for suffix in ("_bucket", "_sum", "_count")]
+
+
+def _summary(*families: str) -> list[str]:
+    return [f"{f}{suffix}" for f in families for suffix in ("", "_sum", "_count")]
+
+
+def _registry(exporter: str, names: Iterable[str]) -> dict[str, str]:
+    return dict.fromkeys(names, exporter)
+
+
+KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        # Triton core src/metrics.cc (and metric_model_reporter.cc for what is created when).
+        **_registry(
+            "triton",
+            [
+                "nv_inference_request_success",
+                "nv_inference_request_failure",
+                "nv_inference_count",
+                "nv_inference_exec_count",
+                "nv_inference_pending_request_count",
+                "nv_inference_request_duration_us",
+                "nv_inference_queue_duration_us",
+                "nv_inference_compute_input_duration_us",
+                "nv_inference_compute_infer_duration_us",
+                "nv_inference_compute_output_duration_us",
+                *_histogram("nv_inference_first_response_histogram_ms"),
+                *_summary(
+                    "nv_inference_request_summary_us",
+                    "nv_inference_queue_summary_us",
+                    "nv_inference_compute_input_summary_us",
+                    "nv_inference_compute_infer_summary_us",
+                    "nv_inference_compute_output_summary_us",
+                    "nv_cache_hit_summary_per_model",
+                    "nv_cache_miss_summary_per_model",
+                ),
+                "nv_cache_num_hits_per_model",
+                "nv_cache_num_misses_per_model",
+                "nv_cache_hit_duration_per_model",
+                "nv_cache_miss_duration_per_model",
+                "nv_model_load_duration_secs",
+                "nv_gpu_utilization",
+                "nv_gpu_memory_total_bytes",
+                "nv_gpu_memory_used_bytes",
+                "nv_gpu_power_usage",
+                "nv_gpu_power_limit",
+                "nv_energy_consumption",
+                "nv_cpu_utilization",
+                "nv_cpu_memory_total_bytes",
+                "nv_cpu_memory_used_bytes",
+                "nv_pinned_memory_pool_total_bytes",
+                "nv_pinned_memory_pool_used_bytes",
+            ],
+        ),
+        # vLLM v1 metrics (0.10.2 and 0.33.0 wheels); prometheus_client adds the suffixes.
+        **_registry(
+            "vllm",
+            [
+                "vllm:num_requests_running",
+                "vllm:num_requests_waiting",
+                "vllm:num_requests_waiting_by_reason",
+                "vllm:kv_cache_usage_perc",
+                "vllm:gpu_cache_usage_perc",
+                "vllm:prompt_tokens_total",
+                "vllm:generation_tokens_total",
+                "vllm:request_success_total",
+                "vllm:num_preemptions_total",
+                "vllm:prefix_cache_queries_total",
+                "vllm:prefix_cache_hits_total",
+                "vllm:cache_config_info",
+                "vllm:lora_requests_info",
+                *_histogram(
+                    "vllm:time_to_first_token_seconds",
+                    "vllm:inter_token_latency_seconds",
+                    "vllm:time_per_output_token_seconds",
+                    "vllm:request_time_per_output_token_seconds",
+                    "vllm:e2e_request_latency_seconds",
+                    "vllm:request_queue_time_seconds",
+                    "vllm:request_inference_time_seconds",
+                    "vllm:request_prefill_time_seconds",
+                    "vllm:request_decode_time_seconds",
+                    "vllm:request_prompt_tokens",
+                    "vllm:request_generation_tokens",
+                    "vllm:iteration_tokens_total",
+                    "vllm:request_params_n",
+                    "vllm:request_params_max_tokens",
+                    "vllm:request_max_num_generation_tokens",
+                ),
+            ],
+        ),
+        # dcgm-exporter etc/default-counters.csv (uncommented lines only).
+        **_registry(
+            "dcgm",
+            [
+                "DCGM_FI_DEV_SM_CLOCK",
+                "DCGM_FI_DEV_MEM_CLOCK",
+                "DCGM_FI_DEV_MEMORY_TEMP",
+                "DCGM_FI_DEV_GPU_TEMP",
+                "DCGM_FI_DEV_POWER_USAGE",
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+                "DCGM_FI_DEV_GPU_UTIL",
+                "DCGM_FI_DEV_MEM_COPY_UTIL",
+                "DCGM_FI_DEV_ENC_UTIL",
+                "DCGM_FI_DEV_DEC_UTIL",
+                "DCGM_FI_DEV_XID_ERRORS",
+                "DCGM_FI_DEV_FB_FREE",
+                "DCGM_FI_DEV_FB_USED",
+                "DCGM_FI_DEV_FB_RESERVED",
+                "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+                "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+                "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+                "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+                "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+                "DCGM_FI_DRIVER_VERSION",
+                "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                "DCGM_FI_PROF_DRAM_ACTIVE",
+                "DCGM_FI_PROF_PCIE_TX_BYTES",
+                "DCGM_FI_PROF_PCIE_RX_BYTES",
+            ],
+        ),
+        # kube-state-metrics, as kube-prometheus-stack scrapes it.
+        **_registry(
+            "kube-state-metrics",
+            [
+                "kube_deployment_spec_replicas",
+                "kube_deployment_status_replicas",
+                "kube_deployment_status_replicas_ready",
+                "kube_deployment_status_replicas_available",
+                "kube_deployment_status_replicas_unavailable",
+                "kube_deployment_status_replicas_updated",
+                "kube_horizontalpodautoscaler_spec_min_replicas",
+                "kube_horizontalpodautoscaler_spec_max_replicas",
+                "kube_horizontalpodautoscaler_status_current_replicas",
+                "kube_horizontalpodautoscaler_status_desired_replicas",
+                "kube_pod_container_status_restarts_total",
+                "kube_pod_created",
+                "kube_pod_start_time",
+                "kube_pod_status_phase",
+                "kube_pod_status_ready",
+                "kube_pod_status_ready_time",
+            ],
+        ),
+    }
+)
+"""Every series name a query here may use, mapped to the exporter that emits it."""
+
+
+# --- recording-rule names (the PrometheusRule of each model records them) -----------------
+
+LATENCY_MS: Final[Mapping[float, str]] = MappingProxyType(
+    {
+        0.5: "inferplane:model_latency_p50_ms",
+        0.95: "inferplane:model_latency_p95_ms",
+        0.99: "inferplane:model_latency_p99_ms",
+    }
+)
+QUEUE_TIME_MS: Final = "inferplane:model_queue_time_ms"
+COMPUTE_TIME_MS: Final = "inferplane:model_compute_time_ms"
+TTFT_P95_MS: Final = "inferplane:model_ttft_p95_ms"
+TOKENS_PER_SECOND: Final = "inferplane:model_tokens_per_second"
+REQUEST_RATE: Final = "inferplane:model_request_rate"
+ERROR_RATIO: Final = "inferplane:model_error_ratio"
+QUEUE_DEPTH: Final = "inferplane:model_queue_depth"
+GPU_UTILIZATION_PERCENT: Final = "inferplane:model_gpu_utilization_percent"
+GPU_MEMORY_USED_RATIO: Final = "inferplane:model_gpu_memory_used_ratio"
+
+RECORDED_METRICS: Final[frozenset[str]] = frozenset(
+    {
+        *LATENCY_MS.values(),
+        QUEUE_TIME_MS,
+        COMPUTE_TIME_MS,
+        TTFT_P95_MS,
+        TOKENS_PER_SECOND,
+        REQUEST_RATE,
+        ERROR_RATIO,
+        QUEUE_DEPTH,
+        GPU_UTILIZATION_PERCENT,
+        GPU_MEMORY_USED_RATIO,
+    }
+)
+"""Series the recording rules produce; labels ``namespace`` and ``model``."""
+
+
+# --- scope: where one model's series live ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What selects one model's series, and which series its server exposes."""
+
+    namespace: str
+    model: str
+    """Blueprint model name: Triton's ``model`` label, vLLM's served ``model_name``."""
+    server: Server
+    deployment: str
+    """The Deployment's name; its pods are ``<deployment>-<template hash>-<suffix>``."""
+    response_cache: bool = False
+    """Triton response cache on: no request-latency summary (see the module docstring)."""
+    mig: bool = False
+    """On a MIG slice DCGM has no GPU_UTIL; engine activity stands in for it."""
+
+    @classmethod
+    def of(
+        cls, env: Environment, model: Model, namespace: str, deployment: str | None = None
+    ) -> Scope:
+        return cls(
+            namespace=namespace,
+            model=model.name,
+            server=model.server,
+            deployment=deployment or model.name,
+            response_cache=bool(model.response_cache and model.response_cache.enabled),
+            mig=env.pool_of(model).sharing == "mig",
+        )
+
+    @property
+    def hpa(self) -> str:
+        """The HPA KEDA creates for the ScaledObject named after the model."""
+        return f"keda-hpa-{self.model}"
+
+    def server_selector(self, **extra: str) -> str:
+        model_label = "model" if self.server == "triton" else "model_name"
+        return selector(namespace=self.namespace, **{model_label: self.model}, **extra)
+
+    def pods_selector(self) -> str:
+        # Anchored by Prometheus: `chat-…` cannot match the pods of a model named `chat-large`.
+        return selector(namespace=self.namespace, pod=f"~{self.deployment}-[a-z0-9]+-[a-z0-9]+")
+
+    def deployment_selector(self) -> str:
+        return selector(namespace=self.namespace, deployment=self.deployment)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def selector(**labels: str) -> str:
+    """``{a="x", b=~"y"}``: a value starting with ``~`` matches a regex, ``!~`` excludes one."""
+    parts = []
+    for name, value in labels.items():
+        if value.startswith("!~"):
+            op, val = "!~", value[2:]
+        elif value.startswith("~"):
+            op, val = "=~", value[1:]
+        else:
+            op, val = "=", value
+        parts.append(f'{name}{op}"{_escape(val)}"')
+    return "{" + ", ".join(parts) + "}"
+
+
+def _agg(op: str, expr: str, by: Sequence[str] = ()) -> str:
+    return f"{op} by ({', '.join(by)}) ({expr})" if by else f"{op}({expr})"
+
+
+def _rate(series: str, window: str = RATE_WINDOW) -> str:
+    return f"rate({series}[{window}])"
+
+
+def _number(value: float) -> str:
+    """A PromQL/KEDA number literal without a spurious ``.0``."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _require(scope: Scope, server: Server, signal: str) -> None:
+    if scope.server != server:
+        raise ValueError(
+            f"{signal} exists only for {server} models; {scope.model} is {scope.server}"
+        )
+
+
+# --- signals ----------------------------------------------------------------------------------
+
+
+def queue_depth(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Requests waiting for a batch slot, summed over the model's replicas."""
+    name = (
+        "nv_inference_pending_request_count"
+        if scope.server == "triton"
+        else "vllm:num_requests_waiting"
+    )
+    return _agg("sum", f"{name}{scope.server_selector()}", by)
+
+
+def latency_quantile_ms(scope: Scope, quantile: float, by: Sequence[str] = ()) -> str:
+    """End-to-end request latency quantile in ms (the worst replica's, for Triton)."""
+    if scope.server == "vllm":
+        buckets = _rate(f"vllm:e2e_request_latency_seconds_bucket{scope.server_selector()}")
+        return (
+            f"histogram_quantile({_number(quantile)}, {_agg('sum', buckets, ('le', *by))}) * 1000"
+        )
+    if quantile not in dict(TRITON_SUMMARY_QUANTILES):
+        raise ValueError(f"Triton exposes only the quantiles {TRITON_SUMMARY_QUANTILES}")
+    q = str(quantile)
+    if not scope.response_cache:
+        series = f"nv_inference_request_summary_us{scope.server_selector(quantile=q)}"
+        return f"{_agg('max', series, by)} / 1000"
+    stages = (
+        "nv_inference_queue_summary_us",
+        "nv_inference_compute_input_summary_us",
+        "nv_inference_compute_infer_summary_us",
+        "nv_inference_compute_output_summary_us",
+    )
+    total = " + ".join(_agg("max", f"{s}{scope.server_selector(quantile=q)}", by) for s in stages)
+    return f"({total}) / 1000"
+
+
+def ttft_p95_ms(scope: Scope, by: Sequence[str] = ()) -> str:
+    """vLLM time to first token, p95 in ms."""
+    _require(scope, "vllm", "time to first token")
+    buckets = _rate(f"vllm:time_to_first_token_seconds_bucket{scope.server_selector()}")
+    return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"
+
+
+def queue_time_ms(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Mean time a request waited in the server's queue, ms."""
+    sel = scope.server_selector()
+    if scope.server == "triton":
+        waited = _agg("sum", _rate(f"nv_inference_queue_duration_us{sel}"), by)
+        done = _agg("sum", _rate(f"nv_inference_request_success{sel}"), by)
+        return f"{waited} / {done} / 1000"
+    waited = _agg("sum", _rate(f"vllm:request_queue_time_seconds_sum{sel}"), by)
+    done = _agg("sum", _rate(f"vllm:request_queue_time_seconds_count{sel}"), by)
+    return f"{waited} / {done} * 1000"
+
+
+def compute_time_ms(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Mean time a request spent computing (Triton: input + infer + output; vLLM:
+    prefill + decode), ms. Cached Triton requests are left out: they compute nothing."""
+    sel = scope.server_selector()
+    if scope.server == "triton":
+        stages = (
+            "nv_inference_compute_input_duration_us",
+            "nv_inference_compute_infer_duration_us",
+            "nv_inference_compute_output_duration_us",
+        )
+        spent = " + ".join(_agg("sum", _rate(f"{s}{sel}"), by) for s in stages)
+        done = _agg("sum", _rate(f"nv_inference_request_success{sel}"), by)
+        if scope.response_cache:
+            hits = _agg("sum", _rate(f"nv_cache_num_hits_per_model{sel}"), by)
+            done = f"({done} - {hits})"
+        return f"({spent}) / {done} / 1000"
+    spent = _agg("sum", _rate(f"vllm:request_inference_time_seconds_sum{sel}"), by)
+    done = _agg("sum", _rate(f"vllm:request_inference_time_seconds_count{sel}"), by)
+    return f"{spent} / {done} * 1000"
+
+
+def success_rate(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Requests/s that completed without error."""
+    if scope.server == "triton":
+        return _agg("sum", _rate(f"nv_inference_request_success{scope.server_selector()}"), by)
+    # Client aborts are neither served nor failed by the server.
+    ok = scope.server_selector(finished_reason="!~error|abort")
+    return _agg("sum", _rate(f"vllm:request_success_total{ok}"), by)
+
+
+def failure_rate(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Requests/s the server failed (Triton: any reason; vLLM: finished_reason="error")."""
+    if scope.server == "triton":
+        return _agg("sum", _rate(f"nv_inference_request_failure{scope.server_selector()}"), by)
+    # vLLM 0.10 has no "error" finish reason: no series is zero errors while requests finish.
+    err = scope.server_selector(finished_reason="error")
+    errors = _agg("sum", _rate(f"vllm:request_success_total{err}"), by)
+    return f"({errors} or {request_rate(scope, by)} * 0)"
+
+
+def request_rate(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Requests/s finished, successful or not (vLLM counts client aborts too)."""
+    if scope.server == "triton":
+        return f"{success_rate(scope, by)} + {failure_rate(scope, by)}"
+    return _agg("sum", _rate(f"vllm:request_success_total{scope.server_selector()}"), by)
+
+
+def error_ratio(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Failed / finished requests, 0–1."""
+    return f"{failure_rate(scope, by)} / ({request_rate(scope, by)})"
+
+
+def tokens_per_second(scope: Scope, by: Sequence[str] = ()) -> str:
+    """vLLM generated tokens/s."""
+    _require(scope, "vllm", "token throughput")
+    return _agg("sum", _rate(f"vllm:generation_tokens_total{scope.server_selector()}"), by)
+
+
+def gpu_utilization_percent(scope: Scope, by: Sequence[str] = ()) -> str:
+    """GPU busy %, averaged over the model's GPUs (MIG: graphics-engine activity)."""
+    if scope.mig:
+        return f"{_agg('avg', f'DCGM_FI_PROF_GR_ENGINE_ACTIVE{scope.pods_selector()}', by)} * 100"
+    return _agg("avg", f"DCGM_FI_DEV_GPU_UTIL{scope.pods_selector()}", by)
+
+
+def gpu_memory_used_ratio(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Framebuffer used / (used + free) of the fullest GPU of the model, 0–1."""
+    pods = scope.pods_selector()
+    used, free = f"DCGM_FI_DEV_FB_USED{pods}", f"DCGM_FI_DEV_FB_FREE{pods}"
+    return _agg("max", f"{used} / ({used} + {free})", by)
+
+
+def spec_replicas(scope: Scope, by: Sequence[str] = ()) -> str:
+    return _agg("max", f"kube_deployment_spec_replicas{scope.deployment_selector()}", by)
+
+
+def ready_replicas(scope: Scope, by: Sequence[str] = ()) -> str:
+    sel = scope.deployment_selector()
+    return _agg("max", f"kube_deployment_status_replicas_ready{sel}", by)
+
+
+def desired_replicas(scope: Scope, by: Sequence[str] = ()) -> str:
+    """What the HPA behind the ScaledObject asks for."""
+    sel = selector(namespace=scope.namespace, horizontalpodautoscaler=scope.hpa)
+    return _agg("max", f"kube_horizontalpodautoscaler_status_desired_replicas{sel}", by)
+
+
+def container_restarts(scope: Scope, window: str = "15m", by: Sequence[str] = ()) -> str:
+    pods = scope.pods_selector()
+    return _agg("sum", f"increase(kube_pod_container_status_restarts_total{pods}[{window}])", by)
+
+
+def time_to_ready_s(scope: Scope) -> str:
+    """Per pod: seconds from creation to Ready (image pull, weights, engine load, warm-up)."""
+    pods = scope.pods_selector()
+    return f"kube_pod_status_ready_time{pods} - kube_pod_created{pods}"
+
+
+def pods_started(scope: Scope, window: str = "1h") -> str:
+    """Pods of the model created within `window` (scale-outs, rollouts, evictions)."""
+    pods = scope.pods_selector()
+    return f"count(kube_pod_created{pods} > time() - {window_seconds(window)}) or vector(0)"
+
+
+def window_seconds(window: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(window[:-1]) * units[window[-1]]
+
+
+# --- the autoscaling query --------------------------------------------------------------------
+
+
+def autoscaling_query(scope: Scope, metric: Metric) -> str:
+    """The KEDA trigger's query: one element, or none when the model has no series at all.
+
+    Idle is not missing: a latency quantile over zero requests is NaN, which KEDA would
+    treat like an absent metric, so the query turns it into 0 while the server's counters
+    exist (``x >= 0`` drops NaN; ``or`` then supplies 0). An empty result therefore means
+    Prometheus sees no replica of the model, which KEDA can report as an error.
+    """
+    if metric == "queue_depth":
+        return queue_depth(scope)
+    if metric == "gpu_utilization":
+        return gpu_utilization_percent(scope)
+    if metric == "p95_latency_ms":
+        return f"{latency_quantile_ms(scope, 0.95)} >= 0 or {_zero_while_serving(scope)}"
+    if metric == "ttft_p95_ms":
+        return f"{ttft_p95_ms(scope)} >= 0 or {_zero_while_serving(scope)}"
+    raise ValueError(f"unknown autoscaling metric {metric!r}")
+
+
+def _zero_while_serving(scope: Scope) -> str:
+    if scope.server == "triton":
+        return f"{_agg('sum', f'nv_inference_request_success{scope.server_selector()}')} * 0"
+    series = f"vllm:e2e_request_latency_seconds_count{scope.server_selector()}"
+    return f"{_agg('sum', series)} * 0"
+
+
+def threshold(value: float) -> str:
+    """A KEDA threshold: a string holding a plain number."""
+    return _number(value)
