@@ -40,7 +40,7 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
         for job in model.jobs:
             builders = [
                 c
-                for c in job.containers
+                for c in (*job.init_containers, *job.containers)
                 if "tensorrt" in c.image
                 or any("trtexec" in a or "trtllm-build" in a for a in c.args)
             ]

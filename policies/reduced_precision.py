@@ -20,7 +20,7 @@ def precision_seen(stack: Stack, model: ModelView) -> tuple[str, str] | None:
             if dtype and dtype[-1] in VLLM_FP32:
                 return "fp32", f"{w.k8s_name} runs vLLM with --dtype {dtype[-1]}"
     for job in model.jobs:
-        for c in job.containers:
+        for c in (*job.init_containers, *job.containers):
             if not any("trtexec" in a for a in c.args):
                 continue
             release = ImageRef.parse(c.image).ngc_release

@@ -14,6 +14,7 @@ programs are checked the same way.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -198,10 +199,22 @@ class Resource:
         return tuple(dict.fromkeys(values)) if terms and values else None
 
 
+def _tokens(arg: str) -> list[str]:
+    """One argument, or the words of a shell script passed as one (``sh -c "..."``)."""
+    if not any(ch.isspace() for ch in arg):
+        return [arg]
+    try:
+        return shlex.split(arg, comments=True)
+    except ValueError:
+        return arg.split()
+
+
 def _container(raw: Any) -> Container:
     raw = _dict(raw)
     resources = _dict(raw.get("resources"))
-    args = [str(a) for a in (*_list(raw.get("command")), *_list(raw.get("args")))]
+    args: list[str] = []
+    for arg in (*_list(raw.get("command")), *_list(raw.get("args"))):
+        args.extend(_tokens(str(arg)))
     return Container(
         name=str(raw.get("name") or ""),
         image=str(raw.get("image") or ""),
