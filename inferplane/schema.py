@@ -84,8 +84,9 @@ def validator() -> Validator:
 def validate_document(doc: Document) -> list[Diagnostic]:
     """Every schema violation of `doc`, one diagnostic per problem, sorted by location."""
     findings = [f for e in validator().iter_errors(doc.data) for f in _Explain(doc.source).run(e)]
-    # A type error explains its value best; keep it ahead of other errors at the same path.
-    findings.sort(key=lambda f: 0 if f.is_type else 1)
+    # "Remove this key" beats anything said about its value; a type error explains a value
+    # better than the checks that assume the type. The sort is stable: schema order otherwise.
+    findings.sort(key=lambda f: 0 if f.forbids else 1 if f.is_type else 2)
     forbidden = {f.diag.path for f in findings if f.forbids}
     kept: dict[tuple[Any, ...], Diagnostic] = {}
     explained: set[YamlPath] = set()
