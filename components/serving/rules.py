@@ -158,7 +158,8 @@ def alert_rules(env: Environment, model: Model, scope: Scope) -> list[dict[str, 
     queue = recorded(promql.QUEUE_DEPTH, scope)
     add(
         "InferenceQueueGrowing",
-        f"deriv({queue}[{QUEUE_DERIV_WINDOW}]) > 0 and {queue} > {num(threshold_q)}",
+        # The queue first, so that $value is its depth.
+        f"{queue} > {num(threshold_q)} and deriv({queue}[{QUEUE_DERIV_WINDOW}]) > 0",
         QUEUE_GROWING_FOR,
         "warning",
         f"Request queue of {model.name} keeps growing",
