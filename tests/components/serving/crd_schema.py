@@ -22,11 +22,17 @@ REFERENCE = ROOT.parent / "shared" / "reference"
 
 CRDS = {
     "ScaledObject": REFERENCE / "keda" / "crd" / "keda.sh_scaledobjects.yaml",
-    "ServiceMonitor": REFERENCE / "prometheus-operator" / "crd"
+    "ServiceMonitor": REFERENCE
+    / "prometheus-operator"
+    / "crd"
     / "monitoring.coreos.com_servicemonitors.yaml",
-    "PodMonitor": REFERENCE / "prometheus-operator" / "crd"
+    "PodMonitor": REFERENCE
+    / "prometheus-operator"
+    / "crd"
     / "monitoring.coreos.com_podmonitors.yaml",
-    "PrometheusRule": REFERENCE / "prometheus-operator" / "crd"
+    "PrometheusRule": REFERENCE
+    / "prometheus-operator"
+    / "crd"
     / "monitoring.coreos.com_prometheusrules.yaml",
 }
 
@@ -75,4 +81,6 @@ def errors(obj: dict[str, Any]) -> list[str]:
     version = obj["apiVersion"].split("/")[-1]
     body = {k: v for k, v in obj.items() if k != "metadata"}
     validator = jsonschema.Draft7Validator(crd_schema(obj["kind"], version))
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(body)]
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(body)
+    ]

@@ -11,8 +11,23 @@ from components.serving import promql
 
 # Functions that return one element per element of their (first) vector argument.
 _ELEMENTWISE = {
-    "abs", "ceil", "floor", "round", "exp", "ln", "log2", "log10", "sqrt", "sgn",
-    "clamp", "clamp_min", "clamp_max", "label_replace", "label_join", "sort", "sort_desc",
+    "abs",
+    "ceil",
+    "floor",
+    "round",
+    "exp",
+    "ln",
+    "log2",
+    "log10",
+    "sqrt",
+    "sgn",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "label_replace",
+    "label_join",
+    "sort",
+    "sort_desc",
     "timestamp",
 }
 # Functions whose result has exactly one element.
@@ -66,8 +81,12 @@ def unknown_metrics(expr: str) -> set[str]:
 
 def matchers(sel: Any) -> dict[str, tuple[str, str]]:
     """label -> (operator, value) of one selector."""
-    ops = {"MatchOp.Equal": "=", "MatchOp.NotEqual": "!=", "MatchOp.Re": "=~",
-           "MatchOp.NotRe": "!~"}
+    ops = {
+        "MatchOp.Equal": "=",
+        "MatchOp.NotEqual": "!=",
+        "MatchOp.Re": "=~",
+        "MatchOp.NotRe": "!~",
+    }
     return {m.name: (ops[str(m.op)], m.value) for m in sel.matchers.matchers}
 
 
@@ -103,7 +122,9 @@ def single_element(node: Any) -> bool:
                 return labels is not None and set(labels) <= {"le"}
             return False
         if name in _ELEMENTWISE:
-            vectors = [a for a in node.args if not isinstance(a, (pp.NumberLiteral, pp.StringLiteral))]
+            vectors = [
+                a for a in node.args if not isinstance(a, (pp.NumberLiteral, pp.StringLiteral))
+            ]
             return bool(vectors) and single_element(vectors[0])
         return False
     if isinstance(node, pp.BinaryExpr):

@@ -18,7 +18,9 @@ from inferplane import naming
 from inferplane.model import Environment, MinMax, Model
 
 NS = "support-assistant"
-MODELS = [(e, m) for e in ("staging", "prod") for m in ("chat", "ranker", "toxicity", "nightly-embed")]
+MODELS = [
+    (e, m) for e in ("staging", "prod") for m in ("chat", "ranker", "toxicity", "nightly-embed")
+]
 
 
 def scaled_object(env: Environment, model: Model) -> dict[str, Any]:
@@ -37,7 +39,9 @@ def with_model(env: Environment, name: str, **changes: Any) -> Environment:
 
 
 @pytest.fixture(params=MODELS, ids=[f"{e}-{m}" for e, m in MODELS])
-def case(request: pytest.FixtureRequest, reference_env: Callable[[str], Environment]) -> tuple[Environment, Model]:
+def case(
+    request: pytest.FixtureRequest, reference_env: Callable[[str], Environment]
+) -> tuple[Environment, Model]:
     env_name, model_name = request.param
     env = reference_env(env_name)
     return env, env.models[model_name]
@@ -60,7 +64,11 @@ def test_replica_bounds_are_always_rendered(case: tuple[Environment, Model]) -> 
     assert spec["maxReplicaCount"] == model.replicas.max
     assert "idleReplicaCount" not in spec
     assert spec["pollingInterval"] == 15
-    assert spec["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": model.name}
+    assert spec["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": model.name,
+    }
 
 
 def test_cooldown_and_activation_only_when_the_model_may_scale_to_zero(

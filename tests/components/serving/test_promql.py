@@ -18,7 +18,9 @@ from inferplane.model import Environment
 NS = "support-assistant"
 
 TRITON = Scope(namespace=NS, model="toxicity", server="triton", deployment="toxicity")
-TRITON_CACHED = dataclasses.replace(TRITON, model="ranker", deployment="ranker", response_cache=True)
+TRITON_CACHED = dataclasses.replace(
+    TRITON, model="ranker", deployment="ranker", response_cache=True
+)
 VLLM = Scope(namespace=NS, model="chat", server="vllm", deployment="chat")
 MIG = dataclasses.replace(TRITON, model="nightly-embed", deployment="nightly-embed", mig=True)
 SCOPES = [TRITON, TRITON_CACHED, VLLM, MIG]
@@ -54,13 +56,17 @@ def all_queries(scope: Scope) -> list[str]:
 CASES = [(s, q) for s in SCOPES for q in all_queries(s)]
 
 
-@pytest.mark.parametrize(("scope", "query"), CASES, ids=[f"{s.model}-{i}" for i, (s, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("scope", "query"), CASES, ids=[f"{s.model}-{i}" for i, (s, _) in enumerate(CASES)]
+)
 def test_every_query_parses_and_uses_only_known_series(scope: Scope, query: str) -> None:
     parse(query)
     assert not unknown_metrics(query), query
 
 
-@pytest.mark.parametrize(("scope", "query"), CASES, ids=[f"{s.model}-{i}" for i, (s, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("scope", "query"), CASES, ids=[f"{s.model}-{i}" for i, (s, _) in enumerate(CASES)]
+)
 def test_every_selector_is_scoped_to_the_model(scope: Scope, query: str) -> None:
     for sel in selectors(query):
         m = matchers(sel)
@@ -205,7 +211,9 @@ def _triton_parse_quantiles(value: str) -> list[tuple[float, float]]:
     return pairs
 
 
-def test_triton_metrics_args_parse_as_triton_parses_them(reference_env: Callable[[str], Environment]) -> None:
+def test_triton_metrics_args_parse_as_triton_parses_them(
+    reference_env: Callable[[str], Environment],
+) -> None:
     args = promql.triton_metrics_args(reference_env("prod").models["ranker"])
     assert args == [
         "--metrics-config=summary_latencies=true",
