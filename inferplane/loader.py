@@ -64,6 +64,7 @@ _SYNTAX_HINTS = (  # (part of PyYAML's problem text, what to do)
     ("could not find expected ':'", "write each entry as 'key: value'; check indentation "
      "and quotes"),
     ("unexpected end of stream", "close the quote or bracket that is still open"),
+    ("'\\t'", "replace the tab with spaces"),
     ("cannot start any token", "quote the value: this character cannot start a plain value"),
     ("expected '-'", "check the indentation: the items of one list start in the same column"),
     ("expected key", "check the indentation: the keys of one mapping start in the same column"),
@@ -90,8 +91,9 @@ def load(path: str | Path, *, display_name: str | None = None) -> Document:
             raise _too_large(file, info.st_size)
         with open(path, "rb") as handle:
             data = handle.read(MAX_BYTES + 1)  # the file may have grown since stat()
-    except OSError as exc:
-        raise _file_error(file, 1, 1, f"cannot read the file: {exc.strerror or exc}",
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte or lone surrogate in `path`
+        reason = getattr(exc, "strerror", None) or exc
+        raise _file_error(file, 1, 1, f"cannot read the file: {reason}",
                           "check the path and its permissions") from None
     return load_text(data, file)
 
