@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -176,6 +179,25 @@ def test_every_pattern_compiles_and_explains_its_expected_form() -> None:
             has_wording = "x-format-hint" in sub or "pattern" in sub.get("x-errors", {})
             # Inside `not` the wording is the parent's; an `if` only selects a rule.
             assert has_wording or path.endswith("/not") or "/if" in path, path
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run ECMAScript regexes")
+def test_every_pattern_is_also_an_ecmascript_regex_for_editors() -> None:
+    # Editors (yaml-language-server) evaluate patterns as JavaScript regexes, not Python ones.
+    patterns = sorted({sub["pattern"] for _, sub in subschemas(schema()) if "pattern" in sub})
+    script = (
+        "const bad = JSON.parse(require('fs').readFileSync(0, 'utf8')).filter(p => "
+        "{ try { new RegExp(p, 'u'); return false; } catch (e) { return true; } });"
+        "process.stdout.write(JSON.stringify(bad));"
+    )
+    run = subprocess.run(
+        ["node", "-e", script],
+        input=json.dumps(patterns),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(run.stdout) == []
 
 
 def test_custom_wording_names_keywords_of_its_own_subschema() -> None:
