@@ -119,11 +119,17 @@ def _merge_into(
     origins[path] = origin
     for key, value in override.items():
         sub, sub_origin = (*path, key), (*origin, key)
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
+        if isinstance(value, dict) and isinstance(target.get(key), dict) and not _atomic(sub):
             _merge_into(target[key], value, sub, sub_origin, origins)
         else:
             target[key] = copy.deepcopy(value)
             _record(value, sub, sub_origin, origins)
+
+
+def _atomic(path: YamlPath) -> bool:
+    """Values an override replaces whole: a secret reference names exactly one source, so
+    merging `from_pulumi_config` into a `from_env` reference would leave both."""
+    return len(path) == 4 and path[0] == "models" and path[2] == "secrets"
 
 
 def _record(value: Any, path: YamlPath, origin: YamlPath, origins: dict[YamlPath, YamlPath]) -> None:

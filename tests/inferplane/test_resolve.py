@@ -108,3 +108,17 @@ def test_unknown_environment_is_a_located_error() -> None:
 def test_every_bundled_blueprint_validates() -> None:
     for path in sorted((ROOT / "blueprints").glob("*.yaml")):
         load_blueprint(path)
+
+
+def test_an_override_replaces_a_secret_reference_whole(tmp_path: Path) -> None:
+    line = "          replicas: {min: 0, max: 2}   # waived below: staging may cold-start\n"
+    text = REFERENCE.read_text()
+    assert line in text
+    text = text.replace(line, line + "          secrets:\n"
+                        "            hf_token: {from_pulumi_config: hfToken}\n")
+    path = tmp_path / "bp.yaml"
+    path.write_text(text)
+    (secret,) = resolve_file(path, "staging").models["chat"].secrets
+    assert (secret.from_env, secret.from_pulumi_config) == (None, "hfToken")
+    (base,) = resolve_file(path, "prod").models["chat"].secrets
+    assert (base.from_env, base.from_pulumi_config) == ("HF_TOKEN", None)
