@@ -15,7 +15,6 @@ chart's Prometheus selects them by.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -77,7 +76,8 @@ def service_monitor_spec(
                     {
                         "action": "keep",
                         "sourceLabels": ["__meta_kubernetes_service_name"],
-                        "regex": re.escape(service_name),
+                        # A Service name is a DNS label: no regex metacharacters.
+                        "regex": service_name,
                     }
                 ],
             }
