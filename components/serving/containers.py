@@ -1,0 +1,367 @@
+"""Pod and container specs of serving pods and engine builds, as plain manifest fragments.
+
+Every function returns Kubernetes API objects as dicts in the API's own camelCase, which
+the typed pulumi_kubernetes resources pass through unchanged; the same dicts are what the
+policies, the plan and `kubernetes-validate` read.
+
+The rules they encode (see shared/design/DOMAIN.md):
+
+- Placement: node selector on the pool label, toleration of the GPU taint, a *required*
+  node affinity to the pool's zones, and a zone spread that is hard (``DoNotSchedule``)
+  only when there are enough warm replicas to put one in every zone.
+- Resources: the pool's GPU resource (``nvidia.com/gpu`` or ``nvidia.com/mig-<profile>``)
+  with requests == limits; CPU and memory are the replica's share of the node
+  (`serving_resources`). Memory limit == request, so a replica is never OOM-killed for
+  memory another pod borrowed; CPU has a request and no limit, because CFS throttling of a
+  serving process shows up directly as tail latency.
+- Hardening: non-root uid 1000, read-only root filesystem, no privilege escalation, all
+  capabilities dropped, RuntimeDefault seccomp, no service-account token (cloud access
+  goes through IRSA's own projected token or GKE's metadata server), no service links.
+  Every path a server writes is an emptyDir: ``/tmp``, ``$HOME`` (caches: HF, torch
+  compile, Triton kernels, CUDA), ``/models`` and a memory-backed ``/dev/shm``.
+- Cloud storage is reached with the cloud's own CLI image (`store_image`), under the
+  namespace's model-reader or engine-builder service account.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Final
+
+from inferplane import defaults, naming
+from inferplane.model import Environment, GpuPool, Model
+
+Manifest = dict[str, Any]
+
+PORTS: Final = {"http": 8000, "grpc": 8001, "metrics": 8002}
+"""Container and Service ports by name (vLLM serves its API and /metrics on ``http``)."""
+RUN_AS_UID: Final = 1000
+"""Triton images' ``triton-server`` user; vLLM and the CLI images run as the same uid."""
+HOME: Final = "/home/inferplane"
+MODELS_DIR: Final = "/models"
+CONFIG_DIR: Final = "/config"
+WORK_DIR: Final = "/work"
+
+PRESTOP_SLEEP_S: Final = 15
+"""Time for the endpoint's removal to reach kube-proxy and the load balancer before the
+server is told to stop (it keeps serving meanwhile)."""
+DRAIN_MARGIN_S: Final = 15
+"""Grace beyond preStop + the longest request, for the server's own shutdown."""
+ROLLOUT_MARGIN_S: Final = 900
+"""Rollout time beyond the startup timeout: a node scale-up, a 10-20 GB image pull and the
+weight download all happen before the startup probe starts counting."""
+PROBE_PERIOD_S: Final = 10
+
+RESERVED_VCPUS: Final = 1.5
+"""vCPUs per node left to the kubelet, the system and the GPU Operator's daemon sets."""
+MEMORY_ALLOCATABLE: Final = 0.80
+RESERVED_MEMORY_GIB: Final = 2
+"""A node's memory minus the kubelet's reservation (EKS/GKE reserve 5-11 %) and the daemon
+sets' share: 80 % of it, less 2 GiB."""
+FALLBACK_VCPUS_PER_GPU: Final = 4
+FALLBACK_MEMORY_GIB_PER_GPU: Final = 16
+"""Per GPU unit, for an `instance_type` the table below does not know."""
+
+
+@dataclass(frozen=True)
+class NodeSize:
+    vcpus: int
+    memory_gib: int
+
+
+NODE_SIZES: Final[dict[str, NodeSize]] = {
+    # AWS (EC2 instance types of the GPU catalog)
+    "g4dn.2xlarge": NodeSize(8, 32), "g4dn.12xlarge": NodeSize(48, 192),
+    "g4dn.metal": NodeSize(96, 384),
+    "g5.2xlarge": NodeSize(8, 32), "g5.12xlarge": NodeSize(48, 192),
+    "g5.48xlarge": NodeSize(192, 768),
+    "g6.2xlarge": NodeSize(8, 32), "g6.12xlarge": NodeSize(48, 192),
+    "g6.48xlarge": NodeSize(192, 768),
+    "g6e.2xlarge": NodeSize(8, 64), "g6e.12xlarge": NodeSize(48, 384),
+    "g6e.48xlarge": NodeSize(192, 1536),
+    "p4d.24xlarge": NodeSize(96, 1152), "p4de.24xlarge": NodeSize(96, 1152),
+    "p5.4xlarge": NodeSize(16, 256), "p5.48xlarge": NodeSize(192, 2048),
+    "p5en.48xlarge": NodeSize(192, 2048), "p6-b200.48xlarge": NodeSize(192, 2048),
+    # GCP (GCE machine types of the GPU catalog; memory in GB rounded down to GiB)
+    "n1-standard-8": NodeSize(8, 28), "n1-standard-16": NodeSize(16, 56),
+    "n1-standard-32": NodeSize(32, 112),
+    "g2-standard-8": NodeSize(8, 29), "g2-standard-24": NodeSize(24, 89),
+    "g2-standard-48": NodeSize(48, 178), "g2-standard-96": NodeSize(96, 357),
+    "a2-highgpu-1g": NodeSize(12, 79), "a2-highgpu-2g": NodeSize(24, 158),
+    "a2-highgpu-4g": NodeSize(48, 316), "a2-highgpu-8g": NodeSize(96, 633),
+    "a2-megagpu-16g": NodeSize(96, 1266),
+    "a2-ultragpu-1g": NodeSize(12, 158), "a2-ultragpu-2g": NodeSize(24, 316),
+    "a2-ultragpu-4g": NodeSize(48, 633), "a2-ultragpu-8g": NodeSize(96, 1266),
+    "a3-highgpu-1g": NodeSize(26, 217), "a3-highgpu-2g": NodeSize(52, 435),
+    "a3-highgpu-4g": NodeSize(104, 871), "a3-highgpu-8g": NodeSize(208, 1743),
+    "a3-ultragpu-8g": NodeSize(224, 2749), "a4-highgpu-8g": NodeSize(224, 3695),
+}  # fmt: skip
+
+
+# --- labels, placement, hardening -------------------------------------------------------
+def model_object_labels(env: Environment, model: Model) -> dict[str, str]:
+    """Labels of every object of one model: naming's model labels, pool and latency class."""
+    return {
+        **naming.model_labels(env.blueprint, env.name, model.name),
+        naming.POOL_LABEL: model.pool,
+        naming.LATENCY_CLASS_LABEL: model.latency_class,
+    }
+
+
+def gpu_placement(pool: GpuPool) -> Manifest:
+    """nodeSelector, tolerations and affinity that pin a pod to `pool`'s nodes and zones."""
+    return {
+        "nodeSelector": {naming.POOL_LABEL: pool.name},
+        "tolerations": [
+            {
+                "key": naming.GPU_TAINT_KEY,
+                "operator": "Equal",
+                "value": naming.GPU_TAINT_VALUE,
+                "effect": naming.GPU_TAINT_EFFECT,
+            }
+        ],
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": naming.TOPOLOGY_ZONE_LABEL,
+                                    "operator": "In",
+                                    "values": list(pool.zones),
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+    }
+
+
+def zone_spread(env: Environment, model: Model) -> list[Manifest]:
+    """One replica per zone before a second anywhere.
+
+    Hard only when the warm replicas can cover every zone: with fewer, a hard rule would
+    leave a replica Pending. ``minDomains`` makes the scheduler count a zone whose nodes
+    scaled to zero as empty (so a replica goes there and the autoscaler adds a node),
+    and ``pod-template-hash`` keeps a rollout's new pods from counting the old ones.
+    """
+    pool = env.pool_of(model)
+    hard = model.replicas.min >= len(pool.zones)
+    constraint: Manifest = {
+        "maxSkew": 1,
+        "topologyKey": naming.TOPOLOGY_ZONE_LABEL,
+        "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
+        "labelSelector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "matchLabelKeys": ["pod-template-hash"],
+    }
+    if hard:
+        constraint["minDomains"] = len(pool.zones)
+    return [constraint]
+
+
+def pod_security_context() -> Manifest:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS_UID,
+        "runAsGroup": RUN_AS_UID,
+        "fsGroup": RUN_AS_UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def container_security_context() -> Manifest:
+    return {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+
+def empty_dir(name: str, size_limit: str | None = None, memory: bool = False) -> Manifest:
+    source: Manifest = {}
+    if memory:
+        source["medium"] = "Memory"
+    if size_limit:
+        source["sizeLimit"] = size_limit
+    return {"name": name, "emptyDir": source}
+
+
+def mount(name: str, path: str, read_only: bool = False) -> Manifest:
+    out: Manifest = {"name": name, "mountPath": path}
+    if read_only:
+        out["readOnly"] = True
+    return out
+
+
+# --- cloud storage ----------------------------------------------------------------------
+def store_image(env: Environment) -> str:
+    return defaults.AWS_CLI_IMAGE if env.cloud == "aws" else defaults.GCLOUD_IMAGE
+
+
+def store_env(env: Environment) -> list[Manifest]:
+    """Environment of a cloud-CLI container: region/project, and config dirs under $HOME."""
+    out = [{"name": "HOME", "value": HOME}]
+    if env.cloud == "aws":
+        out += [
+            {"name": "AWS_REGION", "value": env.region},
+            {"name": "AWS_DEFAULT_REGION", "value": env.region},
+        ]
+    else:
+        out += [
+            {"name": "CLOUDSDK_CONFIG", "value": f"{HOME}/gcloud"},
+            {"name": "CLOUDSDK_CORE_DISABLE_PROMPTS", "value": "1"},
+        ]
+        if env.project:
+            out.append({"name": "CLOUDSDK_CORE_PROJECT", "value": env.project})
+    return out
+
+
+def store_copy(env: Environment, src: str, dst: str) -> str:
+    """Shell command copying one object (`src`, `dst`: shell words, e.g. ``"$URI"``)."""
+    if env.cloud == "aws":
+        return f"aws s3 cp --only-show-errors {src} {dst}"
+    return f"gcloud storage cp {src} {dst}"
+
+
+def store_sync(env: Environment, src: str, dst: str) -> str:
+    """Shell command copying every object under prefix `src` into directory `dst`."""
+    if env.cloud == "aws":
+        return f"aws s3 sync --only-show-errors {src} {dst}"
+    return f"gcloud storage rsync --recursive {src} {dst}"
+
+
+def store_exists(env: Environment, uri: str) -> str:
+    """Shell condition: true when object `uri` (a shell word) exists."""
+    if env.cloud == "aws":
+        return (
+            f'( u={uri}; u="${{u#s3://}}"; '
+            'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}" >/dev/null 2>&1 )'
+        )
+    return f"gcloud storage objects describe {uri} >/dev/null 2>&1"
+
+
+def shell(*lines: str) -> list[str]:
+    """A container command running `lines` under ``sh -eu`` (stop at the first failure)."""
+    return ["/bin/sh", "-c", "set -eu\n" + "\n".join(lines)]
+
+
+def store_container(
+    env: Environment,
+    name: str,
+    script: list[str],
+    extra_env: list[Manifest],
+    mounts: list[Manifest],
+) -> Manifest:
+    """A cloud-CLI container (fetch or upload), hardened like the servers."""
+    return {
+        "name": name,
+        "image": store_image(env),
+        "command": script,
+        "env": store_env(env) + extra_env,
+        "resources": {
+            "requests": {"cpu": "1", "memory": "1Gi"},
+            "limits": {"memory": "2Gi"},
+        },
+        "securityContext": container_security_context(),
+        "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *mounts],
+    }
+
+
+# --- sizing -----------------------------------------------------------------------------
+def replica_share(env: Environment, model: Model) -> tuple[int, int]:
+    """(millicores, MiB) of CPU and memory for one replica: its share of the node."""
+    pool = env.pool_of(model)
+    size = NODE_SIZES.get(pool.instance_type)
+    if size is None:
+        return (
+            FALLBACK_VCPUS_PER_GPU * 1000 * model.gpus,
+            FALLBACK_MEMORY_GIB_PER_GPU * 1024 * model.gpus,
+        )
+    share = model.gpus / pool.gpu_units_per_node
+    cpu_m = math.floor((size.vcpus - RESERVED_VCPUS) * 1000 * share / 100) * 100
+    mem_mib = (
+        math.floor(
+            (size.memory_gib * MEMORY_ALLOCATABLE - RESERVED_MEMORY_GIB) * 1024 * share / 256
+        )
+        * 256
+    )
+    return max(cpu_m, 1000), max(mem_mib, 2048)
+
+
+def serving_resources(env: Environment, model: Model) -> Manifest:
+    pool = env.pool_of(model)
+    cpu_m, mem_mib = replica_share(env, model)
+    gpus = str(model.gpus)
+    return {
+        "requests": {pool.gpu_resource: gpus, "cpu": f"{cpu_m}m", "memory": f"{mem_mib}Mi"},
+        "limits": {pool.gpu_resource: gpus, "memory": f"{mem_mib}Mi"},
+    }
+
+
+def shm_size_mib(env: Environment, model: Model) -> int:
+    """/dev/shm for NCCL and pinned transfers: 2 GiB per GPU, at most a quarter of the
+    replica's memory (a memory-backed emptyDir is charged to the pod's memory limit)."""
+    _, mem_mib = replica_share(env, model)
+    return min(2048 * model.gpus, mem_mib // 4)
+
+
+# --- probes and drain -------------------------------------------------------------------
+def http_probe(path: str, period_s: int, failures: int, timeout_s: int = 5) -> Manifest:
+    return {
+        "httpGet": {"path": path, "port": "http"},
+        "periodSeconds": period_s,
+        "failureThreshold": failures,
+        "timeoutSeconds": timeout_s,
+        "successThreshold": 1,
+    }
+
+
+def probes(model: Model, ready_path: str, live_path: str) -> Manifest:
+    """Startup probe sized for the model's load time; liveness starts only after it, so a
+    loading pod is never killed; readiness means loaded and warm."""
+    return {
+        "startupProbe": http_probe(
+            ready_path, PROBE_PERIOD_S, math.ceil(model.startup_timeout_s / PROBE_PERIOD_S)
+        ),
+        "readinessProbe": http_probe(ready_path, 5, 2, timeout_s=3),
+        "livenessProbe": http_probe(live_path, PROBE_PERIOD_S, 6),
+        "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(PRESTOP_SLEEP_S)]}}},
+    }
+
+
+def termination_grace_s(model: Model) -> int:
+    return PRESTOP_SLEEP_S + model.max_request_s + DRAIN_MARGIN_S
+
+
+def progress_deadline_s(model: Model) -> int:
+    return model.startup_timeout_s + ROLLOUT_MARGIN_S
+
+
+def has_surge_room(env: Environment, model: Model) -> bool:
+    """True when the pool, at its maximum size, holds every model on it at its maximum
+    replicas plus one more replica of `model`: a surge pod can always get a GPU."""
+    pool = env.pool_of(model)
+    capacity = pool.nodes.max * len(pool.zones) * pool.gpu_units_per_node
+    demand = sum(m.replicas.max * m.gpus for m in env.models.values() if m.pool == pool.name)
+    return capacity - demand >= model.gpus
+
+
+def rollout_strategy(env: Environment, model: Model) -> Manifest:
+    """A rollout that cannot deadlock waiting for a GPU.
+
+    With two or more warm replicas: replace one at a time in place (surge 0, unavailable 1)
+    — no spare GPU needed, the others carry the traffic. With fewer, surge one replica
+    first (no gap in service) when the pool has room for it at its maximum size
+    (`has_surge_room`); otherwise replace in place, accepting a short gap rather than a
+    rollout stuck on a GPU that never comes.
+    """
+    if model.replicas.min < 2 and has_surge_room(env, model):
+        rolling = {"maxSurge": 1, "maxUnavailable": 0}
+    else:
+        rolling = {"maxSurge": 0, "maxUnavailable": 1}
+    return {"type": "RollingUpdate", "rollingUpdate": rolling}

@@ -1,0 +1,318 @@
+"""TensorRT engine builds: a Kubernetes Job that turns a model's ONNX file into ``model.plan``.
+
+An engine only runs on the GPU model and TensorRT version it was built with, so it is built
+*in the cluster*, on a node of the serving pool, with the TensorRT image of the same NGC
+release as the Triton image (``nvcr.io/nvidia/tensorrt:<release>-py3``), and stored under a
+content key:
+
+    <model_store>/.inferplane/engines/<model>/<key>/model.plan
+
+`engine_key` hashes everything that changes the engine: the ONNX source URI, the build
+settings (input shapes, precision, workspace, optimisation level), the GPU model and the
+GPU resource it is built on (a MIG slice tunes for fewer SMs), and the NGC release. The
+Job is named ``<model>-engine-<key[:10]>``: an unchanged key is the same resource, so
+nothing is rebuilt; a changed key is a new Job, and the serving pods, whose init container
+fetches the engine by its keyed path, roll to the new engine once it exists. Old engines
+stay in the store, so rolling back needs no rebuild. The source URI stands for its
+content: publish a changed ONNX file under a new path (the store never tells us).
+
+The pod: an init container (cloud CLI, ServiceAccount ``engine-builder``) checks whether
+the engine already exists — then every later step is a no-op, so re-running a Job is
+cheap — and otherwise fetches the ONNX file; an init container runs ``trtexec`` (the only
+one holding the GPU); the main container uploads ``model.plan``.
+
+Precision follows the release's TensorRT (`catalog.tensorrt_major`): TensorRT 10 takes
+``--fp16``/``--bf16``/``--int8``/``--fp8``/``--int4`` (in addition to fp32; an int8 model
+is an ONNX with Q/DQ nodes and needs only ``--int8``); TensorRT 11 builds strongly typed
+networks only and has no precision flags: the ONNX model's types decide.
+
+The Job sets no ``backoffLimit``, ``activeDeadlineSeconds`` or ``ttlSecondsAfterFinished``:
+Pulumi waits for it to complete (up to `BUILD_TIMEOUT`) and must still find it afterwards.
+A failed Job is replaced on the next ``pulumi up`` (``pulumi.com/replaceUnready``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.serving.containers import (
+    HOME,
+    WORK_DIR,
+    Manifest,
+    container_security_context,
+    empty_dir,
+    gpu_placement,
+    model_object_labels,
+    mount,
+    pod_security_context,
+    serving_resources,
+    shell,
+    store_container,
+    store_copy,
+    store_exists,
+)
+from inferplane import catalog, defaults, naming
+from inferplane.model import Environment, Model, Precision, TensorRtInput
+
+ENGINE_FILE: Final = "model.plan"
+KEY_SCHEMA: Final = "1"
+"""Part of every engine key: raising it rebuilds every engine (a changed build procedure)."""
+BUILD_TIMEOUT: Final = "90m"
+"""How long `pulumi up` waits for one build: a GPU node scale-up, the TensorRT image pull,
+the ONNX download and trtexec (minutes to tens of minutes at optimisation level 5)."""
+TRTEXEC: Final = "/usr/src/tensorrt/bin/trtexec"
+EXISTS_MARKER: Final = f"{WORK_DIR}/engine-exists"
+COMPONENT_LABEL: Final = "app.kubernetes.io/component"
+ENGINE_KEY_LABEL: Final = "inferplane.dev/engine-key"
+
+TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
+    "fp32": [],
+    "fp16": ["--fp16"],
+    "bf16": ["--bf16"],
+    "fp8": ["--fp8"],
+    "int8": ["--int8"],
+    "int4": ["--int4"],
+}
+
+
+def tensorrt_image(env: Environment) -> str:
+    """The TensorRT image of the same NGC release as the Triton image."""
+    return defaults.TENSORRT_IMAGE.format(release=env.versions.triton)
+
+
+def build_settings(model: Model, env: Environment) -> dict[str, Any]:
+    """Everything that determines the engine; `engine_key` hashes exactly this."""
+    if model.tensorrt is None:
+        raise ValueError(f"model {model.name!r} has no tensorrt section")
+    pool = env.pool_of(model)
+    trt = model.tensorrt
+    return {
+        "schema": KEY_SCHEMA,
+        "source": model.source.uri,
+        "inputs": [[i.name, list(i.min), list(i.opt), list(i.max)] for i in trt.inputs],
+        "precision": model.precision,
+        "workspace_mib": trt.workspace_mib,
+        "builder_optimization_level": trt.builder_optimization_level,
+        "gpu": pool.gpu.id,
+        "gpu_resource": pool.gpu_resource,
+        "release": env.versions.triton,
+    }
+
+
+def engine_key(model: Model, env: Environment) -> str:
+    """Short content key of the engine (12 hex digits)."""
+    return naming.short_hash(json.dumps(build_settings(model, env), sort_keys=True))
+
+
+def engine_uri(model: Model, env: Environment) -> str:
+    """Where the engine of `model` lives in the model store."""
+    store = env.model_store.rstrip("/")
+    key = engine_key(model, env)
+    return f"{store}/{naming.ENGINE_PREFIX}/{model.name}/{key}/{ENGINE_FILE}"
+
+
+def job_name(model: Model, key: str) -> str:
+    return f"{model.name}-engine-{key[:10]}"
+
+
+def precision_flags(precision: Precision, release: str) -> list[str]:
+    """trtexec precision flags for `precision` with the TensorRT of NGC `release`."""
+    if catalog.tensorrt_major(release) >= 11:
+        return []
+    return list(TRT10_PRECISION_FLAGS[precision])
+
+
+def _tensor_name(name: str) -> str:
+    # trtexec splits shape specs at ',' and ':'; it accepts names quoted in single quotes.
+    return f"'{name}'" if any(c in name for c in ",:") else name
+
+
+def shape_spec(inputs: tuple[TensorRtInput, ...], which: str) -> str:
+    """``--minShapes`` etc. value: ``input_ids:1x128,attention_mask:1x128``."""
+    return ",".join(
+        f"{_tensor_name(i.name)}:{'x'.join(str(d) for d in getattr(i, which))}" for i in inputs
+    )
+
+
+def trtexec_args(model: Model, env: Environment) -> list[str]:
+    """The full trtexec command line (paths inside the build pod's work volume)."""
+    assert model.tensorrt is not None
+    trt = model.tensorrt
+    args = [
+        TRTEXEC,
+        f"--onnx={WORK_DIR}/model.onnx",
+        f"--saveEngine={WORK_DIR}/{ENGINE_FILE}",
+        "--skipInference",
+    ]
+    if trt.inputs:
+        args += [
+            f"--minShapes={shape_spec(trt.inputs, 'min')}",
+            f"--optShapes={shape_spec(trt.inputs, 'opt')}",
+            f"--maxShapes={shape_spec(trt.inputs, 'max')}",
+        ]
+    if trt.workspace_mib is not None:
+        args.append(f"--memPoolSize=workspace:{trt.workspace_mib}M")
+    args.append(f"--builderOptimizationLevel={trt.builder_optimization_level}")
+    args += precision_flags(model.precision, env.versions.triton)
+    return args
+
+
+def build_pod_labels(env: Environment, model: Model, key: str) -> dict[str, str]:
+    """Labels of the build pod. Deliberately *not* the model's selector labels: the model's
+    Services, PDB, NetworkPolicy and zone spread must never count a build pod."""
+    return {
+        "app.kubernetes.io/name": f"{model.name}-engine-build",
+        "app.kubernetes.io/part-of": f"{env.blueprint}-engines",
+        "app.kubernetes.io/managed-by": "inferplane",
+        COMPONENT_LABEL: "engine-build",
+        naming.ENVIRONMENT_LABEL: env.name,
+        naming.POOL_LABEL: model.pool,
+        ENGINE_KEY_LABEL: key,
+    }
+
+
+def build_pod_spec(env: Environment, model: Model) -> Manifest:
+    uri = engine_uri(model, env)
+    pool = env.pool_of(model)
+    uri_env = [{"name": "ENGINE_URI", "value": uri}]
+    work = [mount("work", WORK_DIR)]
+    engine_exists = store_exists(env, '"$ENGINE_URI"')
+    fetch = store_container(
+        env,
+        "fetch-onnx",
+        shell(
+            f"if {engine_exists}; then",
+            f'  touch {EXISTS_MARKER}; echo "engine already built: $ENGINE_URI"; exit 0',
+            "fi",
+            store_copy(env, '"$SOURCE_URI"', f"{WORK_DIR}/model.onnx"),
+        ),
+        [*uri_env, {"name": "SOURCE_URI", "value": model.source.uri}],
+        work,
+    )
+    # trtexec uses one GPU whatever the replica's count; the build gets one replica-unit's
+    # share of the node.
+    build_resources = serving_resources(env, dataclasses.replace(model, gpus=1))
+    build = {
+        "name": "trtexec",
+        "image": tensorrt_image(env),
+        "command": shell(
+            f"if [ -f {EXISTS_MARKER} ]; then exit 0; fi",
+            shlex.join(trtexec_args(model, env)),
+        ),
+        "env": [{"name": "HOME", "value": HOME}],
+        "resources": build_resources,
+        "securityContext": container_security_context(),
+        "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *work],
+    }
+    upload = store_container(
+        env,
+        "upload-engine",
+        shell(
+            f"if [ -f {EXISTS_MARKER} ] || {engine_exists}; then",
+            '  echo "engine already built: $ENGINE_URI"; exit 0',
+            "fi",
+            store_copy(env, f"{WORK_DIR}/{ENGINE_FILE}", '"$ENGINE_URI"'),
+            'echo "engine written to $ENGINE_URI"',
+        ),
+        uri_env,
+        work,
+    )
+    return {
+        "serviceAccountName": naming.ENGINE_BUILDER_SA,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "restartPolicy": "Never",
+        "securityContext": pod_security_context(),
+        **gpu_placement(pool),
+        "initContainers": [fetch, build],
+        "containers": [upload],
+        "volumes": [empty_dir("work"), empty_dir("home"), empty_dir("tmp")],
+    }
+
+
+def job_manifest(env: Environment, model: Model, namespace: str) -> tuple[Manifest, Manifest]:
+    """(metadata, spec) of the build Job."""
+    key = engine_key(model, env)
+    metadata = {
+        "name": job_name(model, key),
+        "namespace": namespace,
+        "labels": {
+            **model_object_labels(env, model),
+            COMPONENT_LABEL: "engine-build",
+            ENGINE_KEY_LABEL: key,
+        },
+        "annotations": {"pulumi.com/replaceUnready": "true"},
+    }
+    spec = {
+        "template": {
+            "metadata": {"labels": build_pod_labels(env, model, key)},
+            "spec": build_pod_spec(env, model),
+        }
+    }
+    return metadata, spec
+
+
+@dataclass(frozen=True)
+class TensorRtEngineBuildArgs:
+    """Inputs of `TensorRtEngineBuild`."""
+
+    env: Environment
+    """The resolved environment (model store, Triton release, pools)."""
+    model: Model | str
+    """The Triton model with a ``tensorrt`` section, or its name in ``env.models``."""
+    namespace: str
+    """Namespace of the build Job; it must hold the ``engine-builder`` ServiceAccount."""
+    provider: k8s.Provider
+    """The cluster's provider; every resource passes it explicitly."""
+
+
+class TensorRtEngineBuild(pulumi.ComponentResource):
+    """Builds (once per key) the TensorRT engine of one model on its pool's GPU type.
+
+    Outputs:
+        key: the engine's content key (`engine_key`).
+        engine_uri: ``<store>/.inferplane/engines/<model>/<key>/model.plan``.
+        job_name: name of the Kubernetes Job (``<model>-engine-<key[:10]>``).
+        job: the Job resource; depend on it to start only once the engine exists.
+    """
+
+    key: str
+    engine_uri: str
+    job_name: str
+    job: k8s.batch.v1.Job
+
+    def __init__(
+        self,
+        name: str,
+        args: TensorRtEngineBuildArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("inferplane:serving:TensorRtEngineBuild", name, None, opts)
+        env = args.env
+        model = env.models[args.model] if isinstance(args.model, str) else args.model
+        self.key = engine_key(model, env)
+        self.engine_uri = engine_uri(model, env)
+        self.job_name = job_name(model, self.key)
+        metadata, spec = job_manifest(env, model, args.namespace)
+        self.job = k8s.batch.v1.Job(
+            f"{name}-{self.key[:10]}",
+            metadata=metadata,
+            spec=spec,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=args.provider,
+                # The Job's name is fixed (it carries the key): a replacement must delete first.
+                delete_before_replace=True,
+                custom_timeouts=pulumi.CustomTimeouts(create=BUILD_TIMEOUT, update=BUILD_TIMEOUT),
+            ),
+        )
+        self.register_outputs(
+            {"key": self.key, "engine_uri": self.engine_uri, "job_name": self.job_name}
+        )

@@ -1,0 +1,217 @@
+"""The region-local load balancer of one model, and the NetworkPolicy of its serving path.
+
+Service ``<model>-lb`` (type LoadBalancer) exposes the ports of ``expose.protocol``
+(``http`` 8000, ``grpc`` 8001, or both), internal unless ``load_balancer.scheme: external``:
+
+- AWS, through the AWS Load Balancer Controller: an NLB (``aws-load-balancer-type:
+  external``) with IP targets (traffic goes straight to the pods: no node hop, so
+  ``externalTrafficPolicy`` is irrelevant and node ports are not allocated), in exactly
+  the environment's zones (``-subnets`` = their private subnets) with cross-zone load
+  balancing off, so a client's zone-local NLB address reaches pods in its zone. Targets
+  drain for as long as a pod does (deregistration delay = the pod's grace period) and
+  their connections are then closed, so long-lived gRPC/HTTP2 connections move on.
+  An external NLB lets the controller pick the public subnets.
+- GKE: ``networking.gke.io/load-balancer-type: "Internal"`` (GKE's default is an
+  *external* load balancer, so internal is always explicit), and ``externalTrafficPolicy:
+  Local``: only nodes with a ready pod receive traffic, the client address is preserved
+  (the NetworkPolicy can check it) and there is no second hop to another node or zone.
+- Both: ``loadBalancerSourceRanges`` = ``load_balancer.allowed_cidrs``; and
+  ``spec.trafficDistribution`` to prefer endpoints in the client's zone: ``PreferSameZone``
+  from Kubernetes 1.34 (beta, on by default), else ``PreferClose`` (GA in 1.33, and its
+  alias since). An attached cluster's version is not known here, so it gets
+  ``PreferClose``, which every supported version accepts. The ClusterIP Service carries the
+  same hint for in-cluster clients.
+
+NetworkPolicy ``<model>``: ingress to the model's pods only on the exposed ports from the
+allowed CIDRs — on AWS also the VPC (the NLB's health checks and, without client-IP
+preservation, its connections come from its own addresses there; an attached cluster's VPC
+is not known, so 10.0.0.0/8 stands for it) — and on the metrics port from the monitoring
+namespace (Prometheus). With no ``allowed_cidrs`` the VPC range (or 10.0.0.0/8) is used.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from typing import Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.serving.containers import PORTS, Manifest, termination_grace_s
+from inferplane import naming
+from inferplane.model import Environment, Model
+
+AWS: Final = "service.beta.kubernetes.io/aws-load-balancer-"
+GKE_LB_TYPE: Final = "networking.gke.io/load-balancer-type"
+ATTACHED_VPC_CIDR: Final = "10.0.0.0/8"
+SAME_ZONE_SINCE: Final = (1, 34)
+METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
+
+
+def lb_service_name(model: Model) -> str:
+    return f"{model.name}-lb"
+
+
+def exposed_ports(model: Model) -> list[str]:
+    """Port names the load balancer exposes (vLLM serves HTTP only)."""
+    if model.server == "vllm" or model.expose == "http":
+        return ["http"]
+    if model.expose == "grpc":
+        return ["grpc"]
+    return ["http", "grpc"]
+
+
+def service_ports(names: Sequence[str]) -> list[Manifest]:
+    return [
+        {"name": name, "port": PORTS[name], "targetPort": name, "protocol": "TCP"} for name in names
+    ]
+
+
+def _version(text: str) -> tuple[int, int]:
+    major, minor = text.lstrip("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def traffic_distribution(env: Environment) -> str:
+    """``PreferSameZone`` on a created cluster of Kubernetes >= 1.34, else ``PreferClose``."""
+    if env.cluster.create and _version(env.cluster.kubernetes_version) >= SAME_ZONE_SINCE:
+        return "PreferSameZone"
+    return "PreferClose"
+
+
+def internal(env: Environment) -> bool:
+    return env.load_balancer.scheme == "internal"
+
+
+def aws_annotations(env: Environment, model: Model) -> dict[str, str]:
+    """Annotations of the NLB, except the subnets (they are known only at deploy time)."""
+    grace = termination_grace_s(model)
+    return {
+        f"{AWS}type": "external",
+        f"{AWS}nlb-target-type": "ip",
+        f"{AWS}scheme": "internal" if internal(env) else "internet-facing",
+        f"{AWS}attributes": "load_balancing.cross_zone.enabled=false",
+        f"{AWS}target-group-attributes": (
+            f"deregistration_delay.timeout_seconds={grace},"
+            "deregistration_delay.connection_termination.enabled=true"
+        ),
+    }
+
+
+def lb_annotations(
+    env: Environment, model: Model, lb_subnet_ids: pulumi.Input[Sequence[str]] | None
+) -> pulumi.Input[dict[str, str]]:
+    """The load balancer Service's annotations for the environment's cloud.
+
+    On AWS with an internal scheme, `lb_subnet_ids` (one private subnet per environment
+    zone) pins the NLB to those zones; without it the controller discovers subnets itself.
+    """
+    if env.cloud == "gcp":
+        return {GKE_LB_TYPE: "Internal"} if internal(env) else {}
+    base = aws_annotations(env, model)
+    if lb_subnet_ids is None or not internal(env):
+        return base
+    return pulumi.Output.from_input(lb_subnet_ids).apply(
+        lambda ids: {**base, f"{AWS}subnets": ",".join(ids)}
+    )
+
+
+def lb_service_spec(env: Environment, model: Model) -> Manifest:
+    spec: Manifest = {
+        "type": "LoadBalancer",
+        "selector": naming.model_selector(env.blueprint, model.name),
+        "ports": service_ports(exposed_ports(model)),
+        "trafficDistribution": traffic_distribution(env),
+    }
+    if env.load_balancer.allowed_cidrs:
+        spec["loadBalancerSourceRanges"] = list(env.load_balancer.allowed_cidrs)
+    if env.cloud == "aws":
+        spec["allocateLoadBalancerNodePorts"] = False
+    else:
+        spec["externalTrafficPolicy"] = "Local"
+    return spec
+
+
+def _vpc_cidr(env: Environment) -> str:
+    return env.cluster.vpc_cidr if env.cluster.create else ATTACHED_VPC_CIDR
+
+
+def source_cidrs(env: Environment) -> list[str]:
+    """Who may reach the serving ports (see the module docstring), smallest covering set."""
+    wanted = list(env.load_balancer.allowed_cidrs)
+    if env.cloud == "aws" or not wanted:
+        wanted.append(_vpc_cidr(env))
+    networks = [ipaddress.ip_network(c, strict=False) for c in wanted]
+    v4 = ipaddress.collapse_addresses(n for n in networks if n.version == 4)
+    v6 = ipaddress.collapse_addresses(n for n in networks if n.version == 6)
+    return [str(n) for n in (*v4, *v6)]
+
+
+def network_policy_spec(env: Environment, model: Model) -> Manifest:
+    metrics = METRICS_PORT[model.server]
+    return {
+        "podSelector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {
+                "from": [{"ipBlock": {"cidr": cidr}} for cidr in source_cidrs(env)],
+                "ports": [
+                    {"protocol": "TCP", "port": PORTS[name]} for name in exposed_ports(model)
+                ],
+            },
+            {
+                "from": [
+                    {
+                        "namespaceSelector": {
+                            "matchLabels": {
+                                "kubernetes.io/metadata.name": naming.MONITORING_NAMESPACE
+                            }
+                        }
+                    }
+                ],
+                "ports": [{"protocol": "TCP", "port": PORTS[metrics]}],
+            },
+        ],
+    }
+
+
+def model_load_balancer(
+    name: str,
+    *,
+    env: Environment,
+    model: Model,
+    namespace: str,
+    labels: dict[str, str],
+    lb_subnet_ids: pulumi.Input[Sequence[str]] | None,
+    opts: pulumi.ResourceOptions,
+) -> k8s.core.v1.Service:
+    """The LoadBalancer Service ``<model>-lb``; `opts` carries the parent and provider."""
+    return k8s.core.v1.Service(
+        name,
+        metadata={
+            "name": lb_service_name(model),
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": lb_annotations(env, model, lb_subnet_ids),
+        },
+        spec=lb_service_spec(env, model),
+        opts=opts,
+    )
+
+
+def model_network_policy(
+    name: str,
+    *,
+    env: Environment,
+    model: Model,
+    namespace: str,
+    labels: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.networking.v1.NetworkPolicy:
+    return k8s.networking.v1.NetworkPolicy(
+        name,
+        metadata={"name": model.name, "namespace": namespace, "labels": labels},
+        spec=network_policy_spec(env, model),
+        opts=opts,
+    )

@@ -1,0 +1,207 @@
+"""Triton for one model: its ``config.pbtxt``, the ``tritonserver`` command line, the container.
+
+`render_config_pbtxt(model, env)` writes a ModelConfig in protobuf text format (checked in
+the tests against Triton's own ``model_config.proto``). What it sets, and why:
+
+- ``platform``: ``tensorrt_plan`` when the model has a ``tensorrt`` section (the engine
+  built by `components.serving.engine_build`), ``onnxruntime_onnx`` for plain ONNX.
+  Inputs and outputs are not written: Triton reads them from the engine or the ONNX model
+  (auto-complete), so the config can never disagree with the model.
+- ``max_batch_size``: ``batching.max_batch_size``, 0 (no batch dimension) without batching.
+- ``dynamic_batching``: the batching window is ``max_queue_delay_microseconds``.
+- ``instance_group``: one instance on the pod's GPU(s) (``KIND_GPU``).
+- ``model_warmup``: one sample per ``warmup.batch_sizes`` entry, run before the model
+  reports ready. Input shapes are the ``tensorrt.inputs`` *opt* shapes, with the batch
+  dimension taken by ``batch_size`` (batching) or set to the warm-up size (no batching).
+  Data: inputs named ``ids``, ``*_ids`` or ``*mask*`` are token-like INT64 and get
+  zeros (random bytes would be out-of-range token ids, and an out-of-range gather can
+  crash the engine); every other input is FP32 random data. A model whose inputs differ
+  from that convention should not use ``warmup``.
+- ``response_cache { enable: true }`` when enabled; the server-side cache size comes with
+  ``--cache-config`` (`triton_args`): both are needed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from components.serving import promql
+from components.serving.containers import (
+    CONFIG_DIR,
+    HOME,
+    MODELS_DIR,
+    PORTS,
+    Manifest,
+    container_security_context,
+    mount,
+    probes,
+    serving_resources,
+    shell,
+    store_container,
+    store_copy,
+)
+from inferplane.errors import BlueprintError, Diagnostic
+from inferplane.model import Environment, Model, TensorRtInput
+
+CONFIG_FILE = "config.pbtxt"
+_TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
+
+
+def model_file(model: Model) -> str:
+    """File name of the model inside ``<repository>/<model>/1/``."""
+    return "model.plan" if model.tensorrt is not None else "model.onnx"
+
+
+def platform(model: Model) -> str:
+    return "tensorrt_plan" if model.tensorrt is not None else "onnxruntime_onnx"
+
+
+def input_data_type(name: str) -> str:
+    return "TYPE_INT64" if _TOKEN_LIKE.search(name) else "TYPE_FP32"
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _ints(values: tuple[int, ...] | list[int]) -> str:
+    return "[ " + ", ".join(str(v) for v in values) + " ]"
+
+
+def _warmup_inputs(env: Environment, model: Model) -> tuple[TensorRtInput, ...]:
+    inputs = model.tensorrt.inputs if model.tensorrt else ()
+    if not inputs:
+        where = (*model.path, "warmup")
+        raise BlueprintError(
+            [
+                Diagnostic(
+                    env.locate(where),
+                    env.source_path(where),
+                    "warm-up requests need the model's input names and shapes",
+                    "declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup",
+                )
+            ]
+        )
+    return inputs
+
+
+def _warmup_sample(tensors: tuple[TensorRtInput, ...], size: int, batching: bool) -> list[str]:
+    lines = [
+        "  {",
+        f"    name: {_quote(f'warmup_batch_{size}')}",
+        f"    batch_size: {size if batching else 1}",
+    ]
+    for tensor in tensors:
+        dims = list(tensor.opt[1:]) if batching else [size, *tensor.opt[1:]]
+        dtype = input_data_type(tensor.name)
+        data = "zero_data: true" if dtype == "TYPE_INT64" else "random_data: true"
+        lines += [
+            "    inputs {",
+            f"      key: {_quote(tensor.name)}",
+            "      value {",
+            f"        data_type: {dtype}",
+            f"        dims: {_ints(dims)}",
+            f"        {data}",
+            "      }",
+            "    }",
+        ]
+    return [*lines, "  }"]
+
+
+def _warmup(env: Environment, model: Model, batching: bool) -> list[str]:
+    assert model.warmup is not None
+    tensors = _warmup_inputs(env, model)
+    samples = [_warmup_sample(tensors, size, batching) for size in model.warmup.batch_sizes]
+    lines = ["model_warmup ["]
+    for i, sample in enumerate(samples):
+        if i < len(samples) - 1:
+            sample[-1] += ","
+        lines += sample
+    return [*lines, "]"]
+
+
+def render_config_pbtxt(model: Model, env: Environment) -> str:
+    """The model's ``config.pbtxt`` (see the module docstring for each field)."""
+    if model.server != "triton":
+        raise ValueError(f"model {model.name!r} is served by {model.server}, not triton")
+    batching = model.batching is not None and model.batching.max_batch_size > 0
+    lines = [
+        f"name: {_quote(model.name)}",
+        f"platform: {_quote(platform(model))}",
+        f"max_batch_size: {model.batching.max_batch_size if model.batching and batching else 0}",
+    ]
+    if model.batching is not None and batching:
+        lines.append("dynamic_batching {")
+        if model.batching.preferred_batch_sizes:
+            lines.append(f"  preferred_batch_size: {_ints(model.batching.preferred_batch_sizes)}")
+        lines.append(f"  max_queue_delay_microseconds: {model.batching.max_queue_delay_us}")
+        lines.append("}")
+    lines += ["instance_group [", "  {", "    count: 1", "    kind: KIND_GPU", "  }", "]"]
+    if model.warmup is not None and model.warmup.batch_sizes:
+        lines += _warmup(env, model, batching)
+    if model.response_cache is not None and model.response_cache.enabled:
+        lines += ["response_cache {", "  enable: true", "}"]
+    return "\n".join(lines) + "\n"
+
+
+# --- the server ---------------------------------------------------------------------------
+def triton_args(model: Model) -> list[str]:
+    """``tritonserver`` arguments: exactly this model, strict readiness, fixed ports.
+
+    ``--exit-timeout-secs`` lets in-flight requests finish after SIGTERM (the default is
+    30 s); the pod's grace period covers it (`containers.termination_grace_s`).
+    """
+    args = [
+        f"--model-repository={MODELS_DIR}",
+        "--model-control-mode=explicit",
+        f"--load-model={model.name}",
+        "--strict-readiness=true",
+        "--exit-on-error=true",
+        f"--http-port={PORTS['http']}",
+        f"--grpc-port={PORTS['grpc']}",
+        f"--metrics-port={PORTS['metrics']}",
+        f"--exit-timeout-secs={model.max_request_s}",
+        *promql.triton_metrics_args(model),
+    ]
+    if model.response_cache is not None and model.response_cache.enabled:
+        args.append(f"--cache-config=local,size={model.response_cache.size_mb * 1024 * 1024}")
+    return args
+
+
+def triton_container(env: Environment, model: Model, image: str) -> Manifest:
+    return {
+        "name": "triton",
+        "image": image,
+        "command": ["tritonserver"],
+        "args": triton_args(model),
+        "env": [{"name": "HOME", "value": HOME}],
+        "ports": [
+            {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()
+        ],
+        "resources": serving_resources(env, model),
+        "securityContext": container_security_context(),
+        "volumeMounts": [
+            mount("home", HOME),
+            mount("tmp", "/tmp"),
+            mount("dshm", "/dev/shm"),
+            mount("models", MODELS_DIR, read_only=True),
+        ],
+        **probes(model, ready_path=f"/v2/models/{model.name}/ready", live_path="/v2/health/live"),
+    }
+
+
+def triton_fetch_container(env: Environment, model: Model, model_uri: str) -> Manifest:
+    """Lays out the one-model repository: ``/models/<m>/config.pbtxt`` from the ConfigMap
+    and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`)."""
+    version_dir = f"{MODELS_DIR}/{model.name}/1"
+    return store_container(
+        env,
+        "fetch-model",
+        shell(
+            f'mkdir -p "{version_dir}"',
+            f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"',
+            store_copy(env, '"$MODEL_URI"', f'"{version_dir}/{model_file(model)}"'),
+        ),
+        [{"name": "MODEL_URI", "value": model_uri}],
+        [mount("models", MODELS_DIR), mount("triton-config", CONFIG_DIR, read_only=True)],
+    )

@@ -1,0 +1,25 @@
+"""Fixtures for the serving tests: ModelServers of the reference blueprint, run offline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from serving_fixtures import serve
+
+from inferplane.model import Environment
+from inferplane.offline import Recording
+
+
+@pytest.fixture(scope="session")
+def served(staging: Environment, prod: Environment) -> Callable[[str], Recording]:
+    """`served("staging")`: every reference model's ModelServer, offline (once a session)."""
+    envs = {"staging": staging, "prod": prod}
+    cache: dict[str, Recording] = {}
+
+    def get(env_name: str) -> Recording:
+        if env_name not in cache:
+            cache[env_name] = serve(envs[env_name])
+        return cache[env_name]
+
+    return get

@@ -1,0 +1,511 @@
+"""ModelServer under mocks: the serving pod, its rollout, drain, hardening, secrets, and the
+objects around it — for a Triton and a vLLM model, on AWS (staging) and GCP (prod)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from serving_fixtures import (
+    CONFIG_MAP,
+    DEPLOYMENT,
+    JOB,
+    NETWORK_POLICY,
+    PDB,
+    SERVICE,
+    container,
+    k8s_object,
+    pod_spec,
+    serve,
+    with_model,
+    with_pool,
+)
+from serving_fixtures import (
+    SECRET as SECRET_TYPE,
+)
+
+from components.serving.model_server import CONFIG_HASH_ANNOTATION
+from components.serving.secrets import OFFLINE_PLACEHOLDER
+from inferplane import naming
+from inferplane.offline import SECRET
+
+GPU_TAINT = {
+    "key": "nvidia.com/gpu",
+    "operator": "Equal",
+    "value": "present",
+    "effect": "NoSchedule",
+}
+SERVERS = [("staging", "ranker", "triton"), ("staging", "chat", "vllm"),
+           ("prod", "ranker", "triton"), ("prod", "chat", "vllm")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("env_name", "model", "server"), SERVERS)
+def test_gpu_requests_equal_limits(served, env_name, model, server):
+    c = container(k8s_object(served(env_name), DEPLOYMENT, model), server)
+    assert c["resources"]["requests"]["nvidia.com/gpu"] == "1"
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    # memory is guaranteed; CPU has a request and no limit (no CFS throttling)
+    assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
+    assert "cpu" not in c["resources"]["limits"]
+
+
+def test_resources_are_the_replicas_share_of_the_node(served):
+    staging = container(k8s_object(served("staging"), DEPLOYMENT, "ranker"), "triton")
+    assert staging["resources"]["requests"] == {
+        "nvidia.com/gpu": "1",
+        "cpu": "6500m",
+        "memory": "24064Mi",
+    }  # g6.2xlarge: 8 vCPU, 32 GiB
+    prod = container(k8s_object(served("prod"), DEPLOYMENT, "chat"), "vllm")
+    assert prod["resources"]["requests"] == {
+        "nvidia.com/gpu": "1",
+        "cpu": "6500m",
+        "memory": "21504Mi",
+    }  # g2-standard-8: 32 GB
+
+
+def test_mig_pool_requests_the_mig_slice(served):
+    # nightly-embed runs on h100 (MIG 3g.40gb, mixed strategy): 16 slices per p5.48xlarge
+    c = container(k8s_object(served("staging"), DEPLOYMENT, "nightly-embed"), "triton")
+    assert c["resources"]["requests"] == {
+        "nvidia.com/mig-3g.40gb": "1",
+        "cpu": "11900m",
+        "memory": "104704Mi",
+    }
+    assert c["resources"]["limits"] == {"nvidia.com/mig-3g.40gb": "1", "memory": "104704Mi"}
+    assert "nvidia.com/gpu" not in json.dumps(c["resources"])
+
+
+@pytest.mark.parametrize(("env_name", "model", "zones"), [
+    ("staging", "chat", ["us-east-1a"]),
+    ("prod", "chat", ["us-central1-a", "us-central1-b"]),
+    ("prod", "nightly-embed", ["us-central1-a"]),  # h100 lives in one zone only
+])  # fmt: skip
+def test_pinned_to_pool_and_zones(served, env_name, model, zones):
+    d = k8s_object(served(env_name), DEPLOYMENT, model)
+    spec = pod_spec(d)
+    pool = "h100" if model == "nightly-embed" else "l4"
+    assert spec["nodeSelector"] == {"inferplane.dev/pool": pool}
+    assert spec["tolerations"] == [GPU_TAINT]
+    required = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required == {
+        "nodeSelectorTerms": [
+            {
+                "matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": zones}
+                ]
+            }
+        ]
+    }
+
+
+def test_zone_spread_is_hard_only_with_a_replica_per_zone(served):
+    prod_chat = pod_spec(k8s_object(served("prod"), DEPLOYMENT, "chat"))
+    assert prod_chat["topologySpreadConstraints"] == [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "minDomains": 2,
+            "labelSelector": {
+                "matchLabels": {
+                    "app.kubernetes.io/part-of": "support-assistant",
+                    "inferplane.dev/model": "chat",
+                }
+            },
+            "matchLabelKeys": ["pod-template-hash"],
+        }
+    ]
+    # staging chat: min 0 replicas cannot cover its zone -> soft
+    staging_chat = pod_spec(k8s_object(served("staging"), DEPLOYMENT, "chat"))
+    [soft] = staging_chat["topologySpreadConstraints"]
+    assert soft["whenUnsatisfiable"] == "ScheduleAnyway"
+    assert "minDomains" not in soft
+
+
+@pytest.mark.parametrize("env_name", ["staging", "prod"])
+def test_triton_serves_exactly_one_model(served, env_name):
+    c = container(k8s_object(served(env_name), DEPLOYMENT, "ranker"), "triton")
+    assert c["image"] == "nvcr.io/nvidia/tritonserver:25.08-py3"
+    assert c["command"] == ["tritonserver"]
+    assert c["args"] == [
+        "--model-repository=/models",
+        "--model-control-mode=explicit",
+        "--load-model=ranker",
+        "--strict-readiness=true",
+        "--exit-on-error=true",
+        "--http-port=8000",
+        "--grpc-port=8001",
+        "--metrics-port=8002",
+        "--exit-timeout-secs=60",
+        "--metrics-config=summary_latencies=true",
+        "--metrics-config=summary_quantiles=0.5:0.01,0.95:0.001,0.99:0.001",
+        "--cache-config=local,size=268435456",  # response_cache.size_mb: 256
+    ]
+    assert [(p["name"], p["containerPort"]) for p in c["ports"]] == [
+        ("http", 8000),
+        ("grpc", 8001),
+        ("metrics", 8002),
+    ]
+
+
+def test_triton_repository_is_laid_out_by_an_init_container(served):
+    rec = served("staging")
+    d = k8s_object(rec, DEPLOYMENT, "ranker")
+    fetch = container(d, "fetch-model", init=True)
+    assert fetch["image"] == "public.ecr.aws/aws-cli/aws-cli:2.27.50"
+    script = fetch["command"][2]
+    assert 'cp "/config/config.pbtxt" "/models/ranker/config.pbtxt"' in script
+    assert 'aws s3 cp --only-show-errors "$MODEL_URI" "/models/ranker/1/model.plan"' in script
+    [uri] = [e["value"] for e in fetch["env"] if e["name"] == "MODEL_URI"]
+    job = rec.of_type(JOB)
+    engine = [j for j in job if j.get("metadata", "labels", naming.MODEL_LABEL) == "ranker"]
+    key = engine[0].get("metadata", "labels", "inferplane.dev/engine-key")
+    assert uri == f"s3://acme-models-use1/.inferplane/engines/ranker/{key}/model.plan"
+    assert pod_spec(d)["serviceAccountName"] == "model-reader"
+    assert {"name": "triton-config", "configMap": {"name": "ranker-triton-config"}} in pod_spec(d)[
+        "volumes"
+    ]
+    cm = k8s_object(rec, CONFIG_MAP, "ranker-triton-config")
+    assert cm.get("data", "config.pbtxt").startswith('name: "ranker"\nplatform: "tensorrt_plan"')
+
+
+def test_gcp_fetch_uses_gcloud(served):
+    fetch = container(k8s_object(served("prod"), DEPLOYMENT, "chat"), "fetch-weights", init=True)
+    assert fetch["image"] == "gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim"
+    assert 'gcloud storage rsync --recursive "$MODEL_URI" "/models/chat"' in fetch["command"][2]
+    env = {e["name"]: e["value"] for e in fetch["env"]}
+    assert env["MODEL_URI"] == "gs://acme-models-usc1/llama-3.1-8b-instruct/"
+    assert env["CLOUDSDK_CORE_PROJECT"] == "acme-ml-prod"
+    assert env["CLOUDSDK_CONFIG"] == "/home/inferplane/gcloud"
+
+
+@pytest.mark.parametrize("env_name", ["staging", "prod"])
+def test_vllm_command_line(served, env_name):
+    c = container(k8s_object(served(env_name), DEPLOYMENT, "chat"), "vllm")
+    assert c["image"] == "vllm/vllm-openai:v0.10.2"
+    assert c["command"] == ["vllm", "serve"]
+    assert c["args"] == [
+        "/models/chat", "--port", "8000", "--served-model-name", "chat",
+        "--tensor-parallel-size", "1",
+        "--quantization", "fp8",  # precision: fp8
+        "--max-model-len", "8192", "--max-num-seqs", "64", "--gpu-memory-utilization", "0.9",
+        "--enable-prefix-caching",
+    ]  # fmt: skip
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    assert env["HF_HUB_OFFLINE"] == "1"  # weights are local
+    assert env["HOME"] == "/home/inferplane"
+    assert env["VLLM_NO_USAGE_STATS"] == "1"
+
+
+def test_vllm_hf_source_precision_and_settings(staging):
+    from components.serving.vllm import vllm_args
+    from inferplane.model import ModelSource, VllmSettings
+
+    hf = ModelSource(
+        uri="hf://Qwen/Qwen2.5-7B-Instruct@abc123",
+        scheme="hf",
+        bucket=None,
+        key=None,
+        hf_repo="Qwen/Qwen2.5-7B-Instruct",
+        hf_revision="abc123",
+    )
+    settings = VllmSettings(
+        max_num_batched_tokens=4096,
+        enable_prefix_caching=False,
+        enable_chunked_prefill=True,
+        kv_cache_dtype="fp8",
+        enforce_eager=True,
+    )
+    env = with_model(staging, "chat", source=hf, precision="bf16", gpus=2, vllm=settings)
+    assert vllm_args(env.models["chat"]) == [
+        "Qwen/Qwen2.5-7B-Instruct", "--port", "8000", "--served-model-name", "chat",
+        "--revision", "abc123", "--tensor-parallel-size", "2", "--dtype", "bfloat16",
+        "--max-num-batched-tokens", "4096", "--kv-cache-dtype", "fp8",
+        "--no-enable-prefix-caching", "--enable-chunked-prefill", "--enforce-eager",
+    ]  # fmt: skip
+    quantized = with_model(env, "chat", precision="int4", vllm=VllmSettings(quantization="awq"))
+    assert vllm_args(quantized.models["chat"])[-2:] == ["--quantization", "awq"]
+    checkpoint = with_model(env, "chat", precision="int8", vllm=None)
+    assert "--quantization" not in vllm_args(checkpoint.models["chat"])
+    assert "--dtype" not in vllm_args(checkpoint.models["chat"])
+
+    rec = serve(env, ["chat"])
+    d = k8s_object(rec, DEPLOYMENT, "chat")
+    assert "initContainers" not in pod_spec(d)  # vLLM downloads hf:// itself
+    c = container(d, "vllm")
+    names = [e["name"] for e in c["env"]]
+    assert "HF_HUB_OFFLINE" not in names
+    assert {
+        "name": "HF_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "chat-secrets", "key": "hf_token"}},
+    } in c["env"]
+    models_mount = next(m for m in c["volumeMounts"] if m["name"] == "models")
+    assert "readOnly" not in models_mount  # the hub cache lives there
+    assert c["resources"]["requests"]["nvidia.com/gpu"] == "2"
+
+
+@pytest.mark.parametrize(("model", "server", "ready", "live"), [
+    ("ranker", "triton", "/v2/models/ranker/ready", "/v2/health/live"),
+    ("chat", "vllm", "/health", "/health"),
+])  # fmt: skip
+def test_probes_never_kill_a_loading_pod(served, model, server, ready, live):
+    c = container(k8s_object(served("prod"), DEPLOYMENT, model), server)
+    startup = c["startupProbe"]
+    assert startup["httpGet"] == {"path": ready, "port": "http"}
+    assert startup["periodSeconds"] == 10
+    assert startup["failureThreshold"] == 120  # startup_timeout_s 1200 / 10
+    assert c["readinessProbe"]["httpGet"] == {"path": ready, "port": "http"}
+    assert c["livenessProbe"]["httpGet"] == {"path": live, "port": "http"}
+    assert c["lifecycle"] == {"preStop": {"exec": {"command": ["sleep", "15"]}}}
+
+
+def test_drain_and_rollout_timings(served):
+    d = k8s_object(served("prod"), DEPLOYMENT, "chat")
+    # preStop 15 s + max_request_s 60 + 15 s for the server's own shutdown
+    assert pod_spec(d)["terminationGracePeriodSeconds"] == 90
+    assert d.get("spec", "progressDeadlineSeconds") == 1200 + 900
+    assert d.get("spec", "replicas") == 2  # replicas.min: the first rollout is warm
+    assert d.get("spec", "strategy") == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+    }
+
+
+def test_single_replica_surges_only_with_room(staging):
+    # staging l4: 6 nodes x 1 GPU at most; chat 2 + ranker 2 + toxicity 2 at max -> no room
+    tight = serve(staging, ["ranker"])
+    assert k8s_object(tight, DEPLOYMENT, "ranker").get("spec", "strategy", "rollingUpdate") == {
+        "maxSurge": 0,
+        "maxUnavailable": 1,
+    }
+    roomy = serve(
+        with_pool(staging, "l4", nodes=staging.pools["l4"].nodes.__class__(2, 7)), ["ranker"]
+    )
+    assert k8s_object(roomy, DEPLOYMENT, "ranker").get("spec", "strategy", "rollingUpdate") == {
+        "maxSurge": 1,
+        "maxUnavailable": 0,
+    }
+
+
+@pytest.mark.parametrize("env_name", ["staging", "prod"])
+def test_every_pod_is_hardened(served, env_name):
+    rec = served(env_name)
+    workloads = [*rec.of_type(DEPLOYMENT), *rec.of_type(JOB)]
+    assert len(workloads) == 4 + 3
+    for w in workloads:
+        spec = pod_spec(w)
+        assert spec["securityContext"] == {
+            "runAsNonRoot": True,
+            "runAsUser": 1000,
+            "runAsGroup": 1000,
+            "fsGroup": 1000,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        }
+        assert spec["automountServiceAccountToken"] is False
+        for c in [*spec.get("initContainers", []), *spec["containers"]]:
+            assert c["securityContext"] == {
+                "allowPrivilegeEscalation": False,
+                "readOnlyRootFilesystem": True,
+                "runAsNonRoot": True,
+                "capabilities": {"drop": ["ALL"]},
+            }, (w.name, c["name"])
+            mounts = {m["mountPath"] for m in c["volumeMounts"]}
+            assert {"/tmp", "/home/inferplane"} <= mounts, (w.name, c["name"])
+
+
+def test_writable_volumes_of_the_servers(served):
+    d = k8s_object(served("prod"), DEPLOYMENT, "ranker")
+    volumes = {v["name"]: v for v in pod_spec(d)["volumes"]}
+    assert volumes["dshm"] == {
+        "name": "dshm",
+        "emptyDir": {"medium": "Memory", "sizeLimit": "2048Mi"},
+    }
+    assert volumes["models"] == {"name": "models", "emptyDir": {}}
+    mounts = {m["mountPath"]: m for m in container(d, "triton")["volumeMounts"]}
+    assert mounts["/dev/shm"]["name"] == "dshm"
+    assert mounts["/models"].get("readOnly") is True  # Triton only reads its repository
+
+
+def test_labels_on_every_object(served):
+    rec = served("staging")
+    want = {
+        "app.kubernetes.io/name": "ranker",
+        "app.kubernetes.io/instance": "support-assistant-ranker",
+        "app.kubernetes.io/part-of": "support-assistant",
+        "app.kubernetes.io/managed-by": "inferplane",
+        "inferplane.dev/model": "ranker",
+        "inferplane.dev/environment": "staging",
+        "inferplane.dev/pool": "l4",
+        "inferplane.dev/latency-class": "realtime",
+    }
+    objects = [
+        (DEPLOYMENT, "ranker"),
+        (SERVICE, "ranker"),
+        (SERVICE, "ranker-lb"),
+        (PDB, "ranker"),
+        (NETWORK_POLICY, "ranker"),
+        (CONFIG_MAP, "ranker-triton-config"),
+    ]
+    for type_, name in objects:
+        labels = k8s_object(rec, type_, name).get("metadata", "labels")
+        assert want.items() <= labels.items(), (type_, name)
+    assert (
+        want.items()
+        <= k8s_object(rec, DEPLOYMENT, "ranker")
+        .get("spec", "template", "metadata", "labels")
+        .items()
+    )
+    batch = k8s_object(rec, DEPLOYMENT, "nightly-embed").get("metadata", "labels")
+    assert batch["inferplane.dev/latency-class"] == "batch"
+    assert batch["inferplane.dev/pool"] == "h100"
+
+
+def test_deployment_waits_for_engine_config_and_secret(served):
+    rec = served("staging")
+    ranker = k8s_object(rec, DEPLOYMENT, "ranker")
+    [job] = [
+        j for j in rec.of_type(JOB) if j.get("metadata", "labels", naming.MODEL_LABEL) == "ranker"
+    ]
+    assert job.urn in ranker.depends_on
+    assert k8s_object(rec, CONFIG_MAP, "ranker-triton-config").urn in ranker.depends_on
+    chat = k8s_object(rec, DEPLOYMENT, "chat")
+    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").urn in chat.depends_on
+
+
+def test_config_change_rolls_the_pods(staging):
+    from components.serving.model_server import deployment_spec
+
+    model = staging.models["ranker"]
+    a = deployment_spec(staging, model, "s3://x", False, 'name: "ranker"\n')
+    b = deployment_spec(staging, model, "s3://x", False, 'name: "ranker"\nmax_batch_size: 8\n')
+    hash_a = a["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
+    assert hash_a != b["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
+    assert (
+        hash_a
+        == deployment_spec(staging, model, "s3://x", False, 'name: "ranker"\n')["template"][
+            "metadata"
+        ]["annotations"][CONFIG_HASH_ANNOTATION]
+    )
+
+
+def test_secret_is_never_plain(served):
+    rec = served("staging")
+    secret = k8s_object(rec, SECRET_TYPE, "chat-secrets")
+    assert secret.get("stringData") == {"hf_token": SECRET}
+    assert OFFLINE_PLACEHOLDER not in json.dumps([r.inputs for r in rec])
+    c = container(k8s_object(rec, DEPLOYMENT, "chat"), "vllm")
+    assert {
+        "name": "HF_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "chat-secrets", "key": "hf_token"}},
+    } in c["env"]
+
+
+def test_secret_from_env_stays_secret_online(staging, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_live_token_value_123")
+    rec = serve(staging, ["chat"], config={"inferplane:offline": "false"})
+    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {"hf_token": SECRET}
+    assert "hf_live_token_value_123" not in json.dumps([r.inputs for r in rec])
+
+
+def test_missing_secret_env_is_a_blueprint_error(staging, monkeypatch):
+    from inferplane.errors import BlueprintError
+
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    with pytest.raises(BlueprintError) as err:
+        serve(staging, ["chat"], config={"inferplane:offline": "false"})
+    [diag] = err.value.diagnostics
+    assert diag.path == ("models", "chat", "secrets", "hf_token", "from_env")
+    assert diag.location.line > 1
+    assert str(diag).endswith(
+        "error: models.chat.secrets.hf_token.from_env: environment variable HF_TOKEN is not "
+        "set (secret models.chat.secrets.hf_token reads it when `pulumi up` runs); export "
+        "HF_TOKEN=... before running pulumi, or store the value with `pulumi config set "
+        "--secret` and use from_pulumi_config"
+    )
+
+
+def test_cluster_service_pdb_and_network_policy(served):
+    rec = served("staging")
+    svc = k8s_object(rec, SERVICE, "ranker")
+    assert svc.get("spec") == {
+        "type": "ClusterIP",
+        "selector": {
+            "app.kubernetes.io/part-of": "support-assistant",
+            "inferplane.dev/model": "ranker",
+        },
+        "ports": [
+            {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"},
+            {"name": "grpc", "port": 8001, "targetPort": "grpc", "protocol": "TCP"},
+            {"name": "metrics", "port": 8002, "targetPort": "metrics", "protocol": "TCP"},
+        ],
+        "trafficDistribution": "PreferClose",
+    }
+    assert k8s_object(rec, SERVICE, "chat").get("spec", "ports") == [
+        {"name": "http", "port": 8000, "targetPort": "http", "protocol": "TCP"}
+    ]
+    assert k8s_object(rec, PDB, "ranker").get("spec") == {
+        "maxUnavailable": 1,
+        "selector": {
+            "matchLabels": {
+                "app.kubernetes.io/part-of": "support-assistant",
+                "inferplane.dev/model": "ranker",
+            }
+        },
+        "unhealthyPodEvictionPolicy": "AlwaysAllow",
+    }
+    policy = k8s_object(rec, NETWORK_POLICY, "ranker").get("spec")
+    assert policy["policyTypes"] == ["Ingress"]
+    assert policy["ingress"] == [
+        # allowed_cidrs 10.0.0.0/8 already covers the VPC 10.64.0.0/16 the NLB sits in
+        {
+            "from": [{"ipBlock": {"cidr": "10.0.0.0/8"}}],
+            "ports": [{"protocol": "TCP", "port": 8001}],
+        },  # expose: grpc
+        {
+            "from": [
+                {
+                    "namespaceSelector": {
+                        "matchLabels": {"kubernetes.io/metadata.name": "monitoring"}
+                    }
+                }
+            ],
+            "ports": [{"protocol": "TCP", "port": 8002}],
+        },
+    ]
+    vllm_policy = k8s_object(rec, NETWORK_POLICY, "chat").get("spec", "ingress")
+    assert vllm_policy[1]["ports"] == [{"protocol": "TCP", "port": 8000}]  # /metrics on http
+
+
+def test_outputs(served):
+    staging = served("staging").outputs
+    assert staging["ranker.deployment"] == "ranker"
+    assert staging["ranker.service"] == "ranker"
+    assert staging["ranker.lb_service"] == "ranker-lb"
+    assert staging["ranker.endpoint"].endswith(".elb.us-east-1.amazonaws.com")
+    assert served("prod").outputs["chat.endpoint"].startswith("10.128.")
+
+
+def test_engine_uri_output(staging):
+    from components.serving.engine_build import engine_uri
+
+    rec = serve(staging, ["ranker", "chat"])
+    servers = [r for r in rec if r.type == "inferplane:serving:ModelServer"]
+    assert len(servers) == 2
+    assert engine_uri(staging.models["ranker"], staging).startswith(
+        "s3://acme-models-use1/.inferplane/engines/ranker/"
+    )
+
+
+def test_children_and_names(served):
+    rec = served("prod")
+    server = rec.named("support-assistant-prod-ranker", "inferplane:serving:ModelServer")
+    kinds = sorted(r.type for r in rec.children(server))
+    assert kinds == sorted([
+        "inferplane:serving:TensorRtEngineBuild", CONFIG_MAP, DEPLOYMENT, SERVICE, SERVICE,
+        PDB, NETWORK_POLICY, "inferplane:serving:ModelAutoscaler",
+        "inferplane:serving:ModelMonitoring"])  # fmt: skip
+    for child in rec.children(server):
+        assert child.name.startswith("support-assistant-prod-ranker")
+        if child.custom:
+            assert child.provider is not None and child.provider.endswith("::cluster")
