@@ -97,13 +97,13 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                     "maxSurge: 0, maxUnavailable: 1 and at least 2 replicas",
                     w.ref,
                 )
-            elif extra == 0 and down > 0 and (low or 0) < 2:
+            elif extra == 0 and down > 0 and low == 1:
                 yield Finding(
                     f"models.{model.name}",
                     ("models", model.name, "replicas", "min"),
-                    f"{model.name} rolls out by taking replicas down (maxSurge 0) with only "
-                    f"{low or 0:g} minimum replicas, so an update interrupts it; keep at least "
-                    "2 replicas or leave room for a surge pod",
+                    f"{model.name} rolls out by replacing its only warm replica in place "
+                    "(maxSurge 0), so every update interrupts it; keep at least 2 replicas or "
+                    "leave a spare GPU for a surge pod",
                     w.ref,
                 )
 

@@ -26,8 +26,10 @@ def _node_groups(stack: Stack) -> Iterator[Finding]:
     outside: dict[str, tuple[list[str], Resource | None]] = {}
     for group in stack.node_groups:
         pool = group.pool
-        target = f"gpu_pools.{pool}" if pool else group.resource.name
-        field: YamlPath = ("gpu_pools", pool, "zones") if pool else ("gpu_pools",)
+        if pool is None:
+            continue  # not a GPU pool (a system node group may span the cluster's subnets)
+        target = f"gpu_pools.{pool}"
+        field: YamlPath = ("gpu_pools", pool, "zones")
         if group.spans > 1:
             yield Finding(
                 target,
@@ -45,7 +47,7 @@ def _node_groups(stack: Stack) -> Iterator[Finding]:
                 f"subnet (or node location) and the label {naming.ZONE_LABEL}",
                 group.resource.ref,
             )
-        if pool and env_zones and group.zones:
+        if env_zones and group.zones:
             for zone in group.zones:
                 if zone not in env_zones:
                     zones, _ = outside.setdefault(pool, ([], group.resource))

@@ -1,0 +1,120 @@
+"""Policy fixtures: the golden blueprint changed in one place, stored as data.
+
+A fixture file (``fixtures/<rule-id>/<case>.yaml``)::
+
+    base: golden.yaml
+    description: why this case passes or fails
+    set:                                  # YAML path -> new value (the one change)
+      models.chat.replicas.min: 1
+    expect:                               # results of the fixture's rule, exactly
+      - {environment: staging, target: models.chat, line: 62}
+
+An empty `expect` makes it a passing fixture. `materialise` edits the golden text in place
+(replacing a value on its own line, or inserting a new key under an existing mapping), so
+every other line keeps its number and the expected line is the line a reader sees.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from inferplane.loader import load_text
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    rule: str
+    name: str
+    path: Path
+    base: str
+    description: str
+    set: dict[str, Any]
+    expect: list[dict[str, Any]]
+
+    @property
+    def passing(self) -> bool:
+        return not self.expect
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}/{self.name}"
+
+
+def fixtures() -> list[Fixture]:
+    out = []
+    for path in sorted(FIXTURES.glob("*/*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        out.append(
+            Fixture(
+                rule=path.parent.name,
+                name=path.stem,
+                path=path,
+                base=data.get("base", "golden.yaml"),
+                description=data.get("description", ""),
+                set=dict(data.get("set") or {}),
+                expect=list(data.get("expect") or []),
+            )
+        )
+    return out
+
+
+def _key(part: str) -> str | int:
+    return int(part) if part.isdigit() else part
+
+
+def _path(dotted: str) -> tuple[str | int, ...]:
+    return tuple(_key(p) for p in dotted.split("."))
+
+
+def _render(value: Any) -> str:
+    return json.dumps(value)
+
+
+def materialise(text: str, changes: dict[str, Any]) -> str:
+    """`text` with each YAML path set to its value, every untouched line kept in place."""
+    lines = text.splitlines()
+    # Later lines first, so an insertion never moves a line still to be edited.
+    edits = []
+    for dotted, value in changes.items():
+        source = load_text("\n".join(lines) + "\n", "golden.yaml").source
+        path = _path(dotted)
+        if source.has(path):
+            loc = source.value(path)
+            edits.append((loc.line, 0, path, value, loc.column))
+        elif len(path) == 1:  # a new top-level section goes at the end
+            edits.append((len(lines), 1, path, value, 1))
+        else:
+            parent = path[:-1]
+            if not source.has(parent):
+                raise ValueError(f"{dotted}: neither it nor its parent is in the base")
+            children = [
+                source.keys[p] for p in source.keys if len(p) == len(path) and p[:-1] == parent
+            ]
+            if not children:
+                raise ValueError(f"{dotted}: the parent has no block-style children")
+            first = min(children)
+            edits.append((source.keys[parent].line, 1, path, value, first.column))
+    for line_no, insert, path, value, column in sorted(edits, key=lambda e: -e[0]):
+        if insert:
+            lines.insert(line_no, " " * (column - 1) + f"{path[-1]}: {_render(value)}")
+        else:
+            old = lines[line_no - 1]
+            comment = old.find(" #", column - 1)
+            tail = old[comment:] if comment >= 0 else ""
+            lines[line_no - 1] = old[: column - 1] + _render(value) + tail
+    return "\n".join(lines) + "\n"
+
+
+def write(fixture: Fixture, directory: Path) -> Path:
+    """The fixture as a real blueprint file in `directory`."""
+    text = (FIXTURES / fixture.base).read_text()
+    out = directory / f"{fixture.rule}--{fixture.name}.yaml"
+    out.write_text(materialise(text, fixture.set))
+    return out

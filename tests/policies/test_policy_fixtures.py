@@ -1,0 +1,55 @@
+"""Every rule against the golden blueprint changed in one place: exact rule, environment,
+target and line, through the real program under mocks (`inferplane.check.check_files`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from policy_fixtures import FIXTURES, Fixture, fixtures, write
+
+from inferplane.check import check_files
+from policies.framework import rule_ids
+
+TODAY = dt.date(2026, 6, 1)
+ALL = fixtures()
+
+
+def _violations(path: Path, rule: str | None = None) -> set[tuple[str, str, str, int]]:
+    report = check_files([str(path)], today=TODAY)
+    out = set()
+    for r in report.results:
+        if r.status == "violation" and (rule is None or r.rule == rule):
+            assert r.location is not None and r.location.file == str(path), r
+            out.add((r.rule, r.environment, r.target, r.location.line))
+    return out
+
+
+def test_golden_is_clean() -> None:
+    assert _violations(FIXTURES / "golden.yaml") == set()
+
+
+@pytest.mark.parametrize("fixture", ALL, ids=lambda f: f.id)
+def test_fixture(fixture: Fixture, tmp_path: Path) -> None:
+    path = write(fixture, tmp_path)
+    expected = {(fixture.rule, e["environment"], e["target"], e["line"]) for e in fixture.expect}
+    assert _violations(path, fixture.rule) == expected, fixture.description
+
+
+def test_failing_fixtures_change_one_place() -> None:
+    for fixture in ALL:
+        if not fixture.passing:
+            assert len(fixture.set) == 1, f"{fixture.id} changes {len(fixture.set)} places"
+
+
+def test_every_rule_has_passing_and_failing_fixtures() -> None:
+    by_rule: dict[str, list[Fixture]] = {}
+    for fixture in ALL:
+        by_rule.setdefault(fixture.rule, []).append(fixture)
+    unknown = sorted(set(by_rule) - set(rule_ids()))
+    assert not unknown, f"fixture folders for no rule: {unknown}"
+    for rule in rule_ids():
+        cases = by_rule.get(rule, [])
+        assert any(f.passing for f in cases), f"{rule} has no passing fixture"
+        assert any(not f.passing for f in cases), f"{rule} has no failing fixture"
