@@ -1,0 +1,191 @@
+"""The CrossGuard pack: its policy list, its validators driven as Pulumi drives them, and the
+pack process itself spoken to over gRPC as the Pulumi CLI does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import shapes as S
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, unknown_checking_proxy
+
+from policies.framework import all_rules
+from policies.pack import PACK_NAME, plain, policies
+from policies.resources import Resource
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _opts() -> PolicyResourceOptions:
+    return PolicyResourceOptions(False, [], False, [], PolicyCustomTimeouts(0, 0, 0), [])
+
+
+def _policy_resource(r: Resource) -> PolicyResource:
+    props = unknown_checking_proxy(json.loads(json.dumps(r.props)))
+    return PolicyResource(r.type, props, r.urn, r.name, _opts(), None, None, [], {})
+
+
+def _by_name() -> dict[str, Any]:
+    return {p.name: p for p in policies()}
+
+
+def test_one_policy_per_rule_with_level_scope_and_config() -> None:
+    pack = _by_name()
+    assert sorted(pack) == [r.id for r in all_rules()]
+    for rule in all_rules():
+        policy = pack[rule.id]
+        kind = ResourceValidationPolicy if rule.scope == "resource" else StackValidationPolicy
+        assert isinstance(policy, kind)
+        level = (
+            EnforcementLevel.MANDATORY if rule.level == "mandatory" else EnforcementLevel.ADVISORY
+        )
+        assert policy.enforcement_level == level
+        assert policy.remediation_steps == rule.remediation
+        keys = set(policy.config_schema.properties) if policy.config_schema else set()
+        assert keys == {k.name for k in rule.config}
+
+
+def _stack_violations(
+    policy_name: str, resources: list[Resource], config: dict[str, Any] | None = None
+) -> list[tuple[str, str | None]]:
+    found: list[tuple[str, str | None]] = []
+    args = StackValidationArgs([_policy_resource(r) for r in resources], config or {})
+    _by_name()[policy_name].validate(args, lambda msg, urn=None: found.append((msg, urn)))
+    return found
+
+
+def test_stack_validation_reports_target_field_and_urn() -> None:
+    assert _stack_violations("warm-replicas", S.compliant()) == []
+    resources = S.compliant()
+    resources[4] = S.scaled_object("chat", lo=0.0)
+    [(message, urn)] = _stack_violations("warm-replicas", resources)
+    assert message.startswith("[prod] models.chat: keeps 0 warm replicas")
+    assert message.endswith("[blueprint field: models.chat.replicas.min]")
+    assert urn == resources[4].urn
+
+
+def test_stack_validation_reads_crossguard_config() -> None:
+    found = _stack_violations("warm-replicas", S.compliant(), {"min_warm_replicas_per_zone": 2})
+    assert len(found) == 1 and "needs at least 4" in found[0][0]
+
+
+def test_resource_validation_judges_one_resource() -> None:
+    svc = S.lb_service(
+        "chat", {"service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing"}
+    )
+    found: list[str] = []
+    args = ResourceValidationArgs(
+        svc.type, unknown_checking_proxy(svc.props), svc.urn, svc.name, _opts(), None, {}
+    )
+    _by_name()["public-endpoint"].validate(args, lambda msg, urn=None: found.append(msg))
+    assert found and found[0].startswith("load_balancer: Service chat-lb gets an internet-facing")
+
+
+def test_values_unknown_during_preview_are_dropped() -> None:
+    proxy = unknown_checking_proxy({"spec": {"minReplicaCount": UNKNOWN_NUMBER_VALUE, "x": [1]}})
+    assert plain(proxy) == {"spec": {"x": [1]}}
+
+
+def test_published_waivers_apply_online() -> None:
+    resources = S.compliant()
+    resources[4] = S.scaled_object("chat", lo=0.0)
+    data = resources[0].props["data"]
+    data["waivers"] = json.dumps(
+        [{"rule": "warm-replicas", "target": "models.chat", "reason": "r", "expires": "2999-01-01"}]
+    )
+    assert _stack_violations("warm-replicas", resources) == []
+
+
+# --- the pack process, as the Pulumi CLI runs it ------------------------------------------
+@pytest.fixture(scope="module")
+def analyzer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    # Pulumi starts the pack from its own directory with the pack's virtualenv.
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "policies" / "__main__.py")],
+        cwd=tmp_path_factory.mktemp("pack"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = proc.stdout.readline().strip()
+        assert port.isdigit(), proc.stderr.read() if proc.stderr else port
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        yield analyzer_pb2_grpc.AnalyzerStub(channel)
+        channel.close()
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def _struct(value: Any) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(json.loads(json.dumps(value)))
+    return s
+
+
+def _analyzer_resource(r: Resource) -> Any:
+    return analyzer_pb2.AnalyzerResource(
+        type=r.type, properties=_struct(r.props), urn=r.urn, name=r.name
+    )
+
+
+def test_pack_process_describes_every_policy(analyzer: Any) -> None:
+    info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
+    assert info.name == PACK_NAME and info.supportsConfig
+    levels = {p.name: p.enforcementLevel for p in info.policies}
+    assert levels["warm-replicas"] == analyzer_pb2.MANDATORY
+    assert levels["batching-window"] == analyzer_pb2.ADVISORY
+    assert set(levels) == {r.id for r in all_rules()}
+
+
+def test_pack_process_analyzes_a_stack_and_a_resource(analyzer: Any) -> None:
+    resources = S.compliant()
+    resources[4] = S.scaled_object("chat", lo=1.0)
+    response = analyzer.AnalyzeStack(
+        analyzer_pb2.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in resources])
+    )
+    [diagnostic] = [d for d in response.diagnostics if d.policyName == "warm-replicas"]
+    assert diagnostic.enforcementLevel == analyzer_pb2.MANDATORY
+    assert diagnostic.urn == resources[4].urn and "models.chat" in diagnostic.message
+    svc = S.lb_service("chat", {}, loadBalancerSourceRanges=["0.0.0.0/0"])
+    response = analyzer.Analyze(
+        analyzer_pb2.AnalyzeRequest(
+            type=svc.type, properties=_struct(svc.props), urn=svc.urn, name=svc.name
+        )
+    )
+    assert sorted(d.policyName for d in response.diagnostics) == ["public-endpoint"] * 2
+
+
+def test_pack_process_takes_the_policy_config(analyzer: Any) -> None:
+    config = analyzer_pb2.PolicyConfig(
+        enforcementLevel=analyzer_pb2.DISABLED, properties=_struct({})
+    )
+    analyzer.Configure(
+        analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={"warm-replicas": config})
+    )
+    resources = S.compliant()
+    resources[4] = S.scaled_object("chat", lo=1.0)
+    response = analyzer.AnalyzeStack(
+        analyzer_pb2.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in resources])
+    )
+    assert [d for d in response.diagnostics if d.policyName == "warm-replicas"] == []
