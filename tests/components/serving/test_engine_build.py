@@ -1,0 +1,241 @@
+"""TensorRT engine builds: the content key, trtexec per TensorRT major, and the Job."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from serving_fixtures import JOB, k8s_object, pod_spec, with_model, with_pool, with_versions
+
+from components.serving.engine_build import (
+    build_settings,
+    engine_key,
+    engine_uri,
+    precision_flags,
+    trtexec_args,
+)
+from inferplane.model import Environment, TensorRtInput
+
+
+def _trt(env: Environment, model: str, **changes: object) -> Environment:
+    trt = env.models[model].tensorrt
+    assert trt is not None
+    return with_model(env, model, tensorrt=dataclasses.replace(trt, **changes))
+
+
+def _key(env: Environment, model: str = "ranker") -> str:
+    return engine_key(env.models[model], env)
+
+
+def _ranker_input(**changes: object) -> tuple[TensorRtInput, ...]:
+    base = TensorRtInput("input_ids", (1, 128), (8, 128), (32, 512))
+    return (dataclasses.replace(base, **changes),)
+
+
+def test_key_is_stable(staging):
+    assert _key(staging) == _key(staging)
+    assert len(_key(staging)) == 12
+    assert engine_uri(staging.models["ranker"], staging) == (
+        f"s3://acme-models-use1/.inferplane/engines/ranker/{_key(staging)}/model.plan"
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda e: with_model(e, "ranker", source=dataclasses.replace(
+            e.models["ranker"].source, uri="s3://acme-models-use1/reranker/v2/model.onnx")),
+            id="source"),
+        pytest.param(lambda e: _trt(e, "ranker", inputs=_ranker_input(min=(2, 128))), id="min"),
+        pytest.param(lambda e: _trt(e, "ranker", inputs=_ranker_input(opt=(16, 128))), id="opt"),
+        pytest.param(lambda e: _trt(e, "ranker", inputs=_ranker_input(max=(32, 256))), id="max"),
+        pytest.param(lambda e: _trt(e, "ranker", inputs=_ranker_input(name="ids")), id="name"),
+        pytest.param(lambda e: with_model(e, "ranker", precision="bf16"), id="precision"),
+        pytest.param(lambda e: _trt(e, "ranker", workspace_mib=2048), id="workspace"),
+        pytest.param(lambda e: _trt(e, "ranker", builder_optimization_level=5), id="level"),
+        pytest.param(lambda e: with_pool(e, "l4", gpu=e.pools["h100"].gpu), id="gpu"),
+        pytest.param(lambda e: with_pool(e, "l4", gpu=e.pools["h100"].gpu, sharing="mig",
+                                         mig_profile="3g.40gb"), id="mig-slice"),
+        pytest.param(lambda e: with_versions(e, triton="25.10"), id="release"),
+    ],
+)  # fmt: skip
+def test_key_changes_with_every_build_input(staging, change):
+    changed = change(staging)
+    assert _key(changed) != _key(staging)
+    assert engine_uri(changed.models["ranker"], changed) != engine_uri(
+        staging.models["ranker"], staging
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda e: with_model(e, "ranker", replicas=dataclasses.replace(
+            e.models["ranker"].replicas, max=9)), id="replicas"),
+        pytest.param(lambda e: with_model(e, "ranker", warmup=None), id="warmup"),
+        pytest.param(lambda e: with_model(e, "ranker", response_cache=None), id="cache"),
+        pytest.param(lambda e: with_model(e, "ranker", startup_timeout_s=60), id="startup"),
+        pytest.param(lambda e: with_pool(e, "l4", nodes=dataclasses.replace(
+            e.pools["l4"].nodes, max=20)), id="pool-size"),
+        pytest.param(lambda e: with_pool(e, "l4", instance_type="g6.4xlarge"), id="instance"),
+        pytest.param(lambda e: with_versions(e, vllm="v0.11.0"), id="other-version"),
+    ],
+)  # fmt: skip
+def test_key_ignores_what_does_not_change_the_engine(staging, change):
+    assert _key(change(staging)) == _key(staging)
+
+
+def test_same_engine_in_both_environments_differs_only_by_store(staging, prod):
+    # Same source path, settings, GPU and release: only the GPU pool is the same L4.
+    s = build_settings(staging.models["ranker"], staging)
+    p = build_settings(prod.models["ranker"], prod)
+    assert {k: v for k, v in s.items() if k != "source"} == {
+        k: v for k, v in p.items() if k != "source"
+    }
+
+
+def test_trtexec_tensorrt_10(staging):
+    assert trtexec_args(staging.models["ranker"], staging) == [
+        "/usr/src/tensorrt/bin/trtexec",
+        "--onnx=/work/model.onnx",
+        "--saveEngine=/work/model.plan",
+        "--skipInference",
+        "--minShapes=input_ids:1x128",
+        "--optShapes=input_ids:8x128",
+        "--maxShapes=input_ids:32x512",
+        "--builderOptimizationLevel=3",
+        "--fp16",
+    ]
+    # int8 from a Q/DQ ONNX model: only --int8; no shapes declared -> none passed
+    assert trtexec_args(staging.models["toxicity"], staging) == [
+        "/usr/src/tensorrt/bin/trtexec",
+        "--onnx=/work/model.onnx",
+        "--saveEngine=/work/model.plan",
+        "--skipInference",
+        "--builderOptimizationLevel=3",
+        "--int8",
+    ]
+
+
+def test_trtexec_workspace_and_quoted_names(staging):
+    inputs = (
+        TensorRtInput("input:0", (1, 3), (2, 3), (4, 3)),
+        TensorRtInput("mask", (1, 3), (2, 3), (4, 3)),
+    )
+    env = _trt(staging, "ranker", inputs=inputs, workspace_mib=4096)
+    args = trtexec_args(env.models["ranker"], env)
+    assert "--minShapes='input:0':1x3,mask:1x3" in args
+    assert "--memPoolSize=workspace:4096M" in args
+
+
+@pytest.mark.parametrize(
+    ("precision", "flags"),
+    [
+        ("fp32", []),
+        ("fp16", ["--fp16"]),
+        ("bf16", ["--bf16"]),
+        ("fp8", ["--fp8"]),
+        ("int8", ["--int8"]),
+        ("int4", ["--int4"]),
+    ],
+)
+def test_precision_flags_by_tensorrt_major(precision, flags):
+    assert precision_flags(precision, "25.08") == flags  # TensorRT 10.13
+    assert precision_flags(precision, "26.02") == []  # TensorRT 11: strongly typed only
+
+
+def test_trtexec_tensorrt_11_has_no_precision_flags(staging):
+    env = with_versions(staging, triton="26.02")
+    args = trtexec_args(env.models["ranker"], env)
+    assert not [a for a in args if a in ("--fp16", "--bf16", "--int8", "--fp8", "--int4")]
+    assert args[-1] == "--builderOptimizationLevel=3"
+
+
+@pytest.mark.parametrize("env_name", ["staging", "prod"])
+def test_build_job(served, env_name, request):
+    env: Environment = request.getfixturevalue(env_name)
+    rec = served(env_name)
+    key = _key(env)
+    job = k8s_object(rec, JOB, f"ranker-engine-{key[:10]}")
+    assert job.name == f"support-assistant-{env_name}-ranker-engine-{key[:10]}"
+    spec = job.get("spec")
+    # Pulumi waits for completion and must find the Job afterwards
+    for unset in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
+        assert unset not in spec
+    assert job.get("metadata", "annotations") == {"pulumi.com/replaceUnready": "true"}
+    pod = pod_spec(job)
+    assert pod["serviceAccountName"] == "engine-builder"
+    assert pod["restartPolicy"] == "Never"
+    assert pod["nodeSelector"] == {"inferplane.dev/pool": "l4"}
+    assert pod["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+    ]
+    zones = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert zones["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == list(
+        env.pools["l4"].zones
+    )
+    fetch, build = pod["initContainers"]
+    [upload] = pod["containers"]
+    assert [fetch["name"], build["name"], upload["name"]] == [
+        "fetch-onnx",
+        "trtexec",
+        "upload-engine",
+    ]
+    assert build["image"] == "nvcr.io/nvidia/tensorrt:25.08-py3"  # Triton's NGC release
+    assert build["resources"]["requests"]["nvidia.com/gpu"] == "1"
+    assert build["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    for other in (fetch, upload):  # only trtexec holds the GPU
+        assert "nvidia.com/gpu" not in str(other["resources"])
+    cli = "aws" if env.cloud == "aws" else "gcloud"
+    assert fetch["image"].split("/")[-1].startswith("aws-cli" if cli == "aws" else "google")
+    fetch_script, build_script, upload_script = (c["command"][2] for c in (fetch, build, upload))
+    # idempotent: an existing engine turns every step into a no-op
+    assert "touch /work/engine-exists" in fetch_script
+    assert build_script.startswith("set -eu\nif [ -f /work/engine-exists ]; then exit 0; fi\n")
+    assert "--fp16" in build_script and "--maxShapes=input_ids:32x512" in build_script
+    assert upload_script.index("engine-exists") < upload_script.index(" cp ")
+    env_vars = {e["name"]: e["value"] for e in upload["env"]}
+    assert env_vars["ENGINE_URI"] == engine_uri(env.models["ranker"], env)
+
+
+def test_build_pods_are_not_serving_pods(served):
+    job = next(iter(served("staging").of_type(JOB)))
+    labels = job.get("spec", "template", "metadata", "labels")
+    # the model's selector (part-of + model) must not match, or Services would route to it
+    assert labels["app.kubernetes.io/part-of"] != "support-assistant"
+    assert "inferplane.dev/model" not in labels
+    assert job.get("metadata", "labels", "inferplane.dev/model") is not None
+
+
+def test_gcs_existence_check_and_copy(served):
+    job = next(iter(served("prod").of_type(JOB)))
+    fetch = pod_spec(job)["initContainers"][0]["command"][2]
+    assert 'gcloud storage objects describe "$ENGINE_URI"' in fetch
+    assert 'gcloud storage cp "$SOURCE_URI" /work/model.onnx' in fetch
+
+
+def test_s3_existence_check(served):
+    job = next(iter(served("staging").of_type(JOB)))
+    fetch = pod_spec(job)["initContainers"][0]["command"][2]
+    assert 'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}"' in fetch
+    assert 'aws s3 cp --only-show-errors "$SOURCE_URI" /work/model.onnx' in fetch
+
+
+def test_mig_build_uses_the_slice(served, staging):
+    rec = served("staging")
+    key = _key(staging, "nightly-embed")
+    job = k8s_object(rec, JOB, f"nightly-embed-engine-{key[:10]}")
+    build = pod_spec(job)["initContainers"][1]
+    assert build["resources"]["limits"]["nvidia.com/mig-3g.40gb"] == "1"
+    assert pod_spec(job)["nodeSelector"] == {"inferplane.dev/pool": "h100"}
+
+
+def test_key_change_means_new_job(staging):
+    from serving_fixtures import serve
+
+    before = serve(staging, ["ranker"])
+    after = serve(with_model(staging, "ranker", precision="bf16"), ["ranker"])
+    [old] = before.of_type(JOB)
+    [new] = after.of_type(JOB)
+    assert old.name != new.name and old.get("metadata", "name") != new.get("metadata", "name")
+    assert "--bf16" in pod_spec(new)["initContainers"][1]["command"][2]

@@ -1,0 +1,151 @@
+"""The model's load balancer Service per cloud and scheme, traffic distribution, and the
+CIDRs of the serving path."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from serving_fixtures import SERVICE, SUBNETS, k8s_object, serve, with_model
+
+from components.serving.load_balancer import (
+    exposed_ports,
+    source_cidrs,
+    traffic_distribution,
+)
+from inferplane.model import Environment
+
+AWS = "service.beta.kubernetes.io/aws-load-balancer-"
+SELECTOR = {"app.kubernetes.io/part-of": "support-assistant", "inferplane.dev/model": "ranker"}
+
+
+def _lb(env: Environment, scheme: str | None = None, cidrs: tuple[str, ...] | None = None):
+    lb = env.load_balancer
+    if scheme is not None:
+        lb = dataclasses.replace(lb, scheme=scheme)
+    if cidrs is not None:
+        lb = dataclasses.replace(lb, allowed_cidrs=cidrs)
+    return dataclasses.replace(env, load_balancer=lb)
+
+
+def _cluster(env: Environment, **changes: object) -> Environment:
+    return dataclasses.replace(env, cluster=dataclasses.replace(env.cluster, **changes))
+
+
+def test_aws_internal_nlb(served):
+    svc = k8s_object(served("staging"), SERVICE, "ranker-lb")
+    assert svc.get("metadata", "annotations") == {
+        f"{AWS}type": "external",
+        f"{AWS}nlb-target-type": "ip",
+        f"{AWS}scheme": "internal",
+        f"{AWS}subnets": ",".join(SUBNETS),
+        f"{AWS}attributes": "load_balancing.cross_zone.enabled=false",
+        f"{AWS}target-group-attributes": "deregistration_delay.timeout_seconds=90,"
+        "deregistration_delay.connection_termination.enabled=true",
+    }
+    assert svc.get("spec") == {
+        "type": "LoadBalancer",
+        "selector": SELECTOR,
+        "ports": [{"name": "grpc", "port": 8001, "targetPort": "grpc", "protocol": "TCP"}],
+        "trafficDistribution": "PreferClose",  # staging creates Kubernetes 1.33
+        "loadBalancerSourceRanges": ["10.0.0.0/8"],
+        "allocateLoadBalancerNodePorts": False,  # IP targets: no node ports needed
+    }
+
+
+def test_gke_internal_lb(served):
+    svc = k8s_object(served("prod"), SERVICE, "ranker-lb")
+    assert svc.get("metadata", "annotations") == {
+        "networking.gke.io/load-balancer-type": "Internal"
+    }
+    assert svc.get("spec") == {
+        "type": "LoadBalancer",
+        "selector": SELECTOR,
+        "ports": [{"name": "grpc", "port": 8001, "targetPort": "grpc", "protocol": "TCP"}],
+        "trafficDistribution": "PreferClose",  # attached cluster: version unknown
+        "loadBalancerSourceRanges": ["10.0.0.0/8"],
+        "externalTrafficPolicy": "Local",
+    }
+
+
+def test_external_scheme(staging, prod):
+    aws = serve(_lb(staging, "external", ("203.0.113.0/24",)), ["ranker"])
+    annotations = k8s_object(aws, SERVICE, "ranker-lb").get("metadata", "annotations")
+    assert annotations[f"{AWS}scheme"] == "internet-facing"
+    assert f"{AWS}subnets" not in annotations  # the private subnets cannot face the internet
+    gke = serve(_lb(prod, "external", ("203.0.113.0/24",)), ["ranker"])
+    svc = k8s_object(gke, SERVICE, "ranker-lb")
+    assert "annotations" not in svc.get("metadata") or not svc.get("metadata", "annotations")
+    assert svc.get("spec", "loadBalancerSourceRanges") == ["203.0.113.0/24"]
+
+
+def test_aws_without_subnets_lets_the_controller_choose(staging):
+    rec = serve(staging, ["ranker"], lb_subnet_ids=None)
+    annotations = k8s_object(rec, SERVICE, "ranker-lb").get("metadata", "annotations")
+    assert f"{AWS}subnets" not in annotations
+    assert annotations[f"{AWS}scheme"] == "internal"
+
+
+@pytest.mark.parametrize(
+    ("create", "version", "expected"),
+    [
+        (True, "1.31", "PreferClose"),
+        (True, "1.33", "PreferClose"),
+        (True, "1.34", "PreferSameZone"),
+        (True, "1.35", "PreferSameZone"),
+        (False, "1.35", "PreferClose"),  # attached: the written version is not the cluster's
+    ],
+)
+def test_traffic_distribution(staging, create, version, expected):
+    env = _cluster(staging, create=create, kubernetes_version=version)
+    assert traffic_distribution(env) == expected
+
+
+def test_traffic_distribution_on_both_services(staging):
+    rec = serve(_cluster(staging, kubernetes_version="1.34"), ["chat"])
+    assert k8s_object(rec, SERVICE, "chat").get("spec", "trafficDistribution") == "PreferSameZone"
+    assert k8s_object(rec, SERVICE, "chat-lb").get("spec", "trafficDistribution") == (
+        "PreferSameZone"
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "expose", "ports"),
+    [
+        ("ranker", "http", ["http"]),
+        ("ranker", "grpc", ["grpc"]),
+        ("ranker", "both", ["http", "grpc"]),
+        ("chat", "http", ["http"]),
+    ],
+)
+def test_exposed_ports(staging, model, expose, ports):
+    env = with_model(staging, model, expose=expose)
+    assert exposed_ports(env.models[model]) == ports
+
+
+def test_lb_ports_for_both(served):
+    svc = k8s_object(served("prod"), SERVICE, "nightly-embed-lb")  # expose: both
+    assert [(p["name"], p["port"]) for p in svc.get("spec", "ports")] == [
+        ("http", 8000),
+        ("grpc", 8001),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("env_name", "create", "cidrs", "expected"),
+    [
+        # AWS: the NLB's own addresses (the VPC) are always admitted, merged when covered
+        ("staging", True, ("10.0.0.0/8",), ["10.0.0.0/8"]),
+        ("staging", True, ("192.168.0.0/16",), ["10.64.0.0/16", "192.168.0.0/16"]),
+        ("staging", False, ("192.168.0.0/16",), ["10.0.0.0/8", "192.168.0.0/16"]),
+        ("staging", True, (), ["10.64.0.0/16"]),
+        # GCP: client addresses are preserved; the allowed CIDRs alone
+        ("prod", False, ("192.168.0.0/16",), ["192.168.0.0/16"]),
+        ("prod", False, (), ["10.0.0.0/8"]),
+        ("prod", True, ("10.1.0.0/16", "10.1.2.0/24", "fd00::/8"), ["10.1.0.0/16", "fd00::/8"]),
+    ],
+)
+def test_source_cidrs(request, env_name, create, cidrs, expected):
+    env = request.getfixturevalue(env_name)
+    env = _lb(_cluster(env, create=create), cidrs=cidrs)
+    assert source_cidrs(env) == expected
