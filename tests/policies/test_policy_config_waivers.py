@@ -1,0 +1,156 @@
+"""Policy config (levels, thresholds, located errors), waivers (waived, expired, unused),
+and the generated catalogue."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+import shapes as S
+
+from inferplane.errors import BlueprintError, Location
+from inferplane.model import Waiver
+from policies import catalogue, waivers
+from policies.config import PolicyConfig, default_document, load
+from policies.engine import Result, evaluate
+from policies.framework import rule
+
+ON = dt.date(2026, 6, 1)
+
+
+def _failing_stack() -> S.Stack:
+    resources = S.compliant()
+    resources[4] = S.scaled_object("chat", lo=1.0)
+    return S.stack(resources)
+
+
+def test_levels_and_thresholds_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        "all: advisory\n"
+        "warm-replicas:\n"
+        "  enforcementLevel: mandatory\n"
+        "  min_warm_replicas_per_zone: 1\n"
+        "batching-window:\n"
+        "  max_queue_delay_us: 5000\n"
+        "pinned-images: disabled\n"
+    )
+    config = load(path)
+    assert config.level(rule("warm-replicas")) == "mandatory"
+    assert config.level(rule("same-zone-placement")) == "advisory"
+    assert config.level(rule("pinned-images")) == "disabled"
+    assert config.values_for(rule("batching-window")) == {"max_queue_delay_us": 5000}
+    [result] = evaluate(_failing_stack(), config)
+    assert (result.rule, result.level) == ("warm-replicas", "mandatory")
+    lowered = PolicyConfig.from_mapping({"warm-replicas": "advisory"})
+    assert [r.level for r in evaluate(_failing_stack(), lowered)] == ["advisory"]
+    off = PolicyConfig.from_mapping({"warm-replicas": {"enforcementLevel": "disabled"}})
+    assert evaluate(_failing_stack(), off) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "expected"),
+    [
+        (
+            "warm-replicas:\n  min_warm_replica_per_zone: 2\n",
+            2,
+            "2:3: error: warm-replicas: Additional properties are not allowed "
+            "('min_warm_replica_per_zone' was unexpected); use one of: enforcementLevel, "
+            "min_warm_replicas_per_zone",
+        ),
+        ("batching-window: sometimes\n", 1, "is not one of"),
+        ("warm-replica: mandatory\n", 1, "use one of: all, batching-window"),
+        ("warm-replicas:\n  min_warm_replicas_per_zone: 0\n", 2, "0 is less than the minimum of 1"),
+    ],
+)
+def test_config_errors_are_located(tmp_path: Path, text: str, line: int, expected: str) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(text)
+    with pytest.raises(BlueprintError) as err:
+        load(path)
+    [diagnostic] = err.value.diagnostics
+    assert diagnostic.location.line == line
+    assert expected in diagnostic.format()
+
+
+def test_default_config_file_is_valid_and_matches_the_rules() -> None:
+    config = load(catalogue.HERE / "default-config.yaml")
+    assert config.levels == {k: v["enforcementLevel"] for k, v in default_document().items()}
+
+
+def test_generated_files_are_current() -> None:
+    assert catalogue.stale() == [], "run: python -m policies.catalogue"
+
+
+# --- waivers ------------------------------------------------------------------------------
+def _waiver(
+    target: str = "models.chat",
+    expires: str = "2026-12-31",
+    envs: tuple[str, ...] | None = None,
+    rule_id: str = "warm-replicas",
+) -> Waiver:
+    return Waiver(
+        rule_id, target, envs, "cold starts are fine here", expires, ("policies", "waivers", 0)
+    )
+
+
+def _results() -> list[Result]:
+    return evaluate(_failing_stack())
+
+
+def _loc(path: tuple[object, ...]) -> Location:
+    return Location("bp.yaml", 90, 7)
+
+
+def test_a_waiver_waives_but_keeps_the_result() -> None:
+    use = waivers.WaiverUse.new()
+    [result] = waivers.apply(_results(), [_waiver()], ON, _loc, use)
+    assert result.status == "waived" and not result.blocking
+    assert result.waiver is not None and result.waiver.location == Location("bp.yaml", 90, 7)
+    assert waivers.unused([_waiver()], ["prod"], use, ON) == []
+
+
+def test_the_expiry_day_still_waives_the_next_day_does_not() -> None:
+    [on_day] = waivers.apply(_results(), [_waiver(expires="2026-06-01")], ON)
+    assert on_day.status == "waived"
+    [after] = waivers.apply(_results(), [_waiver(expires="2026-05-31")], ON)
+    assert after.status == "violation" and after.blocking
+    assert after.message.endswith("(waiver expired 2026-05-31)")
+    assert after.waiver is not None and after.waiver.expired
+
+
+@pytest.mark.parametrize(
+    "waiver",
+    [
+        _waiver(target="models.chat2"),
+        _waiver(target="models"),  # a prefix of the target: waives
+        _waiver(envs=("staging",)),
+        _waiver(rule_id="same-zone-placement"),
+    ],
+)
+def test_a_waiver_matches_rule_target_prefix_and_environment(waiver: Waiver) -> None:
+    [result] = waivers.apply(_results(), [waiver], ON)
+    waived = waiver.target == "models"
+    assert result.status == ("waived" if waived else "violation")
+
+
+def test_an_unused_waiver_is_an_advisory_result() -> None:
+    use = waivers.WaiverUse.new()
+    stale = _waiver(target="models.ranker")
+    waivers.apply(_results(), [stale], ON, None, use)
+    [result] = waivers.unused([stale], ["staging", "prod"], use, ON, _loc)
+    assert (result.rule, result.level, result.status) == ("unused-waiver", "advisory", "violation")
+    assert result.environment == "staging,prod" and result.location == Location("bp.yaml", 90, 7)
+    assert "warm-replicas reports nothing on models.ranker" in result.message
+    unknown = _waiver(rule_id="warm-replica")
+    [result] = waivers.unused([unknown], ["prod"], waivers.WaiverUse.new(), ON)
+    assert "no rule is named 'warm-replica'" in result.message
+    # Out of scope (another environment checked) is not unused.
+    assert waivers.unused([_waiver(envs=("staging",))], ["prod"], waivers.WaiverUse.new(), ON) == []
+
+
+def test_today_is_overridable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INFERPLANE_TODAY", "2030-01-02")
+    assert waivers.today() == dt.date(2030, 1, 2)
+    assert waivers.today("2031-05-06") == dt.date(2031, 5, 6)
