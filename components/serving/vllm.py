@@ -127,7 +127,10 @@ def vllm_fetch_container(env: Environment, model: Model) -> Manifest | None:
     return store_container(
         env,
         "fetch-weights",
-        shell(store_sync(env, '"$MODEL_URI"', f'"{MODELS_DIR}/{model.name}"')),
+        shell(
+            f'mkdir -p "{MODELS_DIR}/{model.name}"',
+            store_sync(env, '"$MODEL_URI"', f'"{MODELS_DIR}/{model.name}"'),
+        ),
         [{"name": "MODEL_URI", "value": model.source.uri}],
         [mount("models", MODELS_DIR)],
     )
