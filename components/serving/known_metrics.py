@@ -1,0 +1,166 @@
+"""Every series name the serving queries may use, and the exporter that emits it.
+
+Sources: Triton core ``src/metrics.cc`` and ``src/metric_model_reporter.cc`` (which families
+exist under which metrics config); the vLLM 0.10.2 and 0.33.0 wheels (prometheus_client adds
+``_total`` to counters and ``_bucket``/``_sum``/``_count`` to histograms); dcgm-exporter's
+``etc/default-counters.csv`` (uncommented lines only); kube-state-metrics as
+kube-prometheus-stack scrapes it. Tests check every query against this registry, so a name
+that no exporter emits cannot reach a trigger, a rule or a dashboard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Final
+
+
+def _histogram(*families: str) -> list[str]:
+    return [f"{f}{suffix}" for f in families for suffix in ("_bucket", "_sum", "_count")]
+
+
+def _summary(*families: str) -> list[str]:
+    return [f"{f}{suffix}" for f in families for suffix in ("", "_sum", "_count")]
+
+
+def _registry(exporter: str, names: Iterable[str]) -> dict[str, str]:
+    return dict.fromkeys(names, exporter)
+
+
+KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        # Triton core src/metrics.cc (and metric_model_reporter.cc for what is created when).
+        **_registry(
+            "triton",
+            [
+                "nv_inference_request_success",
+                "nv_inference_request_failure",
+                "nv_inference_count",
+                "nv_inference_exec_count",
+                "nv_inference_pending_request_count",
+                "nv_inference_request_duration_us",
+                "nv_inference_queue_duration_us",
+                "nv_inference_compute_input_duration_us",
+                "nv_inference_compute_infer_duration_us",
+                "nv_inference_compute_output_duration_us",
+                *_histogram("nv_inference_first_response_histogram_ms"),
+                *_summary(
+                    "nv_inference_request_summary_us",
+                    "nv_inference_queue_summary_us",
+                    "nv_inference_compute_input_summary_us",
+                    "nv_inference_compute_infer_summary_us",
+                    "nv_inference_compute_output_summary_us",
+                    "nv_cache_hit_summary_per_model",
+                    "nv_cache_miss_summary_per_model",
+                ),
+                "nv_cache_num_hits_per_model",
+                "nv_cache_num_misses_per_model",
+                "nv_cache_hit_duration_per_model",
+                "nv_cache_miss_duration_per_model",
+                "nv_model_load_duration_secs",
+                "nv_gpu_utilization",
+                "nv_gpu_memory_total_bytes",
+                "nv_gpu_memory_used_bytes",
+                "nv_gpu_power_usage",
+                "nv_gpu_power_limit",
+                "nv_energy_consumption",
+                "nv_cpu_utilization",
+                "nv_cpu_memory_total_bytes",
+                "nv_cpu_memory_used_bytes",
+                "nv_pinned_memory_pool_total_bytes",
+                "nv_pinned_memory_pool_used_bytes",
+            ],
+        ),
+        # vLLM v1 metrics (0.10.2 and 0.33.0 wheels); prometheus_client adds the suffixes.
+        **_registry(
+            "vllm",
+            [
+                "vllm:num_requests_running",
+                "vllm:num_requests_waiting",
+                "vllm:num_requests_waiting_by_reason",
+                "vllm:kv_cache_usage_perc",
+                "vllm:gpu_cache_usage_perc",
+                "vllm:prompt_tokens_total",
+                "vllm:generation_tokens_total",
+                "vllm:request_success_total",
+                "vllm:num_preemptions_total",
+                "vllm:prefix_cache_queries_total",
+                "vllm:prefix_cache_hits_total",
+                "vllm:cache_config_info",
+                "vllm:lora_requests_info",
+                *_histogram(
+                    "vllm:time_to_first_token_seconds",
+                    "vllm:inter_token_latency_seconds",
+                    "vllm:time_per_output_token_seconds",
+                    "vllm:request_time_per_output_token_seconds",
+                    "vllm:e2e_request_latency_seconds",
+                    "vllm:request_queue_time_seconds",
+                    "vllm:request_inference_time_seconds",
+                    "vllm:request_prefill_time_seconds",
+                    "vllm:request_decode_time_seconds",
+                    "vllm:request_prompt_tokens",
+                    "vllm:request_generation_tokens",
+                    "vllm:iteration_tokens_total",
+                    "vllm:request_params_n",
+                    "vllm:request_params_max_tokens",
+                    "vllm:request_max_num_generation_tokens",
+                ),
+            ],
+        ),
+        # dcgm-exporter etc/default-counters.csv (uncommented lines only).
+        **_registry(
+            "dcgm",
+            [
+                "DCGM_FI_DEV_SM_CLOCK",
+                "DCGM_FI_DEV_MEM_CLOCK",
+                "DCGM_FI_DEV_MEMORY_TEMP",
+                "DCGM_FI_DEV_GPU_TEMP",
+                "DCGM_FI_DEV_POWER_USAGE",
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+                "DCGM_FI_DEV_GPU_UTIL",
+                "DCGM_FI_DEV_MEM_COPY_UTIL",
+                "DCGM_FI_DEV_ENC_UTIL",
+                "DCGM_FI_DEV_DEC_UTIL",
+                "DCGM_FI_DEV_XID_ERRORS",
+                "DCGM_FI_DEV_FB_FREE",
+                "DCGM_FI_DEV_FB_USED",
+                "DCGM_FI_DEV_FB_RESERVED",
+                "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+                "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+                "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+                "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+                "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+                "DCGM_FI_DRIVER_VERSION",
+                "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+                "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                "DCGM_FI_PROF_DRAM_ACTIVE",
+                "DCGM_FI_PROF_PCIE_TX_BYTES",
+                "DCGM_FI_PROF_PCIE_RX_BYTES",
+            ],
+        ),
+        # kube-state-metrics, as kube-prometheus-stack scrapes it.
+        **_registry(
+            "kube-state-metrics",
+            [
+                "kube_deployment_spec_replicas",
+                "kube_deployment_status_replicas",
+                "kube_deployment_status_replicas_ready",
+                "kube_deployment_status_replicas_available",
+                "kube_deployment_status_replicas_unavailable",
+                "kube_deployment_status_replicas_updated",
+                "kube_horizontalpodautoscaler_spec_min_replicas",
+                "kube_horizontalpodautoscaler_spec_max_replicas",
+                "kube_horizontalpodautoscaler_status_current_replicas",
+                "kube_horizontalpodautoscaler_status_desired_replicas",
+                "kube_pod_container_status_restarts_total",
+                "kube_pod_created",
+                "kube_pod_start_time",
+                "kube_pod_status_phase",
+                "kube_pod_status_ready",
+                "kube_pod_status_ready_time",
+            ],
+        ),
+    }
+)
+"""Every series name a query here may use, mapped to the exporter that emits it."""
