@@ -184,7 +184,11 @@ class ModelAutoscaler(pulumi.ComponentResource):
             kind="ScaledObject",
             metadata={"name": model.name, "namespace": args.namespace, "labels": labels},
             spec=scaled_object_spec(env, model, args.namespace, args.deployment_name),
-            opts=pulumi.ResourceOptions(parent=self, provider=args.provider),
+            # Pulumi does not make a component's children wait for the component's own
+            # dependencies (the KEDA release that installs the CRD, the Deployment): pass them on.
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.provider, depends_on=opts.depends_on if opts else None
+            ),
         )
         # Derived from the resource's id so that readers wait until it exists.
         self.scaled_object_name = scaled_object.id.apply(lambda _: model.name)

@@ -121,7 +121,11 @@ class ModelMonitoring(pulumi.ComponentResource):
         super().__init__("inferplane:serving:ModelMonitoring", name, None, opts)
         env = args.env
         model = resolve_model(env, args.model)
-        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        # Pulumi does not make a component's children wait for the component's own
+        # dependencies (kube-prometheus-stack's CRDs, the Service): pass them on.
+        child = pulumi.ResourceOptions(
+            parent=self, provider=args.provider, depends_on=opts.depends_on if opts else None
+        )
         labels = release_labels(env, model)
 
         service_monitor = k8s.apiextensions.CustomResource(

@@ -200,3 +200,25 @@ def test_component_registers_one_scaled_object(
     assert spec["minReplicaCount"] == 2 and spec["maxReplicaCount"] == 6
     assert spec == autoscaling.scaled_object_spec(env, env.models["ranker"], NS, "ranker")
     assert rec.outputs == {"hpa": "keda-hpa-ranker", "so": "ranker"}
+
+
+def test_scaled_object_waits_for_what_the_component_waits_for(
+    reference_env: Callable[[str], Environment], run_mocked: Callable[..., Any]
+) -> None:
+    env = reference_env("prod")
+
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        keda = k8s.core.v1.Namespace(
+            "keda-release-stand-in", opts=pulumi.ResourceOptions(provider=provider)
+        )
+        ModelAutoscaler(
+            "chat-autoscaling",
+            ModelAutoscalerArgs(env, "chat", NS, provider, deployment_name="chat"),
+            opts=pulumi.ResourceOptions(depends_on=[keda]),
+        )
+
+    rec = run_mocked(program, env=env)
+    keda = rec.named("keda-release-stand-in")
+    so = rec.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")[0]
+    assert keda.urn in so.depends_on

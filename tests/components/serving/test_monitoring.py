@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 from crd_schema import errors
@@ -262,3 +263,27 @@ def test_component_without_grafana_has_no_dashboard(
     assert len(rec.of_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")) == 1
     monitor = rec.of_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")[0]
     assert monitor.get("spec", "endpoints", 0, "port") == "metrics"
+
+
+def test_children_wait_for_what_the_component_waits_for(
+    reference_env: Callable[[str], Environment], run_mocked: Callable[..., Any]
+) -> None:
+    env = reference_env("prod")
+
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}")
+        stack = k8s.core.v1.Namespace(
+            "prometheus-release-stand-in", opts=pulumi.ResourceOptions(provider=provider)
+        )
+        ModelMonitoring(
+            "chat-monitoring",
+            ModelMonitoringArgs(env, "chat", NS, provider, service_name="chat"),
+            opts=pulumi.ResourceOptions(depends_on=[stack]),
+        )
+
+    rec = run_mocked(program, env=env)
+    stack = rec.named("prometheus-release-stand-in")
+    component = rec.named("chat-monitoring", "inferplane:serving:ModelMonitoring")
+    children = rec.children(component)
+    assert len(children) == 3
+    assert all(stack.urn in child.depends_on for child in children)
