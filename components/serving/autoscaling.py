@@ -12,6 +12,12 @@ One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger. What it gua
   ``Value`` for latency and percentages.
 - Scale-up is immediate; scale-down waits ``scale_down_stabilization_s`` and then removes at
   most one pod per minute, because a GPU replica takes minutes to come back.
+- ``ignoreNullValues`` is false while replicas should exist: an empty answer means the
+  series are lost (scrape broken, Prometheus down), and scaling a realtime model down to its
+  minimum on no data would hide it; KEDA reports the error and, after three polls, holds the
+  fallback count. The price: while the first replicas load (minutes, before the server
+  exposes any series) the model may briefly run at the fallback count. At a minimum of 0
+  an empty answer is normal (no replica, nothing to measure), so it reads as 0.
 - ``fallback`` holds a safe replica count when Prometheus cannot answer. KEDA supports it for
   ``Value`` triggers only from 2.18 (kedacore/keda#6655); from 2.14 to 2.17 its admission
   webhook *rejects* a ScaledObject that combines fallback with a ``Value`` trigger, so for an
