@@ -5,8 +5,10 @@ One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger. What it gua
 - ``minReplicaCount``/``maxReplicaCount`` are always written: KEDA's default minimum is 0,
   i.e. scale to zero, which a GPU model pays for with a cold start of minutes.
 - Realtime models never get ``idleReplicaCount``; batch models (and any model whose minimum
-  is 0) scale N→0 after ``cooldownPeriod`` and wake when the signal passes
-  ``activationThreshold``.
+  is 0) scale N→0 after ``cooldownPeriod`` once the signal stays at or below
+  ``activationThreshold``. The signals come from the server itself, so at zero replicas
+  there is nothing to wake on: a model at zero comes back through its minimum (a blueprint
+  change or an override), not through traffic it cannot see.
 - The query returns one element (an aggregate over the model's replicas); ``metricType``
   matches the signal: ``AverageValue`` for queue depth (the HPA divides by replicas),
   ``Value`` for latency and percentages.
