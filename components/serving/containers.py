@@ -15,8 +15,8 @@ The rules they encode (see shared/design/DOMAIN.md):
   memory another pod borrowed; CPU has a request and no limit, because CFS throttling of a
   serving process shows up directly as tail latency.
 - Hardening: non-root uid 1000, read-only root filesystem, no privilege escalation, all
-  capabilities dropped, RuntimeDefault seccomp, no service-account token (cloud access
-  goes through IRSA's own projected token or GKE's metadata server), no service links.
+  capabilities dropped, RuntimeDefault seccomp, no service links, and on GKE no
+  service-account token (`service_account`).
   Every path a server writes is an emptyDir: ``/tmp``, ``$HOME`` (caches: HF, torch
   compile, Triton kernels, CUDA), ``/models`` and a memory-backed ``/dev/shm``.
 - Cloud storage is reached with the cloud's own CLI image (`store_image`), under the
@@ -171,6 +171,19 @@ def pod_security_context() -> Manifest:
         "fsGroup": RUN_AS_UID,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+
+
+def service_account(env: Environment, name: str) -> Manifest:
+    """The pod's ServiceAccount and whether its API token is mounted.
+
+    GKE: no token (Workload Identity answers on the metadata server; the pods never call
+    the Kubernetes API). EKS: the default, because IRSA's webhook reads the pod's
+    service-account settings and pods that opt out of the token lose their IAM role.
+    """
+    out: Manifest = {"serviceAccountName": name}
+    if env.cloud == "gcp":
+        out["automountServiceAccountToken"] = False
+    return out
 
 
 def container_security_context() -> Manifest:

@@ -52,6 +52,7 @@ from components.serving.containers import (
     model_object_labels,
     mount,
     pod_security_context,
+    service_account,
     serving_resources,
     shell,
     store_container,
@@ -225,8 +226,7 @@ def build_pod_spec(env: Environment, model: Model) -> Manifest:
         work,
     )
     return {
-        "serviceAccountName": naming.ENGINE_BUILDER_SA,
-        "automountServiceAccountToken": False,
+        **service_account(env, naming.ENGINE_BUILDER_SA),
         "enableServiceLinks": False,
         "restartPolicy": "Never",
         "securityContext": pod_security_context(),

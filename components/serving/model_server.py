@@ -39,6 +39,7 @@ from components.serving.containers import (
     pod_security_context,
     progress_deadline_s,
     rollout_strategy,
+    service_account,
     shm_size_mib,
     termination_grace_s,
     zone_spread,
@@ -106,8 +107,7 @@ def serving_pod_spec(
     if with_secrets:
         server["env"] = [*server["env"], *secret_env(model)]
     spec: Manifest = {
-        "serviceAccountName": naming.MODEL_READER_SA,
-        "automountServiceAccountToken": False,
+        **service_account(env, naming.MODEL_READER_SA),
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": termination_grace_s(model),
         "securityContext": pod_security_context(),
