@@ -50,8 +50,16 @@ def env_var_name(ref: SecretRef) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", ref.name).upper()
 
 
-def secret_value(ref: SecretRef, env: Environment, *, offline: bool) -> pulumi.Output[str]:
+def secret_value(
+    ref: SecretRef,
+    env: Environment,
+    *,
+    offline: bool,
+    parent: pulumi.Resource | None = None,
+) -> pulumi.Output[str]:
     """The value of `ref`, always as a Pulumi secret.
+
+    `parent` (the model's component) lends its cloud provider to the Secret Manager lookup.
 
     Raises BlueprintError (pointing at the blueprint entry) when ``from_env`` names a
     variable that is not set: failing before anything is created beats a pod that starts
@@ -79,7 +87,7 @@ def secret_value(ref: SecretRef, env: Environment, *, offline: bool) -> pulumi.O
     if ref.from_pulumi_config is not None:
         return pulumi.Output.secret(_config_secret(ref.from_pulumi_config))
     if ref.from_secret_manager is not None:
-        return pulumi.Output.secret(_secret_manager(ref.from_secret_manager, env))
+        return pulumi.Output.secret(_secret_manager(ref.from_secret_manager, env, parent))
     raise ValueError(f"secret {ref.name!r} names no source")  # the schema requires one
 
 
@@ -90,12 +98,17 @@ def _config_secret(key: str) -> pulumi.Output[str]:
     return config.require_secret(name)
 
 
-def _secret_manager(secret_id: str, env: Environment) -> pulumi.Output[str]:
+def _secret_manager(
+    secret_id: str, env: Environment, parent: pulumi.Resource | None
+) -> pulumi.Output[str]:
+    opts = pulumi.InvokeOutputOptions(parent=parent)
     if env.cloud == "aws":
-        return aws.secretsmanager.get_secret_version_output(secret_id=secret_id).secret_string
+        return aws.secretsmanager.get_secret_version_output(
+            secret_id=secret_id, opts=opts
+        ).secret_string
     secret, version = _gcp_secret(secret_id)
     return gcp.secretmanager.get_secret_version_output(
-        secret=secret, version=version, project=env.project
+        secret=secret, version=version, project=env.project, opts=opts
     ).secret_data
 
 
@@ -134,7 +147,10 @@ def model_secret(
     if not model.secrets:
         return None
     offline = is_offline()
-    data = {ref.name: secret_value(ref, env, offline=offline) for ref in model.secrets}
+    data = {
+        ref.name: secret_value(ref, env, offline=offline, parent=opts.parent)
+        for ref in model.secrets
+    }
     return k8s.core.v1.Secret(
         name,
         metadata={"name": secret_name(model), "namespace": namespace, "labels": labels},

@@ -510,3 +510,45 @@ def test_children_and_names(served):
         assert child.name.startswith("support-assistant-prod-ranker")
         if child.custom:
             assert child.provider is not None and child.provider.endswith("::cluster")
+
+
+def _secret_ref(env, **source):
+    from inferplane.model import SecretRef
+
+    ref = SecretRef(name="hf_token", path=("models", "chat", "secrets", "hf_token"), **source)
+    return with_model(env, "chat", secrets=(ref,))
+
+
+def test_secret_from_pulumi_config(staging):
+    env = _secret_ref(staging, from_pulumi_config="hfToken")
+    config = {"inferplane:offline": "false", "inferplane:hfToken": "hf_config_value_456"}
+    rec = serve(env, ["chat"], config=config)
+    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {"hf_token": SECRET}
+    assert "hf_config_value_456" not in json.dumps([r.inputs for r in rec])
+
+
+@pytest.mark.parametrize(
+    ("env_name", "secret_id", "token", "args"),
+    [
+        ("staging", "prod/hf-token", "aws:secretsmanager/getSecretVersion:getSecretVersion",
+         {"secretId": "prod/hf-token"}),
+        ("prod", "projects/acme-ml-prod/secrets/hf-token/versions/3",
+         "gcp:secretmanager/getSecretVersion:getSecretVersion",
+         {"secret": "projects/acme-ml-prod/secrets/hf-token", "version": "3",
+          "project": "acme-ml-prod"}),
+        ("prod", "hf-token", "gcp:secretmanager/getSecretVersion:getSecretVersion",
+         {"secret": "hf-token", "project": "acme-ml-prod"}),
+    ],
+)  # fmt: skip
+def test_secret_from_secret_manager(request, env_name, secret_id, token, args):
+    env = _secret_ref(request.getfixturevalue(env_name), from_secret_manager=secret_id)
+    rec = serve(env, ["chat"], config={"inferplane:offline": "false"})
+    assert [i.args for i in rec.invokes if i.token == token] == [args]
+
+
+def test_offline_never_reads_secrets(staging, monkeypatch):
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    env = _secret_ref(staging, from_secret_manager="prod/hf-token")
+    rec = serve(env, ["chat"])  # offline: a placeholder, no lookup, no error
+    assert not [i for i in rec.invokes if "secretmanager" in i.token]
+    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {"hf_token": SECRET}
