@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ class GpuType:
         return tuple(sorted(table))
 
 
-def _ro(d: dict) -> Mapping:  # type: ignore[type-arg]
+def _ro(d: dict[Any, Any]) -> Mapping[Any, Any]:
     return MappingProxyType(d)
 
 
