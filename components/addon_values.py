@@ -1,0 +1,221 @@
+"""Helm values of the cluster add-ons, as pure functions of the environment.
+
+`inferplane plan` prints them and the tests walk them against each chart's own
+values.yaml, so every key set here is a key the chart reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import yaml
+
+from inferplane import naming
+from inferplane.model import Environment, GpuPool
+
+GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
+"""Where Google's driver installer puts the driver on GKE nodes, and where the GPU
+Operator's container toolkit installs itself there."""
+DEVICE_PLUGIN_CONFIGMAP = "device-plugin-config"
+DEVICE_PLUGIN_DEFAULT = "default"
+"""The device-plugin config of nodes without `nvidia.com/device-plugin.config`: no sharing."""
+LBC_SERVICE_ACCOUNT = "aws-load-balancer-controller"
+CA_SERVICE_ACCOUNT = "cluster-autoscaler"
+CA_IMAGE_TAGS = {"1.32": "v1.32.5", "1.33": "v1.33.5", "1.34": "v1.34.4", "1.35": "v1.35.1"}
+"""Cluster Autoscaler releases track Kubernetes minors; newest known patch per minor."""
+
+
+def uses_mig(env: Environment) -> bool:
+    return any(p.sharing == "mig" for p in env.pools.values())
+
+
+def mig_strategy(env: Environment) -> str:
+    """``mixed`` whenever a pool uses MIG: MIG pools then advertise
+    ``nvidia.com/mig-<profile>`` and all other pools keep ``nvidia.com/gpu``."""
+    return "mixed" if uses_mig(env) else "none"
+
+
+def _time_slicing(pool: GpuPool, strategy: str) -> dict[str, Any]:
+    # failRequestsGreaterThanOne: a pod asking for 2 slices would otherwise get 2 slices
+    # of one GPU, not 2 GPUs, and its tensor parallelism would silently share one device.
+    return {
+        "version": "v1",
+        "flags": {"migStrategy": strategy},
+        "sharing": {
+            "timeSlicing": {
+                "renameByDefault": False,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": pool.time_slices}],
+            }
+        },
+    }
+
+
+def device_plugin_config(env: Environment) -> dict[str, str] | None:
+    """The device plugin's config map data (k8s-device-plugin config v1): one key per
+    time-slicing pool (selected by the pool's `nvidia.com/device-plugin.config` label)
+    and a non-sharing `default`; None when no pool time-slices."""
+    pools = [p for p in env.pools.values() if p.sharing == "time_slicing"]
+    if not pools:
+        return None
+    strategy = mig_strategy(env)
+    data = {DEVICE_PLUGIN_DEFAULT: {"version": "v1", "flags": {"migStrategy": strategy}}}
+    data.update({p.name: _time_slicing(p, strategy) for p in pools})
+    return {k: yaml.safe_dump(v, sort_keys=False) for k, v in data.items()}
+
+
+def _gpu_toleration() -> dict[str, str]:
+    return {"key": naming.GPU_TAINT_KEY, "operator": "Exists", "effect": naming.GPU_TAINT_EFFECT}
+
+
+def gpu_operator_values(env: Environment) -> dict[str, Any]:
+    """NVIDIA GPU Operator values: drivers come with the node image (EKS AMI) or Google's
+    installer (GKE), the Operator runs the device plugin, GFD, DCGM exporter and, with MIG
+    pools, the MIG manager."""
+    values: dict[str, Any] = {
+        "cdi": {"enabled": True},
+        "driver": {"enabled": False},
+        "devicePlugin": {"enabled": True},
+        "dcgmExporter": {
+            "enabled": True,
+            # honorLabels keeps the workload's namespace/pod/container labels on DCGM series
+            # (instead of exported_pod), which the serving dashboards and rules join on.
+            "serviceMonitor": {
+                "enabled": True,
+                "honorLabels": True,
+                "additionalLabels": {"release": naming.PROMETHEUS_RELEASE},
+            },
+        },
+        "daemonsets": {"tolerations": [_gpu_toleration()]},
+    }
+    if env.cloud == "aws":
+        # The AL2023 NVIDIA AMI ships the container toolkit and configures containerd.
+        values["toolkit"] = {"enabled": False}
+    else:
+        values["hostPaths"] = {"driverInstallDir": GKE_NVIDIA_DIR}
+        values["toolkit"] = {
+            "enabled": True,
+            "installDir": GKE_NVIDIA_DIR,
+            # GKE (1.33+) does not report its containerd config through the CRI; read the file.
+            "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
+        }
+    if uses_mig(env):
+        values["mig"] = {"strategy": "mixed"}
+        values["migManager"] = {"enabled": True}
+    config = device_plugin_config(env)
+    if config is not None:
+        values["devicePlugin"]["config"] = {
+            "create": True,
+            "name": DEVICE_PLUGIN_CONFIGMAP,
+            "default": DEVICE_PLUGIN_DEFAULT,
+            "data": config,
+        }
+    return values
+
+
+def keda_values(env: Environment) -> dict[str, Any]:
+    """KEDA values: its own metrics scraped, so scaler errors (Prometheus unreachable,
+    bad query) can alert."""
+    monitor = {"enabled": True, "additionalLabels": {"release": naming.PROMETHEUS_RELEASE}}
+    return {
+        "prometheus": {
+            "operator": {"enabled": True, "serviceMonitor": monitor},
+            "metricServer": {"enabled": True, "serviceMonitor": monitor},
+        },
+    }
+
+
+def kube_prometheus_stack_values(
+    env: Environment, storage_class: str | None = None
+) -> dict[str, Any]:
+    """kube-prometheus-stack values: retention and a persistent volume from
+    `observability`, Grafana loading dashboards labelled ``grafana_dashboard: "1"`` from
+    every namespace, Alertmanager when alerts are enabled. Monitors and rules are selected
+    by the chart's default ``release: kube-prometheus-stack`` label, in all namespaces."""
+    obs = env.observability
+    claim: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": f"{obs.prometheus_storage_gib}Gi"}},
+    }
+    if storage_class:
+        claim["storageClassName"] = storage_class
+    return {
+        "prometheus": {
+            "prometheusSpec": {
+                "retention": obs.prometheus_retention,
+                "storageSpec": {"volumeClaimTemplate": {"spec": claim}},
+                "serviceMonitorSelectorNilUsesHelmValues": True,
+                "podMonitorSelectorNilUsesHelmValues": True,
+                "ruleSelectorNilUsesHelmValues": True,
+            }
+        },
+        "grafana": {
+            "enabled": obs.grafana_enabled,
+            "sidecar": {
+                "dashboards": {
+                    "enabled": True,
+                    "label": "grafana_dashboard",
+                    "labelValue": "1",
+                    "searchNamespace": "ALL",
+                }
+            },
+        },
+        "alertmanager": {"enabled": obs.alerts_enabled},
+    }
+
+
+def aws_load_balancer_controller_values(
+    env: Environment,
+    cluster: pulumi.Input[str],
+    vpc_id: pulumi.Input[str],
+    role_arn: pulumi.Input[str],
+) -> dict[str, Any]:
+    """AWS Load Balancer Controller values (NLBs for Services; no ALB add-ons in use)."""
+    return {
+        "clusterName": cluster,
+        "region": env.region,
+        "vpcId": vpc_id,
+        "replicaCount": 2,
+        "serviceAccount": {
+            "create": True,
+            "name": LBC_SERVICE_ACCOUNT,
+            "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+        },
+        "enableShield": False,
+        "enableWaf": False,
+        "enableWafv2": False,
+    }
+
+
+def cluster_autoscaler_image_tag(kubernetes_version: str) -> str:
+    """The Cluster Autoscaler image tag matching a Kubernetes minor (``1.33`` -> ``v1.33.5``;
+    an unknown minor gets its ``.0`` release)."""
+    minor = ".".join(kubernetes_version.split(".")[:2])
+    return CA_IMAGE_TAGS.get(minor, f"v{minor}.0")
+
+
+def cluster_autoscaler_values(
+    env: Environment, cluster: str, role_arn: pulumi.Input[str]
+) -> dict[str, Any]:
+    """Cluster Autoscaler values: node groups auto-discovered by tag, least-waste
+    expansion, per-zone groups of one pool balanced (they differ only in the zone label)."""
+    return {
+        "cloudProvider": "aws",
+        "awsRegion": env.region,
+        "autoDiscovery": {"clusterName": cluster},
+        "image": {"tag": cluster_autoscaler_image_tag(env.cluster.kubernetes_version)},
+        "rbac": {
+            "serviceAccount": {
+                "create": True,
+                "name": CA_SERVICE_ACCOUNT,
+                "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+            }
+        },
+        "extraArgs": {
+            "expander": "least-waste",
+            "balance-similar-node-groups": True,
+            "balancing-ignore-label": naming.ZONE_LABEL,
+            "skip-nodes-with-local-storage": False,
+        },
+    }

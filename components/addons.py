@@ -1,0 +1,330 @@
+"""Cluster add-ons: NVIDIA GPU Operator, KEDA, kube-prometheus-stack, and on EKS the AWS
+Load Balancer Controller and Cluster Autoscaler (each with its own IRSA role).
+
+Each add-on is a pinned Helm release (`env.versions`, repositories in
+`inferplane.defaults`) whose values come from `components.addon_values`. Namespaces are
+explicit resources so their Pod Security labels are part of the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import addon_iam, addon_values, iam
+from components.cloud import aws_tags, cluster_name
+from inferplane import defaults, naming
+from inferplane.model import Environment
+
+LBC_RELEASE = "aws-load-balancer-controller"
+CA_RELEASE = "cluster-autoscaler"
+EBS_STORAGE_CLASS = "inferplane-gp3"
+GKE_DRIVER_INSTALLER = "inferplane-nvidia-driver-installer"
+GKE_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
+"""Preloaded on GKE COS nodes (hence never pulled); installs the newest driver the node's
+COS release supports."""
+RELEASE_TIMEOUT_S = 1200
+PRIVILEGED = {
+    "pod-security.kubernetes.io/enforce": "privileged",
+    "pod-security.kubernetes.io/warn": "privileged",
+}
+"""The GPU Operator's operands and Prometheus' node exporter need host access."""
+
+
+@dataclass(frozen=True)
+class ClusterAddonsArgs:
+    """Arguments of `ClusterAddons`."""
+
+    env: Environment
+    provider: k8s.Provider
+    """Every in-cluster resource uses this provider explicitly."""
+    cluster_name: pulumi.Input[str]
+    vpc_id: pulumi.Input[str] | None = None
+    """AWS: the cluster's VPC (the load balancer controller needs it)."""
+    oidc_provider_arn: pulumi.Input[str] | None = None
+    """AWS: the cluster's IAM OIDC provider, for the add-ons' IRSA roles."""
+    oidc_issuer: pulumi.Input[str] | None = None
+    """AWS: the OIDC issuer, host and path without ``https://``."""
+
+
+class ClusterAddons(pulumi.ComponentResource):
+    """The add-ons every environment needs before models can be served.
+
+    Outputs:
+      releases: release name -> `helm.v3.Release`.
+      namespaces: namespace name -> `Namespace`.
+      storage_class: the StorageClass Prometheus' volume uses (None: the cluster default).
+    """
+
+    releases: dict[str, k8s.helm.v3.Release]
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    storage_class: str | None
+
+    def __init__(
+        self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("inferplane:addons:ClusterAddons", name, None, opts)
+        env = args.env
+        self._name, self._provider = name, args.provider
+        self.releases, self.namespaces = {}, {}
+        gpu_ns = self._namespace(naming.GPU_OPERATOR_NAMESPACE, PRIVILEGED)
+        monitoring_ns = self._namespace(naming.MONITORING_NAMESPACE, PRIVILEGED)
+        keda_ns = self._namespace(naming.KEDA_NAMESPACE, {})
+
+        self.storage_class = None
+        before_monitoring: list[pulumi.Resource] = [monitoring_ns]
+        if env.cloud == "aws" and env.cluster.create:
+            before_monitoring.append(self._gp3_storage_class())
+            self.storage_class = EBS_STORAGE_CLASS
+        prometheus = self._release(
+            naming.PROMETHEUS_RELEASE,
+            "kube-prometheus-stack",
+            env.versions.kube_prometheus_stack,
+            naming.MONITORING_NAMESPACE,
+            addon_values.kube_prometheus_stack_values(env, self.storage_class),
+            before_monitoring,
+        )
+        before_gpu: list[pulumi.Resource] = [gpu_ns, prometheus]
+        if env.cloud == "gcp":
+            before_gpu += self._gke_gpu_prerequisites()
+        self._release(
+            naming.GPU_OPERATOR_RELEASE,
+            "gpu-operator",
+            env.versions.gpu_operator,
+            naming.GPU_OPERATOR_NAMESPACE,
+            addon_values.gpu_operator_values(env),
+            before_gpu,
+        )
+        self._release(
+            naming.KEDA_RELEASE,
+            "keda",
+            env.versions.keda,
+            naming.KEDA_NAMESPACE,
+            addon_values.keda_values(env),
+            [keda_ns, prometheus],
+        )
+        if env.cloud == "aws":
+            self._aws_controllers(args)
+        self.register_outputs(
+            {"releases": list(self.releases), "storage_class": self.storage_class}
+        )
+
+    # --- building blocks ---------------------------------------------------------------
+    def _opts(self, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, provider=self._provider, depends_on=depends_on)
+
+    def _namespace(self, namespace: str, labels: Mapping[str, str]) -> k8s.core.v1.Namespace:
+        ns = k8s.core.v1.Namespace(
+            f"{self._name}-{namespace}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=namespace,
+                labels={"app.kubernetes.io/managed-by": "inferplane", **labels},
+            ),
+            opts=self._opts(),
+        )
+        self.namespaces[namespace] = ns
+        return ns
+
+    def _release(
+        self,
+        release: str,
+        chart: str,
+        version: str,
+        namespace: str,
+        values: Mapping[str, Any],
+        depends_on: list[pulumi.Resource],
+    ) -> k8s.helm.v3.Release:
+        created = k8s.helm.v3.Release(
+            f"{self._name}-{release}",
+            name=release,
+            chart=chart,
+            version=version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=defaults.CHART_REPOSITORIES[chart]),
+            namespace=namespace,
+            create_namespace=False,
+            values=dict(values),
+            atomic=True,
+            cleanup_on_fail=True,
+            timeout=RELEASE_TIMEOUT_S,
+            opts=self._opts(depends_on),
+        )
+        self.releases[release] = created
+        return created
+
+    def _gp3_storage_class(self) -> k8s.storage.v1.StorageClass:
+        return k8s.storage.v1.StorageClass(
+            f"{self._name}-gp3",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=EBS_STORAGE_CLASS),
+            provisioner="ebs.csi.aws.com",
+            parameters={"type": "gp3", "encrypted": "true"},
+            volume_binding_mode="WaitForFirstConsumer",
+            allow_volume_expansion=True,
+            reclaim_policy="Retain",
+            opts=self._opts(),
+        )
+
+    def _gke_gpu_prerequisites(self) -> list[pulumi.Resource]:
+        """GKE admits `system-node-critical` pods outside kube-system only under a quota
+        that names the priority class; and GPU nodes that opt out of GKE's device plugin
+        get their driver from Google's COS installer."""
+        quota = k8s.core.v1.ResourceQuota(
+            f"{self._name}-gpu-operator-critical-pods",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name="gpu-operator-critical-pods", namespace=naming.GPU_OPERATOR_NAMESPACE
+            ),
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(
+                hard={"pods": "100"},
+                scope_selector=k8s.core.v1.ScopeSelectorArgs(
+                    match_expressions=[
+                        k8s.core.v1.ScopedResourceSelectorRequirementArgs(
+                            scope_name="PriorityClass",
+                            operator="In",
+                            values=["system-node-critical", "system-cluster-critical"],
+                        )
+                    ]
+                ),
+            ),
+            opts=self._opts([self.namespaces[naming.GPU_OPERATOR_NAMESPACE]]),
+        )
+        return [quota, self._gke_driver_installer()]
+
+    def _gke_driver_installer(self) -> k8s.apps.v1.DaemonSet:
+        dir_ = addon_values.GKE_NVIDIA_DIR
+        labels = {"k8s-app": GKE_DRIVER_INSTALLER}
+        host = {
+            "dev": "/dev",
+            "vulkan-icd-mount": f"{dir_}/vulkan/icd.d",
+            "nvidia-install-dir-host": dir_,
+            "root-mount": "/",
+            "cos-tools": "/var/lib/cos-tools",
+        }
+        mounts = {
+            "nvidia-install-dir-host": "/usr/local/nvidia",
+            "vulkan-icd-mount": "/etc/vulkan/icd.d",
+            "dev": "/dev",
+            "root-mount": "/root",
+            "cos-tools": "/build/cos-tools",
+        }
+        env = {
+            "NVIDIA_INSTALL_DIR_HOST": dir_,
+            "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
+            "VULKAN_ICD_DIR_HOST": f"{dir_}/vulkan/icd.d",
+            "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
+            "ROOT_MOUNT_DIR": "/root",
+            "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
+            "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools",
+        }
+        # Only GPU nodes that opted out of GKE's device plugin (ours): nodes of other pools
+        # keep GKE's managed driver installation.
+        affinity = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+                                {
+                                    "key": "gke-no-default-nvidia-gpu-device-plugin",
+                                    "operator": "In",
+                                    "values": ["true"],
+                                },
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+        return k8s.apps.v1.DaemonSet(
+            f"{self._name}-nvidia-driver-installer",
+            metadata={
+                "name": GKE_DRIVER_INSTALLER,
+                "namespace": naming.KUBE_SYSTEM_NAMESPACE,
+                "labels": labels,
+            },
+            spec={
+                "selector": {"matchLabels": labels},
+                "updateStrategy": {"type": "RollingUpdate"},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "priorityClassName": "system-node-critical",
+                        "affinity": affinity,
+                        "tolerations": [{"operator": "Exists"}],
+                        "hostNetwork": True,
+                        "hostPID": True,
+                        "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
+                        "initContainers": [
+                            {
+                                "name": "nvidia-driver-installer",
+                                "image": GKE_INSTALLER_IMAGE,
+                                "imagePullPolicy": "Never",
+                                "command": ["/cos-gpu-installer", "install", "--version=latest"],
+                                "env": [{"name": k, "value": v} for k, v in env.items()],
+                                "resources": {"requests": {"cpu": "150m"}},
+                                "securityContext": {"privileged": True},
+                                "volumeMounts": [
+                                    {"name": n, "mountPath": p} for n, p in mounts.items()
+                                ],
+                            }
+                        ],
+                        "containers": [
+                            {
+                                "name": "pause",
+                                "image": "registry.k8s.io/pause:3.10",
+                                "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}},
+                            }
+                        ],
+                    },
+                },
+            },
+            opts=self._opts(),
+        )
+
+    def _aws_controllers(self, args: ClusterAddonsArgs) -> None:
+        env = args.env
+        if args.oidc_provider_arn is None or args.oidc_issuer is None or args.vpc_id is None:
+            raise ValueError("ClusterAddons on AWS needs vpc_id, oidc_provider_arn, oidc_issuer")
+        cluster = cluster_name(env)
+        irsa = {
+            "oidc_provider_arn": args.oidc_provider_arn,
+            "oidc_issuer": args.oidc_issuer,
+            "namespace": naming.KUBE_SYSTEM_NAMESPACE,
+            "tags": aws_tags(env),
+            "parent": self,
+        }
+        _, lbc_role_arn = iam.irsa_role(
+            f"{self._name}-{LBC_RELEASE}",
+            service_account=addon_values.LBC_SERVICE_ACCOUNT,
+            policy=addon_iam.aws_load_balancer_controller_policy(cluster),
+            description=f"AWS Load Balancer Controller of {cluster}",
+            **irsa,  # type: ignore[arg-type]
+        )
+        self._release(
+            LBC_RELEASE,
+            "aws-load-balancer-controller",
+            env.versions.aws_load_balancer_controller,
+            naming.KUBE_SYSTEM_NAMESPACE,
+            addon_values.aws_load_balancer_controller_values(
+                env, args.cluster_name, args.vpc_id, lbc_role_arn
+            ),
+            [],
+        )
+        _, ca_role_arn = iam.irsa_role(
+            f"{self._name}-{CA_RELEASE}",
+            service_account=addon_values.CA_SERVICE_ACCOUNT,
+            policy=addon_iam.cluster_autoscaler_policy(cluster),
+            description=f"Cluster Autoscaler of {cluster}",
+            **irsa,  # type: ignore[arg-type]
+        )
+        self._release(
+            CA_RELEASE,
+            "cluster-autoscaler",
+            env.versions.cluster_autoscaler,
+            naming.KUBE_SYSTEM_NAMESPACE,
+            addon_values.cluster_autoscaler_values(env, cluster, ca_role_arn),
+            [],
+        )

@@ -1,0 +1,242 @@
+"""Cloud identities for reading the model store, bound to Kubernetes ServiceAccounts.
+
+Two identities per environment:
+- ``model-reader`` (serving pods): read-only, on the model store's bucket *and prefix*
+  (plus any model source given as an absolute URI outside the store);
+- ``engine-builder`` (TensorRT engine builds): the same reads, and writes only under
+  ``<model_store>/.inferplane/engines/``.
+
+AWS: IAM roles for service accounts (IRSA) trusted only for that ServiceAccount and the STS
+audience. GCP: service accounts bound through Workload Identity, with IAM conditions that
+limit them to the prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from components import iam
+from components.cloud import aws_tags, gcp_account_id
+from inferplane import naming
+from inferplane.model import Environment
+
+IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
+GKE_ANNOTATION = "iam.gke.io/gcp-service-account"
+GCS_READ_ROLE = "roles/storage.objectViewer"
+GCS_WRITE_ROLE = "roles/storage.objectCreator"
+WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
+
+
+# --- AWS policy documents --------------------------------------------------------------
+def s3_read_statements(locations: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """GetObject under each (bucket, prefix); ListBucket of each bucket only for keys
+    under the prefix."""
+    statements: list[dict[str, Any]] = []
+    for bucket, prefix in locations:
+        statements.append(
+            {
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": f"arn:aws:s3:::{bucket}/{prefix}*",
+            }
+        )
+        listing: dict[str, Any] = {
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": f"arn:aws:s3:::{bucket}",
+        }
+        if prefix:
+            listing["Condition"] = {"StringLike": {"s3:prefix": [f"{prefix}*"]}}
+        statements.append(listing)
+    return statements
+
+
+def engine_location(env: Environment) -> tuple[str, str]:
+    """(bucket, prefix) where engine builds write: ``<store prefix>.inferplane/engines/``."""
+    return env.store_bucket, f"{env.store_prefix}{naming.ENGINE_PREFIX}/"
+
+
+def s3_reader_policy(env: Environment) -> str:
+    return iam.document(s3_read_statements(env.read_locations))
+
+
+def s3_builder_policy(env: Environment) -> str:
+    bucket, prefix = engine_location(env)
+    write = {
+        "Effect": "Allow",
+        "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
+        "Resource": f"arn:aws:s3:::{bucket}/{prefix}*",
+    }
+    return iam.document([*s3_read_statements(env.read_locations), write])
+
+
+# --- GCP IAM conditions ----------------------------------------------------------------
+def gcs_read_condition(bucket: str, prefix: str) -> str:
+    """Objects under the prefix, and listing the bucket only with a list prefix inside it
+    (a list request names the bucket, not an object)."""
+    return (
+        f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}") || '
+        f'(resource.type == "storage.googleapis.com/Bucket" && '
+        f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{prefix}"))'
+    )
+
+
+def gcs_write_condition(bucket: str, prefix: str) -> str:
+    return f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}")'
+
+
+@dataclass(frozen=True)
+class ModelStoreAccessArgs:
+    """Arguments of `ModelStoreAccess`."""
+
+    env: Environment
+    namespace: pulumi.Input[str]
+    """Namespace of the ServiceAccounts (the blueprint's namespace)."""
+    provider: k8s.Provider
+    oidc_provider_arn: pulumi.Input[str] | None = None
+    """AWS: the cluster's IAM OIDC provider."""
+    oidc_issuer: pulumi.Input[str] | None = None
+    """AWS: the OIDC issuer, host and path without ``https://``."""
+    workload_pool: pulumi.Input[str] | None = None
+    """GCP: the cluster's Workload Identity pool, ``<project>.svc.id.goog``."""
+
+
+class ModelStoreAccess(pulumi.ComponentResource):
+    """Read-only and engine-writing identities for the model store, with their
+    Kubernetes ServiceAccounts (`naming.MODEL_READER_SA`, `naming.ENGINE_BUILDER_SA`).
+
+    Outputs:
+      reader_identity / builder_identity: IAM role ARN (AWS) or service-account email (GCP).
+      service_accounts: ServiceAccount name -> `ServiceAccount`.
+    """
+
+    reader_identity: pulumi.Output[str]
+    builder_identity: pulumi.Output[str]
+    service_accounts: dict[str, k8s.core.v1.ServiceAccount]
+
+    def __init__(
+        self, name: str, args: ModelStoreAccessArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("inferplane:identity:ModelStoreAccess", name, None, opts)
+        self._name, self._args = name, args
+        if args.env.cloud == "aws":
+            self.reader_identity = self._aws_role(naming.MODEL_READER_SA, s3_reader_policy)
+            self.builder_identity = self._aws_role(naming.ENGINE_BUILDER_SA, s3_builder_policy)
+            annotation = IRSA_ANNOTATION
+        else:
+            self.reader_identity = self._gcp_account(naming.MODEL_READER_SA, "reader", False)
+            self.builder_identity = self._gcp_account(naming.ENGINE_BUILDER_SA, "builder", True)
+            annotation = GKE_ANNOTATION
+        self.service_accounts = {
+            sa: self._service_account(sa, annotation, identity)
+            for sa, identity in (
+                (naming.MODEL_READER_SA, self.reader_identity),
+                (naming.ENGINE_BUILDER_SA, self.builder_identity),
+            )
+        }
+        self.register_outputs(
+            {"reader_identity": self.reader_identity, "builder_identity": self.builder_identity}
+        )
+
+    def _aws_role(self, sa: str, policy: Any) -> pulumi.Output[str]:
+        args = self._args
+        if args.oidc_provider_arn is None or args.oidc_issuer is None:
+            raise ValueError("ModelStoreAccess on AWS needs oidc_provider_arn and oidc_issuer")
+        _, arn = iam.irsa_role(
+            f"{self._name}-{sa}",
+            oidc_provider_arn=args.oidc_provider_arn,
+            oidc_issuer=args.oidc_issuer,
+            namespace=args.namespace,
+            service_account=sa,
+            policy=policy(args.env),
+            tags=aws_tags(args.env),
+            parent=self,
+            description=f"{sa} of {naming.stack_name(args.env.blueprint, args.env.name)}",
+        )
+        return arn
+
+    def _gcp_account(self, sa: str, role: str, writes_engines: bool) -> pulumi.Output[str]:
+        args, env = self._args, self._args.env
+        if args.workload_pool is None:
+            raise ValueError("ModelStoreAccess on GCP needs workload_pool")
+        opts = pulumi.ResourceOptions(parent=self)
+        stack = naming.stack_name(env.blueprint, env.name)
+        account = gcp.serviceaccount.Account(
+            f"{self._name}-{sa}",
+            account_id=gcp_account_id(stack, role),
+            display_name=f"{sa} of {stack}",
+            project=env.project,
+            opts=opts,
+        )
+        member = account.email.apply(lambda email: f"serviceAccount:{email}")
+        grants: list[pulumi.CustomResource] = []
+        for i, (bucket, prefix) in enumerate(env.read_locations):
+            grants.append(
+                gcp.storage.BucketIAMMember(
+                    f"{self._name}-{sa}-read-{i}",
+                    bucket=bucket,
+                    role=GCS_READ_ROLE,
+                    member=member,
+                    condition=_condition("model-store-read", gcs_read_condition(bucket, prefix))
+                    if prefix
+                    else None,
+                    opts=opts,
+                )
+            )
+        if writes_engines:
+            bucket, prefix = engine_location(env)
+            grants.append(
+                gcp.storage.BucketIAMMember(
+                    f"{self._name}-{sa}-write-engines",
+                    bucket=bucket,
+                    role=GCS_WRITE_ROLE,
+                    member=member,
+                    condition=_condition("engine-write", gcs_write_condition(bucket, prefix)),
+                    opts=opts,
+                )
+            )
+        grants.append(
+            gcp.serviceaccount.IAMMember(
+                f"{self._name}-{sa}-workload-identity",
+                service_account_id=account.name,
+                role=WORKLOAD_IDENTITY_ROLE,
+                member=pulumi.Output.concat(
+                    "serviceAccount:", args.workload_pool, "[", args.namespace, "/", sa, "]"
+                ),
+                opts=opts,
+            )
+        )
+        return iam.after(account.email, *grants)
+
+    def _service_account(
+        self, sa: str, annotation: str, identity: pulumi.Output[str]
+    ) -> k8s.core.v1.ServiceAccount:
+        return k8s.core.v1.ServiceAccount(
+            f"{self._name}-{sa}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=sa,
+                namespace=self._args.namespace,
+                labels={
+                    "app.kubernetes.io/managed-by": "inferplane",
+                    "app.kubernetes.io/part-of": self._args.env.blueprint,
+                },
+                annotations={annotation: identity},
+            ),
+            # Model servers and engine builds never call the Kubernetes API.
+            automount_service_account_token=False,
+            opts=pulumi.ResourceOptions(parent=self, provider=self._args.provider),
+        )
+
+
+def _condition(title: str, expression: str) -> gcp.storage.BucketIAMMemberConditionArgs:
+    return gcp.storage.BucketIAMMemberConditionArgs(
+        title=title,
+        description="Scoped to the blueprint's model store prefix",
+        expression=expression,
+    )

@@ -1,0 +1,176 @@
+"""One blueprint environment as one component: cluster, GPU node pools, add-ons, the
+blueprint's namespace and environment facts, model-store identities, and every model.
+
+The graph is kept wide: node pools, add-ons, the namespace and the identities each depend
+on the cluster only, and every model on the add-ons, namespace and identities.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.addons import ClusterAddons, ClusterAddonsArgs
+from components.cloud import cloud_provider
+from components.cluster import Cluster, ClusterArgs
+from components.identity import ModelStoreAccess, ModelStoreAccessArgs
+from components.node_pool import GpuNodePool, GpuNodePoolArgs
+from components.serving import ModelServer, ModelServerArgs
+from inferplane import naming
+from inferplane.model import Environment
+
+
+def environment_data(env: Environment) -> dict[str, str]:
+    """Data of the `naming.ENVIRONMENT_CONFIGMAP` ConfigMap: the facts policies need to
+    check placement from the cluster's objects alone."""
+    pools = {
+        pool.name: {
+            "gpu": pool.gpu.id,
+            "gpus_per_node": pool.gpus_per_node,
+            "gpu_resource": pool.gpu_resource,
+            "slices_per_gpu": pool.slices_per_gpu,
+            "sharing": pool.sharing,
+            "zones": list(pool.zones),
+            "nodes_min": pool.nodes.min,
+            "nodes_max": pool.nodes.max,
+        }
+        for pool in env.pools.values()
+    }
+    return {
+        "blueprint": env.blueprint,
+        "environment": env.name,
+        "cloud": env.cloud,
+        "region": env.region,
+        "zones": ",".join(env.zones),
+        "pools": json.dumps(pools, sort_keys=True),
+    }
+
+
+@dataclass(frozen=True)
+class InferenceStackArgs:
+    """Arguments of `InferenceStack`."""
+
+    env: Environment
+    """The resolved environment (`inferplane.resolve.resolve_file(path, env_name)`)."""
+
+
+class InferenceStack(pulumi.ComponentResource):
+    """Everything one environment of a blueprint provisions.
+
+    Name it `naming.stack_name(blueprint, environment)`.
+
+    Outputs:
+      cluster_name, endpoint: the Kubernetes cluster and its API server.
+      namespace: the blueprint's namespace.
+      model_endpoints: model name -> the address of the model's load balancer.
+      cluster, node_pools, addons, store_access, models: the child components.
+    """
+
+    cluster_name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    namespace: str
+    model_endpoints: dict[str, pulumi.Output[str | None]]
+
+    def __init__(
+        self, name: str, args: InferenceStackArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("inferplane:stack:InferenceStack", name, None, opts)
+        env = args.env
+        cloud = cloud_provider(name, env, self)
+
+        def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(parent=self, providers=[cloud], depends_on=list(after))
+
+        self.cluster = Cluster(name, ClusterArgs(env=env), opts=child())
+        cluster = self.cluster
+        provider = cluster.provider
+        self.node_pools = {
+            pool.name: GpuNodePool(
+                f"{name}-{pool.name}",
+                GpuNodePoolArgs(
+                    env=env,
+                    pool=pool,
+                    cluster_name=cluster.name,
+                    node_role_arn=cluster.node_role_arn,
+                    subnet_ids_by_zone=cluster.subnet_ids_by_zone,
+                    cluster_location=cluster.location,
+                    node_service_account=cluster.node_service_account,
+                ),
+                opts=child(cluster),
+            )
+            for pool in env.pools.values()
+        }
+        self.addons = ClusterAddons(
+            name,
+            ClusterAddonsArgs(
+                env=env,
+                provider=provider,
+                cluster_name=cluster.name,
+                vpc_id=cluster.vpc_id,
+                oidc_provider_arn=cluster.oidc_provider_arn,
+                oidc_issuer=cluster.oidc_issuer,
+            ),
+            opts=child(cluster),
+        )
+
+        self.namespace = naming.namespace(env.blueprint)
+        labels = {
+            "app.kubernetes.io/part-of": env.blueprint,
+            "app.kubernetes.io/managed-by": "inferplane",
+            naming.ENVIRONMENT_LABEL: env.name,
+        }
+        k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=self.namespace, labels=labels),
+            opts=k8s_opts,
+        )
+        k8s.core.v1.ConfigMap(
+            f"{name}-environment",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=naming.ENVIRONMENT_CONFIGMAP, namespace=namespace.metadata.name, labels=labels
+            ),
+            data=environment_data(env),
+            opts=k8s_opts,
+        )
+        self.store_access = ModelStoreAccess(
+            name,
+            ModelStoreAccessArgs(
+                env=env,
+                namespace=namespace.metadata.name,
+                provider=provider,
+                oidc_provider_arn=cluster.oidc_provider_arn,
+                oidc_issuer=cluster.oidc_issuer,
+                workload_pool=cluster.workload_pool,
+            ),
+            opts=child(cluster),
+        )
+
+        self.models = {
+            model.name: ModelServer(
+                f"{name}-{model.name}",
+                ModelServerArgs(
+                    env=env,
+                    model=model,
+                    namespace=self.namespace,
+                    provider=provider,
+                    lb_subnet_ids=cluster.lb_subnet_ids,
+                ),
+                opts=child(self.addons, namespace, self.store_access),
+            )
+            for model in env.models.values()
+        }
+        self.cluster_name = cluster.name
+        self.endpoint = cluster.endpoint
+        self.model_endpoints = {model: server.endpoint for model, server in self.models.items()}
+        self.register_outputs(
+            {
+                "cluster_name": self.cluster_name,
+                "endpoint": self.endpoint,
+                "namespace": self.namespace,
+                "model_endpoints": self.model_endpoints,
+            }
+        )
