@@ -17,10 +17,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferplane.errors import BlueprintError
-from inferplane.offline import RecordedResource, Recording
+
+if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
+    from inferplane.offline import RecordedResource, Recording
 
 EXIT_OK, EXIT_INVALID = 0, 2
 
@@ -40,15 +42,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from inferplane import plan_output
-    from inferplane.offline import run_program
     from inferplane.resolve import resolve_file
 
     try:
         env = resolve_file(args.blueprint, args.env)
+        if args.out is not None:  # fail before the run, and again at write time
+            plan_output.check_out_dir(args.out)
+        from inferplane.offline import run_program
+
         recording = run_program(env)
     except BlueprintError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format(), file=sys.stderr)
+        return EXIT_INVALID
+    except plan_output.OutputDirError as exc:
+        print(f"inferplane plan: error: --out {exc}", file=sys.stderr)
         return EXIT_INVALID
     out = sys.stdout
     glyphs = _glyphs(out)
@@ -116,7 +124,7 @@ def render_tree(recording: Recording, glyphs: tuple[str, str, str, str]) -> list
 
 def render_counts(recording: Recording) -> list[str]:
     counts = recording.counts()
-    width = max((len(str(n)) for n in counts.values()), default=1)
+    width = len(str(len(recording)))
     lines = ["Resources by type:"]
     lines += [f"  {n:>{width}}  {type_}" for type_, n in counts.items()]
     lines.append(f"  {len(recording):>{width}}  total")

@@ -22,12 +22,14 @@ import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from inferplane.offline import RecordedResource, Recording
-from inferplane.offline_mocks import CLUSTER_SCOPED_KINDS
+from inferplane import naming
+
+if TYPE_CHECKING:  # the harness loads Pulumi; checking --out must not
+    from inferplane.offline import RecordedResource, Recording
 
 PLAN_FILE = "plan.json"
 
@@ -139,6 +141,8 @@ def api_version_kind(type_token: str) -> tuple[str, str]:
 
 def manifest(res: RecordedResource) -> dict[str, Any]:
     """The object as `kubectl apply` would take it: apiVersion, kind, metadata first."""
+    from inferplane.offline_mocks import CLUSTER_SCOPED_KINDS
+
     api_version, kind = api_version_kind(res.type)
     inputs = tidy(res.inputs)
     meta = dict(inputs.pop("metadata", None) or {})
@@ -215,21 +219,43 @@ def helm_releases(recording: Recording) -> list[tuple[str, dict[str, Any]]]:
 
 # --- Triton model configs ----------------------------------------------------------------------
 def triton_configs(recording: Recording) -> Iterator[tuple[str, str]]:
-    """(relative path, text) of every Triton model config a ConfigMap carries, so a review
-    can read `config.pbtxt` as Triton will: `triton/<configmap>/<key>`."""
+    """(relative path, text) of every Triton model config a ConfigMap carries, laid out as
+    a Triton model repository (`<model>/config.pbtxt`) so a review reads it as Triton will.
+    The model is the ConfigMap's `inferplane.dev/model` label, else the ConfigMap's name."""
     for res in recording:
         if res.type != "kubernetes:core/v1:ConfigMap" or res.read:
             continue
         data = res.inputs.get("data") or {}
-        name = (res.inputs.get("metadata") or {}).get("name") or res.name
+        meta = res.inputs.get("metadata") or {}
+        name = (meta.get("labels") or {}).get(naming.MODEL_LABEL) or meta.get("name") or res.name
         for key in sorted(data):
             if key.endswith(".pbtxt") and isinstance(data[key], str):
                 yield f"{_slug(name)}/{key}", data[key]
 
 
 # --- writing ----------------------------------------------------------------------------------
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (model configs, dashboards, PromQL) as literal blocks, readable
+    in a review; PyYAML falls back to quoting when a string cannot be a block."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
 def dump_yaml(obj: Any) -> str:
-    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, width=100)
+    return yaml.dump(
+        obj,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        width=100,
+        allow_unicode=True,
+    )
 
 
 def files(recording: Recording, blueprint: str, environment: str) -> Iterable[tuple[str, str]]:
@@ -247,6 +273,16 @@ class OutputDirError(Exception):
     """--out names something a plan must not replace."""
 
 
+def check_out_dir(out: Path) -> None:
+    """Raise OutputDirError unless `out` is absent, empty, or a previous plan."""
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / PLAN_FILE).is_file():
+        raise OutputDirError(
+            f"{out}: not empty and not a previous plan; choose a new or empty directory"
+        )
+
+
 def write_atomically(out: Path, contents: Iterable[tuple[str, str]]) -> list[str]:
     """Write `contents` as the directory `out`, replacing a previous plan there.
 
@@ -254,12 +290,7 @@ def write_atomically(out: Path, contents: Iterable[tuple[str, str]]) -> list[str
     --out must not delete someone's files). Returns the relative paths written, sorted.
     """
     out = out.resolve()
-    if out.exists() and not out.is_dir():
-        raise OutputDirError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / PLAN_FILE).is_file():
-        raise OutputDirError(
-            f"{out}: not empty and not a previous plan; choose a new or empty directory"
-        )
+    check_out_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     written = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import kubernetes_validate
@@ -13,7 +14,8 @@ import pytest
 import yaml
 
 from inferplane import plan, plan_output
-from inferplane.offline import SECRET, Recording, run_callable
+from inferplane.model import Environment
+from inferplane.offline import SECRET, Recording, run_callable, run_program
 from inferplane.offline_mocks import CloudFacts
 
 FACTS = CloudFacts(cloud="aws", region="us-east-1", zones=("us-east-1a",))
@@ -39,7 +41,11 @@ def serving_program() -> None:
             )
             k8s.core.v1.ConfigMap(
                 f"{name}-config",
-                metadata={"name": "ranker-triton", "namespace": "shop"},
+                metadata={
+                    "name": "ranker-triton",
+                    "namespace": "shop",
+                    "labels": {"inferplane.dev/model": "ranker"},
+                },
                 data={"config.pbtxt": PBTXT},
                 opts=on,
             )
@@ -172,7 +178,7 @@ def test_helm_releases_and_triton_configs(recording: Recording) -> None:
             },
         )
     ]
-    assert list(plan_output.triton_configs(recording)) == [("ranker-triton/config.pbtxt", PBTXT)]
+    assert list(plan_output.triton_configs(recording)) == [("ranker/config.pbtxt", PBTXT)]
 
 
 def test_tree_shows_parents_and_key_facts(recording: Recording) -> None:
@@ -263,3 +269,23 @@ def test_run_rejects_an_unknown_environment_and_writes_nothing(
     err = capsys.readouterr().err
     assert "no environment named 'qa'" in err and "staging, prod" in err
     assert not out.exists()
+
+
+def test_the_reference_plan_is_byte_identical_between_runs(
+    reference_env: Callable[[str], Environment],
+    reference_recording: Callable[[str], Recording],
+) -> None:
+    env = reference_env("prod")
+    again = run_program(env)
+    first = list(plan_output.files(reference_recording("prod"), env.blueprint, env.name))
+    assert first == list(plan_output.files(again, env.blueprint, env.name))
+    assert {path.split("/")[0] for path, _ in first} == {"plan.json", "manifests", "helm", "triton"}
+
+
+def test_run_checks_out_before_planning(
+    reference_blueprint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("keep")
+    assert plan.run(_args(reference_blueprint, "prod", tmp_path)) == 2
+    captured = capsys.readouterr()
+    assert "not a previous plan" in captured.err and captured.out == ""

@@ -1,0 +1,153 @@
+"""The Pulumi project in stacks/: each `Pulumi.<env>.yaml` runs `__main__.py` under mocks,
+reading its config as Pulumi would, and builds the environment it names."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from components.program import main
+from inferplane.offline import SECRET, Recording, facts_of, run_callable
+from inferplane.resolve import load_blueprint, resolve_file
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = ROOT / "stacks"
+STACK_FILES = sorted(STACKS.glob("Pulumi.*.yaml"))
+HF_TOKEN = "hf_stack_test_0b7e51c2"  # models.chat.secrets.hf_token reads it (from_env)
+
+
+def stack_config(path: Path) -> dict[str, str]:
+    """A stack file's config as the Pulumi CLI hands it to a program: strings, structured
+    values as JSON."""
+    config = yaml.safe_load(path.read_text())["config"]
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def run_stack(stack: str, config: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Recording:
+    """Run stacks/__main__.py as `pulumi up -s <stack>` would: from the project directory."""
+    blueprint = STACKS / config["inferplane:blueprint"]
+    env = resolve_file(blueprint, config.get("inferplane:environment", stack))
+    monkeypatch.chdir(STACKS)
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    return run_callable(
+        lambda: runpy.run_path(str(STACKS / "__main__.py"), run_name="__main__"),
+        stack=stack,
+        facts=facts_of(env),
+        config=config,
+    )
+
+
+def test_every_environment_has_a_stack_file_and_back() -> None:
+    stacks = {p.name.split(".")[1] for p in STACK_FILES}
+    blueprints = {stack_config(p)["inferplane:blueprint"] for p in STACK_FILES}
+    environments: set[str] = set()
+    for blueprint in blueprints:
+        environments |= set(load_blueprint(STACKS / blueprint)[1])
+    assert stacks == environments == {"staging", "prod"}
+
+
+def test_project_file_and_entry_point() -> None:
+    project = yaml.safe_load((STACKS / "Pulumi.yaml").read_text())
+    assert project["name"] == "inferplane"
+    assert project["runtime"] == {
+        "name": "python",
+        "options": {"toolchain": "pip", "virtualenv": "../.venv"},
+    }
+    assert (STACKS / "__main__.py").read_text().strip().splitlines() == [
+        "from components.program import main",
+        "",
+        "main()",
+    ]
+
+
+@pytest.mark.parametrize("stack_file", STACK_FILES, ids=lambda p: p.name)
+def test_stack_runs_under_mocks_and_matches_its_blueprint(
+    stack_file: Path, monkeypatch: pytest.MonkeyPatch, reference_recording: Any
+) -> None:
+    stack = stack_file.name.split(".")[1]
+    config = stack_config(stack_file)
+    env = resolve_file(STACKS / config["inferplane:blueprint"], stack)
+    # The provider config in the stack file agrees with the blueprint (the components pin
+    # their providers to the blueprint anyway; this keeps `pulumi config` truthful).
+    if env.cloud == "aws":
+        assert config["aws:region"] == env.region
+    else:
+        assert (config["gcp:project"], config["gcp:region"]) == (env.project, env.region)
+
+    rec = run_stack(stack, config, monkeypatch)
+    roots = rec.children(None)
+    assert [(r.type, r.name) for r in roots] == [
+        ("inferplane:stack:InferenceStack", f"{env.blueprint}-{stack}")
+    ]
+    # the same program `inferplane plan` runs: the same resources
+    offline = reference_recording(stack)
+    assert sorted((r.type, r.name) for r in rec) == sorted((r.type, r.name) for r in offline)
+    assert rec.outputs["environment"] == stack and rec.outputs["namespace"] == env.blueprint
+    assert set(rec.outputs["model_endpoints"]) == set(env.models)
+    # Unlike offline runs, a stack reads the real token; it stays a secret all the way.
+    secret = next(r for r in rec if r.get("metadata", "name") == "chat-secrets")
+    assert secret.inputs["stringData"] == {"hf_token": SECRET}
+    dump = json.dumps([[r.type, r.name, r.inputs] for r in rec] + [rec.outputs], default=str)
+    assert HF_TOKEN not in dump
+
+
+def test_environment_config_overrides_the_stack_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = stack_config(STACKS / "Pulumi.prod.yaml") | {"inferplane:environment": "prod"}
+    rec = run_stack("prod-canary", config, monkeypatch)
+    assert rec.outputs["environment"] == "prod"
+    assert rec.stack == "prod-canary"
+
+
+def _run_main_catching(
+    config: dict[str, str], stack: str, facts_env: str
+) -> tuple[Recording, list[pulumi.RunError]]:
+    caught: list[pulumi.RunError] = []
+
+    def program() -> None:
+        try:
+            main(STACKS)
+        except pulumi.RunError as exc:
+            caught.append(exc)
+
+    env = resolve_file(STACKS / "../blueprints/support-assistant.yaml", facts_env)
+    return run_callable(program, stack=stack, facts=facts_of(env), config=config), caught
+
+
+def test_invalid_blueprint_registers_nothing(tmp_path: Path) -> None:
+    reference = (STACKS / "../blueprints/support-assistant.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    # broken in the *prod* environment; the staging stack must refuse too
+    bad.write_text(reference.replace("zones: [us-central1-a]   #", "zones: [us-east1-a]   #"))
+    rec, caught = _run_main_catching({"inferplane:blueprint": str(bad)}, "staging", "staging")
+    assert len(rec) == 0
+    assert len(caught) == 1
+    message = str(caught[0])
+    assert message.startswith("the blueprint is invalid; nothing was deployed:\n")
+    assert f"{bad}:" in message and "environments.prod.overrides.gpu_pools.h100.zones" in message
+
+
+def test_missing_secret_variable_registers_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    config = {"inferplane:blueprint": "../blueprints/support-assistant.yaml"}
+    rec, caught = _run_main_catching(config, "prod", "prod")
+    assert len(rec) == 0
+    assert "environment variable HF_TOKEN is not set" in str(caught[0])
+    assert "models.chat.secrets.hf_token.from_env" in str(caught[0])
+
+
+def test_unknown_environment_and_missing_blueprint_register_nothing(tmp_path: Path) -> None:
+    blueprint = "../blueprints/support-assistant.yaml"
+    rec, caught = _run_main_catching({"inferplane:blueprint": blueprint}, "qa", "staging")
+    assert len(rec) == 0
+    assert "no environment named 'qa'" in str(caught[0])
+    assert "inferplane:environment" in str(caught[0])
+
+    missing = str(tmp_path / "nope.yaml")
+    rec, caught = _run_main_catching({"inferplane:blueprint": missing}, "staging", "staging")
+    assert len(rec) == 0 and "nope.yaml" in str(caught[0])
