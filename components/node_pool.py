@@ -180,7 +180,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 continue
             aws.autoscaling.Tag(
                 f"{name}-{_slug(tag_key.removeprefix(template))}",
-                autoscaling_group_name=asg,  # type: ignore[arg-type]
+                autoscaling_group_name=asg,
                 tag=aws.autoscaling.TagTagArgs(
                     key=tag_key, value=tag_value, propagate_at_launch=False
                 ),
