@@ -120,7 +120,8 @@ class GpuNodePool(pulumi.ComponentResource):
         self.node_groups = {}
         self.node_group_names = {}
         for zone in pool.zones:
-            group = naming.node_group_name(env.blueprint, env.name, pool.name, zone)
+            limit = EKS_NODE_GROUP_NAME_MAX if env.cloud == "aws" else GKE_NODE_POOL_NAME_MAX
+            group = naming.node_group_name(env.blueprint, env.name, pool.name, zone, limit)
             resource_name = f"{name}-{naming.zone_suffix(zone)}"
             if env.cloud == "aws":
                 self.node_groups[zone] = self._eks(resource_name, group, zone, args)
@@ -135,11 +136,6 @@ class GpuNodePool(pulumi.ComponentResource):
             raise ValueError("GpuNodePool on AWS needs node_role_arn and subnet_ids_by_zone")
         if zone not in args.subnet_ids_by_zone:
             raise ValueError(f"pool {pool.name}: no subnet for zone {zone}")
-        if len(group) > EKS_NODE_GROUP_NAME_MAX:
-            raise ValueError(
-                f"node group name {group!r} is longer than {EKS_NODE_GROUP_NAME_MAX} characters;"
-                " shorten the blueprint, environment or pool name"
-            )
         key, value, _ = gpu_taint()
         ca_tags = autoscaler_tags(env, pool, zone)
         node_group = aws.eks.NodeGroup(
@@ -194,11 +190,6 @@ class GpuNodePool(pulumi.ComponentResource):
         env, pool = args.env, args.pool
         if pool.gpu.gcp_accelerator is None:
             raise ValueError(f"pool {pool.name}: {pool.gpu.id} is not offered on GCP")
-        if len(group) > GKE_NODE_POOL_NAME_MAX:
-            raise ValueError(
-                f"node pool name {group!r} is longer than {GKE_NODE_POOL_NAME_MAX} characters;"
-                " shorten the blueprint, environment or pool name"
-            )
         key, value, _ = gpu_taint()
         return gcp.container.NodePool(
             name,

@@ -71,9 +71,18 @@ def zone_suffix(zone: str) -> str:
     return zone.rsplit("-", 1)[-1]  # GCP: us-central1-b
 
 
-def node_group_name(blueprint: str, env: str, pool: str, zone: str) -> str:
-    """One node group per pool and zone: ``<blueprint>-<env>-<pool>-<zone suffix>``."""
-    return f"{blueprint}-{env}-{pool}-{zone_suffix(zone)}"
+def node_group_name(blueprint: str, env: str, pool: str, zone: str, max_length: int = 63) -> str:
+    """One node group per pool and zone: ``<blueprint>-<env>-<pool>-<zone suffix>``.
+
+    Cloud limits differ (EKS node groups 63 characters, GKE node pools 40): a longer name
+    keeps its readable start and the zone, with a stable hash of the full name in between,
+    so names stay unique and never change between runs.
+    """
+    full = f"{blueprint}-{env}-{pool}-{zone_suffix(zone)}"
+    if len(full) <= max_length:
+        return full
+    tail = f"-{short_hash(full, length=8)}-{zone_suffix(zone)}"
+    return full[: max_length - len(tail)].rstrip("-") + tail
 
 
 def model_labels(blueprint: str, env: str, model: str) -> dict[str, str]:
