@@ -40,6 +40,11 @@ MAX_DEPTH = 32
 MAX_DIAGNOSTICS = 20
 """Stop collecting problems after this many."""
 
+MAX_NODES = 50_000
+"""Most keys, values and list items a blueprint may hold. A 400-model blueprint has about
+12,000; the cap keeps the pure-Python parser from spending tens of seconds on a dense
+1 MiB file before saying anything."""
+
 _BOM = "\ufeff"
 _NO_REUSE = (
     "blueprints do not use anchors, aliases or merge keys: write the values out in full "
@@ -203,6 +208,7 @@ class _Builder:
         self.root: dict[str, Any] | None = None
         self.documents = 0
         self.skip = 0  # depth inside a subtree being dropped (an unusable key, or its value)
+        self.nodes = 0
 
     def build(self) -> Document:
         loader = yaml.SafeLoader(self.text)
@@ -279,6 +285,11 @@ class _Builder:
             self._node(event)
 
     def _node(self, event: yaml.NodeEvent) -> None:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise self._fatal(event.start_mark, self._current_path(),
+                              f"the blueprint holds more than {MAX_NODES} values",
+                              "split it into several blueprints (one per application)")
         if self.skip:
             if isinstance(event, yaml.CollectionStartEvent):
                 self._skip(event.start_mark)

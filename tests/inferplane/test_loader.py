@@ -510,3 +510,19 @@ def test_the_value_of_a_refused_key_is_not_kept_or_checked() -> None:
     assert error("a: 1\na: {b: yes, c: *x}\n") == (
         "bp.yaml:2:1: error: a: duplicate key 'a' (first defined at line 1); remove one of the "
         "two, or merge them into one")
+
+
+def test_a_dense_file_is_refused_quickly_at_the_value_cap() -> None:
+    from inferplane.loader import MAX_NODES
+
+    text = "items:\n" + "".join(f"  - {i}\n" for i in range(MAX_NODES + 10))
+    started = time.perf_counter()
+    with pytest.raises(BlueprintError) as info:
+        load_text(text, "big.yaml")
+    elapsed = time.perf_counter() - started
+    (diag,) = info.value.diagnostics
+    assert diag.format() == (
+        f"big.yaml:{MAX_NODES - 1}:5: error: items: the blueprint holds more than {MAX_NODES} "
+        "values; split it into several blueprints (one per application)"
+    )
+    assert elapsed < 30  # stops at the cap instead of parsing the whole file
