@@ -278,3 +278,28 @@ def test_run_program_builds_the_stack_program_for_an_environment(reference_env) 
     rec = run_program(env, program=program)
     assert seen == {"env": env, "blueprint": env.file, "region": "us-east-1"}
     assert rec.stack == "staging" and len(rec) == 0
+
+
+def test_invokes_about_an_existing_eks_cluster_agree_with_each_other() -> None:
+    seen: dict[str, Any] = {}
+
+    def program() -> None:
+        info = aws.eks.get_cluster_output(name="shared-eks")
+        zones = info.vpc_config.subnet_ids.apply(
+            lambda ids: [aws.ec2.get_subnet(id=i).availability_zone for i in ids]
+        )
+        oidc = aws.iam.get_open_id_connect_provider_output(
+            url=info.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
+        )
+        pulumi.Output.all(zones, oidc.arn, info.certificate_authorities).apply(
+            lambda values: seen.update(values=values)
+        )
+
+    run_callable(program, stack="s", facts=AWS, config={})
+    zones, oidc_arn, cas = seen["values"]
+    assert sorted(zones) == ["us-east-1a", "us-east-1b"]  # one subnet per environment zone
+    assert re.fullmatch(
+        r"arn:aws:iam::123456789012:oidc-provider/oidc\.eks\.us-east-1\.amazonaws\.com/id/[0-9A-F]{32}",
+        oidc_arn,
+    )
+    assert cas[0]["data"] == CA_DATA
