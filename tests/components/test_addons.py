@@ -1,0 +1,449 @@
+"""Cluster add-ons: Helm values checked against each chart's own values.yaml, the values
+that matter asserted exactly, the releases and their dependencies, the EKS controllers'
+IAM, and the GKE prerequisites of the GPU Operator."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cloud_fixtures import attached, cloud_recording, parsed, with_pool
+
+from components import addon_iam, addon_values
+from components.addons import EBS_STORAGE_CLASS, GKE_DRIVER_INSTALLER
+from inferplane import defaults, naming
+from inferplane.model import Environment, Observability
+from inferplane.offline import Recording
+
+REFERENCE = Path(
+    os.environ.get("INFERPLANE_REFERENCE", Path(__file__).resolve().parents[3] / "shared/reference")
+)
+CHART_VALUES = {
+    "gpu-operator": REFERENCE / "gpu-operator/helm/values.yaml",
+    "keda": REFERENCE / "keda/helm/values.yaml",
+    "kube-prometheus-stack": REFERENCE / "kube-prometheus-stack/values.yaml",
+}
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def unknown_keys(values: dict[str, Any], chart: Any, path: str = "") -> list[str]:
+    """Key paths of `values` the chart does not have. A chart key whose default is an
+    empty map (`additionalLabels: {}`, `data: {}`) or null is free-form below it."""
+    problems = []
+    for key, value in values.items():
+        where = f"{path}.{key}" if path else key
+        if not isinstance(chart, dict) or key not in chart:
+            problems.append(where)
+            continue
+        default = chart[key]
+        if isinstance(value, dict) and isinstance(default, dict) and default:
+            problems += unknown_keys(value, default, where)
+        elif isinstance(default, dict) and default and not isinstance(value, dict):
+            problems.append(f"{where} (a map in the chart)")
+        elif isinstance(default, list) and not isinstance(value, list):
+            problems.append(f"{where} (a list in the chart)")
+    return problems
+
+
+def chart(name: str) -> dict[str, Any]:
+    path = CHART_VALUES[name]
+    if not path.exists():
+        pytest.skip(f"reference chart values not found at {path}")
+    loaded: dict[str, Any] = yaml.safe_load(path.read_text())
+    return loaded
+
+
+def time_sliced(env: Environment) -> Environment:
+    return with_pool(env, "l4", sharing="time_slicing", time_slices=4)
+
+
+def without_mig(env: Environment) -> Environment:
+    return with_pool(env, "h100", sharing="exclusive", mig_profile=None)
+
+
+# --- values against the charts ---------------------------------------------------------
+def test_the_walker_finds_unknown_and_misshapen_keys() -> None:
+    ref = {"a": {"b": 1, "free": {}}, "l": []}
+    assert unknown_keys({"a": {"b": 2, "free": {"x": {"y": 1}}}, "l": [1]}, ref) == []
+    assert unknown_keys({"a": {"c": 1}, "z": 1, "l": {}}, ref) == [
+        "a.c",
+        "z",
+        "l (a list in the chart)",
+    ]
+
+
+@pytest.mark.parametrize("variant", [lambda e: e, time_sliced, without_mig])
+def test_gpu_operator_values_exist_in_the_chart(
+    staging: Environment, prod: Environment, variant: Any
+) -> None:
+    for env in (staging, prod):
+        values = addon_values.gpu_operator_values(variant(env))
+        assert unknown_keys(values, chart("gpu-operator")) == []
+
+
+def test_keda_and_prometheus_values_exist_in_the_charts(
+    staging: Environment, prod: Environment
+) -> None:
+    for env in (staging, prod):
+        assert unknown_keys(addon_values.keda_values(env), chart("keda")) == []
+        values = addon_values.kube_prometheus_stack_values(env, EBS_STORAGE_CLASS)
+        assert unknown_keys(values, chart("kube-prometheus-stack")) == []
+
+
+# --- GPU Operator --------------------------------------------------------------------------
+def test_gpu_operator_on_eks_uses_the_ami_driver_and_toolkit(staging: Environment) -> None:
+    values = addon_values.gpu_operator_values(staging)
+    assert values["driver"] == {"enabled": False}
+    assert values["toolkit"] == {"enabled": False}
+    assert values["devicePlugin"]["enabled"] is True
+    assert "hostPaths" not in values
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in values[
+        "daemonsets"
+    ]["tolerations"]
+
+
+def test_gpu_operator_on_gke_uses_googles_driver_paths(prod: Environment) -> None:
+    values = addon_values.gpu_operator_values(prod)
+    assert values["driver"] == {"enabled": False}
+    assert values["hostPaths"] == {"driverInstallDir": "/home/kubernetes/bin/nvidia"}
+    assert values["toolkit"] == {
+        "enabled": True,
+        "installDir": "/home/kubernetes/bin/nvidia",
+        "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
+    }
+    assert values["cdi"] == {"enabled": True}
+
+
+def test_dcgm_exporter_is_scraped_with_workload_labels(staging: Environment) -> None:
+    monitor = addon_values.gpu_operator_values(staging)["dcgmExporter"]["serviceMonitor"]
+    assert monitor == {
+        "enabled": True,
+        "honorLabels": True,
+        "additionalLabels": {"release": naming.PROMETHEUS_RELEASE},
+    }
+
+
+def test_mig_pools_switch_the_operator_to_mixed_strategy(staging: Environment) -> None:
+    values = addon_values.gpu_operator_values(staging)
+    assert values["mig"] == {"strategy": "mixed"}
+    assert values["migManager"] == {"enabled": True}
+    plain = addon_values.gpu_operator_values(without_mig(staging))
+    assert "mig" not in plain
+    assert "migManager" not in plain
+
+
+def test_no_device_plugin_config_without_time_slicing(staging: Environment) -> None:
+    assert addon_values.device_plugin_config(staging) is None
+    assert "config" not in addon_values.gpu_operator_values(staging)["devicePlugin"]
+
+
+def test_time_slicing_pools_get_their_own_device_plugin_config(staging: Environment) -> None:
+    env = time_sliced(staging)
+    config = addon_values.gpu_operator_values(env)["devicePlugin"]["config"]
+    assert config["create"] is True
+    assert config["name"] == addon_values.DEVICE_PLUGIN_CONFIGMAP
+    assert config["default"] == "default"
+    assert set(config["data"]) == {"default", "l4"}
+    l4 = yaml.safe_load(config["data"]["l4"])
+    assert l4 == {
+        "version": "v1",
+        "flags": {"migStrategy": "mixed"},
+        "sharing": {
+            "timeSlicing": {
+                "renameByDefault": False,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+            }
+        },
+    }
+    default = yaml.safe_load(config["data"]["default"])
+    assert default == {"version": "v1", "flags": {"migStrategy": "mixed"}}
+    no_mig = yaml.safe_load(addon_values.device_plugin_config(without_mig(env))["l4"])  # type: ignore[index]
+    assert no_mig["flags"] == {"migStrategy": "none"}
+
+
+# --- kube-prometheus-stack, KEDA -----------------------------------------------------------
+def test_prometheus_retention_storage_and_dashboards(staging: Environment) -> None:
+    values = addon_values.kube_prometheus_stack_values(staging, EBS_STORAGE_CLASS)
+    spec = values["prometheus"]["prometheusSpec"]
+    assert spec["retention"] == "15d"
+    assert spec["storageSpec"]["volumeClaimTemplate"]["spec"] == {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "50Gi"}},
+        "storageClassName": EBS_STORAGE_CLASS,
+    }
+    assert values["grafana"]["enabled"] is True
+    assert values["grafana"]["sidecar"]["dashboards"] == {
+        "enabled": True,
+        "label": "grafana_dashboard",
+        "labelValue": "1",
+        "searchNamespace": "ALL",
+    }
+    assert values["alertmanager"] == {"enabled": True}
+
+
+def test_observability_settings_reach_the_values(staging: Environment) -> None:
+    import dataclasses
+
+    env = dataclasses.replace(
+        staging,
+        observability=Observability(
+            prometheus_retention="30d",
+            prometheus_storage_gib=200,
+            grafana_enabled=False,
+            alerts_enabled=False,
+        ),
+    )
+    values = addon_values.kube_prometheus_stack_values(env)
+    spec = values["prometheus"]["prometheusSpec"]
+    assert spec["retention"] == "30d"
+    claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert claim["resources"]["requests"]["storage"] == "200Gi"
+    assert "storageClassName" not in claim
+    assert values["grafana"]["enabled"] is False
+    assert values["alertmanager"] == {"enabled": False}
+
+
+def test_keda_metrics_are_scraped(staging: Environment) -> None:
+    values = addon_values.keda_values(staging)
+    for part in ("operator", "metricServer"):
+        assert values["prometheus"][part]["enabled"] is True
+        assert values["prometheus"][part]["serviceMonitor"] == {
+            "enabled": True,
+            "additionalLabels": {"release": naming.PROMETHEUS_RELEASE},
+        }
+
+
+# --- releases as registered ------------------------------------------------------------------
+def releases(rec: Recording) -> dict[str, Any]:
+    return {r.inputs["name"]: r for r in rec.of_type(RELEASE)}
+
+
+def test_releases_are_pinned_and_use_the_cluster_provider(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    found = releases(rec)
+    expected = {
+        naming.GPU_OPERATOR_RELEASE: ("gpu-operator", "v26.7.0", naming.GPU_OPERATOR_NAMESPACE),
+        naming.KEDA_RELEASE: ("keda", "2.20.2", naming.KEDA_NAMESPACE),
+        naming.PROMETHEUS_RELEASE: ("kube-prometheus-stack", "88.5.3", "monitoring"),
+        "aws-load-balancer-controller": ("aws-load-balancer-controller", "1.13.4", "kube-system"),
+        "cluster-autoscaler": ("cluster-autoscaler", "9.50.1", "kube-system"),
+    }
+    assert set(found) == set(expected)
+    provider = rec.of_type("pulumi:providers:kubernetes")[0].urn
+    for release, (chart_name, version, namespace) in expected.items():
+        r = found[release]
+        assert r.inputs["chart"] == chart_name
+        assert r.inputs["version"] == version
+        assert r.inputs["namespace"] == namespace
+        assert r.inputs["repositoryOpts"]["repo"] == defaults.CHART_REPOSITORIES[chart_name]
+        assert r.inputs.get("createNamespace", False) is False
+        assert r.provider == provider
+
+
+def test_releases_carry_the_values_functions_output(staging: Environment) -> None:
+    found = releases(cloud_recording(staging))
+    assert found["gpu-operator"].inputs["values"] == addon_values.gpu_operator_values(staging)
+    assert found["kube-prometheus-stack"].inputs["values"] == (
+        addon_values.kube_prometheus_stack_values(staging, EBS_STORAGE_CLASS)
+    )
+
+
+def test_add_ons_install_after_their_namespaces_and_prometheus(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    found = releases(rec)
+    prometheus = found[naming.PROMETHEUS_RELEASE].urn
+    namespaces = {
+        r.inputs["metadata"]["name"]: r for r in rec.of_type("kubernetes:core/v1:Namespace")
+    }
+    assert namespaces["gpu-operator"].urn in found["gpu-operator"].depends_on
+    assert prometheus in found["gpu-operator"].depends_on
+    assert prometheus in found["keda"].depends_on
+    assert namespaces["monitoring"].urn in found[naming.PROMETHEUS_RELEASE].depends_on
+    for privileged in ("gpu-operator", "monitoring"):
+        labels = namespaces[privileged].inputs["metadata"]["labels"]
+        assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_new_eks_cluster_gets_an_encrypted_gp3_class_for_prometheus(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    (sc,) = rec.of_type("kubernetes:storage.k8s.io/v1:StorageClass")
+    assert sc.inputs["metadata"]["name"] == EBS_STORAGE_CLASS
+    assert sc.inputs["provisioner"] == "ebs.csi.aws.com"
+    assert sc.inputs["parameters"] == {"type": "gp3", "encrypted": "true"}
+    assert sc.inputs["volumeBindingMode"] == "WaitForFirstConsumer"
+    assert sc.urn in releases(rec)[naming.PROMETHEUS_RELEASE].depends_on
+
+
+def test_attached_clusters_keep_their_default_storage_class(staging: Environment) -> None:
+    rec = cloud_recording(attached(staging, "shared-eks"))
+    assert rec.of_type("kubernetes:storage.k8s.io/v1:StorageClass") == []
+    spec = releases(rec)[naming.PROMETHEUS_RELEASE].inputs["values"]["prometheus"]
+    claim = spec["prometheusSpec"]["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert "storageClassName" not in claim
+
+
+# --- EKS controllers -------------------------------------------------------------------------
+def test_eks_controllers_use_irsa_roles_for_their_service_accounts(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    found = releases(rec)
+    issuer = rec.outputs["oidc_issuer"]
+    roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
+    for release, sa in (
+        ("aws-load-balancer-controller", "aws-load-balancer-controller"),
+        ("cluster-autoscaler", "cluster-autoscaler"),
+    ):
+        role = roles[f"support-assistant-staging-{release}"]
+        (statement,) = parsed(role, "assumeRolePolicy")["Statement"]
+        assert statement["Principal"] == {"Federated": rec.outputs["oidc_provider_arn"]}
+        assert statement["Condition"]["StringEquals"] == {
+            f"{issuer}:sub": f"system:serviceaccount:kube-system:{sa}",
+            f"{issuer}:aud": "sts.amazonaws.com",
+        }
+    lbc = found["aws-load-balancer-controller"].inputs["values"]
+    assert lbc["clusterName"] == "support-assistant-staging"
+    assert lbc["region"] == "us-east-1"
+    assert lbc["vpcId"].startswith("vpc-")
+    assert lbc["serviceAccount"]["name"] == "aws-load-balancer-controller"
+    assert lbc["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].startswith(
+        "arn:aws:iam::"
+    )
+    ca = found["cluster-autoscaler"].inputs["values"]
+    assert ca["autoDiscovery"] == {"clusterName": "support-assistant-staging"}
+    assert ca["awsRegion"] == "us-east-1"
+    assert ca["image"] == {"tag": "v1.33.5"}
+    assert ca["extraArgs"] == {
+        "expander": "least-waste",
+        "balance-similar-node-groups": True,
+        "balancing-ignore-label": naming.ZONE_LABEL,
+        "skip-nodes-with-local-storage": False,
+    }
+
+
+def test_gke_has_no_aws_controllers(prod: Environment) -> None:
+    rec = cloud_recording(prod)
+    assert set(releases(rec)) == {"gpu-operator", "keda", "kube-prometheus-stack"}
+    assert not [r for r in rec if r.type.startswith("aws:")]
+
+
+def test_autoscaler_image_follows_the_kubernetes_minor() -> None:
+    assert addon_values.cluster_autoscaler_image_tag("1.33") == "v1.33.5"
+    assert addon_values.cluster_autoscaler_image_tag("1.34.2") == "v1.34.4"
+    assert addon_values.cluster_autoscaler_image_tag("1.31") == "v1.31.0"
+
+
+def test_load_balancer_controller_policy_is_scoped_to_the_cluster() -> None:
+    doc = parsed_doc(addon_iam.aws_load_balancer_controller_policy("c1"))
+    actions = {a for s in doc["Statement"] for a in as_list(s["Action"])}
+    assert not {a for a in actions if a.split(":")[0] in {"waf-regional", "wafv2", "shield"}}
+    owned = {"StringEquals": {"aws:ResourceTag/elbv2.k8s.aws/cluster": "c1"}}
+    must_be_owned = {
+        "elasticloadbalancing:DeleteLoadBalancer",
+        "elasticloadbalancing:DeleteTargetGroup",
+        "elasticloadbalancing:ModifyLoadBalancerAttributes",
+        "elasticloadbalancing:ModifyTargetGroup",
+        "elasticloadbalancing:ModifyTargetGroupAttributes",
+        "elasticloadbalancing:SetSecurityGroups",
+        "elasticloadbalancing:SetSubnets",
+        "ec2:DeleteSecurityGroup",
+    }
+    for statement in doc["Statement"]:
+        if must_be_owned & set(as_list(statement["Action"])):
+            assert statement["Condition"] == owned, statement["Action"]
+    granted = {a for s in doc["Statement"] if s.get("Condition") == owned for a in s["Action"]}
+    assert must_be_owned <= granted
+    creates = next(
+        s for s in doc["Statement"] if "elasticloadbalancing:CreateLoadBalancer" in s["Action"]
+    )
+    assert creates["Condition"] == {"StringEquals": {"aws:RequestTag/elbv2.k8s.aws/cluster": "c1"}}
+
+
+def test_cluster_autoscaler_may_only_change_this_clusters_groups() -> None:
+    doc = parsed_doc(addon_iam.cluster_autoscaler_policy("c1"))
+    mutate = next(s for s in doc["Statement"] if "autoscaling:SetDesiredCapacity" in s["Action"])
+    assert set(mutate["Action"]) == {
+        "autoscaling:SetDesiredCapacity",
+        "autoscaling:TerminateInstanceInAutoScalingGroup",
+    }
+    assert mutate["Condition"] == {
+        "StringEquals": {
+            "aws:ResourceTag/k8s.io/cluster-autoscaler/c1": "owned",
+            "aws:ResourceTag/k8s.io/cluster-autoscaler/enabled": "true",
+        }
+    }
+    others = [s for s in doc["Statement"] if s is not mutate]
+    assert all(a.split(":")[1].startswith(("Describe", "Get")) for s in others for a in s["Action"])
+
+
+def test_recorded_controller_policies_match_the_documents(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    policies = {r.name: parsed(r) for r in rec.of_type("aws:iam/rolePolicy:RolePolicy")}
+    cluster = "support-assistant-staging"
+    assert policies[f"{cluster}-aws-load-balancer-controller-policy"] == parsed_doc(
+        addon_iam.aws_load_balancer_controller_policy(cluster)
+    )
+    assert policies[f"{cluster}-cluster-autoscaler-policy"] == parsed_doc(
+        addon_iam.cluster_autoscaler_policy(cluster)
+    )
+
+
+# --- GKE prerequisites -------------------------------------------------------------------------
+def test_gke_allows_critical_pods_in_the_operator_namespace(prod: Environment) -> None:
+    rec = cloud_recording(prod)
+    (quota,) = rec.of_type("kubernetes:core/v1:ResourceQuota")
+    assert quota.inputs["metadata"]["namespace"] == naming.GPU_OPERATOR_NAMESPACE
+    (expression,) = quota.inputs["spec"]["scopeSelector"]["matchExpressions"]
+    assert expression == {
+        "scopeName": "PriorityClass",
+        "operator": "In",
+        "values": ["system-node-critical", "system-cluster-critical"],
+    }
+    assert quota.urn in releases(rec)["gpu-operator"].depends_on
+
+
+def test_gke_driver_installer_runs_only_on_opted_out_gpu_nodes(prod: Environment) -> None:
+    rec = cloud_recording(prod)
+    (ds,) = rec.of_type("kubernetes:apps/v1:DaemonSet")
+    assert ds.inputs["metadata"] == {
+        "name": GKE_DRIVER_INSTALLER,
+        "namespace": "kube-system",
+        "labels": {"k8s-app": GKE_DRIVER_INSTALLER},
+    }
+    pod = ds.inputs["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [
+        {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+        {"key": "gke-no-default-nvidia-gpu-device-plugin", "operator": "In", "values": ["true"]},
+    ]
+    (installer,) = pod["initContainers"]
+    assert installer["image"] == "cos-nvidia-installer:fixed"
+    assert installer["imagePullPolicy"] == "Never"
+    env = {e["name"]: e["value"] for e in installer["env"]}
+    assert env["NVIDIA_INSTALL_DIR_HOST"] == addon_values.GKE_NVIDIA_DIR
+    assert {
+        "name": "nvidia-install-dir-host",
+        "hostPath": {"path": "/home/kubernetes/bin/nvidia"},
+    } in pod["volumes"]
+    assert ds.urn in releases(rec)["gpu-operator"].depends_on
+
+
+def test_eks_has_no_gke_prerequisites(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    assert rec.of_type("kubernetes:core/v1:ResourceQuota") == []
+    assert rec.of_type("kubernetes:apps/v1:DaemonSet") == []
+
+
+def parsed_doc(text: str) -> dict[str, Any]:
+    import json
+
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def as_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else value

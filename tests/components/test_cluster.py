@@ -1,0 +1,293 @@
+"""The cluster: EKS and GKE, created (with their network) or attached by name, and the
+Kubernetes provider built from the endpoint and CA with an exec credential plugin."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cloud_fixtures import attached, cloud_recording, created, parsed, with_cluster, with_zones
+
+from components.cloud import gcp_account_id, gcp_label_value
+from components.cluster_eks import subnet_plan
+from components.cluster_gke import ip_plan
+from inferplane.model import Environment
+from inferplane.offline import SECRET, Recording
+from inferplane.offline_mocks import CA_DATA
+
+TWO_ZONES = ("us-east-1a", "us-east-1b")
+
+
+def tags_of(rec: Recording, type_: str) -> dict[str, dict[str, str]]:
+    return {r.name: r.inputs.get("tags", {}) for r in rec.of_type(type_)}
+
+
+# --- EKS, created ----------------------------------------------------------------------------
+def test_new_eks_cluster_network_has_private_and_public_subnets_per_zone(
+    staging: Environment,
+) -> None:
+    rec = cloud_recording(with_zones(staging, TWO_ZONES))
+    (vpc,) = rec.of_type("aws:ec2/vpc:Vpc")
+    assert vpc.inputs["cidrBlock"] == "10.64.0.0/16"
+    assert vpc.inputs["enableDnsHostnames"] is True
+    subnets = {r.name: r.inputs for r in rec.of_type("aws:ec2/subnet:Subnet")}
+    name = "support-assistant-staging"
+    assert {n: (s["availabilityZone"], s["cidrBlock"]) for n, s in subnets.items()} == {
+        f"{name}-private-a": ("us-east-1a", "10.64.0.0/19"),
+        f"{name}-private-b": ("us-east-1b", "10.64.32.0/19"),
+        f"{name}-public-a": ("us-east-1a", "10.64.224.0/22"),
+        f"{name}-public-b": ("us-east-1b", "10.64.228.0/22"),
+    }
+    for suffix in "ab":
+        private = subnets[f"{name}-private-{suffix}"]["tags"]
+        public = subnets[f"{name}-public-{suffix}"]["tags"]
+        assert private["kubernetes.io/role/internal-elb"] == "1"
+        assert "kubernetes.io/role/elb" not in private
+        assert public["kubernetes.io/role/elb"] == "1"
+        assert "kubernetes.io/role/internal-elb" not in public
+        assert private[f"kubernetes.io/cluster/{name}"] == "shared"
+        assert subnets[f"{name}-public-{suffix}"].get("mapPublicIpOnLaunch") is False
+
+
+def test_each_zone_has_its_own_nat_gateway_and_private_route(staging: Environment) -> None:
+    rec = cloud_recording(with_zones(staging, TWO_ZONES))
+    name = "support-assistant-staging"
+    nats = {r.name: r for r in rec.of_type("aws:ec2/natGateway:NatGateway")}
+    assert set(nats) == {f"{name}-nat-a", f"{name}-nat-b"}
+    (igw,) = rec.of_type("aws:ec2/internetGateway:InternetGateway")
+    for nat in nats.values():
+        assert igw.urn in nat.depends_on
+    tables = {r.name: r.inputs for r in rec.of_type("aws:ec2/routeTable:RouteTable")}
+    assert set(tables) == {f"{name}-public", f"{name}-private-a", f"{name}-private-b"}
+    ((route,),) = [tables[f"{name}-public"]["routes"]]
+    assert route["cidrBlock"] == "0.0.0.0/0"
+    assert route["gatewayId"].startswith("igw-")
+    nat_routes = {tables[f"{name}-private-{s}"]["routes"][0]["natGatewayId"] for s in "ab"}
+    assert len(nat_routes) == 2
+    assert all(r.startswith("nat-") for r in nat_routes)
+    associations = rec.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation")
+    assert len(associations) == 4
+
+
+def test_new_eks_cluster(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    (eks,) = rec.of_type("aws:eks/cluster:Cluster")
+    assert eks.inputs["name"] == "support-assistant-staging"
+    assert eks.inputs["version"] == "1.33"
+    vpc = eks.inputs["vpcConfig"]
+    assert vpc["endpointPrivateAccess"] is True
+    assert vpc["endpointPublicAccess"] is True
+    assert vpc["subnetIds"] == [rec.outputs["subnets"]["us-east-1a"]]
+    assert eks.inputs["accessConfig"] == {
+        "authenticationMode": "API",
+        "bootstrapClusterCreatorAdminPermissions": True,
+    }
+    assert eks.inputs["tags"]["owner"] == "ml-platform@example.com"
+    roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
+    trust = parsed(roles["support-assistant-staging-cluster"], "assumeRolePolicy")
+    assert trust["Statement"][0]["Principal"] == {"Service": "eks.amazonaws.com"}
+
+
+def test_new_eks_cluster_has_an_oidc_provider_for_irsa(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    (oidc,) = rec.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    assert oidc.inputs["url"].startswith("https://oidc.eks.us-east-1.amazonaws.com/id/")
+    assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
+    assert rec.outputs["oidc_issuer"] == oidc.inputs["url"].removeprefix("https://")
+    assert rec.outputs["oidc_provider_arn"].endswith(f"oidc-provider/{rec.outputs['oidc_issuer']}")
+
+
+def test_node_role_has_the_worker_policies(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
+    node = roles["support-assistant-staging-node"]
+    assert parsed(node, "assumeRolePolicy")["Statement"][0]["Principal"] == {
+        "Service": "ec2.amazonaws.com"
+    }
+    attached_policies = {
+        r.inputs["policyArn"].rsplit("/", 1)[-1]
+        for r in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if r.name.startswith("support-assistant-staging-node-")
+    }
+    assert attached_policies == {
+        "AmazonEKSWorkerNodePolicy",
+        "AmazonEKS_CNI_Policy",
+        "AmazonEC2ContainerRegistryReadOnly",
+    }
+
+
+def test_new_eks_cluster_has_system_nodes_network_policy_and_ebs(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    groups = {r.name: r.inputs for r in rec.of_type("aws:eks/nodeGroup:NodeGroup")}
+    system = groups["support-assistant-staging-system"]
+    assert system["amiType"] == "AL2023_x86_64_STANDARD"
+    assert system["scalingConfig"]["minSize"] >= 2
+    assert "taints" not in system
+    addons = {r.inputs["addonName"]: r for r in rec.of_type("aws:eks/addon:Addon")}
+    assert json.loads(addons["vpc-cni"].inputs["configurationValues"]) == {
+        "enableNetworkPolicy": "true"
+    }
+    ebs = addons["aws-ebs-csi-driver"]
+    assert ebs.inputs["serviceAccountRoleArn"].startswith("arn:aws:iam::")
+    (system_group,) = [
+        r for r in rec.of_type("aws:eks/nodeGroup:NodeGroup") if r.name.endswith("-system")
+    ]
+    assert system_group.urn in ebs.depends_on
+
+
+def test_kubernetes_provider_uses_a_secret_exec_kubeconfig(staging: Environment) -> None:
+    rec = cloud_recording(staging)
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == SECRET
+    (eks,) = rec.of_type("aws:eks/cluster:Cluster")
+    assert eks.urn in provider.depends_on
+    config = json.loads(rec.outputs["kubeconfig"])
+    (cluster,) = config["clusters"]
+    assert cluster["cluster"]["server"] == rec.outputs["endpoint"]
+    assert cluster["cluster"]["server"].startswith("https://")
+    assert cluster["cluster"]["certificate-authority-data"] == CA_DATA
+    (user,) = config["users"]
+    assert user["user"]["exec"]["command"] == "aws"
+    assert user["user"]["exec"]["args"] == [
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "support-assistant-staging",
+        "--region",
+        "us-east-1",
+        "--output",
+        "json",
+    ]
+    assert "token" not in json.dumps(user["user"]).replace("get-token", "")
+
+
+# --- EKS, attached ---------------------------------------------------------------------------
+def test_attached_eks_cluster_is_looked_up_not_created(staging: Environment) -> None:
+    rec = cloud_recording(attached(staging, "shared-eks"))
+    for created_type in (
+        "aws:eks/cluster:Cluster",
+        "aws:ec2/vpc:Vpc",
+        "aws:ec2/subnet:Subnet",
+        "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+        "aws:eks/addon:Addon",
+    ):
+        assert rec.of_type(created_type) == [], created_type
+    invokes = {i.token: i.args for i in rec.invokes}
+    assert invokes["aws:eks/getCluster:getCluster"] == {"name": "shared-eks"}
+    issuer = invokes["aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider"]["url"]
+    assert issuer == f"https://{rec.outputs['oidc_issuer']}"
+    assert rec.outputs["cluster_name"] == "shared-eks"
+    assert rec.outputs["lb_subnet_ids"] == [rec.outputs["subnets"]["us-east-1a"]]
+    assert json.loads(rec.outputs["kubeconfig"])["users"][0]["user"]["exec"]["args"][3] == (
+        "shared-eks"
+    )
+    # GPU nodes still need a role of their own.
+    assert "support-assistant-staging-node" in {r.name for r in rec.of_type("aws:iam/role:Role")}
+
+
+# --- GKE, attached -----------------------------------------------------------------------------
+def test_attached_gke_cluster(prod: Environment) -> None:
+    rec = cloud_recording(prod)
+    assert rec.of_type("gcp:container/cluster:Cluster") == []
+    assert rec.of_type("gcp:compute/network:Network") == []
+    lookups = [i for i in rec.invokes if i.token == "gcp:container/getCluster:getCluster"]
+    assert [i.args for i in lookups] == [
+        {"name": "prod-gke", "location": "us-central1", "project": "acme-ml-prod"}
+    ]
+    assert rec.outputs["workload_pool"] == "acme-ml-prod.svc.id.goog"
+    assert rec.outputs["endpoint"].startswith("https://")
+    assert rec.outputs["lb_subnet_ids"] is None
+    config = json.loads(rec.outputs["kubeconfig"])
+    assert config["clusters"][0]["cluster"]["server"] == rec.outputs["endpoint"]
+    assert config["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+
+
+def test_gke_nodes_get_a_least_privilege_service_account(prod: Environment) -> None:
+    rec = cloud_recording(prod)
+    accounts = {r.name: r.inputs for r in rec.of_type("gcp:serviceaccount/account:Account")}
+    assert accounts["support-assistant-prod-nodes"]["accountId"] == "support-assistant-prod-nodes"
+    grants = {
+        r.inputs["role"]
+        for r in rec.of_type("gcp:projects/iAMMember:IAMMember")
+        if r.name.startswith("support-assistant-prod-nodes-")
+    }
+    assert grants == {"roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader"}
+
+
+# --- GKE, created --------------------------------------------------------------------------------
+def test_new_gke_cluster_is_vpc_native_regional_with_workload_identity(
+    prod: Environment,
+) -> None:
+    rec = cloud_recording(created(prod))
+    (subnet,) = rec.of_type("gcp:compute/subnetwork:Subnetwork")
+    assert subnet.inputs["ipCidrRange"] == "10.64.0.0/20"
+    assert subnet.inputs["privateIpGoogleAccess"] is True
+    assert {r["rangeName"]: r["ipCidrRange"] for r in subnet.inputs["secondaryIpRanges"]} == {
+        "pods": "10.64.128.0/17",
+        "services": "10.64.16.0/20",
+    }
+    (gke,) = rec.of_type("gcp:container/cluster:Cluster")
+    inputs = gke.inputs
+    assert inputs["name"] == "support-assistant-prod"
+    assert inputs["location"] == "us-central1"
+    assert inputs["nodeLocations"] == ["us-central1-a", "us-central1-b"]
+    assert inputs["networkingMode"] == "VPC_NATIVE"
+    assert inputs["ipAllocationPolicy"] == {
+        "clusterSecondaryRangeName": "pods",
+        "servicesSecondaryRangeName": "services",
+    }
+    assert inputs["workloadIdentityConfig"] == {"workloadPool": "acme-ml-prod.svc.id.goog"}
+    assert inputs["removeDefaultNodePool"] is True
+    assert inputs["initialNodeCount"] == 1
+    assert inputs["minMasterVersion"] == "1.33"
+    assert inputs["releaseChannel"] == {"channel": "REGULAR"}
+    assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert inputs["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert inputs["enableL4IlbSubsetting"] is True
+    assert inputs["resourceLabels"]["owner"] == "ml-platform_example_com"
+    (nat,) = rec.of_type("gcp:compute/routerNat:RouterNat")
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    system = next(
+        r for r in rec.of_type("gcp:container/nodePool:NodePool") if r.name.endswith("-system")
+    )
+    assert system.inputs["nodeLocations"] == ["us-central1-a", "us-central1-b"]
+    assert system.inputs["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert "taints" not in system.inputs["nodeConfig"]
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    assert {gke.urn, system.urn} <= set(provider.depends_on)
+
+
+# --- plans and names ---------------------------------------------------------------------
+def test_subnet_plan_gives_each_zone_disjoint_ranges() -> None:
+    plan = subnet_plan("10.0.0.0/16", ("a", "b", "c"))
+    assert plan == {
+        "a": ("10.0.0.0/19", "10.0.224.0/22"),
+        "b": ("10.0.32.0/19", "10.0.228.0/22"),
+        "c": ("10.0.64.0/19", "10.0.232.0/22"),
+    }
+    with pytest.raises(ValueError, match="too small"):
+        subnet_plan("10.0.0.0/24", ("a",))
+    with pytest.raises(ValueError, match="at most 7 zones"):
+        subnet_plan("10.0.0.0/16", tuple("abcdefgh"))
+
+
+def test_gke_ip_plan() -> None:
+    assert ip_plan("10.10.0.0/16") == ("10.10.0.0/20", "10.10.16.0/20", "10.10.128.0/17")
+    with pytest.raises(ValueError, match="too small"):
+        ip_plan("10.10.0.0/22")
+
+
+def test_gcp_names_and_labels_fit_gcp_rules() -> None:
+    assert gcp_account_id("support-assistant-prod", "reader") == "support-assistant-prod-reader"
+    long_id = gcp_account_id("a-very-long-blueprint-name-production", "builder")
+    assert len(long_id) <= 30
+    assert long_id.endswith("-builder")
+    assert long_id != gcp_account_id("a-very-long-blueprint-name-staging2", "builder")
+    assert gcp_label_value("ML-Platform@Example.com") == "ml-platform_example_com"
+    assert len(gcp_label_value("x" * 80)) == 63
+
+
+def test_a_different_vpc_cidr_reaches_the_network(staging: Environment) -> None:
+    rec = cloud_recording(with_cluster(staging, vpc_cidr="172.20.0.0/16"))
+    (vpc,) = rec.of_type("aws:ec2/vpc:Vpc")
+    assert vpc.inputs["cidrBlock"] == "172.20.0.0/16"

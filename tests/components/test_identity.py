@@ -1,0 +1,226 @@
+"""Model-store identities: read-only on the store's bucket and prefix, engine writes only
+under the engine prefix, trusted only by their Kubernetes ServiceAccounts."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import pytest
+from cloud_fixtures import cloud_recording, parsed
+
+from components.identity import gcs_read_condition
+from inferplane import naming
+from inferplane.model import Environment
+from inferplane.offline import Recording
+from inferplane.resolve import parse_source
+
+NAMESPACE = "support-assistant"
+
+
+def restored(env: Environment, store: str, sources: dict[str, str]) -> Environment:
+    """`env` with another model store; models keep their relative sources (now under the
+    new store) unless `sources` gives one."""
+    models = {}
+    for name, model in env.models.items():
+        relative = model.source.key.removeprefix(env.store_prefix) if model.source.key else ""
+        source = parse_source(sources.get(name, relative), store)
+        models[name] = dataclasses.replace(model, source=source)
+    return dataclasses.replace(env, model_store=store, models=models)
+
+
+@pytest.fixture(scope="module")
+def staging_prefixed(staging: Environment) -> Environment:
+    """The store under a prefix, and one model in another bucket."""
+    return restored(
+        staging,
+        "s3://acme-models-use1/team/models/",
+        {"toxicity": "s3://shared-models/toxicity/v3/model.onnx"},
+    )
+
+
+@pytest.fixture(scope="module")
+def prod_prefixed(prod: Environment) -> Environment:
+    return restored(prod, "gs://acme-models-usc1/team/models/", {})
+
+
+def role_policies(rec: Recording) -> dict[str, dict[str, Any]]:
+    return {r.name: parsed(r) for r in rec.of_type("aws:iam/rolePolicy:RolePolicy")}
+
+
+def service_accounts(rec: Recording) -> dict[str, dict[str, Any]]:
+    return {
+        r.inputs["metadata"]["name"]: r.inputs
+        for r in rec.of_type("kubernetes:core/v1:ServiceAccount")
+    }
+
+
+# --- AWS ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA])
+def test_irsa_trust_is_limited_to_the_service_account(staging: Environment, sa: str) -> None:
+    rec = cloud_recording(staging)
+    roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
+    (statement,) = parsed(roles[f"support-assistant-staging-{sa}"], "assumeRolePolicy")["Statement"]
+    issuer = rec.outputs["oidc_issuer"]
+    assert statement == {
+        "Effect": "Allow",
+        "Principal": {"Federated": rec.outputs["oidc_provider_arn"]},
+        "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {
+            "StringEquals": {
+                f"{issuer}:sub": f"system:serviceaccount:{NAMESPACE}:{sa}",
+                f"{issuer}:aud": "sts.amazonaws.com",
+            }
+        },
+    }
+
+
+def test_reader_reads_the_whole_store_bucket_when_it_has_no_prefix(staging: Environment) -> None:
+    policy = role_policies(cloud_recording(staging))[
+        "support-assistant-staging-model-reader-policy"
+    ]
+    assert policy["Statement"] == [
+        {
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": "arn:aws:s3:::acme-models-use1/*",
+        },
+        {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::acme-models-use1"},
+    ]
+
+
+def test_reader_is_scoped_to_the_store_prefix_and_outside_sources(
+    staging_prefixed: Environment,
+) -> None:
+    policies = role_policies(cloud_recording(staging_prefixed))
+    reader = policies["support-assistant-staging-model-reader-policy"]["Statement"]
+    assert reader == [
+        {
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": "arn:aws:s3:::acme-models-use1/team/models/*",
+        },
+        {
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": "arn:aws:s3:::acme-models-use1",
+            "Condition": {"StringLike": {"s3:prefix": ["team/models/*"]}},
+        },
+        {
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": "arn:aws:s3:::shared-models/toxicity/v3/model.onnx*",
+        },
+        {
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": "arn:aws:s3:::shared-models",
+            "Condition": {"StringLike": {"s3:prefix": ["toxicity/v3/model.onnx*"]}},
+        },
+    ]
+    actions = {
+        a for s in reader for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert actions == {"s3:GetObject", "s3:ListBucket"}
+
+
+def test_builder_writes_only_under_the_engine_prefix(staging_prefixed: Environment) -> None:
+    policies = role_policies(cloud_recording(staging_prefixed))
+    builder = policies["support-assistant-staging-engine-builder-policy"]["Statement"]
+    reader = policies["support-assistant-staging-model-reader-policy"]["Statement"]
+    writes = [s for s in builder if s not in reader]
+    assert writes == [
+        {
+            "Effect": "Allow",
+            "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
+            "Resource": "arn:aws:s3:::acme-models-use1/team/models/.inferplane/engines/*",
+        }
+    ]
+    assert [s for s in builder if s in reader] == reader
+
+
+@pytest.mark.parametrize("sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA])
+def test_aws_service_accounts_carry_their_role(staging: Environment, sa: str) -> None:
+    rec = cloud_recording(staging)
+    account = service_accounts(rec)[sa]
+    assert account["metadata"]["namespace"] == NAMESPACE
+    arn = account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"]
+    # The role Pulumi named after the resource (name plus a random suffix).
+    assert re.fullmatch(rf"arn:aws:iam::\d{{12}}:role/support-assistant-staging-{sa}-\w+", arn)
+    assert account["automountServiceAccountToken"] is False
+    (k8s_provider,) = rec.of_type("pulumi:providers:kubernetes")
+    sa_resource = next(
+        r for r in rec.of_type("kubernetes:core/v1:ServiceAccount") if r.inputs is account
+    )
+    assert sa_resource.provider == k8s_provider.urn
+
+
+# --- GCP ---------------------------------------------------------------------------------------
+def bucket_members(rec: Recording) -> dict[str, dict[str, Any]]:
+    return {r.name: r.inputs for r in rec.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
+
+
+def test_gcp_reader_views_objects_under_the_prefix_only(prod_prefixed: Environment) -> None:
+    members = bucket_members(cloud_recording(prod_prefixed))
+    reader = members["support-assistant-prod-model-reader-read-0"]
+    assert reader["bucket"] == "acme-models-usc1"
+    assert reader["role"] == "roles/storage.objectViewer"
+    assert reader["member"] == (
+        "serviceAccount:support-assistant-prod-reader@acme-ml-prod.iam.gserviceaccount.com"
+    )
+    expression = reader["condition"]["expression"]
+    assert expression == gcs_read_condition("acme-models-usc1", "team/models/")
+    assert (
+        'resource.name.startsWith("projects/_/buckets/acme-models-usc1/objects/team/models/")'
+        in (expression)
+    )
+    assert 'objectListPrefix", "").startsWith("team/models/")' in expression
+    assert not [
+        m
+        for m in members.values()
+        if m["role"] != "roles/storage.objectViewer" and m["member"] == reader["member"]
+    ]
+
+
+def test_gcp_builder_creates_objects_only_under_the_engine_prefix(
+    prod_prefixed: Environment,
+) -> None:
+    members = bucket_members(cloud_recording(prod_prefixed))
+    write = members["support-assistant-prod-engine-builder-write-engines"]
+    assert write["role"] == "roles/storage.objectCreator"
+    assert write["condition"]["expression"] == (
+        "resource.name.startsWith("
+        '"projects/_/buckets/acme-models-usc1/objects/team/models/.inferplane/engines/")'
+    )
+    assert members["support-assistant-prod-engine-builder-read-0"]["role"] == (
+        "roles/storage.objectViewer"
+    )
+
+
+def test_gcp_store_without_prefix_is_read_bucket_wide(prod: Environment) -> None:
+    members = bucket_members(cloud_recording(prod))
+    assert "condition" not in members["support-assistant-prod-model-reader-read-0"]
+    assert (
+        members["support-assistant-prod-engine-builder-write-engines"]["condition"]["expression"]
+        == "resource.name.startsWith("
+        '"projects/_/buckets/acme-models-usc1/objects/.inferplane/engines/")'
+    )
+
+
+@pytest.mark.parametrize(
+    ("sa", "account"),
+    [(naming.MODEL_READER_SA, "reader"), (naming.ENGINE_BUILDER_SA, "builder")],
+)
+def test_workload_identity_binds_each_service_account(
+    prod: Environment, sa: str, account: str
+) -> None:
+    rec = cloud_recording(prod)
+    email = f"support-assistant-prod-{account}@acme-ml-prod.iam.gserviceaccount.com"
+    bindings = {r.name: r.inputs for r in rec.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
+    binding = bindings[f"support-assistant-prod-{sa}-workload-identity"]
+    assert binding["role"] == "roles/iam.workloadIdentityUser"
+    assert binding["member"] == f"serviceAccount:acme-ml-prod.svc.id.goog[{NAMESPACE}/{sa}]"
+    assert binding["serviceAccountId"].endswith(f"/serviceAccounts/{email}")
+    annotations = service_accounts(rec)[sa]["metadata"]["annotations"]
+    assert annotations == {"iam.gke.io/gcp-service-account": email}
