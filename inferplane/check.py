@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import multiprocessing
+import os
+import pickle
 import sys
+import traceback
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -74,6 +78,62 @@ def stack_of(env: Environment) -> Stack:
     return Stack.of(resources, env)
 
 
+_PENDING: list[tuple[Environment, PolicyConfig]] = []
+"""Environments handed to forked workers (inherited, not pickled: the model holds
+read-only mappings that do not pickle)."""
+
+
+def _evaluate_one(index: int) -> list[Result] | BaseException:
+    """Worker: one environment's unwaived results, or the exception its run raised."""
+    env, config = _PENDING[index]
+    try:
+        return evaluate(stack_of(env), config)
+    except BaseException as exc:  # handed back to the parent, which raises it
+        if os.environ.get("INFERPLANE_DEBUG") == "1":
+            exc.add_note("in environment " + env.name + ":\n" + traceback.format_exc())
+        if isinstance(exc, BlueprintError):
+            return _RemoteBlueprintError(list(exc.diagnostics))
+        try:
+            pickle.dumps(exc)
+        except Exception:
+            return RuntimeError(f"{type(exc).__name__}: {exc}")
+        return exc
+
+
+class _RemoteBlueprintError(Exception):
+    """A BlueprintError on its way back from a worker (BlueprintError does not pickle)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__(diagnostics)
+        self.diagnostics = diagnostics
+
+
+def evaluate_environments(
+    environments: Sequence[Environment], config: PolicyConfig
+) -> list[list[Result]]:
+    """Each environment's results (no waivers), one process per environment when the
+    machine has cores to spare: runs are independent and mostly import and register."""
+    jobs = min(len(environments), os.cpu_count() or 1, int(os.environ.get("INFERPLANE_JOBS", "8")))
+    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [evaluate(stack_of(env), config) for env in environments]
+    import inferplane.offline  # noqa: F401  (imported once, shared by the forked workers)
+
+    _PENDING[:] = [(env, config) for env in environments]
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            outcomes = pool.map(_evaluate_one, range(len(environments)), chunksize=1)
+    finally:
+        _PENDING.clear()
+    out: list[list[Result]] = []
+    for outcome in outcomes:
+        if isinstance(outcome, _RemoteBlueprintError):
+            raise BlueprintError(outcome.diagnostics)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        out.append(outcome)
+    return out
+
+
 def check_environments(
     environments: Sequence[Environment], config: PolicyConfig, today: dt.date
 ) -> list[Result]:
@@ -81,9 +141,7 @@ def check_environments(
     advisory result per waiver that matched nothing in any of them."""
     results: list[Result] = []
     use = waivers.WaiverUse.new()
-    for env in environments:
-        stack = stack_of(env)
-        found = evaluate(stack, config)
+    for env, found in zip(environments, evaluate_environments(environments, config), strict=True):
         results.extend(waivers.apply(found, env.waivers, today, env.locate, use))
     if environments:
         first = environments[0]

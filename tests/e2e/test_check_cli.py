@@ -1,0 +1,219 @@
+"""`inferplane check` as a user and CI run it: a subprocess, its exit code and reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
+sys.path.insert(0, str(ROOT / "tests" / "policies"))
+
+from policy_fixtures import Fixture, fixtures, write  # noqa: E402
+
+from policies.framework import rule  # noqa: E402
+
+TODAY = "2026-06-01"
+
+
+def check(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inferplane", "check", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HF_TOKEN": "hf_e2e_check", "INFERPLANE_TODAY": TODAY, **(env or {})},
+    )
+
+
+def test_reference_blueprint_passes_with_its_staging_waiver_reported() -> None:
+    proc = check(str(REFERENCE.relative_to(ROOT)), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["version"] == 1 and report["summary"]["passed"] is True
+    assert report["summary"]["mandatory"] == 0
+    waived = [r for r in report["results"] if r["status"] == "waived"]
+    assert [(r["rule"], r["environment"], r["target"]) for r in waived] == [
+        ("warm-replicas", "staging", "models.chat")
+    ]
+    [result] = waived
+    assert result["level"] == "mandatory"
+    assert result["location"] == {
+        "file": "blueprints/support-assistant.yaml",
+        "line": 32,
+        "column": 27,
+    }
+    assert result["waiver"]["reason"].startswith("Staging has no customer traffic")
+    assert result["waiver"]["expires"] == "2027-03-31" and result["waiver"]["expired"] is False
+    assert {e["environment"] for e in report["summary"]["environments"]} == {"staging", "prod"}
+
+
+def test_expired_waiver_fails_the_check_and_says_so() -> None:
+    proc = check(str(REFERENCE), "--env", "staging", env={"INFERPLANE_TODAY": "2027-04-01"})
+    assert proc.returncode == 1
+    assert "mandatory warm-replicas: models.chat: keeps 0 warm replicas" in proc.stdout
+    assert "(waiver expired 2027-03-31)" in proc.stdout
+    assert "32 |           replicas: {min: 0, max: 2}" in proc.stdout  # the line, quoted
+
+
+def _first_failing() -> list[Fixture]:
+    chosen: dict[str, Fixture] = {}
+    for fixture in fixtures():
+        if not fixture.passing:
+            chosen.setdefault(fixture.rule, fixture)
+    return list(chosen.values())
+
+
+FAILING = _first_failing()
+
+
+@pytest.fixture(scope="module")
+def failing_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[int, dict[str, Any], dict[str, Path]]:
+    """One `inferplane check` over every rule's failing fixture (several blueprints at once)."""
+    directory = tmp_path_factory.mktemp("failing")
+    paths = {f.id: write(f, directory) for f in FAILING}
+    proc = check(*map(str, paths.values()), "--format", "json")
+    assert "Traceback" not in proc.stderr
+    return proc.returncode, json.loads(proc.stdout), paths
+
+
+def test_failing_fixtures_fail_the_check(
+    failing_run: tuple[int, dict[str, Any], dict[str, Path]],
+) -> None:
+    code, report, paths = failing_run
+    assert code == 1
+    checked = {(e["blueprint"], e["environment"]) for e in report["summary"]["environments"]}
+    assert checked == {(str(p), env) for p in paths.values() for env in ("staging", "prod")}
+
+
+@pytest.mark.parametrize("fixture", FAILING, ids=lambda f: f.id)
+def test_failing_fixture_reports_the_right_line(
+    fixture: Fixture, failing_run: tuple[int, dict[str, Any], dict[str, Path]]
+) -> None:
+    _, report, paths = failing_run
+    path = str(paths[fixture.id])
+    got = {
+        (r["environment"], r["target"], r["location"]["line"])
+        for r in report["results"]
+        if r["rule"] == fixture.rule
+        and r["status"] == "violation"
+        and r["location"]["file"] == path
+    }
+    assert got == {(e["environment"], e["target"], e["line"]) for e in fixture.expect}
+    level = rule(fixture.rule).level
+    assert {r["level"] for r in report["results"] if r["rule"] == fixture.rule} == {level}
+
+
+def test_invalid_blueprint_exits_2_with_located_diagnostics(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(REFERENCE.read_text().replace("gpus_per_node: 8", "gpus_per_node: 3"))
+    proc = check(str(bad))
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert f"{bad}:" in proc.stderr and "error: gpu_pools.h100.gpus_per_node" in proc.stderr
+
+
+def test_usage_errors_exit_2() -> None:
+    proc = check(str(REFERENCE), "--env", "qa")
+    assert proc.returncode == 2
+    assert "no environment named 'qa'" in proc.stderr and "prod, staging" in proc.stderr
+    assert check(str(REFERENCE), "--format", "xml").returncode == 2
+
+
+def test_bad_policy_config_exits_2_located(tmp_path: Path) -> None:
+    config = tmp_path / "policy.yaml"
+    config.write_text("warm-replicas:\n  enforcementLevel: fatal\n")
+    proc = check(str(REFERENCE), "--policy-config", str(config))
+    assert proc.returncode == 2
+    assert (
+        f"{config}:2:21: error: warm-replicas.enforcementLevel: 'fatal' is not one of"
+        in proc.stderr
+    )
+
+
+def test_policy_config_can_make_an_advisory_fail(tmp_path: Path) -> None:
+    config = tmp_path / "policy.json"
+    config.write_text('{"latency-signal": "mandatory"}\n')
+    proc = check(str(REFERENCE), "--policy-config", str(config), "--format", "github")
+    assert proc.returncode == 1
+    assert "::error file=blueprints/support-assistant.yaml,line=123,col=27," in proc.stdout
+
+
+def test_sarif_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "check.sarif"
+    proc = check(str(REFERENCE), "--format", "sarif", "--output", str(out))
+    assert proc.returncode == 0 and proc.stdout == ""
+    sarif = json.loads(out.read_text())
+    assert sarif["version"] == "2.1.0"
+    run = sarif["runs"][0]
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} >= {"warm-replicas", "unused-waiver"}
+    [waived] = [r for r in run["results"] if "suppressions" in r]
+    assert waived["ruleId"] == "warm-replicas"
+    region = waived["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": 32, "startColumn": 27}
+
+
+def test_internal_error_exits_3_in_one_line() -> None:
+    code = (
+        "import sys, inferplane.check as c\n"
+        "def boom(env): raise RuntimeError('mock monitor went away')\n"
+        "c.stack_of = boom\n"
+        f"sys.exit(c.main([{str(REFERENCE)!r}]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert proc.returncode == 3
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(
+        "inferplane: internal error: RuntimeError: mock monitor went away"
+    )
+    debug = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "INFERPLANE_DEBUG": "1"},
+    )
+    assert debug.returncode == 3 and "Traceback" in debug.stderr
+
+
+def test_explain_prints_rationale_config_and_examples() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "inferplane", "explain", "batching-window"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 0
+    for heading in ("Why", "How to comply", "Config", "Passes", "Fails"):
+        assert f"\n{heading}" in proc.stdout
+    assert "max_queue_delay_us: 10000" in proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-m", "inferplane", "explain", "warm-replica"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "did you mean warm-replicas?" in proc.stderr
