@@ -88,6 +88,49 @@ def tensorrt_image(env: Environment) -> str:
     return defaults.TENSORRT_IMAGE.format(release=env.versions.triton)
 
 
+# Run in the TensorRT image when the blueprint gives no `tensorrt.inputs` but the model
+# batches: an ONNX model with a dynamic batch dimension otherwise builds for batch 1, and
+# Triton refuses to load an engine smaller than `max_batch_size`. It reads the input shapes
+# with TensorRT's own ONNX parser and prints the trtexec shape flags for batch 1 / opt / max.
+DERIVE_BATCH_SHAPES = """\
+import sys
+import tensorrt as trt
+
+path, opt, top = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+logger = trt.Logger(trt.Logger.ERROR)
+network = trt.Builder(logger).create_network(0)
+parser = trt.OnnxParser(network, logger)
+if not parser.parse_from_file(path):
+    sys.exit("cannot parse " + path + ": " + str(parser.get_error(0)))
+flags = {"min": [], "opt": [], "max": []}
+for i in range(network.num_inputs):
+    tensor = network.get_input(i)
+    dims = list(tensor.shape)
+    if not dims or dims[0] != -1:
+        continue  # a static batch dimension: TensorRT takes the model's own shape
+    if any(d < 0 for d in dims[1:]):
+        sys.exit("input " + tensor.name + " has dynamic dimensions besides the batch; "
+                 "give its shapes under tensorrt.inputs in the blueprint")
+    rest = [str(d) for d in dims[1:]]
+    for key, batch in (("min", 1), ("opt", opt), ("max", top)):
+        flags[key].append(tensor.name + ":" + "x".join([str(batch), *rest]))
+if flags["min"]:
+    print(" ".join("--%sShapes=%s" % (k, ",".join(v)) for k, v in flags.items()))
+"""
+
+
+def derived_batch_profile(model: Model) -> tuple[int, int] | None:
+    """(opt, max) batch of the engine's profile when it must be derived from the ONNX model:
+    the model batches and the blueprint names no input shapes. Opt is the largest preferred
+    batch size (what the dynamic batcher aims for), else the max."""
+    trt, batching = model.tensorrt, model.batching
+    if trt is None or trt.inputs or batching is None or batching.max_batch_size <= 0:
+        return None
+    top = batching.max_batch_size
+    opt = max((b for b in batching.preferred_batch_sizes if b <= top), default=top)
+    return opt, top
+
+
 def build_settings(model: Model, env: Environment) -> dict[str, Any]:
     """Everything that determines the engine; `engine_key` hashes exactly this."""
     if model.tensorrt is None:
@@ -98,6 +141,7 @@ def build_settings(model: Model, env: Environment) -> dict[str, Any]:
         "schema": KEY_SCHEMA,
         "source": model.source.uri,
         "inputs": [[i.name, list(i.min), list(i.opt), list(i.max)] for i in trt.inputs],
+        "derived_batch_profile": derived_batch_profile(model),
         "precision": model.precision,
         "workspace_mib": trt.workspace_mib,
         "builder_optimization_level": trt.builder_optimization_level,
@@ -165,6 +209,25 @@ def trtexec_args(model: Model, env: Environment) -> list[str]:
     return args
 
 
+def trtexec_script(model: Model, env: Environment) -> list[str]:
+    """Shell lines that build the engine: trtexec, after deriving the batch profile from
+    the ONNX model when the blueprint leaves it implicit (see `DERIVE_BATCH_SHAPES`)."""
+    command = shlex.join(trtexec_args(model, env))
+    profile = derived_batch_profile(model)
+    if profile is None:
+        return [command]
+    opt, top = profile
+    derive = shlex.join(
+        ["python3", "-c", DERIVE_BATCH_SHAPES, f"{WORK_DIR}/model.onnx", str(opt), str(top)]
+    )
+    return [
+        f"SHAPES=$({derive})",
+        'echo "batch profile: ${SHAPES:-static shapes}"',
+        # word splitting of $SHAPES is intended: it holds zero or three flags
+        f"{command} $SHAPES",
+    ]
+
+
 def build_pod_labels(env: Environment, model: Model, key: str) -> dict[str, str]:
     """Labels of the build pod. Deliberately *not* the model's selector labels: the model's
     Services, PDB, NetworkPolicy and zone spread must never count a build pod."""
@@ -205,7 +268,7 @@ def build_pod_spec(env: Environment, model: Model) -> Manifest:
         "image": tensorrt_image(env),
         "command": shell(
             f"if [ -f {EXISTS_MARKER} ]; then exit 0; fi",
-            shlex.join(trtexec_args(model, env)),
+            *trtexec_script(model, env),
         ),
         "env": [{"name": "HOME", "value": HOME}],
         "resources": build_resources,

@@ -239,3 +239,35 @@ def test_key_change_means_new_job(staging):
     [new] = after.of_type(JOB)
     assert old.name != new.name and old.get("metadata", "name") != new.get("metadata", "name")
     assert "--bf16" in pod_spec(new)["initContainers"][1]["command"][2]
+
+
+def test_batching_without_declared_shapes_derives_the_batch_profile(staging):
+    from components.serving.engine_build import (
+        DERIVE_BATCH_SHAPES,
+        derived_batch_profile,
+        trtexec_script,
+    )
+
+    toxicity = staging.models["toxicity"]  # batching max 16, tensorrt: {} (no inputs)
+    assert derived_batch_profile(toxicity) == (16, 16)
+    lines = trtexec_script(toxicity, staging)
+    assert lines[0].startswith("SHAPES=$(python3 -c ")
+    assert lines[0].endswith(" /work/model.onnx 16 16)")
+    assert lines[-1].endswith("--int8 $SHAPES")
+    compile(DERIVE_BATCH_SHAPES, "derive", "exec")  # the script itself is valid Python
+    # declared shapes win: nothing derived, trtexec runs as is
+    ranker = staging.models["ranker"]
+    assert derived_batch_profile(ranker) is None
+    assert trtexec_script(ranker, staging) == [" ".join(trtexec_args(ranker, staging))]
+
+
+def test_the_derived_profile_is_part_of_the_engine_key(staging):
+    import dataclasses
+
+    toxicity = staging.models["toxicity"]
+    assert toxicity.batching is not None
+    bigger = dataclasses.replace(
+        toxicity, batching=dataclasses.replace(toxicity.batching, max_batch_size=32)
+    )
+    assert build_settings(bigger, staging)["derived_batch_profile"] == (32, 32)
+    assert build_settings(bigger, staging) != build_settings(toxicity, staging)
