@@ -32,7 +32,8 @@ from policies.config import PolicyConfig
 from policies.config import load as load_policy_config
 from policies.engine import Result, evaluate
 from policies.framework import all_rules
-from policies.resources import Resource, Stack
+from policies.resources import Resource
+from policies.stack import Stack
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_INTERNAL = 0, 1, 2, 3
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from policies.one_model_per_gpu import is_triton
-from policies.resources import ModelView, Stack
+from policies.stack import ModelView, Stack
 
 _DELAY = re.compile(r"max_queue_delay_microseconds\s*:\s*(\d+)")
 
@@ -34,8 +34,8 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
         if not model.realtime:
             continue
         triton = any(is_triton(c) for w in model.workloads for c in w.containers)
-        in_blueprint = stack.env is not None and model.name in stack.env.models
-        if not triton and not (in_blueprint and stack.env.models[model.name].server == "triton"):  # type: ignore[union-attr]
+        blueprint = stack.env.models.get(model.name) if stack.env is not None else None
+        if not triton and not (blueprint is not None and blueprint.server == "triton"):
             continue
         for delay, where in queue_delays_us(stack, model):
             if delay > limit:

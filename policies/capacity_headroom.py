@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from policies.framework import Finding, Rule, RuleConfig
-from policies.resources import DEPLOYMENT, ModelView, Resource, Stack, as_number
+from policies.resources import DEPLOYMENT, Resource, as_number
+from policies.stack import ModelView, Stack
 from policies.warm_replicas import gpu_units, min_replicas
 
 KEDA_DEFAULT_MAX = 100

@@ -14,7 +14,8 @@ from typing import Any, Literal
 from inferplane.errors import Location, YamlPath
 from policies.config import PolicyConfig
 from policies.framework import Finding, Level, Rule, all_rules
-from policies.resources import ResourceRef, Stack
+from policies.resources import ResourceRef
+from policies.stack import Stack
 
 Status = Literal["violation", "waived"]
 

@@ -10,7 +10,8 @@ from inferplane.errors import YamlPath
 from policies.framework import Finding, Rule, RuleConfig
 from policies.one_model_per_gpu import is_triton
 from policies.reduced_precision import TRT_PRECISION_FLAGS
-from policies.resources import ImageRef, ModelView, Resource, Stack
+from policies.resources import ImageRef, Resource
+from policies.stack import ModelView, Stack
 
 
 def _image_field(stack: Stack, model: ModelView) -> YamlPath:

@@ -19,7 +19,8 @@ from functools import cache
 from typing import Any, Literal
 
 from inferplane.errors import YamlPath, format_path
-from policies.resources import ResourceRef, Stack
+from policies.resources import ResourceRef
+from policies.stack import Stack
 
 Level = Literal["mandatory", "advisory"]
 LEVELS: tuple[str, ...] = ("mandatory", "advisory", "disabled")
@@ -94,6 +95,7 @@ _NOT_RULES = frozenset(
     {
         "framework",
         "resources",
+        "stack",
         "config",
         "waivers",
         "engine",

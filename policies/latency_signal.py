@@ -8,7 +8,8 @@ from typing import Any
 
 from inferplane import naming
 from policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from policies.resources import SCALED_OBJECT, Stack
+from policies.resources import SCALED_OBJECT
+from policies.stack import Stack
 
 _NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 

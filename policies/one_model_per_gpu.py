@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from policies.framework import Finding, Rule, RuleConfig
-from policies.resources import Container, ModelView, Resource, Stack, as_number
+from policies.resources import Container, Resource, as_number
+from policies.stack import ModelView, Stack
 
 
 def is_triton(container: Container) -> bool:

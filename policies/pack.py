@@ -36,7 +36,8 @@ from pulumi_policy.proxy import UnknownValueError
 from policies import waivers
 from policies.engine import Result, results_of
 from policies.framework import Rule, all_rules
-from policies.resources import Resource, Stack
+from policies.resources import Resource
+from policies.stack import Stack
 
 PACK_NAME = "inferplane"
 PACK_DESCRIPTION = (

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from inferplane.errors import YamlPath
 from policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from policies.resources import HELM_RELEASE, WORKLOAD_KINDS, ImageRef, Resource, Stack
+from policies.resources import HELM_RELEASE, WORKLOAD_KINDS, ImageRef, Resource
+from policies.stack import Stack
 
 CHART_VERSION_KEYS = {
     "gpu-operator": "gpu_operator",

@@ -6,7 +6,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from policies.resources import NETWORK_POLICY, SERVICE, Resource, Stack
+from policies.resources import NETWORK_POLICY, SERVICE, Resource
+from policies.stack import Stack
 
 AWS_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
 AWS_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from inferplane.catalog import tensorrt_major
 from policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from policies.resources import ImageRef, ModelView, Stack
+from policies.resources import ImageRef
+from policies.stack import ModelView, Stack
 
 TRT_PRECISION_FLAGS = ("--fp16", "--bf16", "--int8", "--fp8", "--int4", "--best")
 VLLM_FP32 = ("float32", "float")

@@ -7,7 +7,8 @@ from collections.abc import Iterator, Mapping
 from inferplane import naming
 from inferplane.errors import YamlPath
 from policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from policies.resources import SERVICE, ModelView, Resource, Stack
+from policies.resources import SERVICE, Resource
+from policies.stack import ModelView, Stack
 
 GKE_GLOBAL_ACCESS = "networking.gke.io/internal-load-balancer-allow-global-access"
 AWS_ATTRIBUTES = "service.beta.kubernetes.io/aws-load-balancer-attributes"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from policies.framework import Finding, Rule, RuleConfig
-from policies.resources import ModelView, Stack
+from policies.stack import ModelView, Stack
 
 
 def alert_names(model: ModelView) -> list[str]:

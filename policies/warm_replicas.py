@@ -6,7 +6,8 @@ import math
 from collections.abc import Iterator
 
 from policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from policies.resources import ModelView, Resource, Stack, as_number
+from policies.resources import Resource, as_number
+from policies.stack import ModelView, Stack
 
 
 def min_replicas(model: ModelView) -> tuple[float | None, Resource | None]:

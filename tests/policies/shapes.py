@@ -8,7 +8,8 @@ from typing import Any
 
 from inferplane import naming
 from policies import resources as R
-from policies.resources import Resource, Stack
+from policies.resources import Resource
+from policies.stack import Stack
 
 ZONES = ("us-east-1a", "us-east-1b")
 

@@ -1,0 +1,323 @@
+"""A stack as rules see it: its resources, indexed, plus the facts of its environment.
+
+The facts come from the `inferplane-environment` ConfigMap that every stack deploys (so
+that CrossGuard, which never sees the blueprint, knows the zones and pools) — or, offline,
+from the resolved `Environment` when a program lacks that ConfigMap. Models are found by
+the `inferplane.dev/model` label; GPU node groups by `inferplane.dev/pool`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from inferplane import naming
+from inferplane.model import Environment
+from policies.resources import (
+    CONFIG_MAP,
+    EKS_NODE_GROUP,
+    GKE_NODE_POOL,
+    GPU_RESOURCE,
+    JOB,
+    PROMETHEUS_RULE,
+    SCALED_OBJECT,
+    SERVICE,
+    SERVING_KINDS,
+    Resource,
+    _dict,
+    _list,
+    as_number,
+)
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    """What the environment ConfigMap says about one GPU pool."""
+
+    name: str
+    gpu: str
+    gpus_per_node: int
+    gpu_resource: str
+    slices_per_gpu: int
+    sharing: str
+    zones: tuple[str, ...]
+    nodes_min: int
+    nodes_max: int
+
+    @property
+    def units_per_node(self) -> int:
+        """GPU units (whole GPUs or slices) one node offers to the scheduler."""
+        return self.gpus_per_node * self.slices_per_gpu
+
+
+@dataclass(frozen=True)
+class EnvFacts:
+    """The environment as a stack describes it (ConfigMap) or as the blueprint resolves it."""
+
+    blueprint: str
+    environment: str
+    cloud: str
+    region: str
+    zones: tuple[str, ...]
+    pools: Mapping[str, PoolFacts]
+    waivers: tuple[Mapping[str, Any], ...] = ()
+    """Optional: waivers the stack publishes for online runs (ConfigMap key `waivers`)."""
+
+    @classmethod
+    def from_config_map(cls, data: Mapping[str, Any]) -> EnvFacts | None:
+        try:
+            pools_raw = json.loads(str(data.get("pools") or "{}"))
+            waivers_raw = json.loads(str(data.get("waivers") or "[]"))
+            pools = {
+                name: PoolFacts(
+                    name=name,
+                    gpu=str(p.get("gpu", "")),
+                    gpus_per_node=int(p.get("gpus_per_node", 1)),
+                    gpu_resource=str(p.get("gpu_resource", GPU_RESOURCE)),
+                    slices_per_gpu=int(p.get("slices_per_gpu", 1)),
+                    sharing=str(p.get("sharing", "exclusive")),
+                    zones=tuple(p.get("zones") or ()),
+                    nodes_min=int(p.get("nodes_min", 0)),
+                    nodes_max=int(p.get("nodes_max", 0)),
+                )
+                for name, p in _dict(pools_raw).items()
+            }
+            return cls(
+                blueprint=str(data.get("blueprint", "")),
+                environment=str(data.get("environment", "")),
+                cloud=str(data.get("cloud", "")),
+                region=str(data.get("region", "")),
+                zones=tuple(z.strip() for z in str(data.get("zones", "")).split(",") if z.strip()),
+                pools=pools,
+                waivers=tuple(w for w in _list(waivers_raw) if isinstance(w, Mapping)),
+            )
+        except (ValueError, TypeError, AttributeError):
+            return None  # unknown during preview, or hand-written differently: rules degrade
+
+    @classmethod
+    def from_environment(cls, env: Environment) -> EnvFacts:
+        return cls(
+            blueprint=env.blueprint,
+            environment=env.name,
+            cloud=env.cloud,
+            region=env.region,
+            zones=env.zones,
+            pools={
+                p.name: PoolFacts(
+                    name=p.name,
+                    gpu=p.gpu.id,
+                    gpus_per_node=p.gpus_per_node,
+                    gpu_resource=p.gpu_resource,
+                    slices_per_gpu=p.slices_per_gpu,
+                    sharing=p.sharing,
+                    zones=p.zones,
+                    nodes_min=p.nodes.min,
+                    nodes_max=p.nodes.max,
+                )
+                for p in env.pools.values()
+            },
+        )
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """A GPU node group (EKS managed node group or GKE node pool), cloud-neutral."""
+
+    resource: Resource
+    pool: str | None
+    zones: tuple[str, ...] | None
+    """Zones it places nodes in; None when the shape does not say."""
+    spans: int
+    """How many zones/subnets it spans (1 is the only correct answer)."""
+    min_nodes: int | None
+    """Minimum nodes per zone."""
+    max_nodes: int | None
+
+
+def _node_group(r: Resource) -> NodeGroup:
+    if r.type == EKS_NODE_GROUP:
+        labels = _dict(r.props.get("labels"))
+        scaling = _dict(r.props.get("scalingConfig"))
+        subnets = _list(r.props.get("subnetIds"))
+        zone = labels.get(naming.ZONE_LABEL)
+        mn, mx = as_number(scaling.get("minSize")), as_number(scaling.get("maxSize"))
+        return NodeGroup(
+            resource=r,
+            pool=labels.get(naming.POOL_LABEL),
+            zones=(str(zone),) if zone else None,
+            spans=max(len(subnets), 1),
+            min_nodes=None if mn is None else int(mn),
+            max_nodes=None if mx is None else int(mx),
+        )
+    config = _dict(r.props.get("nodeConfig"))
+    labels = _dict(config.get("labels"))
+    locations = tuple(str(z) for z in _list(r.props.get("nodeLocations")))
+    auto = _dict(r.props.get("autoscaling"))
+    fixed = as_number(r.props.get("nodeCount"))
+    zone_label = labels.get(naming.ZONE_LABEL)
+    zones = locations or ((str(zone_label),) if zone_label else None)
+    spans = max(len(locations), 1)
+    mn = as_number(auto.get("minNodeCount"))
+    mx = as_number(auto.get("maxNodeCount"))
+    total_mn, total_mx = (
+        as_number(auto.get("totalMinNodeCount")),
+        as_number(auto.get("totalMaxNodeCount")),
+    )
+    if mn is None and total_mn is not None:
+        mn = total_mn / spans
+    if mx is None and total_mx is not None:
+        mx = total_mx / spans
+    if not auto and fixed is not None:
+        mn = mx = fixed
+    return NodeGroup(
+        resource=r,
+        pool=labels.get(naming.POOL_LABEL),
+        zones=zones,
+        spans=spans,
+        min_nodes=None if mn is None else int(mn),
+        max_nodes=None if mx is None else int(mx),
+    )
+
+
+@dataclass(frozen=True)
+class ModelView:
+    """Everything the stack registers for one model, found by the `inferplane.dev/model` label."""
+
+    name: str
+    workloads: tuple[Resource, ...]
+    """Serving workloads (Deployments and the like that request GPUs)."""
+    scaled_objects: tuple[Resource, ...]
+    services: tuple[Resource, ...]
+    prometheus_rules: tuple[Resource, ...]
+    jobs: tuple[Resource, ...]
+    config_maps: tuple[Resource, ...]
+    latency_class: str
+    pool: str | None
+
+    @property
+    def realtime(self) -> bool:
+        return self.latency_class == "realtime"
+
+
+@dataclass
+class Stack:
+    """The resources of one stack plus the facts of its environment."""
+
+    resources: tuple[Resource, ...]
+    env: Environment | None = None
+    """The resolved blueprint environment (offline only); rules must work without it."""
+    facts: EnvFacts | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.facts is None:
+            self.facts = self._facts_from_config_map()
+        if self.facts is None and self.env is not None:
+            self.facts = EnvFacts.from_environment(self.env)
+
+    @classmethod
+    def of(cls, resources: Iterable[Resource], env: Environment | None = None) -> Stack:
+        return cls(tuple(resources), env)
+
+    @cached_property
+    def by_type(self) -> Mapping[str, tuple[Resource, ...]]:
+        out: dict[str, list[Resource]] = {}
+        for r in self.resources:
+            out.setdefault(r.type, []).append(r)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def of_type(self, *types: str) -> tuple[Resource, ...]:
+        return tuple(r for t in types for r in self.by_type.get(t, ()))
+
+    @property
+    def environment(self) -> str:
+        if self.env is not None:
+            return self.env.name
+        return self.facts.environment if self.facts else ""
+
+    def _facts_from_config_map(self) -> EnvFacts | None:
+        for r in self.of_type(CONFIG_MAP):
+            if r.k8s_name == naming.ENVIRONMENT_CONFIGMAP:
+                return EnvFacts.from_config_map(_dict(r.props.get("data")))
+        return None
+
+    @cached_property
+    def node_groups(self) -> tuple[NodeGroup, ...]:
+        return tuple(_node_group(r) for r in self.of_type(EKS_NODE_GROUP, GKE_NODE_POOL))
+
+    @cached_property
+    def serving_workloads(self) -> tuple[Resource, ...]:
+        """Long-running workloads that hold GPUs: the model servers."""
+        return tuple(r for r in self.of_type(*SERVING_KINDS) if r.requests_gpu)
+
+    @cached_property
+    def models(self) -> Mapping[str, ModelView]:
+        grouped: dict[str, dict[str, list[Resource]]] = {}
+        for r in self.resources:
+            model = r.model
+            if model:
+                grouped.setdefault(model, {}).setdefault(r.type, []).append(r)
+        for r in self.serving_workloads:  # unlabelled servers still count, under their name
+            if not r.model:
+                grouped.setdefault(r.k8s_name, {}).setdefault(r.type, []).append(r)
+        return {name: self._model_view(name, by_type) for name, by_type in grouped.items()}
+
+    def _model_view(self, name: str, by_type: Mapping[str, list[Resource]]) -> ModelView:
+        workloads = tuple(r for t in SERVING_KINDS for r in by_type.get(t, ()) if r.requests_gpu)
+        scaled = tuple(by_type.get(SCALED_OBJECT, ()))
+        services = tuple(by_type.get(SERVICE, ()))
+        latency = None
+        for r in (*workloads, *scaled, *services):
+            latency = r.labels.get(naming.LATENCY_CLASS_LABEL) or r.pod_labels.get(
+                naming.LATENCY_CLASS_LABEL
+            )
+            if latency:
+                break
+        if not latency and self.env is not None and name in self.env.models:
+            latency = self.env.models[name].latency_class
+        pool = None
+        for r in workloads:
+            pool = r.labels.get(naming.POOL_LABEL) or r.pod_labels.get(naming.POOL_LABEL)
+            selected = r.node_selection(naming.POOL_LABEL)
+            pool = pool or (selected[0] if selected and len(selected) == 1 else None)
+            if pool:
+                break
+        if not pool and self.env is not None and name in self.env.models:
+            pool = self.env.models[name].pool
+        return ModelView(
+            name=name,
+            workloads=workloads,
+            scaled_objects=scaled,
+            services=services,
+            prometheus_rules=tuple(by_type.get(PROMETHEUS_RULE, ())),
+            jobs=tuple(by_type.get(JOB, ())),
+            config_maps=tuple(by_type.get(CONFIG_MAP, ())),
+            # Unlabelled means the blueprint default: realtime, the stricter reading.
+            latency_class=latency or "realtime",
+            pool=pool,
+        )
+
+    def pool(self, name: str | None) -> PoolFacts | None:
+        if name is None or self.facts is None:
+            return None
+        return self.facts.pools.get(name)
+
+    def pool_zones(self, pool: str) -> tuple[str, ...]:
+        """A pool's zones: from the facts, else from its node groups."""
+        facts = self.pool(pool)
+        if facts is not None and facts.zones:
+            return facts.zones
+        zones: list[str] = []
+        for group in self.node_groups:
+            if group.pool == pool and group.zones:
+                zones.extend(group.zones)
+        return tuple(dict.fromkeys(zones))
+
+    def iter_models(self) -> Iterator[ModelView]:
+        yield from sorted(self.models.values(), key=lambda m: m.name)
+
+
+def scaled_object_target(so: Resource) -> str | None:
+    return _dict(so.spec.get("scaleTargetRef")).get("name")
