@@ -23,13 +23,22 @@ import re
 import stat
 import unicodedata
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
 from inferplane.errors import BlueprintError, Diagnostic, Location, YamlPath
 from inferplane.source import Document, SourceMap
 from inferplane.yaml_scalars import NULL, ScalarProblem, resolve_plain, show
+
+
+class _HasPosition(Protocol):
+    line: int
+    column: int
+
+
+_Mark = _HasPosition | None
+"""Where an event starts (0-based); PyYAML types event marks as optional."""
 
 MAX_BYTES = 1024 * 1024
 """Largest accepted blueprint file, in bytes. A real blueprint is a few KiB."""
@@ -247,13 +256,15 @@ class _Builder:
             self._report(loader.get_mark(), (), "invalid YAML directive", _NO_DIRECTIVE)
         return None
 
-    def _loc(self, mark: yaml.Mark) -> Location:
+    def _loc(self, mark: _Mark) -> Location:
+        if mark is None:  # the pure-Python parser always sets marks; stay total anyway
+            return Location(self.file, 1, 1)
         return Location(self.file, mark.line + 1, mark.column + 1)
 
-    def _report(self, mark: yaml.Mark, path: YamlPath, message: str, hint: str) -> None:
+    def _report(self, mark: _Mark, path: YamlPath, message: str, hint: str) -> None:
         self.diagnostics.append(Diagnostic(self._loc(mark), path, message, hint))
 
-    def _fatal(self, mark: yaml.Mark, path: YamlPath, message: str, hint: str) -> _Fatal:
+    def _fatal(self, mark: _Mark, path: YamlPath, message: str, hint: str) -> _Fatal:
         self._report(mark, path, message, hint)
         return _Fatal()
 
@@ -310,11 +321,11 @@ class _Builder:
             elif isinstance(event, yaml.CollectionStartEvent):
                 self._skip(event.start_mark)  # the value of an unusable key
 
-    def _skip(self, mark: yaml.Mark) -> None:
+    def _skip(self, mark: _Mark) -> None:
         self.skip += 1
         self._check_depth(len(self.stack) + self.skip, mark, self._current_path())
 
-    def _check_depth(self, depth: int, mark: yaml.Mark, path: YamlPath) -> None:
+    def _check_depth(self, depth: int, mark: _Mark, path: YamlPath) -> None:
         if depth > MAX_DEPTH:
             raise self._fatal(mark, path, f"nesting is deeper than {MAX_DEPTH} levels",
                               "a blueprint needs only a few levels: check the indentation or "
