@@ -49,6 +49,9 @@ def environment_data(env: Environment) -> dict[str, str]:
     }
 
 
+POD_READINESS_GATE_LABEL = "elbv2.k8s.aws/pod-readiness-gate-inject"
+
+
 @dataclass(frozen=True)
 class InferenceStackArgs:
     """Arguments of `InferenceStack`."""
@@ -123,9 +126,14 @@ class InferenceStack(pulumi.ComponentResource):
             naming.ENVIRONMENT_LABEL: env.name,
         }
         k8s_opts = pulumi.ResourceOptions(parent=self, provider=provider)
+        ns_labels = dict(labels)
+        if env.cloud == "aws":
+            # The Load Balancer Controller then gates each serving pod's readiness on its NLB
+            # target being healthy, so a rollout never removes the last in-service target.
+            ns_labels[POD_READINESS_GATE_LABEL] = "enabled"
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=self.namespace, labels=labels),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=self.namespace, labels=ns_labels),
             opts=k8s_opts,
         )
         k8s.core.v1.ConfigMap(

@@ -101,6 +101,8 @@ def test_namespace_and_environment_configmap(
         r for r in rec.of_type("kubernetes:core/v1:Namespace") if rec.parent_of(r) == stack_of(rec)
     ]
     assert namespace.inputs["metadata"]["name"] == naming.namespace(env.blueprint)
+    gate = namespace.inputs["metadata"]["labels"].get("elbv2.k8s.aws/pod-readiness-gate-inject")
+    assert gate == ("enabled" if env.cloud == "aws" else None)
     (configmap,) = [
         r for r in rec.of_type("kubernetes:core/v1:ConfigMap") if r.name.endswith("-environment")
     ]
