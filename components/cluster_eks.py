@@ -127,7 +127,7 @@ def create(name: str, env: Environment, parent: pulumi.Resource) -> EksFacts:
         opts=opts,
     )
     private: dict[str, pulumi.Output[str]] = {}
-    for zone, (private_cidr, public_cidr) in subnet_plan(env.cluster.vpc_cidr, env.zones).items():
+    for zone, (private_cidr, public_cidr) in subnet_plan(env.cluster.vpc_cidr, env.node_zones).items():
         s = naming.zone_suffix(zone)
         public_subnet = aws.ec2.Subnet(
             f"{name}-public-{s}",
@@ -321,7 +321,7 @@ def attach(name: str, env: Environment, parent: pulumi.Resource) -> EksFacts:
     oidc = aws.iam.get_open_id_connect_provider_output(url=issuer_url, opts=invoke)
     vpc_id = info.vpc_config.apply(lambda vpc: vpc.vpc_id)
     private: dict[str, pulumi.Output[str]] = {}
-    for zone in env.zones:
+    for zone in env.node_zones:
         found = aws.ec2.get_subnets_output(
             filters=vpc_id.apply(functools.partial(_subnet_filters, zone=zone)), opts=invoke
         )

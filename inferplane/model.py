@@ -318,6 +318,14 @@ class Environment:
         return self.pools[model.pool]
 
     @property
+    def node_zones(self) -> tuple[str, ...]:
+        """Every zone that has GPU nodes: the environment's zones, then any zone a pool names
+        outside them (which the `same-zone-placement` policy reports; the network still
+        reaches it, so the plan shows the pool where the blueprint puts it)."""
+        extra = [z for p in self.pools.values() for z in p.zones if z not in self.zones]
+        return self.zones + tuple(dict.fromkeys(extra))
+
+    @property
     def store_bucket(self) -> str:
         """The model store's bucket (``s3://bucket/prefix/`` -> ``bucket``)."""
         return self.model_store.split("://", 1)[1].split("/", 1)[0]
