@@ -1,4 +1,4 @@
-"""Benchmark `inferplane validate` (and `plan` when available): wall time, in-process and CLI.
+"""Benchmark `inferplane validate` and `plan`: wall time, in-process and as a CLI process.
 
     ./dev bench            # or: python scripts/bench.py [--repeat N]
 
@@ -65,6 +65,19 @@ def main() -> int:
             cli = [cli_time("validate", "-q", str(path)) for _ in range(3)]
             print(f"validate CLI process {label:23} {statistics.median(cli) * 1000:7.1f}ms "
                   f"{min(cli) * 1000:7.1f}ms")
+    for env in ("staging", "prod"):
+        walls, total = [], ""
+        for _ in range(3):
+            started = time.perf_counter()
+            out = subprocess.run(
+                [sys.executable, "-m", "inferplane", "plan", str(reference), "--env", env],
+                check=True, capture_output=True, text=True, cwd=ROOT,
+            ).stdout
+            walls.append(time.perf_counter() - started)
+            total = next((ln.split()[0] for ln in out.splitlines() if ln.strip().endswith("total")),
+                         "?")
+        print(f"plan CLI process     reference {env:13} {statistics.median(walls) * 1000:7.1f}ms "
+              f"{min(walls) * 1000:7.1f}ms  ({total} resources)")
     return 0
 
 

@@ -54,7 +54,7 @@ def generate(models: int, environments: int) -> str:
         "gpu_pools:",
         "  l4:",
         "    gpu: nvidia-l4",
-        f"    nodes: {{min: {warm_per_zone}, max: {4 * warm_per_zone}}}",
+        f"    nodes: {{min: {warm_per_zone}, max: {min(2 * warm_per_zone, 1000)}}}",
         "  big:",
         "    gpu: nvidia-h100-80gb",
         "    gpus_per_node: 8",
