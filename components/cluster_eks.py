@@ -127,7 +127,9 @@ def create(name: str, env: Environment, parent: pulumi.Resource) -> EksFacts:
         opts=opts,
     )
     private: dict[str, pulumi.Output[str]] = {}
-    for zone, (private_cidr, public_cidr) in subnet_plan(env.cluster.vpc_cidr, env.node_zones).items():
+    for zone, (private_cidr, public_cidr) in subnet_plan(
+        env.cluster.vpc_cidr, env.node_zones
+    ).items():
         s = naming.zone_suffix(zone)
         public_subnet = aws.ec2.Subnet(
             f"{name}-public-{s}",

@@ -75,80 +75,153 @@ GPUS: Mapping[str, GpuType] = _ro(
         g.id: g
         for g in (
             GpuType(
-                "nvidia-t4", "NVIDIA T4", 16, "turing", "7.5",
+                "nvidia-t4",
+                "NVIDIA T4",
+                16,
+                "turing",
+                "7.5",
                 aws_instances=_ro({1: "g4dn.2xlarge", 4: "g4dn.12xlarge", 8: "g4dn.metal"}),
                 gcp_machines=_ro({1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32"}),
-                gcp_accelerator="nvidia-tesla-t4", gke_product_label="nvidia-tesla-t4",
+                gcp_accelerator="nvidia-tesla-t4",
+                gke_product_label="nvidia-tesla-t4",
             ),
             GpuType(
-                "nvidia-a10g", "NVIDIA A10G", 24, "ampere", "8.6",
+                "nvidia-a10g",
+                "NVIDIA A10G",
+                24,
+                "ampere",
+                "8.6",
                 aws_instances=_ro({1: "g5.2xlarge", 4: "g5.12xlarge", 8: "g5.48xlarge"}),
             ),
             GpuType(
-                "nvidia-l4", "NVIDIA L4", 24, "ada-lovelace", "8.9",
+                "nvidia-l4",
+                "NVIDIA L4",
+                24,
+                "ada-lovelace",
+                "8.9",
                 aws_instances=_ro({1: "g6.2xlarge", 4: "g6.12xlarge", 8: "g6.48xlarge"}),
                 gcp_machines=_ro(
-                    {1: "g2-standard-8", 2: "g2-standard-24", 4: "g2-standard-48",
-                     8: "g2-standard-96"}
+                    {
+                        1: "g2-standard-8",
+                        2: "g2-standard-24",
+                        4: "g2-standard-48",
+                        8: "g2-standard-96",
+                    }
                 ),
-                gcp_accelerator="nvidia-l4", gke_product_label="nvidia-l4",
+                gcp_accelerator="nvidia-l4",
+                gke_product_label="nvidia-l4",
             ),
             GpuType(
-                "nvidia-l40s", "NVIDIA L40S", 48, "ada-lovelace", "8.9",
+                "nvidia-l40s",
+                "NVIDIA L40S",
+                48,
+                "ada-lovelace",
+                "8.9",
                 aws_instances=_ro({1: "g6e.2xlarge", 4: "g6e.12xlarge", 8: "g6e.48xlarge"}),
             ),
             GpuType(
-                "nvidia-a100-40gb", "NVIDIA A100 40GB", 40, "ampere", "8.0",
+                "nvidia-a100-40gb",
+                "NVIDIA A100 40GB",
+                40,
+                "ampere",
+                "8.0",
                 mig_profiles=_ro(
-                    {"1g.5gb": 7, "1g.10gb": 4, "2g.10gb": 3, "3g.20gb": 2, "4g.20gb": 1,
-                     "7g.40gb": 1}
+                    {
+                        "1g.5gb": 7,
+                        "1g.10gb": 4,
+                        "2g.10gb": 3,
+                        "3g.20gb": 2,
+                        "4g.20gb": 1,
+                        "7g.40gb": 1,
+                    }
                 ),
                 aws_instances=_ro({8: "p4d.24xlarge"}),
                 gcp_machines=_ro(
-                    {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g",
-                     8: "a2-highgpu-8g", 16: "a2-megagpu-16g"}
+                    {
+                        1: "a2-highgpu-1g",
+                        2: "a2-highgpu-2g",
+                        4: "a2-highgpu-4g",
+                        8: "a2-highgpu-8g",
+                        16: "a2-megagpu-16g",
+                    }
                 ),
-                gcp_accelerator="nvidia-tesla-a100", gke_product_label="nvidia-tesla-a100",
+                gcp_accelerator="nvidia-tesla-a100",
+                gke_product_label="nvidia-tesla-a100",
             ),
             GpuType(
-                "nvidia-a100-80gb", "NVIDIA A100 80GB", 80, "ampere", "8.0",
+                "nvidia-a100-80gb",
+                "NVIDIA A100 80GB",
+                80,
+                "ampere",
+                "8.0",
                 mig_profiles=_ro(dict(_A100_80_MIG)),
                 aws_instances=_ro({8: "p4de.24xlarge"}),
                 gcp_machines=_ro(
-                    {1: "a2-ultragpu-1g", 2: "a2-ultragpu-2g", 4: "a2-ultragpu-4g",
-                     8: "a2-ultragpu-8g"}
+                    {
+                        1: "a2-ultragpu-1g",
+                        2: "a2-ultragpu-2g",
+                        4: "a2-ultragpu-4g",
+                        8: "a2-ultragpu-8g",
+                    }
                 ),
-                gcp_accelerator="nvidia-a100-80gb", gke_product_label="nvidia-a100-80gb",
+                gcp_accelerator="nvidia-a100-80gb",
+                gke_product_label="nvidia-a100-80gb",
             ),
             GpuType(
-                "nvidia-h100-80gb", "NVIDIA H100 80GB", 80, "hopper", "9.0",
+                "nvidia-h100-80gb",
+                "NVIDIA H100 80GB",
+                80,
+                "hopper",
+                "9.0",
                 mig_profiles=_ro(dict(_A100_80_MIG)),
                 aws_instances=_ro({1: "p5.4xlarge", 8: "p5.48xlarge"}),
                 gcp_machines=_ro(
-                    {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g",
-                     8: "a3-highgpu-8g"}
+                    {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g", 8: "a3-highgpu-8g"}
                 ),
-                gcp_accelerator="nvidia-h100-80gb", gke_product_label="nvidia-h100-80gb",
+                gcp_accelerator="nvidia-h100-80gb",
+                gke_product_label="nvidia-h100-80gb",
             ),
             GpuType(
-                "nvidia-h200", "NVIDIA H200 141GB", 141, "hopper", "9.0",
+                "nvidia-h200",
+                "NVIDIA H200 141GB",
+                141,
+                "hopper",
+                "9.0",
                 mig_profiles=_ro(
-                    {"1g.18gb": 7, "1g.35gb": 4, "2g.35gb": 3, "3g.71gb": 2, "4g.71gb": 1,
-                     "7g.141gb": 1}
+                    {
+                        "1g.18gb": 7,
+                        "1g.35gb": 4,
+                        "2g.35gb": 3,
+                        "3g.71gb": 2,
+                        "4g.71gb": 1,
+                        "7g.141gb": 1,
+                    }
                 ),
                 aws_instances=_ro({8: "p5en.48xlarge"}),
                 gcp_machines=_ro({8: "a3-ultragpu-8g"}),
-                gcp_accelerator="nvidia-h200-141gb", gke_product_label="nvidia-h200-141gb",
+                gcp_accelerator="nvidia-h200-141gb",
+                gke_product_label="nvidia-h200-141gb",
             ),
             GpuType(
-                "nvidia-b200", "NVIDIA B200", 180, "blackwell", "10.0",
+                "nvidia-b200",
+                "NVIDIA B200",
+                180,
+                "blackwell",
+                "10.0",
                 mig_profiles=_ro(
-                    {"1g.23gb": 7, "1g.45gb": 4, "2g.45gb": 3, "3g.90gb": 2, "4g.90gb": 1,
-                     "7g.180gb": 1}
+                    {
+                        "1g.23gb": 7,
+                        "1g.45gb": 4,
+                        "2g.45gb": 3,
+                        "3g.90gb": 2,
+                        "4g.90gb": 1,
+                        "7g.180gb": 1,
+                    }
                 ),
                 aws_instances=_ro({8: "p6-b200.48xlarge"}),
                 gcp_machines=_ro({8: "a4-highgpu-8g"}),
-                gcp_accelerator="nvidia-b200", gke_product_label="nvidia-b200",
+                gcp_accelerator="nvidia-b200",
+                gke_product_label="nvidia-b200",
             ),
         )
     }

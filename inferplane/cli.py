@@ -117,16 +117,21 @@ def _add_catalog(p: argparse.ArgumentParser) -> None:
 _Runner = Callable[[argparse.Namespace], int]
 _Adder = Callable[[argparse.ArgumentParser], None]
 _LOCAL: dict[str, tuple[str, _Adder | None, _Runner]] = {
-    "validate": ("validate blueprints: strict YAML, schema, semantic checks", _add_validate,
-                 _cmd_validate),
+    "validate": (
+        "validate blueprints: strict YAML, schema, semantic checks",
+        _add_validate,
+        _cmd_validate,
+    ),
     "schema": ("print the blueprint JSON Schema", None, _cmd_schema),
     "catalog": ("list the built-in GPU catalog", _add_catalog, _cmd_catalog),
 }
 _MODULES: dict[str, tuple[str, str]] = {
     "plan": ("show (and write) what `pulumi up` would create, offline", "inferplane.plan"),
     "check": ("apply the policy rules to every environment, offline", "inferplane.check"),
-    "explain": ("explain a policy rule: rationale, remediation, config, examples",
-                "inferplane.explain"),
+    "explain": (
+        "explain a policy rule: rationale, remediation, config, examples",
+        "inferplane.explain",
+    ),
 }
 _ORDER = ("validate", "plan", "check", "explain", "schema", "catalog")
 

@@ -73,19 +73,27 @@ _INDENT_TAB = re.compile(r"(?:\A|(?<=[\r\n])) *\t")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _SYNTAX_HINTS = (  # (part of PyYAML's problem text, what to do)
-    ("mapping values are not allowed", "quote the value if it contains ': ', or check the "
-     "indentation of this line"),
-    ("could not find expected ':'", "write each entry as 'key: value'; check indentation "
-     "and quotes"),
+    (
+        "mapping values are not allowed",
+        "quote the value if it contains ': ', or check the indentation of this line",
+    ),
+    (
+        "could not find expected ':'",
+        "write each entry as 'key: value'; check indentation and quotes",
+    ),
     ("unexpected end of stream", "close the quote or bracket that is still open"),
     ("'\\t'", "replace the tab with spaces"),
     ("cannot start any token", "quote the value: this character cannot start a plain value"),
     ("expected '-'", "check the indentation: the items of one list start in the same column"),
     ("expected key", "check the indentation: the keys of one mapping start in the same column"),
-    ("expected <block end>", "check the indentation: the entries of one mapping or list "
-     "start in the same column"),
-    ("expected ',' or", "check the brackets and commas; quote values that contain ',', '[', "
-     "']', '{' or '}'"),
+    (
+        "expected <block end>",
+        "check the indentation: the entries of one mapping or list start in the same column",
+    ),
+    (
+        "expected ',' or",
+        "check the brackets and commas; quote values that contain ',', '[', ']', '{' or '}'",
+    ),
     ("unknown escape", "in double quotes write a backslash as '\\\\', or use single quotes"),
 )
 
@@ -99,16 +107,18 @@ def load(path: str | Path, *, display_name: str | None = None) -> Document:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):  # a directory, FIFO or device could block or not end
             what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise _file_error(file, 1, 1, f"cannot read the file: it is {what}",
-                              "name a blueprint YAML file")
+            raise _file_error(
+                file, 1, 1, f"cannot read the file: it is {what}", "name a blueprint YAML file"
+            )
         if info.st_size > MAX_BYTES:
             raise _too_large(file, info.st_size)
         with open(path, "rb") as handle:
             data = handle.read(MAX_BYTES + 1)  # the file may have grown since stat()
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte or lone surrogate in `path`
         reason = getattr(exc, "strerror", None) or exc
-        raise _file_error(file, 1, 1, f"cannot read the file: {reason}",
-                          "check the path and its permissions") from None
+        raise _file_error(
+            file, 1, 1, f"cannot read the file: {reason}", "check the path and its permissions"
+        ) from None
     return load_text(data, file)
 
 
@@ -131,9 +141,12 @@ def _file_error(file: str, line: int, column: int, message: str, hint: str) -> B
 
 def _too_large(file: str, size: int) -> BlueprintError:
     return _file_error(
-        file, 1, 1,
+        file,
+        1,
+        1,
         f"the file is {size} bytes, more than the {MAX_BYTES} bytes (1 MiB) a blueprint may have",
-        "check that this is the right file: a blueprint is a few KiB")
+        "check that this is the right file: a blueprint is a few KiB",
+    )
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -144,16 +157,19 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 
 def _decode(data: bytes, file: str) -> str:
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise _file_error(file, 1, 1, "the file is UTF-16 encoded, not UTF-8",
-                          "save the file as UTF-8")
+        raise _file_error(
+            file, 1, 1, "the file is UTF-16 encoded, not UTF-8", "save the file as UTF-8"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         prefix = data[: exc.start].decode("utf-8")
         raise _file_error(
-            file, *_line_col(prefix, len(prefix)),
+            file,
+            *_line_col(prefix, len(prefix)),
             f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}: {exc.reason})",
-            "save the file as UTF-8") from None
+            "save the file as UTF-8",
+        ) from None
 
 
 def _check_characters(text: str, file: str) -> None:
@@ -182,9 +198,14 @@ def _check_characters(text: str, file: str) -> None:
         if len(found) >= MAX_DIAGNOSTICS:
             break
         line, column = _line_col(text, match.end() - 1)
-        found.append(Diagnostic(
-            Location(file, line, column), (), "tab character in indentation",
-            "indent with spaces only: YAML does not allow tabs for indentation"))
+        found.append(
+            Diagnostic(
+                Location(file, line, column),
+                (),
+                "tab character in indentation",
+                "indent with spaces only: YAML does not allow tabs for indentation",
+            )
+        )
     if found:
         raise BlueprintError(found)
 
@@ -230,9 +251,14 @@ class _Builder:
             loader.dispose()
         if not self.diagnostics and self.root is None:
             what = "empty" if not self.text.strip() else "only comments"
-            self.diagnostics.append(Diagnostic(Location(self.file, 1, 1), (),
-                                               f"the file has no YAML content ({what})",
-                                               _START_HINT))
+            self.diagnostics.append(
+                Diagnostic(
+                    Location(self.file, 1, 1),
+                    (),
+                    f"the file has no YAML content ({what})",
+                    _START_HINT,
+                )
+            )
         if self.diagnostics or self.root is None:
             raise BlueprintError(self.diagnostics)
         return Document(self.root, SourceMap(self.file, self.values, self.keys))
@@ -243,15 +269,21 @@ class _Builder:
             return loader.get_event() if loader.check_event() else None
         except yaml.MarkedYAMLError as exc:
             problem = exc.problem or "the text cannot be read as YAML"
-            hint = next((h for part, h in _SYNTAX_HINTS if part in problem),
-                        "check the indentation and the quotes around here")
+            hint = next(
+                (h for part, h in _SYNTAX_HINTS if part in problem),
+                "check the indentation and the quotes around here",
+            )
             if exc.context and exc.context_mark:
                 problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
             mark = exc.problem_mark or exc.context_mark or loader.get_mark()
             self._report(mark, self._current_path(), f"invalid YAML: {problem}", hint)
         except yaml.YAMLError as exc:
-            self._report(loader.get_mark(), self._current_path(),
-                         f"invalid YAML: {show(str(exc))}", "check the syntax here")
+            self._report(
+                loader.get_mark(),
+                self._current_path(),
+                f"invalid YAML: {show(str(exc))}",
+                "check the syntax here",
+            )
         except ValueError:  # PyYAML's int() of a '%YAML 1.<thousands of digits>' directive
             self._report(loader.get_mark(), (), "invalid YAML directive", _NO_DIRECTIVE)
         return None
@@ -280,13 +312,18 @@ class _Builder:
         if isinstance(event, yaml.DocumentStartEvent):
             self.documents += 1
             if self.documents > 1:
-                raise self._fatal(event.start_mark, (), "a second YAML document starts here",
-                                  "a blueprint is one document: remove this '---' and what "
-                                  "follows it, or move that to a file of its own")
+                raise self._fatal(
+                    event.start_mark,
+                    (),
+                    "a second YAML document starts here",
+                    "a blueprint is one document: remove this '---' and what "
+                    "follows it, or move that to a file of its own",
+                )
             if event.version or event.tags:
                 directive = "%YAML {}.{}".format(*event.version) if event.version else "%TAG"
-                self._report(event.start_mark, (), f"directive '{directive}' is not allowed",
-                             _NO_DIRECTIVE)
+                self._report(
+                    event.start_mark, (), f"directive '{directive}' is not allowed", _NO_DIRECTIVE
+                )
         elif isinstance(event, yaml.CollectionEndEvent):
             if self.skip:
                 self.skip -= 1
@@ -298,9 +335,12 @@ class _Builder:
     def _node(self, event: yaml.NodeEvent) -> None:
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise self._fatal(event.start_mark, self._current_path(),
-                              f"the blueprint holds more than {MAX_NODES} values",
-                              "split it into several blueprints (one per application)")
+            raise self._fatal(
+                event.start_mark,
+                self._current_path(),
+                f"the blueprint holds more than {MAX_NODES} values",
+                "split it into several blueprints (one per application)",
+            )
         if self.skip:
             if isinstance(event, yaml.CollectionStartEvent):
                 self._skip(event.start_mark)
@@ -327,27 +367,36 @@ class _Builder:
 
     def _check_depth(self, depth: int, mark: _Mark, path: YamlPath) -> None:
         if depth > MAX_DEPTH:
-            raise self._fatal(mark, path, f"nesting is deeper than {MAX_DEPTH} levels",
-                              "a blueprint needs only a few levels: check the indentation or "
-                              "the brackets here")
+            raise self._fatal(
+                mark,
+                path,
+                f"nesting is deeper than {MAX_DEPTH} levels",
+                "a blueprint needs only a few levels: check the indentation or the brackets here",
+            )
 
     def _check_node(self, event: yaml.NodeEvent, path: YamlPath) -> None:
         if isinstance(event, yaml.AliasEvent):
-            self._report(event.start_mark, path, f"alias '*{event.anchor}' is not allowed",
-                         _NO_REUSE)
+            self._report(
+                event.start_mark, path, f"alias '*{event.anchor}' is not allowed", _NO_REUSE
+            )
             return
         if event.anchor is not None:
-            self._report(event.start_mark, path, f"anchor '&{event.anchor}' is not allowed",
-                         _NO_REUSE)
+            self._report(
+                event.start_mark, path, f"anchor '&{event.anchor}' is not allowed", _NO_REUSE
+            )
         tag = getattr(event, "tag", None)
         if tag is not None:
             if tag.startswith("tag:yaml.org,2002:"):
                 tag = "!!" + tag.removeprefix("tag:yaml.org,2002:")
             elif not tag.startswith("!"):
                 tag = f"!<{tag}>"
-            self._report(event.start_mark, path, f"tag '{show(tag)}' is not allowed",
-                         "remove it: blueprint values are plain strings, numbers, booleans, "
-                         "lists and mappings (quote a value to make it a string)")
+            self._report(
+                event.start_mark,
+                path,
+                f"tag '{show(tag)}' is not allowed",
+                "remove it: blueprint values are plain strings, numbers, booleans, "
+                "lists and mappings (quote a value to make it a string)",
+            )
 
     def _value(self, event: yaml.NodeEvent, path: YamlPath) -> Any:
         self.values[path] = self._loc(event.start_mark)
@@ -364,7 +413,8 @@ class _Builder:
             return None  # an alias, already reported
         self._check_depth(len(self.stack) + 1, event.start_mark, path)
         container: dict[str, Any] | list[Any] = (
-            {} if isinstance(event, yaml.MappingStartEvent) else [])
+            {} if isinstance(event, yaml.MappingStartEvent) else []
+        )
         self.stack.append(_Frame(path, container))
         return container
 
@@ -375,19 +425,28 @@ class _Builder:
         what = "a single value"
         if isinstance(event, yaml.SequenceStartEvent):
             what = "a list"
-        elif isinstance(event, yaml.ScalarEvent) and event.style is None and event.tag is None \
-                and event.value in NULL:
+        elif (
+            isinstance(event, yaml.ScalarEvent)
+            and event.style is None
+            and event.tag is None
+            and event.value in NULL
+        ):
             what = "empty (null)"
-        raise self._fatal(event.start_mark, (), f"the top level is {what}, not a mapping",
-                          _START_HINT)
+        raise self._fatal(
+            event.start_mark, (), f"the top level is {what}, not a mapping", _START_HINT
+        )
 
     def _key(self, frame: _Frame, event: yaml.NodeEvent) -> None:
         frame.awaiting_value, frame.key = True, None
         mark = event.start_mark
         if isinstance(event, yaml.CollectionStartEvent):
             kind = "a mapping" if isinstance(event, yaml.MappingStartEvent) else "a list"
-            self._report(mark, frame.path, f"mapping key is {kind}, not a string",
-                         "write keys as plain names: 'name: value'")
+            self._report(
+                mark,
+                frame.path,
+                f"mapping key is {kind}, not a string",
+                "write keys as plain names: 'name: value'",
+            )
             self._skip(mark)
             return
         self._check_node(event, frame.path)
@@ -410,8 +469,12 @@ class _Builder:
                 return
         first = frame.keys.get(key)
         if first is not None:
-            self._report(mark, path, f"duplicate key '{show(key)}' (first defined at line "
-                         f"{first.line})", "remove one of the two, or merge them into one")
+            self._report(
+                mark,
+                path,
+                f"duplicate key '{show(key)}' (first defined at line {first.line})",
+                "remove one of the two, or merge them into one",
+            )
             return
         frame.keys[key] = self.keys[(*frame.path, key)] = self._loc(mark)
         frame.key = key
@@ -420,6 +483,13 @@ class _Builder:
 def _non_string_key(raw: str, value: object) -> tuple[str, str]:
     if raw == "":
         return "mapping key is empty", "write a name before the ':'"
-    kind = ("null" if value is None else "a boolean" if isinstance(value, bool)
-            else "an integer" if isinstance(value, int) else "a number")
+    kind = (
+        "null"
+        if value is None
+        else "a boolean"
+        if isinstance(value, bool)
+        else "an integer"
+        if isinstance(value, int)
+        else "a number"
+    )
     return f"mapping key '{show(raw)}' is {kind}, not a string", f'quote it ("{show(raw)}")'

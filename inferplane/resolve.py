@@ -105,7 +105,7 @@ def merged(doc: Document, env_name: str) -> tuple[dict[str, Any], dict[YamlPath,
         if section in NAMED_SECTIONS:
             # Overrides may change models and pools, never add them (semantic.check says so).
             value = {k: v for k, v in value.items() if k in data[section]}
-        _merge_into(data[section], value, (section,), base + (section,), origins)
+        _merge_into(data[section], value, (section,), (*base, section), origins)
     return data, origins
 
 
@@ -132,7 +132,9 @@ def _atomic(path: YamlPath) -> bool:
     return len(path) == 4 and path[0] == "models" and path[2] == "secrets"
 
 
-def _record(value: Any, path: YamlPath, origin: YamlPath, origins: dict[YamlPath, YamlPath]) -> None:
+def _record(
+    value: Any, path: YamlPath, origin: YamlPath, origins: dict[YamlPath, YamlPath]
+) -> None:
     origins[path] = origin
     if isinstance(value, dict):
         for k, v in value.items():
@@ -153,7 +155,8 @@ def resolve(doc: Document, env_name: str) -> Environment:
     model_store = _with_slash(env["model_store"])
 
     pools = {
-        name: _pool(name, spec, cloud, zones) for name, spec in (data.get("gpu_pools") or {}).items()
+        name: _pool(name, spec, cloud, zones)
+        for name, spec in (data.get("gpu_pools") or {}).items()
     }
     models = {
         name: _model(name, spec, pools, model_store)
@@ -246,13 +249,15 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
 
 
 def parse_source(source: str, model_store: str) -> ModelSource:
-    """An absolute `ModelSource` for a blueprint `source` (relative ones resolve under the store)."""
+    """An absolute `ModelSource` for a blueprint `source`; relative ones resolve under the
+    model store."""
     uri = source if "://" in source else model_store + source
     scheme, rest = uri.split("://", 1)
     if scheme == "hf":
         repo, _, revision = rest.partition("@")
-        return ModelSource(uri=uri, scheme="hf", bucket=None, key=None, hf_repo=repo,
-                           hf_revision=revision or None)
+        return ModelSource(
+            uri=uri, scheme="hf", bucket=None, key=None, hf_repo=repo, hf_revision=revision or None
+        )
     bucket, _, key = rest.partition("/")
     return ModelSource(uri=uri, scheme="s3" if scheme == "s3" else "gs", bucket=bucket, key=key)
 

@@ -126,26 +126,36 @@ def _region_and_zones(env: _Env) -> None:
     region_re = _AWS_REGION if cloud == "aws" else _GCP_REGION
     if not region_re.match(region):
         example = "us-east-1" if cloud == "aws" else "us-central1"
-        env.error((*base, "region"), f"{region!r} is not a {cloud.upper()} region name",
-                  f"use a region such as {example}")
+        env.error(
+            (*base, "region"),
+            f"{region!r} is not a {cloud.upper()} region name",
+            f"use a region such as {example}",
+        )
         return
     pattern = zone_pattern(cloud, region)
     for i, zone in enumerate(env.spec["zones"]):
         if not pattern.match(zone):
-            env.error((*base, "zones", i), f"zone {zone!r} is not a zone of region {region}",
-                      f"use zones named like {zone_example(cloud, region)}")
+            env.error(
+                (*base, "zones", i),
+                f"zone {zone!r} is not a zone of region {region}",
+                f"use zones named like {zone_example(cloud, region)}",
+            )
     for name, pool in _pools(env):
         for i, zone in enumerate(pool.get("zones") or []):
             if not pattern.match(zone):
-                env.error(("gpu_pools", name, "zones", i),
-                          f"zone {zone!r} is not a zone of region {region} "
-                          f"(environment {env.name})",
-                          f"use zones named like {zone_example(cloud, region)}")
+                env.error(
+                    ("gpu_pools", name, "zones", i),
+                    f"zone {zone!r} is not a zone of region {region} (environment {env.name})",
+                    f"use zones named like {zone_example(cloud, region)}",
+                )
     if cloud == "gcp" and not env.spec.get("project"):
         env.error(base, "a gcp environment needs `project`", "add `project: <gcp project id>`")
     if cloud == "aws" and env.spec.get("project"):
-        env.error((*base, "project"), "`project` is for gcp environments only",
-                  "remove it; an AWS account comes from the credentials")
+        env.error(
+            (*base, "project"),
+            "`project` is for gcp environments only",
+            "remove it; an AWS account comes from the credentials",
+        )
 
 
 @_check
@@ -154,14 +164,19 @@ def _cluster(env: _Env) -> None:
     cluster = env.spec.get("cluster") or {}
     create, existing = cluster.get("create", False), cluster.get("existing")
     if create and existing:
-        env.error(path, "`create: true` and `existing` are both set",
-                  "either create a cluster, or attach to an existing one by name")
+        env.error(
+            path,
+            "`create: true` and `existing` are both set",
+            "either create a cluster, or attach to an existing one by name",
+        )
     elif not create and not existing:
-        env.error(path, "no cluster to run on",
-                  "set `create: true`, or `existing: <cluster name>`")
+        env.error(path, "no cluster to run on", "set `create: true`, or `existing: <cluster name>`")
     if existing and "vpc_cidr" in cluster:
-        env.error((*path, "vpc_cidr"), "`vpc_cidr` only applies to a cluster inferplane creates",
-                  "remove it; an existing cluster keeps its network")
+        env.error(
+            (*path, "vpc_cidr"),
+            "`vpc_cidr` only applies to a cluster inferplane creates",
+            "remove it; an existing cluster keeps its network",
+        )
 
 
 @_check
@@ -170,10 +185,12 @@ def _model_store(env: _Env) -> None:
     store = env.spec["model_store"]
     want = _CROSS_CLOUD[cloud]
     if not store.startswith(f"{want}://"):
-        env.error(("environments", env.name, "model_store"),
-                  f"a {cloud} environment reads models from {want}:// storage, not {store!r}",
-                  f"use a {want}://bucket/prefix/ in {env.spec['region']} (same region: fast "
-                  "cold starts)")
+        env.error(
+            ("environments", env.name, "model_store"),
+            f"a {cloud} environment reads models from {want}:// storage, not {store!r}",
+            f"use a {want}://bucket/prefix/ in {env.spec['region']} (same region: fast "
+            "cold starts)",
+        )
 
 
 @_check
@@ -186,37 +203,57 @@ def _pools_fit_catalog(env: _Env) -> None:
         if "instance_type" not in pool:
             counts = gpu.gpu_counts(cloud)
             if not counts:
-                env.error((*path, "gpu"), f"{gpu.id} is not offered on {cloud}",
-                          "choose a GPU available there (see `inferplane catalog`)")
+                env.error(
+                    (*path, "gpu"),
+                    f"{gpu.id} is not offered on {cloud}",
+                    "choose a GPU available there (see `inferplane catalog`)",
+                )
             elif per_node not in counts:
-                env.error((*path, "gpus_per_node"),
-                          f"{cloud} has no {gpu.id} node with {per_node} GPUs",
-                          "use one of " + ", ".join(map(str, counts))
-                          + ", or name an `instance_type`")
+                env.error(
+                    (*path, "gpus_per_node"),
+                    f"{cloud} has no {gpu.id} node with {per_node} GPUs",
+                    "use one of " + ", ".join(map(str, counts)) + ", or name an `instance_type`",
+                )
         nodes = pool.get("nodes") or {}
         if "min" in nodes and "max" in nodes and nodes["min"] > nodes["max"]:
-            env.error((*path, "nodes", "min"),
-                      f"nodes.min ({nodes['min']}) is greater than nodes.max ({nodes['max']})",
-                      "make min <= max")
+            env.error(
+                (*path, "nodes", "min"),
+                f"nodes.min ({nodes['min']}) is greater than nodes.max ({nodes['max']})",
+                "make min <= max",
+            )
         sharing = pool.get("sharing", "exclusive")
         profile = pool.get("mig_profile")
         if sharing == "mig":
             if not gpu.supports_mig:
-                env.error((*path, "sharing"), f"{gpu.id} does not support MIG",
-                          "use sharing: exclusive, or a MIG-capable GPU (A100, H100, H200, B200)")
+                env.error(
+                    (*path, "sharing"),
+                    f"{gpu.id} does not support MIG",
+                    "use sharing: exclusive, or a MIG-capable GPU (A100, H100, H200, B200)",
+                )
             elif profile is None:
-                env.error((*path, "sharing"), "sharing: mig needs a `mig_profile`",
-                          "add mig_profile: one of " + ", ".join(gpu.mig_profiles))
+                env.error(
+                    (*path, "sharing"),
+                    "sharing: mig needs a `mig_profile`",
+                    "add mig_profile: one of " + ", ".join(gpu.mig_profiles),
+                )
             elif profile not in gpu.mig_profiles:
-                env.error((*path, "mig_profile"),
-                          f"{profile!r} is not a MIG profile of {gpu.id}",
-                          "use one of " + ", ".join(gpu.mig_profiles))
+                env.error(
+                    (*path, "mig_profile"),
+                    f"{profile!r} is not a MIG profile of {gpu.id}",
+                    "use one of " + ", ".join(gpu.mig_profiles),
+                )
         elif profile is not None:
-            env.error((*path, "mig_profile"), "mig_profile is set but sharing is not mig",
-                      "set sharing: mig, or remove mig_profile")
+            env.error(
+                (*path, "mig_profile"),
+                "mig_profile is set but sharing is not mig",
+                "set sharing: mig, or remove mig_profile",
+            )
         if "time_slices" in pool and sharing != "time_slicing":
-            env.error((*path, "time_slices"), "time_slices is set but sharing is not time_slicing",
-                      "set sharing: time_slicing, or remove time_slices")
+            env.error(
+                (*path, "time_slices"),
+                "time_slices is set but sharing is not time_slicing",
+                "set sharing: time_slicing, or remove time_slices",
+            )
 
 
 @_check
@@ -228,48 +265,76 @@ def _models_fit(env: _Env) -> None:
         server = model["server"]
         pool_name = model["pool"]
         if pool_name not in pools:
-            env.error((*path, "pool"), f"pool {pool_name!r} is not defined",
-                      "use one of: " + (", ".join(pools) or "(no gpu_pools defined)"))
+            env.error(
+                (*path, "pool"),
+                f"pool {pool_name!r} is not defined",
+                "use one of: " + (", ".join(pools) or "(no gpu_pools defined)"),
+            )
         else:
             _model_fits_pool(env, path, model, pools[pool_name])
         replicas = model.get("replicas") or {}
         if "min" in replicas and "max" in replicas and replicas["min"] > replicas["max"]:
-            env.error((*path, "replicas", "min"),
-                      f"replicas.min ({replicas['min']}) is greater than replicas.max "
-                      f"({replicas['max']})", "make min <= max")
+            env.error(
+                (*path, "replicas", "min"),
+                f"replicas.min ({replicas['min']}) is greater than replicas.max "
+                f"({replicas['max']})",
+                "make min <= max",
+            )
         for key in _TRITON_ONLY:
             if key in model and server != "triton":
-                env.error((*path, key), f"`{key}` only applies to server: triton",
-                          f"remove it, or set server: triton (this model uses {server})")
+                env.error(
+                    (*path, key),
+                    f"`{key}` only applies to server: triton",
+                    f"remove it, or set server: triton (this model uses {server})",
+                )
         if "vllm" in model and server != "vllm":
-            env.error((*path, "vllm"), "`vllm` settings only apply to server: vllm",
-                      f"remove them, or set server: vllm (this model uses {server})")
+            env.error(
+                (*path, "vllm"),
+                "`vllm` settings only apply to server: vllm",
+                f"remove them, or set server: vllm (this model uses {server})",
+            )
         source = model["source"]
         if server == "triton" and source.startswith("hf://"):
-            env.error((*path, "source"), "Triton loads models from the model store, not hf://",
-                      "upload the ONNX file under model_store and give its relative path")
+            env.error(
+                (*path, "source"),
+                "Triton loads models from the model store, not hf://",
+                "upload the ONNX file under model_store and give its relative path",
+            )
         other = "gs" if cloud == "aws" else "s3"
         if source.startswith(f"{other}://"):
-            env.error((*path, "source"),
-                      f"a {cloud} environment ({env.name}) cannot read {other}:// sources",
-                      f"copy the model into {env.spec['model_store']} and use a relative path")
-        elif (server == "triton" and "tensorrt" in model and not source.startswith("hf://")
-              and not source.endswith(".onnx")):
-            env.error((*path, "source"), "a TensorRT engine is built from an ONNX file",
-                      "point source at the model's .onnx file")
+            env.error(
+                (*path, "source"),
+                f"a {cloud} environment ({env.name}) cannot read {other}:// sources",
+                f"copy the model into {env.spec['model_store']} and use a relative path",
+            )
+        elif (
+            server == "triton"
+            and "tensorrt" in model
+            and not source.startswith("hf://")
+            and not source.endswith(".onnx")
+        ):
+            env.error(
+                (*path, "source"),
+                "a TensorRT engine is built from an ONNX file",
+                "point source at the model's .onnx file",
+            )
         auto = model.get("autoscaling") or {}
         slo = model.get("slo") or {}
         if server != "vllm" and auto.get("metric") == "ttft_p95_ms":
-            env.error((*path, "autoscaling", "metric"),
-                      "time to first token is a vLLM (token streaming) signal",
-                      "use p95_latency_ms or queue_depth for Triton")
+            env.error(
+                (*path, "autoscaling", "metric"),
+                "time to first token is a vLLM (token streaming) signal",
+                "use p95_latency_ms or queue_depth for Triton",
+            )
         if server != "vllm" and "ttft_p95_ms" in slo:
-            env.error((*path, "slo", "ttft_p95_ms"), "time to first token is a vLLM signal",
-                      "use slo.p95_ms for Triton")
+            env.error(
+                (*path, "slo", "ttft_p95_ms"),
+                "time to first token is a vLLM signal",
+                "use slo.p95_ms for Triton",
+            )
         expose = (model.get("expose") or {}).get("protocol")
         if server == "vllm" and expose in ("grpc", "both"):
-            env.error((*path, "expose", "protocol"), "vLLM serves HTTP only",
-                      "use protocol: http")
+            env.error((*path, "expose", "protocol"), "vLLM serves HTTP only", "use protocol: http")
         _batching_consistent(env, path, model)
 
 
@@ -282,21 +347,27 @@ def _model_fits_pool(
     per_node = pool.get("gpus_per_node", 1)
     if sharing in ("mig", "time_slicing") and gpus != 1:
         what = "MIG slice" if sharing == "mig" else "time-sliced GPU"
-        env.error((*path, "gpus"), f"a model on a {sharing} pool uses exactly one {what}",
-                  "set gpus: 1, or use a pool with sharing: exclusive for tensor parallelism")
+        env.error(
+            (*path, "gpus"),
+            f"a model on a {sharing} pool uses exactly one {what}",
+            "set gpus: 1, or use a pool with sharing: exclusive for tensor parallelism",
+        )
     elif gpus > per_node:
-        env.error((*path, "gpus"),
-                  f"{gpus} GPUs per replica do not fit one node of pool {model['pool']!r} "
-                  f"({per_node} GPUs per node)",
-                  f"use gpus <= {per_node}, or raise gpus_per_node of the pool")
+        env.error(
+            (*path, "gpus"),
+            f"{gpus} GPUs per replica do not fit one node of pool {model['pool']!r} "
+            f"({per_node} GPUs per node)",
+            f"use gpus <= {per_node}, or raise gpus_per_node of the pool",
+        )
     precision = model.get("precision", "fp16")
     if precision == "bf16" and not gpu.supports_bf16:
-        env.error((*path, "precision"), f"{gpu.id} has no bf16 support",
-                  "use fp16 on this GPU")
-    if (precision == "fp8" and not gpu.supports_fp8 and model["server"] == "triton"):
-        env.error((*path, "precision"),
-                  f"TensorRT fp8 needs compute capability 8.9+; {gpu.id} is "
-                  f"{gpu.compute_capability}", "use fp16 or int8, or an L4/L40S/H100-class GPU")
+        env.error((*path, "precision"), f"{gpu.id} has no bf16 support", "use fp16 on this GPU")
+    if precision == "fp8" and not gpu.supports_fp8 and model["server"] == "triton":
+        env.error(
+            (*path, "precision"),
+            f"TensorRT fp8 needs compute capability 8.9+; {gpu.id} is {gpu.compute_capability}",
+            "use fp16 or int8, or an L4/L40S/H100-class GPU",
+        )
 
 
 def _batching_consistent(env: _Env, path: YamlPath, model: Mapping[str, Any]) -> None:
@@ -305,31 +376,44 @@ def _batching_consistent(env: _Env, path: YamlPath, model: Mapping[str, Any]) ->
     if batching and max_batch is not None:
         for i, size in enumerate(batching.get("preferred_batch_sizes") or []):
             if size > max_batch:
-                env.error((*path, "batching", "preferred_batch_sizes", i),
-                          f"preferred batch size {size} exceeds max_batch_size {max_batch}",
-                          f"use sizes <= {max_batch}")
+                env.error(
+                    (*path, "batching", "preferred_batch_sizes", i),
+                    f"preferred batch size {size} exceeds max_batch_size {max_batch}",
+                    f"use sizes <= {max_batch}",
+                )
     for i, size in enumerate((model.get("warmup") or {}).get("batch_sizes") or []):
         limit = max_batch if max_batch else 1
         if size > limit:
-            env.error((*path, "warmup", "batch_sizes", i),
-                      f"warm-up batch size {size} exceeds the model's max batch size {limit}",
-                      f"use sizes <= {limit}")
+            env.error(
+                (*path, "warmup", "batch_sizes", i),
+                f"warm-up batch size {size} exceeds the model's max batch size {limit}",
+                f"use sizes <= {limit}",
+            )
     inputs = ((model.get("tensorrt") or {}).get("inputs")) or {}
     for name, shapes in inputs.items():
         ipath = (*path, "tensorrt", "inputs", name)
         lo, opt, hi = shapes["min"], shapes["opt"], shapes["max"]
         if not (len(lo) == len(opt) == len(hi)):
-            env.error(ipath, "min, opt and max shapes have different ranks",
-                      "give every shape the same number of dimensions")
+            env.error(
+                ipath,
+                "min, opt and max shapes have different ranks",
+                "give every shape the same number of dimensions",
+            )
             continue
         if any(not (a <= b <= c) for a, b, c in zip(lo, opt, hi, strict=True)):
-            env.error(ipath, f"shapes must satisfy min <= opt <= max in every dimension "
-                      f"(min {lo}, opt {opt}, max {hi})", "fix the offending dimension")
+            env.error(
+                ipath,
+                f"shapes must satisfy min <= opt <= max in every dimension "
+                f"(min {lo}, opt {opt}, max {hi})",
+                "fix the offending dimension",
+            )
             continue
         if max_batch and hi and hi[0] > max_batch:
-            env.error((*ipath, "max"),
-                      f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size "
-                      f"({max_batch})", "make them equal, or lower the engine's max batch")
+            env.error(
+                (*ipath, "max"),
+                f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
+                "make them equal, or lower the engine's max batch",
+            )
 
 
 def _check_waivers(doc: Document) -> list[Diagnostic]:
@@ -339,9 +423,14 @@ def _check_waivers(doc: Document) -> list[Diagnostic]:
         for j, name in enumerate(waiver.get("environments") or []):
             if name not in envs:
                 path: YamlPath = ("policies", "waivers", i, "environments", j)
-                out.append(Diagnostic(doc.source.value(path), path,
-                                      f"no environment named {name!r}",
-                                      "use one of: " + ", ".join(envs)))
+                out.append(
+                    Diagnostic(
+                        doc.source.value(path),
+                        path,
+                        f"no environment named {name!r}",
+                        "use one of: " + ", ".join(envs),
+                    )
+                )
     return out
 
 

@@ -25,10 +25,26 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _NON_FINITE = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 # Plain scalars that YAML 1.1 (the type repository; PyYAML's resolver) reads differently.
-_BOOL11 = frozenset({
-    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
-    "on", "On", "ON", "off", "Off", "OFF",
-})
+_BOOL11 = frozenset(
+    {
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+    }
+)
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")
 _OCT11 = re.compile(r"[-+]?0[0-7]+")
 _NUMBER11 = re.compile(  # binary, octal, decimal, hex, base 60, float; `_` allowed
@@ -66,10 +82,13 @@ def resolve_plain(raw: str) -> Any:
     if raw in _BOOL11:
         raise ScalarProblem(
             f"ambiguous value '{raw}': YAML 1.1 reads it as a boolean, YAML 1.2 as a string",
-            f"write true/false, or {quote}")
+            f"write true/false, or {quote}",
+        )
     if _NON_FINITE.fullmatch(raw):
-        raise ScalarProblem(f"value '{raw}' is not a finite number",
-                            f"write a finite number, or {quote} if it is text")
+        raise ScalarProblem(
+            f"value '{raw}' is not a finite number",
+            f"write a finite number, or {quote} if it is text",
+        )
     if _LEADING_ZERO.fullmatch(raw):
         decimal = _int64(raw, raw, quote)
         reading, fix = "as a string", f"write {decimal}"
@@ -77,8 +96,11 @@ def resolve_plain(raw: str) -> Any:
             reading = f"as the octal number {int(raw, 8)}"
             if raw[0] not in "+-":  # the core schema's 0o form has no sign
                 fix += f" (or 0o{raw[1:]} for an octal number)"
-        raise ScalarProblem(f"ambiguous value '{shown}': YAML 1.1 reads it {reading}, "
-                            f"YAML 1.2 as the decimal number {decimal}", f"{fix}, or {quote}")
+        raise ScalarProblem(
+            f"ambiguous value '{shown}': YAML 1.1 reads it {reading}, "
+            f"YAML 1.2 as the decimal number {decimal}",
+            f"{fix}, or {quote}",
+        )
     if _DEC.fullmatch(raw):
         return _int64(raw, raw, quote)
     if _OCT.fullmatch(raw):
@@ -88,15 +110,18 @@ def resolve_plain(raw: str) -> Any:
     if _FLOAT.fullmatch(raw):
         value = float(raw)
         if math.isinf(value):
-            raise ScalarProblem(f"number '{shown}' is too large: it overflows to infinity",
-                                f"write a smaller number, or {quote} if it is text")
+            raise ScalarProblem(
+                f"number '{shown}' is too large: it overflows to infinity",
+                f"write a smaller number, or {quote} if it is text",
+            )
         return value
     if _NUMBER11.fullmatch(raw):
         number, base60 = _yaml11_number(raw), ":" in raw
         reading = f"the {'base-60 ' if base60 else ''}number {number}" if number else "a number"
         fix = quote if base60 or not number else f"write {number}, or {quote}"
-        raise ScalarProblem(f"ambiguous value '{shown}': YAML 1.1 reads it as {reading}, "
-                            "YAML 1.2 as a string", fix)
+        raise ScalarProblem(
+            f"ambiguous value '{shown}': YAML 1.1 reads it as {reading}, YAML 1.2 as a string", fix
+        )
     return raw
 
 
@@ -106,8 +131,10 @@ def _int64(digits: str, raw: str, quote: str, base: int = 10) -> int:
         value = int(digits, base)
         if _INT64[0] <= value <= _INT64[1]:
             return value
-    raise ScalarProblem(f"integer '{show(raw)}' is out of range",
-                        f"use a value from {_INT64[0]} to {_INT64[1]}, or {quote} if it is text")
+    raise ScalarProblem(
+        f"integer '{show(raw)}' is out of range",
+        f"use a value from {_INT64[0]} to {_INT64[1]}, or {quote} if it is text",
+    )
 
 
 def _yaml11_number(raw: str) -> str | None:

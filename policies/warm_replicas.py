@@ -43,9 +43,7 @@ def _replica_findings(stack: Stack, model: ModelView, per_zone: int) -> Iterator
     zones = served_zones(stack, model)
     need = max(1, per_zone * len(zones))
     where = (
-        f"{per_zone} per zone of pool {model.pool}: {', '.join(zones)}"
-        if zones
-        else "at least one"
+        f"{per_zone} per zone of pool {model.pool}: {', '.join(zones)}" if zones else "at least one"
     )
     for so in model.scaled_objects:
         if "idleReplicaCount" in so.spec:

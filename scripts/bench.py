@@ -36,8 +36,9 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 
 def cli_time(*args: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "inferplane", *args], check=True,
-                   capture_output=True, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "inferplane", *args], check=True, capture_output=True, cwd=ROOT
+    )
     return time.perf_counter() - started
 
 
@@ -50,8 +51,10 @@ def main() -> int:
         big = Path(tmp) / "bench-200x10.yaml"
         big.write_text(generate(200, 10))
         print(f"{'case':44} {'median':>9} {'best':>9}")
-        for label, path in (("reference (4 models, 2 envs)", reference),
-                            ("generated (200 models, 10 envs)", big)):
+        for label, path in (
+            ("reference (4 models, 2 envs)", reference),
+            ("generated (200 models, 10 envs)", big),
+        ):
             med, best = timed(lambda p=path: load_blueprint(p), args.repeat)
             print(f"validate in-process  {label:23} {med * 1000:7.1f}ms {best * 1000:7.1f}ms")
 
@@ -63,21 +66,29 @@ def main() -> int:
             med, best = timed(validate_and_resolve, args.repeat)
             print(f"+ resolve all envs   {label:23} {med * 1000:7.1f}ms {best * 1000:7.1f}ms")
             cli = [cli_time("validate", "-q", str(path)) for _ in range(3)]
-            print(f"validate CLI process {label:23} {statistics.median(cli) * 1000:7.1f}ms "
-                  f"{min(cli) * 1000:7.1f}ms")
+            print(
+                f"validate CLI process {label:23} {statistics.median(cli) * 1000:7.1f}ms "
+                f"{min(cli) * 1000:7.1f}ms"
+            )
     for env in ("staging", "prod"):
         walls, total = [], ""
         for _ in range(3):
             started = time.perf_counter()
             out = subprocess.run(
                 [sys.executable, "-m", "inferplane", "plan", str(reference), "--env", env],
-                check=True, capture_output=True, text=True, cwd=ROOT,
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
             ).stdout
             walls.append(time.perf_counter() - started)
-            total = next((ln.split()[0] for ln in out.splitlines() if ln.strip().endswith("total")),
-                         "?")
-        print(f"plan CLI process     reference {env:13} {statistics.median(walls) * 1000:7.1f}ms "
-              f"{min(walls) * 1000:7.1f}ms  ({total} resources)")
+            total = next(
+                (ln.split()[0] for ln in out.splitlines() if ln.strip().endswith("total")), "?"
+            )
+        print(
+            f"plan CLI process     reference {env:13} {statistics.median(walls) * 1000:7.1f}ms "
+            f"{min(walls) * 1000:7.1f}ms  ({total} resources)"
+        )
     return 0
 
 

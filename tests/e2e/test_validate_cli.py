@@ -15,7 +15,11 @@ REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 def inferplane(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "inferplane", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -30,8 +34,9 @@ def test_validate_the_bundled_blueprints() -> None:
 
 def test_invalid_blueprint_exits_2_with_located_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(REFERENCE.read_text().replace("max_queue_delay_us: 2000",
-                                                 "max_queue_delay: 2000"))
+    bad.write_text(
+        REFERENCE.read_text().replace("max_queue_delay_us: 2000", "max_queue_delay: 2000")
+    )
     result = inferplane("validate", str(bad))
     assert result.returncode == 2
     assert result.stdout == ""
@@ -78,6 +83,8 @@ def test_schema_prints_the_json_schema() -> None:
 
 def test_catalog_lists_every_gpu() -> None:
     text = inferplane("catalog")
-    assert text.returncode == 0 and "nvidia-h100-80gb" in text.stdout and "p5.48xlarge" in text.stdout
+    assert (
+        text.returncode == 0 and "nvidia-h100-80gb" in text.stdout and "p5.48xlarge" in text.stdout
+    )
     rows = json.loads(inferplane("catalog", "--format", "json").stdout)
     assert {r["gpu"] for r in rows} >= {"nvidia-t4", "nvidia-b200"}

@@ -6,8 +6,17 @@ import pytest
 
 from inferplane.catalog import GPUS, tensorrt_major, tensorrt_version
 
-REQUIRED = ("nvidia-t4", "nvidia-a10g", "nvidia-l4", "nvidia-l40s", "nvidia-a100-40gb",
-            "nvidia-a100-80gb", "nvidia-h100-80gb", "nvidia-h200", "nvidia-b200")
+REQUIRED = (
+    "nvidia-t4",
+    "nvidia-a10g",
+    "nvidia-l4",
+    "nvidia-l40s",
+    "nvidia-a100-40gb",
+    "nvidia-a100-80gb",
+    "nvidia-h100-80gb",
+    "nvidia-h200",
+    "nvidia-b200",
+)
 
 
 def test_supported_gpus() -> None:

@@ -87,8 +87,19 @@ def test_random_bytes(data: bytes) -> None:
 
 
 def _mutations() -> st.SearchStrategy[list[tuple[str, int, int, str]]]:
-    kind = st.sampled_from(["insert", "delete", "swap-chars", "swap-lines", "dup-line",
-                            "insert-line", "delete-line", "indent", "dedent"])
+    kind = st.sampled_from(
+        [
+            "insert",
+            "delete",
+            "swap-chars",
+            "swap-lines",
+            "dup-line",
+            "insert-line",
+            "delete-line",
+            "indent",
+            "dedent",
+        ]
+    )
     snippet = st.text(alphabet=YAML_ALPHABET, min_size=1, max_size=6)
     where = st.integers(min_value=0, max_value=len(EXAMPLE_TEXT))
     return st.lists(st.tuples(kind, where, where, snippet), min_size=1, max_size=4)
@@ -102,7 +113,7 @@ def _mutate(text: str, mutations: list[tuple[str, int, int, str]]) -> str:
         if kind == "insert":
             text = text[:i] + snippet + text[i:]
         elif kind == "delete":
-            text = text[:i] + text[i + second % 20 + 1:]  # up to 20 characters
+            text = text[:i] + text[i + second % 20 + 1 :]  # up to 20 characters
         elif kind == "swap-chars" and text:
             chars = list(text)
             chars[i], chars[j] = chars[j], chars[i]
@@ -146,7 +157,8 @@ def _visible_text(max_size: int) -> st.SearchStrategy[str]:
 
 
 _SCALARS = (
-    st.none() | st.booleans()
+    st.none()
+    | st.booleans()
     | st.integers(min_value=-(2**63), max_value=2**63 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
     | _visible_text(20)

@@ -33,7 +33,14 @@ def test_staging_overrides_are_merged_and_located(envs: dict) -> None:
     loc = staging.locate(("models", "chat", "replicas", "min"))
     assert loc.line == line_of("replicas: {min: 0, max: 2}")
     assert staging.source_path(("models", "chat", "replicas", "min")) == (
-        "environments", "staging", "overrides", "models", "chat", "replicas", "min")
+        "environments",
+        "staging",
+        "overrides",
+        "models",
+        "chat",
+        "replicas",
+        "min",
+    )
     # untouched fields keep the base value and location
     assert chat.precision == "fp8"
     assert staging.locate(("models", "chat", "precision")).line == line_of("precision: fp8")
@@ -44,7 +51,8 @@ def test_prod_keeps_base_values(envs: dict) -> None:
     prod = envs["prod"]
     assert prod.models["chat"].replicas.min == 2
     assert prod.locate(("models", "chat", "replicas", "min")).line == line_of(
-        "replicas: {min: 2, max: 8}")
+        "replicas: {min: 2, max: 8}"
+    )
     assert prod.pools["h100"].zones == ("us-central1-a",)
     assert prod.pools["l4"].zones == ("us-central1-a", "us-central1-b")
 
@@ -71,7 +79,9 @@ def test_catalog_and_defaults(envs: dict) -> None:
 
 
 def test_relative_sources_resolve_under_the_store(envs: dict) -> None:
-    assert envs["staging"].models["ranker"].source.uri == "s3://acme-models-use1/reranker/model.onnx"
+    assert (
+        envs["staging"].models["ranker"].source.uri == "s3://acme-models-use1/reranker/model.onnx"
+    )
     src = envs["prod"].models["ranker"].source
     assert (src.scheme, src.bucket, src.key) == ("gs", "acme-models-usc1", "reranker/model.onnx")
 
@@ -82,7 +92,9 @@ def test_parse_hf_source() -> None:
 
 
 def test_default_replicas_are_one_warm_per_zone(tmp_path: Path) -> None:
-    text = REFERENCE.read_text().replace("    replicas: {min: 2, max: 8} # min > 0 keeps replicas warm\n", "")
+    text = REFERENCE.read_text().replace(
+        "    replicas: {min: 2, max: 8} # min > 0 keeps replicas warm\n", ""
+    )
     path = tmp_path / "bp.yaml"
     path.write_text(text)
     prod = resolve_file(path, "prod")
@@ -102,7 +114,8 @@ def test_unknown_environment_is_a_located_error() -> None:
     (diag,) = info.value.diagnostics
     assert diag.format() == (
         f"{REFERENCE}:{line_of('environments:')}:1: error: environments: no environment "
-        "named 'qa'; use one of: staging, prod")
+        "named 'qa'; use one of: staging, prod"
+    )
 
 
 def test_every_bundled_blueprint_validates() -> None:
@@ -114,8 +127,9 @@ def test_an_override_replaces_a_secret_reference_whole(tmp_path: Path) -> None:
     line = "          replicas: {min: 0, max: 2}   # waived below: staging may cold-start\n"
     text = REFERENCE.read_text()
     assert line in text
-    text = text.replace(line, line + "          secrets:\n"
-                        "            hf_token: {from_pulumi_config: hfToken}\n")
+    text = text.replace(
+        line, line + "          secrets:\n            hf_token: {from_pulumi_config: hfToken}\n"
+    )
     path = tmp_path / "bp.yaml"
     path.write_text(text)
     (secret,) = resolve_file(path, "staging").models["chat"].secrets

@@ -117,8 +117,10 @@ def test_gpus_do_not_fit_a_node() -> None:
 
 
 def test_mig_needs_a_profile_and_a_mig_gpu() -> None:
-    no_profile = edit("    gpu: nvidia-l4\n", "    gpu: nvidia-h100-80gb\n    gpus_per_node: 8\n"
-                      "    sharing: mig\n")
+    no_profile = edit(
+        "    gpu: nvidia-l4\n",
+        "    gpu: nvidia-h100-80gb\n    gpus_per_node: 8\n    sharing: mig\n",
+    )
     assert diagnostics(no_profile) == [
         "bp.yaml:22:14: error: gpu_pools.l4.sharing: sharing: mig needs a `mig_profile`; add "
         "mig_profile: one of 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"
@@ -128,7 +130,9 @@ def test_mig_needs_a_profile_and_a_mig_gpu() -> None:
         "bp.yaml:23:18: error: gpu_pools.l4.mig_profile: '3g.20gb' is not a MIG profile of "
         "nvidia-h100-80gb; use one of 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"
     ]
-    l4 = edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    sharing: mig\n    mig_profile: 1g.5gb\n")
+    l4 = edit(
+        "    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    sharing: mig\n    mig_profile: 1g.5gb\n"
+    )
     assert diagnostics(l4) == [
         "bp.yaml:21:14: error: gpu_pools.l4.sharing: nvidia-l4 does not support MIG; use "
         "sharing: exclusive, or a MIG-capable GPU (A100, H100, H200, B200)"
@@ -147,9 +151,11 @@ def test_triton_settings_on_vllm_and_vllm_settings_on_triton() -> None:
 
 
 def test_override_of_an_unknown_model_points_into_overrides() -> None:
-    text = edit("    cluster: {create: true}\n",
-                "    cluster: {create: true}\n    overrides:\n      models:\n"
-                "        chatt: {replicas: {min: 1}}\n")
+    text = edit(
+        "    cluster: {create: true}\n",
+        "    cluster: {create: true}\n    overrides:\n      models:\n"
+        "        chatt: {replicas: {min: 1}}\n",
+    )
     assert diagnostics(text) == [
         "bp.yaml:13:9: error: environments.stg.overrides.models.chatt: overrides models "
         "'chatt', which the blueprint does not define; define it under `models:` first, or "
@@ -158,9 +164,11 @@ def test_override_of_an_unknown_model_points_into_overrides() -> None:
 
 
 def test_error_set_by_an_override_points_at_the_override() -> None:
-    text = edit("    cluster: {create: true}\n",
-                "    cluster: {create: true}\n    overrides:\n      models:\n"
-                "        chat: {replicas: {min: 9}}\n")
+    text = edit(
+        "    cluster: {create: true}\n",
+        "    cluster: {create: true}\n    overrides:\n      models:\n"
+        "        chat: {replicas: {min: 9}}\n",
+    )
     assert diagnostics(text) == [
         "bp.yaml:13:32: error: environments.stg.overrides.models.chat.replicas.min: "
         "replicas.min (9) is greater than replicas.max (4); make min <= max"
@@ -168,8 +176,9 @@ def test_error_set_by_an_override_points_at_the_override() -> None:
 
 
 def test_pool_zones_must_be_zones_of_each_region() -> None:
-    text = edit("    nodes: {min: 2, max: 4}\n",
-                "    nodes: {min: 2, max: 4}\n    zones: [us-east-1a]\n")
+    text = edit(
+        "    nodes: {min: 2, max: 4}\n", "    nodes: {min: 2, max: 4}\n    zones: [us-east-1a]\n"
+    )
     assert diagnostics(text) == [
         "bp.yaml:22:13: error: gpu_pools.l4.zones[0]: zone 'us-east-1a' is not a zone of "
         "region us-central1 (environment prod); use zones named like us-central1-a"
@@ -218,8 +227,10 @@ def test_ttft_is_a_vllm_signal() -> None:
 
 
 def test_preferred_batch_size_over_max() -> None:
-    text = edit("max_batch_size: 8, max_queue_delay_us: 1000}",
-                "max_batch_size: 8, preferred_batch_sizes: [4, 16]}")
+    text = edit(
+        "max_batch_size: 8, max_queue_delay_us: 1000}",
+        "max_batch_size: 8, preferred_batch_sizes: [4, 16]}",
+    )
     assert diagnostics(text) == [
         "bp.yaml:33:62: error: models.rank.batching.preferred_batch_sizes[1]: preferred "
         "batch size 16 exceeds max_batch_size 8; use sizes <= 8"
