@@ -46,6 +46,15 @@ def environment_data(env: Environment) -> dict[str, str]:
         "region": env.region,
         "zones": ",".join(env.zones),
         "pools": json.dumps(pools, sort_keys=True),
+        # The blueprint's waivers for this environment, so the CrossGuard pack honours the
+        # same exceptions online that `inferplane check` reports as waived offline.
+        "waivers": json.dumps(
+            [
+                {"rule": w.rule, "target": w.target, "reason": w.reason, "expires": w.expires}
+                for w in env.waivers
+                if w.environments is None or env.name in w.environments
+            ]
+        ),
     }
 
 

@@ -111,6 +111,24 @@ def test_namespace_and_environment_configmap(
     assert configmap.inputs["data"] == environment_data(env)
 
 
+def test_environment_data_publishes_the_environments_waivers(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    from policies.stack import EnvFacts
+
+    data = environment_data(reference_env("staging"))
+    assert json.loads(data["waivers"]) == [
+        {
+            "rule": "warm-replicas",
+            "target": "models.chat",
+            "reason": "Staging has no customer traffic; a cold start there is acceptable.",
+            "expires": "2027-03-31",
+        }
+    ]
+    facts = EnvFacts.from_config_map(data)  # what the CrossGuard pack reads online
+    assert facts is not None and facts.waivers[0]["rule"] == "warm-replicas"
+
+
 def test_environment_data_of_prod(prod: Environment) -> None:
     data = environment_data(prod)
     assert {k: v for k, v in data.items() if k != "pools"} == {
@@ -119,6 +137,7 @@ def test_environment_data_of_prod(prod: Environment) -> None:
         "cloud": "gcp",
         "region": "us-central1",
         "zones": "us-central1-a,us-central1-b",
+        "waivers": "[]",  # the reference's only waiver is for staging
     }
     assert json.loads(data["pools"]) == {
         "h100": {
