@@ -263,3 +263,72 @@ def test_load_blueprint_raises_with_all_diagnostics(tmp_path: pytest.TempPathFac
     with pytest.raises(BlueprintError) as info:
         load_blueprint(path)
     assert [d.path for d in info.value.diagnostics] == [("gpu_pools", "l4", "nodes", "min")]
+
+
+def test_precision_the_gpu_cannot_run() -> None:
+    t4 = edit("    gpu: nvidia-l4\n", "    gpu: nvidia-t4\n")
+    text = edit("    source: llama/\n", "    source: llama/\n    precision: bf16\n", t4)
+    assert diagnostics(text) == [
+        "bp.yaml:26:16: error: models.chat.precision: nvidia-t4 has no bf16 support; use fp16 "
+        "on this GPU"
+    ]
+    a100 = edit("    gpu: nvidia-l4\n", "    gpu: nvidia-a100-40gb\n    gpus_per_node: 8\n")
+    text = edit("    tensorrt: {}\n", "    tensorrt: {}\n    precision: fp8\n", a100)
+    assert diagnostics(text) == [
+        "bp.yaml:34:16: error: models.rank.precision: TensorRT fp8 needs compute capability "
+        "8.9+; nvidia-a100-40gb is 8.0; use fp16 or int8, or an L4/L40S/H100-class GPU"
+    ]
+
+
+def test_one_slice_per_replica_on_shared_gpus() -> None:
+    mig = edit(
+        "    gpu: nvidia-l4\n",
+        "    gpu: nvidia-h100-80gb\n    gpus_per_node: 8\n    sharing: mig\n"
+        "    mig_profile: 3g.40gb\n",
+    )
+    text = edit("    pool: l4\n    replicas", "    pool: l4\n    gpus: 2\n    replicas", mig)
+    assert diagnostics(text) == [
+        "bp.yaml:30:11: error: models.chat.gpus: a model on a mig pool uses exactly one MIG "
+        "slice; set gpus: 1, or use a pool with sharing: exclusive for tensor parallelism"
+    ]
+
+
+def test_engine_shapes_must_be_ordered_and_fit_the_batch() -> None:
+    shapes = "    tensorrt:\n      inputs:\n        ids: {min: [1, 8], opt: [4, 4], max: [8, 16]}\n"
+    text = edit("    tensorrt: {}\n", shapes)
+    assert diagnostics(text) == [
+        "bp.yaml:34:14: error: models.rank.tensorrt.inputs.ids: shapes must satisfy min <= opt "
+        "<= max in every dimension (min [1, 8], opt [4, 4], max [8, 16]); fix the offending "
+        "dimension"
+    ]
+    too_big = (
+        "    tensorrt:\n      inputs:\n        ids: {min: [1, 8], opt: [4, 8], max: [16, 8]}\n"
+    )
+    assert diagnostics(edit("    tensorrt: {}\n", too_big)) == [
+        "bp.yaml:34:46: error: models.rank.tensorrt.inputs.ids.max: the engine's max batch "
+        "(16) exceeds batching.max_batch_size (8); make them equal, or lower the engine's max "
+        "batch"
+    ]
+
+
+def test_tensorrt_needs_an_onnx_source_and_warmup_fits_the_batch() -> None:
+    text = edit("source: rank/model.onnx", "source: rank/model.plan")
+    text = edit(
+        "    tensorrt: {}\n", "    tensorrt: {}\n    warmup: {batch_sizes: [1, 32]}\n", text
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:30:13: error: models.rank.source: a TensorRT engine is built from an ONNX "
+        "file; point source at the model's .onnx file",
+        "bp.yaml:33:31: error: models.rank.warmup.batch_sizes[1]: warm-up batch size 32 "
+        "exceeds the model's max batch size 8; use sizes <= 8",
+    ]
+
+
+def test_vpc_cidr_only_for_a_created_cluster() -> None:
+    text = edit(
+        "cluster: {existing: prod-gke}", "cluster: {existing: prod-gke, vpc_cidr: 10.9.0.0/16}"
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:17:45: error: environments.prod.cluster.vpc_cidr: `vpc_cidr` only applies to a "
+        "cluster inferplane creates; remove it; an existing cluster keeps its network"
+    ]
