@@ -41,7 +41,7 @@ RUN_AS_UID: Final = 1000
 HOME: Final = "/home/inferplane"
 MODELS_DIR: Final = "/models"
 CONFIG_DIR: Final = "/config"
-WORK_DIR: Final = "/work"
+WORK_DIR: Final = "/build"
 
 PRESTOP_SLEEP_S: Final = 15
 """Time for the endpoint's removal to reach kube-proxy and the load balancer before the

@@ -97,8 +97,8 @@ def test_same_engine_in_both_environments_differs_only_by_store(staging, prod):
 def test_trtexec_tensorrt_10(staging):
     assert trtexec_args(staging.models["ranker"], staging) == [
         "/usr/src/tensorrt/bin/trtexec",
-        "--onnx=/work/model.onnx",
-        "--saveEngine=/work/model.plan",
+        "--onnx=/build/model.onnx",
+        "--saveEngine=/build/model.plan",
         "--skipInference",
         "--minShapes=input_ids:1x128",
         "--optShapes=input_ids:8x128",
@@ -109,8 +109,8 @@ def test_trtexec_tensorrt_10(staging):
     # int8 from a Q/DQ ONNX model: only --int8; no shapes declared -> none passed
     assert trtexec_args(staging.models["toxicity"], staging) == [
         "/usr/src/tensorrt/bin/trtexec",
-        "--onnx=/work/model.onnx",
-        "--saveEngine=/work/model.plan",
+        "--onnx=/build/model.onnx",
+        "--saveEngine=/build/model.plan",
         "--skipInference",
         "--builderOptimizationLevel=3",
         "--int8",
@@ -190,8 +190,8 @@ def test_build_job(served, env_name, request):
     assert fetch["image"].split("/")[-1].startswith("aws-cli" if cli == "aws" else "google")
     fetch_script, build_script, upload_script = (c["command"][2] for c in (fetch, build, upload))
     # idempotent: an existing engine turns every step into a no-op
-    assert "touch /work/engine-exists" in fetch_script
-    assert build_script.startswith("set -eu\nif [ -f /work/engine-exists ]; then exit 0; fi\n")
+    assert "touch /build/engine-exists" in fetch_script
+    assert build_script.startswith("set -eu\nif [ -f /build/engine-exists ]; then exit 0; fi\n")
     assert "--fp16" in build_script and "--maxShapes=input_ids:32x512" in build_script
     assert upload_script.index("engine-exists") < upload_script.index(" cp ")
     env_vars = {e["name"]: e["value"] for e in upload["env"]}
@@ -211,14 +211,14 @@ def test_gcs_existence_check_and_copy(served):
     job = next(iter(served("prod").of_type(JOB)))
     fetch = pod_spec(job)["initContainers"][0]["command"][2]
     assert 'gcloud storage objects describe "$ENGINE_URI"' in fetch
-    assert 'gcloud storage cp "$SOURCE_URI" /work/model.onnx' in fetch
+    assert 'gcloud storage cp "$SOURCE_URI" /build/model.onnx' in fetch
 
 
 def test_s3_existence_check(served):
     job = next(iter(served("staging").of_type(JOB)))
     fetch = pod_spec(job)["initContainers"][0]["command"][2]
     assert 'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}"' in fetch
-    assert 'aws s3 cp --only-show-errors "$SOURCE_URI" /work/model.onnx' in fetch
+    assert 'aws s3 cp --only-show-errors "$SOURCE_URI" /build/model.onnx' in fetch
 
 
 def test_mig_build_uses_the_slice(served, staging):
@@ -252,7 +252,7 @@ def test_batching_without_declared_shapes_derives_the_batch_profile(staging):
     assert derived_batch_profile(toxicity) == (16, 16)
     lines = trtexec_script(toxicity, staging)
     assert lines[0].startswith("SHAPES=$(python3 -c ")
-    assert lines[0].endswith(" /work/model.onnx 16 16)")
+    assert lines[0].endswith(" /build/model.onnx 16 16)")
     assert lines[-1].endswith("--int8 $SHAPES")
     compile(DERIVE_BATCH_SHAPES, "derive", "exec")  # the script itself is valid Python
     # declared shapes win: nothing derived, trtexec runs as is
