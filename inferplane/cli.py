@@ -8,6 +8,7 @@ Diagnostics go to stderr as ``FILE:LINE:COL: error: <yaml.path>: <what>; <fix>``
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import os
@@ -170,7 +171,15 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Loading the Pulumi provider SDKs for `plan` and `check` allocates millions of short-lived
+# objects (typing constructs of generated classes); at CPython's default first-generation
+# threshold (700) the cyclic collector runs thousands of times for nothing. A larger first
+# generation makes those commands ~12% faster for a few MiB more peak memory.
+GC_THRESHOLDS = (100_000, 50, 100)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    gc.set_threshold(*GC_THRESHOLDS)
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         selected = next((a for a in argv if not a.startswith("-")), None)
