@@ -33,7 +33,12 @@ def one(paths: list[str]) -> None:
     """Child: check `paths` in-process as `inferplane check` does; print one JSON line."""
     started = time.perf_counter()
     sys.path.insert(0, str(ROOT))
+    import gc
+
     from inferplane import check
+    from inferplane.cli import GC_THRESHOLDS
+
+    gc.set_threshold(*GC_THRESHOLDS)  # as the CLI runs
 
     original = check.stack_of
     # Environments may run in forked workers: they append their counts to a file.
