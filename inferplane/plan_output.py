@@ -221,7 +221,9 @@ def helm_releases(recording: Recording) -> list[tuple[str, dict[str, Any]]]:
 def triton_configs(recording: Recording) -> Iterator[tuple[str, str]]:
     """(relative path, text) of every Triton model config a ConfigMap carries, laid out as
     a Triton model repository (`<model>/config.pbtxt`) so a review reads it as Triton will.
-    The model is the ConfigMap's `inferplane.dev/model` label, else the ConfigMap's name."""
+    The model is the ConfigMap's `inferplane.dev/model` label, else the ConfigMap's name.
+    Sorted by path: registration order varies between runs, the plan must not."""
+    found: list[tuple[str, str]] = []
     for res in recording:
         if res.type != "kubernetes:core/v1:ConfigMap" or res.read:
             continue
@@ -230,7 +232,8 @@ def triton_configs(recording: Recording) -> Iterator[tuple[str, str]]:
         name = (meta.get("labels") or {}).get(naming.MODEL_LABEL) or meta.get("name") or res.name
         for key in sorted(data):
             if key.endswith(".pbtxt") and isinstance(data[key], str):
-                yield f"{_slug(name)}/{key}", data[key]
+                found.append((f"{_slug(name)}/{key}", data[key]))
+    yield from sorted(found)
 
 
 # --- writing ----------------------------------------------------------------------------------
