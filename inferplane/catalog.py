@@ -34,8 +34,6 @@ class GpuType:
     """GPUs per node -> GCE machine type."""
     gcp_accelerator: str | None = None
     """GCE accelerator type (``guest_accelerators[].type``)."""
-    gke_product_label: str | None = None
-    """Value of ``cloud.google.com/gke-accelerator`` on GKE nodes."""
 
     @property
     def supports_mig(self) -> bool:
@@ -83,7 +81,6 @@ GPUS: Mapping[str, GpuType] = _ro(
                 aws_instances=_ro({1: "g4dn.2xlarge", 4: "g4dn.12xlarge", 8: "g4dn.metal"}),
                 gcp_machines=_ro({1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32"}),
                 gcp_accelerator="nvidia-tesla-t4",
-                gke_product_label="nvidia-tesla-t4",
             ),
             GpuType(
                 "nvidia-a10g",
@@ -109,7 +106,6 @@ GPUS: Mapping[str, GpuType] = _ro(
                     }
                 ),
                 gcp_accelerator="nvidia-l4",
-                gke_product_label="nvidia-l4",
             ),
             GpuType(
                 "nvidia-l40s",
@@ -146,7 +142,6 @@ GPUS: Mapping[str, GpuType] = _ro(
                     }
                 ),
                 gcp_accelerator="nvidia-tesla-a100",
-                gke_product_label="nvidia-tesla-a100",
             ),
             GpuType(
                 "nvidia-a100-80gb",
@@ -165,7 +160,6 @@ GPUS: Mapping[str, GpuType] = _ro(
                     }
                 ),
                 gcp_accelerator="nvidia-a100-80gb",
-                gke_product_label="nvidia-a100-80gb",
             ),
             GpuType(
                 "nvidia-h100-80gb",
@@ -179,7 +173,6 @@ GPUS: Mapping[str, GpuType] = _ro(
                     {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g", 8: "a3-highgpu-8g"}
                 ),
                 gcp_accelerator="nvidia-h100-80gb",
-                gke_product_label="nvidia-h100-80gb",
             ),
             GpuType(
                 "nvidia-h200",
@@ -200,7 +193,6 @@ GPUS: Mapping[str, GpuType] = _ro(
                 aws_instances=_ro({8: "p5en.48xlarge"}),
                 gcp_machines=_ro({8: "a3-ultragpu-8g"}),
                 gcp_accelerator="nvidia-h200-141gb",
-                gke_product_label="nvidia-h200-141gb",
             ),
             GpuType(
                 "nvidia-b200",
@@ -221,7 +213,6 @@ GPUS: Mapping[str, GpuType] = _ro(
                 aws_instances=_ro({8: "p6-b200.48xlarge"}),
                 gcp_machines=_ro({8: "a4-highgpu-8g"}),
                 gcp_accelerator="nvidia-b200",
-                gke_product_label="nvidia-b200",
             ),
         )
     }

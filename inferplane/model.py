@@ -60,7 +60,6 @@ class GpuPool:
     gpu: GpuType
     gpus_per_node: int
     instance_type: str
-    instance_type_from_catalog: bool
     nodes: MinMax
     """Nodes per zone."""
     capacity: Capacity

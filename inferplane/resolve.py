@@ -81,10 +81,6 @@ def resolve_file(path: str | Path, env_name: str) -> Environment:
     return resolve(doc, env_name)
 
 
-def resolve_all(doc: Document) -> dict[str, Environment]:
-    return {name: resolve(doc, name) for name in doc.data["environments"]}
-
-
 # --- merging ------------------------------------------------------------------------------
 def merged(doc: Document, env_name: str) -> tuple[dict[str, Any], dict[YamlPath, YamlPath]]:
     """The blueprint as environment `env_name` sees it, and where each override came from.
@@ -233,7 +229,6 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
         gpu=gpu,
         gpus_per_node=gpus_per_node,
         instance_type=instance_type,
-        instance_type_from_catalog=explicit is None,
         nodes=MinMax(
             nodes.get("min", defaults.POOL_NODES_MIN), nodes.get("max", defaults.POOL_NODES_MAX)
         ),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from inferplane import catalog
-from inferplane.errors import Diagnostic, Location, YamlPath, format_path
+from inferplane.errors import Diagnostic, Location, YamlPath
 from inferplane.resolve import merged
 from inferplane.source import Document
 
@@ -434,4 +434,4 @@ def _check_waivers(doc: Document) -> list[Diagnostic]:
     return out
 
 
-__all__ = ["check", "format_path", "zone_example", "zone_pattern"]
+__all__ = ["check", "zone_example", "zone_pattern"]
