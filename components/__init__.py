@@ -8,33 +8,51 @@
 - `identity.ModelStoreAccess`: model-store identities bound to Kubernetes ServiceAccounts.
 - `serving.ModelServer`: one served model (Triton or vLLM) and everything around it.
 
-The classes are importable from here (``from components import InferenceStack``); modules
+The classes are importable from here (``from inferplane.components import InferenceStack``); modules
 load on first use, so importing one component does not import the others.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, typed, for checkers and editors
+    from inferplane.components.addons import ClusterAddons, ClusterAddonsArgs
+    from inferplane.components.cluster import Cluster, ClusterArgs
+    from inferplane.components.identity import ModelStoreAccess, ModelStoreAccessArgs
+    from inferplane.components.node_pool import GpuNodePool, GpuNodePoolArgs
+    from inferplane.components.stack import InferenceStack, InferenceStackArgs
 
 _EXPORTS = {
-    "InferenceStack": "components.stack",
-    "InferenceStackArgs": "components.stack",
-    "Cluster": "components.cluster",
-    "ClusterArgs": "components.cluster",
-    "GpuNodePool": "components.node_pool",
-    "GpuNodePoolArgs": "components.node_pool",
-    "ClusterAddons": "components.addons",
-    "ClusterAddonsArgs": "components.addons",
-    "ModelStoreAccess": "components.identity",
-    "ModelStoreAccessArgs": "components.identity",
+    "InferenceStack": "inferplane.components.stack",
+    "InferenceStackArgs": "inferplane.components.stack",
+    "Cluster": "inferplane.components.cluster",
+    "ClusterArgs": "inferplane.components.cluster",
+    "GpuNodePool": "inferplane.components.node_pool",
+    "GpuNodePoolArgs": "inferplane.components.node_pool",
+    "ClusterAddons": "inferplane.components.addons",
+    "ClusterAddonsArgs": "inferplane.components.addons",
+    "ModelStoreAccess": "inferplane.components.identity",
+    "ModelStoreAccessArgs": "inferplane.components.identity",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Cluster",
+    "ClusterAddons",
+    "ClusterAddonsArgs",
+    "ClusterArgs",
+    "GpuNodePool",
+    "GpuNodePoolArgs",
+    "InferenceStack",
+    "InferenceStackArgs",
+    "ModelStoreAccess",
+    "ModelStoreAccessArgs",
+]
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'components' has no attribute {name!r}")
+        raise AttributeError(f"module 'inferplane.components' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.iam import document
+from inferplane.components.iam import document
 
 LBC_TAG = "elbv2.k8s.aws/cluster"
 _ELB = "arn:aws:elasticloadbalancing:*:*"

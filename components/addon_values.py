@@ -11,8 +11,8 @@ from typing import Any
 import pulumi
 import yaml
 
-from inferplane import naming
-from inferplane.model import Environment, GpuPool
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, GpuPool
 
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 """Where Google's driver installer puts the driver on GKE nodes, and where the GPU

@@ -2,7 +2,7 @@
 Load Balancer Controller and Cluster Autoscaler (each with its own IRSA role).
 
 Each add-on is a pinned Helm release (`env.versions`, repositories in
-`inferplane.defaults`) whose values come from `components.addon_values`. Namespaces are
+`inferplane.blueprint.defaults`) whose values come from `addon_values`. Namespaces are
 explicit resources so their Pod Security labels are part of the plan.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import addon_iam, addon_values, iam
-from components.cloud import aws_tags, cluster_name
-from inferplane import defaults, naming
-from inferplane.model import Environment
+from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.model import Environment
+from inferplane.components import addon_iam, addon_values, iam
+from inferplane.components.cloud import aws_tags, cluster_name
 
 LBC_RELEASE = "aws-load-balancer-controller"
 CA_RELEASE = "cluster-autoscaler"

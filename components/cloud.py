@@ -16,8 +16,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from inferplane import naming
-from inferplane.model import Environment
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
 
 MANAGED_BY = "inferplane"
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import cluster_eks, cluster_gke
-from components.cloud import cluster_name, eks_exec, gke_exec, kubeconfig
-from inferplane.model import Environment
+from inferplane.blueprint.model import Environment
+from inferplane.components import cluster_eks, cluster_gke
+from inferplane.components.cloud import cluster_name, eks_exec, gke_exec, kubeconfig
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from components import iam
-from components.cloud import aws_tags, cluster_name, present
-from inferplane import naming
-from inferplane.model import Environment
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.components import iam
+from inferplane.components.cloud import aws_tags, cluster_name, present
 
 SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers."""

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.cloud import cluster_name, gcp_account_id, gcp_labels, present
-from inferplane import naming
-from inferplane.model import Environment
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.components.cloud import cluster_name, gcp_account_id, gcp_labels, present
 
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers."""

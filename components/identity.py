@@ -21,10 +21,10 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components import iam
-from components.cloud import aws_tags, gcp_account_id
-from inferplane import naming
-from inferplane.model import Environment
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.components import iam
+from inferplane.components.cloud import aws_tags, gcp_account_id
 
 IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 GKE_ANNOTATION = "iam.gke.io/gcp-service-account"

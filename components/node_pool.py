@@ -23,11 +23,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from components.cloud import aws_tags, cluster_name, gcp_labels
-from components.cluster_eks import GPU_AMI_TYPE
-from components.cluster_gke import NODE_IMAGE, NODE_OAUTH_SCOPES
-from inferplane import naming
-from inferplane.model import Environment, GpuPool
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, GpuPool
+from inferplane.components.cloud import aws_tags, cluster_name, gcp_labels
+from inferplane.components.cluster_eks import GPU_AMI_TYPE
+from inferplane.components.cluster_gke import NODE_IMAGE, NODE_OAUTH_SCOPES
 
 AWS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 """The cluster autoscaler's GPU label on AWS: a node with it is a GPU node still

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.addons import ClusterAddons, ClusterAddonsArgs
-from components.cloud import cloud_provider
-from components.cluster import Cluster, ClusterArgs
-from components.identity import ModelStoreAccess, ModelStoreAccessArgs
-from components.node_pool import GpuNodePool, GpuNodePoolArgs
-from components.serving import ModelServer, ModelServerArgs
-from inferplane import naming
-from inferplane.model import Environment
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.components.addons import ClusterAddons, ClusterAddonsArgs
+from inferplane.components.cloud import cloud_provider
+from inferplane.components.cluster import Cluster, ClusterArgs
+from inferplane.components.identity import ModelStoreAccess, ModelStoreAccessArgs
+from inferplane.components.node_pool import GpuNodePool, GpuNodePoolArgs
+from inferplane.components.serving import ModelServer, ModelServerArgs
 
 
 def environment_data(env: Environment) -> dict[str, str]:
@@ -66,7 +66,7 @@ class InferenceStackArgs:
     """Arguments of `InferenceStack`."""
 
     env: Environment
-    """The resolved environment (`inferplane.resolve.resolve_file(path, env_name)`)."""
+    """The resolved environment (`inferplane.blueprint.resolve.resolve_file(path, env_name)`)."""
 
 
 class InferenceStack(pulumi.ComponentResource):

@@ -1,5 +1,5 @@
 import sys
 
-from inferplane.cli import main
+from inferplane.app.cli import main
 
 sys.exit(main())

@@ -1,20 +1,27 @@
 """Serve the rules as a CrossGuard policy pack (Pulumi runs this; it never returns).
 
-pulumi preview --policy-pack policies [--policy-pack-config policy-config.json]
+    pulumi preview --policy-pack policies [--policy-pack-config policy-config.json]
+
+The Pulumi CLI starts a Python pack as ``python <pack directory>`` in the virtualenv that
+`PulumiPolicy.yaml` names (pulumi/pulumi, sdk/python/cmd/pulumi-language-python/main.go,
+`RunPlugin`: ``args := []string{req.Info.ProgramDirectory}``), where inferplane is
+installed: the rules are imported from the installed package, with no path edits.
 """
 
+import io
 import sys
-from pathlib import Path
 
-# Pulumi starts the pack from this directory; the repository root holds `policies` and
-# `inferplane`, which an installed distribution provides anyway.
-_ROOT = str(Path(__file__).resolve().parent.parent)
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
+from pulumi_policy import EnforcementLevel, PolicyPack
 
-from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
+from inferplane.policies.pack import PACK_DESCRIPTION, PACK_NAME, policies
 
-from policies.pack import PACK_DESCRIPTION, PACK_NAME, policies  # noqa: E402
+# PolicyPack writes the port it listens on with `sys.stdout.buffer.write` and never flushes
+# (pulumi_policy/policy.py); the engine reads that line through a pipe, where Python's
+# stdout is block-buffered unless PYTHONUNBUFFERED is set. Make stdout write through so the
+# port arrives whatever the caller's environment.
+sys.stdout = io.TextIOWrapper(
+    io.FileIO(sys.stdout.fileno(), "w", closefd=False), write_through=True
+)
 
 PolicyPack(
     name=PACK_NAME,

@@ -13,7 +13,7 @@ The file has the shape of a CrossGuard policy-pack config, so the same file serv
 Levels: ``mandatory`` (fails the check), ``advisory`` (reported), ``disabled``. A rule's own
 level wins over ``all``. Unknown rules and keys are refused with their location: a typo in a
 threshold must not silently keep the default. `policies/config.schema.json` is this format's
-JSON Schema, generated from the rules (``python -m policies.catalogue``).
+JSON Schema, generated from the rules (``python -m inferplane.policies.catalogue``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 
 import jsonschema
 
-from inferplane.errors import BlueprintError, Diagnostic, Location, YamlPath
-from policies.framework import LEVELS, Rule, all_rules
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, YamlPath
+from inferplane.policies.framework import LEVELS, Rule, all_rules
 
 SCHEMA_ID = "https://inferplane.dev/schema/policy-config.schema.json"
 
@@ -155,7 +155,7 @@ def validate(data: Any, file: str = "<policy config>", source: Any = None) -> No
 
 def load(path: str | Path) -> PolicyConfig:
     """Read and validate a policy config file (YAML or JSON)."""
-    from inferplane import loader
+    from inferplane.blueprint import loader
 
     doc = loader.load(path)
     validate(doc.data, str(path), doc.source)

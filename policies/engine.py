@@ -2,7 +2,7 @@
 
 Both runners use this: `inferplane check` on the resources a mocked run registered, and
 the CrossGuard pack on the resources Pulumi hands it. Waivers are applied afterwards
-(`policies.waivers`), so that a waived result is still a result.
+(`inferplane.policies.waivers`), so that a waived result is still a result.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from inferplane.errors import Location, YamlPath
-from policies.config import PolicyConfig
-from policies.framework import Finding, Level, Rule, all_rules
-from policies.resources import ResourceRef
-from policies.stack import Stack
+from inferplane.blueprint.errors import Location, YamlPath
+from inferplane.policies.config import PolicyConfig
+from inferplane.policies.framework import Finding, Level, Rule, all_rules
+from inferplane.policies.resources import ResourceRef
+from inferplane.policies.stack import Stack
 
 Status = Literal["violation", "waived"]
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from inferplane.errors import YamlPath, format_path
-from policies.resources import ResourceRef
-from policies.stack import Stack
+from inferplane.blueprint.errors import YamlPath, format_path
+from inferplane.policies.resources import ResourceRef
+from inferplane.policies.stack import Stack
 
 Level = Literal["mandatory", "advisory"]
 LEVELS: tuple[str, ...] = ("mandatory", "advisory", "disabled")
@@ -91,36 +91,23 @@ class Rule:
         return list(self.check(stack, effective))
 
 
-_NOT_RULES = frozenset(
-    {
-        "framework",
-        "resources",
-        "stack",
-        "config",
-        "waivers",
-        "engine",
-        "pack",
-        "catalogue",
-        "__main__",
-    }
-)
-
-
 @cache
 def all_rules() -> tuple[Rule, ...]:
-    """Every rule of the pack, sorted by id: each module of `policies` defining ``RULE``."""
-    import policies
+    """Every rule of the pack, sorted by id: each module of `inferplane.policies.rules`, one
+    rule per file, defines ``RULE``; a module there without one is a mistake."""
+    from inferplane.policies import rules
 
     found: dict[str, Rule] = {}
-    for info in pkgutil.iter_modules(policies.__path__):
-        if info.name in _NOT_RULES or info.name.startswith("_"):
+    for info in pkgutil.iter_modules(rules.__path__):
+        if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"policies.{info.name}")
+        module = importlib.import_module(f"{rules.__name__}.{info.name}")
         rule = getattr(module, "RULE", None)
-        if isinstance(rule, Rule):
-            if rule.id in found:
-                raise RuntimeError(f"two rules named {rule.id!r}")
-            found[rule.id] = rule
+        if not isinstance(rule, Rule):
+            raise RuntimeError(f"{module.__name__} defines no RULE")
+        if rule.id in found:
+            raise RuntimeError(f"two rules named {rule.id!r}")
+        found[rule.id] = rule
     return tuple(found[k] for k in sorted(found))
 
 

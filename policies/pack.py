@@ -7,7 +7,7 @@ the very function `inferplane check` calls offline; only the input differs (Cros
 resources instead of a mocked run's, and no blueprint).
 
 Configure with ``--policy-pack-config FILE``: the same file format as
-``inferplane check --policy-config`` (`policies.config`). Online there is no blueprint, so a
+``inferplane check --policy-config`` (`config`). Online there is no blueprint, so a
 result names its blueprint target and field in the message instead of a file line. Waivers
 apply online when the stack publishes them (key ``waivers`` of the environment ConfigMap);
 otherwise a waived rule must be lowered or disabled in the policy config.
@@ -33,11 +33,11 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from policies import waivers
-from policies.engine import Result, results_of
-from policies.framework import Rule, all_rules
-from policies.resources import Resource
-from policies.stack import Stack
+from inferplane.policies import waivers
+from inferplane.policies.engine import Result, results_of
+from inferplane.policies.framework import Rule, all_rules
+from inferplane.policies.resources import Resource
+from inferplane.policies.stack import Stack
 
 PACK_NAME = "inferplane"
 PACK_DESCRIPTION = (

@@ -2,11 +2,11 @@
 
 A `Resource` is one registered resource: its Pulumi type token, name, URN and its
 properties in the provider's own (camelCase) spelling, with accessors for what rules ask of
-Kubernetes objects (labels, pod template, containers, node selection). `policies.stack`
+Kubernetes objects (labels, pod template, containers, node selection). `inferplane.policies.stack`
 indexes a list of them together with the environment's facts.
 
 Everything here reads shapes only: type tokens, Kubernetes field names and the labels of
-`inferplane.naming`. Nothing depends on how the components build them, so hand-written
+`inferplane.blueprint.naming`. Nothing depends on how the components build them, so hand-written
 programs are checked the same way.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from inferplane import naming
+from inferplane.blueprint import naming
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 STATEFUL_SET = "kubernetes:apps/v1:StatefulSet"
@@ -249,3 +249,25 @@ class ImageRef:
         if len(parts) == 2 and all(p.isdigit() for p in parts):
             return head
         return None
+
+
+# Shared by several rules; rules import these, never each other.
+TRT_PRECISION_FLAGS = ("--fp16", "--bf16", "--int8", "--fp8", "--int4", "--best")
+"""Precision flags of TensorRT 10's `trtexec` (removed in TensorRT 11, strongly typed)."""
+
+
+def is_triton(container: Container) -> bool:
+    return "tritonserver" in container.image or any(
+        a.endswith("tritonserver") for a in container.args[:1]
+    )
+
+
+def gpu_units(workload: Resource, resource_name: str | None) -> float:
+    """GPU units one replica holds: the sum of its containers' GPU limits (of the pool's
+    resource when known)."""
+    total = 0.0
+    for c in workload.containers:
+        for name, (request, limit) in c.gpu_requests.items():
+            if resource_name is None or name == resource_name:
+                total += as_number(limit if limit is not None else request) or 0.0
+    return total

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from inferplane import naming
-from inferplane.model import Environment
-from policies.resources import (
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.policies.resources import (
     CONFIG_MAP,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
@@ -321,3 +321,14 @@ class Stack:
 
 def scaled_object_target(so: Resource) -> str | None:
     return _dict(so.spec.get("scaleTargetRef")).get("name")
+
+
+def min_replicas(model: ModelView) -> tuple[float | None, Resource | None]:
+    """The replicas a model keeps when idle: KEDA's minReplicaCount (default 0) when a
+    ScaledObject drives it, else the workload's own replica count (default 1)."""
+    for so in model.scaled_objects:
+        return as_number(so.spec.get("minReplicaCount")) or 0.0, so
+    for w in model.workloads:
+        value = w.spec.get("replicas", 1)
+        return as_number(value), w
+    return None, None

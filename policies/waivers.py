@@ -21,9 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inferplane.errors import Location, format_path
-from inferplane.model import Waiver
-from policies.engine import Result, WaiverInfo
+from inferplane.blueprint.errors import Location, format_path
+from inferplane.blueprint.model import Waiver
+from inferplane.policies.engine import Result, WaiverInfo
 
 UNUSED_WAIVER = "unused-waiver"
 """Rule id of the advisory result for a waiver that matches nothing."""
@@ -154,7 +154,7 @@ def unused(
 
 
 def _known(rule_id: str) -> bool:
-    from policies.framework import rule_ids
+    from inferplane.policies.framework import rule_ids
 
     return rule_id in rule_ids()
 

@@ -35,8 +35,8 @@ def one(paths: list[str]) -> None:
     sys.path.insert(0, str(ROOT))
     import gc
 
-    from inferplane import check
-    from inferplane.cli import GC_THRESHOLDS
+    from inferplane.app import check
+    from inferplane.app.cli import GC_THRESHOLDS
 
     gc.set_threshold(*GC_THRESHOLDS)  # as the CLI runs
 

@@ -1,3 +1,3 @@
-from components.program import main
+from inferplane.app.program import main
 
 main()

@@ -1,5 +1,5 @@
 """Fixtures every test directory shares: the reference blueprint, its environments, and
-running Pulumi programs offline (`inferplane.offline`) to assert on what they register.
+running Pulumi programs offline (`inferplane.app.offline`) to assert on what they register.
 
     def test_x(reference_env, run_mocked):
         rec = run_mocked(reference_env("staging"))          # the whole stack program
@@ -14,19 +14,19 @@ running Pulumi programs offline (`inferplane.offline`) to assert on what they re
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from a checkout
-    sys.path.insert(0, str(ROOT))
+from inferplane.app.offline import Recording, run_callable, run_program
+from inferplane.app.offline_mocks import CloudFacts
+from inferplane.blueprint.model import Environment
 
-from inferplane.model import Environment  # noqa: E402
-from inferplane.offline import Recording, run_callable, run_program  # noqa: E402
-from inferplane.offline_mocks import CloudFacts  # noqa: E402
+# The package is imported as installed (`pip install -e .`), never from the checkout's
+# folders: `components` and `policies` exist only as `inferplane.components` and
+# `inferplane.policies`.
+ROOT = Path(__file__).resolve().parents[1]
 
 REFERENCE_BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
 
@@ -43,7 +43,7 @@ def reference_blueprint() -> Path:
 
 def _reference_env(name: str) -> Environment:
     if name not in _ENVS:
-        from inferplane.resolve import resolve_file
+        from inferplane.blueprint.resolve import resolve_file
 
         _ENVS[name] = resolve_file(REFERENCE_BLUEPRINT, name)
     return _ENVS[name]
@@ -62,7 +62,7 @@ RunMocked = Callable[..., Recording]
 def run_mocked() -> RunMocked:
     """Run a program offline and return its Recording (iterable of RecordedResource).
 
-    - `run_mocked(env)`: the stack program (`components.program.deploy(env)`);
+    - `run_mocked(env)`: the stack program (`inferplane.app.program.deploy(env)`);
     - `run_mocked(fn, env=None, config=None)`: any zero-argument program function; mocks
       answer with `env`'s facts (cloud, region, zones, project), or AWS us-east-1a.
     """

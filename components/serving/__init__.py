@@ -10,32 +10,52 @@
 - `autoscaling.ModelAutoscaler` (KEDA), `monitoring.ModelMonitoring` (ServiceMonitor,
   PrometheusRule, dashboard), built on `promql`, `rules` and `dashboards`.
 
-The classes are importable from here (``from components.serving import ModelServer``);
+The classes are importable from here (``from inferplane.components.serving import ModelServer``);
 modules load on first use.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, typed, for checkers and editors
+    from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
+    from inferplane.components.serving.engine_build import (
+        TensorRtEngineBuild,
+        TensorRtEngineBuildArgs,
+    )
+    from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
+    from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
+    from inferplane.components.serving.triton_config import render_config_pbtxt
 
 _EXPORTS = {
-    "ModelServer": "components.serving.model_server",
-    "ModelServerArgs": "components.serving.model_server",
-    "TensorRtEngineBuild": "components.serving.engine_build",
-    "TensorRtEngineBuildArgs": "components.serving.engine_build",
-    "ModelAutoscaler": "components.serving.autoscaling",
-    "ModelAutoscalerArgs": "components.serving.autoscaling",
-    "ModelMonitoring": "components.serving.monitoring",
-    "ModelMonitoringArgs": "components.serving.monitoring",
-    "render_config_pbtxt": "components.serving.triton_config",
+    "ModelServer": "inferplane.components.serving.model_server",
+    "ModelServerArgs": "inferplane.components.serving.model_server",
+    "TensorRtEngineBuild": "inferplane.components.serving.engine_build",
+    "TensorRtEngineBuildArgs": "inferplane.components.serving.engine_build",
+    "ModelAutoscaler": "inferplane.components.serving.autoscaling",
+    "ModelAutoscalerArgs": "inferplane.components.serving.autoscaling",
+    "ModelMonitoring": "inferplane.components.serving.monitoring",
+    "ModelMonitoringArgs": "inferplane.components.serving.monitoring",
+    "render_config_pbtxt": "inferplane.components.serving.triton_config",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ModelAutoscaler",
+    "ModelAutoscalerArgs",
+    "ModelMonitoring",
+    "ModelMonitoringArgs",
+    "ModelServer",
+    "ModelServerArgs",
+    "TensorRtEngineBuild",
+    "TensorRtEngineBuildArgs",
+    "render_config_pbtxt",
+]
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'components.serving' has no attribute {name!r}")
+        raise AttributeError(f"module 'inferplane.components.serving' has no attribute {name!r}")
     return getattr(importlib.import_module(module), name)

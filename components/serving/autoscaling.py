@@ -35,9 +35,9 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.serving import promql
-from inferplane import naming
-from inferplane.model import Environment, Model
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving import promql
 
 FALLBACK_FAILURE_THRESHOLD: Final = 3
 """Failed polls (15 s apart) before KEDA switches to the fallback replica count."""

@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from inferplane import defaults, naming
-from inferplane.model import Environment, GpuPool, Model
+from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.model import Environment, GpuPool, Model
 
 Manifest = dict[str, Any]
 

@@ -2,7 +2,7 @@
 
 ``grafana-foundation-sdk`` (Grafana Labs, Apache-2.0) generates its builders from Grafana's
 schemas, so panel and field names are the ones Grafana reads. Every query comes from
-`components.serving.promql` (mostly the recorded ``inferplane:model_*`` series) and targets
+`promql` (mostly the recorded ``inferplane:model_*`` series) and targets
 the datasource uid ``prometheus`` that kube-prometheus-stack provisions.
 
 Rows: latency (p50/p95/p99 against the SLO line, queue vs compute time, vLLM TTFT), traffic
@@ -23,10 +23,10 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common as common_models
 from grafana_foundation_sdk.models import dashboard as dashboard_models
 
-from components.serving import promql, rules
-from components.serving.promql import Scope
-from inferplane import naming
-from inferplane.model import Environment, Model
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving import promql, rules
+from inferplane.components.serving.promql import Scope
 
 DATASOURCE_UID: Final = "prometheus"
 DATASOURCE: Final = dashboard_models.DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)

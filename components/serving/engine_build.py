@@ -42,7 +42,9 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.serving.containers import (
+from inferplane.blueprint import catalog, defaults, naming
+from inferplane.blueprint.model import Environment, Model, Precision, TensorRtInput
+from inferplane.components.serving.containers import (
     HOME,
     WORK_DIR,
     Manifest,
@@ -59,8 +61,6 @@ from components.serving.containers import (
     store_copy,
     store_exists,
 )
-from inferplane import catalog, defaults, naming
-from inferplane.model import Environment, Model, Precision, TensorRtInput
 
 ENGINE_FILE: Final = "model.plan"
 KEY_SCHEMA: Final = "1"

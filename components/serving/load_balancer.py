@@ -38,9 +38,9 @@ from typing import Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.serving.containers import PORTS, Manifest, termination_grace_s
-from inferplane import naming
-from inferplane.model import Environment, Model
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving.containers import PORTS, Manifest, termination_grace_s
 
 AWS: Final = "service.beta.kubernetes.io/aws-load-balancer-"
 GKE_LB_TYPE: Final = "networking.gke.io/load-balancer-type"

@@ -30,8 +30,10 @@ from typing import Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
-from components.serving.containers import (
+from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
+from inferplane.components.serving.containers import (
     Manifest,
     empty_dir,
     gpu_placement,
@@ -44,25 +46,23 @@ from components.serving.containers import (
     termination_grace_s,
     zone_spread,
 )
-from components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
-from components.serving.load_balancer import (
+from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
+from inferplane.components.serving.load_balancer import (
     lb_service_name,
     model_load_balancer,
     model_network_policy,
     service_ports,
     traffic_distribution,
 )
-from components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
-from components.serving.secrets import model_secret, secret_env
-from components.serving.triton_config import (
+from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
+from inferplane.components.serving.secrets import model_secret, secret_env
+from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
     render_config_pbtxt,
     triton_container,
     triton_fetch_container,
 )
-from components.serving.vllm import vllm_container, vllm_fetch_container
-from inferplane import defaults, naming
-from inferplane.model import Environment, Model
+from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
 
 CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"
 """On the pod template: a changed config.pbtxt rolls the pods (a ConfigMap change alone

@@ -4,7 +4,7 @@
   ``metrics`` (Triton, 8002) or ``http`` (vLLM serves ``/metrics`` on its API port) every
   15 s. The model's LoadBalancer Service carries the same labels, so a relabeling keeps only
   the ClusterIP Service: scraping both would duplicate every series.
-- PrometheusRule ``<model>``: `components.serving.rules` (recording rules always, alerts
+- PrometheusRule ``<model>``: `inferplane.components.serving.rules` (recording rules always, alerts
   when ``observability.alerts.enabled``).
 - ConfigMap ``<model>-dashboard`` labelled ``grafana_dashboard: "1"`` when
   ``observability.grafana.enabled``; Grafana's sidecar loads it from any namespace.
@@ -21,10 +21,10 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.serving import dashboards, rules
-from components.serving.autoscaling import resolve_model
-from inferplane import naming
-from inferplane.model import Environment, Model
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving import dashboards, rules
+from inferplane.components.serving.autoscaling import resolve_model
 
 SCRAPE_INTERVAL: Final = "15s"
 SCRAPE_TIMEOUT: Final = "10s"

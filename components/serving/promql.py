@@ -1,8 +1,8 @@
 """Every PromQL query of a served model, built from the blueprint: one definition per signal.
 
 The same functions feed the KEDA trigger (`autoscaling_query`), the recording and alerting
-rules (`components.serving.rules`) and the Grafana dashboard
-(`components.serving.dashboards`), so a metric renamed upstream changes in one place.
+rules (`inferplane.components.serving.rules`) and the Grafana dashboard
+(`inferplane.components.serving.dashboards`), so a metric renamed upstream changes in one place.
 
 Where series come from, and which labels select one model's series:
 
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-from components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
-from inferplane.model import Environment, Metric, Model, Server
+from inferplane.blueprint.model import Environment, Metric, Model, Server
+from inferplane.components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
 
 RATE_WINDOW: Final = "2m"
 """Window of every rate(): eight 15 s scrapes, long enough to survive a missed scrape."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from components.serving import promql
-from components.serving.promql import Scope, selector
-from inferplane import defaults, naming
-from inferplane.model import Environment, Model
+from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving import promql
+from inferplane.components.serving.promql import Scope, selector
 
 BY_NAMESPACE: Final = ("namespace",)
 BY_DEPLOYMENT: Final = ("namespace", "deployment")

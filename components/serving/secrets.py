@@ -28,8 +28,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from inferplane.errors import BlueprintError, Diagnostic, format_path
-from inferplane.model import Environment, Model, SecretRef
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_path
+from inferplane.blueprint.model import Environment, Model, SecretRef
 
 OFFLINE_PLACEHOLDER: Final = "offline-placeholder"
 """The value every secret has in an offline run."""

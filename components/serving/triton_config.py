@@ -4,7 +4,7 @@
 the tests against Triton's own ``model_config.proto``). What it sets, and why:
 
 - ``platform``: ``tensorrt_plan`` when the model has a ``tensorrt`` section (the engine
-  built by `components.serving.engine_build`), ``onnxruntime_onnx`` for plain ONNX.
+  built by `inferplane.components.serving.engine_build`), ``onnxruntime_onnx`` for plain ONNX.
   Inputs and outputs are not written: Triton reads them from the engine or the ONNX model
   (auto-complete), so the config can never disagree with the model.
 - ``max_batch_size``: ``batching.max_batch_size``, 0 (no batch dimension) without batching.
@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import re
 
-from components.serving import promql
-from components.serving.containers import (
+from inferplane.blueprint.errors import BlueprintError, Diagnostic
+from inferplane.blueprint.model import Environment, Model, TensorRtInput
+from inferplane.components.serving import promql
+from inferplane.components.serving.containers import (
     CONFIG_DIR,
     HOME,
     MODELS_DIR,
@@ -40,8 +42,6 @@ from components.serving.containers import (
     store_container,
     store_copy,
 )
-from inferplane.errors import BlueprintError, Diagnostic
-from inferplane.model import Environment, Model, TensorRtInput
 
 CONFIG_FILE = "config.pbtxt"
 _TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from components.serving.containers import (
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving.containers import (
     HOME,
     MODELS_DIR,
     PORTS,
@@ -27,7 +28,6 @@ from components.serving.containers import (
     store_container,
     store_sync,
 )
-from inferplane.model import Environment, Model
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pulumi
 
-from components.addons import ClusterAddons, ClusterAddonsArgs
-from components.cloud import cloud_provider
-from components.cluster import Cluster, ClusterArgs
-from components.identity import ModelStoreAccess, ModelStoreAccessArgs
-from components.node_pool import GpuNodePool, GpuNodePoolArgs
-from inferplane import naming
-from inferplane.model import Environment, GpuPool
-from inferplane.offline import RecordedResource, Recording, run_program
+from inferplane.app.offline import RecordedResource, Recording, run_program
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, GpuPool
+from inferplane.components.addons import ClusterAddons, ClusterAddonsArgs
+from inferplane.components.cloud import cloud_provider
+from inferplane.components.cluster import Cluster, ClusterArgs
+from inferplane.components.identity import ModelStoreAccess, ModelStoreAccessArgs
+from inferplane.components.node_pool import GpuNodePool, GpuNodePoolArgs
 
 Build = Callable[[Environment, pulumi.ResourceOptions], object]
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from inferplane.model import Environment
+from inferplane.blueprint.model import Environment
 
 
 @pytest.fixture(scope="session")

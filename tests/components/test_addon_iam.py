@@ -8,8 +8,8 @@ from typing import Any
 
 from cloud_fixtures import cloud_recording, parsed
 
-from components import addon_iam
-from inferplane.model import Environment
+from inferplane.blueprint.model import Environment
+from inferplane.components import addon_iam
 
 
 def parsed_doc(text: str) -> dict[str, Any]:

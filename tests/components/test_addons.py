@@ -12,11 +12,11 @@ import pytest
 import yaml
 from cloud_fixtures import attached, cloud_recording, parsed, with_pool
 
-from components import addon_values
-from components.addons import EBS_STORAGE_CLASS, GKE_DRIVER_INSTALLER
-from inferplane import defaults, naming
-from inferplane.model import Environment, Observability
-from inferplane.offline import Recording
+from inferplane.app.offline import Recording
+from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.model import Environment, Observability
+from inferplane.components import addon_values
+from inferplane.components.addons import EBS_STORAGE_CLASS, GKE_DRIVER_INSTALLER
 
 REFERENCE = Path(
     os.environ.get("INFERPLANE_REFERENCE", Path(__file__).resolve().parents[3] / "shared/reference")

@@ -8,12 +8,12 @@ import json
 import pytest
 from cloud_fixtures import attached, cloud_recording, created, parsed, with_cluster, with_zones
 
-from components.cloud import gcp_account_id, gcp_label_value
-from components.cluster_eks import subnet_plan
-from components.cluster_gke import ip_plan
-from inferplane.model import Environment
-from inferplane.offline import SECRET, Recording
-from inferplane.offline_mocks import CA_DATA
+from inferplane.app.offline import SECRET, Recording
+from inferplane.app.offline_mocks import CA_DATA
+from inferplane.blueprint.model import Environment
+from inferplane.components.cloud import gcp_account_id, gcp_label_value
+from inferplane.components.cluster_eks import subnet_plan
+from inferplane.components.cluster_gke import ip_plan
 
 TWO_ZONES = ("us-east-1a", "us-east-1b")
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from cloud_fixtures import cloud_recording, parsed
 
-from components.identity import gcs_read_condition
-from inferplane import naming
-from inferplane.model import Environment
-from inferplane.offline import Recording
-from inferplane.resolve import parse_source
+from inferplane.app.offline import Recording
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.blueprint.resolve import parse_source
+from inferplane.components.identity import gcs_read_condition
 
 NAMESPACE = "support-assistant"
 

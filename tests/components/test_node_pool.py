@@ -9,10 +9,15 @@ import pulumi
 import pytest
 from cloud_fixtures import attached, cloud_recording, run, with_pool, with_zones
 
-from components.node_pool import GpuNodePool, GpuNodePoolArgs, autoscaler_tags, node_labels
-from inferplane import naming
-from inferplane.model import Environment
-from inferplane.offline import RecordedResource, Recording
+from inferplane.app.offline import RecordedResource, Recording
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.components.node_pool import (
+    GpuNodePool,
+    GpuNodePoolArgs,
+    autoscaler_tags,
+    node_labels,
+)
 
 EKS_GROUP = "aws:eks/nodeGroup:NodeGroup"
 GKE_POOL = "gcp:container/nodePool:NodePool"

@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import pytest
 
-from components.stack import environment_data
-from inferplane import naming
-from inferplane.model import Environment
-from inferplane.offline import RecordedResource, Recording
+from inferplane.app.offline import RecordedResource, Recording
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+from inferplane.components.stack import environment_data
 
 ENVS = ("staging", "prod")
 Get = Callable[[str], Recording]
@@ -114,7 +114,7 @@ def test_namespace_and_environment_configmap(
 def test_environment_data_publishes_the_environments_waivers(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    from policies.stack import EnvFacts
+    from inferplane.policies.stack import EnvFacts
 
     data = environment_data(reference_env("staging"))
     assert json.loads(data["waivers"]) == [

@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "tests" / "policies"))
 
 from policy_fixtures import Fixture, fixtures, write  # noqa: E402
 
-from policies.framework import rule  # noqa: E402
+from inferplane.policies.framework import rule  # noqa: E402
 
 TODAY = "2026-06-01"
 
@@ -165,7 +165,7 @@ def test_sarif_output_file(tmp_path: Path) -> None:
 
 def test_internal_error_exits_3_in_one_line() -> None:
     code = (
-        "import sys, inferplane.check as c\n"
+        "import sys, inferplane.app.check as c\n"
         "def boom(env): raise RuntimeError('mock monitor went away')\n"
         "c.stack_of = boom\n"
         f"sys.exit(c.main([{str(REFERENCE)!r}]))\n"

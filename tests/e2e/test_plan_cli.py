@@ -114,11 +114,11 @@ def test_out_that_is_not_a_plan_is_refused(tmp_path: Path) -> None:
 
 def test_internal_error_is_one_line_unless_debugging(tmp_path: Path) -> None:
     boom = (
-        "import sys, inferplane.offline as offline\n"
+        "import sys, inferplane.app.offline as offline\n"
         "def broken(env, **kw):\n"
         "    raise RuntimeError('mock monitor exploded')\n"
         "offline.run_program = broken\n"
-        "from inferplane.cli import main\n"
+        "from inferplane.app.cli import main\n"
         f"sys.exit(main(['plan', {str(REFERENCE)!r}, '--env', 'prod', '--out', "
         f"{str(tmp_path / 'o')!r}]))\n"
     )

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from inferplane.loader import load_text
+from inferplane.blueprint.loader import load_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

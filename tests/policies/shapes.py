@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inferplane import naming
-from policies import resources as R
-from policies.resources import Resource
-from policies.stack import Stack
+from inferplane.blueprint import naming
+from inferplane.policies import resources as R
+from inferplane.policies.resources import Resource
+from inferplane.policies.stack import Stack
 
 ZONES = ("us-east-1a", "us-east-1b")
 

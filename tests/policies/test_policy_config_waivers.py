@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import shapes as S
 
-from inferplane.errors import BlueprintError, Location
-from inferplane.model import Waiver
-from policies import catalogue, waivers
-from policies.config import PolicyConfig, default_document, load
-from policies.engine import Result, evaluate
-from policies.framework import rule
+from inferplane.blueprint.errors import BlueprintError, Location
+from inferplane.blueprint.model import Waiver
+from inferplane.policies import catalogue, waivers
+from inferplane.policies.config import PolicyConfig, default_document, load
+from inferplane.policies.engine import Result, evaluate
+from inferplane.policies.framework import rule
 
 ON = dt.date(2026, 6, 1)
 
@@ -80,7 +80,7 @@ def test_default_config_file_is_valid_and_matches_the_rules() -> None:
 
 
 def test_generated_files_are_current() -> None:
-    assert catalogue.stale() == [], "run: python -m policies.catalogue"
+    assert catalogue.stale() == [], "run: python -m inferplane.policies.catalogue"
 
 
 # --- waivers ------------------------------------------------------------------------------

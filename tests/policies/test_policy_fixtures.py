@@ -1,5 +1,5 @@
 """Every rule against the golden blueprint changed in one place: exact rule, environment,
-target and line, through the real program under mocks (`inferplane.check.check_files`)."""
+target and line, through the real program under mocks (`inferplane.app.check.check_files`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from policy_fixtures import FIXTURES, Fixture, fixtures, write
 
-from inferplane.check import check_files
-from policies.framework import rule_ids
+from inferplane.app.check import check_files
+from inferplane.policies.framework import rule_ids
 
 TODAY = dt.date(2026, 6, 1)
 ALL = fixtures()

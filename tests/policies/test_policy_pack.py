@@ -27,9 +27,9 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, unknown_checking_proxy
 
-from policies.framework import all_rules
-from policies.pack import PACK_NAME, plain, policies
-from policies.resources import Resource
+from inferplane.policies.framework import all_rules
+from inferplane.policies.pack import PACK_NAME, plain, policies
+from inferplane.policies.resources import Resource
 
 ROOT = Path(__file__).resolve().parents[2]
 

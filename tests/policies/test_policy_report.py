@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from inferplane.errors import Location
-from inferplane.report import CheckReport, render, to_github, to_sarif
-from policies.engine import Result, WaiverInfo
+from inferplane.app.report import CheckReport, render, to_github, to_sarif
+from inferplane.blueprint.errors import Location
+from inferplane.policies.engine import Result, WaiverInfo
 
 
 def _report(tmp_path: Path) -> CheckReport:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import shapes as S
 
-from policies import resources as R
-from policies.framework import Finding, all_rules, rule
+from inferplane.policies import resources as R
+from inferplane.policies.framework import Finding, all_rules, rule
 
 
 def run(rule_id: str, resources: list[R.Resource], **config: Any) -> list[Finding]:

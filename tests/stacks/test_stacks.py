@@ -12,9 +12,9 @@ import pulumi
 import pytest
 import yaml
 
-from components.program import main
-from inferplane.offline import SECRET, Recording, facts_of, run_callable
-from inferplane.resolve import load_blueprint, resolve_file
+from inferplane.app.offline import SECRET, Recording, facts_of, run_callable
+from inferplane.app.program import main
+from inferplane.blueprint.resolve import load_blueprint, resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"
@@ -60,7 +60,7 @@ def test_project_file_and_entry_point() -> None:
         "options": {"toolchain": "pip", "virtualenv": "../.venv"},
     }
     assert (STACKS / "__main__.py").read_text().strip().splitlines() == [
-        "from components.program import main",
+        "from inferplane.app.program import main",
         "",
         "main()",
     ]

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from serving_fixtures import serve
 
-from inferplane.model import Environment
-from inferplane.offline import Recording
+from inferplane.app.offline import Recording
+from inferplane.blueprint.model import Environment
 
 
 @pytest.fixture(scope="session")

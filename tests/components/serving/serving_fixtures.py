@@ -10,10 +10,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.serving.model_server import ModelServer, ModelServerArgs
-from inferplane import naming
-from inferplane.model import Environment, Model
-from inferplane.offline import RecordedResource, Recording, run_program
+from inferplane.app.offline import RecordedResource, Recording, run_program
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE = "kubernetes:core/v1:Service"

@@ -12,10 +12,10 @@ import pytest
 from crd_schema import errors
 from promql_checks import parse, single_element, unknown_metrics
 
-from components.serving import autoscaling
-from components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
-from inferplane import naming
-from inferplane.model import Environment, MinMax, Model
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, MinMax, Model
+from inferplane.components.serving import autoscaling
+from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 
 NS = "support-assistant"
 MODELS = [

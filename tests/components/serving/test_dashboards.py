@@ -12,8 +12,8 @@ from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models.dashboard import Dashboard as DashboardModel
 from promql_checks import parse, unknown_metrics
 
-from components.serving import dashboards, rules
-from inferplane.model import Environment, Model
+from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving import dashboards, rules
 
 NS = "support-assistant"
 MODELS = [

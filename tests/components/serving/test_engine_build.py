@@ -7,14 +7,14 @@ import dataclasses
 import pytest
 from serving_fixtures import JOB, k8s_object, pod_spec, with_model, with_pool, with_versions
 
-from components.serving.engine_build import (
+from inferplane.blueprint.model import Environment, TensorRtInput
+from inferplane.components.serving.engine_build import (
     build_settings,
     engine_key,
     engine_uri,
     precision_flags,
     trtexec_args,
 )
-from inferplane.model import Environment, TensorRtInput
 
 
 def _trt(env: Environment, model: str, **changes: object) -> Environment:
@@ -242,7 +242,7 @@ def test_key_change_means_new_job(staging):
 
 
 def test_batching_without_declared_shapes_derives_the_batch_profile(staging):
-    from components.serving.engine_build import (
+    from inferplane.components.serving.engine_build import (
         DERIVE_BATCH_SHAPES,
         derived_batch_profile,
         trtexec_script,

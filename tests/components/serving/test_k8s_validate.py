@@ -12,8 +12,8 @@ import kubernetes_validate
 import pytest
 from serving_fixtures import serve, with_model
 
-from inferplane.model import MinMax, ModelSource, VllmSettings
-from inferplane.offline import RecordedResource, Recording
+from inferplane.app.offline import RecordedResource, Recording
+from inferplane.blueprint.model import MinMax, ModelSource, VllmSettings
 
 KUBERNETES_VERSION = "1.33"
 CORE_GROUPS = {

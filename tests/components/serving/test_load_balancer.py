@@ -8,12 +8,12 @@ import dataclasses
 import pytest
 from serving_fixtures import SERVICE, SUBNETS, k8s_object, serve, with_model
 
-from components.serving.load_balancer import (
+from inferplane.blueprint.model import Environment
+from inferplane.components.serving.load_balancer import (
     exposed_ports,
     source_cidrs,
     traffic_distribution,
 )
-from inferplane.model import Environment
 
 AWS = "service.beta.kubernetes.io/aws-load-balancer-"
 SELECTOR = {"app.kubernetes.io/part-of": "support-assistant", "inferplane.dev/model": "ranker"}

@@ -24,10 +24,10 @@ from serving_fixtures import (
     SECRET as SECRET_TYPE,
 )
 
-from components.serving.model_server import CONFIG_HASH_ANNOTATION
-from components.serving.secrets import OFFLINE_PLACEHOLDER
-from inferplane import naming
-from inferplane.offline import SECRET
+from inferplane.app.offline import SECRET
+from inferplane.blueprint import naming
+from inferplane.components.serving.model_server import CONFIG_HASH_ANNOTATION
+from inferplane.components.serving.secrets import OFFLINE_PLACEHOLDER
 
 GPU_TAINT = {
     "key": "nvidia.com/gpu",
@@ -199,8 +199,8 @@ def test_vllm_command_line(served, env_name):
 
 
 def test_vllm_hf_source_precision_and_settings(staging):
-    from components.serving.vllm import vllm_args
-    from inferplane.model import ModelSource, VllmSettings
+    from inferplane.blueprint.model import ModelSource, VllmSettings
+    from inferplane.components.serving.vllm import vllm_args
 
     hf = ModelSource(
         uri="hf://Qwen/Qwen2.5-7B-Instruct@abc123",
@@ -375,7 +375,7 @@ def test_deployment_waits_for_engine_config_and_secret(served):
 
 
 def test_config_change_rolls_the_pods(staging):
-    from components.serving.model_server import deployment_spec
+    from inferplane.components.serving.model_server import deployment_spec
 
     model = staging.models["ranker"]
     a = deployment_spec(staging, model, "s3://x", False, 'name: "ranker"\n')
@@ -410,7 +410,7 @@ def test_secret_from_env_stays_secret_online(staging, monkeypatch):
 
 
 def test_missing_secret_env_is_a_blueprint_error(staging, monkeypatch):
-    from inferplane.errors import BlueprintError
+    from inferplane.blueprint.errors import BlueprintError
 
     monkeypatch.delenv("HF_TOKEN", raising=False)
     with pytest.raises(BlueprintError) as err:
@@ -488,7 +488,7 @@ def test_outputs(served):
 
 
 def test_engine_uri_output(staging):
-    from components.serving.engine_build import engine_uri
+    from inferplane.components.serving.engine_build import engine_uri
 
     rec = serve(staging, ["ranker", "chat"])
     servers = [r for r in rec if r.type == "inferplane:serving:ModelServer"]
@@ -513,7 +513,7 @@ def test_children_and_names(served):
 
 
 def _secret_ref(env, **source):
-    from inferplane.model import SecretRef
+    from inferplane.blueprint.model import SecretRef
 
     ref = SecretRef(name="hf_token", path=("models", "chat", "secrets", "hf_token"), **source)
     return with_model(env, "chat", secrets=(ref,))

@@ -13,10 +13,10 @@ import pytest
 from crd_schema import errors
 from promql_checks import metric_names, parse, unknown_metrics
 
-from components.serving import monitoring, promql, rules
-from components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
-from inferplane import naming
-from inferplane.model import Environment, Model, Slo
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, Model, Slo
+from inferplane.components.serving import monitoring, promql, rules
+from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 
 NS = "support-assistant"
 ENVS = ("staging", "prod")

@@ -12,9 +12,9 @@ import pytest
 from crd_schema import REFERENCE
 from promql_checks import matchers, metric_names, parse, selectors, single_element, unknown_metrics
 
-from components.serving import promql
-from components.serving.promql import Scope
-from inferplane.model import Environment
+from inferplane.blueprint.model import Environment
+from inferplane.components.serving import promql
+from inferplane.components.serving.promql import Scope
 
 NS = "support-assistant"
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.serving import rules
-from inferplane.model import Environment
+from inferplane.blueprint.model import Environment
+from inferplane.components.serving import rules
 
 NS = "support-assistant"
 FIXTURES = Path(__file__).parent / "promtool"

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from serving_fixtures import with_model
 
-from components.serving.triton_config import input_data_type, render_config_pbtxt
-from inferplane.errors import BlueprintError
-from inferplane.model import Batching, ResponseCache, TensorRtInput, Warmup
+from inferplane.blueprint.errors import BlueprintError
+from inferplane.blueprint.model import Batching, ResponseCache, TensorRtInput, Warmup
+from inferplane.components.serving.triton_config import input_data_type, render_config_pbtxt
 
 ROOT = Path(__file__).resolve().parents[3]
 CHECKER = ROOT / "scripts" / "triton-config-check"

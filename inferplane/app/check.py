@@ -1,0 +1,260 @@
+"""`inferplane check`: the policy rules on every environment of some blueprints, offline.
+
+    inferplane check BLUEPRINT... [--env NAME]... [--format text|json|sarif|github]
+                     [--policy-config FILE] [--output FILE]
+
+Each environment's stack program runs in-process under mocks (as `inferplane plan` does);
+every rule of `policies/` judges the resources it registers; each result is mapped back to
+the blueprint value that caused it, then the blueprint's waivers apply.
+
+Exit codes: 0 no mandatory violation; 1 at least one; 2 invalid blueprint, policy config or
+usage (located diagnostics on stderr); 3 internal error (one line; the traceback with
+INFERPLANE_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import multiprocessing
+import os
+import pickle
+import sys
+import traceback
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from inferplane.app.report import FORMATS, CheckReport, render, wants_color
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location
+from inferplane.blueprint.model import Environment
+from inferplane.policies import waivers
+from inferplane.policies.config import PolicyConfig
+from inferplane.policies.config import load as load_policy_config
+from inferplane.policies.engine import Result, evaluate
+from inferplane.policies.framework import all_rules
+from inferplane.policies.resources import Resource
+from inferplane.policies.stack import Stack
+
+EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """A command-line mistake (exit 2)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("blueprints", nargs="+", metavar="BLUEPRINT", help="blueprint YAML file(s)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        dest="envs",
+        metavar="NAME",
+        help="check only this environment (repeatable; default: every environment)",
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="report format (default: text)"
+    )
+    parser.add_argument(
+        "--policy-config",
+        metavar="FILE",
+        help="rule levels and thresholds (YAML or JSON; the CrossGuard pack reads the same file)",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    # Waiver expiry is judged against this date (tests pin it; INFERPLANE_TODAY also works).
+    parser.add_argument("--today", help=argparse.SUPPRESS)
+
+
+def stack_of(env: Environment) -> Stack:
+    """Run `env`'s program offline and wrap what it registered for the rules."""
+    from inferplane.app.offline import run_program  # imports Pulumi: only when checking
+
+    recording = run_program(env)
+    resources = [
+        Resource(type=r.type, name=r.name, urn=r.urn, props=r.inputs, parent=r.parent)
+        for r in recording.resources
+        if not r.read  # looked-up objects exist already; the stack does not create them
+    ]
+    return Stack.of(resources, env)
+
+
+_PENDING: list[tuple[Environment, PolicyConfig]] = []
+"""Environments handed to forked workers (inherited, not pickled: the model holds
+read-only mappings that do not pickle)."""
+
+
+def _evaluate_one(index: int) -> list[Result] | BaseException:
+    """Worker: one environment's unwaived results, or the exception its run raised."""
+    env, config = _PENDING[index]
+    try:
+        return evaluate(stack_of(env), config)
+    except BaseException as exc:  # handed back to the parent, which raises it
+        if os.environ.get("INFERPLANE_DEBUG") == "1":
+            exc.add_note("in environment " + env.name + ":\n" + traceback.format_exc())
+        if isinstance(exc, BlueprintError):
+            return _RemoteBlueprintError(list(exc.diagnostics))
+        try:
+            pickle.dumps(exc)
+        except Exception:
+            return RuntimeError(f"{type(exc).__name__}: {exc}")
+        return exc
+
+
+class _RemoteBlueprintError(Exception):
+    """A BlueprintError on its way back from a worker (BlueprintError does not pickle)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__(diagnostics)
+        self.diagnostics = diagnostics
+
+
+def evaluate_environments(
+    environments: Sequence[Environment], config: PolicyConfig
+) -> list[list[Result]]:
+    """Each environment's results (no waivers), one process per environment when the
+    machine has cores to spare: runs are independent and mostly import and register."""
+    jobs = min(len(environments), os.cpu_count() or 1, int(os.environ.get("INFERPLANE_JOBS", "8")))
+    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [evaluate(stack_of(env), config) for env in environments]
+    import inferplane.app.offline  # noqa: F401  (imported once, shared by the forked workers)
+
+    _PENDING[:] = [(env, config) for env in environments]
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            outcomes = pool.map(_evaluate_one, range(len(environments)), chunksize=1)
+    finally:
+        _PENDING.clear()
+    out: list[list[Result]] = []
+    for outcome in outcomes:
+        if isinstance(outcome, _RemoteBlueprintError):
+            raise BlueprintError(outcome.diagnostics)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        out.append(outcome)
+    return out
+
+
+def check_environments(
+    environments: Sequence[Environment], config: PolicyConfig, today: dt.date
+) -> list[Result]:
+    """Results of every rule on `environments` (one blueprint), waivers applied, plus one
+    advisory result per waiver that matched nothing in any of them."""
+    results: list[Result] = []
+    use = waivers.WaiverUse.new()
+    for env, found in zip(environments, evaluate_environments(environments, config), strict=True):
+        results.extend(waivers.apply(found, env.waivers, today, env.locate, use))
+    if environments:
+        first = environments[0]
+        enabled = [r.id for r in all_rules() if config.level(r) != "disabled"]
+        results.extend(
+            waivers.unused(
+                first.waivers,
+                [e.name for e in environments],
+                use,
+                today,
+                first.locate,
+                enabled,
+            )
+        )
+    return results
+
+
+def check_files(
+    paths: Iterable[str],
+    env_names: Sequence[str] | None = None,
+    config_file: str | None = None,
+    today: dt.date | None = None,
+) -> CheckReport:
+    """Check every environment (or those named) of each blueprint.
+
+    Raises BlueprintError for invalid blueprints or policy config (all files' diagnostics
+    together), UsageError for an environment no blueprint has.
+    """
+    from inferplane.blueprint.resolve import load_blueprint, resolve
+
+    config = load_policy_config(config_file) if config_file else PolicyConfig()
+    on = today or waivers.today()
+    problems: list[Diagnostic] = []
+    loaded = []
+    for path in paths:
+        try:
+            loaded.append(load_blueprint(path))
+        except BlueprintError as exc:
+            problems.extend(exc.diagnostics)
+        except OSError as exc:
+            problems.append(
+                Diagnostic(
+                    Location(path, 1, 1),
+                    (),
+                    f"cannot read the file: {exc.strerror}",
+                    "check the path",
+                )
+            )
+    if problems:
+        raise BlueprintError(problems)
+    wanted = list(dict.fromkeys(env_names or ()))
+    every = {name for _, names in loaded for name in names}
+    unknown = [name for name in wanted if name not in every]
+    if unknown:
+        raise UsageError(
+            f"no environment named {', '.join(map(repr, unknown))} in "
+            f"{', '.join(paths)} (environments: {', '.join(sorted(every))})"
+        )
+    report = CheckReport(results=[])
+    for doc, names in loaded:
+        chosen = [n for n in names if not wanted or n in wanted]
+        environments = [resolve(doc, n) for n in chosen]
+        report.results.extend(check_environments(environments, config, on))
+        report.checked.extend((doc.source.file, n) for n in chosen)
+    report.results.sort(key=Result.sort_key)
+    return report
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `inferplane check` with parsed `args`; returns the exit code.
+
+    Blueprint and config errors raise BlueprintError (the CLI prints them, exit 2)."""
+    try:
+        today = dt.date.fromisoformat(args.today) if args.today else None
+    except ValueError:
+        print(f"inferplane check: error: --today {args.today!r} is not YYYY-MM-DD", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        report = check_files(args.blueprints, args.envs, args.policy_config, today)
+    except UsageError as exc:
+        print(f"inferplane check: error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    if args.output:
+        text = render(report, args.format)
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(render(report, args.format, color=wants_color(sys.stdout)))
+    return EXIT_OK if report.passed else EXIT_VIOLATIONS
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m inferplane.app.check ...`: the same command without the `inferplane` wrapper."""
+    from inferplane.app.cli import internal_error
+
+    parser = argparse.ArgumentParser(
+        prog="inferplane check", description="apply the policy rules to every environment, offline"
+    )
+    add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+        return run(args)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_INVALID
+    except BlueprintError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic.format(), file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        return internal_error(exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

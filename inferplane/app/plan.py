@@ -1,0 +1,233 @@
+"""`inferplane plan BLUEPRINT --env ENV [--out DIR]`: what `pulumi up -s ENV` would create.
+
+Validates the whole blueprint, runs the stack program offline (`inferplane.app.offline`), and
+prints the resource tree — each resource with the facts a reviewer looks for (zone,
+instance type, GPUs, min/max, chart and version, replicas) — then the count per type.
+With `--out DIR` it also writes plan.json, the Kubernetes manifests, the Helm releases and
+the Triton model configs (`inferplane.app.plan_output`). Nothing is written unless the whole
+plan succeeds.
+
+Exit codes: 0 planned; 2 invalid blueprint, unknown environment or unusable --out;
+3 internal error (handled by the CLI: one line, traceback with INFERPLANE_DEBUG=1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from inferplane.blueprint.errors import BlueprintError
+
+if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
+    from inferplane.app.offline import RecordedResource, Recording
+
+EXIT_OK, EXIT_INVALID = 0, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("blueprint", metavar="BLUEPRINT", help="blueprint YAML file")
+    parser.add_argument(
+        "--env", required=True, metavar="ENV", help="environment (= Pulumi stack) to plan"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="also write plan.json, manifests/, helm/ and triton/ to DIR (replaced whole)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferplane.app import plan_output
+    from inferplane.blueprint.resolve import resolve_file
+
+    try:
+        env = resolve_file(args.blueprint, args.env)
+        if args.out is not None:  # fail before the run, and again at write time
+            plan_output.check_out_dir(args.out)
+        from inferplane.app.offline import run_program
+
+        recording = run_program(env)
+    except BlueprintError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic.format(), file=sys.stderr)
+        return EXIT_INVALID
+    except plan_output.OutputDirError as exc:
+        print(f"inferplane plan: error: --out {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    out = sys.stdout
+    glyphs = _glyphs(out)
+    zones = ", ".join(env.zones)
+    print(f"Plan: {env.blueprint} / {env.name} ({env.cloud} {env.region}; zones {zones})", file=out)
+    print(file=out)
+    for line in render_tree(recording, glyphs):
+        print(line, file=out)
+    print(file=out)
+    for line in render_counts(recording):
+        print(line, file=out)
+    for message in recording.messages:
+        if message.severity in {"warning", "error"}:
+            print(f"{message.severity}: {message.text}", file=sys.stderr)
+    if args.out is not None:
+        try:
+            written = plan_output.write_atomically(
+                args.out, plan_output.files(recording, env.blueprint, env.name)
+            )
+        except plan_output.OutputDirError as exc:
+            print(f"inferplane plan: error: --out {exc}", file=sys.stderr)
+            return EXIT_INVALID
+        print(f"Wrote {len(written)} files to {args.out}", file=out)
+    print(f"Planned offline in {recording.wall_time_s:.2f}s", file=out)
+    return EXIT_OK
+
+
+# --- rendering ------------------------------------------------------------------------------
+def _glyphs(stream: Any) -> tuple[str, str, str, str]:
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+    if encoding in {"utf8", "utf16", "utf32"}:
+        return "├─ ", "└─ ", "│  ", "   "
+    return "|- ", "`- ", "|  ", "   "
+
+
+def render_tree(recording: Recording, glyphs: tuple[str, str, str, str]) -> list[str]:
+    """One line per resource, indented under its parent, siblings sorted by type and name."""
+    from inferplane.app.plan_output import tree_order
+
+    tee, last, bar, blank = glyphs
+    ordered = tree_order(recording)
+    # Backwards pass: does a later sibling follow (before the walk climbs above its level)?
+    has_next = [False] * len(ordered)
+    seen: list[bool] = []
+    for i in range(len(ordered) - 1, -1, -1):
+        depth = ordered[i][0]
+        del seen[depth + 1 :]
+        seen.extend([False] * (depth + 1 - len(seen)))
+        has_next[i] = seen[depth]
+        seen[depth] = True
+    lines = []
+    open_levels: list[bool] = []  # per depth: does the current ancestor have a next sibling?
+    for i, (depth, res) in enumerate(ordered):
+        del open_levels[depth:]
+        prefix = "".join(bar if more else blank for more in open_levels[1:])
+        branch = "" if depth == 0 else (tee if has_next[i] else last)
+        text = f"{res.type}  {res.name}"
+        facts = describe(res)
+        if facts:
+            text += f"  [{facts}]"
+        lines.append(prefix + branch + text)
+        open_levels.append(has_next[i])
+    return lines
+
+
+def render_counts(recording: Recording) -> list[str]:
+    counts = recording.counts()
+    width = len(str(len(recording)))
+    lines = ["Resources by type:"]
+    lines += [f"  {n:>{width}}  {type_}" for type_, n in counts.items()]
+    lines.append(f"  {len(recording):>{width}}  total")
+    return lines
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _gpu_requests(pod_spec: dict[str, Any]) -> str:
+    found = []
+    for container in pod_spec.get("containers") or []:
+        limits = (container.get("resources") or {}).get("limits") or {}
+        for key, value in sorted(limits.items()):
+            if key.startswith("nvidia.com/"):
+                found.append(f"{key}={_num(value)}")
+    return ",".join(found)
+
+
+def describe(res: RecordedResource) -> str:
+    """The facts of one resource a reviewer checks first, as ``key=value`` pairs."""
+    get = res.get
+    facts: list[str] = []
+
+    def add(key: str, value: Any) -> None:
+        if value not in (None, "", [], {}):
+            if isinstance(value, list):
+                value = ",".join(_num(v) for v in value)
+            facts.append(f"{key}={_num(value)}")
+
+    if res.read:
+        facts.append("existing, read only")
+    kind = res.type.rsplit(":", 1)[-1]
+    if res.type.startswith("kubernetes:helm.sh/"):
+        add("chart", get("chart"))
+        add("version", get("version"))
+        add("namespace", get("namespace"))
+    elif res.type.startswith("kubernetes:") and res.custom:
+        add("namespace", get("metadata", "namespace"))
+        add("name", get("metadata", "name"))
+        spec = get("spec") or {}
+        add("replicas", spec.get("replicas"))
+        add("min", spec.get("minReplicaCount", spec.get("minReplicas")))
+        add("max", spec.get("maxReplicaCount", spec.get("maxReplicas")))
+        if kind == "Service":
+            add("type", spec.get("type"))
+        pod = (spec.get("template") or {}).get("spec") or {}
+        if kind == "CronJob":
+            pod = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template", {})
+            pod = pod.get("spec") or {}
+        selector = pod.get("nodeSelector") or {}
+        add("zone", selector.get("topology.kubernetes.io/zone"))
+        add("pool", selector.get("inferplane.dev/pool"))
+        add("gpus", _gpu_requests(pod))
+    elif res.type == "aws:eks/nodeGroup:NodeGroup":
+        labels = get("labels") or {}
+        add("zone", labels.get("inferplane.dev/zone"))
+        add("instance", get("instanceTypes"))
+        add("gpu", labels.get("inferplane.dev/gpu"))
+        add("capacity", get("capacityType"))
+        add("min", get("scalingConfig", "minSize"))
+        add("max", get("scalingConfig", "maxSize"))
+    elif res.type == "gcp:container/nodePool:NodePool":
+        add("zone", get("nodeLocations"))
+        add("machine", get("nodeConfig", "machineType"))
+        for acc in get("nodeConfig", "guestAccelerators") or []:
+            add("gpus", f"{_num(acc.get('count'))}x{acc.get('type')}")
+        add(
+            "min",
+            get("autoscaling", "minNodeCount", default=get("autoscaling", "totalMinNodeCount")),
+        )
+        add(
+            "max",
+            get("autoscaling", "maxNodeCount", default=get("autoscaling", "totalMaxNodeCount")),
+        )
+    elif res.type in {"aws:eks/cluster:Cluster", "gcp:container/cluster:Cluster"}:
+        add("name", get("name"))
+        add("version", get("version", default=get("minMasterVersion")))
+        add("location", get("location"))
+    elif res.type == "aws:ec2/subnet:Subnet":
+        add("zone", get("availabilityZone"))
+        add("cidr", get("cidrBlock"))
+    elif res.type == "aws:ec2/vpc:Vpc":
+        add("cidr", get("cidrBlock"))
+    elif res.type == "gcp:compute/subnetwork:Subnetwork":
+        add("region", get("region"))
+        add("cidr", get("ipCidrRange"))
+    elif res.type == "aws:iam/role:Role":
+        add("name", get("name"))
+    elif res.type == "gcp:serviceaccount/account:Account":
+        add("account", get("accountId"))
+    return " ".join(facts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m inferplane.app.plan ...`: the same as `inferplane plan ...`."""
+    from inferplane.app import cli
+
+    return cli.main(["plan", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

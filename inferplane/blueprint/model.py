@@ -1,0 +1,351 @@
+"""The resolved blueprint: one immutable, typed `Environment` per environment.
+
+`inferplane.blueprint.resolve.resolve(document, env_name)` builds these from a validated blueprint:
+overrides merged, defaults applied, model sources made absolute, GPUs looked up in the
+catalog. Everything downstream (components, policies, plan, check) reads only this model.
+
+Every object knows the YAML path it came from (`path`), and `Environment.locate(path)`
+turns any effective path into the `file:line:col` of the value that set it — inside
+`environments.<env>.overrides` when an override set it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from inferplane.blueprint.catalog import GpuType
+from inferplane.blueprint.errors import Location, YamlPath
+from inferplane.blueprint.source import SourceMap
+
+Cloud = Literal["aws", "gcp"]
+Server = Literal["vllm", "triton"]
+LatencyClass = Literal["realtime", "batch"]
+Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
+Metric = Literal["queue_depth", "gpu_utilization", "p95_latency_ms", "ttft_p95_ms"]
+Protocol = Literal["http", "grpc", "both"]
+Sharing = Literal["exclusive", "mig", "time_slicing"]
+Capacity = Literal["on_demand", "spot"]
+Scheme = Literal["internal", "external"]
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """An inclusive range: replicas or nodes."""
+
+    min: int
+    max: int
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Create a cluster, or attach to an existing one by name."""
+
+    create: bool
+    existing: str | None
+    kubernetes_version: str
+    location: str
+    """GKE: the cluster's location (region or zone). AWS: the region."""
+    vpc_cidr: str
+    """The VPC's address range when the cluster is created."""
+
+
+@dataclass(frozen=True)
+class GpuPool:
+    """One GPU node pool; it becomes one node group per zone in `zones`."""
+
+    name: str
+    path: YamlPath
+    gpu: GpuType
+    gpus_per_node: int
+    instance_type: str
+    nodes: MinMax
+    """Nodes per zone."""
+    capacity: Capacity
+    sharing: Sharing
+    mig_profile: str | None
+    time_slices: int
+    """Clients per GPU on a `time_slicing` pool; 1 otherwise."""
+    disk_gib: int
+    zones: tuple[str, ...]
+
+    @property
+    def slices_per_gpu(self) -> int:
+        """Schedulable GPU units per physical GPU: MIG slices, time slices, or 1."""
+        if self.sharing == "mig" and self.mig_profile:
+            return self.gpu.mig_profiles[self.mig_profile]
+        if self.sharing == "time_slicing":
+            return self.time_slices
+        return 1
+
+    @property
+    def gpu_units_per_node(self) -> int:
+        """What one node advertises to the scheduler in `gpu_resource` units."""
+        return self.gpus_per_node * self.slices_per_gpu
+
+    @property
+    def gpu_resource(self) -> str:
+        """The extended resource a pod requests on this pool (MIG uses the mixed strategy)."""
+        if self.sharing == "mig" and self.mig_profile:
+            return f"nvidia.com/mig-{self.mig_profile}"
+        return "nvidia.com/gpu"
+
+    @property
+    def mig_config(self) -> str | None:
+        """The `nvidia.com/mig.config` label value the GPU Operator's MIG manager applies."""
+        return f"all-{self.mig_profile}" if self.sharing == "mig" and self.mig_profile else None
+
+
+@dataclass(frozen=True)
+class TensorRtInput:
+    """Optimisation-profile shapes of one engine input (batch dimension included)."""
+
+    name: str
+    min: tuple[int, ...]
+    opt: tuple[int, ...]
+    max: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TensorRt:
+    """Build a TensorRT engine from the ONNX source, on the pool's GPU type."""
+
+    inputs: tuple[TensorRtInput, ...]
+    workspace_mib: int | None
+    builder_optimization_level: int
+
+
+@dataclass(frozen=True)
+class Batching:
+    """Triton dynamic batching; the queue delay is the batching window."""
+
+    max_batch_size: int
+    max_queue_delay_us: int
+    preferred_batch_sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ResponseCache:
+    enabled: bool
+    size_mb: int
+
+
+@dataclass(frozen=True)
+class Warmup:
+    batch_sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """vLLM engine settings; None means vLLM's own default."""
+
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    gpu_memory_utilization: float | None = None
+    enable_prefix_caching: bool | None = None
+    enable_chunked_prefill: bool | None = None
+    kv_cache_dtype: str | None = None
+    quantization: str | None = None
+    enforce_eager: bool | None = None
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    metric: Metric
+    target: float
+    """Per replica: waiting requests, percent GPU busy, or milliseconds."""
+    scale_down_stabilization_s: int
+
+
+@dataclass(frozen=True)
+class Slo:
+    p95_ms: int | None
+    ttft_p95_ms: int | None
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A secret the model server needs, by reference; never a literal value."""
+
+    name: str
+    path: YamlPath
+    from_env: str | None = None
+    from_pulumi_config: str | None = None
+    from_secret_manager: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where the weights are. `uri` is absolute: s3://, gs:// or hf://."""
+
+    uri: str
+    scheme: Literal["s3", "gs", "hf"]
+    bucket: str | None
+    """s3/gs bucket; None for hf."""
+    key: str | None
+    """Object key or prefix inside the bucket; None for hf."""
+    hf_repo: str | None = None
+    hf_revision: str | None = None
+
+
+@dataclass(frozen=True)
+class Model:
+    """One served model (endpoint)."""
+
+    name: str
+    path: YamlPath
+    server: Server
+    source: ModelSource
+    pool: str
+    gpus: int
+    latency_class: LatencyClass
+    precision: Precision
+    replicas: MinMax
+    autoscaling: Autoscaling
+    slo: Slo | None
+    expose: Protocol
+    secrets: tuple[SecretRef, ...]
+    image: str | None
+    """An explicit server image; None uses the pinned image of `versions`."""
+    startup_timeout_s: int
+    max_request_s: int
+    vllm: VllmSettings | None = None
+    tensorrt: TensorRt | None = None
+    batching: Batching | None = None
+    response_cache: ResponseCache | None = None
+    warmup: Warmup | None = None
+
+    @property
+    def realtime(self) -> bool:
+        return self.latency_class == "realtime"
+
+
+@dataclass(frozen=True)
+class LoadBalancer:
+    scheme: Scheme
+    allowed_cidrs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Observability:
+    prometheus_retention: str
+    prometheus_storage_gib: int
+    grafana_enabled: bool
+    alerts_enabled: bool
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Pinned versions of everything the stack installs or runs."""
+
+    triton: str
+    vllm: str
+    gpu_operator: str
+    keda: str
+    kube_prometheus_stack: str
+    aws_load_balancer_controller: str
+    cluster_autoscaler: str
+
+
+@dataclass(frozen=True)
+class Waiver:
+    rule: str
+    target: str
+    environments: tuple[str, ...] | None
+    reason: str
+    expires: str
+    """ISO date, YYYY-MM-DD."""
+    path: YamlPath
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A blueprint resolved for one environment: everything one Pulumi stack provisions."""
+
+    blueprint: str
+    owner: str | None
+    file: str
+    name: str
+    cloud: Cloud
+    region: str
+    zones: tuple[str, ...]
+    project: str | None
+    model_store: str
+    cluster: ClusterSpec
+    pools: Mapping[str, GpuPool]
+    models: Mapping[str, Model]
+    load_balancer: LoadBalancer
+    observability: Observability
+    versions: Versions
+    waivers: tuple[Waiver, ...]
+    source: SourceMap = field(repr=False, compare=False)
+    override_origins: Mapping[YamlPath, YamlPath] = field(repr=False, compare=False)
+    """Effective path -> the path under `environments.<env>.overrides` that set it."""
+
+    @property
+    def path(self) -> YamlPath:
+        return ("environments", self.name)
+
+    def locate(self, path: YamlPath) -> Location:
+        """The file:line:col of the value that set `path` in this environment.
+
+        Overrides win; a defaulted value points at its nearest written ancestor.
+        """
+        for i in range(len(path), -1, -1):
+            prefix = path[:i]
+            origin = self.override_origins.get(prefix)
+            if origin is not None:
+                return self.source.value(origin)
+            if self.source.has(prefix):
+                return self.source.value(prefix)
+        return self.source.value(())
+
+    def source_path(self, path: YamlPath) -> YamlPath:
+        """The YAML path of the written value behind `path` (override or base)."""
+        for i in range(len(path), -1, -1):
+            prefix = path[:i]
+            origin = self.override_origins.get(prefix)
+            if origin is not None:
+                return origin
+            if self.source.has(prefix):
+                return prefix
+        return ()
+
+    def pool_of(self, model: Model) -> GpuPool:
+        return self.pools[model.pool]
+
+    @property
+    def node_zones(self) -> tuple[str, ...]:
+        """Every zone that has GPU nodes: the environment's zones, then any zone a pool names
+        outside them (which the `same-zone-placement` policy reports; the network still
+        reaches it, so the plan shows the pool where the blueprint puts it)."""
+        extra = [z for p in self.pools.values() for z in p.zones if z not in self.zones]
+        return self.zones + tuple(dict.fromkeys(extra))
+
+    @property
+    def store_bucket(self) -> str:
+        """The model store's bucket (``s3://bucket/prefix/`` -> ``bucket``)."""
+        return self.model_store.split("://", 1)[1].split("/", 1)[0]
+
+    @property
+    def store_prefix(self) -> str:
+        """The model store's key prefix, ``""`` or ending in ``/``."""
+        rest = self.model_store.split("://", 1)[1]
+        return rest.split("/", 1)[1] if "/" in rest else ""
+
+    @property
+    def read_locations(self) -> tuple[tuple[str, str], ...]:
+        """(bucket, key prefix) pairs serving pods must read: the model store, plus every
+        model source given as an absolute s3:// or gs:// URI outside it. The read-only
+        identity is scoped to exactly these."""
+        found = [(self.store_bucket, self.store_prefix)]
+        for model in self.models.values():
+            src = model.source
+            if src.bucket is None or src.key is None:
+                continue
+            inside = any(src.bucket == b and src.key.startswith(p) for b, p in found)
+            if not inside:
+                found.append((src.bucket, src.key))
+        return tuple(found)

@@ -1,0 +1,339 @@
+"""From a blueprint file to one resolved `Environment` per environment.
+
+    load_blueprint(path)      strict load + JSON Schema + semantic checks (all environments)
+    resolve(doc, env)         overrides merged, defaults applied, sources absolute, catalog
+    resolve_file(path, env)   both, for one environment
+
+Validation always covers the whole blueprint before anything is resolved, so an error in
+one environment stops every environment: nothing is provisioned from a half-valid file.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath
+from inferplane.blueprint.model import (
+    Autoscaling,
+    Batching,
+    ClusterSpec,
+    Environment,
+    GpuPool,
+    LoadBalancer,
+    MinMax,
+    Model,
+    ModelSource,
+    Observability,
+    ResponseCache,
+    SecretRef,
+    Slo,
+    TensorRt,
+    TensorRtInput,
+    Versions,
+    VllmSettings,
+    Waiver,
+    Warmup,
+)
+from inferplane.blueprint.source import Document
+
+OVERRIDABLE = ("models", "gpu_pools", "load_balancer", "observability", "versions")
+NAMED_SECTIONS = ("models", "gpu_pools")
+
+
+# --- loading and validation ---------------------------------------------------------------
+def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
+    """Load and fully validate a blueprint; returns it with its environment names.
+
+    Raises BlueprintError with every problem found (schema first: semantic checks only run
+    on a document whose shape is right, so they never trip over a wrong type).
+    """
+    from inferplane.blueprint import loader, schema, semantic
+
+    doc = loader.load(path)
+    problems = schema.validate_document(doc)
+    if problems:
+        raise BlueprintError(problems)
+    problems = semantic.check(doc)
+    if problems:
+        raise BlueprintError(problems)
+    return doc, tuple(doc.data["environments"])
+
+
+def resolve_file(path: str | Path, env_name: str) -> Environment:
+    """Validate the blueprint at `path` and resolve environment `env_name`."""
+    doc, envs = load_blueprint(path)
+    if env_name not in envs:
+        raise BlueprintError(
+            [
+                Diagnostic(
+                    doc.source.key(("environments",)),
+                    ("environments",),
+                    f"no environment named {env_name!r}",
+                    f"use one of: {', '.join(envs)}",
+                )
+            ]
+        )
+    return resolve(doc, env_name)
+
+
+# --- merging ------------------------------------------------------------------------------
+def merged(doc: Document, env_name: str) -> tuple[dict[str, Any], dict[YamlPath, YamlPath]]:
+    """The blueprint as environment `env_name` sees it, and where each override came from.
+
+    Mappings merge key by key; lists and scalars from an override replace the base value.
+    The second result maps every effective path set by an override to its path under
+    ``environments.<env>.overrides``.
+    """
+    data = copy.deepcopy(doc.data)
+    origins: dict[YamlPath, YamlPath] = {}
+    overrides = doc.data["environments"][env_name].get("overrides") or {}
+    base: YamlPath = ("environments", env_name, "overrides")
+    for section, value in overrides.items():
+        if section not in OVERRIDABLE:
+            continue
+        if section not in data or not isinstance(data[section], dict):
+            data[section] = {}
+        if section in NAMED_SECTIONS:
+            # Overrides may change models and pools, never add them (semantic.check says so).
+            value = {k: v for k, v in value.items() if k in data[section]}
+        _merge_into(data[section], value, (section,), (*base, section), origins)
+    return data, origins
+
+
+def _merge_into(
+    target: dict[str, Any],
+    override: Mapping[str, Any],
+    path: YamlPath,
+    origin: YamlPath,
+    origins: dict[YamlPath, YamlPath],
+) -> None:
+    origins[path] = origin
+    for key, value in override.items():
+        sub, sub_origin = (*path, key), (*origin, key)
+        if isinstance(value, dict) and isinstance(target.get(key), dict) and not _atomic(sub):
+            _merge_into(target[key], value, sub, sub_origin, origins)
+        else:
+            target[key] = copy.deepcopy(value)
+            _record(value, sub, sub_origin, origins)
+
+
+def _atomic(path: YamlPath) -> bool:
+    """Values an override replaces whole: a secret reference names exactly one source, so
+    merging `from_pulumi_config` into a `from_env` reference would leave both."""
+    return len(path) == 4 and path[0] == "models" and path[2] == "secrets"
+
+
+def _record(
+    value: Any, path: YamlPath, origin: YamlPath, origins: dict[YamlPath, YamlPath]
+) -> None:
+    origins[path] = origin
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _record(v, (*path, k), (*origin, k), origins)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _record(v, (*path, i), (*origin, i), origins)
+
+
+# --- resolution ---------------------------------------------------------------------------
+def resolve(doc: Document, env_name: str) -> Environment:
+    """Resolve one environment of a validated blueprint (see `load_blueprint`)."""
+    data, origins = merged(doc, env_name)
+    env = data["environments"][env_name]
+    cloud = env["cloud"]
+    region = env["region"]
+    zones = tuple(env["zones"])
+    model_store = _with_slash(env["model_store"])
+
+    pools = {
+        name: _pool(name, spec, cloud, zones)
+        for name, spec in (data.get("gpu_pools") or {}).items()
+    }
+    models = {
+        name: _model(name, spec, pools, model_store)
+        for name, spec in (data.get("models") or {}).items()
+    }
+    cluster = env.get("cluster") or {}
+    lb = data.get("load_balancer") or {}
+    obs = data.get("observability") or {}
+    prom = obs.get("prometheus") or {}
+    versions = {**defaults.VERSIONS, **(data.get("versions") or {})}
+    waivers = tuple(
+        Waiver(
+            rule=w["rule"],
+            target=w["target"],
+            environments=tuple(w["environments"]) if w.get("environments") else None,
+            reason=w["reason"],
+            expires=str(w["expires"]),
+            path=("policies", "waivers", i),
+        )
+        for i, w in enumerate((data.get("policies") or {}).get("waivers") or [])
+    )
+    return Environment(
+        blueprint=data["name"],
+        owner=data.get("owner"),
+        file=doc.source.file,
+        name=env_name,
+        cloud=cloud,
+        region=region,
+        zones=zones,
+        project=env.get("project"),
+        model_store=model_store,
+        cluster=ClusterSpec(
+            create=bool(cluster.get("create", False)),
+            existing=cluster.get("existing"),
+            kubernetes_version=str(cluster.get("kubernetes_version", defaults.KUBERNETES_VERSION)),
+            location=cluster.get("location", region),
+            vpc_cidr=cluster.get("vpc_cidr", defaults.VPC_CIDR),
+        ),
+        pools=MappingProxyType(pools),
+        models=MappingProxyType(models),
+        load_balancer=LoadBalancer(
+            scheme=lb.get("scheme", defaults.LB_SCHEME),
+            allowed_cidrs=tuple(lb.get("allowed_cidrs") or ()),
+        ),
+        observability=Observability(
+            prometheus_retention=prom.get("retention", defaults.PROMETHEUS_RETENTION),
+            prometheus_storage_gib=prom.get("storage_gib", defaults.PROMETHEUS_STORAGE_GIB),
+            grafana_enabled=(obs.get("grafana") or {}).get("enabled", defaults.GRAFANA_ENABLED),
+            alerts_enabled=(obs.get("alerts") or {}).get("enabled", defaults.ALERTS_ENABLED),
+        ),
+        versions=Versions(**{k: str(v) for k, v in versions.items()}),
+        waivers=waivers,
+        source=doc.source,
+        override_origins=MappingProxyType(origins),
+    )
+
+
+def _with_slash(uri: str) -> str:
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, ...]) -> GpuPool:
+    gpu = catalog.gpu(spec["gpu"])
+    gpus_per_node = spec.get("gpus_per_node", defaults.POOL_GPUS_PER_NODE)
+    explicit = spec.get("instance_type")
+    instance_type = explicit or gpu.instance_type(cloud, gpus_per_node)
+    if instance_type is None:  # semantic.check refuses this first; keep resolve total
+        raise ValueError(f"no {cloud} instance type for {gpus_per_node} x {gpu.id}")
+    nodes = spec.get("nodes") or {}
+    sharing = spec.get("sharing", defaults.POOL_SHARING)
+    return GpuPool(
+        name=name,
+        path=("gpu_pools", name),
+        gpu=gpu,
+        gpus_per_node=gpus_per_node,
+        instance_type=instance_type,
+        nodes=MinMax(
+            nodes.get("min", defaults.POOL_NODES_MIN), nodes.get("max", defaults.POOL_NODES_MAX)
+        ),
+        capacity=spec.get("capacity", defaults.POOL_CAPACITY),
+        sharing=sharing,
+        mig_profile=spec.get("mig_profile") if sharing == "mig" else None,
+        time_slices=spec.get("time_slices", defaults.POOL_TIME_SLICES)
+        if sharing == "time_slicing"
+        else 1,
+        disk_gib=spec.get("disk_gib", defaults.POOL_DISK_GIB),
+        zones=tuple(spec.get("zones") or env_zones),
+    )
+
+
+def parse_source(source: str, model_store: str) -> ModelSource:
+    """An absolute `ModelSource` for a blueprint `source`; relative ones resolve under the
+    model store."""
+    uri = source if "://" in source else model_store + source
+    scheme, rest = uri.split("://", 1)
+    if scheme == "hf":
+        repo, _, revision = rest.partition("@")
+        return ModelSource(
+            uri=uri, scheme="hf", bucket=None, key=None, hf_repo=repo, hf_revision=revision or None
+        )
+    bucket, _, key = rest.partition("/")
+    return ModelSource(uri=uri, scheme="s3" if scheme == "s3" else "gs", bucket=bucket, key=key)
+
+
+def _model(
+    name: str, spec: Mapping[str, Any], pools: Mapping[str, GpuPool], model_store: str
+) -> Model:
+    server = spec["server"]
+    pool = pools[spec["pool"]]
+    latency_class = spec.get("latency_class", defaults.MODEL_LATENCY_CLASS)
+    realtime = latency_class == "realtime"
+    rep_min, rep_max = defaults.default_replicas(realtime, len(pool.zones))
+    replicas = spec.get("replicas") or {}
+    rmin = replicas.get("min", rep_min)
+    rmax = replicas.get("max", max(rep_max, rmin))
+    auto = spec.get("autoscaling") or {}
+    slo = spec.get("slo")
+    return Model(
+        name=name,
+        path=("models", name),
+        server=server,
+        source=parse_source(spec["source"], model_store),
+        pool=pool.name,
+        gpus=spec.get("gpus", defaults.MODEL_GPUS),
+        latency_class=latency_class,
+        precision=spec.get("precision", defaults.MODEL_PRECISION),
+        replicas=MinMax(rmin, rmax),
+        autoscaling=Autoscaling(
+            metric=auto.get("metric", defaults.MODEL_AUTOSCALING_METRIC),
+            target=float(auto.get("target", defaults.MODEL_AUTOSCALING_TARGET)),
+            scale_down_stabilization_s=auto.get(
+                "scale_down_stabilization_s", defaults.SCALE_DOWN_STABILIZATION_S
+            ),
+        ),
+        slo=Slo(p95_ms=slo.get("p95_ms"), ttft_p95_ms=slo.get("ttft_p95_ms")) if slo else None,
+        expose=(spec.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server]),
+        secrets=tuple(
+            SecretRef(
+                name=key,
+                path=("models", name, "secrets", key),
+                from_env=ref.get("from_env"),
+                from_pulumi_config=ref.get("from_pulumi_config"),
+                from_secret_manager=ref.get("from_secret_manager"),
+            )
+            for key, ref in (spec.get("secrets") or {}).items()
+        ),
+        image=spec.get("image"),
+        startup_timeout_s=spec.get("startup_timeout_s", defaults.STARTUP_TIMEOUT_S),
+        max_request_s=spec.get("max_request_s", defaults.MAX_REQUEST_S),
+        vllm=VllmSettings(**(spec.get("vllm") or {})) if server == "vllm" else None,
+        tensorrt=_tensorrt(spec["tensorrt"]) if "tensorrt" in spec else None,
+        batching=_batching(spec["batching"]) if "batching" in spec else None,
+        response_cache=ResponseCache(
+            enabled=spec["response_cache"].get("enabled", True),
+            size_mb=spec["response_cache"].get("size_mb", defaults.RESPONSE_CACHE_SIZE_MB),
+        )
+        if "response_cache" in spec
+        else None,
+        warmup=Warmup(batch_sizes=tuple(spec["warmup"].get("batch_sizes") or (1,)))
+        if "warmup" in spec
+        else None,
+    )
+
+
+def _tensorrt(spec: Mapping[str, Any] | None) -> TensorRt:
+    spec = spec or {}
+    return TensorRt(
+        inputs=tuple(
+            TensorRtInput(name, tuple(s["min"]), tuple(s["opt"]), tuple(s["max"]))
+            for name, s in (spec.get("inputs") or {}).items()
+        ),
+        workspace_mib=spec.get("workspace_mib"),
+        builder_optimization_level=spec.get(
+            "builder_optimization_level", defaults.TENSORRT_BUILDER_OPTIMIZATION_LEVEL
+        ),
+    )
+
+
+def _batching(spec: Mapping[str, Any]) -> Batching:
+    return Batching(
+        max_batch_size=spec["max_batch_size"],
+        max_queue_delay_us=spec.get("max_queue_delay_us", defaults.BATCHING_MAX_QUEUE_DELAY_US),
+        preferred_batch_sizes=tuple(spec.get("preferred_batch_sizes") or ()),
+    )

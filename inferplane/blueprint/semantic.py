@@ -1,0 +1,437 @@
+"""Semantic checks: what the JSON Schema cannot express.
+
+They run per environment on the merged view (base + overrides), so a problem that an
+override introduces points into `environments.<env>.overrides`. A problem in the base
+blueprint is reported once, however many environments see it. Whether a pool's zones
+are a subset of the environment's zones is policy (`same-zone-placement`), not here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from inferplane.blueprint import catalog
+from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
+from inferplane.blueprint.resolve import merged
+from inferplane.blueprint.source import Document
+
+_AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
+_GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")
+_TRITON_ONLY = ("tensorrt", "batching", "response_cache", "warmup")
+_CROSS_CLOUD = {"aws": "s3", "gcp": "gs"}
+
+
+def zone_pattern(cloud: str, region: str) -> re.Pattern[str]:
+    """Zone names of `region`: AWS ``us-east-1a``; GCP ``us-central1-a``."""
+    if cloud == "aws":
+        return re.compile(rf"^{re.escape(region)}[a-z]$")
+    return re.compile(rf"^{re.escape(region)}-[a-z]$")
+
+
+def zone_example(cloud: str, region: str) -> str:
+    return f"{region}a" if cloud == "aws" else f"{region}-a"
+
+
+class _Env:
+    """One environment's merged view, with locations that follow overrides."""
+
+    def __init__(self, doc: Document, name: str):
+        self.doc = doc
+        self.name = name
+        self.data, self.origins = merged(doc, name)
+        self.spec: Mapping[str, Any] = self.data["environments"][name]
+        self.out: list[Diagnostic] = []
+
+    def where(self, path: YamlPath) -> Location:
+        for i in range(len(path), -1, -1):
+            origin = self.origins.get(path[:i])
+            if origin is not None:
+                return self.doc.source.value(origin)
+            if self.doc.source.has(path[:i]):
+                return self.doc.source.value(path[:i])
+        return self.doc.source.value(())
+
+    def shown_path(self, path: YamlPath) -> YamlPath:
+        """The path to show: the override's path when an override set the value."""
+        for i in range(len(path), -1, -1):
+            origin = self.origins.get(path[:i])
+            if origin is not None:
+                return origin + path[i:]
+            if self.doc.source.has(path[:i]):
+                return path
+        return path
+
+    def error(self, path: YamlPath, message: str, hint: str) -> None:
+        self.out.append(Diagnostic(self.where(path), self.shown_path(path), message, hint))
+
+
+Check = Callable[[_Env], None]
+CHECKS: list[Check] = []
+
+
+def _check(fn: Check) -> Check:
+    CHECKS.append(fn)
+    return fn
+
+
+def check(doc: Document) -> list[Diagnostic]:
+    """Every semantic problem of a schema-valid blueprint, deduplicated across environments."""
+    seen: set[tuple[Location, str]] = set()
+    out: list[Diagnostic] = []
+    for name in doc.data["environments"]:
+        env = _Env(doc, name)
+        _check_overrides_name_existing(doc, env)
+        for fn in CHECKS:
+            fn(env)
+        for d in env.out:
+            if (d.location, d.message) not in seen:
+                seen.add((d.location, d.message))
+                out.append(d)
+    out.extend(_check_waivers(doc))
+    return out
+
+
+def _models(env: _Env) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    yield from (env.data.get("models") or {}).items()
+
+
+def _pools(env: _Env) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    yield from (env.data.get("gpu_pools") or {}).items()
+
+
+def _check_overrides_name_existing(doc: Document, env: _Env) -> None:
+    overrides = env.spec.get("overrides") or {}
+    for section in ("models", "gpu_pools"):
+        known = doc.data.get(section) or {}
+        for key in overrides.get(section) or {}:
+            if key not in known:
+                path = ("environments", env.name, "overrides", section, key)
+                env.out.append(
+                    Diagnostic(
+                        doc.source.key(path),
+                        path,
+                        f"overrides {section} {key!r}, which the blueprint does not define",
+                        f"define it under `{section}:` first, or use one of: "
+                        + (", ".join(known) or "(none defined)"),
+                    )
+                )
+
+
+@_check
+def _region_and_zones(env: _Env) -> None:
+    cloud, region = env.spec["cloud"], env.spec["region"]
+    base: YamlPath = ("environments", env.name)
+    region_re = _AWS_REGION if cloud == "aws" else _GCP_REGION
+    if not region_re.match(region):
+        example = "us-east-1" if cloud == "aws" else "us-central1"
+        env.error(
+            (*base, "region"),
+            f"{region!r} is not a {cloud.upper()} region name",
+            f"use a region such as {example}",
+        )
+        return
+    pattern = zone_pattern(cloud, region)
+    for i, zone in enumerate(env.spec["zones"]):
+        if not pattern.match(zone):
+            env.error(
+                (*base, "zones", i),
+                f"zone {zone!r} is not a zone of region {region}",
+                f"use zones named like {zone_example(cloud, region)}",
+            )
+    for name, pool in _pools(env):
+        for i, zone in enumerate(pool.get("zones") or []):
+            if not pattern.match(zone):
+                env.error(
+                    ("gpu_pools", name, "zones", i),
+                    f"zone {zone!r} is not a zone of region {region} (environment {env.name})",
+                    f"use zones named like {zone_example(cloud, region)}",
+                )
+    if cloud == "gcp" and not env.spec.get("project"):
+        env.error(base, "a gcp environment needs `project`", "add `project: <gcp project id>`")
+    if cloud == "aws" and env.spec.get("project"):
+        env.error(
+            (*base, "project"),
+            "`project` is for gcp environments only",
+            "remove it; an AWS account comes from the credentials",
+        )
+
+
+@_check
+def _cluster(env: _Env) -> None:
+    path: YamlPath = ("environments", env.name, "cluster")
+    cluster = env.spec.get("cluster") or {}
+    create, existing = cluster.get("create", False), cluster.get("existing")
+    if create and existing:
+        env.error(
+            path,
+            "`create: true` and `existing` are both set",
+            "either create a cluster, or attach to an existing one by name",
+        )
+    elif not create and not existing:
+        env.error(path, "no cluster to run on", "set `create: true`, or `existing: <cluster name>`")
+    if existing and "vpc_cidr" in cluster:
+        env.error(
+            (*path, "vpc_cidr"),
+            "`vpc_cidr` only applies to a cluster inferplane creates",
+            "remove it; an existing cluster keeps its network",
+        )
+
+
+@_check
+def _model_store(env: _Env) -> None:
+    cloud = env.spec["cloud"]
+    store = env.spec["model_store"]
+    want = _CROSS_CLOUD[cloud]
+    if not store.startswith(f"{want}://"):
+        env.error(
+            ("environments", env.name, "model_store"),
+            f"a {cloud} environment reads models from {want}:// storage, not {store!r}",
+            f"use a {want}://bucket/prefix/ in {env.spec['region']} (same region: fast "
+            "cold starts)",
+        )
+
+
+@_check
+def _pools_fit_catalog(env: _Env) -> None:
+    cloud = env.spec["cloud"]
+    for name, pool in _pools(env):
+        path: YamlPath = ("gpu_pools", name)
+        gpu = catalog.gpu(pool["gpu"])
+        per_node = pool.get("gpus_per_node", 1)
+        if "instance_type" not in pool:
+            counts = gpu.gpu_counts(cloud)
+            if not counts:
+                env.error(
+                    (*path, "gpu"),
+                    f"{gpu.id} is not offered on {cloud}",
+                    "choose a GPU available there (see `inferplane catalog`)",
+                )
+            elif per_node not in counts:
+                env.error(
+                    (*path, "gpus_per_node"),
+                    f"{cloud} has no {gpu.id} node with {per_node} GPUs",
+                    "use one of " + ", ".join(map(str, counts)) + ", or name an `instance_type`",
+                )
+        nodes = pool.get("nodes") or {}
+        if "min" in nodes and "max" in nodes and nodes["min"] > nodes["max"]:
+            env.error(
+                (*path, "nodes", "min"),
+                f"nodes.min ({nodes['min']}) is greater than nodes.max ({nodes['max']})",
+                "make min <= max",
+            )
+        sharing = pool.get("sharing", "exclusive")
+        profile = pool.get("mig_profile")
+        if sharing == "mig":
+            if not gpu.supports_mig:
+                env.error(
+                    (*path, "sharing"),
+                    f"{gpu.id} does not support MIG",
+                    "use sharing: exclusive, or a MIG-capable GPU (A100, H100, H200, B200)",
+                )
+            elif profile is None:
+                env.error(
+                    (*path, "sharing"),
+                    "sharing: mig needs a `mig_profile`",
+                    "add mig_profile: one of " + ", ".join(gpu.mig_profiles),
+                )
+            elif profile not in gpu.mig_profiles:
+                env.error(
+                    (*path, "mig_profile"),
+                    f"{profile!r} is not a MIG profile of {gpu.id}",
+                    "use one of " + ", ".join(gpu.mig_profiles),
+                )
+        elif profile is not None:
+            env.error(
+                (*path, "mig_profile"),
+                "mig_profile is set but sharing is not mig",
+                "set sharing: mig, or remove mig_profile",
+            )
+        if "time_slices" in pool and sharing != "time_slicing":
+            env.error(
+                (*path, "time_slices"),
+                "time_slices is set but sharing is not time_slicing",
+                "set sharing: time_slicing, or remove time_slices",
+            )
+
+
+@_check
+def _models_fit(env: _Env) -> None:
+    pools = dict(_pools(env))
+    cloud = env.spec["cloud"]
+    for name, model in _models(env):
+        path: YamlPath = ("models", name)
+        server = model["server"]
+        pool_name = model["pool"]
+        if pool_name not in pools:
+            env.error(
+                (*path, "pool"),
+                f"pool {pool_name!r} is not defined",
+                "use one of: " + (", ".join(pools) or "(no gpu_pools defined)"),
+            )
+        else:
+            _model_fits_pool(env, path, model, pools[pool_name])
+        replicas = model.get("replicas") or {}
+        if "min" in replicas and "max" in replicas and replicas["min"] > replicas["max"]:
+            env.error(
+                (*path, "replicas", "min"),
+                f"replicas.min ({replicas['min']}) is greater than replicas.max "
+                f"({replicas['max']})",
+                "make min <= max",
+            )
+        for key in _TRITON_ONLY:
+            if key in model and server != "triton":
+                env.error(
+                    (*path, key),
+                    f"`{key}` only applies to server: triton",
+                    f"remove it, or set server: triton (this model uses {server})",
+                )
+        if "vllm" in model and server != "vllm":
+            env.error(
+                (*path, "vllm"),
+                "`vllm` settings only apply to server: vllm",
+                f"remove them, or set server: vllm (this model uses {server})",
+            )
+        source = model["source"]
+        if server == "triton" and source.startswith("hf://"):
+            env.error(
+                (*path, "source"),
+                "Triton loads models from the model store, not hf://",
+                "upload the ONNX file under model_store and give its relative path",
+            )
+        other = "gs" if cloud == "aws" else "s3"
+        if source.startswith(f"{other}://"):
+            env.error(
+                (*path, "source"),
+                f"a {cloud} environment ({env.name}) cannot read {other}:// sources",
+                f"copy the model into {env.spec['model_store']} and use a relative path",
+            )
+        elif (
+            server == "triton"
+            and "tensorrt" in model
+            and not source.startswith("hf://")
+            and not source.endswith(".onnx")
+        ):
+            env.error(
+                (*path, "source"),
+                "a TensorRT engine is built from an ONNX file",
+                "point source at the model's .onnx file",
+            )
+        auto = model.get("autoscaling") or {}
+        slo = model.get("slo") or {}
+        if server != "vllm" and auto.get("metric") == "ttft_p95_ms":
+            env.error(
+                (*path, "autoscaling", "metric"),
+                "time to first token is a vLLM (token streaming) signal",
+                "use p95_latency_ms or queue_depth for Triton",
+            )
+        if server != "vllm" and "ttft_p95_ms" in slo:
+            env.error(
+                (*path, "slo", "ttft_p95_ms"),
+                "time to first token is a vLLM signal",
+                "use slo.p95_ms for Triton",
+            )
+        expose = (model.get("expose") or {}).get("protocol")
+        if server == "vllm" and expose in ("grpc", "both"):
+            env.error((*path, "expose", "protocol"), "vLLM serves HTTP only", "use protocol: http")
+        _batching_consistent(env, path, model)
+
+
+def _model_fits_pool(
+    env: _Env, path: YamlPath, model: Mapping[str, Any], pool: Mapping[str, Any]
+) -> None:
+    gpu = catalog.gpu(pool["gpu"])
+    gpus = model.get("gpus", 1)
+    sharing = pool.get("sharing", "exclusive")
+    per_node = pool.get("gpus_per_node", 1)
+    if sharing in ("mig", "time_slicing") and gpus != 1:
+        what = "MIG slice" if sharing == "mig" else "time-sliced GPU"
+        env.error(
+            (*path, "gpus"),
+            f"a model on a {sharing} pool uses exactly one {what}",
+            "set gpus: 1, or use a pool with sharing: exclusive for tensor parallelism",
+        )
+    elif gpus > per_node:
+        env.error(
+            (*path, "gpus"),
+            f"{gpus} GPUs per replica do not fit one node of pool {model['pool']!r} "
+            f"({per_node} GPUs per node)",
+            f"use gpus <= {per_node}, or raise gpus_per_node of the pool",
+        )
+    precision = model.get("precision", "fp16")
+    if precision == "bf16" and not gpu.supports_bf16:
+        env.error((*path, "precision"), f"{gpu.id} has no bf16 support", "use fp16 on this GPU")
+    if precision == "fp8" and not gpu.supports_fp8 and model["server"] == "triton":
+        env.error(
+            (*path, "precision"),
+            f"TensorRT fp8 needs compute capability 8.9+; {gpu.id} is {gpu.compute_capability}",
+            "use fp16 or int8, or an L4/L40S/H100-class GPU",
+        )
+
+
+def _batching_consistent(env: _Env, path: YamlPath, model: Mapping[str, Any]) -> None:
+    batching = model.get("batching")
+    max_batch = batching.get("max_batch_size") if batching else None
+    if batching and max_batch is not None:
+        for i, size in enumerate(batching.get("preferred_batch_sizes") or []):
+            if size > max_batch:
+                env.error(
+                    (*path, "batching", "preferred_batch_sizes", i),
+                    f"preferred batch size {size} exceeds max_batch_size {max_batch}",
+                    f"use sizes <= {max_batch}",
+                )
+    for i, size in enumerate((model.get("warmup") or {}).get("batch_sizes") or []):
+        limit = max_batch if max_batch else 1
+        if size > limit:
+            env.error(
+                (*path, "warmup", "batch_sizes", i),
+                f"warm-up batch size {size} exceeds the model's max batch size {limit}",
+                f"use sizes <= {limit}",
+            )
+    inputs = ((model.get("tensorrt") or {}).get("inputs")) or {}
+    for name, shapes in inputs.items():
+        ipath = (*path, "tensorrt", "inputs", name)
+        lo, opt, hi = shapes["min"], shapes["opt"], shapes["max"]
+        if not (len(lo) == len(opt) == len(hi)):
+            env.error(
+                ipath,
+                "min, opt and max shapes have different ranks",
+                "give every shape the same number of dimensions",
+            )
+            continue
+        if any(not (a <= b <= c) for a, b, c in zip(lo, opt, hi, strict=True)):
+            env.error(
+                ipath,
+                f"shapes must satisfy min <= opt <= max in every dimension "
+                f"(min {lo}, opt {opt}, max {hi})",
+                "fix the offending dimension",
+            )
+            continue
+        if max_batch and hi and hi[0] > max_batch:
+            env.error(
+                (*ipath, "max"),
+                f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
+                "make them equal, or lower the engine's max batch",
+            )
+
+
+def _check_waivers(doc: Document) -> list[Diagnostic]:
+    envs = doc.data["environments"]
+    out = []
+    for i, waiver in enumerate((doc.data.get("policies") or {}).get("waivers") or []):
+        for j, name in enumerate(waiver.get("environments") or []):
+            if name not in envs:
+                path: YamlPath = ("policies", "waivers", i, "environments", j)
+                out.append(
+                    Diagnostic(
+                        doc.source.value(path),
+                        path,
+                        f"no environment named {name!r}",
+                        "use one of: " + ", ".join(envs),
+                    )
+                )
+    return out
+
+
+__all__ = ["check", "zone_example", "zone_pattern"]

@@ -1,0 +1,148 @@
+"""capacity-headroom: a pool can hold every model at max, plus a rolling update."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from inferplane.policies.framework import Finding, Rule, RuleConfig
+from inferplane.policies.resources import DEPLOYMENT, Resource, as_number, gpu_units
+from inferplane.policies.stack import ModelView, Stack, min_replicas
+
+KEDA_DEFAULT_MAX = 100
+
+
+def max_replicas(model: ModelView) -> float | None:
+    for so in model.scaled_objects:
+        return as_number(so.spec.get("maxReplicaCount", KEDA_DEFAULT_MAX))
+    for w in model.workloads:
+        return as_number(w.spec.get("replicas", 1))
+    return None
+
+
+def _scaled(value: Any, replicas: float, round_up: bool) -> int:
+    """A maxSurge/maxUnavailable value (int or percentage) as a replica count."""
+    if isinstance(value, str) and value.endswith("%"):
+        exact = float(value[:-1]) / 100 * replicas
+        return math.ceil(exact) if round_up else math.floor(exact)
+    number = as_number(value)
+    return int(number) if number is not None else 0
+
+
+def surge(w: Resource, replicas: float) -> tuple[int, int]:
+    """(extra pods during a rollout, pods it may take down) of a Deployment."""
+    if w.type != DEPLOYMENT:
+        return 0, 1
+    strategy = w.spec.get("strategy") or {}
+    if strategy.get("type") == "Recreate":
+        return 0, int(replicas)
+    rolling = strategy.get("rollingUpdate") or {}
+    return (
+        _scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True),
+        _scaled(rolling.get("maxUnavailable", "25%"), replicas, round_up=False),
+    )
+
+
+def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    by_pool: dict[str, list[ModelView]] = {}
+    for model in stack.iter_models():
+        if model.pool and model.workloads:
+            by_pool.setdefault(model.pool, []).append(model)
+    for pool_name, models in sorted(by_pool.items()):
+        pool = stack.pool(pool_name)
+        if pool is None:
+            continue
+        groups = [g for g in stack.node_groups if g.pool == pool_name]
+        if groups:
+            if any(g.max_nodes is None for g in groups):
+                continue  # unknown during preview
+            nodes = sum(g.max_nodes or 0 for g in groups)
+        else:
+            nodes = pool.nodes_max * len(pool.zones)
+        capacity = nodes * pool.units_per_node
+        demand: list[tuple[ModelView, float, float]] = []
+        for model in models:
+            top = max_replicas(model)
+            units = gpu_units(model.workloads[0], pool.gpu_resource)
+            if top is not None and units:
+                demand.append((model, top, units))
+        needed = sum(top * units for _, top, units in demand)
+        unit = "MIG slices" if pool.slices_per_gpu > 1 else "GPUs"
+        target, field = f"gpu_pools.{pool_name}", ("gpu_pools", pool_name, "nodes", "max")
+        ref = groups[0].resource.ref if groups else None
+        if needed > capacity:
+            yield Finding(
+                target,
+                field,
+                f"at max replicas the models on pool {pool_name} need {needed:g} {unit} ("
+                + ", ".join(f"{m.name} {top:g}x{units:g}" for m, top, units in demand)
+                + f") but its nodes.max across zones gives {capacity:g}; raise nodes.max or "
+                "lower replicas.max",
+                ref,
+            )
+            continue
+        spare = capacity - needed
+        for model, top, units in demand:
+            w = model.workloads[0]
+            extra, down = surge(w, top)
+            low, _ = min_replicas(model)
+            if extra > 0 and extra * units > spare:
+                yield Finding(
+                    target,
+                    field,
+                    f"a rolling update of {model.name} at max replicas adds {extra} pod(s) "
+                    f"needing {extra * units:g} {unit}, but pool {pool_name} has {spare:g} "
+                    f"spare; the rollout would hang — raise nodes.max, or roll with "
+                    "maxSurge: 0, maxUnavailable: 1 and at least 2 replicas",
+                    w.ref,
+                )
+            elif extra == 0 and down > 0 and low == 1:
+                yield Finding(
+                    f"models.{model.name}",
+                    ("models", model.name, "replicas", "min"),
+                    f"{model.name} rolls out by replacing its only warm replica in place "
+                    "(maxSurge 0), so every update interrupts it; keep at least 2 replicas or "
+                    "leave a spare GPU for a surge pod",
+                    w.ref,
+                )
+
+
+RULE = Rule(
+    id="capacity-headroom",
+    title="GPU pools can hold every model at max replicas and a rolling update",
+    level="advisory",
+    scope="stack",
+    check=check,
+    rationale=(
+        "Autoscaling stops at the pool's node maximum: if the models' maximum replicas need "
+        "more GPUs than the pool can ever have, the extra replicas stay Pending exactly "
+        "when traffic peaks. GPUs are scarce, so a rollout with maxSurge needs a spare GPU "
+        "or it deadlocks; rolling with maxSurge 0 instead needs at least two replicas to "
+        "stay up."
+    ),
+    remediation=(
+        "Raise gpu_pools.<p>.nodes.max (per zone) until it covers the models' "
+        "replicas.max x gpus plus one replica's GPUs, or lower replicas.max."
+    ),
+    links=(
+        "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment",
+    ),
+    sources=(
+        "Resources only: ScaledObject maxReplicaCount (or workload replicas), Deployment "
+        "rollout strategy, serving pods' GPU limits, node group maximums, and GPUs per node "
+        "from the environment ConfigMap (without it the rule is skipped)."
+    ),
+    passing_example="""\
+gpu_pools:
+  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 5}}   # 2 zones: 10 GPUs
+models:
+  chat: {pool: l4, gpus: 1, replicas: {min: 2, max: 8}}
+""",
+    failing_example="""\
+gpu_pools:
+  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 3}}   # 2 zones: 6 GPUs
+models:
+  chat: {pool: l4, gpus: 1, replicas: {min: 2, max: 8}}
+""",
+)

@@ -1,0 +1,130 @@
+"""engine-matches-runtime: TensorRT engines are built for the runtime and GPU that load them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from inferplane.blueprint import naming
+from inferplane.blueprint.catalog import tensorrt_major
+from inferplane.blueprint.errors import YamlPath
+from inferplane.policies.framework import Finding, Rule, RuleConfig
+from inferplane.policies.resources import TRT_PRECISION_FLAGS, ImageRef, Resource, is_triton
+from inferplane.policies.stack import ModelView, Stack
+
+
+def _image_field(stack: Stack, model: ModelView) -> YamlPath:
+    """The blueprint value that chose the serving image: the model's own, or versions."""
+    env = stack.env
+    if env is not None and model.name in env.models and env.models[model.name].image:
+        return ("models", model.name, "image")
+    return ("versions", "triton")
+
+
+def _build_pool(job: Resource) -> tuple[str | None, str | None]:
+    pool = job.node_selection(naming.POOL_LABEL)
+    gpu = job.node_selection(naming.GPU_LABEL)
+    return (pool[0] if pool and len(pool) == 1 else None, gpu[0] if gpu and len(gpu) == 1 else None)
+
+
+def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    for model in stack.iter_models():
+        runtimes = {
+            ImageRef.parse(c.image).ngc_release
+            for w in model.workloads
+            for c in w.containers
+            if is_triton(c)
+        }
+        runtimes.discard(None)
+        target = f"models.{model.name}"
+        for job in model.jobs:
+            builders = [
+                c
+                for c in (*job.init_containers, *job.containers)
+                if "tensorrt" in c.image
+                or any("trtexec" in a or "trtllm-build" in a for a in c.args)
+            ]
+            if not builders:
+                continue
+            for c in builders:
+                release = ImageRef.parse(c.image).ngc_release
+                if release and runtimes and release not in runtimes:
+                    yield Finding(
+                        target,
+                        _image_field(stack, model),
+                        f"engine build {job.k8s_name} uses TensorRT from NGC {release} but "
+                        f"Triton runs NGC {', '.join(sorted(r for r in runtimes if r))}; an "
+                        "engine only loads in the TensorRT version that built it",
+                        job.ref,
+                    )
+                if (
+                    release
+                    and tensorrt_major(release) >= 11
+                    and any(a.split("=", 1)[0] in TRT_PRECISION_FLAGS for a in c.args)
+                ):
+                    yield Finding(
+                        target,
+                        ("models", model.name, "precision"),
+                        f"engine build {job.k8s_name} passes precision flags to TensorRT "
+                        f"{tensorrt_major(release)}, which removed them (networks are strongly "
+                        "typed); take precision from the ONNX model",
+                        job.ref,
+                    )
+            pool = stack.pool(model.pool)
+            build_pool, build_gpu = _build_pool(job)
+            serving_gpu = pool.gpu if pool else None
+            same = (build_pool is not None and build_pool == model.pool) or (
+                build_gpu is not None and serving_gpu is not None and build_gpu == serving_gpu
+            )
+            if not same:
+                where = build_gpu or (f"pool {build_pool}" if build_pool else "any node")
+                yield Finding(
+                    target,
+                    ("models", model.name, "pool"),
+                    f"engine build {job.k8s_name} runs on {where}, not on the GPU model of "
+                    f"pool {model.pool} ({serving_gpu or 'unknown'}); engines are specific to "
+                    "the GPU they were built on",
+                    job.ref,
+                )
+
+
+RULE = Rule(
+    id="engine-matches-runtime",
+    title="TensorRT engines are built with Triton's TensorRT, on the serving GPU",
+    level="advisory",
+    scope="stack",
+    check=check,
+    rationale=(
+        "A TensorRT engine loads only in the TensorRT version that built it and is tuned "
+        "for (and often only runs on) the GPU model it was built on. Building with the "
+        "TensorRT image of another NGC release than the Triton image, or on another GPU, "
+        "yields an engine that fails to load or runs slowly. TensorRT 11 removed the "
+        "builder precision flags, so the build command must also match the release."
+    ),
+    remediation=(
+        "Leave the engine build to the toolkit (same NGC release as versions.triton, on a "
+        "node of the serving pool). If models.<m>.image pins another Triton release, pin "
+        "versions.triton to it instead."
+    ),
+    links=(
+        "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/support-matrix.html",
+        "https://github.com/NVIDIA/TensorRT-LLM/issues/222",
+    ),
+    sources=(
+        "Resources only: the model's engine build Jobs (TensorRT image tag, trtexec flags, "
+        "node selection by pool or GPU label) against its Triton containers' image tag, and "
+        "the pool's GPU from the environment ConfigMap."
+    ),
+    passing_example="""\
+versions: {triton: "25.08"}
+models:
+  ranker: {server: triton, pool: l4, tensorrt: {}}
+""",
+    failing_example="""\
+versions: {triton: "25.08"}
+models:
+  ranker:
+    server: triton
+    image: nvcr.io/nvidia/tritonserver:25.06-py3   # engine built with 25.08's TensorRT
+    tensorrt: {}
+""",
+)

@@ -1,0 +1,129 @@
+"""public-endpoint: model endpoints are internal and never open to the whole internet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
+from inferplane.policies.resources import NETWORK_POLICY, SERVICE, Resource
+from inferplane.policies.stack import Stack
+
+AWS_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
+AWS_INTERNAL = "service.beta.kubernetes.io/aws-load-balancer-internal"
+AWS_TYPE = "service.beta.kubernetes.io/aws-load-balancer-type"
+AWS_SOURCE_RANGES = "service.beta.kubernetes.io/load-balancer-source-ranges"
+GKE_TYPE = "networking.gke.io/load-balancer-type"
+GKE_TYPE_OLD = "cloud.google.com/load-balancer-type"
+INTERNAL_CLASSES = ("networking.gke.io/l4-regional-internal",)
+AWS_LBC_CLASSES = ("service.k8s.aws/nlb",)
+
+
+def is_internal(svc: Resource) -> bool:
+    """Whether a LoadBalancer Service gets an internal load balancer on EKS or GKE."""
+    a: Mapping[str, Any] = svc.annotations
+    scheme = str(a.get(AWS_SCHEME, "")).lower()
+    if scheme:
+        return scheme == "internal"
+    if str(a.get(AWS_INTERNAL, "")).lower() in ("true", "0.0.0.0/0"):
+        return True
+    if str(a.get(GKE_TYPE, a.get(GKE_TYPE_OLD, ""))).lower() == "internal":
+        return True
+    lb_class = str(svc.spec.get("loadBalancerClass", ""))
+    if lb_class in INTERNAL_CLASSES:
+        return True
+    # The AWS Load Balancer Controller defaults to internal; the in-tree controller and GKE
+    # default to internet-facing.
+    return lb_class in AWS_LBC_CLASSES or str(a.get(AWS_TYPE, "")).lower() == "external"
+
+
+def _target(r: Resource) -> str:
+    """Scheme and CIDRs are set once for the whole blueprint, under `load_balancer`."""
+    del r
+    return "load_balancer"
+
+
+def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    forbidden = {str(c) for c in config["forbidden_cidrs"]}
+    for svc in stack.of_type(SERVICE):
+        if svc.spec.get("type") != "LoadBalancer":
+            continue
+        if not is_internal(svc):
+            yield Finding(
+                _target(svc),
+                ("load_balancer", "scheme"),
+                f"Service {svc.k8s_name} gets an internet-facing load balancer; model "
+                "endpoints belong on the private network (load_balancer.scheme: internal)",
+                svc.ref,
+            )
+        ranges = [str(c) for c in svc.spec.get("loadBalancerSourceRanges") or ()]
+        ranges += [
+            c.strip() for c in str(svc.annotations.get(AWS_SOURCE_RANGES, "")).split(",") if c
+        ]
+        open_to = sorted(set(ranges) & forbidden)
+        if open_to:
+            yield Finding(
+                _target(svc),
+                ("load_balancer", "allowed_cidrs"),
+                f"Service {svc.k8s_name} accepts connections from {', '.join(open_to)}; list "
+                "the clients' networks in load_balancer.allowed_cidrs",
+                svc.ref,
+            )
+    for netpol in stack.of_type(NETWORK_POLICY):
+        for rule in netpol.spec.get("ingress") or ():
+            for peer in (rule.get("from") or ()) if isinstance(rule, Mapping) else ():
+                block = peer.get("ipBlock") if isinstance(peer, Mapping) else None
+                if isinstance(block, Mapping) and str(block.get("cidr")) in forbidden:
+                    yield Finding(
+                        _target(netpol),
+                        ("load_balancer", "allowed_cidrs"),
+                        f"NetworkPolicy {netpol.k8s_name} admits {block.get('cidr')}; list "
+                        "the clients' networks in load_balancer.allowed_cidrs",
+                        netpol.ref,
+                    )
+
+
+RULE = Rule(
+    id="public-endpoint",
+    title="Model endpoints are internal, never open to any address",
+    level="advisory",
+    scope="resource",
+    check=check,
+    rationale=(
+        "An inference endpoint runs expensive GPUs and often has no authentication of its "
+        "own: exposed to the internet it invites abuse, cost and data exposure. GKE's "
+        "default for a LoadBalancer Service is external, so internal must be explicit; "
+        "0.0.0.0/0 admits anyone who can route to it."
+    ),
+    remediation=(
+        "Keep load_balancer.scheme: internal (the default) and list only the clients' "
+        "networks in load_balancer.allowed_cidrs. If a public endpoint is intended, put an "
+        "authenticating gateway in front and record a waiver."
+    ),
+    links=(
+        "https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/#lb-scheme",
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balancing",
+    ),
+    config=(
+        ConfigKey(
+            "forbidden_cidrs",
+            ["0.0.0.0/0", "::/0"],
+            {"type": "array", "items": {"type": "string"}},
+            "Source ranges that count as open to everyone.",
+        ),
+    ),
+    sources=(
+        "Each LoadBalancer Service (scheme annotations, loadBalancerClass, source ranges) "
+        "and NetworkPolicy (ingress ipBlocks) alone. Offline and online alike."
+    ),
+    passing_example="""\
+load_balancer:
+  scheme: internal
+  allowed_cidrs: [10.0.0.0/8]
+""",
+    failing_example="""\
+load_balancer:
+  scheme: internal
+  allowed_cidrs: [0.0.0.0/0]
+""",
+)

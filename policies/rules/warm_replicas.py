@@ -1,0 +1,164 @@
+"""warm-replicas: every realtime model keeps a warm replica in each zone it serves."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
+from inferplane.policies.resources import gpu_units
+from inferplane.policies.stack import ModelView, Stack, min_replicas
+
+
+def served_zones(stack: Stack, model: ModelView) -> tuple[str, ...]:
+    """Zones the model's replicas are spread over: its pool's zones."""
+    return stack.pool_zones(model.pool) if model.pool else ()
+
+
+def _replica_findings(stack: Stack, model: ModelView, per_zone: int) -> Iterator[Finding]:
+    target = f"models.{model.name}"
+    field = ("models", model.name, "replicas", "min")
+    zones = served_zones(stack, model)
+    need = max(1, per_zone * len(zones))
+    where = (
+        f"{per_zone} per zone of pool {model.pool}: {', '.join(zones)}" if zones else "at least one"
+    )
+    for so in model.scaled_objects:
+        if "idleReplicaCount" in so.spec:
+            yield Finding(
+                target,
+                field,
+                f"ScaledObject {so.k8s_name} sets idleReplicaCount "
+                f"({so.spec['idleReplicaCount']}), which scales an idle realtime model below "
+                "its warm minimum; remove idleReplicaCount",
+                so.ref,
+            )
+        if "minReplicaCount" not in so.spec:
+            yield Finding(
+                target,
+                field,
+                f"ScaledObject {so.k8s_name} renders no minReplicaCount, and KEDA's default "
+                f"is 0 (scale to zero); a realtime model needs {need} warm replicas "
+                f"({where})",
+                so.ref,
+            )
+            return
+    count, source = min_replicas(model)
+    if count is None or source is None:
+        return
+    if count < need:
+        yield Finding(
+            target,
+            field,
+            f"keeps {count:g} warm replicas; a realtime model needs at least {need} ({where}), "
+            "because a cold start on a GPU takes minutes",
+            source.ref,
+        )
+
+
+def _capacity_findings(stack: Stack) -> Iterator[Finding]:
+    by_pool: dict[str, list[ModelView]] = {}
+    for model in stack.iter_models():
+        if model.pool:
+            by_pool.setdefault(model.pool, []).append(model)
+    for pool_name, models in sorted(by_pool.items()):
+        pool = stack.pool(pool_name)
+        groups = [g for g in stack.node_groups if g.pool == pool_name]
+        if pool is None or not groups or not any(m.realtime for m in models):
+            continue  # capacity is only knowable with the pool's facts and its node groups
+        zones = stack.pool_zones(pool_name)
+        for zone in zones:
+            in_zone = [g for g in groups if g.zones and zone in g.zones]
+            if any(g.min_nodes is None for g in in_zone):
+                continue  # unknown during preview
+            nodes = sum(g.min_nodes or 0 for g in in_zone)
+            held = nodes * pool.units_per_node
+            demand: list[tuple[str, float]] = []
+            for model in models:
+                count, _ = min_replicas(model)
+                if not count or not model.workloads:
+                    continue
+                warm_here = math.ceil(count / max(len(zones), 1))
+                units = gpu_units(model.workloads[0], pool.gpu_resource)
+                if units:
+                    demand.append((model.name, warm_here * units))
+            needed = sum(u for _, u in demand)
+            if needed > held:
+                unit = "MIG slices" if pool.slices_per_gpu > 1 else "GPUs"
+                per_node = pool.units_per_node
+                nodes_needed = math.ceil(needed / per_node)
+                yield Finding(
+                    f"gpu_pools.{pool_name}",
+                    ("gpu_pools", pool_name, "nodes", "min"),
+                    f"in zone {zone}, nodes.min {nodes} ({held:g} {unit}) cannot hold the "
+                    f"{needed:g} {unit} of the warm replicas placed there ("
+                    + ", ".join(f"{name} {u:g}" for name, u in demand)
+                    + f"); raise nodes.min to {nodes_needed}",
+                    (in_zone[0] if in_zone else groups[0]).resource.ref,
+                )
+
+
+def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    per_zone = int(config["min_warm_replicas_per_zone"])
+    for model in stack.iter_models():
+        if model.realtime:
+            yield from _replica_findings(stack, model, per_zone)
+    yield from _capacity_findings(stack)
+
+
+RULE = Rule(
+    id="warm-replicas",
+    title="Realtime models keep a warm replica in every zone they serve",
+    level="mandatory",
+    scope="stack",
+    check=check,
+    rationale=(
+        "A GPU replica takes minutes to start: a 10-20 GB image pull, the weight download, "
+        "engine load and CUDA-graph capture. A realtime model that scales to zero makes the "
+        "next user wait those minutes. KEDA's minReplicaCount defaults to 0, so the minimum "
+        "must always be rendered, and idleReplicaCount must not undercut it. With zone-local "
+        "routing each client zone needs its own warm replica, and a warm replica needs a "
+        "warm GPU: the pool's minimum nodes in each zone must hold the GPUs (or MIG slices) "
+        "of every warm replica placed there. Batch models may scale to zero."
+    ),
+    remediation=(
+        "Set models.<m>.replicas.min to at least the number of zones of the model's pool "
+        "(the default does this), and raise gpu_pools.<p>.nodes.min until each zone holds "
+        "the warm replicas' GPUs. For an environment where cold starts are acceptable, add "
+        "a waiver with a reason and an expiry."
+    ),
+    links=(
+        "https://keda.sh/docs/2.20/reference/scaledobject-spec/#minreplicacount",
+        "https://github.com/kserve/kserve/issues/1247",
+        "https://github.com/vllm-project/vllm/issues/6319",
+    ),
+    config=(
+        ConfigKey(
+            "min_warm_replicas_per_zone",
+            1,
+            {"type": "integer", "minimum": 1},
+            "Warm replicas a realtime model keeps in each zone of its pool.",
+        ),
+    ),
+    sources=(
+        "Resources only: ScaledObject minReplicaCount/idleReplicaCount (or the workload's "
+        "replicas), the serving pods' GPU limits, node group minimums, and the pools' zones "
+        "and GPUs per node from the environment ConfigMap. Offline and online alike."
+    ),
+    passing_example="""\
+gpu_pools:
+  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 4}}   # per zone
+models:
+  chat:
+    pool: l4
+    replicas: {min: 2, max: 8}    # environment zones: [us-east-1a, us-east-1b]
+""",
+    failing_example="""\
+gpu_pools:
+  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 4}}
+models:
+  chat:
+    pool: l4
+    replicas: {min: 0, max: 8}    # scales to zero: the next user waits minutes
+""",
+)

@@ -1,0 +1,57 @@
+"""The GPU catalog: every supported GPU with facts that resolution and components rely on."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferplane.blueprint.catalog import GPUS, tensorrt_major, tensorrt_version
+
+REQUIRED = (
+    "nvidia-t4",
+    "nvidia-a10g",
+    "nvidia-l4",
+    "nvidia-l40s",
+    "nvidia-a100-40gb",
+    "nvidia-a100-80gb",
+    "nvidia-h100-80gb",
+    "nvidia-h200",
+    "nvidia-b200",
+)
+
+
+def test_supported_gpus() -> None:
+    assert set(REQUIRED) <= set(GPUS)
+
+
+@pytest.mark.parametrize("gpu_id", REQUIRED)
+def test_each_gpu_runs_somewhere_and_mig_slices_fit(gpu_id: str) -> None:
+    gpu = GPUS[gpu_id]
+    assert gpu.aws_instances or gpu.gcp_machines
+    if gpu.gcp_machines:
+        assert gpu.gcp_accelerator
+    for profile, count in gpu.mig_profiles.items():
+        compute, memory = profile.split(".")
+        assert 1 <= count <= 7 and compute.endswith("g") and memory.endswith("gb")
+
+
+def test_known_instance_types() -> None:
+    assert GPUS["nvidia-l4"].instance_type("aws", 1) == "g6.2xlarge"
+    assert GPUS["nvidia-l4"].instance_type("gcp", 1) == "g2-standard-8"
+    assert GPUS["nvidia-h100-80gb"].instance_type("aws", 8) == "p5.48xlarge"
+    assert GPUS["nvidia-a100-40gb"].instance_type("aws", 8) == "p4d.24xlarge"
+    assert GPUS["nvidia-t4"].instance_type("gcp", 1) == "n1-standard-8"
+    assert GPUS["nvidia-a10g"].instance_type("gcp", 1) is None
+
+
+def test_precision_support_follows_compute_capability() -> None:
+    assert not GPUS["nvidia-t4"].supports_bf16
+    assert GPUS["nvidia-a100-80gb"].supports_bf16 and not GPUS["nvidia-a100-80gb"].supports_fp8
+    assert GPUS["nvidia-l4"].supports_fp8 and GPUS["nvidia-h100-80gb"].supports_fp8
+    assert not GPUS["nvidia-l4"].supports_mig and GPUS["nvidia-h100-80gb"].supports_mig
+
+
+def test_tensorrt_of_an_ngc_release() -> None:
+    assert tensorrt_version("25.08") == "10.13"
+    assert tensorrt_major("25.08") == 10
+    assert tensorrt_major("26.02") == 11
+    assert tensorrt_version("23.01") == "10.0"  # older than the table: its first row
