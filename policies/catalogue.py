@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from inferplane.policies.config import default_document, schema
-from inferplane.policies.framework import all_rules
+from inferplane.policies.rules import all_rules
 from inferplane.policies.waivers import UNUSED_WAIVER, UNUSED_WAIVER_TEXT, UNUSED_WAIVER_TITLE
 
 HERE = Path(__file__).resolve().parent

@@ -26,7 +26,8 @@ from typing import Any
 import jsonschema
 
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, YamlPath
-from inferplane.policies.framework import LEVELS, Rule, all_rules
+from inferplane.policies.framework import LEVELS, Rule
+from inferplane.policies.rules import all_rules
 
 SCHEMA_ID = "https://inferplane.dev/schema/policy-config.schema.json"
 

@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.policies.config import PolicyConfig
-from inferplane.policies.framework import Finding, Level, Rule, all_rules
+from inferplane.policies.framework import Finding, Level, Rule
 from inferplane.policies.resources import ResourceRef
+from inferplane.policies.rules import all_rules
 from inferplane.policies.stack import Stack
 
 Status = Literal["violation", "waived"]

@@ -1,7 +1,7 @@
 """What a rule is, and how every rule is found.
 
-A rule is data plus one function. Each module in `policies/` that defines ``RULE = Rule(...)``
-is a rule; defining it registers it (`all_rules()` discovers the modules). The function
+A rule is data plus one function. Each module in `policies/rules/` that defines ``RULE = Rule(...)``
+is a rule; defining it registers it (`rules.all_rules()` discovers the modules). The function
 takes a `Stack` (resources + environment facts, and offline the resolved `Environment`) and
 the rule's effective config, and yields `Finding`s: which blueprint target is wrong, which
 field caused it, a message, and the resource it was seen on. The runners (offline
@@ -11,11 +11,8 @@ location and waivers.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, Literal
 
 from inferplane.blueprint.errors import YamlPath, format_path
@@ -89,35 +86,3 @@ class Rule:
         """The rule's findings on `stack` with `config` over the defaults."""
         effective = {**self.defaults(), **(config or {})}
         return list(self.check(stack, effective))
-
-
-@cache
-def all_rules() -> tuple[Rule, ...]:
-    """Every rule of the pack, sorted by id: each module of `inferplane.policies.rules`, one
-    rule per file, defines ``RULE``; a module there without one is a mistake."""
-    from inferplane.policies import rules
-
-    found: dict[str, Rule] = {}
-    for info in pkgutil.iter_modules(rules.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{rules.__name__}.{info.name}")
-        rule = getattr(module, "RULE", None)
-        if not isinstance(rule, Rule):
-            raise RuntimeError(f"{module.__name__} defines no RULE")
-        if rule.id in found:
-            raise RuntimeError(f"two rules named {rule.id!r}")
-        found[rule.id] = rule
-    return tuple(found[k] for k in sorted(found))
-
-
-def rule(rule_id: str) -> Rule:
-    """The rule named `rule_id`; KeyError (with the known ids) when there is none."""
-    for r in all_rules():
-        if r.id == rule_id:
-            return r
-    raise KeyError(rule_id)
-
-
-def rule_ids() -> tuple[str, ...]:
-    return tuple(r.id for r in all_rules())

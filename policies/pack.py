@@ -35,8 +35,9 @@ from pulumi_policy.proxy import UnknownValueError
 
 from inferplane.policies import waivers
 from inferplane.policies.engine import Result, results_of
-from inferplane.policies.framework import Rule, all_rules
+from inferplane.policies.framework import Rule
 from inferplane.policies.resources import Resource
+from inferplane.policies.rules import all_rules
 from inferplane.policies.stack import Stack
 
 PACK_NAME = "inferplane"

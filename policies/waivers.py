@@ -154,7 +154,7 @@ def unused(
 
 
 def _known(rule_id: str) -> bool:
-    from inferplane.policies.framework import rule_ids
+    from inferplane.policies.rules import rule_ids
 
     return rule_id in rule_ids()
 

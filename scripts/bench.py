@@ -37,7 +37,11 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
 def cli_time(*args: str) -> float:
     started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "inferplane", *args], check=True, capture_output=True, cwd=ROOT
+        [sys.executable, "-m", "inferplane", *args],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=3600,
     )
     return time.perf_counter() - started
 
@@ -80,6 +84,7 @@ def main() -> int:
                 capture_output=True,
                 text=True,
                 cwd=ROOT,
+                timeout=3600,
             ).stdout
             walls.append(time.perf_counter() - started)
             total = next(

@@ -76,6 +76,7 @@ def measure(paths: list[Path]) -> dict[str, float]:
         check=False,
         cwd=ROOT,
         env={**os.environ, "HF_TOKEN": "bench"},
+        timeout=3600,
     )
     if proc.returncode != 0:
         raise SystemExit(f"checking {' '.join(map(str, paths))} failed:\n{proc.stderr}")

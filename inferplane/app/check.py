@@ -31,8 +31,8 @@ from inferplane.policies import waivers
 from inferplane.policies.config import PolicyConfig
 from inferplane.policies.config import load as load_policy_config
 from inferplane.policies.engine import Result, evaluate
-from inferplane.policies.framework import all_rules
 from inferplane.policies.resources import Resource
+from inferplane.policies.rules import all_rules
 from inferplane.policies.stack import Stack
 
 EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_INTERNAL = 0, 1, 2, 3

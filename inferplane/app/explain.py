@@ -14,7 +14,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from inferplane.policies.framework import Rule, all_rules
+from inferplane.policies.framework import Rule
+from inferplane.policies.rules import all_rules
 from inferplane.policies.waivers import UNUSED_WAIVER, UNUSED_WAIVER_TEXT, UNUSED_WAIVER_TITLE
 
 EXIT_OK, EXIT_INVALID = 0, 2

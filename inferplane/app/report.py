@@ -113,7 +113,7 @@ def _uri(file: str) -> str:
 
 
 def _rule_descriptors() -> list[dict[str, Any]]:
-    from inferplane.policies.framework import all_rules
+    from inferplane.policies.rules import all_rules
     from inferplane.policies.waivers import UNUSED_WAIVER, UNUSED_WAIVER_TEXT, UNUSED_WAIVER_TITLE
 
     out = []

@@ -14,7 +14,7 @@ from typing import Any
 
 from inferplane.blueprint import catalog
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
-from inferplane.blueprint.resolve import merged
+from inferplane.blueprint.overrides import merged
 from inferplane.blueprint.source import Document
 
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")

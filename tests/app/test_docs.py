@@ -36,6 +36,7 @@ def test_check_command_passes_on_the_repository() -> None:
         capture_output=True,
         text=True,
         check=False,
+        timeout=300,
     )
     assert (run.returncode, run.stderr) == (0, "")
 

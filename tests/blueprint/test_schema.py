@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from inferplane.blueprint import catalog, defaults, model, resolve
+from inferplane.blueprint import catalog, defaults, model, overrides
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.schema import BlueprintValidator, schema, validate_document, validator
 from inferplane.blueprint.source import Document, SourceMap
@@ -200,6 +200,7 @@ def test_every_pattern_is_also_an_ecmascript_regex_for_editors() -> None:
         capture_output=True,
         text=True,
         check=True,
+        timeout=300,
     )
     assert json.loads(run.stdout) == []
 
@@ -249,7 +250,7 @@ def test_sections_have_the_fields_of_the_resolved_model(definition: str, model_c
 
 
 def test_overrides_take_the_sections_resolve_merges() -> None:
-    assert tuple(schema()["$defs"]["overrides"]["properties"]) == resolve.OVERRIDABLE
+    assert tuple(schema()["$defs"]["overrides"]["properties"]) == overrides.OVERRIDABLE
 
 
 def test_versions_default_to_the_pins_and_the_pins_match_their_patterns() -> None:

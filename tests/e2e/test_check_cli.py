@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from inferplane.policies.rules import rule
+
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 sys.path.insert(0, str(ROOT / "tests" / "policies"))
 
 from policy_fixtures import Fixture, fixtures, write  # noqa: E402
-
-from inferplane.policies.framework import rule  # noqa: E402
 
 TODAY = "2026-06-01"
 

@@ -14,7 +14,7 @@ from inferplane.blueprint.model import Waiver
 from inferplane.policies import catalogue, waivers
 from inferplane.policies.config import PolicyConfig, default_document, load
 from inferplane.policies.engine import Result, evaluate
-from inferplane.policies.framework import rule
+from inferplane.policies.rules import rule
 
 ON = dt.date(2026, 6, 1)
 

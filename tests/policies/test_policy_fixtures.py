@@ -10,7 +10,7 @@ import pytest
 from policy_fixtures import FIXTURES, Fixture, fixtures, write
 
 from inferplane.app.check import check_files
-from inferplane.policies.framework import rule_ids
+from inferplane.policies.rules import rule_ids
 
 TODAY = dt.date(2026, 6, 1)
 ALL = fixtures()

@@ -4,6 +4,8 @@ pack process itself spoken to over gRPC as the Pulumi CLI does."""
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,9 +29,9 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, unknown_checking_proxy
 
-from inferplane.policies.framework import all_rules
 from inferplane.policies.pack import PACK_NAME, plain, policies
 from inferplane.policies.resources import Resource
+from inferplane.policies.rules import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,20 +117,35 @@ def test_published_waivers_apply_online() -> None:
 
 
 # --- the pack process, as the Pulumi CLI runs it ------------------------------------------
+def _read_line(proc: subprocess.Popen[str], timeout_s: float) -> str:
+    """The pack's first stdout line, or a failure after `timeout_s` (never a hang)."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
+    if not ready:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"the pack wrote no port within {timeout_s} s; stderr:\n{err}")
+    return proc.stdout.readline().strip()
+
+
 @pytest.fixture(scope="module")
 def analyzer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    # Pulumi starts the pack from its own directory with the pack's virtualenv.
+    # As the Pulumi CLI runs a Python pack: `python <pack directory>` with the virtualenv of
+    # PulumiPolicy.yaml (pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go,
+    # RunPlugin), from another directory, in a user's environment (no PYTHONUNBUFFERED, no
+    # PYTHONPATH): the port must arrive through a pipe, and the rules must import as installed.
+    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ}
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "policies" / "__main__.py")],
+        [sys.executable, str(ROOT / "policies")],
         cwd=tmp_path_factory.mktemp("pack"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**env, "LANG": "C.UTF-8"},
     )
     try:
-        assert proc.stdout is not None
-        port = proc.stdout.readline().strip()
-        assert port.isdigit(), proc.stderr.read() if proc.stderr else port
+        port = _read_line(proc, timeout_s=120)
+        assert port.isdigit(), port
         channel = grpc.insecure_channel(f"127.0.0.1:{port}")
         yield analyzer_pb2_grpc.AnalyzerStub(channel)
         channel.close()

@@ -9,7 +9,8 @@ import pytest
 import shapes as S
 
 from inferplane.policies import resources as R
-from inferplane.policies.framework import Finding, all_rules, rule
+from inferplane.policies.framework import Finding
+from inferplane.policies.rules import all_rules, rule
 
 
 def run(rule_id: str, resources: list[R.Resource], **config: Any) -> list[Finding]:

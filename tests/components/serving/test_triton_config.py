@@ -76,6 +76,7 @@ def triton_python() -> Path:
             [str(python), "-c", "import tritonclient.grpc.model_config_pb2"],
             capture_output=True,
             check=False,
+            timeout=300,
         ).returncode
         == 0
     )
@@ -97,7 +98,11 @@ def parse(triton_python: Path, tmp_path: Path, configs: dict[str, str]) -> dict[
         path.write_text(text)
         files.append(str(path))
     done = subprocess.run(
-        [str(triton_python), str(CHECKER), *files], capture_output=True, text=True, check=False
+        [str(triton_python), str(CHECKER), *files],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     parsed = [json.loads(line) for line in done.stdout.splitlines()]
@@ -181,7 +186,11 @@ def test_checker_rejects_an_invalid_config(triton_python, tmp_path):
     bad = tmp_path / "bad.pbtxt"
     bad.write_text('name: "x"\ninstance_group [ { kind: KIND_GPUS } ]\n')
     done = subprocess.run(
-        [str(triton_python), str(CHECKER), str(bad)], capture_output=True, text=True, check=False
+        [str(triton_python), str(CHECKER), str(bad)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert done.returncode == 1
     assert "KIND_GPUS" in done.stderr
