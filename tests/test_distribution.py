@@ -1,0 +1,99 @@
+"""The distribution as a user installs it: one wheel, one import root, every data file inside.
+
+The wheel is built from this checkout and installed (without dependencies, which this
+environment already has) into a folder of its own that comes first on the path; the commands
+then run from another directory, on a blueprint copied there, so nothing can be read from the
+source tree by accident.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding exactly what `pip install .` puts in site-packages."""
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    [wheel] = dist.glob("inferplane-*.whl")
+    site = tmp_path_factory.mktemp("site")
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    return site
+
+
+def _run(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # The installed copy first on the path; the checkout is not (cwd is elsewhere). The
+    # environment is a user's: HOME, PATH and LANG only.
+    env = {k: os.environ[k] for k in ("HOME", "PATH") if k in os.environ}
+    env.update({"LANG": "C.UTF-8", "PYTHONPATH": str(site), "HF_TOKEN": "test-token"})
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_wheel_installs_one_import_root_with_its_data(installed: Path) -> None:
+    tops = sorted(p.name for p in installed.iterdir())
+    assert tops == ["inferplane", "inferplane-0.1.0.dist-info"]
+    for data in (
+        "inferplane/blueprint/blueprint.schema.json",
+        "inferplane/policies/config.schema.json",
+        "inferplane/policies/default-config.yaml",
+        "inferplane/policies/PulumiPolicy.yaml",
+        "inferplane/py.typed",
+    ):
+        assert (installed / data).is_file(), data
+    top_level = (installed / "inferplane-0.1.0.dist-info" / "top_level.txt").read_text()
+    assert top_level.split() == ["inferplane"]
+
+
+def test_generic_top_level_names_do_not_import(installed: Path, tmp_path: Path) -> None:
+    probe = (
+        "import importlib.util, inferplane, inferplane.components, inferplane.policies\n"
+        "print(inferplane.__file__)\n"
+        "print(importlib.util.find_spec('components'), importlib.util.find_spec('policies'))\n"
+    )
+    run = _run(installed, tmp_path, "-c", probe)
+    assert run.returncode == 0, run.stderr
+    where, specs = run.stdout.splitlines()
+    assert where.startswith(str(installed))
+    assert specs == "None None"
+
+
+def test_validate_plan_and_check_run_from_the_installed_copy(
+    installed: Path, tmp_path: Path
+) -> None:
+    shutil.copy(BLUEPRINT, tmp_path / "app.yaml")
+    run = _run(installed, tmp_path, "-m", "inferplane", "validate", "app.yaml")
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout == "app.yaml: valid (2 environments: staging, prod)\n"
+
+    run = _run(installed, tmp_path, "-m", "inferplane", "plan", "app.yaml", "--env", "prod")
+    assert run.returncode == 0, run.stderr
+    assert "inferplane:stack:InferenceStack" in run.stdout
+
+    run = _run(installed, tmp_path, "-m", "inferplane", "check", "app.yaml", "--format", "json")
+    assert run.returncode in (0, 1), run.stderr
+    assert '"results"' in run.stdout
