@@ -190,8 +190,12 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
     schema_file.write_text(blueprint_schema.SCHEMA_FILE.read_text(encoding="utf-8"))
     readme = tmp_path / "README.md"
     readme.write_text(docs.README_FILE.read_text(encoding="utf-8"))
+    copy = tmp_path / "copy" / "blueprint.schema.json"
+    copy.parent.mkdir()
+    copy.write_text(docs.SCHEMA_COPY.read_text(encoding="utf-8"))
     monkeypatch.setattr(blueprint_schema, "SCHEMA_FILE", schema_file)
     monkeypatch.setattr(docs, "README_FILE", readme)
+    monkeypatch.setattr(docs, "SCHEMA_COPY", copy)
     yield schema_file, readme
     blueprint_schema.schema.cache_clear()
     blueprint_schema.validator.cache_clear()
@@ -215,6 +219,7 @@ def test_check_fails_on_a_stale_file_and_the_command_repairs_it(
 
     assert docs.main([]) == 0
     assert docs.main(["--check"]) == 0
+    assert docs.SCHEMA_COPY.read_text() == schema_file.read_text()
     fixed = json.loads(schema_file.read_text())
     assert (
         fixed["$defs"]["partial.model"]["properties"]["gpus"]["description"] == "GPUs. Default: 2."
