@@ -92,7 +92,6 @@ def _subnet_filters(vpc_id: str, zone: str) -> list[aws.ec2.GetSubnetsFilterArgs
     ]
 
 
-
 @dataclass(frozen=True)
 class EksClusterArgs:
     """Arguments of `EksCluster`."""
@@ -150,7 +149,9 @@ class EksCluster(pulumi.ComponentResource):
         self._name, self._args = name, args
         # Before this component existed its children were the parent's (`Cluster`'s).
         parent = opts.parent if opts is not None else None
-        self._aliases = [pulumi.Alias(parent=parent)] if parent is not None else []
+        self._moved_from: list[pulumi.Input[str | pulumi.Alias]] = (
+            [pulumi.Alias(parent=parent)] if parent is not None else []
+        )
         self.ready = []
         if args.create:
             self._create()
@@ -170,7 +171,7 @@ class EksCluster(pulumi.ComponentResource):
         )
 
     def _opts(self, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=self, aliases=self._aliases, depends_on=depends_on)
+        return pulumi.ResourceOptions(parent=self, aliases=self._moved_from, depends_on=depends_on)
 
     def _tags(self, **extra: str) -> dict[str, str]:
         return aws_tags(self._args.owner, **extra)
@@ -236,7 +237,10 @@ class EksCluster(pulumi.ComponentResource):
                 opts=opts,
             )
             eip = aws.ec2.Eip(
-                f"{name}-nat-{s}", domain="vpc", tags=self._tags(Name=f"{cluster}-nat-{s}"), opts=opts
+                f"{name}-nat-{s}",
+                domain="vpc",
+                tags=self._tags(Name=f"{cluster}-nat-{s}"),
+                opts=opts,
             )
             nat = aws.ec2.NatGateway(
                 f"{name}-nat-{s}",
@@ -250,9 +254,7 @@ class EksCluster(pulumi.ComponentResource):
                 vpc_id=vpc.id,
                 cidr_block=private_cidr,
                 availability_zone=zone,
-                tags=self._tags(
-                    Name=f"{cluster}-private-{s}", **{INTERNAL_ELB_TAG: "1"}, **shared
-                ),
+                tags=self._tags(Name=f"{cluster}-private-{s}", **{INTERNAL_ELB_TAG: "1"}, **shared),
                 opts=opts,
             )
             routes = aws.ec2.RouteTable(
@@ -357,7 +359,7 @@ class EksCluster(pulumi.ComponentResource):
             managed_policy_arns=(EBS_CSI_POLICY,),
             tags=self._tags(),
             parent=self,
-            aliases=self._aliases,
+            aliases=self._moved_from,
             description=f"EBS CSI controller of {cluster}",
         )
         # The driver's controller needs nodes to run on; EKS reports the add-on degraded

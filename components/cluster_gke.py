@@ -62,7 +62,6 @@ def _workload_pool(
     return pick
 
 
-
 @dataclass(frozen=True)
 class GkeClusterArgs:
     """Arguments of `GkeCluster`."""
@@ -122,7 +121,9 @@ class GkeCluster(pulumi.ComponentResource):
         self._name, self._args = name, args
         # Before this component existed its children were the parent's (`Cluster`'s).
         parent = opts.parent if opts is not None else None
-        self._aliases = [pulumi.Alias(parent=parent)] if parent is not None else []
+        self._moved_from: list[pulumi.Input[str | pulumi.Alias]] = (
+            [pulumi.Alias(parent=parent)] if parent is not None else []
+        )
         self.ready = []
         if args.create:
             self._create()
@@ -140,7 +141,7 @@ class GkeCluster(pulumi.ComponentResource):
         )
 
     def _opts(self) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=self, aliases=self._aliases)
+        return pulumi.ResourceOptions(parent=self, aliases=self._moved_from)
 
     def _node_service_account(self) -> pulumi.Output[str]:
         """A least-privilege service account for nodes (instead of the Compute default)."""
@@ -163,9 +164,7 @@ class GkeCluster(pulumi.ComponentResource):
             )
             for role in NODE_ROLES
         ]
-        return pulumi.Output.all(account.email, *[g.id for g in grants]).apply(
-            lambda a: str(a[0])
-        )
+        return pulumi.Output.all(account.email, *[g.id for g in grants]).apply(lambda a: str(a[0]))
 
     def _network(self) -> tuple[gcp.compute.Network, gcp.compute.Subnetwork]:
         """A regional VPC with one subnet (secondary ranges for pods and services), and

@@ -81,7 +81,7 @@ def irsa_role(
     tags: Mapping[str, str],
     parent: pulumi.Resource,
     description: str,
-    aliases: Sequence[pulumi.Input[pulumi.Alias]] = (),
+    aliases: Sequence[pulumi.Input[str | pulumi.Alias]] = (),
 ) -> tuple[aws.iam.Role, pulumi.Output[str]]:
     """An IRSA role with its inline policy (`name`-policy) and managed policy attachments;
     returns the role and its ARN, which resolves only once the policies are in place (so a

@@ -105,14 +105,12 @@ class InferenceStack(pulumi.ComponentResource):
         self.node_pools = {
             pool.name: GpuNodePool(
                 f"{name}-{pool.name}",
-                stack_args.node_pool_args(env, pool, cluster),
+                stack_args.cluster_node_pool_args(env, pool, cluster),
                 opts=child(cluster),
             )
             for pool in env.pools.values()
         }
-        self.addons = ClusterAddons(
-            name, stack_args.addons_args(env, cluster), opts=child(cluster)
-        )
+        self.addons = ClusterAddons(name, stack_args.addons_args(env, cluster), opts=child(cluster))
 
         self.namespace = naming.namespace(env.blueprint)
         labels = {

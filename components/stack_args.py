@@ -6,6 +6,8 @@ from the `Environment`, so a blueprint field reaches a component through exactly
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -49,7 +51,19 @@ def cluster_args(env: Environment) -> ClusterArgs:
     )
 
 
-def node_pool_args(env: Environment, pool: GpuPool, cluster: Cluster) -> GpuNodePoolArgs:
+def node_pool_args(
+    env: Environment,
+    pool: GpuPool,
+    *,
+    node_role_arn: pulumi.Input[str] | None = None,
+    subnet_ids_by_zone: Mapping[str, pulumi.Input[str]] | None = None,
+    cluster_location: pulumi.Input[str] | None = None,
+    node_service_account: pulumi.Input[str] | None = None,
+) -> GpuNodePoolArgs:
+    """`pool` of `env` on a cluster with these facts (`Cluster`'s outputs of the same names;
+    on GCP `cluster_location` defaults to the environment's cluster location)."""
+    if cluster_location is None and env.cloud == "gcp":
+        cluster_location = env.cluster.location
     return GpuNodePoolArgs(
         cloud=env.cloud,
         cluster_name=cluster_name(env),
@@ -66,10 +80,22 @@ def node_pool_args(env: Environment, pool: GpuPool, cluster: Cluster) -> GpuNode
         mig_profile=pool.mig_profile,
         time_slices_per_gpu=pool.time_slices,
         disk_size_gib=pool.disk_gib,
+        node_role_arn=node_role_arn,
+        subnet_ids_by_zone=subnet_ids_by_zone,
+        cluster_location=cluster_location,
+        project=env.project,
+        node_service_account=node_service_account,
+    )
+
+
+def cluster_node_pool_args(env: Environment, pool: GpuPool, cluster: Cluster) -> GpuNodePoolArgs:
+    """`pool` of `env` on `cluster`."""
+    return node_pool_args(
+        env,
+        pool,
         node_role_arn=cluster.node_role_arn,
         subnet_ids_by_zone=cluster.subnet_ids_by_zone,
         cluster_location=cluster.location,
-        project=env.project,
         node_service_account=cluster.node_service_account,
     )
 
