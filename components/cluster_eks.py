@@ -128,8 +128,8 @@ class EksCluster(pulumi.ComponentResource):
       vpc_id: the cluster's VPC.
       subnet_ids_by_zone: zone -> the private subnet of that zone.
       node_role_arn: IAM role for node groups (resolves once its policies are attached).
-      ready: what must exist before anything is installed into the cluster (not registered:
-        resources, not values).
+      ready: the resources that must exist before anything is installed into the cluster
+        (empty when attaching).
     """
 
     name: pulumi.Output[str]
@@ -167,6 +167,7 @@ class EksCluster(pulumi.ComponentResource):
                 "vpc_id": self.vpc_id,
                 "subnet_ids_by_zone": self.subnet_ids_by_zone,
                 "node_role_arn": self.node_role_arn,
+                "ready": self.ready,
             }
         )
 

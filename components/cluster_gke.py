@@ -102,8 +102,8 @@ class GkeCluster(pulumi.ComponentResource):
       ca_data: the cluster CA certificate (base64 PEM).
       workload_pool: the Workload Identity pool ``<project>.svc.id.goog``.
       node_service_account: email of the nodes' service account.
-      ready: what must exist before anything is installed into the cluster (not registered:
-        resources, not values).
+      ready: the resources that must exist before anything is installed into the cluster
+        (empty when attaching).
     """
 
     name: pulumi.Output[str]
@@ -137,6 +137,7 @@ class GkeCluster(pulumi.ComponentResource):
                 "ca_data": self.ca_data,
                 "workload_pool": self.workload_pool,
                 "node_service_account": self.node_service_account,
+                "ready": self.ready,
             }
         )
 
