@@ -321,8 +321,6 @@ class EksCluster(pulumi.ComponentResource):
             opts=opts,
         )
         issuer = issuer_url.apply(lambda url: url.removeprefix("https://"))
-        # The node role is registered before the system node group that uses it, as it
-        # always was (registration order is part of the plan's order).
         self.node_role_arn = nodes = self._node_role()
         system = aws.eks.NodeGroup(
             f"{name}-system",
@@ -340,6 +338,14 @@ class EksCluster(pulumi.ComponentResource):
             tags=self._tags(),
             opts=opts,
         )
+        self.name, self.endpoint = eks.name, eks.endpoint
+        self.ca_data = eks.certificate_authority.apply(lambda ca: present(ca.data, "cluster CA"))
+        self.oidc_provider_arn, self.oidc_issuer = oidc.arn, issuer
+        self.ready = [eks, system, *self._eks_addons(eks, system)]
+
+    def _eks_addons(self, eks: aws.eks.Cluster, system: aws.eks.NodeGroup) -> list[aws.eks.Addon]:
+        """The VPC CNI enforcing NetworkPolicies, and the EBS CSI driver with its IRSA role."""
+        name, cluster, opts = self._name, self._args.cluster_name, self._opts()
         cni = aws.eks.Addon(
             f"{name}-vpc-cni",
             cluster_name=eks.name,
@@ -352,8 +358,8 @@ class EksCluster(pulumi.ComponentResource):
         )
         _, ebs_role_arn = iam.irsa_role(
             f"{name}-ebs-csi",
-            oidc_provider_arn=oidc.arn,
-            oidc_issuer=issuer,
+            oidc_provider_arn=self.oidc_provider_arn,
+            oidc_issuer=self.oidc_issuer,
             namespace=naming.KUBE_SYSTEM_NAMESPACE,
             service_account=EBS_CSI_SERVICE_ACCOUNT,
             policy=None,
@@ -375,10 +381,7 @@ class EksCluster(pulumi.ComponentResource):
             tags=self._tags(),
             opts=self._opts(depends_on=[system]),
         )
-        self.name, self.endpoint = eks.name, eks.endpoint
-        self.ca_data = eks.certificate_authority.apply(lambda ca: present(ca.data, "cluster CA"))
-        self.oidc_provider_arn, self.oidc_issuer = oidc.arn, issuer
-        self.ready = [eks, system, cni, ebs]
+        return [cni, ebs]
 
     def _attach(self) -> None:
         """Look up the existing cluster, its OIDC provider and one private subnet per zone."""
