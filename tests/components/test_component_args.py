@@ -45,7 +45,7 @@ def test_cluster_on_gcp_needs_project_and_location() -> None:
             ),
         )
 
-    with pytest.raises(ValueError, match="^Cluster on GCP needs project and gke_location$"):
+    with pytest.raises(ValueError, match=r"^Cluster on GCP needs project and gke_location$"):
         run_gcp(program)
 
 
@@ -64,7 +64,7 @@ def test_gpu_node_pool_on_gcp_needs_location_and_project() -> None:
             ),
         )
 
-    message = "^GpuNodePool on GCP needs cluster_location and project$"
+    message = r"^GpuNodePool on GCP needs cluster_location and project$"
     with pytest.raises(ValueError, match=message):
         run_gcp(program)
 
