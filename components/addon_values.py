@@ -1,4 +1,4 @@
-"""Helm values of the cluster add-ons, as pure functions of the environment.
+"""Helm values of the cluster add-ons, as pure functions of a few plain values.
 
 `inferplane plan` prints them and the tests walk them against each chart's own
 values.yaml, so every key set here is a key the chart reads.
@@ -6,13 +6,13 @@ values.yaml, so every key set here is a key the chart reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 import yaml
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, GpuPool
 
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 """Where Google's driver installer puts the driver on GKE nodes, and where the GPU
@@ -26,17 +26,13 @@ CA_IMAGE_TAGS = {"1.32": "v1.32.5", "1.33": "v1.33.5", "1.34": "v1.34.4", "1.35"
 """Cluster Autoscaler releases track Kubernetes minors; newest known patch per minor."""
 
 
-def uses_mig(env: Environment) -> bool:
-    return any(p.sharing == "mig" for p in env.pools.values())
-
-
-def mig_strategy(env: Environment) -> str:
+def mig_strategy(mig_enabled: bool) -> str:
     """``mixed`` whenever a pool uses MIG: MIG pools then advertise
     ``nvidia.com/mig-<profile>`` and all other pools keep ``nvidia.com/gpu``."""
-    return "mixed" if uses_mig(env) else "none"
+    return "mixed" if mig_enabled else "none"
 
 
-def _time_slicing(pool: GpuPool, strategy: str) -> dict[str, Any]:
+def _time_slicing(time_slices: int, strategy: str) -> dict[str, Any]:
     # failRequestsGreaterThanOne: a pod asking for 2 slices would otherwise get 2 slices
     # of one GPU, not 2 GPUs, and its tensor parallelism would silently share one device.
     return {
@@ -46,22 +42,24 @@ def _time_slicing(pool: GpuPool, strategy: str) -> dict[str, Any]:
             "timeSlicing": {
                 "renameByDefault": False,
                 "failRequestsGreaterThanOne": True,
-                "resources": [{"name": "nvidia.com/gpu", "replicas": pool.time_slices}],
+                "resources": [{"name": "nvidia.com/gpu", "replicas": time_slices}],
             }
         },
     }
 
 
-def device_plugin_config(env: Environment) -> dict[str, str] | None:
+def device_plugin_config(
+    time_slices_by_pool: Mapping[str, int], mig_enabled: bool
+) -> dict[str, str] | None:
     """The device plugin's config map data (k8s-device-plugin config v1): one key per
-    time-slicing pool (selected by the pool's `nvidia.com/device-plugin.config` label)
-    and a non-sharing `default`; None when no pool time-slices."""
-    pools = [p for p in env.pools.values() if p.sharing == "time_slicing"]
-    if not pools:
+    time-slicing pool (pool name -> pods per GPU; selected by the pool's
+    `nvidia.com/device-plugin.config` label) and a non-sharing `default`; None when no pool
+    time-slices. `mig_enabled`: some pool uses MIG."""
+    if not time_slices_by_pool:
         return None
-    strategy = mig_strategy(env)
+    strategy = mig_strategy(mig_enabled)
     data = {DEVICE_PLUGIN_DEFAULT: {"version": "v1", "flags": {"migStrategy": strategy}}}
-    data.update({p.name: _time_slicing(p, strategy) for p in pools})
+    data.update({name: _time_slicing(n, strategy) for name, n in time_slices_by_pool.items()})
     return {k: yaml.safe_dump(v, sort_keys=False) for k, v in data.items()}
 
 
@@ -69,10 +67,13 @@ def _gpu_toleration() -> dict[str, str]:
     return {"key": naming.GPU_TAINT_KEY, "operator": "Exists", "effect": naming.GPU_TAINT_EFFECT}
 
 
-def gpu_operator_values(env: Environment) -> dict[str, Any]:
+def gpu_operator_values(
+    cloud: str, mig_enabled: bool, time_slices_by_pool: Mapping[str, int]
+) -> dict[str, Any]:
     """NVIDIA GPU Operator values: drivers come with the node image (EKS AMI) or Google's
     installer (GKE), the Operator runs the device plugin, GFD, DCGM exporter and, with MIG
-    pools, the MIG manager."""
+    pools (`mig_enabled`), the MIG manager; time-slicing pools get their device-plugin
+    config (`device_plugin_config`)."""
     values: dict[str, Any] = {
         "cdi": {"enabled": True},
         "driver": {"enabled": False},
@@ -89,7 +90,7 @@ def gpu_operator_values(env: Environment) -> dict[str, Any]:
         },
         "daemonsets": {"tolerations": [_gpu_toleration()]},
     }
-    if env.cloud == "aws":
+    if cloud == "aws":
         # The AL2023 NVIDIA AMI ships the container toolkit and configures containerd.
         values["toolkit"] = {"enabled": False}
     else:
@@ -100,10 +101,10 @@ def gpu_operator_values(env: Environment) -> dict[str, Any]:
             # GKE (1.33+) does not report its containerd config through the CRI; read the file.
             "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
         }
-    if uses_mig(env):
+    if mig_enabled:
         values["mig"] = {"strategy": "mixed"}
         values["migManager"] = {"enabled": True}
-    config = device_plugin_config(env)
+    config = device_plugin_config(time_slices_by_pool, mig_enabled)
     if config is not None:
         values["devicePlugin"]["config"] = {
             "create": True,
@@ -114,7 +115,7 @@ def gpu_operator_values(env: Environment) -> dict[str, Any]:
     return values
 
 
-def keda_values(env: Environment) -> dict[str, Any]:
+def keda_values() -> dict[str, Any]:
     """KEDA values: its own metrics scraped, so scaler errors (Prometheus unreachable,
     bad query) can alert."""
     monitor = {"enabled": True, "additionalLabels": {"release": naming.PROMETHEUS_RELEASE}}
@@ -127,23 +128,28 @@ def keda_values(env: Environment) -> dict[str, Any]:
 
 
 def kube_prometheus_stack_values(
-    env: Environment, storage_class: str | None = None
+    *,
+    retention: str,
+    storage_gib: int,
+    grafana_enabled: bool,
+    alerts_enabled: bool,
+    storage_class: str | None = None,
 ) -> dict[str, Any]:
-    """kube-prometheus-stack values: retention and a persistent volume from
-    `observability`, Grafana loading dashboards labelled ``grafana_dashboard: "1"`` from
-    every namespace, Alertmanager when alerts are enabled. Monitors and rules are selected
-    by the chart's default ``release: kube-prometheus-stack`` label, in all namespaces."""
-    obs = env.observability
+    """kube-prometheus-stack values: `retention` and a persistent volume of `storage_gib`
+    (of `storage_class`; None: the cluster's default class), Grafana loading dashboards
+    labelled ``grafana_dashboard: "1"`` from every namespace, Alertmanager when alerts are
+    enabled. Monitors and rules are selected by the chart's default
+    ``release: kube-prometheus-stack`` label, in all namespaces."""
     claim: dict[str, Any] = {
         "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": f"{obs.prometheus_storage_gib}Gi"}},
+        "resources": {"requests": {"storage": f"{storage_gib}Gi"}},
     }
     if storage_class:
         claim["storageClassName"] = storage_class
     return {
         "prometheus": {
             "prometheusSpec": {
-                "retention": obs.prometheus_retention,
+                "retention": retention,
                 "storageSpec": {"volumeClaimTemplate": {"spec": claim}},
                 "serviceMonitorSelectorNilUsesHelmValues": True,
                 "podMonitorSelectorNilUsesHelmValues": True,
@@ -151,7 +157,7 @@ def kube_prometheus_stack_values(
             }
         },
         "grafana": {
-            "enabled": obs.grafana_enabled,
+            "enabled": grafana_enabled,
             "sidecar": {
                 "dashboards": {
                     "enabled": True,
@@ -161,12 +167,12 @@ def kube_prometheus_stack_values(
                 }
             },
         },
-        "alertmanager": {"enabled": obs.alerts_enabled},
+        "alertmanager": {"enabled": alerts_enabled},
     }
 
 
 def aws_load_balancer_controller_values(
-    env: Environment,
+    region: str,
     cluster: pulumi.Input[str],
     vpc_id: pulumi.Input[str],
     role_arn: pulumi.Input[str],
@@ -174,7 +180,7 @@ def aws_load_balancer_controller_values(
     """AWS Load Balancer Controller values (NLBs for Services; no ALB add-ons in use)."""
     return {
         "clusterName": cluster,
-        "region": env.region,
+        "region": region,
         "vpcId": vpc_id,
         "replicaCount": 2,
         "serviceAccount": {
@@ -196,15 +202,15 @@ def cluster_autoscaler_image_tag(kubernetes_version: str) -> str:
 
 
 def cluster_autoscaler_values(
-    env: Environment, cluster: str, role_arn: pulumi.Input[str]
+    region: str, kubernetes_version: str, cluster: str, role_arn: pulumi.Input[str]
 ) -> dict[str, Any]:
     """Cluster Autoscaler values: node groups auto-discovered by tag, least-waste
     expansion, per-zone groups of one pool balanced (they differ only in the zone label)."""
     return {
         "cloudProvider": "aws",
-        "awsRegion": env.region,
+        "awsRegion": region,
         "autoDiscovery": {"clusterName": cluster},
-        "image": {"tag": cluster_autoscaler_image_tag(env.cluster.kubernetes_version)},
+        "image": {"tag": cluster_autoscaler_image_tag(kubernetes_version)},
         "rbac": {
             "serviceAccount": {
                 "create": True,

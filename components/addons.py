@@ -1,7 +1,7 @@
 """Cluster add-ons: NVIDIA GPU Operator, KEDA, kube-prometheus-stack, and on EKS the AWS
 Load Balancer Controller and Cluster Autoscaler (each with its own IRSA role).
 
-Each add-on is a pinned Helm release (`env.versions`, repositories in
+Each add-on is a pinned Helm release (versions in the args, repositories in
 `inferplane.blueprint.defaults`) whose values come from `addon_values`. Namespaces are
 explicit resources so their Pod Security labels are part of the plan.
 """
@@ -9,16 +9,15 @@ explicit resources so their Pod Security labels are part of the plan.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
-from inferplane.blueprint.model import Environment
 from inferplane.components import addon_iam, addon_values, iam
-from inferplane.components.cloud import aws_tags, cluster_name
+from inferplane.components.cloud import Cloud, Ownership, aws_tags
 
 LBC_RELEASE = "aws-load-balancer-controller"
 CA_RELEASE = "cluster-autoscaler"
@@ -39,16 +38,54 @@ PRIVILEGED = {
 class ClusterAddonsArgs:
     """Arguments of `ClusterAddons`."""
 
-    env: Environment
+    cloud: Cloud
+    """``aws`` (adds the Load Balancer Controller and Cluster Autoscaler) or ``gcp`` (adds
+    Google's COS driver installer for the GPU nodes)."""
     provider: k8s.Provider
     """Every in-cluster resource uses this provider explicitly."""
-    cluster_name: pulumi.Input[str]
+    cluster_name: str
+    """The cluster's name (the AWS controllers' configuration and IAM scope)."""
+    owner: Ownership
+    """Tags of the AWS controllers' IAM roles."""
+    region: str
+    """AWS: the region the controllers call."""
+    kubernetes_version: str = defaults.KUBERNETES_VERSION
+    """The cluster's Kubernetes minor; picks the Cluster Autoscaler image (AWS). Default: the
+    tested minor of `inferplane.blueprint.defaults`."""
+    mig_enabled: bool = False
+    """Some GPU pool uses MIG: the GPU Operator then runs its MIG manager with the ``mixed``
+    strategy. Default: no MIG."""
+    time_slices_by_pool: Mapping[str, int] = field(default_factory=dict)
+    """Pool name -> pods per GPU, for each time-slicing pool (its nodes carry the pool's
+    name as device-plugin config label). Default: no pool time-slices."""
+    prometheus_retention: str = defaults.PROMETHEUS_RETENTION
+    """How long Prometheus keeps samples (Prometheus duration). Default: fifteen days."""
+    prometheus_storage_gib: int = defaults.PROMETHEUS_STORAGE_GIB
+    """Size of Prometheus' persistent volume. Default: 50 GiB."""
+    grafana_enabled: bool = defaults.GRAFANA_ENABLED
+    """Install Grafana. Default: installed."""
+    alerts_enabled: bool = defaults.ALERTS_ENABLED
+    """Install Alertmanager. Default: installed."""
+    gp3_storage_class: bool = False
+    """AWS: the cluster runs the EBS CSI driver (as a created `EksCluster` does); True gives
+    Prometheus' volume an encrypted gp3 StorageClass, False the cluster's default class."""
+    gpu_operator_version: str = defaults.VERSIONS["gpu_operator"]
+    """NVIDIA GPU Operator chart version. Default: the tested pin of
+    `inferplane.blueprint.defaults.VERSIONS` (likewise for the versions below)."""
+    keda_version: str = defaults.VERSIONS["keda"]
+    """KEDA chart version."""
+    kube_prometheus_stack_version: str = defaults.VERSIONS["kube_prometheus_stack"]
+    """kube-prometheus-stack chart version."""
+    aws_load_balancer_controller_version: str = defaults.VERSIONS["aws_load_balancer_controller"]
+    """AWS Load Balancer Controller chart version (AWS)."""
+    cluster_autoscaler_version: str = defaults.VERSIONS["cluster_autoscaler"]
+    """Cluster Autoscaler chart version (AWS)."""
     vpc_id: pulumi.Input[str] | None = None
-    """AWS: the cluster's VPC (the load balancer controller needs it)."""
+    """AWS: the cluster's VPC (required on AWS: the load balancer controller needs it)."""
     oidc_provider_arn: pulumi.Input[str] | None = None
-    """AWS: the cluster's IAM OIDC provider, for the add-ons' IRSA roles."""
+    """AWS: the cluster's IAM OIDC provider, for the add-ons' IRSA roles (required on AWS)."""
     oidc_issuer: pulumi.Input[str] | None = None
-    """AWS: the OIDC issuer, host and path without ``https://``."""
+    """AWS: the OIDC issuer, host and path without ``https://`` (required on AWS)."""
 
 
 class ClusterAddons(pulumi.ComponentResource):
@@ -68,7 +105,6 @@ class ClusterAddons(pulumi.ComponentResource):
         self, name: str, args: ClusterAddonsArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("inferplane:addons:ClusterAddons", name, None, opts)
-        env = args.env
         self._name, self._provider = name, args.provider
         self.releases, self.namespaces = {}, {}
         gpu_ns = self._namespace(naming.GPU_OPERATOR_NAMESPACE, PRIVILEGED)
@@ -77,40 +113,52 @@ class ClusterAddons(pulumi.ComponentResource):
 
         self.storage_class = None
         before_monitoring: list[pulumi.Resource] = [monitoring_ns]
-        if env.cloud == "aws" and env.cluster.create:
+        if args.cloud == "aws" and args.gp3_storage_class:
             before_monitoring.append(self._gp3_storage_class())
             self.storage_class = EBS_STORAGE_CLASS
         prometheus = self._release(
             naming.PROMETHEUS_RELEASE,
             "kube-prometheus-stack",
-            env.versions.kube_prometheus_stack,
+            args.kube_prometheus_stack_version,
             naming.MONITORING_NAMESPACE,
-            addon_values.kube_prometheus_stack_values(env, self.storage_class),
+            addon_values.kube_prometheus_stack_values(
+                retention=args.prometheus_retention,
+                storage_gib=args.prometheus_storage_gib,
+                grafana_enabled=args.grafana_enabled,
+                alerts_enabled=args.alerts_enabled,
+                storage_class=self.storage_class,
+            ),
             before_monitoring,
         )
         before_gpu: list[pulumi.Resource] = [gpu_ns, prometheus]
-        if env.cloud == "gcp":
+        if args.cloud == "gcp":
             before_gpu += self._gke_gpu_prerequisites()
         self._release(
             naming.GPU_OPERATOR_RELEASE,
             "gpu-operator",
-            env.versions.gpu_operator,
+            args.gpu_operator_version,
             naming.GPU_OPERATOR_NAMESPACE,
-            addon_values.gpu_operator_values(env),
+            addon_values.gpu_operator_values(
+                args.cloud, args.mig_enabled, args.time_slices_by_pool
+            ),
             before_gpu,
         )
         self._release(
             naming.KEDA_RELEASE,
             "keda",
-            env.versions.keda,
+            args.keda_version,
             naming.KEDA_NAMESPACE,
-            addon_values.keda_values(env),
+            addon_values.keda_values(),
             [keda_ns, prometheus],
         )
-        if env.cloud == "aws":
+        if args.cloud == "aws":
             self._aws_controllers(args)
         self.register_outputs(
-            {"releases": list(self.releases), "storage_class": self.storage_class}
+            {
+                "releases": self.releases,
+                "namespaces": self.namespaces,
+                "storage_class": self.storage_class,
+            }
         )
 
     # --- building blocks ---------------------------------------------------------------
@@ -285,15 +333,14 @@ class ClusterAddons(pulumi.ComponentResource):
         )
 
     def _aws_controllers(self, args: ClusterAddonsArgs) -> None:
-        env = args.env
         if args.oidc_provider_arn is None or args.oidc_issuer is None or args.vpc_id is None:
             raise ValueError("ClusterAddons on AWS needs vpc_id, oidc_provider_arn, oidc_issuer")
-        cluster = cluster_name(env)
+        cluster = args.cluster_name
         irsa = {
             "oidc_provider_arn": args.oidc_provider_arn,
             "oidc_issuer": args.oidc_issuer,
             "namespace": naming.KUBE_SYSTEM_NAMESPACE,
-            "tags": aws_tags(env),
+            "tags": aws_tags(args.owner),
             "parent": self,
         }
         _, lbc_role_arn = iam.irsa_role(
@@ -306,10 +353,10 @@ class ClusterAddons(pulumi.ComponentResource):
         self._release(
             LBC_RELEASE,
             "aws-load-balancer-controller",
-            env.versions.aws_load_balancer_controller,
+            args.aws_load_balancer_controller_version,
             naming.KUBE_SYSTEM_NAMESPACE,
             addon_values.aws_load_balancer_controller_values(
-                env, args.cluster_name, args.vpc_id, lbc_role_arn
+                args.region, cluster, args.vpc_id, lbc_role_arn
             ),
             [],
         )
@@ -323,8 +370,10 @@ class ClusterAddons(pulumi.ComponentResource):
         self._release(
             CA_RELEASE,
             "cluster-autoscaler",
-            env.versions.cluster_autoscaler,
+            args.cluster_autoscaler_version,
             naming.KUBE_SYSTEM_NAMESPACE,
-            addon_values.cluster_autoscaler_values(env, cluster, ca_role_arn),
+            addon_values.cluster_autoscaler_values(
+                args.region, args.kubernetes_version, cluster, ca_role_arn
+            ),
             [],
         )

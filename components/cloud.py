@@ -1,7 +1,7 @@
 """Cloud facts every component of one environment shares: the explicit cloud provider,
 resource tags and labels, and the cloud's own naming limits.
 
-The provider is created from the blueprint (region, project), never from ambient stack
+The provider is created from explicit values (region, project), never from ambient stack
 configuration, so an environment cannot land in another region by accident.
 """
 
@@ -10,38 +10,49 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment
 
 MANAGED_BY = "inferplane"
 
 _GCP_LABEL_INVALID = re.compile(r"[^a-z0-9_-]")
 
-
-def cluster_name(env: Environment) -> str:
-    """The EKS/GKE cluster's name: the existing cluster's, or the stack name for a new one.
-
-    Known before anything is created, so autoscaler tags and IAM conditions can use it."""
-    if env.cluster.existing:
-        return env.cluster.existing
-    return naming.stack_name(env.blueprint, env.name)
+Cloud = Literal["aws", "gcp"]
 
 
-def aws_tags(env: Environment, **extra: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class Ownership:
+    """Who a set of cloud resources belongs to: written as tags (AWS) or labels (GCP) on every
+    resource that takes them, and the prefix of the cloud names the components choose."""
+
+    blueprint: str
+    """The application (a blueprint's name): tag ``inferplane.dev/blueprint``."""
+    environment: str
+    """The environment (``staging``, ``prod``...): tag ``inferplane.dev/environment``."""
+    owner: str | None = None
+    """Team or e-mail in the ``owner`` tag; None writes no ``owner`` tag."""
+
+    @property
+    def stack(self) -> str:
+        """``<blueprint>-<environment>``: the prefix of cloud resource names."""
+        return naming.stack_name(self.blueprint, self.environment)
+
+
+def aws_tags(owner: Ownership, **extra: str) -> dict[str, str]:
     """Tags on every AWS resource that takes them (AWS allows `@` and `.` in values)."""
     tags = {
-        "inferplane.dev/blueprint": env.blueprint,
-        "inferplane.dev/environment": env.name,
+        "inferplane.dev/blueprint": owner.blueprint,
+        "inferplane.dev/environment": owner.environment,
         "managed-by": MANAGED_BY,
     }
-    if env.owner:
-        tags["owner"] = env.owner
+    if owner.owner:
+        tags["owner"] = owner.owner
     tags.update(extra)
     return tags
 
@@ -53,36 +64,42 @@ def gcp_label_value(value: str) -> str:
     return _GCP_LABEL_INVALID.sub("_", value.lower())[:63]
 
 
-def gcp_labels(env: Environment, **extra: str) -> dict[str, str]:
+def gcp_labels(owner: Ownership, **extra: str) -> dict[str, str]:
     """Labels on every GCP resource that takes them (keys and values sanitised)."""
     labels = {
-        "inferplane-blueprint": gcp_label_value(env.blueprint),
-        "inferplane-environment": gcp_label_value(env.name),
+        "inferplane-blueprint": gcp_label_value(owner.blueprint),
+        "inferplane-environment": gcp_label_value(owner.environment),
         "managed-by": MANAGED_BY,
     }
-    if env.owner:
-        labels["owner"] = gcp_label_value(env.owner)
+    if owner.owner:
+        labels["owner"] = gcp_label_value(owner.owner)
     labels.update({k: gcp_label_value(v) for k, v in extra.items()})
     return labels
 
 
 def cloud_provider(
-    name: str, env: Environment, parent: pulumi.Resource
+    name: str,
+    cloud: Cloud,
+    region: str,
+    project: str | None,
+    owner: Ownership,
+    parent: pulumi.Resource,
 ) -> aws.Provider | gcp.Provider:
-    """The environment's AWS or GCP provider, pinned to its region (and project)."""
+    """An AWS or GCP provider pinned to `region` (and on GCP `project`), tagging everything
+    it creates with `owner`."""
     opts = pulumi.ResourceOptions(parent=parent)
-    if env.cloud == "aws":
+    if cloud == "aws":
         return aws.Provider(
             f"{name}-aws",
-            region=env.region,
-            default_tags=aws.ProviderDefaultTagsArgs(tags=aws_tags(env)),
+            region=region,
+            default_tags=aws.ProviderDefaultTagsArgs(tags=aws_tags(owner)),
             opts=opts,
         )
     return gcp.Provider(
         f"{name}-gcp",
-        project=env.project,
-        region=env.region,
-        default_labels=gcp_labels(env),
+        project=project,
+        region=region,
+        default_labels=gcp_labels(owner),
         opts=opts,
     )
 

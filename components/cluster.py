@@ -8,23 +8,48 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint.model import Environment
-from inferplane.components import cluster_eks, cluster_gke
-from inferplane.components.cloud import cluster_name, eks_exec, gke_exec, kubeconfig
+from inferplane.blueprint import defaults
+from inferplane.components.cloud import Cloud, Ownership, eks_exec, gke_exec, kubeconfig
+from inferplane.components.cluster_eks import EksCluster, EksClusterArgs
+from inferplane.components.cluster_gke import GkeCluster, GkeClusterArgs
 
 
 @dataclass(frozen=True)
 class ClusterArgs:
     """Arguments of `Cluster`."""
 
-    env: Environment
-    """The resolved environment. `env.cluster.create` creates a cluster (and on AWS its VPC)
-    named after the stack; otherwise `env.cluster.existing` is looked up by name (on GCP
-    at `env.cluster.location` in `env.project`)."""
+    cloud: Cloud
+    """``aws`` (EKS) or ``gcp`` (GKE)."""
+    cluster_name: str
+    """The cluster's name: the name a created cluster gets, or the existing one's."""
+    owner: Ownership
+    """Tags (AWS) or labels (GCP) of everything created, and the prefix of its cloud names."""
+    region: str
+    """The cloud region (the exec credential plugin's on AWS, the network's on GCP)."""
+    zones: tuple[str, ...]
+    """The environment's zones, in order: on AWS each gets a private subnet and
+    `lb_subnet_ids` lists them in this order; on GCP a created cluster's nodes run in them."""
+    create: bool = True
+    """True creates the cluster (and its VPC or network). False attaches to the existing
+    cluster `cluster_name` (on GCP at `gke_location`)."""
+    extra_node_zones: tuple[str, ...] = ()
+    """AWS: zones outside `zones` where GPU nodes run too; each also gets a private subnet.
+    Default: none."""
+    project: str | None = None
+    """GCP: the project (required on GCP; unused on AWS)."""
+    gke_location: str | None = None
+    """GCP: the cluster's location, a region or a zone (required on GCP; unused on AWS)."""
+    kubernetes_version: str = defaults.KUBERNETES_VERSION
+    """Kubernetes minor of a created cluster. Default: the tested minor of
+    `inferplane.blueprint.defaults`. Unused when attaching."""
+    vpc_cidr: str = defaults.VPC_CIDR
+    """Address range of a created VPC or network. Default: the range of
+    `inferplane.blueprint.defaults`. Unused when attaching."""
 
 
 class Cluster(pulumi.ComponentResource):
-    """An EKS or GKE cluster and a `pulumi_kubernetes.Provider` for it.
+    """An EKS or GKE cluster (an `EksCluster` or `GkeCluster` child) and a
+    `pulumi_kubernetes.Provider` for it.
 
     Outputs:
       provider: the Kubernetes provider (kubeconfig with an exec credential plugin:
@@ -60,36 +85,11 @@ class Cluster(pulumi.ComponentResource):
         self, name: str, args: ClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("inferplane:cluster:Cluster", name, None, opts)
-        env = args.env
         self.oidc_provider_arn = self.oidc_issuer = self.vpc_id = None
         self.lb_subnet_ids = self.node_role_arn = None
         self.location = self.workload_pool = self.node_service_account = None
         self.subnet_ids_by_zone = {}
-        ready: list[pulumi.Resource]
-        if env.cloud == "aws":
-            eks = (cluster_eks.create if env.cluster.create else cluster_eks.attach)(
-                name, env, self
-            )
-            self.name, self.endpoint = eks.name, eks.endpoint
-            self.oidc_provider_arn, self.oidc_issuer = eks.oidc_provider_arn, eks.oidc_issuer
-            self.vpc_id = eks.vpc_id
-            self.subnet_ids_by_zone = dict(eks.private_subnet_ids)
-            self.lb_subnet_ids = pulumi.Output.all(
-                *[eks.private_subnet_ids[zone] for zone in env.zones]
-            ).apply(lambda ids: [str(i) for i in ids])
-            self.node_role_arn = eks.node_role_arn
-            ca_data, exec_ = eks.ca_data, eks_exec(cluster_name(env), env.region)
-            ready = eks.ready
-        else:
-            gke = (cluster_gke.create if env.cluster.create else cluster_gke.attach)(
-                name, env, self
-            )
-            self.name, self.endpoint = gke.name, gke.endpoint.apply(_https)
-            self.location, self.workload_pool = gke.location, gke.workload_pool
-            self.node_service_account = gke.node_service_account
-            ca_data, exec_ = gke.ca_data, gke_exec()
-            ready = gke.ready
-        self.kubeconfig = kubeconfig(cluster_name(env), self.endpoint, ca_data, exec_)
+        ready = self._eks(name, args) if args.cloud == "aws" else self._gke(name, args)
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -97,13 +97,71 @@ class Cluster(pulumi.ComponentResource):
         )
         self.register_outputs(
             {
+                "provider": self.provider,
                 "name": self.name,
                 "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
                 "oidc_provider_arn": self.oidc_provider_arn,
+                "oidc_issuer": self.oidc_issuer,
+                "vpc_id": self.vpc_id,
+                "subnet_ids_by_zone": self.subnet_ids_by_zone,
                 "lb_subnet_ids": self.lb_subnet_ids,
+                "node_role_arn": self.node_role_arn,
+                "location": self.location,
                 "workload_pool": self.workload_pool,
+                "node_service_account": self.node_service_account,
             }
         )
+
+    def _eks(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:
+        eks = EksCluster(
+            name,
+            EksClusterArgs(
+                cluster_name=args.cluster_name,
+                owner=args.owner,
+                zones=args.zones + tuple(z for z in args.extra_node_zones if z not in args.zones),
+                create=args.create,
+                kubernetes_version=args.kubernetes_version,
+                vpc_cidr=args.vpc_cidr,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.name, self.endpoint = eks.name, eks.endpoint
+        self.oidc_provider_arn, self.oidc_issuer = eks.oidc_provider_arn, eks.oidc_issuer
+        self.vpc_id = eks.vpc_id
+        self.subnet_ids_by_zone = dict(eks.subnet_ids_by_zone)
+        self.lb_subnet_ids = pulumi.Output.all(
+            *[eks.subnet_ids_by_zone[zone] for zone in args.zones]
+        ).apply(lambda ids: [str(i) for i in ids])
+        self.node_role_arn = eks.node_role_arn
+        self.kubeconfig = kubeconfig(
+            args.cluster_name, self.endpoint, eks.ca_data, eks_exec(args.cluster_name, args.region)
+        )
+        return eks.ready
+
+    def _gke(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:
+        if args.project is None or args.gke_location is None:
+            raise ValueError("Cluster on GCP needs project and gke_location")
+        gke = GkeCluster(
+            name,
+            GkeClusterArgs(
+                cluster_name=args.cluster_name,
+                owner=args.owner,
+                project=args.project,
+                region=args.region,
+                location=args.gke_location,
+                zones=args.zones,
+                create=args.create,
+                kubernetes_version=args.kubernetes_version,
+                vpc_cidr=args.vpc_cidr,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.name, self.endpoint = gke.name, gke.endpoint.apply(_https)
+        self.location, self.workload_pool = gke.location, gke.workload_pool
+        self.node_service_account = gke.node_service_account
+        self.kubeconfig = kubeconfig(args.cluster_name, self.endpoint, gke.ca_data, gke_exec())
+        return gke.ready
 
 
 def _https(endpoint: str) -> str:

@@ -1,4 +1,4 @@
-"""EKS: create a cluster with its network, or attach to an existing one.
+"""`EksCluster`: an EKS cluster with its network, created, or an existing one attached.
 
 A created cluster gets a VPC with one private and one public subnet per environment zone
 and one NAT gateway per zone (a zone that fails takes only its own egress with it), the
@@ -14,16 +14,15 @@ import functools
 import ipaddress
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
-from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint import defaults, naming
 from inferplane.components import iam
-from inferplane.components.cloud import aws_tags, cluster_name, present
+from inferplane.components.cloud import Ownership, aws_tags, present
 
 SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers."""
@@ -49,24 +48,6 @@ INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
 
 
-@dataclass
-class EksFacts:
-    """What the rest of the stack needs from an EKS cluster, created or attached."""
-
-    name: pulumi.Output[str]
-    endpoint: pulumi.Output[str]
-    ca_data: pulumi.Output[str]
-    oidc_provider_arn: pulumi.Output[str]
-    oidc_issuer: pulumi.Output[str]
-    """Issuer host and path, without ``https://``."""
-    vpc_id: pulumi.Output[str]
-    private_subnet_ids: dict[str, pulumi.Output[str]]
-    """One private subnet per environment zone, by zone."""
-    node_role_arn: pulumi.Output[str]
-    ready: list[pulumi.Resource] = field(default_factory=list)
-    """What must exist before anything is installed into the cluster."""
-
-
 def subnet_plan(vpc_cidr: str, zones: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     """zone -> (private CIDR, public CIDR).
 
@@ -83,209 +64,6 @@ def subnet_plan(vpc_cidr: str, zones: tuple[str, ...]) -> dict[str, tuple[str, s
         raise ValueError(f"at most {len(blocks) - 1} zones fit one VPC, got {len(zones)}")
     public = list(blocks[-1].subnets(prefixlen_diff=3))
     return {zone: (str(blocks[i]), str(public[i])) for i, zone in enumerate(zones)}
-
-
-def node_role(name: str, env: Environment, parent: pulumi.Resource) -> pulumi.Output[str]:
-    """The IAM role of GPU (and system) nodes; its ARN resolves after the policies attach."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(
-        f"{name}-node",
-        description=f"EKS nodes of {cluster_name(env)}",
-        assume_role_policy=iam.service_trust("ec2.amazonaws.com"),
-        tags=aws_tags(env),
-        opts=opts,
-    )
-    attachments = [
-        aws.iam.RolePolicyAttachment(
-            f"{name}-node-{arn.rsplit('/', 1)[-1]}", role=role.name, policy_arn=arn, opts=opts
-        )
-        for arn in NODE_POLICIES
-    ]
-    return iam.after(role.arn, *attachments)
-
-
-def create(name: str, env: Environment, parent: pulumi.Resource) -> EksFacts:
-    opts = pulumi.ResourceOptions(parent=parent)
-    cluster = cluster_name(env)
-    shared = {f"kubernetes.io/cluster/{cluster}": "shared"}
-    vpc = aws.ec2.Vpc(
-        f"{name}-vpc",
-        cidr_block=env.cluster.vpc_cidr,
-        enable_dns_hostnames=True,
-        enable_dns_support=True,
-        tags=aws_tags(env, Name=cluster),
-        opts=opts,
-    )
-    igw = aws.ec2.InternetGateway(
-        f"{name}-igw", vpc_id=vpc.id, tags=aws_tags(env, Name=cluster), opts=opts
-    )
-    public_routes = aws.ec2.RouteTable(
-        f"{name}-public",
-        vpc_id=vpc.id,
-        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-        tags=aws_tags(env, Name=f"{cluster}-public"),
-        opts=opts,
-    )
-    private: dict[str, pulumi.Output[str]] = {}
-    for zone, (private_cidr, public_cidr) in subnet_plan(
-        env.cluster.vpc_cidr, env.node_zones
-    ).items():
-        s = naming.zone_suffix(zone)
-        public_subnet = aws.ec2.Subnet(
-            f"{name}-public-{s}",
-            vpc_id=vpc.id,
-            cidr_block=public_cidr,
-            availability_zone=zone,
-            map_public_ip_on_launch=False,
-            tags=aws_tags(env, Name=f"{cluster}-public-{s}", **{PUBLIC_ELB_TAG: "1"}, **shared),
-            opts=opts,
-        )
-        aws.ec2.RouteTableAssociation(
-            f"{name}-public-{s}",
-            subnet_id=public_subnet.id,
-            route_table_id=public_routes.id,
-            opts=opts,
-        )
-        eip = aws.ec2.Eip(
-            f"{name}-nat-{s}",
-            domain="vpc",
-            tags=aws_tags(env, Name=f"{cluster}-nat-{s}"),
-            opts=opts,
-        )
-        nat = aws.ec2.NatGateway(
-            f"{name}-nat-{s}",
-            allocation_id=eip.allocation_id,
-            subnet_id=public_subnet.id,
-            tags=aws_tags(env, Name=f"{cluster}-nat-{s}"),
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=[igw]),
-        )
-        subnet = aws.ec2.Subnet(
-            f"{name}-private-{s}",
-            vpc_id=vpc.id,
-            cidr_block=private_cidr,
-            availability_zone=zone,
-            tags=aws_tags(env, Name=f"{cluster}-private-{s}", **{INTERNAL_ELB_TAG: "1"}, **shared),
-            opts=opts,
-        )
-        routes = aws.ec2.RouteTable(
-            f"{name}-private-{s}",
-            vpc_id=vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-            tags=aws_tags(env, Name=f"{cluster}-private-{s}"),
-            opts=opts,
-        )
-        aws.ec2.RouteTableAssociation(
-            f"{name}-private-{s}", subnet_id=subnet.id, route_table_id=routes.id, opts=opts
-        )
-        private[zone] = subnet.id
-
-    control_role = aws.iam.Role(
-        f"{name}-cluster",
-        description=f"EKS control plane of {cluster}",
-        assume_role_policy=iam.service_trust("eks.amazonaws.com"),
-        tags=aws_tags(env),
-        opts=opts,
-    )
-    control_attachments = [
-        aws.iam.RolePolicyAttachment(
-            f"{name}-cluster-{arn.rsplit('/', 1)[-1]}",
-            role=control_role.name,
-            policy_arn=arn,
-            opts=opts,
-        )
-        for arn in CLUSTER_POLICIES
-    ]
-    eks = aws.eks.Cluster(
-        name,
-        name=cluster,
-        version=env.cluster.kubernetes_version,
-        role_arn=control_role.arn,
-        vpc_config=aws.eks.ClusterVpcConfigArgs(
-            subnet_ids=list(private.values()),
-            endpoint_private_access=True,
-            endpoint_public_access=True,
-        ),
-        access_config=aws.eks.ClusterAccessConfigArgs(
-            authentication_mode="API",
-            bootstrap_cluster_creator_admin_permissions=True,
-        ),
-        enabled_cluster_log_types=list(CLUSTER_LOG_TYPES),
-        tags=aws_tags(env),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=control_attachments),
-    )
-    issuer_url = eks.identities.apply(_issuer)
-    # No thumbprint: IAM verifies EKS issuers against its own trusted CAs and computes the
-    # thumbprint from the issuer's certificate itself when none is given.
-    oidc = aws.iam.OpenIdConnectProvider(
-        f"{name}-oidc",
-        url=issuer_url,
-        client_id_lists=[iam.STS_AUDIENCE],
-        tags=aws_tags(env),
-        opts=opts,
-    )
-    issuer = issuer_url.apply(lambda url: url.removeprefix("https://"))
-    nodes = node_role(name, env, parent)
-    system = aws.eks.NodeGroup(
-        f"{name}-system",
-        cluster_name=eks.name,
-        node_group_name=f"{cluster}-system",
-        node_role_arn=nodes,
-        subnet_ids=list(private.values()),
-        instance_types=[SYSTEM_INSTANCE_TYPE],
-        ami_type=SYSTEM_AMI_TYPE,
-        capacity_type="ON_DEMAND",
-        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-            desired_size=SYSTEM_NODES_MIN, min_size=SYSTEM_NODES_MIN, max_size=SYSTEM_NODES_MAX
-        ),
-        labels={SYSTEM_ROLE_LABEL: "system"},
-        tags=aws_tags(env),
-        opts=opts,
-    )
-    cni = aws.eks.Addon(
-        f"{name}-vpc-cni",
-        cluster_name=eks.name,
-        addon_name="vpc-cni",
-        configuration_values=json.dumps({"enableNetworkPolicy": "true"}),
-        resolve_conflicts_on_create="OVERWRITE",
-        resolve_conflicts_on_update="OVERWRITE",
-        tags=aws_tags(env),
-        opts=opts,
-    )
-    _, ebs_role_arn = iam.irsa_role(
-        f"{name}-ebs-csi",
-        oidc_provider_arn=oidc.arn,
-        oidc_issuer=issuer,
-        namespace=naming.KUBE_SYSTEM_NAMESPACE,
-        service_account=EBS_CSI_SERVICE_ACCOUNT,
-        policy=None,
-        managed_policy_arns=(EBS_CSI_POLICY,),
-        tags=aws_tags(env),
-        parent=parent,
-        description=f"EBS CSI controller of {cluster}",
-    )
-    # The driver's controller needs nodes to run on; EKS reports the add-on degraded
-    # (and Pulumi waits) until it does.
-    ebs = aws.eks.Addon(
-        f"{name}-ebs-csi",
-        cluster_name=eks.name,
-        addon_name="aws-ebs-csi-driver",
-        service_account_role_arn=ebs_role_arn,
-        resolve_conflicts_on_create="OVERWRITE",
-        resolve_conflicts_on_update="OVERWRITE",
-        tags=aws_tags(env),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[system]),
-    )
-    return EksFacts(
-        name=eks.name,
-        endpoint=eks.endpoint,
-        ca_data=eks.certificate_authority.apply(lambda ca: present(ca.data, "cluster CA")),
-        oidc_provider_arn=oidc.arn,
-        oidc_issuer=issuer,
-        vpc_id=vpc.id,
-        private_subnet_ids=private,
-        node_role_arn=nodes,
-        ready=[eks, system, cni, ebs],
-    )
 
 
 def _issuer(identities: Sequence[Any]) -> str:
@@ -314,27 +92,316 @@ def _subnet_filters(vpc_id: str, zone: str) -> list[aws.ec2.GetSubnetsFilterArgs
     ]
 
 
-def attach(name: str, env: Environment, parent: pulumi.Resource) -> EksFacts:
-    """Look up an existing EKS cluster; only the node role is created."""
-    cluster = cluster_name(env)
-    invoke = pulumi.InvokeOutputOptions(parent=parent)
-    info = aws.eks.get_cluster_output(name=cluster, opts=invoke)
-    issuer_url = info.identities.apply(_issuer)
-    oidc = aws.iam.get_open_id_connect_provider_output(url=issuer_url, opts=invoke)
-    vpc_id = info.vpc_config.apply(lambda vpc: vpc.vpc_id)
-    private: dict[str, pulumi.Output[str]] = {}
-    for zone in env.node_zones:
-        found = aws.ec2.get_subnets_output(
-            filters=vpc_id.apply(functools.partial(_subnet_filters, zone=zone)), opts=invoke
+@dataclass(frozen=True)
+class EksClusterArgs:
+    """Arguments of `EksCluster`."""
+
+    cluster_name: str
+    """The EKS cluster's name: the name a created cluster gets, or the existing one's."""
+    owner: Ownership
+    """Tags of everything created, and the prefix of its cloud names."""
+    zones: tuple[str, ...]
+    """Zones that get one private subnet each (in this order): the zones of every node."""
+    create: bool = True
+    """True creates the cluster and its VPC. False looks up the existing cluster
+    `cluster_name` and, in each of `zones`, a private subnet of its VPC tagged
+    ``kubernetes.io/role/internal-elb=1``; only the node role is created."""
+    kubernetes_version: str = defaults.KUBERNETES_VERSION
+    """Kubernetes minor of a created cluster. Default: the tested minor of
+    `inferplane.blueprint.defaults`. Unused when attaching."""
+    vpc_cidr: str = defaults.VPC_CIDR
+    """Address range of a created VPC (a /22 or larger). Default: the range of
+    `inferplane.blueprint.defaults`. Unused when attaching."""
+
+
+class EksCluster(pulumi.ComponentResource):
+    """An EKS cluster, created with its network or attached, and the IAM role of its nodes.
+
+    Children keep the names (and through aliases, the URNs) they had when `Cluster` created
+    them directly: a cluster created before this component existed is not replaced.
+
+    Outputs:
+      name: the cluster name.  endpoint: the API server URL.
+      ca_data: the cluster CA certificate (base64 PEM).
+      oidc_provider_arn: the IAM OIDC provider, for IRSA.
+      oidc_issuer: the OIDC issuer, host and path without ``https://``.
+      vpc_id: the cluster's VPC.
+      subnet_ids_by_zone: zone -> the private subnet of that zone.
+      node_role_arn: IAM role for node groups (resolves once its policies are attached).
+      ready: the resources that must exist before anything is installed into the cluster
+        (empty when attaching).
+    """
+
+    name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    ca_data: pulumi.Output[str]
+    oidc_provider_arn: pulumi.Output[str]
+    oidc_issuer: pulumi.Output[str]
+    vpc_id: pulumi.Output[str]
+    subnet_ids_by_zone: dict[str, pulumi.Output[str]]
+    node_role_arn: pulumi.Output[str]
+    ready: list[pulumi.Resource]
+
+    def __init__(
+        self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("inferplane:cluster:EksCluster", name, None, opts)
+        self._name, self._args = name, args
+        # Before this component existed its children were the parent's (`Cluster`'s).
+        parent = opts.parent if opts is not None else None
+        self._moved_from: list[pulumi.Input[str | pulumi.Alias]] = (
+            [pulumi.Alias(parent=parent)] if parent is not None else []
         )
-        private[zone] = found.ids.apply(_one_subnet(zone, cluster))
-    return EksFacts(
-        name=info.name,
-        endpoint=info.endpoint,
-        ca_data=info.certificate_authorities.apply(lambda cas: present(cas[0].data, "cluster CA")),
-        oidc_provider_arn=oidc.arn,
-        oidc_issuer=issuer_url.apply(lambda url: url.removeprefix("https://")),
-        vpc_id=vpc_id,
-        private_subnet_ids=private,
-        node_role_arn=node_role(name, env, parent),
-    )
+        self.ready = []
+        if args.create:
+            self._create()
+        else:
+            self._attach()
+        self.register_outputs(
+            {
+                "name": self.name,
+                "endpoint": self.endpoint,
+                "ca_data": self.ca_data,
+                "oidc_provider_arn": self.oidc_provider_arn,
+                "oidc_issuer": self.oidc_issuer,
+                "vpc_id": self.vpc_id,
+                "subnet_ids_by_zone": self.subnet_ids_by_zone,
+                "node_role_arn": self.node_role_arn,
+                "ready": self.ready,
+            }
+        )
+
+    def _opts(self, depends_on: list[pulumi.Resource] | None = None) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, aliases=self._moved_from, depends_on=depends_on)
+
+    def _tags(self, **extra: str) -> dict[str, str]:
+        return aws_tags(self._args.owner, **extra)
+
+    def _node_role(self) -> pulumi.Output[str]:
+        """The IAM role of GPU (and system) nodes; its ARN resolves after the policies attach."""
+        name, opts = self._name, self._opts()
+        role = aws.iam.Role(
+            f"{name}-node",
+            description=f"EKS nodes of {self._args.cluster_name}",
+            assume_role_policy=iam.service_trust("ec2.amazonaws.com"),
+            tags=self._tags(),
+            opts=opts,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-{arn.rsplit('/', 1)[-1]}", role=role.name, policy_arn=arn, opts=opts
+            )
+            for arn in NODE_POLICIES
+        ]
+        return iam.after(role.arn, *attachments)
+
+    def _network(self) -> None:
+        """The VPC: per zone a public subnet with its NAT gateway and a private subnet."""
+        name, args, opts = self._name, self._args, self._opts()
+        cluster = args.cluster_name
+        shared = {f"kubernetes.io/cluster/{cluster}": "shared"}
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=args.vpc_cidr,
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags=self._tags(Name=cluster),
+            opts=opts,
+        )
+        igw = aws.ec2.InternetGateway(
+            f"{name}-igw", vpc_id=vpc.id, tags=self._tags(Name=cluster), opts=opts
+        )
+        public_routes = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+            tags=self._tags(Name=f"{cluster}-public"),
+            opts=opts,
+        )
+        self.vpc_id = vpc.id
+        self.subnet_ids_by_zone = {}
+        for zone, (private_cidr, public_cidr) in subnet_plan(args.vpc_cidr, args.zones).items():
+            s = naming.zone_suffix(zone)
+            public_subnet = aws.ec2.Subnet(
+                f"{name}-public-{s}",
+                vpc_id=vpc.id,
+                cidr_block=public_cidr,
+                availability_zone=zone,
+                map_public_ip_on_launch=False,
+                tags=self._tags(Name=f"{cluster}-public-{s}", **{PUBLIC_ELB_TAG: "1"}, **shared),
+                opts=opts,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{s}",
+                subnet_id=public_subnet.id,
+                route_table_id=public_routes.id,
+                opts=opts,
+            )
+            eip = aws.ec2.Eip(
+                f"{name}-nat-{s}",
+                domain="vpc",
+                tags=self._tags(Name=f"{cluster}-nat-{s}"),
+                opts=opts,
+            )
+            nat = aws.ec2.NatGateway(
+                f"{name}-nat-{s}",
+                allocation_id=eip.allocation_id,
+                subnet_id=public_subnet.id,
+                tags=self._tags(Name=f"{cluster}-nat-{s}"),
+                opts=self._opts(depends_on=[igw]),
+            )
+            subnet = aws.ec2.Subnet(
+                f"{name}-private-{s}",
+                vpc_id=vpc.id,
+                cidr_block=private_cidr,
+                availability_zone=zone,
+                tags=self._tags(Name=f"{cluster}-private-{s}", **{INTERNAL_ELB_TAG: "1"}, **shared),
+                opts=opts,
+            )
+            routes = aws.ec2.RouteTable(
+                f"{name}-private-{s}",
+                vpc_id=vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+                tags=self._tags(Name=f"{cluster}-private-{s}"),
+                opts=opts,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{s}", subnet_id=subnet.id, route_table_id=routes.id, opts=opts
+            )
+            self.subnet_ids_by_zone[zone] = subnet.id
+
+    def _control_plane(self) -> aws.eks.Cluster:
+        name, args, opts = self._name, self._args, self._opts()
+        control_role = aws.iam.Role(
+            f"{name}-cluster",
+            description=f"EKS control plane of {args.cluster_name}",
+            assume_role_policy=iam.service_trust("eks.amazonaws.com"),
+            tags=self._tags(),
+            opts=opts,
+        )
+        control_attachments: list[pulumi.Resource] = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-cluster-{arn.rsplit('/', 1)[-1]}",
+                role=control_role.name,
+                policy_arn=arn,
+                opts=opts,
+            )
+            for arn in CLUSTER_POLICIES
+        ]
+        private = list(self.subnet_ids_by_zone.values())
+        return aws.eks.Cluster(
+            name,
+            name=args.cluster_name,
+            version=args.kubernetes_version,
+            role_arn=control_role.arn,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=private, endpoint_private_access=True, endpoint_public_access=True
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API",
+                bootstrap_cluster_creator_admin_permissions=True,
+            ),
+            enabled_cluster_log_types=list(CLUSTER_LOG_TYPES),
+            tags=self._tags(),
+            opts=self._opts(depends_on=control_attachments),
+        )
+
+    def _create(self) -> None:
+        name, cluster, opts = self._name, self._args.cluster_name, self._opts()
+        self._network()
+        eks = self._control_plane()
+        issuer_url = eks.identities.apply(_issuer)
+        # No thumbprint: IAM verifies EKS issuers against its own trusted CAs and computes the
+        # thumbprint from the issuer's certificate itself when none is given.
+        oidc = aws.iam.OpenIdConnectProvider(
+            f"{name}-oidc",
+            url=issuer_url,
+            client_id_lists=[iam.STS_AUDIENCE],
+            tags=self._tags(),
+            opts=opts,
+        )
+        issuer = issuer_url.apply(lambda url: url.removeprefix("https://"))
+        self.node_role_arn = nodes = self._node_role()
+        system = aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=eks.name,
+            node_group_name=f"{cluster}-system",
+            node_role_arn=nodes,
+            subnet_ids=list(self.subnet_ids_by_zone.values()),
+            instance_types=[SYSTEM_INSTANCE_TYPE],
+            ami_type=SYSTEM_AMI_TYPE,
+            capacity_type="ON_DEMAND",
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=SYSTEM_NODES_MIN, min_size=SYSTEM_NODES_MIN, max_size=SYSTEM_NODES_MAX
+            ),
+            labels={SYSTEM_ROLE_LABEL: "system"},
+            tags=self._tags(),
+            opts=opts,
+        )
+        self.name, self.endpoint = eks.name, eks.endpoint
+        self.ca_data = eks.certificate_authority.apply(lambda ca: present(ca.data, "cluster CA"))
+        self.oidc_provider_arn, self.oidc_issuer = oidc.arn, issuer
+        self.ready = [eks, system, *self._eks_addons(eks, system)]
+
+    def _eks_addons(self, eks: aws.eks.Cluster, system: aws.eks.NodeGroup) -> list[aws.eks.Addon]:
+        """The VPC CNI enforcing NetworkPolicies, and the EBS CSI driver with its IRSA role."""
+        name, cluster, opts = self._name, self._args.cluster_name, self._opts()
+        cni = aws.eks.Addon(
+            f"{name}-vpc-cni",
+            cluster_name=eks.name,
+            addon_name="vpc-cni",
+            configuration_values=json.dumps({"enableNetworkPolicy": "true"}),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=self._tags(),
+            opts=opts,
+        )
+        _, ebs_role_arn = iam.irsa_role(
+            f"{name}-ebs-csi",
+            oidc_provider_arn=self.oidc_provider_arn,
+            oidc_issuer=self.oidc_issuer,
+            namespace=naming.KUBE_SYSTEM_NAMESPACE,
+            service_account=EBS_CSI_SERVICE_ACCOUNT,
+            policy=None,
+            managed_policy_arns=(EBS_CSI_POLICY,),
+            tags=self._tags(),
+            parent=self,
+            aliases=self._moved_from,
+            description=f"EBS CSI controller of {cluster}",
+        )
+        # The driver's controller needs nodes to run on; EKS reports the add-on degraded
+        # (and Pulumi waits) until it does.
+        ebs = aws.eks.Addon(
+            f"{name}-ebs-csi",
+            cluster_name=eks.name,
+            addon_name="aws-ebs-csi-driver",
+            service_account_role_arn=ebs_role_arn,
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            tags=self._tags(),
+            opts=self._opts(depends_on=[system]),
+        )
+        return [cni, ebs]
+
+    def _attach(self) -> None:
+        """Look up the existing cluster, its OIDC provider and one private subnet per zone."""
+        cluster = self._args.cluster_name
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        info = aws.eks.get_cluster_output(name=cluster, opts=invoke)
+        issuer_url = info.identities.apply(_issuer)
+        oidc = aws.iam.get_open_id_connect_provider_output(url=issuer_url, opts=invoke)
+        self.vpc_id = info.vpc_config.apply(lambda vpc: vpc.vpc_id)
+        self.subnet_ids_by_zone = {}
+        for zone in self._args.zones:
+            found = aws.ec2.get_subnets_output(
+                filters=self.vpc_id.apply(functools.partial(_subnet_filters, zone=zone)),
+                opts=invoke,
+            )
+            self.subnet_ids_by_zone[zone] = found.ids.apply(_one_subnet(zone, cluster))
+        self.name, self.endpoint = info.name, info.endpoint
+        self.ca_data = info.certificate_authorities.apply(
+            lambda cas: present(cas[0].data, "cluster CA")
+        )
+        self.oidc_provider_arn = oidc.arn
+        self.oidc_issuer = issuer_url.apply(lambda url: url.removeprefix("https://"))
+        self.node_role_arn = self._node_role()

@@ -1,4 +1,4 @@
-"""GKE: create a VPC-native regional cluster, or attach to an existing one.
+"""`GkeCluster`: a VPC-native GKE cluster, created, or an existing one attached.
 
 A created cluster has private nodes behind Cloud NAT, Workload Identity, Dataplane V2
 (serving NetworkPolicies are enforced), GKE subsetting for internal load balancers (zonal
@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 
-from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment
-from inferplane.components.cloud import cluster_name, gcp_account_id, gcp_labels, present
+from inferplane.blueprint import defaults
+from inferplane.components.cloud import Ownership, gcp_account_id, gcp_labels, present
 
 SYSTEM_MACHINE_TYPE = "e2-standard-4"
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers."""
@@ -35,20 +34,6 @@ PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
 
 
-@dataclass
-class GkeFacts:
-    """What the rest of the stack needs from a GKE cluster, created or attached."""
-
-    name: pulumi.Output[str]
-    location: pulumi.Output[str]
-    endpoint: pulumi.Output[str]
-    ca_data: pulumi.Output[str]
-    workload_pool: pulumi.Output[str]
-    node_service_account: pulumi.Output[str]
-    """Email of the GPU nodes' service account."""
-    ready: list[pulumi.Resource] = field(default_factory=list)
-
-
 def ip_plan(vpc_cidr: str) -> tuple[str, str, str]:
     """(nodes, services, pods) ranges carved from `vpc_cidr`: the first sixteenth for
     nodes, the second for services, the upper half for pods (one /24 per node)."""
@@ -58,144 +43,6 @@ def ip_plan(vpc_cidr: str) -> tuple[str, str, str]:
     sixteenths = list(net.subnets(prefixlen_diff=4))
     halves = list(net.subnets(prefixlen_diff=1))
     return str(sixteenths[0]), str(sixteenths[1]), str(halves[1])
-
-
-def node_service_account(
-    name: str, env: Environment, parent: pulumi.Resource
-) -> pulumi.Output[str]:
-    """A least-privilege service account for nodes (instead of the Compute default)."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    stack = naming.stack_name(env.blueprint, env.name)
-    account = gcp.serviceaccount.Account(
-        f"{name}-nodes",
-        account_id=gcp_account_id(stack, "nodes"),
-        display_name=f"GKE nodes of {stack}",
-        project=env.project,
-        opts=opts,
-    )
-    grants = [
-        gcp.projects.IAMMember(
-            f"{name}-nodes-{role.rsplit('/', 1)[-1]}",
-            project=str(env.project),
-            role=role,
-            member=account.email.apply(lambda email: f"serviceAccount:{email}"),
-            opts=opts,
-        )
-        for role in NODE_ROLES
-    ]
-    return pulumi.Output.all(account.email, *[g.id for g in grants]).apply(lambda a: str(a[0]))
-
-
-def create(name: str, env: Environment, parent: pulumi.Resource) -> GkeFacts:
-    opts = pulumi.ResourceOptions(parent=parent)
-    cluster = cluster_name(env)
-    nodes_cidr, services_cidr, pods_cidr = ip_plan(env.cluster.vpc_cidr)
-    network = gcp.compute.Network(
-        f"{name}-net",
-        auto_create_subnetworks=False,
-        routing_mode="REGIONAL",
-        project=env.project,
-        opts=opts,
-    )
-    subnet = gcp.compute.Subnetwork(
-        f"{name}-nodes",
-        network=network.id,
-        region=env.region,
-        project=env.project,
-        ip_cidr_range=nodes_cidr,
-        private_ip_google_access=True,
-        secondary_ip_ranges=[
-            gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                range_name=PODS_RANGE, ip_cidr_range=pods_cidr
-            ),
-            gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                range_name=SERVICES_RANGE, ip_cidr_range=services_cidr
-            ),
-        ],
-        opts=opts,
-    )
-    # Private nodes still pull images from NGC and Docker Hub: egress through Cloud NAT.
-    router = gcp.compute.Router(
-        f"{name}-router", network=network.id, region=env.region, project=env.project, opts=opts
-    )
-    gcp.compute.RouterNat(
-        f"{name}-nat",
-        router=router.name,
-        region=env.region,
-        project=env.project,
-        nat_ip_allocate_option="AUTO_ONLY",
-        source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
-        log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
-        opts=opts,
-    )
-    workload_pool = f"{env.project}.svc.id.goog"
-    gke = gcp.container.Cluster(
-        name,
-        name=cluster,
-        project=env.project,
-        location=env.cluster.location,
-        node_locations=list(env.zones),
-        network=network.id,
-        subnetwork=subnet.id,
-        networking_mode="VPC_NATIVE",
-        ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
-            cluster_secondary_range_name=PODS_RANGE,
-            services_secondary_range_name=SERVICES_RANGE,
-        ),
-        remove_default_node_pool=True,
-        initial_node_count=1,
-        workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-            workload_pool=workload_pool
-        ),
-        release_channel=gcp.container.ClusterReleaseChannelArgs(channel=RELEASE_CHANNEL),
-        min_master_version=env.cluster.kubernetes_version,
-        private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
-            enable_private_nodes=True, enable_private_endpoint=False
-        ),
-        datapath_provider="ADVANCED_DATAPATH",
-        enable_l4_ilb_subsetting=True,
-        resource_labels=gcp_labels(env),
-        deletion_protection=True,
-        opts=opts,
-    )
-    nodes_sa = node_service_account(name, env, parent)
-    system = gcp.container.NodePool(
-        f"{name}-system",
-        cluster=gke.name,
-        location=env.cluster.location,
-        project=env.project,
-        node_locations=list(env.zones),
-        initial_node_count=SYSTEM_NODES_PER_ZONE_MIN,
-        autoscaling=gcp.container.NodePoolAutoscalingArgs(
-            min_node_count=SYSTEM_NODES_PER_ZONE_MIN, max_node_count=SYSTEM_NODES_PER_ZONE_MAX
-        ),
-        management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
-        node_config=gcp.container.NodePoolNodeConfigArgs(
-            machine_type=SYSTEM_MACHINE_TYPE,
-            image_type=NODE_IMAGE,
-            disk_size_gb=100,
-            disk_type="pd-balanced",
-            service_account=nodes_sa,
-            oauth_scopes=list(NODE_OAUTH_SCOPES),
-            workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-                mode="GKE_METADATA"
-            ),
-            labels={SYSTEM_ROLE_LABEL: "system"},
-            resource_labels=gcp_labels(env),
-        ),
-        opts=opts,
-    )
-    return GkeFacts(
-        name=gke.name,
-        location=gke.location,
-        endpoint=gke.endpoint,
-        ca_data=gke.master_auth.apply(
-            lambda auth: present(auth.cluster_ca_certificate, "cluster CA certificate")
-        ),
-        workload_pool=pulumi.Output.from_input(workload_pool),
-        node_service_account=nodes_sa,
-        ready=[gke, system],
-    )
 
 
 def _workload_pool(
@@ -215,22 +62,240 @@ def _workload_pool(
     return pick
 
 
-def attach(name: str, env: Environment, parent: pulumi.Resource) -> GkeFacts:
-    """Look up an existing GKE cluster; only the GPU nodes' service account is created."""
-    cluster = cluster_name(env)
-    info = gcp.container.get_cluster_output(
-        name=cluster,
-        location=env.cluster.location,
-        project=env.project,
-        opts=pulumi.InvokeOutputOptions(parent=parent),
-    )
-    return GkeFacts(
-        name=info.name.apply(lambda n: n or cluster),
-        location=info.location.apply(lambda loc: loc or env.cluster.location),
-        endpoint=info.endpoint,
-        ca_data=info.master_auths.apply(
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    """Arguments of `GkeCluster`."""
+
+    cluster_name: str
+    """The GKE cluster's name: the name a created cluster gets, or the existing one's."""
+    owner: Ownership
+    """Labels of everything created, and the prefix of its cloud names."""
+    project: str
+    """The GCP project of the cluster and of everything created."""
+    region: str
+    """The region of a created network (subnet, router, Cloud NAT)."""
+    location: str
+    """The cluster's location: a region (regional cluster) or a zone."""
+    zones: tuple[str, ...]
+    """Node locations of a created cluster and its system node pool. Unused when attaching."""
+    create: bool = True
+    """True creates the cluster and its network. False looks up the existing cluster
+    `cluster_name` at `location` (it must have Workload Identity enabled); only the nodes'
+    service account is created."""
+    kubernetes_version: str = defaults.KUBERNETES_VERSION
+    """Minimum Kubernetes minor of a created cluster's control plane. Default: the tested
+    minor of `inferplane.blueprint.defaults`. Unused when attaching."""
+    vpc_cidr: str = defaults.VPC_CIDR
+    """Address range of a created network (a /20 or larger; see `ip_plan`). Default: the
+    range of `inferplane.blueprint.defaults`. Unused when attaching."""
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """A GKE cluster, created with its network or attached, and its nodes' service account.
+
+    Children keep the names (and through aliases, the URNs) they had when `Cluster` created
+    them directly: a cluster created before this component existed is not replaced.
+
+    Outputs:
+      name: the cluster name.  location: the cluster's location.
+      endpoint: the API server address (a bare IP, as GKE reports it).
+      ca_data: the cluster CA certificate (base64 PEM).
+      workload_pool: the Workload Identity pool ``<project>.svc.id.goog``.
+      node_service_account: email of the nodes' service account.
+      ready: the resources that must exist before anything is installed into the cluster
+        (empty when attaching).
+    """
+
+    name: pulumi.Output[str]
+    location: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    ca_data: pulumi.Output[str]
+    workload_pool: pulumi.Output[str]
+    node_service_account: pulumi.Output[str]
+    ready: list[pulumi.Resource]
+
+    def __init__(
+        self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("inferplane:cluster:GkeCluster", name, None, opts)
+        self._name, self._args = name, args
+        # Before this component existed its children were the parent's (`Cluster`'s).
+        parent = opts.parent if opts is not None else None
+        self._moved_from: list[pulumi.Input[str | pulumi.Alias]] = (
+            [pulumi.Alias(parent=parent)] if parent is not None else []
+        )
+        self.ready = []
+        if args.create:
+            self._create()
+        else:
+            self._attach()
+        self.register_outputs(
+            {
+                "name": self.name,
+                "location": self.location,
+                "endpoint": self.endpoint,
+                "ca_data": self.ca_data,
+                "workload_pool": self.workload_pool,
+                "node_service_account": self.node_service_account,
+                "ready": self.ready,
+            }
+        )
+
+    def _opts(self) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=self, aliases=self._moved_from)
+
+    def _node_service_account(self) -> pulumi.Output[str]:
+        """A least-privilege service account for nodes (instead of the Compute default)."""
+        name, args, opts = self._name, self._args, self._opts()
+        stack = args.owner.stack
+        account = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            account_id=gcp_account_id(stack, "nodes"),
+            display_name=f"GKE nodes of {stack}",
+            project=args.project,
+            opts=opts,
+        )
+        grants = [
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.rsplit('/', 1)[-1]}",
+                project=args.project,
+                role=role,
+                member=account.email.apply(lambda email: f"serviceAccount:{email}"),
+                opts=opts,
+            )
+            for role in NODE_ROLES
+        ]
+        return pulumi.Output.all(account.email, *[g.id for g in grants]).apply(lambda a: str(a[0]))
+
+    def _network(self) -> tuple[gcp.compute.Network, gcp.compute.Subnetwork]:
+        """A regional VPC with one subnet (secondary ranges for pods and services), and
+        Cloud NAT: private nodes still pull images from NGC and Docker Hub."""
+        name, args, opts = self._name, self._args, self._opts()
+        nodes_cidr, services_cidr, pods_cidr = ip_plan(args.vpc_cidr)
+        network = gcp.compute.Network(
+            f"{name}-net",
+            auto_create_subnetworks=False,
+            routing_mode="REGIONAL",
+            project=args.project,
+            opts=opts,
+        )
+        subnet = gcp.compute.Subnetwork(
+            f"{name}-nodes",
+            network=network.id,
+            region=args.region,
+            project=args.project,
+            ip_cidr_range=nodes_cidr,
+            private_ip_google_access=True,
+            secondary_ip_ranges=[
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=PODS_RANGE, ip_cidr_range=pods_cidr
+                ),
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=SERVICES_RANGE, ip_cidr_range=services_cidr
+                ),
+            ],
+            opts=opts,
+        )
+        router = gcp.compute.Router(
+            f"{name}-router",
+            network=network.id,
+            region=args.region,
+            project=args.project,
+            opts=opts,
+        )
+        gcp.compute.RouterNat(
+            f"{name}-nat",
+            router=router.name,
+            region=args.region,
+            project=args.project,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
+            opts=opts,
+        )
+        return network, subnet
+
+    def _create(self) -> None:
+        name, args, opts = self._name, self._args, self._opts()
+        network, subnet = self._network()
+        workload_pool = f"{args.project}.svc.id.goog"
+        gke = gcp.container.Cluster(
+            name,
+            name=args.cluster_name,
+            project=args.project,
+            location=args.location,
+            node_locations=list(args.zones),
+            network=network.id,
+            subnetwork=subnet.id,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name=PODS_RANGE,
+                services_secondary_range_name=SERVICES_RANGE,
+            ),
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=workload_pool
+            ),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel=RELEASE_CHANNEL),
+            min_master_version=args.kubernetes_version,
+            private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                enable_private_nodes=True, enable_private_endpoint=False
+            ),
+            datapath_provider="ADVANCED_DATAPATH",
+            enable_l4_ilb_subsetting=True,
+            resource_labels=gcp_labels(args.owner),
+            deletion_protection=True,
+            opts=opts,
+        )
+        self.node_service_account = self._node_service_account()
+        system = gcp.container.NodePool(
+            f"{name}-system",
+            cluster=gke.name,
+            location=args.location,
+            project=args.project,
+            node_locations=list(args.zones),
+            initial_node_count=SYSTEM_NODES_PER_ZONE_MIN,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                min_node_count=SYSTEM_NODES_PER_ZONE_MIN, max_node_count=SYSTEM_NODES_PER_ZONE_MAX
+            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=SYSTEM_MACHINE_TYPE,
+                image_type=NODE_IMAGE,
+                disk_size_gb=100,
+                disk_type="pd-balanced",
+                service_account=self.node_service_account,
+                oauth_scopes=list(NODE_OAUTH_SCOPES),
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+                labels={SYSTEM_ROLE_LABEL: "system"},
+                resource_labels=gcp_labels(args.owner),
+            ),
+            opts=opts,
+        )
+        self.name, self.location, self.endpoint = gke.name, gke.location, gke.endpoint
+        self.ca_data = gke.master_auth.apply(
+            lambda auth: present(auth.cluster_ca_certificate, "cluster CA certificate")
+        )
+        self.workload_pool = pulumi.Output.from_input(workload_pool)
+        self.ready = [gke, system]
+
+    def _attach(self) -> None:
+        args = self._args
+        cluster, location = args.cluster_name, args.location
+        info = gcp.container.get_cluster_output(
+            name=cluster,
+            location=location,
+            project=args.project,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        self.name = info.name.apply(lambda n: n or cluster)
+        self.location = info.location.apply(lambda loc: loc or location)
+        self.endpoint = info.endpoint
+        self.ca_data = info.master_auths.apply(
             lambda auths: present(auths[0].cluster_ca_certificate, "cluster CA certificate")
-        ),
-        workload_pool=info.workload_identity_configs.apply(_workload_pool(cluster)),
-        node_service_account=node_service_account(name, env, parent),
-    )
+        )
+        self.workload_pool = info.workload_identity_configs.apply(_workload_pool(cluster))
+        self.node_service_account = self._node_service_account()

@@ -81,11 +81,13 @@ def irsa_role(
     tags: Mapping[str, str],
     parent: pulumi.Resource,
     description: str,
+    aliases: Sequence[pulumi.Input[str | pulumi.Alias]] = (),
 ) -> tuple[aws.iam.Role, pulumi.Output[str]]:
     """An IRSA role with its inline policy (`name`-policy) and managed policy attachments;
     returns the role and its ARN, which resolves only once the policies are in place (so a
-    workload annotated with it never starts without its permissions)."""
-    opts = pulumi.ResourceOptions(parent=parent)
+    workload annotated with it never starts without its permissions). `aliases`: the
+    resources' former parents (none: they never moved)."""
+    opts = pulumi.ResourceOptions(parent=parent, aliases=list(aliases))
     role = aws.iam.Role(
         name,
         description=description,

@@ -22,9 +22,8 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment
 from inferplane.components import iam
-from inferplane.components.cloud import aws_tags, gcp_account_id
+from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_account_id
 
 IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 GKE_ANNOTATION = "iam.gke.io/gcp-service-account"
@@ -57,23 +56,25 @@ def s3_read_statements(locations: Sequence[tuple[str, str]]) -> list[dict[str, A
     return statements
 
 
-def engine_location(env: Environment) -> tuple[str, str]:
+def engine_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
     """(bucket, prefix) where engine builds write: ``<store prefix>.inferplane/engines/``."""
-    return env.store_bucket, f"{env.store_prefix}{naming.ENGINE_PREFIX}/"
+    return store_bucket, f"{store_prefix}{naming.ENGINE_PREFIX}/"
 
 
-def s3_reader_policy(env: Environment) -> str:
-    return iam.document(s3_read_statements(env.read_locations))
+def s3_reader_policy(read_locations: Sequence[tuple[str, str]]) -> str:
+    return iam.document(s3_read_statements(read_locations))
 
 
-def s3_builder_policy(env: Environment) -> str:
-    bucket, prefix = engine_location(env)
+def s3_builder_policy(
+    read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str
+) -> str:
+    bucket, prefix = engine_location(store_bucket, store_prefix)
     write = {
         "Effect": "Allow",
         "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
         "Resource": f"arn:aws:s3:::{bucket}/{prefix}*",
     }
-    return iam.document([*s3_read_statements(env.read_locations), write])
+    return iam.document([*s3_read_statements(read_locations), write])
 
 
 # --- GCP IAM conditions ----------------------------------------------------------------
@@ -95,10 +96,25 @@ def gcs_write_condition(bucket: str, prefix: str) -> str:
 class ModelStoreAccessArgs:
     """Arguments of `ModelStoreAccess`."""
 
-    env: Environment
+    cloud: Cloud
+    """``aws`` (IRSA roles) or ``gcp`` (service accounts through Workload Identity)."""
+    owner: Ownership
+    """Tags of the roles, the prefix of the identities' cloud names, and the ServiceAccounts'
+    ``app.kubernetes.io/part-of`` label (the blueprint)."""
     namespace: pulumi.Input[str]
     """Namespace of the ServiceAccounts (the blueprint's namespace)."""
     provider: k8s.Provider
+    """The Kubernetes provider of the ServiceAccounts."""
+    store_bucket: str
+    """The model store's bucket (S3 or GCS, as `cloud`)."""
+    store_prefix: str
+    """The model store's key prefix, ``""`` (the whole bucket) or ending in ``/``; engine
+    builds write under ``<store_prefix>.inferplane/engines/``."""
+    read_locations: tuple[tuple[str, str], ...]
+    """(bucket, key prefix) pairs both identities may read: the store itself plus every
+    model source outside it; an empty prefix reads the whole bucket."""
+    project: str | None = None
+    """GCP: the project of the service accounts (required on GCP)."""
     oidc_provider_arn: pulumi.Input[str] | None = None
     """AWS: the cluster's IAM OIDC provider."""
     oidc_issuer: pulumi.Input[str] | None = None
@@ -125,9 +141,13 @@ class ModelStoreAccess(pulumi.ComponentResource):
     ) -> None:
         super().__init__("inferplane:identity:ModelStoreAccess", name, None, opts)
         self._name, self._args = name, args
-        if args.env.cloud == "aws":
-            self.reader_identity = self._aws_role(naming.MODEL_READER_SA, s3_reader_policy)
-            self.builder_identity = self._aws_role(naming.ENGINE_BUILDER_SA, s3_builder_policy)
+        if args.cloud == "aws":
+            reads = args.read_locations
+            self.reader_identity = self._aws_role(naming.MODEL_READER_SA, s3_reader_policy(reads))
+            self.builder_identity = self._aws_role(
+                naming.ENGINE_BUILDER_SA,
+                s3_builder_policy(reads, args.store_bucket, args.store_prefix),
+            )
             annotation = IRSA_ANNOTATION
         else:
             self.reader_identity = self._gcp_account(naming.MODEL_READER_SA, "reader", False)
@@ -141,10 +161,14 @@ class ModelStoreAccess(pulumi.ComponentResource):
             )
         }
         self.register_outputs(
-            {"reader_identity": self.reader_identity, "builder_identity": self.builder_identity}
+            {
+                "reader_identity": self.reader_identity,
+                "builder_identity": self.builder_identity,
+                "service_accounts": self.service_accounts,
+            }
         )
 
-    def _aws_role(self, sa: str, policy: Any) -> pulumi.Output[str]:
+    def _aws_role(self, sa: str, policy: str) -> pulumi.Output[str]:
         args = self._args
         if args.oidc_provider_arn is None or args.oidc_issuer is None:
             raise ValueError("ModelStoreAccess on AWS needs oidc_provider_arn and oidc_issuer")
@@ -154,29 +178,29 @@ class ModelStoreAccess(pulumi.ComponentResource):
             oidc_issuer=args.oidc_issuer,
             namespace=args.namespace,
             service_account=sa,
-            policy=policy(args.env),
-            tags=aws_tags(args.env),
+            policy=policy,
+            tags=aws_tags(args.owner),
             parent=self,
-            description=f"{sa} of {naming.stack_name(args.env.blueprint, args.env.name)}",
+            description=f"{sa} of {args.owner.stack}",
         )
         return arn
 
     def _gcp_account(self, sa: str, role: str, writes_engines: bool) -> pulumi.Output[str]:
-        args, env = self._args, self._args.env
-        if args.workload_pool is None:
-            raise ValueError("ModelStoreAccess on GCP needs workload_pool")
+        args = self._args
+        if args.workload_pool is None or args.project is None:
+            raise ValueError("ModelStoreAccess on GCP needs workload_pool and project")
         opts = pulumi.ResourceOptions(parent=self)
-        stack = naming.stack_name(env.blueprint, env.name)
+        stack = args.owner.stack
         account = gcp.serviceaccount.Account(
             f"{self._name}-{sa}",
             account_id=gcp_account_id(stack, role),
             display_name=f"{sa} of {stack}",
-            project=env.project,
+            project=args.project,
             opts=opts,
         )
         member = account.email.apply(lambda email: f"serviceAccount:{email}")
         grants: list[pulumi.CustomResource] = []
-        for i, (bucket, prefix) in enumerate(env.read_locations):
+        for i, (bucket, prefix) in enumerate(args.read_locations):
             grants.append(
                 gcp.storage.BucketIAMMember(
                     f"{self._name}-{sa}-read-{i}",
@@ -190,7 +214,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 )
             )
         if writes_engines:
-            bucket, prefix = engine_location(env)
+            bucket, prefix = engine_location(args.store_bucket, args.store_prefix)
             grants.append(
                 gcp.storage.BucketIAMMember(
                     f"{self._name}-{sa}-write-engines",
@@ -224,7 +248,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 namespace=self._args.namespace,
                 labels={
                     "app.kubernetes.io/managed-by": "inferplane",
-                    "app.kubernetes.io/part-of": self._args.env.blueprint,
+                    "app.kubernetes.io/part-of": self._args.owner.blueprint,
                 },
                 annotations={annotation: identity},
             ),

@@ -18,14 +18,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, GpuPool
-from inferplane.components.cloud import aws_tags, cluster_name, gcp_labels
+from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.catalog import GpuType
+from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_labels
 from inferplane.components.cluster_eks import GPU_AMI_TYPE
 from inferplane.components.cluster_gke import NODE_IMAGE, NODE_OAUTH_SCOPES
 
@@ -41,18 +42,88 @@ EKS_NODE_GROUP_NAME_MAX = 63
 GKE_NODE_POOL_NAME_MAX = 40
 
 
-def node_labels(env: Environment, pool: GpuPool, zone: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    """Arguments of `GpuNodePool`: one pool of identical GPU nodes."""
+
+    cloud: Cloud
+    """``aws`` (EKS managed node groups) or ``gcp`` (GKE node pools)."""
+    cluster_name: str
+    """The cluster the nodes join (also named in the Cluster Autoscaler's tags on AWS)."""
+    owner: Ownership
+    """Tags or labels of the groups; with `pool_name` it names them
+    (`naming.node_group_name`)."""
+    pool_name: str
+    """The pool's name: label `naming.POOL_LABEL` of its nodes."""
+    gpu: GpuType
+    """The GPU model (`inferplane.blueprint.catalog.GPU_TYPES`)."""
+    instance_type: str
+    """EC2 instance type or GCE machine type of the nodes."""
+    zones: tuple[str, ...]
+    """One node group per zone; a group never spans zones."""
+    gpus_per_node: int = defaults.POOL_GPUS_PER_NODE
+    """GPUs in one node (must match `instance_type`). Default: one GPU."""
+    nodes_min_per_zone: int = defaults.POOL_NODES_MIN
+    """Fewest nodes of each zone's group (the autoscaler never goes below). Default: one."""
+    nodes_max_per_zone: int = defaults.POOL_NODES_MAX
+    """Most nodes of each zone's group. Default: four."""
+    capacity: Literal["on_demand", "spot"] = "on_demand"
+    """``spot`` nodes may be reclaimed by the cloud at any time. Default: on-demand nodes."""
+    sharing: Literal["exclusive", "mig", "time_slicing"] = "exclusive"
+    """How pods share a GPU: ``exclusive`` (a whole GPU each), ``mig`` (`mig_profile`
+    slices) or ``time_slicing`` (`time_slices_per_gpu` pods per GPU). Default: exclusive."""
+    mig_profile: str | None = None
+    """MIG profile (``1g.10gb``...) of a ``mig`` pool; None for other pools."""
+    time_slices_per_gpu: int = 1
+    """Pods per GPU on a ``time_slicing`` pool. Default: one (no sharing)."""
+    disk_size_gib: int = defaults.POOL_DISK_GIB
+    """Root disk of each node (images and model caches). Default: 200 GiB."""
+    node_role_arn: pulumi.Input[str] | None = None
+    """AWS: the nodes' IAM role (required on AWS)."""
+    subnet_ids_by_zone: Mapping[str, pulumi.Input[str]] | None = None
+    """AWS: one private subnet per zone (required on AWS); each group uses only its own."""
+    cluster_location: pulumi.Input[str] | None = None
+    """GCP: the cluster's location (required on GCP)."""
+    project: str | None = None
+    """GCP: the project of the cluster (required on GCP)."""
+    node_service_account: pulumi.Input[str] | None = None
+    """GCP: the nodes' service account email. Default: the project's Compute default
+    service account."""
+
+    @property
+    def slices_per_gpu(self) -> int:
+        """Schedulable GPU units per physical GPU: MIG slices, time slices, or 1."""
+        if self.sharing == "mig" and self.mig_profile:
+            return self.gpu.mig_profiles[self.mig_profile]
+        if self.sharing == "time_slicing":
+            return self.time_slices_per_gpu
+        return 1
+
+    @property
+    def gpu_resource(self) -> str:
+        """The extended resource a pod requests on this pool (MIG uses the mixed strategy)."""
+        if self.sharing == "mig" and self.mig_profile:
+            return f"nvidia.com/mig-{self.mig_profile}"
+        return "nvidia.com/gpu"
+
+    @property
+    def mig_config(self) -> str | None:
+        """The `nvidia.com/mig.config` label value the GPU Operator's MIG manager applies."""
+        return f"all-{self.mig_profile}" if self.sharing == "mig" and self.mig_profile else None
+
+
+def node_labels(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
     """Kubernetes labels of the nodes of `pool` in `zone`."""
     labels = {
-        naming.POOL_LABEL: pool.name,
+        naming.POOL_LABEL: pool.pool_name,
         naming.GPU_LABEL: pool.gpu.id,
         naming.ZONE_LABEL: zone,
     }
     if pool.mig_config:
         labels[naming.MIG_CONFIG_LABEL] = pool.mig_config
     if pool.sharing == "time_slicing":
-        labels[naming.DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
-    if env.cloud == "aws":
+        labels[naming.DEVICE_PLUGIN_CONFIG_LABEL] = pool.pool_name
+    if pool.cloud == "aws":
         labels[AWS_ACCELERATOR_LABEL] = pool.gpu.id
     else:
         labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
@@ -64,41 +135,23 @@ def gpu_taint() -> tuple[str, str, str]:
     return naming.GPU_TAINT_KEY, naming.GPU_TAINT_VALUE, naming.GPU_TAINT_EFFECT
 
 
-def autoscaler_tags(env: Environment, pool: GpuPool, zone: str) -> dict[str, str]:
+def autoscaler_tags(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
     """Cluster Autoscaler tags of an EKS node group: auto-discovery, plus node-template
     labels, taint and GPU resources so it can scale the group up from zero nodes."""
     template = f"{CA_TAG}/node-template"
     key, value, effect = gpu_taint()
     tags = {
         f"{CA_TAG}/enabled": "true",
-        f"{CA_TAG}/{cluster_name(env)}": "owned",
+        f"{CA_TAG}/{pool.cluster_name}": "owned",
         f"{template}/taint/{key}": f"{value}:{effect}",
-        f"{template}/resources/{pool.gpu_resource}": str(pool.gpu_units_per_node),
+        f"{template}/resources/{pool.gpu_resource}": str(pool.gpus_per_node * pool.slices_per_gpu),
     }
-    tags.update({f"{template}/label/{k}": v for k, v in node_labels(env, pool, zone).items()})
+    tags.update({f"{template}/label/{k}": v for k, v in node_labels(pool, zone).items()})
     return tags
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-@dataclass(frozen=True)
-class GpuNodePoolArgs:
-    """Arguments of `GpuNodePool`."""
-
-    env: Environment
-    pool: GpuPool
-    """The pool; one node group is created in each of `pool.zones`."""
-    cluster_name: pulumi.Input[str]
-    node_role_arn: pulumi.Input[str] | None = None
-    """AWS: the nodes' IAM role (required on AWS)."""
-    subnet_ids_by_zone: Mapping[str, pulumi.Input[str]] | None = None
-    """AWS: one private subnet per zone (required on AWS); each group uses only its own."""
-    cluster_location: pulumi.Input[str] | None = None
-    """GCP: the cluster's location (default: the environment's cluster location)."""
-    node_service_account: pulumi.Input[str] | None = None
-    """GCP: the nodes' service account email (default: the project's Compute default)."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -116,49 +169,52 @@ class GpuNodePool(pulumi.ComponentResource):
         self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("inferplane:node_pool:GpuNodePool", name, None, opts)
-        env, pool = args.env, args.pool
         self.node_groups = {}
         self.node_group_names = {}
-        for zone in pool.zones:
-            limit = EKS_NODE_GROUP_NAME_MAX if env.cloud == "aws" else GKE_NODE_POOL_NAME_MAX
-            group = naming.node_group_name(env.blueprint, env.name, pool.name, zone, limit)
+        owner = args.owner
+        limit = EKS_NODE_GROUP_NAME_MAX if args.cloud == "aws" else GKE_NODE_POOL_NAME_MAX
+        for zone in args.zones:
+            group = naming.node_group_name(
+                owner.blueprint, owner.environment, args.pool_name, zone, limit
+            )
             resource_name = f"{name}-{naming.zone_suffix(zone)}"
-            if env.cloud == "aws":
+            if args.cloud == "aws":
                 self.node_groups[zone] = self._eks(resource_name, group, zone, args)
             else:
                 self.node_groups[zone] = self._gke(resource_name, group, zone, args)
             self.node_group_names[zone] = group
-        self.register_outputs({"node_group_names": self.node_group_names})
+        self.register_outputs(
+            {"node_groups": self.node_groups, "node_group_names": self.node_group_names}
+        )
 
     def _eks(self, name: str, group: str, zone: str, args: GpuNodePoolArgs) -> aws.eks.NodeGroup:
-        env, pool = args.env, args.pool
         if args.node_role_arn is None or not args.subnet_ids_by_zone:
             raise ValueError("GpuNodePool on AWS needs node_role_arn and subnet_ids_by_zone")
         if zone not in args.subnet_ids_by_zone:
-            raise ValueError(f"pool {pool.name}: no subnet for zone {zone}")
+            raise ValueError(f"pool {args.pool_name}: no subnet for zone {zone}")
         key, value, _ = gpu_taint()
-        ca_tags = autoscaler_tags(env, pool, zone)
+        ca_tags = autoscaler_tags(args, zone)
         node_group = aws.eks.NodeGroup(
             name,
             cluster_name=args.cluster_name,
             node_group_name=group,
             node_role_arn=args.node_role_arn,
             subnet_ids=[args.subnet_ids_by_zone[zone]],
-            instance_types=[pool.instance_type],
+            instance_types=[args.instance_type],
             ami_type=GPU_AMI_TYPE,
-            capacity_type="SPOT" if pool.capacity == "spot" else "ON_DEMAND",
-            disk_size=pool.disk_gib,
+            capacity_type="SPOT" if args.capacity == "spot" else "ON_DEMAND",
+            disk_size=args.disk_size_gib,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=pool.nodes.min,
-                max_size=pool.nodes.max,
-                desired_size=pool.nodes.min,
+                min_size=args.nodes_min_per_zone,
+                max_size=args.nodes_max_per_zone,
+                desired_size=args.nodes_min_per_zone,
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-            labels=node_labels(env, pool, zone),
+            labels=node_labels(args, zone),
             taints=[aws.eks.NodeGroupTaintArgs(key=key, value=value, effect="NO_SCHEDULE")],
             tags=aws_tags(
-                env,
-                **{naming.POOL_LABEL: pool.name, naming.ZONE_LABEL: zone},
+                args.owner,
+                **{naming.POOL_LABEL: args.pool_name, naming.ZONE_LABEL: zone},
                 **ca_tags,
             ),
             opts=pulumi.ResourceOptions(
@@ -187,34 +243,35 @@ class GpuNodePool(pulumi.ComponentResource):
     def _gke(
         self, name: str, group: str, zone: str, args: GpuNodePoolArgs
     ) -> gcp.container.NodePool:
-        env, pool = args.env, args.pool
-        if pool.gpu.gcp_accelerator is None:
-            raise ValueError(f"pool {pool.name}: {pool.gpu.id} is not offered on GCP")
+        if args.gpu.gcp_accelerator is None:
+            raise ValueError(f"pool {args.pool_name}: {args.gpu.id} is not offered on GCP")
+        if args.cluster_location is None or args.project is None:
+            raise ValueError("GpuNodePool on GCP needs cluster_location and project")
         key, value, _ = gpu_taint()
         return gcp.container.NodePool(
             name,
             name=group,
             cluster=args.cluster_name,
-            location=args.cluster_location or env.cluster.location,
-            project=env.project,
+            location=args.cluster_location,
+            project=args.project,
             node_locations=[zone],
-            initial_node_count=pool.nodes.min,
+            initial_node_count=args.nodes_min_per_zone,
             # Per zone; with one zone per pool these are the pool's node counts.
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                min_node_count=pool.nodes.min, max_node_count=pool.nodes.max
+                min_node_count=args.nodes_min_per_zone, max_node_count=args.nodes_max_per_zone
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
                 strategy="SURGE", max_surge=1, max_unavailable=0
             ),
             node_config=gcp.container.NodePoolNodeConfigArgs(
-                machine_type=pool.instance_type,
+                machine_type=args.instance_type,
                 image_type=NODE_IMAGE,
-                disk_size_gb=pool.disk_gib,
+                disk_size_gb=args.disk_size_gib,
                 disk_type="pd-balanced",
-                spot=pool.capacity == "spot",
-                labels=node_labels(env, pool, zone),
-                resource_labels=gcp_labels(env, pool=pool.name, zone=zone),
+                spot=args.capacity == "spot",
+                labels=node_labels(args, zone),
+                resource_labels=gcp_labels(args.owner, pool=args.pool_name, zone=zone),
                 taints=[
                     gcp.container.NodePoolNodeConfigTaintArgs(
                         key=key, value=value, effect="NO_SCHEDULE"
@@ -222,8 +279,8 @@ class GpuNodePool(pulumi.ComponentResource):
                 ],
                 guest_accelerators=[
                     gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-                        type=pool.gpu.gcp_accelerator,
-                        count=pool.gpus_per_node,
+                        type=args.gpu.gcp_accelerator,
+                        count=args.gpus_per_node,
                         gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
                             gpu_driver_version=GKE_DRIVER_VERSION
                         ),

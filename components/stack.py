@@ -15,11 +15,12 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment
-from inferplane.components.addons import ClusterAddons, ClusterAddonsArgs
+from inferplane.components import stack_args
+from inferplane.components.addons import ClusterAddons
 from inferplane.components.cloud import cloud_provider
-from inferplane.components.cluster import Cluster, ClusterArgs
-from inferplane.components.identity import ModelStoreAccess, ModelStoreAccessArgs
-from inferplane.components.node_pool import GpuNodePool, GpuNodePoolArgs
+from inferplane.components.cluster import Cluster
+from inferplane.components.identity import ModelStoreAccess
+from inferplane.components.node_pool import GpuNodePool
 from inferplane.components.serving import ModelServer, ModelServerArgs
 
 
@@ -91,42 +92,25 @@ class InferenceStack(pulumi.ComponentResource):
     ) -> None:
         super().__init__("inferplane:stack:InferenceStack", name, None, opts)
         env = args.env
-        cloud = cloud_provider(name, env, self)
+        cloud = cloud_provider(
+            name, env.cloud, env.region, env.project, stack_args.ownership(env), self
+        )
 
         def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions(parent=self, providers=[cloud], depends_on=list(after))
 
-        self.cluster = Cluster(name, ClusterArgs(env=env), opts=child())
+        self.cluster = Cluster(name, stack_args.cluster_args(env), opts=child())
         cluster = self.cluster
         provider = cluster.provider
         self.node_pools = {
             pool.name: GpuNodePool(
                 f"{name}-{pool.name}",
-                GpuNodePoolArgs(
-                    env=env,
-                    pool=pool,
-                    cluster_name=cluster.name,
-                    node_role_arn=cluster.node_role_arn,
-                    subnet_ids_by_zone=cluster.subnet_ids_by_zone,
-                    cluster_location=cluster.location,
-                    node_service_account=cluster.node_service_account,
-                ),
+                stack_args.cluster_node_pool_args(env, pool, cluster),
                 opts=child(cluster),
             )
             for pool in env.pools.values()
         }
-        self.addons = ClusterAddons(
-            name,
-            ClusterAddonsArgs(
-                env=env,
-                provider=provider,
-                cluster_name=cluster.name,
-                vpc_id=cluster.vpc_id,
-                oidc_provider_arn=cluster.oidc_provider_arn,
-                oidc_issuer=cluster.oidc_issuer,
-            ),
-            opts=child(cluster),
-        )
+        self.addons = ClusterAddons(name, stack_args.addons_args(env, cluster), opts=child(cluster))
 
         self.namespace = naming.namespace(env.blueprint)
         labels = {
@@ -155,14 +139,7 @@ class InferenceStack(pulumi.ComponentResource):
         )
         self.store_access = ModelStoreAccess(
             name,
-            ModelStoreAccessArgs(
-                env=env,
-                namespace=namespace.metadata.name,
-                provider=provider,
-                oidc_provider_arn=cluster.oidc_provider_arn,
-                oidc_issuer=cluster.oidc_issuer,
-                workload_pool=cluster.workload_pool,
-            ),
+            stack_args.store_access_args(env, namespace.metadata.name, provider, cluster),
             opts=child(cluster),
         )
 

@@ -66,6 +66,8 @@ class RecordedResource:
     """False for component resources (which have no provider and create nothing themselves)."""
     read: bool = False
     """True for a lookup of something that exists (`Resource.get`), which is never changed."""
+    aliases: tuple[dict[str, Any], ...] = ()
+    """Alias specs as sent (``{"spec": {"parentUrn": ...}}``): where the resource used to be."""
 
     def get(self, *path: str | int, default: Any = None) -> Any:
         """The input at `path`, e.g. ``res.get("spec", "replicas")``; `default` if absent."""
@@ -105,6 +107,9 @@ class Recording:
     invokes: tuple[RecordedInvoke, ...] = ()
     messages: tuple[LogMessage, ...] = ()
     wall_time_s: float = 0.0
+    registered_outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Component URN -> what it passed to `register_outputs`, resolved (secrets masked;
+    a resource reference as its URN)."""
     _by_urn: dict[str, RecordedResource] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -207,6 +212,7 @@ class _RecordingMonitor(mocks.MockMonitor):
         super().__init__(mocks_)
         self.recorded: list[RecordedResource] = []
         self.invokes: list[RecordedInvoke] = []
+        self.registered_outputs: dict[str, dict[str, Any]] = {}
         self.stack_urn = ""
 
     def _record(self, request: Any, props: Any, read: bool) -> None:
@@ -223,6 +229,9 @@ class _RecordingMonitor(mocks.MockMonitor):
                 depends_on=tuple(getattr(request, "dependencies", ())),
                 custom=bool(getattr(request, "custom", True)) or read,
                 read=read,
+                aliases=tuple(
+                    json_format.MessageToDict(a) for a in getattr(request, "aliases", ())
+                ),
             )
         )
 
@@ -236,6 +245,10 @@ class _RecordingMonitor(mocks.MockMonitor):
     def ReadResource(self, request: Any) -> Any:
         self._record(request, request.properties, read=True)
         return super().ReadResource(request)
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:
+        self.registered_outputs[request.urn] = plain(json_format.MessageToDict(request.outputs))
+        return super().RegisterResourceOutputs(request)
 
     def Invoke(self, request: Any) -> Any:
         if request.tok != "pulumi:pulumi:getResource":
@@ -402,6 +415,7 @@ def _run(
         resources=tuple(monitor.recorded),
         outputs=exports,
         invokes=tuple(monitor.invokes),
+        registered_outputs=dict(monitor.registered_outputs),
         messages=tuple(collector.messages),
         wall_time_s=elapsed,
     )

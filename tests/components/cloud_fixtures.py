@@ -13,11 +13,12 @@ import pulumi
 from inferplane.app.offline import RecordedResource, Recording, run_program
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment, GpuPool
-from inferplane.components.addons import ClusterAddons, ClusterAddonsArgs
+from inferplane.components import stack_args
+from inferplane.components.addons import ClusterAddons
 from inferplane.components.cloud import cloud_provider
-from inferplane.components.cluster import Cluster, ClusterArgs
-from inferplane.components.identity import ModelStoreAccess, ModelStoreAccessArgs
-from inferplane.components.node_pool import GpuNodePool, GpuNodePoolArgs
+from inferplane.components.cluster import Cluster
+from inferplane.components.identity import ModelStoreAccess
+from inferplane.components.node_pool import GpuNodePool
 
 Build = Callable[[Environment, pulumi.ResourceOptions], object]
 
@@ -52,7 +53,7 @@ def run(env: Environment, build: Build) -> Recording:
 
     def program(e: Environment) -> object:
         root = pulumi.ComponentResource("inferplane:test:Root", "root")
-        cloud = cloud_provider("root", e, root)
+        cloud = cloud_provider("root", e.cloud, e.region, e.project, stack_args.ownership(e), root)
         return build(e, pulumi.ResourceOptions(parent=root, providers=[cloud]))
 
     return run_program(env, program=program)
@@ -62,42 +63,16 @@ def cloud_layer(env: Environment, opts: pulumi.ResourceOptions) -> Cluster:
     """Everything `InferenceStack` builds except the namespace and the models; exports the
     cluster's facts (unsecret kubeconfig included) for assertions."""
     name = naming.stack_name(env.blueprint, env.name)
-    cluster = Cluster(name, ClusterArgs(env=env), opts=opts)
+    cluster = Cluster(name, stack_args.cluster_args(env), opts=opts)
     for pool in env.pools.values():
         GpuNodePool(
-            f"{name}-{pool.name}",
-            GpuNodePoolArgs(
-                env=env,
-                pool=pool,
-                cluster_name=cluster.name,
-                node_role_arn=cluster.node_role_arn,
-                subnet_ids_by_zone=cluster.subnet_ids_by_zone,
-                cluster_location=cluster.location,
-                node_service_account=cluster.node_service_account,
-            ),
-            opts=opts,
+            f"{name}-{pool.name}", stack_args.cluster_node_pool_args(env, pool, cluster), opts=opts
         )
-    ClusterAddons(
-        name,
-        ClusterAddonsArgs(
-            env=env,
-            provider=cluster.provider,
-            cluster_name=cluster.name,
-            vpc_id=cluster.vpc_id,
-            oidc_provider_arn=cluster.oidc_provider_arn,
-            oidc_issuer=cluster.oidc_issuer,
-        ),
-        opts=opts,
-    )
+    ClusterAddons(name, stack_args.addons_args(env, cluster), opts=opts)
     ModelStoreAccess(
         name,
-        ModelStoreAccessArgs(
-            env=env,
-            namespace=naming.namespace(env.blueprint),
-            provider=cluster.provider,
-            oidc_provider_arn=cluster.oidc_provider_arn,
-            oidc_issuer=cluster.oidc_issuer,
-            workload_pool=cluster.workload_pool,
+        stack_args.store_access_args(
+            env, naming.namespace(env.blueprint), cluster.provider, cluster
         ),
         opts=opts,
     )

@@ -15,7 +15,7 @@ from cloud_fixtures import attached, cloud_recording, parsed, with_pool
 from inferplane.app.offline import Recording
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.model import Environment, Observability
-from inferplane.components import addon_values
+from inferplane.components import addon_values, stack_args
 from inferplane.components.addons import EBS_STORAGE_CLASS, GKE_DRIVER_INSTALLER
 
 REFERENCE = Path(
@@ -66,6 +66,30 @@ def without_mig(env: Environment) -> Environment:
     return with_pool(env, "h100", sharing="exclusive", mig_profile=None)
 
 
+def gpu_values(env: Environment) -> dict[str, Any]:
+    """The GPU Operator values of `env`, through the stack's mapping."""
+    return addon_values.gpu_operator_values(
+        env.cloud, stack_args.mig_enabled(env), stack_args.time_slices_by_pool(env)
+    )
+
+
+def plugin_config(env: Environment) -> dict[str, str] | None:
+    return addon_values.device_plugin_config(
+        stack_args.time_slices_by_pool(env), stack_args.mig_enabled(env)
+    )
+
+
+def prometheus_values(env: Environment, storage_class: str | None = None) -> dict[str, Any]:
+    obs = env.observability
+    return addon_values.kube_prometheus_stack_values(
+        retention=obs.prometheus_retention,
+        storage_gib=obs.prometheus_storage_gib,
+        grafana_enabled=obs.grafana_enabled,
+        alerts_enabled=obs.alerts_enabled,
+        storage_class=storage_class,
+    )
+
+
 # --- values against the charts ---------------------------------------------------------
 def test_the_walker_finds_unknown_and_misshapen_keys() -> None:
     ref = {"a": {"b": 1, "free": {}}, "l": []}
@@ -82,7 +106,7 @@ def test_gpu_operator_values_exist_in_the_chart(
     staging: Environment, prod: Environment, variant: Any
 ) -> None:
     for env in (staging, prod):
-        values = addon_values.gpu_operator_values(variant(env))
+        values = gpu_values(variant(env))
         assert unknown_keys(values, chart("gpu-operator")) == []
 
 
@@ -90,14 +114,14 @@ def test_keda_and_prometheus_values_exist_in_the_charts(
     staging: Environment, prod: Environment
 ) -> None:
     for env in (staging, prod):
-        assert unknown_keys(addon_values.keda_values(env), chart("keda")) == []
-        values = addon_values.kube_prometheus_stack_values(env, EBS_STORAGE_CLASS)
+        assert unknown_keys(addon_values.keda_values(), chart("keda")) == []
+        values = prometheus_values(env, EBS_STORAGE_CLASS)
         assert unknown_keys(values, chart("kube-prometheus-stack")) == []
 
 
 # --- GPU Operator --------------------------------------------------------------------------
 def test_gpu_operator_on_eks_uses_the_ami_driver_and_toolkit(staging: Environment) -> None:
-    values = addon_values.gpu_operator_values(staging)
+    values = gpu_values(staging)
     assert values["driver"] == {"enabled": False}
     assert values["toolkit"] == {"enabled": False}
     assert values["devicePlugin"]["enabled"] is True
@@ -108,7 +132,7 @@ def test_gpu_operator_on_eks_uses_the_ami_driver_and_toolkit(staging: Environmen
 
 
 def test_gpu_operator_on_gke_uses_googles_driver_paths(prod: Environment) -> None:
-    values = addon_values.gpu_operator_values(prod)
+    values = gpu_values(prod)
     assert values["driver"] == {"enabled": False}
     assert values["hostPaths"] == {"driverInstallDir": "/home/kubernetes/bin/nvidia"}
     assert values["toolkit"] == {
@@ -120,7 +144,7 @@ def test_gpu_operator_on_gke_uses_googles_driver_paths(prod: Environment) -> Non
 
 
 def test_dcgm_exporter_is_scraped_with_workload_labels(staging: Environment) -> None:
-    monitor = addon_values.gpu_operator_values(staging)["dcgmExporter"]["serviceMonitor"]
+    monitor = gpu_values(staging)["dcgmExporter"]["serviceMonitor"]
     assert monitor == {
         "enabled": True,
         "honorLabels": True,
@@ -129,22 +153,22 @@ def test_dcgm_exporter_is_scraped_with_workload_labels(staging: Environment) -> 
 
 
 def test_mig_pools_switch_the_operator_to_mixed_strategy(staging: Environment) -> None:
-    values = addon_values.gpu_operator_values(staging)
+    values = gpu_values(staging)
     assert values["mig"] == {"strategy": "mixed"}
     assert values["migManager"] == {"enabled": True}
-    plain = addon_values.gpu_operator_values(without_mig(staging))
+    plain = gpu_values(without_mig(staging))
     assert "mig" not in plain
     assert "migManager" not in plain
 
 
 def test_no_device_plugin_config_without_time_slicing(staging: Environment) -> None:
-    assert addon_values.device_plugin_config(staging) is None
-    assert "config" not in addon_values.gpu_operator_values(staging)["devicePlugin"]
+    assert plugin_config(staging) is None
+    assert "config" not in gpu_values(staging)["devicePlugin"]
 
 
 def test_time_slicing_pools_get_their_own_device_plugin_config(staging: Environment) -> None:
     env = time_sliced(staging)
-    config = addon_values.gpu_operator_values(env)["devicePlugin"]["config"]
+    config = gpu_values(env)["devicePlugin"]["config"]
     assert config["create"] is True
     assert config["name"] == addon_values.DEVICE_PLUGIN_CONFIGMAP
     assert config["default"] == "default"
@@ -163,13 +187,13 @@ def test_time_slicing_pools_get_their_own_device_plugin_config(staging: Environm
     }
     default = yaml.safe_load(config["data"]["default"])
     assert default == {"version": "v1", "flags": {"migStrategy": "mixed"}}
-    no_mig = yaml.safe_load(addon_values.device_plugin_config(without_mig(env))["l4"])  # type: ignore[index]
+    no_mig = yaml.safe_load(plugin_config(without_mig(env))["l4"])  # type: ignore[index]
     assert no_mig["flags"] == {"migStrategy": "none"}
 
 
 # --- kube-prometheus-stack, KEDA -----------------------------------------------------------
 def test_prometheus_retention_storage_and_dashboards(staging: Environment) -> None:
-    values = addon_values.kube_prometheus_stack_values(staging, EBS_STORAGE_CLASS)
+    values = prometheus_values(staging, EBS_STORAGE_CLASS)
     spec = values["prometheus"]["prometheusSpec"]
     assert spec["retention"] == "15d"
     assert spec["storageSpec"]["volumeClaimTemplate"]["spec"] == {
@@ -199,7 +223,7 @@ def test_observability_settings_reach_the_values(staging: Environment) -> None:
             alerts_enabled=False,
         ),
     )
-    values = addon_values.kube_prometheus_stack_values(env)
+    values = prometheus_values(env)
     spec = values["prometheus"]["prometheusSpec"]
     assert spec["retention"] == "30d"
     claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
@@ -210,7 +234,7 @@ def test_observability_settings_reach_the_values(staging: Environment) -> None:
 
 
 def test_keda_metrics_are_scraped(staging: Environment) -> None:
-    values = addon_values.keda_values(staging)
+    values = addon_values.keda_values()
     for part in ("operator", "metricServer"):
         assert values["prometheus"][part]["enabled"] is True
         assert values["prometheus"][part]["serviceMonitor"] == {
@@ -248,9 +272,9 @@ def test_releases_are_pinned_and_use_the_cluster_provider(staging: Environment) 
 
 def test_releases_carry_the_values_functions_output(staging: Environment) -> None:
     found = releases(cloud_recording(staging))
-    assert found["gpu-operator"].inputs["values"] == addon_values.gpu_operator_values(staging)
+    assert found["gpu-operator"].inputs["values"] == gpu_values(staging)
     assert found["kube-prometheus-stack"].inputs["values"] == (
-        addon_values.kube_prometheus_stack_values(staging, EBS_STORAGE_CLASS)
+        prometheus_values(staging, EBS_STORAGE_CLASS)
     )
 
 

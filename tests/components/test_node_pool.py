@@ -3,6 +3,7 @@ instance type, per-zone size, capacity, disk, labels, taint and GPU driver setup
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pulumi
@@ -11,7 +12,8 @@ from cloud_fixtures import attached, cloud_recording, run, with_pool, with_zones
 
 from inferplane.app.offline import RecordedResource, Recording
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint.model import Environment, GpuPool
+from inferplane.components import stack_args
 from inferplane.components.node_pool import (
     GpuNodePool,
     GpuNodePoolArgs,
@@ -22,6 +24,11 @@ from inferplane.components.node_pool import (
 EKS_GROUP = "aws:eks/nodeGroup:NodeGroup"
 GKE_POOL = "gcp:container/nodePool:NodePool"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
+
+
+def pool_args(env: Environment, pool: GpuPool) -> GpuNodePoolArgs:
+    """`pool`'s args as the stack maps them (no cluster facts)."""
+    return stack_args.node_pool_args(env, pool)
 
 
 def gpu_groups(rec: Recording, type_: str) -> dict[str, RecordedResource]:
@@ -106,9 +113,14 @@ def test_eks_node_groups_can_scale_from_zero(staging: Environment) -> None:
 def test_autoscaler_templates_advertise_the_pools_gpu_resource(staging: Environment) -> None:
     l4, h100 = staging.pools["l4"], staging.pools["h100"]
     template = "k8s.io/cluster-autoscaler/node-template/resources"
-    assert autoscaler_tags(staging, l4, "us-east-1a")[f"{template}/nvidia.com/gpu"] == "1"
     assert (
-        autoscaler_tags(staging, h100, "us-east-1a")[f"{template}/nvidia.com/mig-3g.40gb"] == "16"
+        autoscaler_tags(pool_args(staging, l4), "us-east-1a")[f"{template}/nvidia.com/gpu"] == "1"
+    )
+    assert (
+        autoscaler_tags(pool_args(staging, h100), "us-east-1a")[
+            f"{template}/nvidia.com/mig-3g.40gb"
+        ]
+        == "16"
     )
 
 
@@ -205,11 +217,11 @@ def test_gke_spot_pools(prod: Environment) -> None:
 # --- labels -----------------------------------------------------------------------------------
 def test_time_slicing_pools_select_their_device_plugin_config(staging: Environment) -> None:
     env = with_pool(staging, "l4", sharing="time_slicing", time_slices=4)
-    labels = node_labels(env, env.pools["l4"], "us-east-1a")
+    labels = node_labels(pool_args(env, env.pools["l4"]), "us-east-1a")
     assert labels[naming.DEVICE_PLUGIN_CONFIG_LABEL] == "l4"
     assert naming.MIG_CONFIG_LABEL not in labels
     assert naming.DEVICE_PLUGIN_CONFIG_LABEL not in node_labels(
-        env, env.pools["h100"], "us-east-1a"
+        pool_args(env, env.pools["h100"]), "us-east-1a"
     )
 
 
@@ -218,7 +230,10 @@ def only_pool(env: Environment, pool: str) -> Any:
     def build(e: Environment, opts: pulumi.ResourceOptions) -> object:
         return GpuNodePool(
             "p",
-            GpuNodePoolArgs(env=e, pool=e.pools[pool], cluster_name="c", cluster_location="r"),
+            dataclasses.replace(
+                stack_args.node_pool_args(e, e.pools[pool], cluster_location="r"),
+                cluster_name="c",
+            ),
             opts=opts,
         )
 

@@ -1,0 +1,159 @@
+"""The one mapping from a resolved blueprint environment to the components' args.
+
+Components know nothing of blueprints; `InferenceStack` builds each component's args here
+from the `Environment`, so a blueprint field reaches a component through exactly one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment, GpuPool
+from inferplane.components.addons import ClusterAddonsArgs
+from inferplane.components.cloud import Ownership
+from inferplane.components.cluster import Cluster, ClusterArgs
+from inferplane.components.identity import ModelStoreAccessArgs
+from inferplane.components.node_pool import GpuNodePoolArgs
+
+
+def ownership(env: Environment) -> Ownership:
+    """The environment's tags: its blueprint, its name and the blueprint's owner."""
+    return Ownership(blueprint=env.blueprint, environment=env.name, owner=env.owner)
+
+
+def cluster_name(env: Environment) -> str:
+    """The EKS/GKE cluster's name: the existing cluster's, or the stack name for a new one.
+
+    Known before anything is created, so autoscaler tags and IAM conditions can use it."""
+    if env.cluster.existing:
+        return env.cluster.existing
+    return naming.stack_name(env.blueprint, env.name)
+
+
+def cluster_args(env: Environment) -> ClusterArgs:
+    spec = env.cluster
+    return ClusterArgs(
+        cloud=env.cloud,
+        cluster_name=cluster_name(env),
+        owner=ownership(env),
+        region=env.region,
+        zones=env.zones,
+        create=spec.create,
+        extra_node_zones=env.node_zones[len(env.zones) :],
+        project=env.project,
+        gke_location=spec.location if env.cloud == "gcp" else None,
+        kubernetes_version=spec.kubernetes_version,
+        vpc_cidr=spec.vpc_cidr,
+    )
+
+
+def node_pool_args(
+    env: Environment,
+    pool: GpuPool,
+    *,
+    node_role_arn: pulumi.Input[str] | None = None,
+    subnet_ids_by_zone: Mapping[str, pulumi.Input[str]] | None = None,
+    cluster_location: pulumi.Input[str] | None = None,
+    node_service_account: pulumi.Input[str] | None = None,
+) -> GpuNodePoolArgs:
+    """`pool` of `env` on a cluster with these facts (`Cluster`'s outputs of the same names;
+    on GCP `cluster_location` defaults to the environment's cluster location)."""
+    if cluster_location is None and env.cloud == "gcp":
+        cluster_location = env.cluster.location
+    return GpuNodePoolArgs(
+        cloud=env.cloud,
+        cluster_name=cluster_name(env),
+        owner=ownership(env),
+        pool_name=pool.name,
+        gpu=pool.gpu,
+        instance_type=pool.instance_type,
+        zones=pool.zones,
+        gpus_per_node=pool.gpus_per_node,
+        nodes_min_per_zone=pool.nodes.min,
+        nodes_max_per_zone=pool.nodes.max,
+        capacity=pool.capacity,
+        sharing=pool.sharing,
+        mig_profile=pool.mig_profile,
+        time_slices_per_gpu=pool.time_slices,
+        disk_size_gib=pool.disk_gib,
+        node_role_arn=node_role_arn,
+        subnet_ids_by_zone=subnet_ids_by_zone,
+        cluster_location=cluster_location,
+        project=env.project,
+        node_service_account=node_service_account,
+    )
+
+
+def cluster_node_pool_args(env: Environment, pool: GpuPool, cluster: Cluster) -> GpuNodePoolArgs:
+    """`pool` of `env` on `cluster`."""
+    return node_pool_args(
+        env,
+        pool,
+        node_role_arn=cluster.node_role_arn,
+        subnet_ids_by_zone=cluster.subnet_ids_by_zone,
+        cluster_location=cluster.location,
+        node_service_account=cluster.node_service_account,
+    )
+
+
+def mig_enabled(env: Environment) -> bool:
+    """Some pool of `env` uses MIG."""
+    return any(p.sharing == "mig" for p in env.pools.values())
+
+
+def time_slices_by_pool(env: Environment) -> dict[str, int]:
+    """Pool name -> pods per GPU, for each time-slicing pool of `env`."""
+    return {p.name: p.time_slices for p in env.pools.values() if p.sharing == "time_slicing"}
+
+
+def addons_args(env: Environment, cluster: Cluster) -> ClusterAddonsArgs:
+    obs, versions = env.observability, env.versions
+    return ClusterAddonsArgs(
+        cloud=env.cloud,
+        provider=cluster.provider,
+        cluster_name=cluster_name(env),
+        owner=ownership(env),
+        region=env.region,
+        kubernetes_version=env.cluster.kubernetes_version,
+        mig_enabled=mig_enabled(env),
+        time_slices_by_pool=time_slices_by_pool(env),
+        prometheus_retention=obs.prometheus_retention,
+        prometheus_storage_gib=obs.prometheus_storage_gib,
+        grafana_enabled=obs.grafana_enabled,
+        alerts_enabled=obs.alerts_enabled,
+        # A created EKS cluster runs the EBS CSI driver (see `EksCluster`).
+        gp3_storage_class=env.cloud == "aws" and env.cluster.create,
+        gpu_operator_version=versions.gpu_operator,
+        keda_version=versions.keda,
+        kube_prometheus_stack_version=versions.kube_prometheus_stack,
+        aws_load_balancer_controller_version=versions.aws_load_balancer_controller,
+        cluster_autoscaler_version=versions.cluster_autoscaler,
+        vpc_id=cluster.vpc_id,
+        oidc_provider_arn=cluster.oidc_provider_arn,
+        oidc_issuer=cluster.oidc_issuer,
+    )
+
+
+def store_access_args(
+    env: Environment,
+    namespace: pulumi.Input[str],
+    provider: k8s.Provider,
+    cluster: Cluster,
+) -> ModelStoreAccessArgs:
+    return ModelStoreAccessArgs(
+        cloud=env.cloud,
+        owner=ownership(env),
+        namespace=namespace,
+        provider=provider,
+        store_bucket=env.store_bucket,
+        store_prefix=env.store_prefix,
+        read_locations=env.read_locations,
+        project=env.project,
+        oidc_provider_arn=cluster.oidc_provider_arn,
+        oidc_issuer=cluster.oidc_issuer,
+        workload_pool=cluster.workload_pool,
+    )
