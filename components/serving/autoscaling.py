@@ -1,4 +1,4 @@
-"""KEDA autoscaling of one model's Deployment on the signal the blueprint names.
+"""KEDA autoscaling of one model's Deployment on the model's signal (`ServedModel.autoscaling`).
 
 One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger. What it guarantees:
 

@@ -1,4 +1,4 @@
-"""Every PromQL query of a served model, built from the blueprint: one definition per signal.
+"""Every PromQL query of a served model, built from its `ServedModel`: one definition per signal.
 
 The same functions feed the KEDA trigger (`autoscaling_query`), the recording and alerting
 rules (`inferplane.components.serving.rules`) and the Grafana dashboard

@@ -1,4 +1,4 @@
-"""The vLLM container of a model: `vllm serve` with the blueprint's settings.
+"""The vLLM container of a model: `vllm serve` with the model's settings.
 
 One model per server (vLLM's design); the OpenAI-compatible API and ``/metrics`` share port
 ``http``. Weights from s3/gs are copied into the ``models`` volume by an init container and
@@ -41,7 +41,7 @@ def vllm_weights(model: ServedModel) -> str:
 
 
 def vllm_args(model: ServedModel) -> list[str]:
-    """Arguments of ``vllm serve``: one model, its precision, and every blueprint setting.
+    """Arguments of ``vllm serve``: one model, its precision, and every `VllmSettings` value set.
 
     Precision: fp16/bf16/fp32 set ``--dtype``; fp8 quantizes on load (``--quantization
     fp8``); int8/int4 checkpoints carry their quantization config, which vLLM detects.
