@@ -286,7 +286,7 @@ def store_container(
 
 
 # --- sizing -----------------------------------------------------------------------------
-def replica_share(env: ServingEnvironment, model: ServedModel) -> tuple[int, int]:
+def replica_share(model: ServedModel) -> tuple[int, int]:
     """(millicores, MiB) of CPU and memory for one replica: its share of the node."""
     pool = model.pool
     size = NODE_SIZES.get(pool.instance_type or "")
@@ -306,9 +306,9 @@ def replica_share(env: ServingEnvironment, model: ServedModel) -> tuple[int, int
     return max(cpu_m, 1000), max(mem_mib, 2048)
 
 
-def serving_resources(env: ServingEnvironment, model: ServedModel) -> Manifest:
+def serving_resources(model: ServedModel) -> Manifest:
     pool = model.pool
-    cpu_m, mem_mib = replica_share(env, model)
+    cpu_m, mem_mib = replica_share(model)
     gpus = str(model.gpus)
     return {
         "requests": {pool.gpu_resource: gpus, "cpu": f"{cpu_m}m", "memory": f"{mem_mib}Mi"},
@@ -316,10 +316,10 @@ def serving_resources(env: ServingEnvironment, model: ServedModel) -> Manifest:
     }
 
 
-def shm_size_mib(env: ServingEnvironment, model: ServedModel) -> int:
+def shm_size_mib(model: ServedModel) -> int:
     """/dev/shm for NCCL and pinned transfers: 2 GiB per GPU, at most a quarter of the
     replica's memory (a memory-backed emptyDir is charged to the pod's memory limit)."""
-    _, mem_mib = replica_share(env, model)
+    _, mem_mib = replica_share(model)
     return min(2048 * model.gpus, mem_mib // 4)
 
 

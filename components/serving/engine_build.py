@@ -272,7 +272,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     )
     # trtexec uses one GPU whatever the replica's count; the build gets one replica-unit's
     # share of the node.
-    build_resources = serving_resources(env, dataclasses.replace(model, gpus=1))
+    build_resources = serving_resources(dataclasses.replace(model, gpus=1))
     build = {
         "name": "trtexec",
         "image": tensorrt_image(env),

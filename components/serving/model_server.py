@@ -95,7 +95,7 @@ def serving_pod_spec(
         empty_dir("models"),
         empty_dir("home"),
         empty_dir("tmp"),
-        empty_dir("dshm", f"{shm_size_mib(env, model)}Mi", memory=True),
+        empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
     ]
     init: list[Manifest] = []
     if model.server == "triton":

@@ -173,7 +173,7 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
         "ports": [
             {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()
         ],
-        "resources": serving_resources(env, model),
+        "resources": serving_resources(model),
         "securityContext": container_security_context(),
         "volumeMounts": [
             mount("home", HOME),

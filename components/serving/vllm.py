@@ -107,7 +107,7 @@ def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> M
         "args": vllm_args(model),
         "env": vllm_env(model),
         "ports": [{"name": "http", "containerPort": PORTS["http"], "protocol": "TCP"}],
-        "resources": serving_resources(env, model),
+        "resources": serving_resources(model),
         "securityContext": container_security_context(),
         "volumeMounts": [
             mount("home", HOME),
