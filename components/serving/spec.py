@@ -220,9 +220,15 @@ class ServedModel:
         if self.server == "vllm":
             for name in ("tensorrt", "batching", "response_cache", "warmup"):
                 if getattr(self, name) is not None:
-                    self._fail((name,), "is a Triton setting", "remove it, or serve with triton")
+                    self._fail(
+                        (name,),
+                        "a Triton setting on a vLLM model",
+                        "remove it, or serve with triton",
+                    )
         elif self.vllm is not None:
-            self._fail(("vllm",), "is a vLLM setting", "remove it, or serve with vllm")
+            self._fail(
+                ("vllm",), "a vLLM setting on a Triton model", "remove it, or serve with vllm"
+            )
         if self.server == "triton" and self.source.scheme == "hf":
             self._fail(("source",), "Triton serves ONNX from s3:// or gs://", "give a store URI")
         names = [s.name for s in self.secrets]

@@ -46,7 +46,8 @@ def _model(staging: Any, name: str = "chat", **changes: Any) -> Any:
          "max >= 1"),
         ({"gpus": 0}, "model 'chat': gpus: 0 GPUs per replica; give at least 1"),
         ({"tensorrt": TensorRt((), None, 3)},
-         "model 'chat': tensorrt: is a Triton setting; remove it, or serve with triton"),
+         "model 'chat': tensorrt: a Triton setting on a vLLM model; remove it, or serve with "
+         "triton"),
     ],
 )  # fmt: skip
 def test_inconsistent_model_is_a_plain_value_error(staging, changes, message):
@@ -60,7 +61,8 @@ def test_triton_settings_checks(staging):
     with pytest.raises(ServingArgsError) as err:
         _model(staging, "ranker", vllm=args_of(staging, "chat")[1].vllm)
     assert (
-        str(err.value) == "model 'ranker': vllm: is a vLLM setting; remove it, or serve with vllm"
+        str(err.value)
+        == "model 'ranker': vllm: a vLLM setting on a Triton model; remove it, or serve with vllm"
     )
     with pytest.raises(ServingArgsError) as err:
         _model(staging, "ranker", source=model_source("hf://org/model"))
