@@ -21,7 +21,7 @@ from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
 from inferplane.components.identity import ModelStoreAccess
 from inferplane.components.node_pool import GpuNodePool
-from inferplane.components.serving import ModelServer, ModelServerArgs
+from inferplane.components.stack_serving import model_server
 
 
 def environment_data(env: Environment) -> dict[str, str]:
@@ -143,16 +143,14 @@ class InferenceStack(pulumi.ComponentResource):
             opts=child(cluster),
         )
 
+        # `stack_serving` maps the blueprint to the serving components' arguments.
         self.models = {
-            model.name: ModelServer(
+            model.name: model_server(
                 f"{name}-{model.name}",
-                ModelServerArgs(
-                    env=env,
-                    model=model,
-                    namespace=self.namespace,
-                    provider=provider,
-                    lb_subnet_ids=cluster.lb_subnet_ids,
-                ),
+                env,
+                model,
+                provider,
+                lb_subnet_ids=cluster.lb_subnet_ids,
                 opts=child(self.addons, namespace, self.store_access),
             )
             for model in env.models.values()

@@ -10,6 +10,10 @@
 - `autoscaling.ModelAutoscaler` (KEDA), `monitoring.ModelMonitoring` (ServiceMonitor,
   PrometheusRule, dashboard), built on `promql`, `rules` and `dashboards`.
 
+- `spec`: the arguments: `ServedModel` (with its `ServingPool` and `ModelSecret`s) and
+  `ServingEnvironment`, filled by hand or, from a blueprint, by
+  `inferplane.components.stack_serving`; inconsistent ones raise `ServingArgsError`.
+
 The classes are importable from here (``from inferplane.components.serving import ModelServer``);
 modules load on first use.
 """
@@ -27,6 +31,14 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
     )
     from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
     from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
+    from inferplane.components.serving.spec import (
+        ModelSecret,
+        ServedModel,
+        ServingArgsError,
+        ServingEnvironment,
+        ServingPool,
+        model_source,
+    )
     from inferplane.components.serving.triton_config import render_config_pbtxt
 
 _EXPORTS = {
@@ -39,6 +51,12 @@ _EXPORTS = {
     "ModelMonitoring": "inferplane.components.serving.monitoring",
     "ModelMonitoringArgs": "inferplane.components.serving.monitoring",
     "render_config_pbtxt": "inferplane.components.serving.triton_config",
+    "ModelSecret": "inferplane.components.serving.spec",
+    "ServedModel": "inferplane.components.serving.spec",
+    "ServingArgsError": "inferplane.components.serving.spec",
+    "ServingEnvironment": "inferplane.components.serving.spec",
+    "ServingPool": "inferplane.components.serving.spec",
+    "model_source": "inferplane.components.serving.spec",
 }
 
 __all__ = [
@@ -46,10 +64,16 @@ __all__ = [
     "ModelAutoscalerArgs",
     "ModelMonitoring",
     "ModelMonitoringArgs",
+    "ModelSecret",
     "ModelServer",
     "ModelServerArgs",
+    "ServedModel",
+    "ServingArgsError",
+    "ServingEnvironment",
+    "ServingPool",
     "TensorRtEngineBuild",
     "TensorRtEngineBuildArgs",
+    "model_source",
     "render_config_pbtxt",
 ]
 

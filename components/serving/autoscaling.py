@@ -1,4 +1,4 @@
-"""KEDA autoscaling of one model's Deployment on the signal the blueprint names.
+"""KEDA autoscaling of one model's Deployment on the model's signal (`ServedModel.autoscaling`).
 
 One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger. What it guarantees:
 
@@ -36,8 +36,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving import promql
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 FALLBACK_FAILURE_THRESHOLD: Final = 3
 """Failed polls (15 s apart) before KEDA switches to the fallback replica count."""
@@ -58,10 +58,10 @@ ACTIVATION_THRESHOLD: Final = {
 class ModelAutoscalerArgs:
     """Inputs of `ModelAutoscaler`."""
 
-    env: Environment
-    """The resolved environment (KEDA version, Prometheus address come from it)."""
-    model: Model | str
-    """The model to scale, or its name in ``env.models``."""
+    model: ServedModel
+    """The model to scale: replica range, signal and target, latency class."""
+    env: ServingEnvironment
+    """The environment: KEDA version, Prometheus address, labels."""
     namespace: str
     """Namespace of the Deployment; the ScaledObject lives beside it."""
     provider: k8s.Provider
@@ -71,17 +71,13 @@ class ModelAutoscalerArgs:
     select the Deployment's pods and kube-state-metrics series by it."""
 
 
-def resolve_model(env: Environment, model: Model | str) -> Model:
-    return env.models[model] if isinstance(model, str) else model
-
-
-def keda_version(env: Environment) -> tuple[int, int]:
+def keda_version(env: ServingEnvironment) -> tuple[int, int]:
     """``"2.20.2"`` or ``"v2.17.0"`` -> (2, 20)."""
-    major, minor, *_ = env.versions.keda.lstrip("v").split(".")
+    major, minor, *_ = env.keda_version.lstrip("v").split(".")
     return int(major), int(minor)
 
 
-def fallback_replicas(model: Model) -> int:
+def fallback_replicas(model: ServedModel) -> int:
     """Replicas to hold while the signal is unknown.
 
     Realtime: half-way between min and max, because without a signal the load may be
@@ -94,7 +90,7 @@ def fallback_replicas(model: Model) -> int:
 
 
 def scaled_object_spec(
-    env: Environment, model: Model, namespace: str, deployment_name: str
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
 ) -> dict[str, Any]:
     """The ScaledObject's ``spec``, in the CRD's own camelCase (CustomResource passes keys
     through unchanged)."""
@@ -104,7 +100,7 @@ def scaled_object_spec(
     scales_to_zero = model.replicas.min == 0
 
     metadata: dict[str, str] = {
-        "serverAddress": naming.PROMETHEUS_URL,
+        "serverAddress": env.prometheus_url,
         "query": promql.autoscaling_query(scope, metric),
         "threshold": promql.threshold(model.autoscaling.target),
         # With replicas that should exist, an empty answer means Prometheus lost them:
@@ -180,10 +176,9 @@ class ModelAutoscaler(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("inferplane:serving:ModelAutoscaler", name, None, opts)
-        env = args.env
-        model = resolve_model(env, args.model)
+        env, model = args.env, args.model
         labels = {
-            **naming.model_labels(env.blueprint, env.name, model.name),
+            **naming.model_labels(env.part_of, env.environment, model.name),
             naming.LATENCY_CLASS_LABEL: model.latency_class,
         }
         scaled_object = k8s.apiextensions.CustomResource(

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from inferplane.blueprint import defaults, naming
-from inferplane.blueprint.model import Environment, GpuPool, Model
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment, ServingPool
 
 Manifest = dict[str, Any]
 
@@ -100,19 +100,19 @@ NODE_SIZES: Final[dict[str, NodeSize]] = {
 
 
 # --- labels, placement, hardening -------------------------------------------------------
-def model_object_labels(env: Environment, model: Model) -> dict[str, str]:
+def model_object_labels(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:
     """Labels of every object of one model: naming's model labels, pool and latency class."""
     return {
-        **naming.model_labels(env.blueprint, env.name, model.name),
-        naming.POOL_LABEL: model.pool,
+        **naming.model_labels(env.part_of, env.environment, model.name),
+        naming.POOL_LABEL: model.pool.name,
         naming.LATENCY_CLASS_LABEL: model.latency_class,
     }
 
 
-def gpu_placement(pool: GpuPool) -> Manifest:
+def gpu_placement(pool: ServingPool) -> Manifest:
     """nodeSelector, tolerations and affinity that pin a pod to `pool`'s nodes and zones."""
     return {
-        "nodeSelector": {naming.POOL_LABEL: pool.name},
+        "nodeSelector": pool.selector,
         "tolerations": [
             {
                 "key": naming.GPU_TAINT_KEY,
@@ -141,7 +141,7 @@ def gpu_placement(pool: GpuPool) -> Manifest:
     }
 
 
-def zone_spread(env: Environment, model: Model) -> list[Manifest]:
+def zone_spread(env: ServingEnvironment, model: ServedModel) -> list[Manifest]:
     """One replica per zone before a second anywhere.
 
     Hard only when the warm replicas can cover every zone: with fewer, a hard rule would
@@ -149,13 +149,13 @@ def zone_spread(env: Environment, model: Model) -> list[Manifest]:
     scaled to zero as empty (so a replica goes there and the autoscaler adds a node),
     and ``pod-template-hash`` keeps a rollout's new pods from counting the old ones.
     """
-    pool = env.pool_of(model)
+    pool = model.pool
     hard = model.replicas.min >= len(pool.zones)
     constraint: Manifest = {
         "maxSkew": 1,
         "topologyKey": naming.TOPOLOGY_ZONE_LABEL,
         "whenUnsatisfiable": "DoNotSchedule" if hard else "ScheduleAnyway",
-        "labelSelector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "labelSelector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
         "matchLabelKeys": ["pod-template-hash"],
     }
     if hard:
@@ -173,7 +173,7 @@ def pod_security_context() -> Manifest:
     }
 
 
-def service_account(env: Environment, name: str) -> Manifest:
+def service_account(env: ServingEnvironment, name: str) -> Manifest:
     """The pod's ServiceAccount and whether its API token is mounted.
 
     GKE: no token (Workload Identity answers on the metadata server; the pods never call
@@ -212,11 +212,11 @@ def mount(name: str, path: str, read_only: bool = False) -> Manifest:
 
 
 # --- cloud storage ----------------------------------------------------------------------
-def store_image(env: Environment) -> str:
+def store_image(env: ServingEnvironment) -> str:
     return defaults.AWS_CLI_IMAGE if env.cloud == "aws" else defaults.GCLOUD_IMAGE
 
 
-def store_env(env: Environment) -> list[Manifest]:
+def store_env(env: ServingEnvironment) -> list[Manifest]:
     """Environment of a cloud-CLI container: region/project, and config dirs under $HOME."""
     out = [{"name": "HOME", "value": HOME}]
     if env.cloud == "aws":
@@ -234,21 +234,21 @@ def store_env(env: Environment) -> list[Manifest]:
     return out
 
 
-def store_copy(env: Environment, src: str, dst: str) -> str:
+def store_copy(env: ServingEnvironment, src: str, dst: str) -> str:
     """Shell command copying one object (`src`, `dst`: shell words, e.g. ``"$URI"``)."""
     if env.cloud == "aws":
         return f"aws s3 cp --only-show-errors {src} {dst}"
     return f"gcloud storage cp {src} {dst}"
 
 
-def store_sync(env: Environment, src: str, dst: str) -> str:
+def store_sync(env: ServingEnvironment, src: str, dst: str) -> str:
     """Shell command copying every object under prefix `src` into directory `dst`."""
     if env.cloud == "aws":
         return f"aws s3 sync --only-show-errors {src} {dst}"
     return f"gcloud storage rsync --recursive {src} {dst}"
 
 
-def store_exists(env: Environment, uri: str) -> str:
+def store_exists(env: ServingEnvironment, uri: str) -> str:
     """Shell condition: true when object `uri` (a shell word) exists."""
     if env.cloud == "aws":
         return (
@@ -264,7 +264,7 @@ def shell(*lines: str) -> list[str]:
 
 
 def store_container(
-    env: Environment,
+    env: ServingEnvironment,
     name: str,
     script: list[str],
     extra_env: list[Manifest],
@@ -286,10 +286,10 @@ def store_container(
 
 
 # --- sizing -----------------------------------------------------------------------------
-def replica_share(env: Environment, model: Model) -> tuple[int, int]:
+def replica_share(model: ServedModel) -> tuple[int, int]:
     """(millicores, MiB) of CPU and memory for one replica: its share of the node."""
-    pool = env.pool_of(model)
-    size = NODE_SIZES.get(pool.instance_type)
+    pool = model.pool
+    size = NODE_SIZES.get(pool.instance_type or "")
     if size is None:
         return (
             FALLBACK_VCPUS_PER_GPU * 1000 * model.gpus,
@@ -306,9 +306,9 @@ def replica_share(env: Environment, model: Model) -> tuple[int, int]:
     return max(cpu_m, 1000), max(mem_mib, 2048)
 
 
-def serving_resources(env: Environment, model: Model) -> Manifest:
-    pool = env.pool_of(model)
-    cpu_m, mem_mib = replica_share(env, model)
+def serving_resources(model: ServedModel) -> Manifest:
+    pool = model.pool
+    cpu_m, mem_mib = replica_share(model)
     gpus = str(model.gpus)
     return {
         "requests": {pool.gpu_resource: gpus, "cpu": f"{cpu_m}m", "memory": f"{mem_mib}Mi"},
@@ -316,10 +316,10 @@ def serving_resources(env: Environment, model: Model) -> Manifest:
     }
 
 
-def shm_size_mib(env: Environment, model: Model) -> int:
+def shm_size_mib(model: ServedModel) -> int:
     """/dev/shm for NCCL and pinned transfers: 2 GiB per GPU, at most a quarter of the
     replica's memory (a memory-backed emptyDir is charged to the pod's memory limit)."""
-    _, mem_mib = replica_share(env, model)
+    _, mem_mib = replica_share(model)
     return min(2048 * model.gpus, mem_mib // 4)
 
 
@@ -334,7 +334,7 @@ def http_probe(path: str, period_s: int, failures: int, timeout_s: int = 5) -> M
     }
 
 
-def probes(model: Model, ready_path: str, live_path: str) -> Manifest:
+def probes(model: ServedModel, ready_path: str, live_path: str) -> Manifest:
     """Startup probe sized for the model's load time; liveness starts only after it, so a
     loading pod is never killed; readiness means loaded and warm."""
     return {
@@ -347,24 +347,22 @@ def probes(model: Model, ready_path: str, live_path: str) -> Manifest:
     }
 
 
-def termination_grace_s(model: Model) -> int:
+def termination_grace_s(model: ServedModel) -> int:
     return PRESTOP_SLEEP_S + model.max_request_s + DRAIN_MARGIN_S
 
 
-def progress_deadline_s(model: Model) -> int:
+def progress_deadline_s(model: ServedModel) -> int:
     return model.startup_timeout_s + ROLLOUT_MARGIN_S
 
 
-def has_surge_room(env: Environment, model: Model) -> bool:
+def has_surge_room(model: ServedModel) -> bool:
     """True when the pool, at its maximum size, holds every model on it at its maximum
     replicas plus one more replica of `model`: a surge pod can always get a GPU."""
-    pool = env.pool_of(model)
-    capacity = pool.nodes.max * len(pool.zones) * pool.gpu_units_per_node
-    demand = sum(m.replicas.max * m.gpus for m in env.models.values() if m.pool == pool.name)
-    return capacity - demand >= model.gpus
+    spare = model.pool.spare_gpu_units_at_max
+    return spare is not None and spare >= model.gpus
 
 
-def rollout_strategy(env: Environment, model: Model) -> Manifest:
+def rollout_strategy(env: ServingEnvironment, model: ServedModel) -> Manifest:
     """A rollout that cannot deadlock waiting for a GPU.
 
     With two or more warm replicas: replace one at a time in place (surge 0, unavailable 1)
@@ -373,7 +371,7 @@ def rollout_strategy(env: Environment, model: Model) -> Manifest:
     (`has_surge_room`); otherwise replace in place, accepting a short gap rather than a
     rollout stuck on a GPU that never comes.
     """
-    if model.replicas.min < 2 and has_surge_room(env, model):
+    if model.replicas.min < 2 and has_surge_room(model):
         rolling = {"maxSurge": 1, "maxUnavailable": 0}
     else:
         rolling = {"maxSurge": 0, "maxUnavailable": 1}

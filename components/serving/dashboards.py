@@ -24,9 +24,9 @@ from grafana_foundation_sdk.models import common as common_models
 from grafana_foundation_sdk.models import dashboard as dashboard_models
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving import promql, rules
 from inferplane.components.serving.promql import Scope
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 DATASOURCE_UID: Final = "prometheus"
 DATASOURCE: Final = dashboard_models.DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
@@ -34,9 +34,9 @@ PANEL_HEIGHT: Final = 8
 HALF_WIDTH: Final = 12
 
 
-def dashboard_uid(env: Environment, namespace: str, model: str) -> str:
+def dashboard_uid(env: ServingEnvironment, namespace: str, model: str) -> str:
     """Stable, unique per Grafana, within Grafana's 40-character limit."""
-    return f"inferplane-{naming.short_hash(env.blueprint, env.name, namespace, model)}"
+    return f"inferplane-{naming.short_hash(env.part_of, env.environment, namespace, model)}"
 
 
 def _panel(
@@ -79,7 +79,7 @@ def _panel(
 
 
 def build_dashboard(
-    env: Environment, model: Model, namespace: str, deployment: str | None = None
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment: str | None = None
 ) -> Dashboard:
     """The dashboard builder (see `dashboard` for the JSON)."""
     scope = Scope.of(env, model, namespace, deployment)
@@ -196,13 +196,13 @@ def build_dashboard(
     ]
 
     board = (
-        Dashboard(f"{env.blueprint} / {model.name} ({env.name})")
+        Dashboard(f"{env.part_of} / {model.name} ({env.environment})")
         .uid(dashboard_uid(env, namespace, model.name))
         .description(
             f"{model.server} model {model.name} ({model.latency_class}) of blueprint "
-            f"{env.blueprint}, environment {env.name}, namespace {namespace}."
+            f"{env.part_of}, environment {env.environment}, namespace {namespace}."
         )
-        .tags(["inferplane", env.blueprint, env.name, model.server, model.latency_class])
+        .tags(["inferplane", env.part_of, env.environment, model.server, model.latency_class])
         .refresh("30s")
         .time("now-3h", "now")
         .editable()
@@ -218,7 +218,7 @@ def build_dashboard(
 
 
 def dashboard(
-    env: Environment, model: Model, namespace: str, deployment: str | None = None
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment: str | None = None
 ) -> dict[str, Any]:
     """The dashboard as Grafana's JSON model (plain data)."""
     encoded = JSONEncoder(sort_keys=True).encode(
@@ -229,7 +229,7 @@ def dashboard(
 
 
 def dashboard_json(
-    env: Environment, model: Model, namespace: str, deployment: str | None = None
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment: str | None = None
 ) -> str:
     """The dashboard file the Grafana sidecar loads (stable key order, one line per key)."""
     return json.dumps(dashboard(env, model, namespace, deployment), indent=2, sort_keys=True)

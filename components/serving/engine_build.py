@@ -43,7 +43,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import catalog, defaults, naming
-from inferplane.blueprint.model import Environment, Model, Precision, TensorRtInput
+from inferplane.blueprint.model import Precision, TensorRtInput
 from inferplane.components.serving.containers import (
     HOME,
     WORK_DIR,
@@ -61,6 +61,7 @@ from inferplane.components.serving.containers import (
     store_copy,
     store_exists,
 )
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 ENGINE_FILE: Final = "model.plan"
 KEY_SCHEMA: Final = "1"
@@ -83,9 +84,9 @@ TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
 }
 
 
-def tensorrt_image(env: Environment) -> str:
+def tensorrt_image(env: ServingEnvironment) -> str:
     """The TensorRT image of the same NGC release as the Triton image."""
-    return defaults.TENSORRT_IMAGE.format(release=env.versions.triton)
+    return defaults.TENSORRT_IMAGE.format(release=env.triton_release)
 
 
 # Run in the TensorRT image when the blueprint gives no `tensorrt.inputs` but the model
@@ -119,7 +120,7 @@ if flags["min"]:
 """
 
 
-def derived_batch_profile(model: Model) -> tuple[int, int] | None:
+def derived_batch_profile(model: ServedModel) -> tuple[int, int] | None:
     """(opt, max) batch of the engine's profile when it must be derived from the ONNX model:
     the model batches and the blueprint names no input shapes. Opt is the largest preferred
     batch size (what the dynamic batcher aims for), else the max."""
@@ -131,11 +132,13 @@ def derived_batch_profile(model: Model) -> tuple[int, int] | None:
     return opt, top
 
 
-def build_settings(model: Model, env: Environment) -> dict[str, Any]:
+def build_settings(model: ServedModel, env: ServingEnvironment) -> dict[str, Any]:
     """Everything that determines the engine; `engine_key` hashes exactly this."""
     if model.tensorrt is None:
-        raise ValueError(f"model {model.name!r} has no tensorrt section")
-    pool = env.pool_of(model)
+        raise ServingArgsError(
+            model.name, ("tensorrt",), "an engine build needs TensorRt settings", "give tensorrt"
+        )
+    pool = model.pool
     trt = model.tensorrt
     return {
         "schema": KEY_SCHEMA,
@@ -145,25 +148,32 @@ def build_settings(model: Model, env: Environment) -> dict[str, Any]:
         "precision": model.precision,
         "workspace_mib": trt.workspace_mib,
         "builder_optimization_level": trt.builder_optimization_level,
-        "gpu": pool.gpu.id,
+        "gpu": pool.gpu_type,
         "gpu_resource": pool.gpu_resource,
-        "release": env.versions.triton,
+        "release": env.triton_release,
     }
 
 
-def engine_key(model: Model, env: Environment) -> str:
+def engine_key(model: ServedModel, env: ServingEnvironment) -> str:
     """Short content key of the engine (12 hex digits)."""
     return naming.short_hash(json.dumps(build_settings(model, env), sort_keys=True))
 
 
-def engine_uri(model: Model, env: Environment) -> str:
+def engine_uri(model: ServedModel, env: ServingEnvironment) -> str:
     """Where the engine of `model` lives in the model store."""
-    store = env.model_store.rstrip("/")
+    if not env.model_store_uri:
+        raise ServingArgsError(
+            model.name,
+            ("tensorrt",),
+            "a TensorRT engine is written to the model store, and none is given",
+            "set ServingEnvironment.model_store_uri (s3:// or gs://), or drop tensorrt",
+        )
+    store = env.model_store_uri.rstrip("/")
     key = engine_key(model, env)
     return f"{store}/{naming.ENGINE_PREFIX}/{model.name}/{key}/{ENGINE_FILE}"
 
 
-def job_name(model: Model, key: str) -> str:
+def job_name(model: ServedModel, key: str) -> str:
     return f"{model.name}-engine-{key[:10]}"
 
 
@@ -186,7 +196,7 @@ def shape_spec(inputs: tuple[TensorRtInput, ...], which: str) -> str:
     )
 
 
-def trtexec_args(model: Model, env: Environment) -> list[str]:
+def trtexec_args(model: ServedModel, env: ServingEnvironment) -> list[str]:
     """The full trtexec command line (paths inside the build pod's work volume)."""
     assert model.tensorrt is not None
     trt = model.tensorrt
@@ -205,11 +215,11 @@ def trtexec_args(model: Model, env: Environment) -> list[str]:
     if trt.workspace_mib is not None:
         args.append(f"--memPoolSize=workspace:{trt.workspace_mib}M")
     args.append(f"--builderOptimizationLevel={trt.builder_optimization_level}")
-    args += precision_flags(model.precision, env.versions.triton)
+    args += precision_flags(model.precision, env.triton_release)
     return args
 
 
-def trtexec_script(model: Model, env: Environment) -> list[str]:
+def trtexec_script(model: ServedModel, env: ServingEnvironment) -> list[str]:
     """Shell lines that build the engine: trtexec, after deriving the batch profile from
     the ONNX model when the blueprint leaves it implicit (see `DERIVE_BATCH_SHAPES`)."""
     command = shlex.join(trtexec_args(model, env))
@@ -228,23 +238,23 @@ def trtexec_script(model: Model, env: Environment) -> list[str]:
     ]
 
 
-def build_pod_labels(env: Environment, model: Model, key: str) -> dict[str, str]:
+def build_pod_labels(env: ServingEnvironment, model: ServedModel, key: str) -> dict[str, str]:
     """Labels of the build pod. Deliberately *not* the model's selector labels: the model's
     Services, PDB, NetworkPolicy and zone spread must never count a build pod."""
     return {
         "app.kubernetes.io/name": f"{model.name}-engine-build",
-        "app.kubernetes.io/part-of": f"{env.blueprint}-engines",
+        "app.kubernetes.io/part-of": f"{env.part_of}-engines",
         "app.kubernetes.io/managed-by": "inferplane",
         COMPONENT_LABEL: "engine-build",
-        naming.ENVIRONMENT_LABEL: env.name,
-        naming.POOL_LABEL: model.pool,
+        naming.ENVIRONMENT_LABEL: env.environment,
+        naming.POOL_LABEL: model.pool.name,
         ENGINE_KEY_LABEL: key,
     }
 
 
-def build_pod_spec(env: Environment, model: Model) -> Manifest:
+def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     uri = engine_uri(model, env)
-    pool = env.pool_of(model)
+    pool = model.pool
     uri_env = [{"name": "ENGINE_URI", "value": uri}]
     work = [mount("work", WORK_DIR)]
     engine_exists = store_exists(env, '"$ENGINE_URI"')
@@ -262,7 +272,7 @@ def build_pod_spec(env: Environment, model: Model) -> Manifest:
     )
     # trtexec uses one GPU whatever the replica's count; the build gets one replica-unit's
     # share of the node.
-    build_resources = serving_resources(env, dataclasses.replace(model, gpus=1))
+    build_resources = serving_resources(dataclasses.replace(model, gpus=1))
     build = {
         "name": "trtexec",
         "image": tensorrt_image(env),
@@ -300,7 +310,9 @@ def build_pod_spec(env: Environment, model: Model) -> Manifest:
     }
 
 
-def job_manifest(env: Environment, model: Model, namespace: str) -> tuple[Manifest, Manifest]:
+def job_manifest(
+    env: ServingEnvironment, model: ServedModel, namespace: str
+) -> tuple[Manifest, Manifest]:
     """(metadata, spec) of the build Job."""
     key = engine_key(model, env)
     metadata = {
@@ -326,10 +338,10 @@ def job_manifest(env: Environment, model: Model, namespace: str) -> tuple[Manife
 class TensorRtEngineBuildArgs:
     """Inputs of `TensorRtEngineBuild`."""
 
-    env: Environment
-    """The resolved environment (model store, Triton release, pools)."""
-    model: Model | str
-    """The Triton model with a ``tensorrt`` section, or its name in ``env.models``."""
+    model: ServedModel
+    """The Triton model to build for; it must have `ServedModel.tensorrt`."""
+    env: ServingEnvironment
+    """The environment: model store (where the engine goes), Triton release, cloud."""
     namespace: str
     """Namespace of the build Job; it must hold the ``engine-builder`` ServiceAccount."""
     provider: k8s.Provider
@@ -358,8 +370,7 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("inferplane:serving:TensorRtEngineBuild", name, None, opts)
-        env = args.env
-        model = env.models[args.model] if isinstance(args.model, str) else args.model
+        env, model = args.env, args.model
         self.key = engine_key(model, env)
         self.engine_uri = engine_uri(model, env)
         self.job_name = job_name(model, self.key)
@@ -377,5 +388,10 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
             ),
         )
         self.register_outputs(
-            {"key": self.key, "engine_uri": self.engine_uri, "job_name": self.job_name}
+            {
+                "key": self.key,
+                "engine_uri": self.engine_uri,
+                "job_name": self.job_name,
+                "job": self.job,
+            }
         )

@@ -39,8 +39,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving.containers import PORTS, Manifest, termination_grace_s
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 AWS: Final = "service.beta.kubernetes.io/aws-load-balancer-"
 GKE_LB_TYPE: Final = "networking.gke.io/load-balancer-type"
@@ -49,15 +49,15 @@ SAME_ZONE_SINCE: Final = (1, 34)
 METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
 
 
-def lb_service_name(model: Model) -> str:
+def lb_service_name(model: ServedModel) -> str:
     return f"{model.name}-lb"
 
 
-def exposed_ports(model: Model) -> list[str]:
+def exposed_ports(model: ServedModel) -> list[str]:
     """Port names the load balancer exposes (vLLM serves HTTP only)."""
-    if model.server == "vllm" or model.expose == "http":
+    if model.server == "vllm" or model.protocols == "http":
         return ["http"]
-    if model.expose == "grpc":
+    if model.protocols == "grpc":
         return ["grpc"]
     return ["http", "grpc"]
 
@@ -73,18 +73,19 @@ def _version(text: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def traffic_distribution(env: Environment) -> str:
-    """``PreferSameZone`` on a created cluster of Kubernetes >= 1.34, else ``PreferClose``."""
-    if env.cluster.create and _version(env.cluster.kubernetes_version) >= SAME_ZONE_SINCE:
+def traffic_distribution(env: ServingEnvironment) -> str:
+    """``PreferSameZone`` on a cluster known to run Kubernetes >= 1.34, else ``PreferClose``."""
+    known = env.kubernetes_version
+    if known is not None and _version(known) >= SAME_ZONE_SINCE:
         return "PreferSameZone"
     return "PreferClose"
 
 
-def internal(env: Environment) -> bool:
-    return env.load_balancer.scheme == "internal"
+def internal(env: ServingEnvironment) -> bool:
+    return env.lb_scheme == "internal"
 
 
-def aws_annotations(env: Environment, model: Model) -> dict[str, str]:
+def aws_annotations(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:
     """Annotations of the NLB, except the subnets (they are known only at deploy time)."""
     grace = termination_grace_s(model)
     return {
@@ -100,7 +101,9 @@ def aws_annotations(env: Environment, model: Model) -> dict[str, str]:
 
 
 def lb_annotations(
-    env: Environment, model: Model, lb_subnet_ids: pulumi.Input[Sequence[str]] | None
+    env: ServingEnvironment,
+    model: ServedModel,
+    lb_subnet_ids: pulumi.Input[Sequence[str]] | None,
 ) -> pulumi.Input[dict[str, str]]:
     """The load balancer Service's annotations for the environment's cloud.
 
@@ -117,15 +120,15 @@ def lb_annotations(
     )
 
 
-def lb_service_spec(env: Environment, model: Model) -> Manifest:
+def lb_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     spec: Manifest = {
         "type": "LoadBalancer",
-        "selector": naming.model_selector(env.blueprint, model.name),
+        "selector": naming.model_selector(env.part_of, model.name),
         "ports": service_ports(exposed_ports(model)),
         "trafficDistribution": traffic_distribution(env),
     }
-    if env.load_balancer.allowed_cidrs:
-        spec["loadBalancerSourceRanges"] = list(env.load_balancer.allowed_cidrs)
+    if env.lb_allowed_cidrs:
+        spec["loadBalancerSourceRanges"] = list(env.lb_allowed_cidrs)
     if env.cloud == "aws":
         spec["allocateLoadBalancerNodePorts"] = False
     else:
@@ -133,13 +136,13 @@ def lb_service_spec(env: Environment, model: Model) -> Manifest:
     return spec
 
 
-def _vpc_cidr(env: Environment) -> str:
-    return env.cluster.vpc_cidr if env.cluster.create else ATTACHED_VPC_CIDR
+def _vpc_cidr(env: ServingEnvironment) -> str:
+    return env.vpc_cidr or ATTACHED_VPC_CIDR
 
 
-def source_cidrs(env: Environment) -> list[str]:
+def source_cidrs(env: ServingEnvironment) -> list[str]:
     """Who may reach the serving ports (see the module docstring), smallest covering set."""
-    wanted = list(env.load_balancer.allowed_cidrs)
+    wanted = list(env.lb_allowed_cidrs)
     if env.cloud == "aws" or not wanted:
         wanted.append(_vpc_cidr(env))
     networks = [ipaddress.ip_network(c, strict=False) for c in wanted]
@@ -148,10 +151,10 @@ def source_cidrs(env: Environment) -> list[str]:
     return [str(n) for n in (*v4, *v6)]
 
 
-def network_policy_spec(env: Environment, model: Model) -> Manifest:
+def network_policy_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     metrics = METRICS_PORT[model.server]
     return {
-        "podSelector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "podSelector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
         "policyTypes": ["Ingress"],
         "ingress": [
             {
@@ -179,8 +182,8 @@ def network_policy_spec(env: Environment, model: Model) -> Manifest:
 def model_load_balancer(
     name: str,
     *,
-    env: Environment,
-    model: Model,
+    env: ServingEnvironment,
+    model: ServedModel,
     namespace: str,
     labels: dict[str, str],
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None,
@@ -203,8 +206,8 @@ def model_load_balancer(
 def model_network_policy(
     name: str,
     *,
-    env: Environment,
-    model: Model,
+    env: ServingEnvironment,
+    model: ServedModel,
     namespace: str,
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,

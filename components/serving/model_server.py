@@ -1,6 +1,6 @@
 """`ModelServer`: one served model — Triton or vLLM — and everything around it.
 
-Children (Kubernetes names in the blueprint's namespace; Pulumi names derive from `name`):
+Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive from `name`):
 
 - ``TensorRtEngineBuild`` (Triton with ``tensorrt``): Job ``<model>-engine-<key[:10]>``;
   the Deployment waits for it, so pods start only once the engine exists.
@@ -18,6 +18,9 @@ Children (Kubernetes names in the blueprint's namespace; Pulumi names derive fro
   PrometheusRule, dashboard).
 
 Every object carries `naming.model_labels` plus the pool and latency-class labels.
+
+Arguments are a `spec.ServedModel` and a `spec.ServingEnvironment`, fillable by hand;
+`inferplane.components.stack_serving` fills them from a blueprint.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
-from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
     Manifest,
@@ -56,6 +58,7 @@ from inferplane.components.serving.load_balancer import (
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 from inferplane.components.serving.secrets import model_secret, secret_env
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
     render_config_pbtxt,
@@ -70,29 +73,29 @@ would not)."""
 AWAIT_MARGIN_S: Final = 300
 
 
-def server_image(env: Environment, model: Model) -> str:
+def server_image(env: ServingEnvironment, model: ServedModel) -> str:
     if model.image:
         return model.image
     if model.server == "triton":
-        return defaults.TRITON_IMAGE.format(release=env.versions.triton)
-    return defaults.VLLM_IMAGE.format(version=env.versions.vllm)
+        return defaults.TRITON_IMAGE.format(release=env.triton_release)
+    return defaults.VLLM_IMAGE.format(version=env.vllm_version)
 
 
-def config_map_name(model: Model) -> str:
+def config_map_name(model: ServedModel) -> str:
     return f"{model.name}-triton-config"
 
 
 def serving_pod_spec(
-    env: Environment, model: Model, model_uri: str, with_secrets: bool
+    env: ServingEnvironment, model: ServedModel, model_uri: str, with_secrets: bool
 ) -> Manifest:
     """The serving pod: init container(s) that fetch the model, one server container."""
-    pool = env.pool_of(model)
+    pool = model.pool
     image = server_image(env, model)
     volumes = [
         empty_dir("models"),
         empty_dir("home"),
         empty_dir("tmp"),
-        empty_dir("dshm", f"{shm_size_mib(env, model)}Mi", memory=True),
+        empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
     ]
     init: list[Manifest] = []
     if model.server == "triton":
@@ -122,7 +125,11 @@ def serving_pod_spec(
 
 
 def deployment_spec(
-    env: Environment, model: Model, model_uri: str, with_secrets: bool, config_text: str | None
+    env: ServingEnvironment,
+    model: ServedModel,
+    model_uri: str,
+    with_secrets: bool,
+    config_text: str | None,
 ) -> Manifest:
     labels = model_object_labels(env, model)
     template_meta: Manifest = {"labels": labels}
@@ -131,7 +138,7 @@ def deployment_spec(
         template_meta["annotations"] = {CONFIG_HASH_ANNOTATION: digest}
     return {
         "replicas": model.replicas.min,
-        "selector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
         "strategy": rollout_strategy(env, model),
         "progressDeadlineSeconds": progress_deadline_s(model),
         "revisionHistoryLimit": 5,
@@ -142,20 +149,20 @@ def deployment_spec(
     }
 
 
-def cluster_service_spec(env: Environment, model: Model) -> Manifest:
+def cluster_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     names = ["http", "grpc", "metrics"] if model.server == "triton" else ["http"]
     return {
         "type": "ClusterIP",
-        "selector": naming.model_selector(env.blueprint, model.name),
+        "selector": naming.model_selector(env.part_of, model.name),
         "ports": service_ports(names),
         "trafficDistribution": traffic_distribution(env),
     }
 
 
-def pdb_spec(env: Environment, model: Model) -> Manifest:
+def pdb_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     return {
         "maxUnavailable": 1,
-        "selector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
         "unhealthyPodEvictionPolicy": "AlwaysAllow",
     }
 
@@ -168,13 +175,13 @@ def _minutes(seconds: int) -> str:
 class ModelServerArgs:
     """Inputs of `ModelServer`."""
 
-    env: Environment
-    """The resolved environment."""
-    model: Model | str
-    """The model to serve, or its name in ``env.models``."""
+    model: ServedModel
+    """The model to serve, and the GPU pool it runs on."""
+    env: ServingEnvironment
+    """The facts of the environment it runs in (cloud, labels, versions, load balancer)."""
     namespace: str
-    """The blueprint's namespace (`naming.namespace`); it must hold the ``model-reader``
-    and ``engine-builder`` ServiceAccounts."""
+    """The namespace of every object; it must hold the ``model-reader`` ServiceAccount (and
+    ``engine-builder`` for a TensorRT build) with read access to the weights."""
     provider: k8s.Provider
     """The cluster's provider; every resource passes it explicitly."""
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None
@@ -203,8 +210,7 @@ class ModelServer(pulumi.ComponentResource):
         self, name: str, args: ModelServerArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("inferplane:serving:ModelServer", name, None, opts)
-        env = args.env
-        model = env.models[args.model] if isinstance(args.model, str) else args.model
+        env, model = args.env, args.model
         ns = args.namespace
         labels = model_object_labels(env, model)
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
@@ -223,7 +229,7 @@ class ModelServer(pulumi.ComponentResource):
             if model.tensorrt is not None:
                 build = TensorRtEngineBuild(
                     f"{name}-engine",
-                    TensorRtEngineBuildArgs(env, model, ns, args.provider),
+                    TensorRtEngineBuildArgs(model, env, ns, args.provider),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
                 before_pods.append(build.job)
@@ -279,13 +285,13 @@ class ModelServer(pulumi.ComponentResource):
 
         ModelAutoscaler(
             f"{name}-autoscaling",
-            ModelAutoscalerArgs(env, model, ns, args.provider, deployment_name=model.name),
+            ModelAutoscalerArgs(model, env, ns, args.provider, deployment_name=model.name),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment]),
         )
         ModelMonitoring(
             f"{name}-monitoring",
             ModelMonitoringArgs(
-                env, model, ns, args.provider, service_name=model.name, deployment_name=model.name
+                model, env, ns, args.provider, service_name=model.name, deployment_name=model.name
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[service]),
         )

@@ -22,9 +22,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving import dashboards, rules
-from inferplane.components.serving.autoscaling import resolve_model
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 SCRAPE_INTERVAL: Final = "15s"
 SCRAPE_TIMEOUT: Final = "10s"
@@ -37,10 +36,10 @@ DASHBOARD_LABEL: Final = {"grafana_dashboard": "1"}
 class ModelMonitoringArgs:
     """Inputs of `ModelMonitoring`."""
 
-    env: Environment
-    """The resolved environment (observability switches come from it)."""
-    model: Model | str
-    """The model to monitor, or its name in ``env.models``."""
+    model: ServedModel
+    """The model to monitor: server (which series), SLO, latency class."""
+    env: ServingEnvironment
+    """The environment: labels, and whether alerts and a dashboard are written."""
     namespace: str
     """Namespace of the model's Deployment and Services; the objects live beside them."""
     provider: k8s.Provider
@@ -51,19 +50,19 @@ class ModelMonitoringArgs:
     """The model's Deployment; the model's name (the contract) when omitted."""
 
 
-def release_labels(env: Environment, model: Model) -> dict[str, str]:
+def release_labels(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:
     return {
-        **naming.model_labels(env.blueprint, env.name, model.name),
+        **naming.model_labels(env.part_of, env.environment, model.name),
         "release": naming.PROMETHEUS_RELEASE,
     }
 
 
 def service_monitor_spec(
-    env: Environment, model: Model, namespace: str, service_name: str
+    env: ServingEnvironment, model: ServedModel, namespace: str, service_name: str
 ) -> dict[str, Any]:
     """The ServiceMonitor's ``spec`` (camelCase, as the CRD spells it)."""
     return {
-        "selector": {"matchLabels": naming.model_selector(env.blueprint, model.name)},
+        "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
         "namespaceSelector": {"matchNames": [namespace]},
         "endpoints": [
             {
@@ -86,13 +85,13 @@ def service_monitor_spec(
 
 
 def prometheus_rule_spec(
-    env: Environment, model: Model, namespace: str, deployment: str | None = None
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment: str | None = None
 ) -> dict[str, Any]:
     return {"groups": rules.rule_groups(env, model, namespace, deployment)}
 
 
 def dashboard_data(
-    env: Environment, model: Model, namespace: str, deployment: str | None = None
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment: str | None = None
 ) -> dict[str, str]:
     """The dashboard ConfigMap's ``data``: one JSON file named after namespace and model."""
     key = f"{namespace}-{model.name}.json"
@@ -119,8 +118,7 @@ class ModelMonitoring(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("inferplane:serving:ModelMonitoring", name, None, opts)
-        env = args.env
-        model = resolve_model(env, args.model)
+        env, model = args.env, args.model
         # Pulumi does not make a component's children wait for the component's own
         # dependencies (kube-prometheus-stack's CRDs, the Service): pass them on.
         child = pulumi.ResourceOptions(
@@ -147,14 +145,14 @@ class ModelMonitoring(pulumi.ComponentResource):
         self.service_monitor_name = service_monitor.id.apply(lambda _: model.name)
         self.prometheus_rule_name = rule.id.apply(lambda _: model.name)
 
-        if env.observability.grafana_enabled:
+        if env.grafana_dashboard:
             configmap = k8s.core.v1.ConfigMap(
                 f"{name}-dashboard",
                 metadata=k8s.meta.v1.ObjectMetaArgs(
                     name=f"{model.name}-dashboard",
                     namespace=args.namespace,
                     labels={
-                        **naming.model_labels(env.blueprint, env.name, model.name),
+                        **naming.model_labels(env.part_of, env.environment, model.name),
                         **DASHBOARD_LABEL,
                     },
                 ),

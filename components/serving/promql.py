@@ -1,4 +1,4 @@
-"""Every PromQL query of a served model, built from the blueprint: one definition per signal.
+"""Every PromQL query of a served model, built from its `ServedModel`: one definition per signal.
 
 The same functions feed the KEDA trigger (`autoscaling_query`), the recording and alerting
 rules (`inferplane.components.serving.rules`) and the Grafana dashboard
@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-from inferplane.blueprint.model import Environment, Metric, Model, Server
+from inferplane.blueprint.model import Metric, Server
 from inferplane.components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 RATE_WINDOW: Final = "2m"
 """Window of every rate(): eight 15 s scrapes, long enough to survive a missed scrape."""
@@ -69,7 +70,7 @@ AUTOSCALING_METRIC_TYPE: Final[Mapping[Metric, MetricType]] = MappingProxyType(
 )
 
 
-def triton_metrics_args(model: Model | str) -> list[str]:
+def triton_metrics_args(model: ServedModel | str) -> list[str]:
     """tritonserver flags that turn on the latency summaries every Triton query here needs.
 
     The flags are the same for every model (Triton's metrics config is server-wide); `model`
@@ -139,7 +140,11 @@ class Scope:
 
     @classmethod
     def of(
-        cls, env: Environment, model: Model, namespace: str, deployment: str | None = None
+        cls,
+        env: ServingEnvironment,
+        model: ServedModel,
+        namespace: str,
+        deployment: str | None = None,
     ) -> Scope:
         return cls(
             namespace=namespace,
@@ -147,7 +152,7 @@ class Scope:
             server=model.server,
             deployment=deployment or model.name,
             response_cache=bool(model.response_cache and model.response_cache.enabled),
-            mig=env.pool_of(model).sharing == "mig",
+            mig=model.pool.mig,
         )
 
     @property

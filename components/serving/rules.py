@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from inferplane.blueprint import defaults, naming
-from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving import promql
 from inferplane.components.serving.promql import Scope, selector
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 BY_NAMESPACE: Final = ("namespace",)
 BY_DEPLOYMENT: Final = ("namespace", "deployment")
@@ -71,7 +71,7 @@ def recorded(name: str, scope: Scope) -> str:
     return f"{name}{selector(namespace=scope.namespace, model=scope.model)}"
 
 
-def gpu_memory_threshold(model: Model) -> float:
+def gpu_memory_threshold(model: ServedModel) -> float:
     """vLLM reserves ``gpu_memory_utilization`` of the GPU up front (0.9 by default), so its
     alert sits above that reservation; Triton allocates as it goes."""
     if model.server == "vllm" and model.vllm and model.vllm.gpu_memory_utilization:
@@ -79,7 +79,7 @@ def gpu_memory_threshold(model: Model) -> float:
     return GPU_MEMORY_RATIO
 
 
-def queue_threshold(model: Model) -> float:
+def queue_threshold(model: ServedModel) -> float:
     """Queue depth beyond which a growing queue is a problem: the autoscaling target when
     the model scales on queue depth, else the default per-replica target."""
     if model.autoscaling.metric == "queue_depth":
@@ -87,9 +87,9 @@ def queue_threshold(model: Model) -> float:
     return float(defaults.MODEL_AUTOSCALING_TARGET)
 
 
-def alert_rules(env: Environment, model: Model, scope: Scope) -> list[dict[str, Any]]:
+def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> list[dict[str, Any]]:
     """SLO and capacity alerts of one model."""
-    where = f"{model.name} in {scope.namespace} ({env.blueprint}/{env.name})"
+    where = f"{model.name} in {scope.namespace} ({env.part_of}/{env.environment})"
     dashboard = f"the {model.name} dashboard (Grafana, tag inferplane)"
     pods = (
         f"kubectl -n {scope.namespace} get scaledobject,hpa,pods "
@@ -97,7 +97,7 @@ def alert_rules(env: Environment, model: Model, scope: Scope) -> list[dict[str, 
     )
     base = {
         "model": model.name,
-        "environment": env.name,
+        "environment": env.environment,
         "latency_class": model.latency_class,
     }
     num = promql.threshold
@@ -224,7 +224,7 @@ def alert_rules(env: Environment, model: Model, scope: Scope) -> list[dict[str, 
 
 
 def rule_groups(
-    env: Environment, model: Model, namespace: str, deployment: str | None = None
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment: str | None = None
 ) -> list[dict[str, Any]]:
     """The rule groups of one model: recording rules, and alerts when
     ``observability.alerts.enabled``."""
@@ -232,7 +232,7 @@ def rule_groups(
     groups = [
         {"name": group_name(namespace, model.name, "recording"), "rules": recording_rules(scope)}
     ]
-    if env.observability.alerts_enabled:
+    if env.alerts:
         groups.append(
             {
                 "name": group_name(namespace, model.name, "alerts"),

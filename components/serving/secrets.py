@@ -28,8 +28,12 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_path
-from inferplane.blueprint.model import Environment, Model, SecretRef
+from inferplane.components.serving.spec import (
+    ModelSecret,
+    ServedModel,
+    ServingArgsError,
+    ServingEnvironment,
+)
 
 OFFLINE_PLACEHOLDER: Final = "offline-placeholder"
 """The value every secret has in an offline run."""
@@ -40,20 +44,21 @@ def is_offline() -> bool:
     return bool(pulumi.Config("inferplane").get_bool("offline"))
 
 
-def secret_name(model: Model) -> str:
+def secret_name(model: ServedModel) -> str:
     """Name of the Kubernetes Secret holding one model's secrets."""
     return f"{model.name}-secrets"
 
 
-def env_var_name(ref: SecretRef) -> str:
+def env_var_name(ref: ModelSecret) -> str:
     """The environment variable a secret appears as in the pod: ``hf_token`` -> ``HF_TOKEN``."""
     return re.sub(r"[^A-Za-z0-9_]", "_", ref.name).upper()
 
 
 def secret_value(
-    ref: SecretRef,
-    env: Environment,
+    ref: ModelSecret,
+    env: ServingEnvironment,
     *,
+    model: str,
     offline: bool,
     parent: pulumi.Resource | None = None,
 ) -> pulumi.Output[str]:
@@ -61,34 +66,40 @@ def secret_value(
 
     `parent` (the model's component) lends its cloud provider to the Secret Manager lookup.
 
-    Raises BlueprintError (pointing at the blueprint entry) when ``from_env`` names a
-    variable that is not set: failing before anything is created beats a pod that starts
-    without its token.
+    Raises `ServingArgsError` (field ``secrets.<name>.from_env`` of `model`) when
+    ``from_env`` names a variable that is not set: failing before anything is created beats
+    a pod that starts without its token.
     """
     if offline:
         return pulumi.Output.secret(OFFLINE_PLACEHOLDER)
     if ref.from_env is not None:
         value = os.environ.get(ref.from_env)
         if value is None:
-            where = (*ref.path, "from_env")
-            raise BlueprintError(
-                [
-                    Diagnostic(
-                        env.locate(where),
-                        env.source_path(where),
-                        f"environment variable {ref.from_env} is not set (secret "
-                        f"{format_path(ref.path)} reads it when `pulumi up` runs)",
-                        f"export {ref.from_env}=... before running pulumi, or store the value "
-                        "with `pulumi config set --secret` and use from_pulumi_config",
-                    )
-                ]
+            raise ServingArgsError(
+                model,
+                ("secrets", ref.name, "from_env"),
+                missing_env_problem(ref.from_env, f"secret {ref.name!r} of model {model!r}"),
+                missing_env_fix(ref.from_env),
             )
         return pulumi.Output.secret(value)
     if ref.from_pulumi_config is not None:
         return pulumi.Output.secret(_config_secret(ref.from_pulumi_config))
     if ref.from_secret_manager is not None:
         return pulumi.Output.secret(_secret_manager(ref.from_secret_manager, env, parent))
-    raise ValueError(f"secret {ref.name!r} names no source")  # the schema requires one
+    raise ValueError(f"secret {ref.name!r} names no source")  # ModelSecret requires one
+
+
+def missing_env_problem(variable: str, reader: str) -> str:
+    """What is wrong when a ``from_env`` secret's variable is not set; `reader` names the
+    secret in the caller's terms."""
+    return f"environment variable {variable} is not set ({reader} reads it when `pulumi up` runs)"
+
+
+def missing_env_fix(variable: str) -> str:
+    return (
+        f"export {variable}=... before running pulumi, or store the value "
+        "with `pulumi config set --secret` and use from_pulumi_config"
+    )
 
 
 def _config_secret(key: str) -> pulumi.Output[str]:
@@ -99,7 +110,7 @@ def _config_secret(key: str) -> pulumi.Output[str]:
 
 
 def _secret_manager(
-    secret_id: str, env: Environment, parent: pulumi.Resource | None
+    secret_id: str, env: ServingEnvironment, parent: pulumi.Resource | None
 ) -> pulumi.Output[str]:
     opts = pulumi.InvokeOutputOptions(parent=parent)
     if env.cloud == "aws":
@@ -118,7 +129,7 @@ def _gcp_secret(secret_id: str) -> tuple[str, str | None]:
     return secret, (version or None) if sep else None
 
 
-def secret_env(model: Model) -> list[dict[str, Any]]:
+def secret_env(model: ServedModel) -> list[dict[str, Any]]:
     """The container ``env`` entries that expose a model's secrets (empty without any)."""
     return [
         {
@@ -132,8 +143,8 @@ def secret_env(model: Model) -> list[dict[str, Any]]:
 def model_secret(
     name: str,
     *,
-    env: Environment,
-    model: Model,
+    env: ServingEnvironment,
+    model: ServedModel,
     namespace: str,
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -148,7 +159,7 @@ def model_secret(
         return None
     offline = is_offline()
     data = {
-        ref.name: secret_value(ref, env, offline=offline, parent=opts.parent)
+        ref.name: secret_value(ref, env, model=model.name, offline=offline, parent=opts.parent)
         for ref in model.secrets
     }
     return k8s.core.v1.Secret(

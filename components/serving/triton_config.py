@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import re
 
-from inferplane.blueprint.errors import BlueprintError, Diagnostic
-from inferplane.blueprint.model import Environment, Model, TensorRtInput
+from inferplane.blueprint.model import TensorRtInput
 from inferplane.components.serving import promql
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
@@ -42,17 +41,18 @@ from inferplane.components.serving.containers import (
     store_container,
     store_copy,
 )
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 CONFIG_FILE = "config.pbtxt"
 _TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
 
 
-def model_file(model: Model) -> str:
+def model_file(model: ServedModel) -> str:
     """File name of the model inside ``<repository>/<model>/1/``."""
     return "model.plan" if model.tensorrt is not None else "model.onnx"
 
 
-def platform(model: Model) -> str:
+def platform(model: ServedModel) -> str:
     return "tensorrt_plan" if model.tensorrt is not None else "onnxruntime_onnx"
 
 
@@ -68,19 +68,14 @@ def _ints(values: tuple[int, ...] | list[int]) -> str:
     return "[ " + ", ".join(str(v) for v in values) + " ]"
 
 
-def _warmup_inputs(env: Environment, model: Model) -> tuple[TensorRtInput, ...]:
+def _warmup_inputs(env: ServingEnvironment, model: ServedModel) -> tuple[TensorRtInput, ...]:
     inputs = model.tensorrt.inputs if model.tensorrt else ()
     if not inputs:
-        where = (*model.path, "warmup")
-        raise BlueprintError(
-            [
-                Diagnostic(
-                    env.locate(where),
-                    env.source_path(where),
-                    "warm-up requests need the model's input names and shapes",
-                    "declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup",
-                )
-            ]
+        raise ServingArgsError(
+            model.name,
+            ("warmup",),
+            "warm-up requests need the model's input names and shapes",
+            "declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup",
         )
     return inputs
 
@@ -108,7 +103,7 @@ def _warmup_sample(tensors: tuple[TensorRtInput, ...], size: int, batching: bool
     return [*lines, "  }"]
 
 
-def _warmup(env: Environment, model: Model, batching: bool) -> list[str]:
+def _warmup(env: ServingEnvironment, model: ServedModel, batching: bool) -> list[str]:
     assert model.warmup is not None
     tensors = _warmup_inputs(env, model)
     samples = [_warmup_sample(tensors, size, batching) for size in model.warmup.batch_sizes]
@@ -120,7 +115,7 @@ def _warmup(env: Environment, model: Model, batching: bool) -> list[str]:
     return [*lines, "]"]
 
 
-def render_config_pbtxt(model: Model, env: Environment) -> str:
+def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
     """The model's ``config.pbtxt`` (see the module docstring for each field)."""
     if model.server != "triton":
         raise ValueError(f"model {model.name!r} is served by {model.server}, not triton")
@@ -145,7 +140,7 @@ def render_config_pbtxt(model: Model, env: Environment) -> str:
 
 
 # --- the server ---------------------------------------------------------------------------
-def triton_args(model: Model) -> list[str]:
+def triton_args(model: ServedModel) -> list[str]:
     """``tritonserver`` arguments: exactly this model, strict readiness, fixed ports.
 
     ``--exit-timeout-secs`` lets in-flight requests finish after SIGTERM (the default is
@@ -168,7 +163,7 @@ def triton_args(model: Model) -> list[str]:
     return args
 
 
-def triton_container(env: Environment, model: Model, image: str) -> Manifest:
+def triton_container(env: ServingEnvironment, model: ServedModel, image: str) -> Manifest:
     return {
         "name": "triton",
         "image": image,
@@ -178,7 +173,7 @@ def triton_container(env: Environment, model: Model, image: str) -> Manifest:
         "ports": [
             {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()
         ],
-        "resources": serving_resources(env, model),
+        "resources": serving_resources(model),
         "securityContext": container_security_context(),
         "volumeMounts": [
             mount("home", HOME),
@@ -190,7 +185,7 @@ def triton_container(env: Environment, model: Model, image: str) -> Manifest:
     }
 
 
-def triton_fetch_container(env: Environment, model: Model, model_uri: str) -> Manifest:
+def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_uri: str) -> Manifest:
     """Lays out the one-model repository: ``/models/<m>/config.pbtxt`` from the ConfigMap
     and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`)."""
     version_dir = f"{MODELS_DIR}/{model.name}/1"

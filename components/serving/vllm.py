@@ -1,4 +1,4 @@
-"""The vLLM container of a model: `vllm serve` with the blueprint's settings.
+"""The vLLM container of a model: `vllm serve` with the model's settings.
 
 One model per server (vLLM's design); the OpenAI-compatible API and ``/metrics`` share port
 ``http``. Weights from s3/gs are copied into the ``models`` volume by an init container and
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving.containers import (
     HOME,
     MODELS_DIR,
@@ -28,11 +27,12 @@ from inferplane.components.serving.containers import (
     store_container,
     store_sync,
 )
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
 
-def vllm_weights(model: Model) -> str:
+def vllm_weights(model: ServedModel) -> str:
     """What `vllm serve` loads: the local copy of s3/gs weights, or the hf repository."""
     if model.source.scheme == "hf":
         assert model.source.hf_repo is not None
@@ -40,8 +40,8 @@ def vllm_weights(model: Model) -> str:
     return f"{MODELS_DIR}/{model.name}"
 
 
-def vllm_args(model: Model) -> list[str]:
-    """Arguments of ``vllm serve``: one model, its precision, and every blueprint setting.
+def vllm_args(model: ServedModel) -> list[str]:
+    """Arguments of ``vllm serve``: one model, its precision, and every `VllmSettings` value set.
 
     Precision: fp16/bf16/fp32 set ``--dtype``; fp8 quantizes on load (``--quantization
     fp8``); int8/int4 checkpoints carry their quantization config, which vLLM detects.
@@ -80,7 +80,7 @@ def vllm_args(model: Model) -> list[str]:
     return args
 
 
-def vllm_env(model: Model) -> list[Manifest]:
+def vllm_env(model: ServedModel) -> list[Manifest]:
     out = [
         {"name": "HOME", "value": HOME},
         # torch.compile and Triton kernels look the user up; uid 1000 has no passwd entry.
@@ -99,7 +99,7 @@ def vllm_env(model: Model) -> list[Manifest]:
     return out
 
 
-def vllm_container(env: Environment, model: Model, image: str) -> Manifest:
+def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> Manifest:
     return {
         "name": "vllm",
         "image": image,
@@ -107,7 +107,7 @@ def vllm_container(env: Environment, model: Model, image: str) -> Manifest:
         "args": vllm_args(model),
         "env": vllm_env(model),
         "ports": [{"name": "http", "containerPort": PORTS["http"], "protocol": "TCP"}],
-        "resources": serving_resources(env, model),
+        "resources": serving_resources(model),
         "securityContext": container_security_context(),
         "volumeMounts": [
             mount("home", HOME),
@@ -120,7 +120,7 @@ def vllm_container(env: Environment, model: Model, image: str) -> Manifest:
     }
 
 
-def vllm_fetch_container(env: Environment, model: Model) -> Manifest | None:
+def vllm_fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest | None:
     """Copies s3/gs weights into the models volume; None for hf:// (vLLM downloads it)."""
     if model.source.scheme == "hf":
         return None

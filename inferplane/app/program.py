@@ -22,8 +22,9 @@ import pulumi
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 from inferplane.blueprint.model import Environment
-from inferplane.components.serving.secrets import is_offline, secret_value
+from inferplane.components.serving.secrets import is_offline
 from inferplane.components.stack import InferenceStack, InferenceStackArgs
+from inferplane.components.stack_serving import secret_env_diagnostics
 
 
 def deploy(env: Environment) -> InferenceStack:
@@ -80,15 +81,7 @@ def check_deploy_inputs(env: Environment) -> None:
     secrets.)"""
     if is_offline():
         return
-    problems: list[Diagnostic] = []
-    for model in env.models.values():
-        for ref in model.secrets:
-            if ref.from_env is None:
-                continue
-            try:
-                secret_value(ref, env, offline=False)
-            except BlueprintError as exc:
-                problems.extend(exc.diagnostics)
+    problems = [d for model in env.models.values() for d in secret_env_diagnostics(env, model)]
     if problems:
         raise BlueprintError(problems)
 

@@ -11,9 +11,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.app.offline import RecordedResource, Recording, run_program
-from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment, Model
-from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.stack_serving import model_server, served_model, serving_environment
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE = "kubernetes:core/v1:Service"
@@ -33,7 +33,8 @@ def serve(
     lb_subnet_ids: Sequence[str] | None = SUBNETS,
     config: dict[str, str] | None = None,
 ) -> Recording:
-    """Run one ModelServer per model (all of `env`'s by default) offline, as the stack does."""
+    """Run one ModelServer per model (all of `env`'s by default) offline, as the stack does
+    (`stack_serving.model_server`: blueprint mapped to the serving args, errors located)."""
 
     def program(e: Environment) -> object:
         provider = k8s.Provider("cluster")
@@ -44,15 +45,8 @@ def serve(
         )
         servers = {}
         for name in models or list(e.models):
-            server = ModelServer(
-                f"{e.blueprint}-{e.name}-{name}",
-                ModelServerArgs(
-                    env=e,
-                    model=e.models[name],
-                    namespace=naming.namespace(e.blueprint),
-                    provider=provider,
-                    lb_subnet_ids=subnets,
-                ),
+            server = model_server(
+                f"{e.blueprint}-{e.name}-{name}", e, e.models[name], provider, subnets
             )
             pulumi.export(f"{name}.endpoint", server.endpoint)
             pulumi.export(f"{name}.deployment", server.deployment_name)
@@ -98,3 +92,22 @@ def with_pool(env: Environment, name: str, **changes: Any) -> Environment:
 
 def with_versions(env: Environment, **changes: str) -> Environment:
     return dataclasses.replace(env, versions=dataclasses.replace(env.versions, **changes))
+
+
+def args_of(env: Environment, model: Model | str) -> tuple[ServingEnvironment, ServedModel]:
+    """(environment, model) as the serving functions take them, mapped from a blueprint
+    environment and one of its models (or a variant of one) as the stack maps them."""
+    found = env.models[model] if isinstance(model, str) else model
+    return serving_environment(env), served_model(env, found)
+
+
+def args_of_mf(env: Environment, model: Model | str) -> tuple[ServedModel, ServingEnvironment]:
+    """`args_of`, model first (for `engine_build` and `triton_config`)."""
+    serving_env, served = args_of(env, model)
+    return served, serving_env
+
+
+def component_args(env: Environment, name: str) -> dict[str, Any]:
+    """``model=`` and ``env=`` of a serving component's args for model `name` of `env`."""
+    serving_env, model = args_of(env, name)
+    return {"model": model, "env": serving_env}

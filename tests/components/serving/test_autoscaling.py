@@ -11,11 +11,13 @@ import pulumi_kubernetes as k8s
 import pytest
 from crd_schema import errors
 from promql_checks import parse, single_element, unknown_metrics
+from serving_fixtures import args_of, component_args
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment, MinMax, Model
 from inferplane.components.serving import autoscaling
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
+from inferplane.components.stack_serving import serving_environment
 
 NS = "support-assistant"
 MODELS = [
@@ -28,7 +30,7 @@ def scaled_object(env: Environment, model: Model) -> dict[str, Any]:
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
         "metadata": {"name": model.name, "namespace": NS},
-        "spec": autoscaling.scaled_object_spec(env, model, NS, model.name),
+        "spec": autoscaling.scaled_object_spec(*args_of(env, model.name), NS, model.name),
     }
 
 
@@ -142,7 +144,7 @@ def test_older_keda_gets_no_fallback_on_value_triggers(
     # KEDA < 2.18's admission webhook rejects fallback with a Value trigger.
     env = reference_env("prod")
     env = dataclasses.replace(env, versions=dataclasses.replace(env.versions, keda=keda))
-    assert autoscaling.keda_version(env) < (2, 18)
+    assert autoscaling.keda_version(serving_environment(env)) < (2, 18)
     ranker = scaled_object(env, env.models["ranker"])["spec"]  # p95 latency: Value
     assert ranker["triggers"][0]["metricType"] == "Value"
     assert "fallback" not in ranker
@@ -177,7 +179,10 @@ def test_component_registers_one_scaled_object(
         scaler = ModelAutoscaler(
             "support-assistant-prod-ranker-autoscaling",
             ModelAutoscalerArgs(
-                env=env, model="ranker", namespace=NS, provider=provider, deployment_name="ranker"
+                **component_args(env, "ranker"),
+                namespace=NS,
+                provider=provider,
+                deployment_name="ranker",
             ),
         )
         pulumi.export("hpa", scaler.hpa_name)
@@ -198,7 +203,7 @@ def test_component_registers_one_scaled_object(
     assert labels[naming.MODEL_LABEL] == "ranker"
     spec = so.get("spec")
     assert spec["minReplicaCount"] == 2 and spec["maxReplicaCount"] == 6
-    assert spec == autoscaling.scaled_object_spec(env, env.models["ranker"], NS, "ranker")
+    assert spec == autoscaling.scaled_object_spec(*args_of(env, "ranker"), NS, "ranker")
     assert rec.outputs == {"hpa": "keda-hpa-ranker", "so": "ranker"}
 
 
@@ -214,7 +219,12 @@ def test_scaled_object_waits_for_what_the_component_waits_for(
         )
         ModelAutoscaler(
             "chat-autoscaling",
-            ModelAutoscalerArgs(env, "chat", NS, provider, deployment_name="chat"),
+            ModelAutoscalerArgs(
+                **component_args(env, "chat"),
+                namespace=NS,
+                provider=provider,
+                deployment_name="chat",
+            ),
             opts=pulumi.ResourceOptions(depends_on=[keda]),
         )
 

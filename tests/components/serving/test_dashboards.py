@@ -11,9 +11,11 @@ import pytest
 from grafana_foundation_sdk.cog.plugins import register_default_plugins
 from grafana_foundation_sdk.models.dashboard import Dashboard as DashboardModel
 from promql_checks import parse, unknown_metrics
+from serving_fixtures import args_of
 
 from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving import dashboards, rules
+from inferplane.components.stack_serving import serving_environment
 
 NS = "support-assistant"
 MODELS = [
@@ -42,7 +44,7 @@ def case(
     env_name, model_name = request.param
     env = reference_env(env_name)
     model = env.models[model_name]
-    return env, model, dashboards.dashboard(env, model, NS)
+    return env, model, dashboards.dashboard(*args_of(env, model), NS)
 
 
 def panels(board: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -51,7 +53,7 @@ def panels(board: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def test_identity(case: tuple[Environment, Model, dict[str, Any]]) -> None:
     env, model, board = case
-    assert board["uid"] == dashboards.dashboard_uid(env, NS, model.name)
+    assert board["uid"] == dashboards.dashboard_uid(serving_environment(env), NS, model.name)
     assert len(board["uid"]) <= 40
     assert board["title"] == f"support-assistant / {model.name} ({env.name})"
     assert {"inferplane", env.blueprint, model.server} <= set(board["tags"])
@@ -60,7 +62,9 @@ def test_identity(case: tuple[Environment, Model, dict[str, Any]]) -> None:
 def test_uids_differ_per_model_and_environment(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    uids = {dashboards.dashboard_uid(reference_env(e), NS, m) for e, m in MODELS}
+    uids = {
+        dashboards.dashboard_uid(serving_environment(reference_env(e)), NS, m) for e, m in MODELS
+    }
     assert len(uids) == len(MODELS)
 
 
@@ -139,6 +143,6 @@ def test_the_sdk_reads_its_json_back(case: tuple[Environment, Model, dict[str, A
 
 def test_json_is_deterministic(reference_env: Callable[[str], Environment]) -> None:
     env = reference_env("prod")
-    first = dashboards.dashboard_json(env, env.models["chat"], NS)
-    assert first == dashboards.dashboard_json(env, env.models["chat"], NS)
-    assert json.loads(first) == dashboards.dashboard(env, env.models["chat"], NS)
+    first = dashboards.dashboard_json(*args_of(env, env.models["chat"]), NS)
+    assert first == dashboards.dashboard_json(*args_of(env, env.models["chat"]), NS)
+    assert json.loads(first) == dashboards.dashboard(*args_of(env, env.models["chat"]), NS)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from serving_fixtures import JOB, k8s_object, pod_spec, with_model, with_pool, with_versions
+from serving_fixtures import (
+    JOB,
+    args_of_mf,
+    k8s_object,
+    pod_spec,
+    with_model,
+    with_pool,
+    with_versions,
+)
 
 from inferplane.blueprint.model import Environment, TensorRtInput
 from inferplane.components.serving.engine_build import (
@@ -24,7 +32,7 @@ def _trt(env: Environment, model: str, **changes: object) -> Environment:
 
 
 def _key(env: Environment, model: str = "ranker") -> str:
-    return engine_key(env.models[model], env)
+    return engine_key(*args_of_mf(env, env.models[model]))
 
 
 def _ranker_input(**changes: object) -> tuple[TensorRtInput, ...]:
@@ -35,7 +43,7 @@ def _ranker_input(**changes: object) -> tuple[TensorRtInput, ...]:
 def test_key_is_stable(staging):
     assert _key(staging) == _key(staging)
     assert len(_key(staging)) == 12
-    assert engine_uri(staging.models["ranker"], staging) == (
+    assert engine_uri(*args_of_mf(staging, staging.models["ranker"])) == (
         f"s3://acme-models-use1/.inferplane/engines/ranker/{_key(staging)}/model.plan"
     )
 
@@ -62,8 +70,8 @@ def test_key_is_stable(staging):
 def test_key_changes_with_every_build_input(staging, change):
     changed = change(staging)
     assert _key(changed) != _key(staging)
-    assert engine_uri(changed.models["ranker"], changed) != engine_uri(
-        staging.models["ranker"], staging
+    assert engine_uri(*args_of_mf(changed, changed.models["ranker"])) != engine_uri(
+        *args_of_mf(staging, "ranker")
     )
 
 
@@ -87,15 +95,15 @@ def test_key_ignores_what_does_not_change_the_engine(staging, change):
 
 def test_same_engine_in_both_environments_differs_only_by_store(staging, prod):
     # Same source path, settings, GPU and release: only the GPU pool is the same L4.
-    s = build_settings(staging.models["ranker"], staging)
-    p = build_settings(prod.models["ranker"], prod)
+    s = build_settings(*args_of_mf(staging, staging.models["ranker"]))
+    p = build_settings(*args_of_mf(prod, prod.models["ranker"]))
     assert {k: v for k, v in s.items() if k != "source"} == {
         k: v for k, v in p.items() if k != "source"
     }
 
 
 def test_trtexec_tensorrt_10(staging):
-    assert trtexec_args(staging.models["ranker"], staging) == [
+    assert trtexec_args(*args_of_mf(staging, staging.models["ranker"])) == [
         "/usr/src/tensorrt/bin/trtexec",
         "--onnx=/build/model.onnx",
         "--saveEngine=/build/model.plan",
@@ -107,7 +115,7 @@ def test_trtexec_tensorrt_10(staging):
         "--fp16",
     ]
     # int8 from a Q/DQ ONNX model: only --int8; no shapes declared -> none passed
-    assert trtexec_args(staging.models["toxicity"], staging) == [
+    assert trtexec_args(*args_of_mf(staging, staging.models["toxicity"])) == [
         "/usr/src/tensorrt/bin/trtexec",
         "--onnx=/build/model.onnx",
         "--saveEngine=/build/model.plan",
@@ -123,7 +131,7 @@ def test_trtexec_workspace_and_quoted_names(staging):
         TensorRtInput("mask", (1, 3), (2, 3), (4, 3)),
     )
     env = _trt(staging, "ranker", inputs=inputs, workspace_mib=4096)
-    args = trtexec_args(env.models["ranker"], env)
+    args = trtexec_args(*args_of_mf(env, env.models["ranker"]))
     assert "--minShapes='input:0':1x3,mask:1x3" in args
     assert "--memPoolSize=workspace:4096M" in args
 
@@ -146,7 +154,7 @@ def test_precision_flags_by_tensorrt_major(precision, flags):
 
 def test_trtexec_tensorrt_11_has_no_precision_flags(staging):
     env = with_versions(staging, triton="26.02")
-    args = trtexec_args(env.models["ranker"], env)
+    args = trtexec_args(*args_of_mf(env, env.models["ranker"]))
     assert not [a for a in args if a in ("--fp16", "--bf16", "--int8", "--fp8", "--int4")]
     assert args[-1] == "--builderOptimizationLevel=3"
 
@@ -195,7 +203,7 @@ def test_build_job(served, env_name, request):
     assert "--fp16" in build_script and "--maxShapes=input_ids:32x512" in build_script
     assert upload_script.index("engine-exists") < upload_script.index(" cp ")
     env_vars = {e["name"]: e["value"] for e in upload["env"]}
-    assert env_vars["ENGINE_URI"] == engine_uri(env.models["ranker"], env)
+    assert env_vars["ENGINE_URI"] == engine_uri(*args_of_mf(env, env.models["ranker"]))
 
 
 def test_build_pods_are_not_serving_pods(served):
@@ -250,7 +258,7 @@ def test_batching_without_declared_shapes_derives_the_batch_profile(staging):
 
     toxicity = staging.models["toxicity"]  # batching max 16, tensorrt: {} (no inputs)
     assert derived_batch_profile(toxicity) == (16, 16)
-    lines = trtexec_script(toxicity, staging)
+    lines = trtexec_script(*args_of_mf(staging, toxicity))
     assert lines[0].startswith("SHAPES=$(python3 -c ")
     assert lines[0].endswith(" /build/model.onnx 16 16)")
     assert lines[-1].endswith("--int8 $SHAPES")
@@ -258,7 +266,9 @@ def test_batching_without_declared_shapes_derives_the_batch_profile(staging):
     # declared shapes win: nothing derived, trtexec runs as is
     ranker = staging.models["ranker"]
     assert derived_batch_profile(ranker) is None
-    assert trtexec_script(ranker, staging) == [" ".join(trtexec_args(ranker, staging))]
+    assert trtexec_script(*args_of_mf(staging, ranker)) == [
+        " ".join(trtexec_args(*args_of_mf(staging, ranker)))
+    ]
 
 
 def test_the_derived_profile_is_part_of_the_engine_key(staging):
@@ -269,5 +279,7 @@ def test_the_derived_profile_is_part_of_the_engine_key(staging):
     bigger = dataclasses.replace(
         toxicity, batching=dataclasses.replace(toxicity.batching, max_batch_size=32)
     )
-    assert build_settings(bigger, staging)["derived_batch_profile"] == (32, 32)
-    assert build_settings(bigger, staging) != build_settings(toxicity, staging)
+    assert build_settings(*args_of_mf(staging, bigger))["derived_batch_profile"] == (32, 32)
+    assert build_settings(*args_of_mf(staging, bigger)) != build_settings(
+        *args_of_mf(staging, toxicity)
+    )

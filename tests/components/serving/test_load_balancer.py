@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from serving_fixtures import SERVICE, SUBNETS, k8s_object, serve, with_model
+from serving_fixtures import SERVICE, SUBNETS, args_of, k8s_object, serve, with_model
 
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving.load_balancer import (
@@ -14,6 +14,7 @@ from inferplane.components.serving.load_balancer import (
     source_cidrs,
     traffic_distribution,
 )
+from inferplane.components.stack_serving import serving_environment
 
 AWS = "service.beta.kubernetes.io/aws-load-balancer-"
 SELECTOR = {"app.kubernetes.io/part-of": "support-assistant", "inferplane.dev/model": "ranker"}
@@ -98,7 +99,7 @@ def test_aws_without_subnets_lets_the_controller_choose(staging):
 )
 def test_traffic_distribution(staging, create, version, expected):
     env = _cluster(staging, create=create, kubernetes_version=version)
-    assert traffic_distribution(env) == expected
+    assert traffic_distribution(serving_environment(env)) == expected
 
 
 def test_traffic_distribution_on_both_services(staging):
@@ -120,7 +121,7 @@ def test_traffic_distribution_on_both_services(staging):
 )
 def test_exposed_ports(staging, model, expose, ports):
     env = with_model(staging, model, expose=expose)
-    assert exposed_ports(env.models[model]) == ports
+    assert exposed_ports(args_of(env, model)[1]) == ports
 
 
 def test_lb_ports_for_both(served):
@@ -148,4 +149,4 @@ def test_lb_ports_for_both(served):
 def test_source_cidrs(request, env_name, create, cidrs, expected):
     env = request.getfixturevalue(env_name)
     env = _lb(_cluster(env, create=create), cidrs=cidrs)
-    assert source_cidrs(env) == expected
+    assert source_cidrs(serving_environment(env)) == expected

@@ -13,6 +13,8 @@ from serving_fixtures import (
     NETWORK_POLICY,
     PDB,
     SERVICE,
+    args_of,
+    args_of_mf,
     container,
     k8s_object,
     pod_spec,
@@ -218,17 +220,17 @@ def test_vllm_hf_source_precision_and_settings(staging):
         enforce_eager=True,
     )
     env = with_model(staging, "chat", source=hf, precision="bf16", gpus=2, vllm=settings)
-    assert vllm_args(env.models["chat"]) == [
+    assert vllm_args(args_of(env, "chat")[1]) == [
         "Qwen/Qwen2.5-7B-Instruct", "--port", "8000", "--served-model-name", "chat",
         "--revision", "abc123", "--tensor-parallel-size", "2", "--dtype", "bfloat16",
         "--max-num-batched-tokens", "4096", "--kv-cache-dtype", "fp8",
         "--no-enable-prefix-caching", "--enable-chunked-prefill", "--enforce-eager",
     ]  # fmt: skip
     quantized = with_model(env, "chat", precision="int4", vllm=VllmSettings(quantization="awq"))
-    assert vllm_args(quantized.models["chat"])[-2:] == ["--quantization", "awq"]
+    assert vllm_args(args_of(quantized, "chat")[1])[-2:] == ["--quantization", "awq"]
     checkpoint = with_model(env, "chat", precision="int8", vllm=None)
-    assert "--quantization" not in vllm_args(checkpoint.models["chat"])
-    assert "--dtype" not in vllm_args(checkpoint.models["chat"])
+    assert "--quantization" not in vllm_args(args_of(checkpoint, "chat")[1])
+    assert "--dtype" not in vllm_args(args_of(checkpoint, "chat")[1])
 
     rec = serve(env, ["chat"])
     d = k8s_object(rec, DEPLOYMENT, "chat")
@@ -378,15 +380,17 @@ def test_config_change_rolls_the_pods(staging):
     from inferplane.components.serving.model_server import deployment_spec
 
     model = staging.models["ranker"]
-    a = deployment_spec(staging, model, "s3://x", False, 'name: "ranker"\n')
-    b = deployment_spec(staging, model, "s3://x", False, 'name: "ranker"\nmax_batch_size: 8\n')
+    a = deployment_spec(*args_of(staging, model), "s3://x", False, 'name: "ranker"\n')
+    b = deployment_spec(
+        *args_of(staging, model), "s3://x", False, 'name: "ranker"\nmax_batch_size: 8\n'
+    )
     hash_a = a["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
     assert hash_a != b["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
     assert (
         hash_a
-        == deployment_spec(staging, model, "s3://x", False, 'name: "ranker"\n')["template"][
-            "metadata"
-        ]["annotations"][CONFIG_HASH_ANNOTATION]
+        == deployment_spec(*args_of(staging, model), "s3://x", False, 'name: "ranker"\n')[
+            "template"
+        ]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
     )
 
 
@@ -493,7 +497,7 @@ def test_engine_uri_output(staging):
     rec = serve(staging, ["ranker", "chat"])
     servers = [r for r in rec if r.type == "inferplane:serving:ModelServer"]
     assert len(servers) == 2
-    assert engine_uri(staging.models["ranker"], staging).startswith(
+    assert engine_uri(*args_of_mf(staging, staging.models["ranker"])).startswith(
         "s3://acme-models-use1/.inferplane/engines/ranker/"
     )
 

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 import pytest
 from crd_schema import errors
 from promql_checks import metric_names, parse, unknown_metrics
+from serving_fixtures import args_of, component_args
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment, Model, Slo
@@ -41,12 +42,12 @@ def rule_object(env: Environment, model: Model) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "spec": monitoring.prometheus_rule_spec(env, model, NS),
+        "spec": monitoring.prometheus_rule_spec(*args_of(env, model), NS),
     }
 
 
 def alerts_of(env: Environment, model: Model) -> dict[str, dict[str, Any]]:
-    groups = monitoring.prometheus_rule_spec(env, model, NS)["groups"]
+    groups = monitoring.prometheus_rule_spec(*args_of(env, model), NS)["groups"]
     return {r["alert"]: r for g in groups for r in g["rules"] if "alert" in r}
 
 
@@ -54,7 +55,7 @@ def test_service_monitor_validates_and_scrapes_the_named_port(
     case: tuple[Environment, Model],
 ) -> None:
     env, model = case
-    spec = monitoring.service_monitor_spec(env, model, NS, model.name)
+    spec = monitoring.service_monitor_spec(*args_of(env, model), NS, model.name)
     obj = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "spec": spec}
     assert errors(obj) == []
     assert spec["selector"] == {"matchLabels": naming.model_selector(env.blueprint, model.name)}
@@ -80,7 +81,7 @@ def test_every_rule_expression_parses_and_uses_known_series(
     case: tuple[Environment, Model],
 ) -> None:
     env, model = case
-    for group in monitoring.prometheus_rule_spec(env, model, NS)["groups"]:
+    for group in monitoring.prometheus_rule_spec(*args_of(env, model), NS)["groups"]:
         for rule in group["rules"]:
             parse(rule["expr"])
             assert not unknown_metrics(rule["expr"]), rule
@@ -88,7 +89,7 @@ def test_every_rule_expression_parses_and_uses_known_series(
 
 def test_recording_rules_keep_namespace_and_add_model(case: tuple[Environment, Model]) -> None:
     env, model = case
-    recording = monitoring.prometheus_rule_spec(env, model, NS)["groups"][0]
+    recording = monitoring.prometheus_rule_spec(*args_of(env, model), NS)["groups"][0]
     assert recording["name"] == f"inferplane.{NS}.{model.name}.recording"
     records = {r["record"]: r for r in recording["rules"]}
     expected = {
@@ -176,7 +177,7 @@ def test_gpu_memory_alert_sits_above_vllm_reservation(
     env = reference_env("prod")
     chat = env.models["chat"]  # gpu_memory_utilization 0.90
     assert rules.gpu_memory_threshold(chat) == 0.95
-    assert rules.gpu_memory_threshold(env.models["ranker"]) == 0.95
+    assert rules.gpu_memory_threshold(args_of(env, "ranker")[1]) == 0.95
     greedy = dataclasses.replace(
         chat, vllm=dataclasses.replace(chat.vllm, gpu_memory_utilization=0.95)
     )
@@ -196,13 +197,13 @@ def test_alerts_disabled_leaves_only_recording_rules(
     reference_env: Callable[[str], Environment],
 ) -> None:
     env = observability(reference_env("prod"), alerts_enabled=False)
-    groups = monitoring.prometheus_rule_spec(env, env.models["chat"], NS)["groups"]
+    groups = monitoring.prometheus_rule_spec(*args_of(env, env.models["chat"]), NS)["groups"]
     assert [g["name"] for g in groups] == [f"inferplane.{NS}.chat.recording"]
 
 
 def test_dashboard_data_is_one_json_file(reference_env: Callable[[str], Environment]) -> None:
     env = reference_env("prod")
-    data = monitoring.dashboard_data(env, env.models["chat"], NS)
+    data = monitoring.dashboard_data(*args_of(env, env.models["chat"]), NS)
     (key,) = data
     assert key == f"{NS}-chat.json"
     assert json.loads(data[key])["title"] == "support-assistant / chat (prod)"
@@ -214,7 +215,7 @@ def _program(env: Environment, model: str) -> Callable[[], None]:
         ModelMonitoring(
             f"support-assistant-{env.name}-{model}-monitoring",
             ModelMonitoringArgs(
-                env=env, model=model, namespace=NS, provider=provider, service_name=model
+                **component_args(env, model), namespace=NS, provider=provider, service_name=model
             ),
         )
 
@@ -277,7 +278,9 @@ def test_children_wait_for_what_the_component_waits_for(
         )
         ModelMonitoring(
             "chat-monitoring",
-            ModelMonitoringArgs(env, "chat", NS, provider, service_name="chat"),
+            ModelMonitoringArgs(
+                **component_args(env, "chat"), namespace=NS, provider=provider, service_name="chat"
+            ),
             opts=pulumi.ResourceOptions(depends_on=[stack]),
         )
 

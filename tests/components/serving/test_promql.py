@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 from crd_schema import REFERENCE
 from promql_checks import matchers, metric_names, parse, selectors, single_element, unknown_metrics
+from serving_fixtures import args_of
 
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving import promql
@@ -241,8 +242,8 @@ def test_known_dcgm_metrics_are_the_default_counters() -> None:
 
 def test_scope_of_a_reference_model(reference_env: Callable[[str], Environment]) -> None:
     env = reference_env("staging")
-    assert Scope.of(env, env.models["ranker"], NS) == Scope(
+    assert Scope.of(*args_of(env, env.models["ranker"]), NS) == Scope(
         namespace=NS, model="ranker", server="triton", deployment="ranker", response_cache=True
     )
-    embed = Scope.of(env, env.models["nightly-embed"], NS, "embed")
+    embed = Scope.of(*args_of(env, env.models["nightly-embed"]), NS, "embed")
     assert embed.mig and embed.deployment == "embed" and embed.hpa == "keda-hpa-nightly-embed"

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from serving_fixtures import args_of
 
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving import rules
@@ -37,7 +38,9 @@ def promtool() -> str:
 
 def rule_file(env: Environment, *, annotations: bool = True) -> dict[str, Any]:
     """All models' groups of one environment, as one Prometheus rule file."""
-    groups = [g for model in env.models.values() for g in rules.rule_groups(env, model, NS)]
+    groups = [
+        g for model in env.models.values() for g in rules.rule_groups(*args_of(env, model), NS)
+    ]
     if not annotations:
         # Unit tests compare labels; annotation text is `promtool check rules`' business
         # (it parses every template) and the component tests'.

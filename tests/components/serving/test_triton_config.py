@@ -10,11 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from serving_fixtures import with_model
+from serving_fixtures import args_of_mf, with_model
 
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.model import Batching, ResponseCache, TensorRtInput, Warmup
 from inferplane.components.serving.triton_config import input_data_type, render_config_pbtxt
+from inferplane.components.stack_serving import blueprint_errors
 
 ROOT = Path(__file__).resolve().parents[3]
 CHECKER = ROOT / "scripts" / "triton-config-check"
@@ -110,12 +111,12 @@ def parse(triton_python: Path, tmp_path: Path, configs: dict[str, str]) -> dict[
 
 
 def test_ranker_config_text(staging):
-    assert render_config_pbtxt(staging.models["ranker"], staging) == RANKER
+    assert render_config_pbtxt(*args_of_mf(staging, staging.models["ranker"])) == RANKER
 
 
 def test_reference_configs_parse_as_triton_model_configs(staging, prod, triton_python, tmp_path):
     configs = {
-        f"{env.name}-{m.name}": render_config_pbtxt(m, env)
+        f"{env.name}-{m.name}": render_config_pbtxt(*args_of_mf(env, m))
         for env in (staging, prod)
         for m in env.models.values()
         if m.server == "triton"
@@ -161,8 +162,8 @@ def test_variants_parse(staging, triton_python, tmp_path):
                       batching=Batching(8, 500, ()),
                       response_cache=ResponseCache(enabled=False, size_mb=256))  # fmt: skip
     configs = {
-        "unbatched": render_config_pbtxt(unbatched.models["ranker"], unbatched),
-        "onnx": render_config_pbtxt(onnx.models["ranker"], onnx),
+        "unbatched": render_config_pbtxt(*args_of_mf(unbatched, unbatched.models["ranker"])),
+        "onnx": render_config_pbtxt(*args_of_mf(onnx, onnx.models["ranker"])),
     }
     parsed = parse(triton_python, tmp_path, configs)
     u = parsed["unbatched"]
@@ -198,8 +199,17 @@ def test_checker_rejects_an_invalid_config(triton_python, tmp_path):
 
 def test_warmup_needs_input_shapes(prod):
     env = with_model(prod, "toxicity", warmup=Warmup((1,)))
-    with pytest.raises(BlueprintError) as err:
-        render_config_pbtxt(env.models["toxicity"], env)
+    model, serving_env = args_of_mf(env, "toxicity")
+    # Without a blueprint: a plain ValueError that names the field.
+    with pytest.raises(ValueError) as plain:
+        render_config_pbtxt(model, serving_env)
+    assert str(plain.value) == (
+        "model 'toxicity': warmup: warm-up requests need the model's input names and shapes; "
+        "declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup"
+    )
+    # The stack reports it at the blueprint value.
+    with pytest.raises(BlueprintError) as err, blueprint_errors(env, env.models["toxicity"]):
+        render_config_pbtxt(model, serving_env)
     [diag] = err.value.diagnostics
     assert diag.path == ("models", "toxicity")  # no warmup written: its nearest ancestor
     assert diag.message == "warm-up requests need the model's input names and shapes"
@@ -223,4 +233,4 @@ def test_warmup_data_types(name, dtype):
 
 def test_only_triton_models(staging):
     with pytest.raises(ValueError, match="served by vllm"):
-        render_config_pbtxt(staging.models["chat"], staging)
+        render_config_pbtxt(*args_of_mf(staging, staging.models["chat"]))

@@ -1,0 +1,282 @@
+"""What one served model is, and the facts of the environment it runs in: the arguments of
+every serving component, fillable by hand (no blueprint needed).
+
+- `ServedModel`: the model (server, weights, GPUs, replicas, autoscaling signal, SLO,
+  batching, secrets) and the `ServingPool` of GPU nodes it runs on.
+- `ServingEnvironment`: cloud, region, labels, pinned versions, model store, load balancer
+  and monitoring settings shared by every model of one environment.
+
+Value types of the blueprint layer that carry no YAML location are reused as they are
+(`MinMax`, `Autoscaling`, `Slo`, `Batching`, `TensorRt`, `VllmSettings`, ...). Inconsistent
+arguments raise `ServingArgsError`, a `ValueError` that names the offending field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.model import (
+    Autoscaling,
+    Batching,
+    Cloud,
+    LatencyClass,
+    MinMax,
+    ModelSource,
+    Precision,
+    Protocol,
+    ResponseCache,
+    Scheme,
+    Server,
+    Slo,
+    TensorRt,
+    VllmSettings,
+    Warmup,
+)
+
+FieldPath = tuple[str, ...]
+
+
+class ServingArgsError(ValueError):
+    """Serving arguments that cannot work together.
+
+    `field` is the offending field's path inside the `ServedModel` (``("warmup",)``,
+    ``("secrets", "hf_token", "from_env")``); `problem` says what is wrong, `fix` how to
+    fix it.
+    """
+
+    def __init__(self, model: str, field: FieldPath, problem: str, fix: str) -> None:
+        self.model = model
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"model {model!r}: {'.'.join(field)}: {problem}; {fix}")
+
+
+def model_source(uri: str) -> ModelSource:
+    """A `ModelSource` from an absolute ``s3://``, ``gs://`` or ``hf://repo[@revision]`` URI."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or not rest or scheme not in ("s3", "gs", "hf"):
+        raise ValueError(
+            f"model source {uri!r} is not an absolute s3://, gs:// or hf:// URI; "
+            "give e.g. hf://Qwen/Qwen2.5-7B-Instruct or s3://bucket/models/chat/"
+        )
+    if scheme == "hf":
+        repo, _, revision = rest.partition("@")
+        return ModelSource(uri, "hf", None, None, hf_repo=repo, hf_revision=revision or None)
+    bucket, _, key = rest.partition("/")
+    return ModelSource(uri, "s3" if scheme == "s3" else "gs", bucket, key)
+
+
+@dataclass(frozen=True)
+class ModelSecret:
+    """A secret the model server gets as environment variable ``NAME`` (upper-cased, other
+    characters as ``_``), by reference; exactly one source is set."""
+
+    name: str
+    """Key in the model's Kubernetes Secret, e.g. ``hf_token``."""
+    from_env: str | None = None
+    """Read from this environment variable of the process that runs ``pulumi up``."""
+    from_pulumi_config: str | None = None
+    """Read from this Pulumi config secret (``key`` or ``namespace:key``)."""
+    from_secret_manager: str | None = None
+    """Read from AWS Secrets Manager (secret id) or GCP Secret Manager
+    (``projects/p/secrets/s[/versions/v]`` or a bare name in the environment's project)."""
+
+    def __post_init__(self) -> None:
+        sources = [self.from_env, self.from_pulumi_config, self.from_secret_manager]
+        if sum(s is not None for s in sources) != 1:
+            raise ValueError(
+                f"secret {self.name!r} needs exactly one of from_env, from_pulumi_config, "
+                "from_secret_manager"
+            )
+
+
+@dataclass(frozen=True)
+class ServingPool:
+    """The GPU nodes a model runs on."""
+
+    name: str
+    """The pool's name: label ``inferplane.dev/pool`` on the model's objects, and the node
+    selector unless `node_selector` is given."""
+    gpu_type: str
+    """The GPU model's catalog id (``l4``, ``h100``, ...); part of a TensorRT engine's key,
+    because an engine runs only on the GPU it was built for."""
+    zones: tuple[str, ...]
+    """Zones the pool has nodes in; pods are pinned to them and spread over them."""
+    gpu_resource: str = "nvidia.com/gpu"
+    """The extended resource a replica requests: whole GPUs unless this names a MIG slice
+    (``nvidia.com/mig-<profile>``)."""
+    gpu_units_per_node: int = 1
+    """`gpu_resource` units one node advertises; a replica's CPU and memory are its share
+    of the node by this count."""
+    instance_type: str | None = None
+    """The node's machine type. Unknown (or None): each GPU unit gets a fixed CPU and
+    memory share (`containers.FALLBACK_VCPUS_PER_GPU`, `FALLBACK_MEMORY_GIB_PER_GPU`)."""
+    node_selector: Mapping[str, str] | None = None
+    """Labels that select the pool's nodes. None: ``inferplane.dev/pool: <name>``, the label
+    inferplane's node pools carry."""
+    spare_gpu_units_at_max: int | None = None
+    """GPU units left free when the pool is at its maximum size and every model on it at
+    its maximum replicas. A model with fewer than two warm replicas surges a new pod first
+    on rollout only when this holds one more replica; None (unknown): pods are replaced in
+    place, never waiting for a GPU that may not come."""
+
+    @property
+    def mig(self) -> bool:
+        """True when replicas run on MIG slices."""
+        return self.gpu_resource.startswith("nvidia.com/mig-")
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return dict(self.node_selector or {naming.POOL_LABEL: self.name})
+
+    def __post_init__(self) -> None:
+        if not self.zones:
+            raise ValueError(f"pool {self.name!r} names no zones; give the zones its nodes run in")
+        if self.gpu_units_per_node < 1:
+            raise ValueError(f"pool {self.name!r}: gpu_units_per_node must be at least 1")
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """One model to serve. Defaults are the blueprint's (`inferplane.blueprint.defaults`)."""
+
+    name: str
+    """The model's name: its Deployment, Services and ScaledObject, Triton's model name and
+    vLLM's served model name."""
+    server: Server
+    """``vllm`` or ``triton``."""
+    source: ModelSource
+    """Where the weights are (`model_source` builds one from a URI)."""
+    pool: ServingPool
+    """The GPU nodes it runs on."""
+    replicas: MinMax
+    """Replica range. The minimum stays warm: the first rollout starts at it and KEDA
+    never goes below it (0 lets a model scale to zero)."""
+    gpus: int = defaults.MODEL_GPUS
+    """`ServingPool.gpu_resource` units per replica: one GPU (or slice) unless raised."""
+    latency_class: LatencyClass = defaults.MODEL_LATENCY_CLASS
+    """``realtime`` (users wait: fallback holds more replicas, alerts page) or ``batch``."""
+    precision: Precision = defaults.MODEL_PRECISION
+    """Weights' precision: fp16 unless set; vLLM's ``--dtype`` or quantization, and the
+    TensorRT engine's precision flags."""
+    autoscaling: Autoscaling = field(
+        default_factory=lambda: Autoscaling(
+            defaults.MODEL_AUTOSCALING_METRIC,
+            defaults.MODEL_AUTOSCALING_TARGET,
+            defaults.SCALE_DOWN_STABILIZATION_S,
+        )
+    )
+    """KEDA's signal: by default four waiting requests per replica, scaling down only after
+    ten quiet minutes."""
+    slo: Slo | None = None
+    """Latency objectives; None: no SLO alerts."""
+    expose: Protocol | None = None
+    """Protocols the load balancer exposes. None: what the server speaks (vLLM ``http``,
+    Triton ``both``); vLLM serves HTTP only whatever this says."""
+    secrets: tuple[ModelSecret, ...] = ()
+    """Secrets the server gets as environment variables; none by default."""
+    image: str | None = None
+    """The server image. None: the pinned image of `ServingEnvironment.triton_release` or
+    `ServingEnvironment.vllm_version`."""
+    startup_timeout_s: int = defaults.STARTUP_TIMEOUT_S
+    """How long a replica may take to load before it is restarted (20 minutes unless set)."""
+    max_request_s: int = defaults.MAX_REQUEST_S
+    """The longest request; a stopping pod drains this long (a minute unless set)."""
+    vllm: VllmSettings | None = None
+    """vLLM engine settings; None: vLLM's own defaults."""
+    tensorrt: TensorRt | None = None
+    """Triton: build a TensorRT engine from the ONNX source first; None serves the ONNX."""
+    batching: Batching | None = None
+    """Triton dynamic batching; None: no batching."""
+    response_cache: ResponseCache | None = None
+    """Triton response cache; None: off."""
+    warmup: Warmup | None = None
+    """Triton warm-up requests before readiness (needs `TensorRt.inputs`); None: none."""
+
+    @property
+    def realtime(self) -> bool:
+        return self.latency_class == "realtime"
+
+    @property
+    def protocols(self) -> Protocol:
+        """`expose`, or the server's default."""
+        if self.expose is not None:
+            return self.expose
+        return "http" if self.server == "vllm" else "both"
+
+    def __post_init__(self) -> None:
+        low, high = self.replicas.min, self.replicas.max
+        if not 0 <= low <= high or high < 1:
+            self._fail(
+                ("replicas",),
+                f"min {low} and max {high} are not a range",
+                "give 0 <= min <= max and max >= 1",
+            )
+        if self.gpus < 1:
+            self._fail(("gpus",), f"{self.gpus} GPUs per replica", "give at least 1")
+        if self.server == "vllm":
+            for name in ("tensorrt", "batching", "response_cache", "warmup"):
+                if getattr(self, name) is not None:
+                    self._fail(
+                        (name,),
+                        "a Triton setting on a vLLM model",
+                        "remove it, or serve with triton",
+                    )
+        elif self.vllm is not None:
+            self._fail(
+                ("vllm",), "a vLLM setting on a Triton model", "remove it, or serve with vllm"
+            )
+        if self.server == "triton" and self.source.scheme == "hf":
+            self._fail(("source",), "Triton serves ONNX from s3:// or gs://", "give a store URI")
+        names = [s.name for s in self.secrets]
+        if len(set(names)) != len(names):
+            self._fail(("secrets",), "two secrets share a name", "give each a distinct name")
+
+    def _fail(self, where: FieldPath, problem: str, fix: str) -> None:
+        raise ServingArgsError(self.name, where, problem, fix)
+
+
+@dataclass(frozen=True)
+class ServingEnvironment:
+    """The facts of one environment that every serving object needs."""
+
+    part_of: str
+    """The application the models belong to: label ``app.kubernetes.io/part-of`` (and so
+    every selector), dashboard titles, alert text."""
+    environment: str
+    """The environment's name: label ``inferplane.dev/environment``, dashboards, alerts."""
+    cloud: Cloud
+    """``aws`` (EKS) or ``gcp`` (GKE): load balancer annotations, storage CLI, secrets."""
+    region: str
+    """The cloud region (the AWS CLI's region in fetch containers)."""
+    project: str | None = None
+    """GCP project for storage and Secret Manager; None: the gcloud CLI's own default."""
+    model_store_uri: str | None = None
+    """``s3://`` or ``gs://`` prefix where TensorRT engines are written. Only Triton models
+    with `ServedModel.tensorrt` need it; None makes such a model an error."""
+    triton_release: str = defaults.VERSIONS["triton"]
+    """NGC release of the Triton and TensorRT images (the pinned one unless set)."""
+    vllm_version: str = defaults.VERSIONS["vllm"]
+    """vLLM image tag (the pinned one unless set)."""
+    keda_version: str = defaults.VERSIONS["keda"]
+    """The cluster's KEDA release (the one inferplane installs unless set): KEDA before
+    2.18 rejects fallback on ``Value`` triggers, so those go without."""
+    prometheus_url: str = naming.PROMETHEUS_URL
+    """The Prometheus KEDA queries: the in-cluster kube-prometheus-stack unless set."""
+    kubernetes_version: str | None = None
+    """The cluster's ``major.minor``. From 1.34 Services prefer same-zone endpoints; None
+    (unknown, e.g. an existing cluster): the older ``PreferClose``."""
+    vpc_cidr: str | None = None
+    """The cluster network's range, allowed to reach the model (AWS NLB health checks
+    come from it). None (unknown): 10.0.0.0/8 stands for it."""
+    lb_scheme: Scheme = defaults.LB_SCHEME
+    """``internal`` (private addresses, the default) or ``external``."""
+    lb_allowed_cidrs: tuple[str, ...] = ()
+    """Client ranges allowed through the load balancer; none: the VPC range only."""
+    alerts: bool = defaults.ALERTS_ENABLED
+    """Write alerting rules beside the recording rules (on unless set)."""
+    grafana_dashboard: bool = defaults.GRAFANA_ENABLED
+    """Write each model's Grafana dashboard ConfigMap (on unless set)."""

@@ -1,0 +1,168 @@
+"""The one place a blueprint environment becomes serving arguments.
+
+`InferenceStack` serves every model with `model_server`: the blueprint's `Environment` and
+`Model` are mapped to the flat `ServingEnvironment` / `ServedModel` the serving components
+take, and an inconsistency the components find (`ServingArgsError`, named by field) is
+reported as a `BlueprintError` at the blueprint value that set the field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from inferplane.blueprint import naming
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_path
+from inferplane.blueprint.model import Environment, GpuPool, Model
+from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
+from inferplane.components.serving.secrets import is_offline, missing_env_fix, missing_env_problem
+from inferplane.components.serving.spec import (
+    ModelSecret,
+    ServedModel,
+    ServingArgsError,
+    ServingEnvironment,
+    ServingPool,
+)
+
+
+def serving_environment(env: Environment) -> ServingEnvironment:
+    """The environment facts every serving object of `env` needs."""
+    created = env.cluster.create
+    return ServingEnvironment(
+        part_of=env.blueprint,
+        environment=env.name,
+        cloud=env.cloud,
+        region=env.region,
+        project=env.project,
+        model_store_uri=env.model_store,
+        triton_release=env.versions.triton,
+        vllm_version=env.versions.vllm,
+        keda_version=env.versions.keda,
+        prometheus_url=naming.PROMETHEUS_URL,
+        # An attached cluster's version and network are not known from the blueprint.
+        kubernetes_version=env.cluster.kubernetes_version if created else None,
+        vpc_cidr=env.cluster.vpc_cidr if created else None,
+        lb_scheme=env.load_balancer.scheme,
+        lb_allowed_cidrs=env.load_balancer.allowed_cidrs,
+        alerts=env.observability.alerts_enabled,
+        grafana_dashboard=env.observability.grafana_enabled,
+    )
+
+
+def serving_pool(env: Environment, pool: GpuPool) -> ServingPool:
+    """`pool` as its models see it, with the GPU units left at its maximum size."""
+    capacity = pool.nodes.max * len(pool.zones) * pool.gpu_units_per_node
+    demand = sum(m.replicas.max * m.gpus for m in env.models.values() if m.pool == pool.name)
+    return ServingPool(
+        name=pool.name,
+        gpu_type=pool.gpu.id,
+        zones=pool.zones,
+        gpu_resource=pool.gpu_resource,
+        gpu_units_per_node=pool.gpu_units_per_node,
+        instance_type=pool.instance_type,
+        spare_gpu_units_at_max=capacity - demand,
+    )
+
+
+def served_model(env: Environment, model: Model) -> ServedModel:
+    """`model` of `env` as the serving components take it."""
+    with blueprint_errors(env, model):
+        return ServedModel(
+            name=model.name,
+            server=model.server,
+            source=model.source,
+            pool=serving_pool(env, env.pool_of(model)),
+            replicas=model.replicas,
+            gpus=model.gpus,
+            latency_class=model.latency_class,
+            precision=model.precision,
+            autoscaling=model.autoscaling,
+            slo=model.slo,
+            expose=model.expose,
+            secrets=tuple(
+                ModelSecret(
+                    name=ref.name,
+                    from_env=ref.from_env,
+                    from_pulumi_config=ref.from_pulumi_config,
+                    from_secret_manager=ref.from_secret_manager,
+                )
+                for ref in model.secrets
+            ),
+            image=model.image,
+            startup_timeout_s=model.startup_timeout_s,
+            max_request_s=model.max_request_s,
+            vllm=model.vllm,
+            tensorrt=model.tensorrt,
+            batching=model.batching,
+            response_cache=model.response_cache,
+            warmup=model.warmup,
+        )
+
+
+def model_server_args(
+    env: Environment,
+    model: Model,
+    provider: k8s.Provider,
+    lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None,
+) -> ModelServerArgs:
+    """The `ModelServer` arguments of `model`, in the blueprint's namespace."""
+    return ModelServerArgs(
+        model=served_model(env, model),
+        env=serving_environment(env),
+        namespace=naming.namespace(env.blueprint),
+        provider=provider,
+        lb_subnet_ids=lb_subnet_ids,
+    )
+
+
+def model_server(
+    name: str,
+    env: Environment,
+    model: Model,
+    provider: k8s.Provider,
+    lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None,
+    opts: pulumi.ResourceOptions | None = None,
+) -> ModelServer:
+    """`ModelServer` `name` for `model`; problems are `BlueprintError`s at their value."""
+    if not is_offline():
+        problems = secret_env_diagnostics(env, model)
+        if problems:
+            raise BlueprintError(problems)
+    args = model_server_args(env, model, provider, lb_subnet_ids)
+    with blueprint_errors(env, model):
+        return ModelServer(name, args, opts=opts)
+
+
+def secret_env_diagnostics(env: Environment, model: Model) -> list[Diagnostic]:
+    """One diagnostic per ``from_env`` secret of `model` whose variable is not set now."""
+    problems = []
+    for ref in model.secrets:
+        if ref.from_env is None or ref.from_env in os.environ:
+            continue
+        where = (*ref.path, "from_env")
+        problems.append(
+            Diagnostic(
+                env.locate(where),
+                env.source_path(where),
+                missing_env_problem(ref.from_env, f"secret {format_path(ref.path)}"),
+                missing_env_fix(ref.from_env),
+            )
+        )
+    return problems
+
+
+@contextmanager
+def blueprint_errors(env: Environment, model: Model) -> Iterator[None]:
+    """Turn a `ServingArgsError` about `model` into a `BlueprintError` at the blueprint
+    value behind the field it names."""
+    try:
+        yield
+    except ServingArgsError as exc:
+        where = (*model.path, *exc.field)
+        raise BlueprintError(
+            [Diagnostic(env.locate(where), env.source_path(where), exc.problem, exc.fix)]
+        ) from exc
