@@ -259,6 +259,10 @@ class Waiver:
     """ISO date, YYYY-MM-DD."""
     path: YamlPath
 
+    def applies_to(self, environment: str) -> bool:
+        """Whether the waiver covers `environment` (no `environments` list: every one)."""
+        return self.environments is None or environment in self.environments
+
 
 @dataclass(frozen=True)
 class Environment:

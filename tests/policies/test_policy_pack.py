@@ -109,9 +109,30 @@ def test_published_waivers_apply_online() -> None:
     resources[4] = S.scaled_object("chat", lo=0.0)
     data = resources[0].props["data"]
     data["waivers"] = json.dumps(
-        [{"rule": "warm-replicas", "target": "models.chat", "reason": "r", "expires": "2999-01-01"}]
+        [
+            {
+                "rule": "warm-replicas",
+                "target": "models.chat",
+                "environments": None,
+                "reason": "r",
+                "expires": "2999-01-01",
+                "path": ["policies", "waivers", 0],
+            }
+        ]
     )
     assert _stack_violations("warm-replicas", resources) == []
+
+
+def test_facts_the_pack_cannot_read_are_a_violation() -> None:
+    resources = S.compliant()
+    resources[0].props["data"]["waivers"] = json.dumps([{"rule": "warm-replicas"}])
+    assert _stack_violations("warm-replicas", resources) == [
+        (
+            "inferplane-environment ConfigMap: waivers[0]: missing target, environments, "
+            "reason, expires, path (facts version 1)",
+            None,
+        )
+    ]
 
 
 # --- the pack process, as the Pulumi CLI runs it ------------------------------------------
