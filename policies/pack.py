@@ -34,6 +34,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.errors import printable
 from inferplane.blueprint.facts import FactsError
 from inferplane.policies import waivers
 from inferplane.policies.engine import Result, results_of
@@ -88,7 +89,7 @@ def message(result: Result) -> str:
     )
     if result.environment:
         text = f"[{result.environment}] {text}"
-    return text
+    return printable(text)  # the Pulumi CLI prints it to a terminal
 
 
 def report(

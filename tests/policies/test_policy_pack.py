@@ -27,8 +27,9 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, unknown_checking_proxy
 
+from inferplane.policies.engine import Result
 from inferplane.policies.framework import all_rules
-from inferplane.policies.pack import PACK_NAME, plain, policies
+from inferplane.policies.pack import PACK_NAME, message, plain, policies
 from inferplane.policies.resources import Resource
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,3 +211,20 @@ def test_pack_process_takes_the_policy_config(analyzer: Any) -> None:
         analyzer_pb2.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in resources])
     )
     assert [d for d in response.diagnostics if d.policyName == "warm-replicas"] == []
+
+
+def test_crossguard_messages_escape_user_text() -> None:
+    result = Result(
+        "warm-replicas",
+        "mandatory",
+        "violation",
+        "prod",
+        "models.chat\x1b[2J\u202e",
+        ("models", "chat"),
+        "keeps 0\r\nwarm replicas",
+        None,
+    )
+    assert message(result) == (
+        "[prod] models.chat\\x1b[2J\\u202e: keeps 0\\x0d\\x0awarm replicas "
+        "[blueprint field: models.chat]"
+    )
