@@ -57,10 +57,11 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     glyphs = _glyphs(out)
     zones = ", ".join(env.zones)
-    print(f"Plan: {env.blueprint} / {env.name} ({env.cloud} {env.region}; zones {zones})", file=out)
+    header = f"Plan: {env.blueprint} / {env.name} ({env.cloud} {env.region}; zones {zones})"
+    print(printable(header), file=out)
     print(file=out)
     for line in render_tree(recording, glyphs):
-        print(line, file=out)
+        print(printable(line), file=out)
     print(file=out)
     for line in render_counts(recording):
         print(line, file=out)
