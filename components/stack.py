@@ -7,13 +7,12 @@ on the cluster only, and every model on the add-ons, namespace and identities.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import facts, naming
 from inferplane.blueprint.model import Environment
 from inferplane.components import stack_args
 from inferplane.components.addons import ClusterAddons
@@ -26,37 +25,10 @@ from inferplane.components.stack_serving import model_server
 
 def environment_data(env: Environment) -> dict[str, str]:
     """Data of the `naming.ENVIRONMENT_CONFIGMAP` ConfigMap: the facts policies need to
-    check placement from the cluster's objects alone."""
-    pools = {
-        pool.name: {
-            "gpu": pool.gpu.id,
-            "gpus_per_node": pool.gpus_per_node,
-            "gpu_resource": pool.gpu_resource,
-            "slices_per_gpu": pool.slices_per_gpu,
-            "sharing": pool.sharing,
-            "zones": list(pool.zones),
-            "nodes_min": pool.nodes.min,
-            "nodes_max": pool.nodes.max,
-        }
-        for pool in env.pools.values()
-    }
-    return {
-        "blueprint": env.blueprint,
-        "environment": env.name,
-        "cloud": env.cloud,
-        "region": env.region,
-        "zones": ",".join(env.zones),
-        "pools": json.dumps(pools, sort_keys=True),
-        # The blueprint's waivers for this environment, so the CrossGuard pack honours the
-        # same exceptions online that `inferplane check` reports as waived offline.
-        "waivers": json.dumps(
-            [
-                {"rule": w.rule, "target": w.target, "reason": w.reason, "expires": w.expires}
-                for w in env.waivers
-                if w.environments is None or env.name in w.environments
-            ]
-        ),
-    }
+    check placement from the cluster's objects alone (`inferplane.blueprint.facts`), the
+    blueprint's waivers for this environment included, so the CrossGuard pack honours the
+    same exceptions online that `inferplane check` reports as waived offline."""
+    return facts.to_config_map(facts.environment_facts(env))
 
 
 POD_READINESS_GATE_LABEL = "elbv2.k8s.aws/pod-readiness-gate-inject"

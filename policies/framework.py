@@ -74,9 +74,11 @@ class Rule:
     sources: str = ""
     """What the rule reads, offline and online (how it degrades without the blueprint)."""
     passing_example: str = ""
-    """A blueprint excerpt that complies."""
+    """A blueprint excerpt that complies. The test suite merges it into the golden compliant
+    blueprint (tests/policies/fixtures/golden.yaml) as a JSON merge patch (RFC 7386:
+    mappings merge, `null` removes a key, anything else replaces) and checks the rule passes."""
     failing_example: str = ""
-    """The same excerpt changed in one place so that the rule fires."""
+    """The same excerpt changed in one place so that the rule fires (checked the same way)."""
     tags: tuple[str, ...] = field(default=())
 
     def defaults(self) -> dict[str, Any]:

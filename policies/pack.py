@@ -33,6 +33,9 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
+from inferplane.blueprint import naming
+from inferplane.blueprint.errors import printable
+from inferplane.blueprint.facts import FactsError
 from inferplane.policies import waivers
 from inferplane.policies.engine import Result, results_of
 from inferplane.policies.framework import Rule
@@ -87,7 +90,7 @@ def message(result: Result) -> str:
     )
     if result.environment:
         text = f"[{result.environment}] {text}"
-    return text
+    return printable(text)  # the Pulumi CLI prints it to a terminal
 
 
 def report(
@@ -98,17 +101,33 @@ def report(
     results = results_of(rule, findings, stack, rule.level)
     published = stack.facts.waivers if stack.facts else ()
     if published:
-        results = waivers.apply(results, waivers.from_mappings(published), waivers.today())
+        results = waivers.apply(results, published, waivers.today())
     for result in results:
         if result.status == "violation":
             report_violation(message(result), result.resource.urn if result.resource else None)
     return results
 
 
+def report_stack(
+    rule: Rule,
+    resources: list[Resource],
+    config: Mapping[str, Any] | None,
+    report_violation: ReportViolation,
+) -> list[Result]:
+    """`report` on a stack of `resources`; facts the pack cannot read are a violation
+    (a rule judging placement without them would pass what it should refuse)."""
+    try:
+        stack = Stack.of(resources)
+    except FactsError as exc:
+        report_violation(f"{naming.ENVIRONMENT_CONFIGMAP} ConfigMap: {exc}", None)
+        return []
+    return report(rule, stack, config, report_violation)
+
+
 def stack_validator(rule: Rule) -> Callable[[StackValidationArgs, ReportViolation], None]:
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [resource_of(r.resource_type, r.name, r.urn, r.props) for r in args.resources]
-        report(rule, Stack.of(resources), args.get_config(), report_violation)
+        report_stack(rule, resources, args.get_config(), report_violation)
 
     return validate
 
@@ -116,7 +135,7 @@ def stack_validator(rule: Rule) -> Callable[[StackValidationArgs, ReportViolatio
 def resource_validator(rule: Rule) -> Callable[[ResourceValidationArgs, ReportViolation], None]:
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         resource = resource_of(args.resource_type, args.name, args.urn, args.props)
-        report(rule, Stack.of([resource]), args.get_config(), report_violation)
+        report_stack(rule, [resource], args.get_config(), report_violation)
 
     return validate
 

@@ -1,26 +1,25 @@
 """A stack as rules see it: its resources, indexed, plus the facts of its environment.
 
 The facts come from the `inferplane-environment` ConfigMap that every stack deploys (so
-that CrossGuard, which never sees the blueprint, knows the zones and pools) — or, offline,
-from the resolved `Environment` when a program lacks that ConfigMap. Models are found by
+that CrossGuard, which never sees the blueprint, knows the zones and pools), read with
+`inferplane.blueprint.facts` online and offline alike — or, offline, from the resolved
+`Environment` through the same module when a program lacks that ConfigMap. Models are found by
 the `inferplane.dev/model` label; GPU node groups by `inferplane.dev/pool`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.facts import EnvFacts, PoolFacts, environment_facts, from_config_map
 from inferplane.blueprint.model import Environment
 from inferplane.policies.resources import (
     CONFIG_MAP,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
-    GPU_RESOURCE,
     JOB,
     PROMETHEUS_RULE,
     SCALED_OBJECT,
@@ -31,95 +30,6 @@ from inferplane.policies.resources import (
     _list,
     as_number,
 )
-
-
-@dataclass(frozen=True)
-class PoolFacts:
-    """What the environment ConfigMap says about one GPU pool."""
-
-    name: str
-    gpu: str
-    gpus_per_node: int
-    gpu_resource: str
-    slices_per_gpu: int
-    sharing: str
-    zones: tuple[str, ...]
-    nodes_min: int
-    nodes_max: int
-
-    @property
-    def units_per_node(self) -> int:
-        """GPU units (whole GPUs or slices) one node offers to the scheduler."""
-        return self.gpus_per_node * self.slices_per_gpu
-
-
-@dataclass(frozen=True)
-class EnvFacts:
-    """The environment as a stack describes it (ConfigMap) or as the blueprint resolves it."""
-
-    blueprint: str
-    environment: str
-    cloud: str
-    region: str
-    zones: tuple[str, ...]
-    pools: Mapping[str, PoolFacts]
-    waivers: tuple[Mapping[str, Any], ...] = ()
-    """Optional: waivers the stack publishes for online runs (ConfigMap key `waivers`)."""
-
-    @classmethod
-    def from_config_map(cls, data: Mapping[str, Any]) -> EnvFacts | None:
-        try:
-            pools_raw = json.loads(str(data.get("pools") or "{}"))
-            waivers_raw = json.loads(str(data.get("waivers") or "[]"))
-            pools = {
-                name: PoolFacts(
-                    name=name,
-                    gpu=str(p.get("gpu", "")),
-                    gpus_per_node=int(p.get("gpus_per_node", 1)),
-                    gpu_resource=str(p.get("gpu_resource", GPU_RESOURCE)),
-                    slices_per_gpu=int(p.get("slices_per_gpu", 1)),
-                    sharing=str(p.get("sharing", "exclusive")),
-                    zones=tuple(p.get("zones") or ()),
-                    nodes_min=int(p.get("nodes_min", 0)),
-                    nodes_max=int(p.get("nodes_max", 0)),
-                )
-                for name, p in _dict(pools_raw).items()
-            }
-            return cls(
-                blueprint=str(data.get("blueprint", "")),
-                environment=str(data.get("environment", "")),
-                cloud=str(data.get("cloud", "")),
-                region=str(data.get("region", "")),
-                zones=tuple(z.strip() for z in str(data.get("zones", "")).split(",") if z.strip()),
-                pools=pools,
-                waivers=tuple(w for w in _list(waivers_raw) if isinstance(w, Mapping)),
-            )
-        except (ValueError, TypeError, AttributeError):
-            return None  # unknown during preview, or hand-written differently: rules degrade
-
-    @classmethod
-    def from_environment(cls, env: Environment) -> EnvFacts:
-        return cls(
-            blueprint=env.blueprint,
-            environment=env.name,
-            cloud=env.cloud,
-            region=env.region,
-            zones=env.zones,
-            pools={
-                p.name: PoolFacts(
-                    name=p.name,
-                    gpu=p.gpu.id,
-                    gpus_per_node=p.gpus_per_node,
-                    gpu_resource=p.gpu_resource,
-                    slices_per_gpu=p.slices_per_gpu,
-                    sharing=p.sharing,
-                    zones=p.zones,
-                    nodes_min=p.nodes.min,
-                    nodes_max=p.nodes.max,
-                )
-                for p in env.pools.values()
-            },
-        )
 
 
 @dataclass(frozen=True)
@@ -215,7 +125,7 @@ class Stack:
         if self.facts is None:
             self.facts = self._facts_from_config_map()
         if self.facts is None and self.env is not None:
-            self.facts = EnvFacts.from_environment(self.env)
+            self.facts = environment_facts(self.env)
 
     @classmethod
     def of(cls, resources: Iterable[Resource], env: Environment | None = None) -> Stack:
@@ -238,9 +148,12 @@ class Stack:
         return self.facts.environment if self.facts else ""
 
     def _facts_from_config_map(self) -> EnvFacts | None:
+        """The published facts; None while preview does not know them yet (unknown values
+        are dropped). Facts that are there but wrong raise `FactsError`."""
         for r in self.of_type(CONFIG_MAP):
             if r.k8s_name == naming.ENVIRONMENT_CONFIGMAP:
-                return EnvFacts.from_config_map(_dict(r.props.get("data")))
+                data = _dict(r.props.get("data"))
+                return from_config_map(data) if data else None
         return None
 
     @cached_property

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,10 +45,6 @@ def today(override: str | None = None) -> dt.date:
 def target_matches(prefix: str, target: str) -> bool:
     """``models.chat`` matches itself and ``models.chat.replicas``, not ``models.chat2``."""
     return target == prefix or target.startswith(prefix + ".") or target.startswith(prefix + "[")
-
-
-def applies_to(waiver: Waiver, environment: str) -> bool:
-    return waiver.environments is None or environment in waiver.environments
 
 
 def expired(waiver: Waiver, on: dt.date) -> bool:
@@ -96,7 +92,7 @@ def apply(
         for i, waiver in enumerate(waivers):
             if (
                 waiver.rule == result.rule
-                and applies_to(waiver, result.environment)
+                and waiver.applies_to(result.environment)
                 and target_matches(waiver.target, result.target)
             ):
                 if use is not None:
@@ -124,7 +120,7 @@ def unused(
     enabled = set(enabled_rules) if enabled_rules is not None else None
     out: list[Result] = []
     for i, waiver in enumerate(waivers):
-        scope = [e for e in environments if applies_to(waiver, e)]
+        scope = [e for e in environments if waiver.applies_to(e)]
         if i in use.matched or not scope:
             continue
         if enabled is not None and waiver.rule not in enabled and _known(waiver.rule):
@@ -157,24 +153,3 @@ def _known(rule_id: str) -> bool:
     from inferplane.policies.rules import rule_ids
 
     return rule_id in rule_ids()
-
-
-def from_mappings(items: Iterable[Mapping[str, Any]]) -> tuple[Waiver, ...]:
-    """Waivers as a stack publishes them (JSON objects with the blueprint's keys)."""
-    out: list[Waiver] = []
-    for i, item in enumerate(items):
-        envs = item.get("environments")
-        try:
-            out.append(
-                Waiver(
-                    rule=str(item["rule"]),
-                    target=str(item["target"]),
-                    environments=tuple(envs) if envs else None,
-                    reason=str(item["reason"]),
-                    expires=str(item["expires"]),
-                    path=("policies", "waivers", i),
-                )
-            )
-        except KeyError:
-            continue  # a malformed entry waives nothing; the blueprint schema refuses it
-    return tuple(out)

@@ -7,9 +7,10 @@ Each environment's stack program runs in-process under mocks (as `inferplane pla
 every rule of `policies/` judges the resources it registers; each result is mapped back to
 the blueprint value that caused it, then the blueprint's waivers apply.
 
-Exit codes: 0 no mandatory violation; 1 at least one; 2 invalid blueprint, policy config or
-usage (located diagnostics on stderr); 3 internal error (one line; the traceback with
-INFERPLANE_DEBUG=1).
+Exit codes (`inferplane.app.exits`), the worst found: 0 no mandatory violation; 1 at least
+one; 2 invalid blueprint, policy config or usage (reported in the chosen format — located
+diagnostics on stderr for text — while every valid file is still checked); 3 internal
+error (one line; the traceback with INFERPLANE_DEBUG=1).
 """
 
 from __future__ import annotations
@@ -24,8 +25,17 @@ import traceback
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from inferplane.app.exits import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_VIOLATIONS,
+    internal_error,
+    print_diagnostics,
+    usage_error,
+)
 from inferplane.app.report import FORMATS, CheckReport, render, wants_color
-from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, format_path
 from inferplane.blueprint.model import Environment
 from inferplane.policies import waivers
 from inferplane.policies.config import PolicyConfig
@@ -34,8 +44,6 @@ from inferplane.policies.engine import Result, evaluate
 from inferplane.policies.resources import Resource
 from inferplane.policies.rules import all_rules
 from inferplane.policies.stack import Stack
-
-EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -168,22 +176,28 @@ def check_files(
 ) -> CheckReport:
     """Check every environment (or those named) of each blueprint.
 
-    Raises BlueprintError for invalid blueprints or policy config (all files' diagnostics
-    together), UsageError for an environment no blueprint has.
+    An invalid blueprint or policy config does not stop the others: its diagnostics go to
+    the report's `invalid` and every valid file is still checked. Raises UsageError for an
+    environment no blueprint has.
     """
     from inferplane.blueprint.resolve import load_blueprint, resolve
 
-    config = load_policy_config(config_file) if config_file else PolicyConfig()
+    report = CheckReport(results=[])
+    try:
+        config = load_policy_config(config_file) if config_file else PolicyConfig()
+    except BlueprintError as exc:  # no rule can be judged without its levels
+        report.invalid.extend(exc.diagnostics)
+        return report
     on = today or waivers.today()
-    problems: list[Diagnostic] = []
+    paths = list(paths)
     loaded = []
     for path in paths:
         try:
             loaded.append(load_blueprint(path))
         except BlueprintError as exc:
-            problems.extend(exc.diagnostics)
+            report.invalid.extend(exc.diagnostics)
         except OSError as exc:
-            problems.append(
+            report.invalid.append(
                 Diagnostic(
                     Location(path, 1, 1),
                     (),
@@ -191,52 +205,54 @@ def check_files(
                     "check the path",
                 )
             )
-    if problems:
-        raise BlueprintError(problems)
     wanted = list(dict.fromkeys(env_names or ()))
     every = {name for _, names in loaded for name in names}
     unknown = [name for name in wanted if name not in every]
-    if unknown:
+    if unknown and loaded:
         raise UsageError(
             f"no environment named {', '.join(map(repr, unknown))} in "
             f"{', '.join(paths)} (environments: {', '.join(sorted(every))})"
         )
-    report = CheckReport(results=[])
     for doc, names in loaded:
         chosen = [n for n in names if not wanted or n in wanted]
-        environments = [resolve(doc, n) for n in chosen]
-        report.results.extend(check_environments(environments, config, on))
+        try:
+            environments = [resolve(doc, n) for n in chosen]
+            found = check_environments(environments, config, on)
+        except BlueprintError as exc:  # valid alone, but not deployable: still the user's
+            report.invalid.extend(exc.diagnostics)
+            continue
+        report.results.extend(found)
         report.checked.extend((doc.source.file, n) for n in chosen)
     report.results.sort(key=Result.sort_key)
+    report.invalid.sort(key=lambda d: (d.location, format_path(d.path)))
     return report
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `inferplane check` with parsed `args`; returns the exit code.
-
-    Blueprint and config errors raise BlueprintError (the CLI prints them, exit 2)."""
+    """Run `inferplane check` with parsed `args`; returns the exit code, the worst found:
+    2 when any input is invalid, else 1 on a mandatory violation, else 0."""
     try:
         today = dt.date.fromisoformat(args.today) if args.today else None
     except ValueError:
-        print(f"inferplane check: error: --today {args.today!r} is not YYYY-MM-DD", file=sys.stderr)
-        return EXIT_INVALID
+        return usage_error("inferplane check", f"--today {args.today!r} is not YYYY-MM-DD")
     try:
         report = check_files(args.blueprints, args.envs, args.policy_config, today)
     except UsageError as exc:
-        print(f"inferplane check: error: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return usage_error("inferplane check", str(exc))
+    if args.format == "text":  # the located lines an editor jumps to; other formats carry them
+        print_diagnostics(report.invalid)
     if args.output:
         text = render(report, args.format)
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(render(report, args.format, color=wants_color(sys.stdout)))
+    if report.invalid:
+        return EXIT_INVALID
     return EXIT_OK if report.passed else EXIT_VIOLATIONS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m inferplane.app.check ...`: the same command without the `inferplane` wrapper."""
-    from inferplane.app.cli import internal_error
-
     parser = argparse.ArgumentParser(
         prog="inferplane check", description="apply the policy rules to every environment, offline"
     )
@@ -247,11 +263,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_INVALID
     except BlueprintError as exc:
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        return EXIT_INVALID
+        return print_diagnostics(exc.diagnostics)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:
         return internal_error(exc)
 

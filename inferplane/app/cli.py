@@ -11,15 +11,19 @@ import argparse
 import gc
 import importlib
 import json
-import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 
 from inferplane import __version__
-from inferplane.blueprint.errors import BlueprintError
-
-EXIT_OK, EXIT_VIOLATIONS, EXIT_INVALID, EXIT_INTERNAL = 0, 1, 2, 3
+from inferplane.app.exits import (
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    internal_error,
+    print_diagnostics,
+    usage_error,
+)
+from inferplane.blueprint.errors import BlueprintError, printable
 
 DESCRIPTION = """\
 Low-latency GPU inference on Kubernetes from one blueprint YAML.
@@ -40,7 +44,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
+        self.exit(usage_error(self.prog, message))
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -52,11 +56,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             _, envs = load_blueprint(path)
         except BlueprintError as exc:
             failed = True
-            for diagnostic in exc.diagnostics:
-                print(diagnostic.format(), file=sys.stderr)
+            print_diagnostics(exc.diagnostics)
             continue
         if not args.quiet:
-            print(f"{path}: valid ({len(envs)} environments: {', '.join(envs)})")
+            print(printable(f"{path}: valid ({len(envs)} environments: {', '.join(envs)})"))
     return EXIT_INVALID if failed else EXIT_OK
 
 
@@ -190,34 +193,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_INVALID
         return int(args.func(args))
     except BlueprintError as exc:
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        return EXIT_INVALID
+        return print_diagnostics(exc.diagnostics)
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         # A path the user gave that cannot be read: their input, not our bug.
-        print(f"{exc.filename}: error: cannot read: {exc.strerror}", file=sys.stderr)
-        return EXIT_INVALID
+        return usage_error(str(exc.filename), f"cannot read: {exc.strerror}")
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors 2
         return exc.code if isinstance(exc.code, int) else EXIT_INVALID
     except Exception as exc:
         return internal_error(exc)
-
-
-def internal_error(exc: BaseException) -> int:
-    """Report a bug: one line by default, the traceback with INFERPLANE_DEBUG=1."""
-    if os.environ.get("INFERPLANE_DEBUG") == "1":
-        traceback.print_exception(exc, file=sys.stderr)
-    print(
-        f"inferplane: internal error: {type(exc).__name__}: {exc}\n"
-        "This is a bug in inferplane, not in your blueprint; rerun with INFERPLANE_DEBUG=1 "
-        "and report the traceback.",
-        file=sys.stderr,
-    )
-    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -14,11 +14,10 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from inferplane.app.exits import EXIT_INVALID, EXIT_OK, usage_error
 from inferplane.policies.framework import Rule
 from inferplane.policies.rules import all_rules
 from inferplane.policies.waivers import UNUSED_WAIVER, UNUSED_WAIVER_TEXT, UNUSED_WAIVER_TITLE
-
-EXIT_OK, EXIT_INVALID = 0, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,12 +115,10 @@ def run(args: argparse.Namespace) -> int:
     if rule is None:
         close = difflib.get_close_matches(args.rule, list(rules), n=1)
         hint = f"did you mean {close[0]}? " if close else ""
-        print(
-            f"inferplane explain: error: no rule named {args.rule!r}; {hint}"
-            f"rules: {', '.join(rules)}",
-            file=sys.stderr,
+        return usage_error(
+            "inferplane explain",
+            f"no rule named {args.rule!r}; {hint}rules: {', '.join(rules)}",
         )
-        return EXIT_INVALID
     if args.format == "json":
         print(json.dumps(explain_dict(rule), indent=2))
     else:

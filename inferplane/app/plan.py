@@ -19,12 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inferplane.blueprint.errors import BlueprintError
+from inferplane.app.exits import EXIT_OK, print_diagnostics, usage_error
+from inferplane.blueprint.errors import BlueprintError, printable
 
 if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
     from inferplane.app.offline import RecordedResource, Recording
-
-EXIT_OK, EXIT_INVALID = 0, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,34 +51,31 @@ def run(args: argparse.Namespace) -> int:
 
         recording = run_program(env)
     except BlueprintError as exc:
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        return EXIT_INVALID
+        return print_diagnostics(exc.diagnostics)
     except plan_output.OutputDirError as exc:
-        print(f"inferplane plan: error: --out {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return usage_error("inferplane plan", f"--out {exc}")
     out = sys.stdout
     glyphs = _glyphs(out)
     zones = ", ".join(env.zones)
-    print(f"Plan: {env.blueprint} / {env.name} ({env.cloud} {env.region}; zones {zones})", file=out)
+    header = f"Plan: {env.blueprint} / {env.name} ({env.cloud} {env.region}; zones {zones})"
+    print(printable(header), file=out)
     print(file=out)
     for line in render_tree(recording, glyphs):
-        print(line, file=out)
+        print(printable(line), file=out)
     print(file=out)
     for line in render_counts(recording):
         print(line, file=out)
     for message in recording.messages:
         if message.severity in {"warning", "error"}:
-            print(f"{message.severity}: {message.text}", file=sys.stderr)
+            print(printable(f"{message.severity}: {message.text}"), file=sys.stderr)
     if args.out is not None:
         try:
             written = plan_output.write_atomically(
                 args.out, plan_output.files(recording, env.blueprint, env.name)
             )
         except plan_output.OutputDirError as exc:
-            print(f"inferplane plan: error: --out {exc}", file=sys.stderr)
-            return EXIT_INVALID
-        print(f"Wrote {len(written)} files to {args.out}", file=out)
+            return usage_error("inferplane plan", f"--out {exc}")
+        print(printable(f"Wrote {len(written)} files to {args.out}"), file=out)
     print(f"Planned offline in {recording.wall_time_s:.2f}s", file=out)
     return EXIT_OK
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pulumi
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.errors import BlueprintError, Diagnostic
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_diagnostics
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving.secrets import is_offline
 from inferplane.components.stack import InferenceStack, InferenceStackArgs
@@ -111,4 +111,4 @@ def main(project_dir: Path | str | None = None) -> None:
 
 
 def _diagnostics(headline: str, exc: BlueprintError) -> str:
-    return headline + ":\n" + "\n".join(d.format() for d in exc.diagnostics)
+    return headline + ":\n" + format_diagnostics(exc.diagnostics)

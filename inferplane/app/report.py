@@ -18,12 +18,30 @@ from pathlib import Path
 from typing import Any
 
 from inferplane import __version__
-from inferplane.blueprint.errors import Location, format_path
+from inferplane.blueprint.errors import Diagnostic, Location, format_path, printable
 
 FORMATS = ("text", "json", "sarif", "github")
 JSON_VERSION = 1
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/inferplane/inferplane"
+INVALID_INPUT = "invalid-blueprint"
+"""Rule id under which SARIF and GitHub annotations report a blueprint that cannot be checked."""
+INVALID_INPUT_TITLE = "The blueprint is valid"
+INVALID_INPUT_TEXT = (
+    "A blueprint (or policy config) that fails the schema or semantic checks cannot be "
+    "checked: none of its environments were judged. Fix the value the diagnostic points at."
+)
+
+
+def _printable_tree(value: Any) -> Any:
+    """Every string in a JSON-able tree made `printable`: report text holds user input."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(str(k)): _printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable_tree(v) for v in value]
+    return value
 
 
 @dataclass
@@ -34,6 +52,8 @@ class CheckReport:
     """`inferplane.policies.engine.Result`s, sorted by file, environment and line."""
     checked: list[tuple[str, str]] = field(default_factory=list)
     """(blueprint file, environment) pairs that were checked, in order."""
+    invalid: list[Diagnostic] = field(default_factory=list)
+    """Why some inputs could not be checked (invalid blueprints or policy config)."""
 
     @property
     def mandatory(self) -> int:
@@ -48,8 +68,13 @@ class CheckReport:
         return sum(1 for r in self.results if r.status == "waived")
 
     @property
+    def invalid_files(self) -> int:
+        """Files (blueprints or the policy config) that could not be checked."""
+        return len({d.location.file for d in self.invalid})
+
+    @property
     def passed(self) -> bool:
-        return self.mandatory == 0
+        return self.mandatory == 0 and not self.invalid
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -57,6 +82,7 @@ class CheckReport:
             "mandatory": self.mandatory,
             "advisory": self.advisory,
             "waived": self.waived,
+            "invalid": self.invalid_files,
             "environments": [{"blueprint": f, "environment": e} for f, e in self.checked],
         }
 
@@ -93,12 +119,25 @@ def result_dict(r: Any) -> dict[str, Any]:
     }
 
 
-def to_json(report: CheckReport) -> dict[str, Any]:
+def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
     return {
-        "version": JSON_VERSION,
-        "results": [result_dict(r) for r in report.results],
-        "summary": report.summary(),
+        "severity": d.severity,
+        "location": _loc(d.location),
+        "field": format_path(d.path),
+        "message": d.message,
+        "hint": d.hint,
     }
+
+
+def to_json(report: CheckReport) -> dict[str, Any]:
+    return _printable_tree(
+        {
+            "version": JSON_VERSION,
+            "diagnostics": [diagnostic_dict(d) for d in report.invalid],
+            "results": [result_dict(r) for r in report.results],
+            "summary": report.summary(),
+        }
+    )
 
 
 # --- sarif ---------------------------------------------------------------------------------
@@ -110,6 +149,38 @@ def _uri(file: str) -> str:
         except ValueError:
             return path.as_uri()
     return path.as_posix()
+
+
+def _invalid_descriptor() -> dict[str, Any]:
+    return {
+        "id": INVALID_INPUT,
+        "name": "InvalidBlueprint",
+        "shortDescription": {"text": INVALID_INPUT_TITLE},
+        "fullDescription": {"text": INVALID_INPUT_TEXT},
+        "help": {"text": INVALID_INPUT_TEXT, "markdown": INVALID_INPUT_TEXT},
+        "defaultConfiguration": {"level": "error"},
+        "properties": {"tags": ["inferplane", "input"]},
+    }
+
+
+def _sarif_location(loc: Location) -> dict[str, Any]:
+    return {
+        "artifactLocation": {"uri": _uri(loc.file), "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": loc.line, "startColumn": loc.column},
+    }
+
+
+def _sarif_invalid(d: Diagnostic, index: int) -> dict[str, Any]:
+    """An input that could not be checked, as a SARIF result at the value to blame."""
+    text = f"{format_path(d.path)}: {d.message}" + (f"; {d.hint}" if d.hint else "")
+    return {
+        "ruleId": INVALID_INPUT,
+        "ruleIndex": index,
+        "level": "error",
+        "message": {"text": text},
+        "locations": [{"physicalLocation": _sarif_location(d.location)}],
+        "properties": {"field": format_path(d.path)},
+    }
 
 
 def _rule_descriptors() -> list[dict[str, Any]]:
@@ -148,6 +219,7 @@ def _rule_descriptors() -> list[dict[str, Any]]:
             "properties": {"tags": ["inferplane", "advisory"]},
         }
     )
+    out.append(_invalid_descriptor())
     return out
 
 
@@ -159,7 +231,7 @@ def _fingerprint(r: Any) -> str:
 def to_sarif(report: CheckReport) -> dict[str, Any]:
     rules = _rule_descriptors()
     index = {d["id"]: i for i, d in enumerate(rules)}
-    results = []
+    results = [_printable_tree(_sarif_invalid(d, index[INVALID_INPUT])) for d in report.invalid]
     for r in report.results:
         loc = r.location or Location(report.checked[0][0] if report.checked else "", 1, 1)
         result: dict[str, Any] = {
@@ -169,10 +241,7 @@ def to_sarif(report: CheckReport) -> dict[str, Any]:
             "message": {"text": f"[{r.environment}] {r.target}: {r.message}"},
             "locations": [
                 {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(loc.file), "uriBaseId": "%SRCROOT%"},
-                        "region": {"startLine": loc.line, "startColumn": loc.column},
-                    },
+                    "physicalLocation": _sarif_location(loc),
                     "logicalLocations": [{"fullyQualifiedName": r.target, "kind": "member"}],
                 }
             ],
@@ -192,7 +261,7 @@ def to_sarif(report: CheckReport) -> dict[str, Any]:
                     "justification": f"{r.waiver.reason} (expires {r.waiver.expires})",
                 }
             ]
-        results.append(result)
+        results.append(_printable_tree(result))
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -216,17 +285,31 @@ def to_sarif(report: CheckReport) -> dict[str, Any]:
 
 
 # --- github annotations --------------------------------------------------------------------
+# Workflow-command escaping as the runner decodes it: data escapes %, CR and LF; property
+# values also `:` and `,` (actions/toolkit packages/core/src/command.ts, escapeData and
+# escapeProperty). Other controls and bidi overrides are then made `printable`.
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _github_invalid(d: Diagnostic) -> str:
+    props = [
+        f"file={_escape_property(_uri(d.location.file))}",
+        f"line={d.location.line}",
+        f"col={d.location.column}",
+        f"title={_escape_property(INVALID_INPUT)}",
+    ]
+    text = f"{format_path(d.path)}: {d.message}" + (f"; {d.hint}" if d.hint else "")
+    return f"::error {','.join(props)}::{_escape_data(text)}"
+
+
 def to_github(report: CheckReport) -> str:
     """Workflow commands that annotate the blueprint lines in a pull request."""
-    lines = []
+    lines = [_github_invalid(d) for d in report.invalid]
     for r in report.results:
         if r.status == "waived":
             command = "notice"
@@ -252,10 +335,13 @@ def _summary_line(report: CheckReport) -> str:
     envs = len(report.checked)
     files = len({f for f, _ in report.checked})
     verdict = "passed" if report.passed else "failed"
+    bad = report.invalid_files
+    invalid = f", {bad} invalid file{'s' if bad != 1 else ''}" if bad else ""
     return (
         f"{report.mandatory} mandatory violation{'s' if report.mandatory != 1 else ''}, "
         f"{report.advisory} advisory, {report.waived} waived in {envs} environment"
-        f"{'s' if envs != 1 else ''} of {files} blueprint{'s' if files != 1 else ''}: {verdict}"
+        f"{'s' if envs != 1 else ''} of {files} blueprint{'s' if files != 1 else ''}"
+        f"{invalid}: {verdict}"
     )
 
 
@@ -289,7 +375,7 @@ def to_text(report: CheckReport, *, color: bool = False) -> str:
         by_env.get(key, extra).append(r)
     out: list[str] = []
     for (file, env), results in by_env.items():
-        out.append(_paint(f"{file} · environment {env}", "1", color))
+        out.append(_paint(printable(f"{file} · environment {env}"), "1", color))
         out.extend(_block(r, source, color) for r in results)
         if not results:
             out.append("  no findings\n")
@@ -305,19 +391,19 @@ _LEVEL_COLORS: Mapping[str, str] = {"mandatory": "31", "advisory": "33", "waived
 
 def _block(r: Any, source: _Lines, color: bool) -> str:
     state = "waived" if r.status == "waived" else r.level
-    head = f"{r.location}: " if r.location else ""
+    head = printable(f"{r.location}: ") if r.location else ""
     tag = _paint(f"{state} {r.rule}", _LEVEL_COLORS[state], color)
-    lines = [f"  {head}{tag}: {r.target}: {r.message}"]
+    lines = [f"  {head}{tag}: {printable(f'{r.target}: {r.message}')}"]
     if r.location is not None:
         text = source.get(r.location.file, r.location.line)
         if text is not None:
             gutter = str(r.location.line)
-            lines.append(f"    {gutter} | {text}")
+            lines.append(f"    {gutter} | {printable(text)}")
             lines.append(f"    {' ' * len(gutter)} | {' ' * (r.location.column - 1)}^")
     if r.waiver is not None and r.rule != "unused-waiver":
         where = f" ({r.waiver.location})" if r.waiver.location else ""
         what = "expired on" if r.waiver.expired else "waived until"
-        lines.append(f"    {what} {r.waiver.expires}{where}: {r.waiver.reason}")
+        lines.append(printable(f"    {what} {r.waiver.expires}{where}: {r.waiver.reason}"))
     return "\n".join(lines) + "\n"
 
 

@@ -7,10 +7,31 @@ formats them once, as ``FILE:LINE:COL: error: <yaml.path>: <what is wrong>; <how
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 YamlPath = tuple[str | int, ...]
+
+# C0 and C1 controls (tab and line breaks included: one diagnostic is one line), DEL, the
+# Unicode bidirectional controls (they make text display differently from how it reads:
+# CVE-2021-42574, https://trojansource.codes/), line/paragraph separators, and lone
+# surrogates (which no UTF-8 stream can carry).
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """`text` with every control, bidirectional control and lone surrogate written as a
+    visible escape (``\\x1b``, ``\\u202e``): user-supplied text reaches terminals, JSON,
+    SARIF viewers and GitHub annotations, and must not steer any of them."""
+    return _UNPRINTABLE.sub(_escape_char, text)
 
 
 @dataclass(frozen=True, order=True)
@@ -48,13 +69,19 @@ class Diagnostic:
     severity: str = "error"
 
     def format(self) -> str:
+        """The one-line form; user-supplied text in it is `printable`."""
         text = f"{self.location}: {self.severity}: {format_path(self.path)}: {self.message}"
         if self.hint:
             text += f"; {self.hint}"
-        return text
+        return printable(text)
 
     def __str__(self) -> str:
         return self.format()
+
+
+def format_diagnostics(diagnostics: Iterable[Diagnostic]) -> str:
+    """Diagnostics one per line, as every command prints them."""
+    return "\n".join(d.format() for d in diagnostics)
 
 
 class BlueprintError(Exception):
@@ -66,4 +93,4 @@ class BlueprintError(Exception):
         )
         if not self.diagnostics:
             raise ValueError("BlueprintError needs at least one diagnostic")
-        super().__init__("\n".join(d.format() for d in self.diagnostics))
+        super().__init__(format_diagnostics(self.diagnostics))

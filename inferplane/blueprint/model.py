@@ -259,6 +259,10 @@ class Waiver:
     """ISO date, YYYY-MM-DD."""
     path: YamlPath
 
+    def applies_to(self, environment: str) -> bool:
+        """Whether the waiver covers `environment` (no `environments` list: every one)."""
+        return self.environments is None or environment in self.environments
+
 
 @dataclass(frozen=True)
 class Environment:
@@ -293,25 +297,11 @@ class Environment:
 
         Overrides win; a defaulted value points at its nearest written ancestor.
         """
-        for i in range(len(path), -1, -1):
-            prefix = path[:i]
-            origin = self.override_origins.get(prefix)
-            if origin is not None:
-                return self.source.value(origin)
-            if self.source.has(prefix):
-                return self.source.value(prefix)
-        return self.source.value(())
+        return self.source.locate(path, self.override_origins)
 
     def source_path(self, path: YamlPath) -> YamlPath:
         """The YAML path of the written value behind `path` (override or base)."""
-        for i in range(len(path), -1, -1):
-            prefix = path[:i]
-            origin = self.override_origins.get(prefix)
-            if origin is not None:
-                return origin
-            if self.source.has(prefix):
-                return prefix
-        return ()
+        return self.source.written(path, self.override_origins)[1]
 
     def pool_of(self, model: Model) -> GpuPool:
         return self.pools[model.pool]

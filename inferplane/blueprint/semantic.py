@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog
+from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.overrides import merged
 from inferplane.blueprint.source import Document
@@ -45,23 +45,12 @@ class _Env:
         self.out: list[Diagnostic] = []
 
     def where(self, path: YamlPath) -> Location:
-        for i in range(len(path), -1, -1):
-            origin = self.origins.get(path[:i])
-            if origin is not None:
-                return self.doc.source.value(origin)
-            if self.doc.source.has(path[:i]):
-                return self.doc.source.value(path[:i])
-        return self.doc.source.value(())
+        return self.doc.source.locate(path, self.origins)
 
     def shown_path(self, path: YamlPath) -> YamlPath:
         """The path to show: the override's path when an override set the value."""
-        for i in range(len(path), -1, -1):
-            origin = self.origins.get(path[:i])
-            if origin is not None:
-                return origin + path[i:]
-            if self.doc.source.has(path[:i]):
-                return path
-        return path
+        covered, written = self.doc.source.written(path, self.origins)
+        return written + path[covered:] if self.origins.get(path[:covered]) else path
 
     def error(self, path: YamlPath, message: str, hint: str) -> None:
         self.out.append(Diagnostic(self.where(path), self.shown_path(path), message, hint))
@@ -199,7 +188,7 @@ def _pools_fit_catalog(env: _Env) -> None:
     for name, pool in _pools(env):
         path: YamlPath = ("gpu_pools", name)
         gpu = catalog.gpu(pool["gpu"])
-        per_node = pool.get("gpus_per_node", 1)
+        per_node = pool.get("gpus_per_node", defaults.POOL_GPUS_PER_NODE)
         if "instance_type" not in pool:
             counts = gpu.gpu_counts(cloud)
             if not counts:
@@ -221,7 +210,7 @@ def _pools_fit_catalog(env: _Env) -> None:
                 f"nodes.min ({nodes['min']}) is greater than nodes.max ({nodes['max']})",
                 "make min <= max",
             )
-        sharing = pool.get("sharing", "exclusive")
+        sharing = pool.get("sharing", defaults.POOL_SHARING)
         profile = pool.get("mig_profile")
         if sharing == "mig":
             if not gpu.supports_mig:
@@ -342,9 +331,9 @@ def _model_fits_pool(
     env: _Env, path: YamlPath, model: Mapping[str, Any], pool: Mapping[str, Any]
 ) -> None:
     gpu = catalog.gpu(pool["gpu"])
-    gpus = model.get("gpus", 1)
-    sharing = pool.get("sharing", "exclusive")
-    per_node = pool.get("gpus_per_node", 1)
+    gpus = model.get("gpus", defaults.MODEL_GPUS)
+    sharing = pool.get("sharing", defaults.POOL_SHARING)
+    per_node = pool.get("gpus_per_node", defaults.POOL_GPUS_PER_NODE)
     if sharing in ("mig", "time_slicing") and gpus != 1:
         what = "MIG slice" if sharing == "mig" else "time-sliced GPU"
         env.error(
@@ -359,7 +348,7 @@ def _model_fits_pool(
             f"({per_node} GPUs per node)",
             f"use gpus <= {per_node}, or raise gpus_per_node of the pool",
         )
-    precision = model.get("precision", "fp16")
+    precision = model.get("precision", defaults.MODEL_PRECISION)
     if precision == "bf16" and not gpu.supports_bf16:
         env.error((*path, "precision"), f"{gpu.id} has no bf16 support", "use fp16 on this GPU")
     if precision == "fp8" and not gpu.supports_fp8 and model["server"] == "triton":

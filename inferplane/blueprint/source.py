@@ -38,6 +38,28 @@ class SourceMap:
     def has(self, path: YamlPath) -> bool:
         return path in self.values
 
+    def written(
+        self, path: YamlPath, origins: Mapping[YamlPath, YamlPath] | None = None
+    ) -> tuple[int, YamlPath]:
+        """Where the value behind `path` is written: (how many leading parts of `path` that
+        covers, its YAML path in the file). `origins` maps an environment's effective paths
+        to the `environments.<env>.overrides` paths that set them; overrides win, and a
+        defaulted value is written at its nearest written ancestor (the document at worst)."""
+        for i in range(len(path), -1, -1):
+            prefix = path[:i]
+            origin = origins.get(prefix) if origins else None
+            if origin is not None:
+                return i, origin
+            if self.has(prefix):
+                return i, prefix
+        return 0, ()
+
+    def locate(
+        self, path: YamlPath, origins: Mapping[YamlPath, YamlPath] | None = None
+    ) -> Location:
+        """The file:line:col of the value that set `path` (see `written`)."""
+        return self.value(self.written(path, origins)[1])
+
 
 @dataclass(frozen=True)
 class Document:

@@ -135,14 +135,16 @@ RULE = Rule(
     ),
     passing_example="""\
 gpu_pools:
-  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 5}}   # 2 zones: 10 GPUs
+  l4: {gpu: nvidia-l4, nodes: {min: 2, max: 6}}   # 2 zones: 12 GPUs
 models:
   chat: {pool: l4, gpus: 1, replicas: {min: 2, max: 8}}
+  ranker: {pool: l4, gpus: 1, replicas: {min: 2, max: 4}}   # 8 + 4 = 12 GPUs at most
 """,
     failing_example="""\
 gpu_pools:
-  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 3}}   # 2 zones: 6 GPUs
+  l4: {gpu: nvidia-l4, nodes: {min: 2, max: 4}}   # 2 zones: 8 GPUs
 models:
   chat: {pool: l4, gpus: 1, replicas: {min: 2, max: 8}}
+  ranker: {pool: l4, gpus: 1, replicas: {min: 2, max: 4}}   # 8 + 4 = 12 GPUs at most
 """,
 )

@@ -103,12 +103,14 @@ RULE = Rule(
     ),
     passing_example="""\
 models:
-  toxicity:
+  chat:
+    latency_class: realtime
     autoscaling: {metric: queue_depth, target: 4}
 """,
     failing_example="""\
 models:
-  toxicity:
+  chat:
+    latency_class: realtime
     autoscaling: {metric: gpu_utilization, target: 70}
 """,
 )

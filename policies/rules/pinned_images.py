@@ -115,6 +115,6 @@ models:
 """,
     failing_example="""\
 models:
-  chat: {server: vllm, image: vllm/vllm-openai:latest}
+  chat: {server: vllm, image: vllm/vllm-openai:nightly}   # a tag that moves
 """,
 )

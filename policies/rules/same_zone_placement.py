@@ -218,7 +218,8 @@ RULE = Rule(
     ),
     passing_example="""\
 environments:
-  prod: {zones: [us-central1-a, us-central1-b]}
+  prod:
+    zones: [us-central1-a, us-central1-b]
 gpu_pools:
   l4: {gpu: nvidia-l4}          # zones default to the environment's
 models:
@@ -226,9 +227,11 @@ models:
 """,
     failing_example="""\
 environments:
-  prod: {zones: [us-central1-a, us-central1-b]}
+  prod:
+    zones: [us-central1-a, us-central1-b]
+    overrides: {gpu_pools: {l4: {zones: [us-central1-a]}}}
 gpu_pools:
-  l4: {gpu: nvidia-l4, zones: [us-central1-a]}
+  l4: {gpu: nvidia-l4}
 models:
   chat: {pool: l4}              # clients in us-central1-b cross zones
 """,

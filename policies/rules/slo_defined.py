@@ -88,7 +88,7 @@ observability:
 """,
     failing_example="""\
 models:
-  ranker: {server: triton}        # realtime, no slo
+  ranker: {server: triton, slo: null}   # realtime, no slo
 observability:
   alerts: {enabled: true}
 """,

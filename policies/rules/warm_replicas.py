@@ -147,18 +147,18 @@ RULE = Rule(
     ),
     passing_example="""\
 gpu_pools:
-  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 4}}   # per zone
+  l4: {gpu: nvidia-l4, nodes: {min: 2, max: 6}}   # per zone; ranker shares the pool
 models:
   chat:
     pool: l4
-    replicas: {min: 2, max: 8}    # environment zones: [us-east-1a, us-east-1b]
+    replicas: {min: 2, max: 4}    # environment zones: [us-east-1a, us-east-1b]
 """,
     failing_example="""\
 gpu_pools:
-  l4: {gpu: nvidia-l4, nodes: {min: 1, max: 4}}
+  l4: {gpu: nvidia-l4, nodes: {min: 2, max: 6}}
 models:
   chat:
     pool: l4
-    replicas: {min: 0, max: 8}    # scales to zero: the next user waits minutes
+    replicas: {min: 0, max: 4}    # scales to zero: the next user waits minutes
 """,
 )

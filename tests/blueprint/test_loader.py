@@ -479,8 +479,8 @@ def test_unreadable_paths_are_reported(tmp_path: Path) -> None:
     )
     with pytest.raises(BlueprintError) as raised:
         load("bad\x00name.yaml")
-    assert str(raised.value) == (
-        "bad\x00name.yaml:1:1: error: <document>: cannot read the file: embedded null byte; "
+    assert str(raised.value) == (  # the NUL is shown escaped, never written raw
+        "bad\\x00name.yaml:1:1: error: <document>: cannot read the file: embedded null byte; "
         "check the path and its permissions"
     )
     with pytest.raises(BlueprintError) as raised:

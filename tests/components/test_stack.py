@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from inferplane.app.offline import RecordedResource, Recording
-from inferplane.blueprint import naming
+from inferplane.blueprint import facts, naming
 from inferplane.blueprint.model import Environment
 from inferplane.components.stack import environment_data
 
@@ -114,29 +114,30 @@ def test_namespace_and_environment_configmap(
 def test_environment_data_publishes_the_environments_waivers(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    from inferplane.policies.stack import EnvFacts
-
     data = environment_data(reference_env("staging"))
     assert json.loads(data["waivers"]) == [
         {
             "rule": "warm-replicas",
             "target": "models.chat",
+            "environments": ["staging"],
             "reason": "Staging has no customer traffic; a cold start there is acceptable.",
             "expires": "2027-03-31",
+            "path": ["policies", "waivers", 0],
         }
     ]
-    facts = EnvFacts.from_config_map(data)  # what the CrossGuard pack reads online
-    assert facts is not None and facts.waivers[0]["rule"] == "warm-replicas"
+    read = facts.from_config_map(data)  # what the CrossGuard pack reads online
+    assert [w.rule for w in read.waivers] == ["warm-replicas"]
 
 
 def test_environment_data_of_prod(prod: Environment) -> None:
     data = environment_data(prod)
     assert {k: v for k, v in data.items() if k != "pools"} == {
+        "version": "1",
         "blueprint": "support-assistant",
         "environment": "prod",
         "cloud": "gcp",
         "region": "us-central1",
-        "zones": "us-central1-a,us-central1-b",
+        "zones": '["us-central1-a", "us-central1-b"]',
         "waivers": "[]",  # the reference's only waiver is for staging
     }
     assert json.loads(data["pools"]) == {
@@ -145,6 +146,7 @@ def test_environment_data_of_prod(prod: Environment) -> None:
             "gpus_per_node": 8,
             "gpu_resource": "nvidia.com/mig-3g.40gb",
             "slices_per_gpu": 2,
+            "units_per_node": 16,
             "sharing": "mig",
             "zones": ["us-central1-a"],
             "nodes_min": 0,
@@ -155,12 +157,14 @@ def test_environment_data_of_prod(prod: Environment) -> None:
             "gpus_per_node": 1,
             "gpu_resource": "nvidia.com/gpu",
             "slices_per_gpu": 1,
+            "units_per_node": 1,
             "sharing": "exclusive",
             "zones": ["us-central1-a", "us-central1-b"],
             "nodes_min": 3,
             "nodes_max": 10,
         },
     }
+    assert facts.from_config_map(data) == facts.environment_facts(prod)
 
 
 @pytest.mark.parametrize("env_name", ENVS)

@@ -119,7 +119,10 @@ def test_invalid_blueprint_exits_2_with_located_diagnostics(tmp_path: Path) -> N
     bad.write_text(REFERENCE.read_text().replace("gpus_per_node: 8", "gpus_per_node: 3"))
     proc = check(str(bad))
     assert proc.returncode == 2
-    assert proc.stdout == ""
+    assert proc.stdout == (
+        "inferplane check: 0 mandatory violations, 0 advisory, 0 waived in 0 environments "
+        "of 0 blueprints, 1 invalid file: failed\n"
+    )
     assert f"{bad}:" in proc.stderr and "error: gpu_pools.h100.gpus_per_node" in proc.stderr
 
 

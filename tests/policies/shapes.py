@@ -3,10 +3,10 @@ were not written with the components (and for what a blueprint cannot express)."
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.facts import EnvFacts, PoolFacts, to_config_map
 from inferplane.policies import resources as R
 from inferplane.policies.resources import Resource
 from inferplane.policies.stack import Stack
@@ -18,34 +18,35 @@ def res(type_: str, name: str, props: dict[str, Any]) -> Resource:
     return Resource(type=type_, name=name, urn=f"urn:pulumi:test::p::{type_}::{name}", props=props)
 
 
-def env_configmap(
-    zones: tuple[str, ...] = ZONES, pools: dict[str, dict[str, Any]] | None = None
-) -> Resource:
-    pools = pools or {
-        "l4": {
-            "gpu": "nvidia-l4",
-            "gpus_per_node": 1,
-            "gpu_resource": "nvidia.com/gpu",
-            "slices_per_gpu": 1,
-            "sharing": "exclusive",
-            "zones": list(zones),
-            "nodes_min": 2,
-            "nodes_max": 4,
-        }
-    }
+def env_configmap(zones: tuple[str, ...] = ZONES) -> Resource:
+    """The environment ConfigMap a stack of one exclusive L4 pool across `zones` publishes."""
+    pool = PoolFacts(
+        name="l4",
+        gpu="nvidia-l4",
+        gpus_per_node=1,
+        gpu_resource="nvidia.com/gpu",
+        slices_per_gpu=1,
+        units_per_node=1,
+        sharing="exclusive",
+        zones=zones,
+        nodes_min=2,
+        nodes_max=4,
+    )
+    facts = EnvFacts(
+        blueprint="app",
+        environment="prod",
+        cloud="aws",
+        region="us-east-1",
+        zones=zones,
+        pools={"l4": pool},
+        waivers=(),
+    )
     return res(
         R.CONFIG_MAP,
         "env",
         {
             "metadata": {"name": naming.ENVIRONMENT_CONFIGMAP, "namespace": "app"},
-            "data": {
-                "blueprint": "app",
-                "environment": "prod",
-                "cloud": "aws",
-                "region": "us-east-1",
-                "zones": ",".join(zones),
-                "pools": json.dumps(pools),
-            },
+            "data": to_config_map(facts),
         },
     )
 

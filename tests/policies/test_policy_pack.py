@@ -29,7 +29,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_NUMBER_VALUE, unknown_checking_proxy
 
-from inferplane.policies.pack import PACK_NAME, plain, policies
+from inferplane.policies.engine import Result
+from inferplane.policies.pack import PACK_NAME, message, plain, policies
 from inferplane.policies.resources import Resource
 from inferplane.policies.rules import all_rules
 
@@ -111,9 +112,30 @@ def test_published_waivers_apply_online() -> None:
     resources[4] = S.scaled_object("chat", lo=0.0)
     data = resources[0].props["data"]
     data["waivers"] = json.dumps(
-        [{"rule": "warm-replicas", "target": "models.chat", "reason": "r", "expires": "2999-01-01"}]
+        [
+            {
+                "rule": "warm-replicas",
+                "target": "models.chat",
+                "environments": None,
+                "reason": "r",
+                "expires": "2999-01-01",
+                "path": ["policies", "waivers", 0],
+            }
+        ]
     )
     assert _stack_violations("warm-replicas", resources) == []
+
+
+def test_facts_the_pack_cannot_read_are_a_violation() -> None:
+    resources = S.compliant()
+    resources[0].props["data"]["waivers"] = json.dumps([{"rule": "warm-replicas"}])
+    assert _stack_violations("warm-replicas", resources) == [
+        (
+            "inferplane-environment ConfigMap: waivers[0]: missing target, environments, "
+            "reason, expires, path (facts version 1)",
+            None,
+        )
+    ]
 
 
 # --- the pack process, as the Pulumi CLI runs it ------------------------------------------
@@ -206,3 +228,20 @@ def test_pack_process_takes_the_policy_config(analyzer: Any) -> None:
         analyzer_pb2.AnalyzeStackRequest(resources=[_analyzer_resource(r) for r in resources])
     )
     assert [d for d in response.diagnostics if d.policyName == "warm-replicas"] == []
+
+
+def test_crossguard_messages_escape_user_text() -> None:
+    result = Result(
+        "warm-replicas",
+        "mandatory",
+        "violation",
+        "prod",
+        "models.chat\x1b[2J\u202e",
+        ("models", "chat"),
+        "keeps 0\r\nwarm replicas",
+        None,
+    )
+    assert message(result) == (
+        "[prod] models.chat\\x1b[2J\\u202e: keeps 0\\x0d\\x0awarm replicas "
+        "[blueprint field: models.chat]"
+    )

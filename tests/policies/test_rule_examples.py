@@ -1,0 +1,89 @@
+"""Every rule's documented examples (`inferplane explain` prints them) run: each excerpt is
+merged into the golden compliant blueprint as a JSON merge patch (RFC 7386) and checked
+offline; the passing one must not trigger the rule, the failing one must."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from policy_fixtures import FIXTURES
+
+from inferplane.app.check import check_files
+from inferplane.policies.framework import Rule
+from inferplane.policies.rules import all_rules
+
+TODAY = dt.date(2026, 6, 1)
+RULES = all_rules()
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: a mapping patch merges key by key (`null` removes); anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+class _NoAliases(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def blueprint_with(example: str, directory: Path, name: str) -> Path:
+    golden = yaml.safe_load((FIXTURES / "golden.yaml").read_text(encoding="utf-8"))
+    merged = merge_patch(golden, yaml.safe_load(example))
+    path = directory / f"{name}.yaml"
+    path.write_text(yaml.dump(merged, Dumper=_NoAliases, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _violations(path: Path, rule: Rule) -> list[str]:
+    report = check_files([str(path)], today=TODAY)
+    assert not report.invalid, [d.format() for d in report.invalid]
+    return [
+        f"[{r.environment}] {r.target}: {r.message}"
+        for r in report.results
+        if r.rule == rule.id and r.status == "violation"
+    ]
+
+
+def test_merge_patch_follows_rfc_7386() -> None:
+    # The RFC's own example (section 3).
+    target = {"title": "Goodbye!", "author": {"givenName": "John", "familyName": "Doe"}}
+    patch = {"title": "Hello!", "author": {"familyName": None}, "tags": ["example"]}
+    assert merge_patch(target, patch) == {
+        "title": "Hello!",
+        "author": {"givenName": "John"},
+        "tags": ["example"],
+    }
+
+
+def test_every_rule_documents_both_examples() -> None:
+    missing = [
+        f"{r.id}: {kind}"
+        for r in RULES
+        for kind in ("passing_example", "failing_example")
+        if not getattr(r, kind).strip()
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_passing_example_passes(rule: Rule, tmp_path: Path) -> None:
+    path = blueprint_with(rule.passing_example, tmp_path, "passing")
+    assert _violations(path, rule) == []
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_failing_example_fails(rule: Rule, tmp_path: Path) -> None:
+    path = blueprint_with(rule.failing_example, tmp_path, "failing")
+    assert _violations(path, rule) != []
