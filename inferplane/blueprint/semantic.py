@@ -12,7 +12,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog
+from inferplane.blueprint import (
+    catalog,
+    semantic_names,
+    semantic_network,
+    semantic_serving,
+)
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.resolve import merged
 from inferplane.blueprint.source import Document
@@ -90,6 +95,7 @@ def check(doc: Document) -> list[Diagnostic]:
                 seen.add((d.location, d.message))
                 out.append(d)
     out.extend(_check_waivers(doc))
+    out.extend(semantic_network.check_waiver_dates(doc))
     return out
 
 
@@ -433,5 +439,20 @@ def _check_waivers(doc: Document) -> list[Diagnostic]:
                 )
     return out
 
+
+# Checks that see defaults, derived names and the cloud's limits (modules of their own).
+CHECKS.extend(
+    [
+        semantic_serving.check_defaulted_ranges,
+        semantic_serving.check_warmup_inputs,
+        semantic_serving.check_instance_types,
+        semantic_serving.check_secret_clouds,
+        semantic_serving.check_precision_applies,
+        semantic_network.check_vpc,
+        semantic_network.check_allowed_cidrs,
+        semantic_names.check_namespace,
+        semantic_names.check_collisions,
+    ]
+)
 
 __all__ = ["check", "zone_example", "zone_pattern"]
