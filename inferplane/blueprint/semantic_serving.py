@@ -101,7 +101,7 @@ def check_instance_types(env: _Env) -> None:
             env.error(
                 path,
                 f"{itype} {what}, not the pool's {gpu.id} (environment {env.name}, {cloud})",
-                f"use a {cloud} type with {gpu.id}, such as {known}, or remove instance_type",
+                f"use a type with {gpu.id} on {cloud}, such as {known}, or remove instance_type",
             )
         elif carried[1] is not None and carried[1] != per_node:
             env.error(

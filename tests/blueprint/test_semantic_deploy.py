@@ -101,8 +101,8 @@ CASES = [
     pytest.param(
         edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    instance_type: g5.2xlarge\n"),
         [
-            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g5.2xlarge carries nvidia-a10g, not the pool's nvidia-l4 (environment stg, aws); use a aws type with nvidia-l4, such as g6.2xlarge, g6.12xlarge, g6.48xlarge, or remove instance_type",
-            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g5.2xlarge carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a gcp type with nvidia-l4, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g5.2xlarge carries nvidia-a10g, not the pool's nvidia-l4 (environment stg, aws); use a type with nvidia-l4 on aws, such as g6.2xlarge, g6.12xlarge, g6.48xlarge, or remove instance_type",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g5.2xlarge carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a type with nvidia-l4 on gcp, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
         ],
         id="instance-wrong-gpu",
     ),
@@ -110,15 +110,15 @@ CASES = [
         edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    instance_type: g6.12xlarge\n"),
         [
             "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g6.12xlarge has 4 x nvidia-l4, but gpus_per_node is 1 (environment stg); set gpus_per_node: 4, or use g6.2xlarge",
-            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g6.12xlarge carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a gcp type with nvidia-l4, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g6.12xlarge carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a type with nvidia-l4 on gcp, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
         ],
         id="instance-wrong-count",
     ),
     pytest.param(
         edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    instance_type: m5.large\n"),
         [
-            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: m5.large carries no catalog GPU, not the pool's nvidia-l4 (environment stg, aws); use a aws type with nvidia-l4, such as g6.2xlarge, g6.12xlarge, g6.48xlarge, or remove instance_type",
-            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: m5.large carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a gcp type with nvidia-l4, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: m5.large carries no catalog GPU, not the pool's nvidia-l4 (environment stg, aws); use a type with nvidia-l4 on aws, such as g6.2xlarge, g6.12xlarge, g6.48xlarge, or remove instance_type",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: m5.large carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a type with nvidia-l4 on gcp, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
         ],
         id="instance-unknown",
     ),
