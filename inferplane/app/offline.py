@@ -66,6 +66,12 @@ class RecordedResource:
     """False for component resources (which have no provider and create nothing themselves)."""
     read: bool = False
     """True for a lookup of something that exists (`Resource.get`), which is never changed."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The resource options the engine acts on, only those set: ``custom_timeouts``
+    (create/update/delete), ``delete_before_replace``, ``ignore_changes``,
+    ``replace_on_changes``, ``protect``, ``retain_on_delete``, ``deleted_with``,
+    ``additional_secret_outputs``. (Aliases are left out: the provider SDKs add type
+    aliases to most resources, which tell a reader nothing about this plan.)"""
 
     def get(self, *path: str | int, default: Any = None) -> Any:
         """The input at `path`, e.g. ``res.get("spec", "replicas")``; `default` if absent."""
@@ -199,6 +205,35 @@ def _provider_urn(reference: str) -> str | None:
     return reference.rsplit("::", 1)[0] if reference else None
 
 
+def _options(request: Any) -> dict[str, Any]:
+    """The resource options a register request carried, only those set (a read request
+    carries none of them)."""
+    out: dict[str, Any] = {}
+    timeouts = getattr(request, "customTimeouts", None)
+    if timeouts is not None:
+        given = {k: getattr(timeouts, k) for k in ("create", "update", "delete")}
+        if any(given.values()):
+            out["custom_timeouts"] = {k: v for k, v in given.items() if v}
+    if getattr(request, "deleteBeforeReplaceDefined", False) or getattr(
+        request, "deleteBeforeReplace", False
+    ):
+        out["delete_before_replace"] = bool(request.deleteBeforeReplace)
+    for key, attr in (
+        ("ignore_changes", "ignoreChanges"),
+        ("replace_on_changes", "replaceOnChanges"),
+        ("additional_secret_outputs", "additionalSecretOutputs"),
+    ):
+        values = list(getattr(request, attr, ()) or ())
+        if values:
+            out[key] = sorted(set(values))
+    for key, attr in (("protect", "protect"), ("retain_on_delete", "retainOnDelete")):
+        if getattr(request, attr, False):
+            out[key] = True
+    if getattr(request, "deletedWith", ""):
+        out["deleted_with"] = request.deletedWith
+    return out
+
+
 class _RecordingMonitor(mocks.MockMonitor):
     """The SDK's mock monitor, also keeping what each request carried (parent, provider,
     dependencies, secretness), which `Mocks.new_resource` never sees."""
@@ -223,6 +258,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 depends_on=tuple(getattr(request, "dependencies", ())),
                 custom=bool(getattr(request, "custom", True)) or read,
                 read=read,
+                options=_options(request),
             )
         )
 
