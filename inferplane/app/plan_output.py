@@ -109,9 +109,7 @@ def plan_document(recording: Recording, blueprint: str, environment: str) -> dic
     return {
         "blueprint": blueprint,
         "environment": environment,
-        "resources": [
-            _entry(res, names) for _, res in tree_order(recording)
-        ],
+        "resources": [_entry(res, names) for _, res in tree_order(recording)],
     }
 
 
