@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
@@ -33,7 +33,8 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
 
-from inferplane.app.offline_mocks import CloudFacts, CloudMocks
+from inferplane.app.offline_mocks import CloudMocks
+from inferplane.app.offline_values import CloudFacts, UnknownValues
 from inferplane.blueprint.model import Environment
 
 SECRET = "[secret]"
@@ -111,10 +112,30 @@ class Recording:
     invokes: tuple[RecordedInvoke, ...] = ()
     messages: tuple[LogMessage, ...] = ()
     wall_time_s: float = 0.0
+    unknowns: UnknownValues | None = field(default=None, repr=False, compare=False)
+    """The values the mocks made up (IDs, ARNs, endpoints, the account), by what they stand
+    for; `revealed` shows them as such."""
     _by_urn: dict[str, RecordedResource] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._by_urn.update({r.urn: r for r in self.resources})
+
+    def revealed(self) -> Recording:
+        """This recording as a plan shows it: every value that exists only after deploy
+        (subnet IDs, role ARNs, endpoints, the account number) replaced by
+        ``<unknown: what it is>``. The rules and tests read the recording itself, whose
+        values keep the providers' formats."""
+        if self.unknowns is None:
+            return self
+        reveal = self.unknowns.reveal
+        return replace(
+            self,
+            resources=tuple(replace(r, inputs=reveal(r.inputs)) for r in self.resources),
+            outputs=reveal(dict(self.outputs)),
+            invokes=tuple(replace(i, args=reveal(i.args)) for i in self.invokes),
+            unknowns=None,
+            _by_urn={},
+        )
 
     def __iter__(self) -> Iterator[RecordedResource]:
         return iter(self.resources)
@@ -377,7 +398,8 @@ def _run(
 ) -> Recording:
     # A new thread starts with empty context variables: no settings, config or root stack
     # left over from another run.
-    monitor = _RecordingMonitor(CloudMocks(facts))
+    cloud = CloudMocks(facts)
+    monitor = _RecordingMonitor(cloud)
     logger = logging.getLogger(f"inferplane.app.offline.{stack}")
     logger.propagate = False
     logger.setLevel(logging.INFO)
@@ -440,4 +462,5 @@ def _run(
         invokes=tuple(monitor.invokes),
         messages=tuple(collector.messages),
         wall_time_s=elapsed,
+        unknowns=cloud.unknowns,
     )

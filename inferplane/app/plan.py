@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             plan_output.check_out_dir(args.out)
         from inferplane.app.offline import run_program
 
-        recording = run_program(env)
+        recording = run_program(env).revealed()
     except BlueprintError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format(), file=sys.stderr)
