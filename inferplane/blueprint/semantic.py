@@ -341,7 +341,7 @@ def _models_fit(env: _Env) -> None:
         expose = (model.get("expose") or {}).get("protocol")
         if server == "vllm" and expose in ("grpc", "both"):
             env.error((*path, "expose", "protocol"), "vLLM serves HTTP only", "use protocol: http")
-        _batching_consistent(env, path, model)
+        semantic_serving.batching_consistent(env, path, model)
 
 
 def _model_fits_pool(
@@ -374,52 +374,6 @@ def _model_fits_pool(
             f"TensorRT fp8 needs compute capability 8.9+; {gpu.id} is {gpu.compute_capability}",
             "use fp16 or int8, or an L4/L40S/H100-class GPU",
         )
-
-
-def _batching_consistent(env: _Env, path: YamlPath, model: Mapping[str, Any]) -> None:
-    batching = model.get("batching")
-    max_batch = batching.get("max_batch_size") if batching else None
-    if batching and max_batch is not None:
-        for i, size in enumerate(batching.get("preferred_batch_sizes") or []):
-            if size > max_batch:
-                env.error(
-                    (*path, "batching", "preferred_batch_sizes", i),
-                    f"preferred batch size {size} exceeds max_batch_size {max_batch}",
-                    f"use sizes <= {max_batch}",
-                )
-    for i, size in enumerate((model.get("warmup") or {}).get("batch_sizes") or []):
-        limit = max_batch if max_batch else 1
-        if size > limit:
-            env.error(
-                (*path, "warmup", "batch_sizes", i),
-                f"warm-up batch size {size} exceeds the model's max batch size {limit}",
-                f"use sizes <= {limit}",
-            )
-    inputs = ((model.get("tensorrt") or {}).get("inputs")) or {}
-    for name, shapes in inputs.items():
-        ipath = (*path, "tensorrt", "inputs", name)
-        lo, opt, hi = shapes["min"], shapes["opt"], shapes["max"]
-        if not (len(lo) == len(opt) == len(hi)):
-            env.error(
-                ipath,
-                "min, opt and max shapes have different ranks",
-                "give every shape the same number of dimensions",
-            )
-            continue
-        if any(not (a <= b <= c) for a, b, c in zip(lo, opt, hi, strict=True)):
-            env.error(
-                ipath,
-                f"shapes must satisfy min <= opt <= max in every dimension "
-                f"(min {lo}, opt {opt}, max {hi})",
-                "fix the offending dimension",
-            )
-            continue
-        if max_batch and hi and hi[0] > max_batch:
-            env.error(
-                (*ipath, "max"),
-                f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
-                "make them equal, or lower the engine's max batch",
-            )
 
 
 def _check_waivers(doc: Document) -> list[Diagnostic]:

@@ -7,6 +7,7 @@ refusing its input), in `check`, or in the cloud's API on the first `pulumi up`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
@@ -157,7 +158,55 @@ def check_precision_applies(env: _Env) -> None:
         )
 
 
+def batching_consistent(env: _Env, path: YamlPath, model: Mapping[str, Any]) -> None:
+    """Batch sizes, warm-up sizes and engine shapes agree with each other."""
+    batching = model.get("batching")
+    max_batch = batching.get("max_batch_size") if batching else None
+    if batching and max_batch is not None:
+        for i, size in enumerate(batching.get("preferred_batch_sizes") or []):
+            if size > max_batch:
+                env.error(
+                    (*path, "batching", "preferred_batch_sizes", i),
+                    f"preferred batch size {size} exceeds max_batch_size {max_batch}",
+                    f"use sizes <= {max_batch}",
+                )
+    for i, size in enumerate((model.get("warmup") or {}).get("batch_sizes") or []):
+        limit = max_batch if max_batch else 1
+        if size > limit:
+            env.error(
+                (*path, "warmup", "batch_sizes", i),
+                f"warm-up batch size {size} exceeds the model's max batch size {limit}",
+                f"use sizes <= {limit}",
+            )
+    inputs = ((model.get("tensorrt") or {}).get("inputs")) or {}
+    for name, shapes in inputs.items():
+        ipath = (*path, "tensorrt", "inputs", name)
+        lo, opt, hi = shapes["min"], shapes["opt"], shapes["max"]
+        if not (len(lo) == len(opt) == len(hi)):
+            env.error(
+                ipath,
+                "min, opt and max shapes have different ranks",
+                "give every shape the same number of dimensions",
+            )
+            continue
+        if any(not (a <= b <= c) for a, b, c in zip(lo, opt, hi, strict=True)):
+            env.error(
+                ipath,
+                f"shapes must satisfy min <= opt <= max in every dimension "
+                f"(min {lo}, opt {opt}, max {hi})",
+                "fix the offending dimension",
+            )
+            continue
+        if max_batch and hi and hi[0] > max_batch:
+            env.error(
+                (*ipath, "max"),
+                f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
+                "make them equal, or lower the engine's max batch",
+            )
+
+
 __all__ = [
+    "batching_consistent",
     "check_defaulted_ranges",
     "check_instance_types",
     "check_precision_applies",
