@@ -30,6 +30,7 @@ Low-latency GPU inference on Kubernetes from one blueprint YAML.
 
   inferplane validate blueprints/app.yaml            check the file (schema + semantics)
   inferplane plan blueprints/app.yaml --env prod     what `pulumi up -s prod` would create
+  inferplane diff out/prod-old out/prod              what a blueprint edit changes in a plan
   inferplane check blueprints/app.yaml               policy rules, offline, every environment
   inferplane explain warm-replicas                   why a rule exists and how to comply
 
@@ -136,8 +137,12 @@ _MODULES: dict[str, tuple[str, str]] = {
         "explain a policy rule: rationale, remediation, config, examples",
         "inferplane.app.explain",
     ),
+    "diff": (
+        "list the resources two plans (`plan --out`) add, remove and change",
+        "inferplane.app.diff",
+    ),
 }
-_ORDER = ("validate", "plan", "check", "explain", "schema", "catalog")
+_ORDER = ("validate", "plan", "diff", "check", "explain", "schema", "catalog")
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:

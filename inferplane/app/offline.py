@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
@@ -33,7 +33,8 @@ from google.protobuf import json_format
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
 
-from inferplane.app.offline_mocks import CloudFacts, CloudMocks
+from inferplane.app.offline_mocks import CloudMocks
+from inferplane.app.offline_values import CloudFacts, UnknownValues
 from inferplane.blueprint.model import Environment
 
 SECRET = "[secret]"
@@ -68,6 +69,12 @@ class RecordedResource:
     """True for a lookup of something that exists (`Resource.get`), which is never changed."""
     aliases: tuple[dict[str, Any], ...] = ()
     """Alias specs as sent (``{"spec": {"parentUrn": ...}}``): where the resource used to be."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The resource options the engine acts on, only those set: ``custom_timeouts``
+    (create/update/delete), ``delete_before_replace``, ``ignore_changes``,
+    ``replace_on_changes``, ``protect``, ``retain_on_delete``, ``deleted_with``,
+    ``additional_secret_outputs``. (Aliases are left out: the provider SDKs add type
+    aliases to most resources, which tell a reader nothing about this plan.)"""
 
     def get(self, *path: str | int, default: Any = None) -> Any:
         """The input at `path`, e.g. ``res.get("spec", "replicas")``; `default` if absent."""
@@ -110,10 +117,30 @@ class Recording:
     registered_outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Component URN -> what it passed to `register_outputs`, resolved (secrets masked;
     a resource reference as its URN)."""
+    unknowns: UnknownValues | None = field(default=None, repr=False, compare=False)
+    """The values the mocks made up (IDs, ARNs, endpoints, the account), by what they stand
+    for; `revealed` shows them as such."""
     _by_urn: dict[str, RecordedResource] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._by_urn.update({r.urn: r for r in self.resources})
+
+    def revealed(self) -> Recording:
+        """This recording as a plan shows it: every value that exists only after deploy
+        (subnet IDs, role ARNs, endpoints, the account number) replaced by
+        ``<unknown: what it is>``. The rules and tests read the recording itself, whose
+        values keep the providers' formats."""
+        if self.unknowns is None:
+            return self
+        reveal = self.unknowns.reveal
+        return replace(
+            self,
+            resources=tuple(replace(r, inputs=reveal(r.inputs)) for r in self.resources),
+            outputs=reveal(dict(self.outputs)),
+            invokes=tuple(replace(i, args=reveal(i.args)) for i in self.invokes),
+            unknowns=None,
+            _by_urn={},
+        )
 
     def __iter__(self) -> Iterator[RecordedResource]:
         return iter(self.resources)
@@ -204,6 +231,35 @@ def _provider_urn(reference: str) -> str | None:
     return reference.rsplit("::", 1)[0] if reference else None
 
 
+def _options(request: Any) -> dict[str, Any]:
+    """The resource options a register request carried, only those set (a read request
+    carries none of them)."""
+    out: dict[str, Any] = {}
+    timeouts = getattr(request, "customTimeouts", None)
+    if timeouts is not None:
+        given = {k: getattr(timeouts, k) for k in ("create", "update", "delete")}
+        if any(given.values()):
+            out["custom_timeouts"] = {k: v for k, v in given.items() if v}
+    if getattr(request, "deleteBeforeReplaceDefined", False) or getattr(
+        request, "deleteBeforeReplace", False
+    ):
+        out["delete_before_replace"] = bool(request.deleteBeforeReplace)
+    for key, attr in (
+        ("ignore_changes", "ignoreChanges"),
+        ("replace_on_changes", "replaceOnChanges"),
+        ("additional_secret_outputs", "additionalSecretOutputs"),
+    ):
+        values = list(getattr(request, attr, ()) or ())
+        if values:
+            out[key] = sorted(set(values))
+    for key, attr in (("protect", "protect"), ("retain_on_delete", "retainOnDelete")):
+        if getattr(request, attr, False):
+            out[key] = True
+    if getattr(request, "deletedWith", ""):
+        out["deleted_with"] = request.deletedWith
+    return out
+
+
 class _RecordingMonitor(mocks.MockMonitor):
     """The SDK's mock monitor, also keeping what each request carried (parent, provider,
     dependencies, secretness), which `Mocks.new_resource` never sees."""
@@ -232,6 +288,7 @@ class _RecordingMonitor(mocks.MockMonitor):
                 aliases=tuple(
                     json_format.MessageToDict(a) for a in getattr(request, "aliases", ())
                 ),
+                options=_options(request),
             )
         )
 
@@ -354,7 +411,8 @@ def _run(
 ) -> Recording:
     # A new thread starts with empty context variables: no settings, config or root stack
     # left over from another run.
-    monitor = _RecordingMonitor(CloudMocks(facts))
+    cloud = CloudMocks(facts)
+    monitor = _RecordingMonitor(cloud)
     logger = logging.getLogger(f"inferplane.app.offline.{stack}")
     logger.propagate = False
     logger.setLevel(logging.INFO)
@@ -418,4 +476,5 @@ def _run(
         registered_outputs=dict(monitor.registered_outputs),
         messages=tuple(collector.messages),
         wall_time_s=elapsed,
+        unknowns=cloud.unknowns,
     )

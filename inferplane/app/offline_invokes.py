@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from inferplane.app.offline_mocks import (
+from inferplane.app.offline_values import (
     CA_DATA,
     CloudFacts,
     Outputs,

@@ -13,60 +13,24 @@ of the same blueprint produce byte-identical plans.
 
 from __future__ import annotations
 
-import base64
 import copy
-import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
 
-ACCOUNT_ID = "123456789012"
-"""The AWS account offline runs pretend to deploy into (AWS's documentation account)."""
-
-_CA_PEM = (
-    "-----BEGIN CERTIFICATE-----\n"
-    "MIIBdzCCAR2gAwIBAgIBADAKBggqhkjOPQQDAjAVMRMwEQYDVQQDEwprdWJlcm5ldGVz\n"
-    "-----END CERTIFICATE-----\n"
+from inferplane.app.offline_invokes import answers
+from inferplane.app.offline_values import (
+    ACCOUNT_ID,
+    CA_DATA,
+    CloudFacts,
+    Outputs,
+    UnknownValues,
+    aws_arn,
+    eks_endpoint,
+    oidc_issuer,
+    stable_hex,
 )
-CA_DATA = base64.b64encode(_CA_PEM.encode()).decode()
-"""Base64 PEM, as EKS `certificateAuthority.data` and GKE `clusterCaCertificate` carry it."""
-
-Outputs = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class CloudFacts:
-    """Where the offline deployment pretends to be."""
-
-    cloud: str
-    region: str
-    zones: tuple[str, ...]
-    project: str | None = None
-    account_id: str = ACCOUNT_ID
-
-
-def stable_hex(*parts: str, length: int = 17) -> str:
-    """Hex digits derived from `parts`: where a cloud would pick random IDs, the same
-    resource always gets the same ones."""
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:length]
-
-
-def eks_endpoint(facts: CloudFacts, key: str) -> str:
-    """An EKS API server URL, ``https://<32 hex>.gr7.<region>.eks.amazonaws.com``."""
-    return f"https://{stable_hex(key, length=32).upper()}.gr7.{facts.region}.eks.amazonaws.com"
-
-
-def oidc_issuer(facts: CloudFacts, key: str) -> str:
-    """An EKS cluster's OIDC issuer URL (IRSA trust policies are written against it)."""
-    return f"https://oidc.eks.{facts.region}.amazonaws.com/id/{stable_hex(key, length=32).upper()}"
-
-
-def aws_arn(facts: CloudFacts, service: str, resource: str) -> str:
-    """``arn:aws:<service>:<region>:<account>:<resource>``; IAM is global: no region."""
-    region = "" if service in {"iam", "sts"} else facts.region
-    return f"arn:aws:{service}:{region}:{facts.account_id}:{resource}"
 
 
 def _autoname(name: str, key: str) -> str:
@@ -301,10 +265,10 @@ class CloudMocks(Mocks):
     """Mocks whose outputs look like the real providers' (see the module docstring)."""
 
     def __init__(self, facts: CloudFacts):
-        from inferplane.app.offline_invokes import answers
-
         self.facts = facts
         self._answers = answers(facts)
+        self.unknowns = UnknownValues(facts)
+        """Every value made up here, with the name of what a deploy would produce instead."""
 
     def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state: Outputs = copy.deepcopy(dict(args.inputs))
@@ -323,15 +287,32 @@ class CloudMocks(Mocks):
             rid = _kubernetes(self.facts, typ, args.name, state)
         else:
             rid = f"{args.name}-{stable_hex(typ, args.name, length=8)}"
+        if not args.resource_id and typ.startswith(("aws:", "gcp:")):
+            self.unknowns.note_resource(typ, args.name, rid, args.inputs, state)
         return str(args.resource_id or rid), state
 
     def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         answer = self._answers.get(args.token)
         if answer is not None:
-            return answer(args.args), []
+            result = answer(args.args)
+            self.unknowns.note_invoke(args.token, args.args, result)
+            return result, []
         # An invoke nobody taught us: echo the arguments, which is what most data sources
         # do for the fields they were queried by.
         return {
             "id": stable_hex(args.token, json.dumps(args.args, sort_keys=True, default=str)),
             **args.args,
         }, []
+
+
+__all__ = [
+    "ACCOUNT_ID",
+    "CA_DATA",
+    "CLUSTER_SCOPED_KINDS",
+    "CloudFacts",
+    "CloudMocks",
+    "aws_arn",
+    "eks_endpoint",
+    "oidc_issuer",
+    "stable_hex",
+]

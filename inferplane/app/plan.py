@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             plan_output.check_out_dir(args.out)
         from inferplane.app.offline import run_program
 
-        recording = run_program(env)
+        recording = run_program(env).revealed()
     except BlueprintError as exc:
         return print_diagnostics(exc.diagnostics)
     except plan_output.OutputDirError as exc:

@@ -1,6 +1,7 @@
 """The files `inferplane plan --out DIR` writes, rendered from an offline `Recording`.
 
-    DIR/plan.json                                   every resource: type, name, parent, inputs
+    DIR/plan.json                                   every resource: type, name, parent,
+                                                    depends_on, provider, options, inputs
     DIR/manifests/<NN>-<kind>-<namespace>-<name>.yaml  each Kubernetes object the stack creates
     DIR/helm/<release>.yaml                         chart, repository, version, namespace, values
     DIR/triton/<model>/<file>                       Triton model configs carried in ConfigMaps
@@ -108,16 +109,26 @@ def plan_document(recording: Recording, blueprint: str, environment: str) -> dic
     return {
         "blueprint": blueprint,
         "environment": environment,
-        "resources": [
-            {
-                "type": res.type,
-                "name": res.name,
-                "parent": names.get(res.parent) if res.parent else None,
-                "inputs": tidy(res.inputs),
-            }
-            for _, res in tree_order(recording)
-        ],
+        "resources": [_entry(res, names) for _, res in tree_order(recording)],
     }
+
+
+def _entry(res: RecordedResource, names: dict[str, str]) -> dict[str, Any]:
+    """One resource of plan.json: what it is, what it waits for, and how the engine treats
+    it (the order and behaviour of `pulumi up` follow from parent, depends_on, provider and
+    options)."""
+    entry: dict[str, Any] = {
+        "type": res.type,
+        "name": res.name,
+        "parent": names.get(res.parent) if res.parent else None,
+        "depends_on": sorted({names.get(urn, urn) for urn in res.depends_on}),
+        "provider": names.get(res.provider, res.provider) if res.provider else None,
+        "options": tidy(dict(res.options)),
+    }
+    if res.read:
+        entry["read"] = True  # looked up, never created or changed
+    entry["inputs"] = tidy(res.inputs)
+    return entry
 
 
 # --- Kubernetes manifests -----------------------------------------------------------------

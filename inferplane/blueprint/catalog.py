@@ -10,6 +10,7 @@ their GPUs attached; T4 is attached to an N1 machine as a guest accelerator.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -222,6 +223,57 @@ GPUS: Mapping[str, GpuType] = _ro(
 def gpu(gpu_id: str) -> GpuType:
     """The catalog entry for `gpu_id`; KeyError when unknown (the schema prevents that)."""
     return GPUS[gpu_id]
+
+
+def instance_family(cloud: str, instance_type: str) -> str:
+    """The family that decides an instance's GPU: AWS ``g6.2xlarge`` -> ``g6``; GCP
+    ``a2-ultragpu-1g`` -> ``a2-ultragpu`` (the tier decides 40 or 80 GB), and any N1
+    machine -> ``n1`` (T4s are attached to N1 machines as guest accelerators)."""
+    if cloud == "aws":
+        return instance_type.split(".", 1)[0]
+    if instance_type.startswith("n1-"):
+        return "n1"
+    return instance_type.rsplit("-", 1)[0]
+
+
+def instance_gpus(cloud: str, instance_type: str) -> tuple[GpuType, int | None] | None:
+    """(GPU, GPUs per node) that `instance_type` carries: the count when the catalog lists
+    that exact type, None when only its family is known; None for a family without a
+    catalog GPU."""
+    for entry in GPUS.values():
+        table = entry.aws_instances if cloud == "aws" else entry.gcp_machines
+        for count, known in table.items():
+            if known == instance_type:
+                return entry, count
+    family = instance_family(cloud, instance_type)
+    for entry in GPUS.values():
+        table = entry.aws_instances if cloud == "aws" else entry.gcp_machines
+        if any(instance_family(cloud, known) == family for known in table.values()):
+            return entry, None
+    return None
+
+
+_FAMILY = re.compile(r"(?:nvidia|tesla|[-_ ])*([a-z]+\d+[a-z]?)(?:[-_ ]*(\d+)\s*(?:gi?b?)?)?")
+
+
+def suggest(text: str) -> tuple[str, ...]:
+    """Catalog GPUs `text` most likely means, by family and memory rather than spelling:
+    ``nvidia-h100`` -> nvidia-h100-80gb; ``a100`` -> both A100s; ``a100-80`` -> the 80 GB
+    one. Empty when no catalog GPU is of that family."""
+    found = _FAMILY.match(text.strip().lower())
+    if found is None:
+        return ()
+    family, memory = found.group(1), found.group(2)
+    same = [g for g in GPUS.values() if _family_of(g) == family]
+    if memory is not None:
+        exact = [g for g in same if g.memory_gib == int(memory)]
+        same = exact or same
+    return tuple(sorted(g.id for g in same))
+
+
+def _family_of(entry: GpuType) -> str:
+    """``nvidia-a100-80gb`` -> ``a100``; ``nvidia-l40s`` -> ``l40s``."""
+    return entry.id.removeprefix("nvidia-").split("-", 1)[0]
 
 
 # --- NGC releases -------------------------------------------------------------------------

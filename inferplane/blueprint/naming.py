@@ -89,12 +89,25 @@ def model_labels(blueprint: str, env: str, model: str) -> dict[str, str]:
     """Labels on every object of one model (the selector is `model_selector`)."""
     return {
         "app.kubernetes.io/name": model,
-        "app.kubernetes.io/instance": f"{blueprint}-{model}",
+        "app.kubernetes.io/instance": label_value(f"{blueprint}-{model}"),
         "app.kubernetes.io/part-of": blueprint,
         "app.kubernetes.io/managed-by": "inferplane",
         MODEL_LABEL: model,
         ENVIRONMENT_LABEL: env,
     }
+
+
+LABEL_VALUE_MAX = 63
+"""Kubernetes label values: at most 63 characters, alphanumeric at both ends
+(https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set)."""
+
+
+def label_value(text: str) -> str:
+    """`text` as a label value: unchanged when it fits, else its start and a stable hash."""
+    if len(text) <= LABEL_VALUE_MAX:
+        return text
+    tail = f"-{short_hash(text, length=8)}"
+    return text[: LABEL_VALUE_MAX - len(tail)].rstrip("-._") + tail
 
 
 def model_selector(blueprint: str, model: str) -> dict[str, str]:

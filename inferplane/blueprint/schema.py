@@ -35,6 +35,7 @@ from jsonschema import Draft202012Validator, TypeChecker, validators
 from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 
+from inferplane.blueprint import catalog
 from inferplane.blueprint.errors import Diagnostic, YamlPath, format_path
 from inferplane.blueprint.source import Document, SourceMap
 
@@ -228,6 +229,16 @@ class _Explain:
 
     def _enum(self) -> tuple[str, str]:
         allowed = [_show_plain(v) for v in self.error.validator_value]
+        if self.path[-1:] == ("gpu",) and isinstance(self.error.instance, str):
+            # GPUs are told apart by family and memory, not spelling: string distance
+            # would offer nvidia-h200 for nvidia-h100.
+            matches = catalog.suggest(self.error.instance)
+            hint = (
+                "did you mean " + " or ".join(f"`{m}`" for m in matches) + "?"
+                if matches
+                else "choose one of these values"
+            )
+            return f"{self.show(self.error.instance)} is not one of {', '.join(allowed)}", hint
         match = _closest(str(self.error.instance), allowed)
         hint = f"did you mean `{match}`?" if match else "choose one of these values"
         return f"{self.show(self.error.instance)} is not one of {', '.join(allowed)}", hint

@@ -12,9 +12,15 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint import (
+    catalog,
+    defaults,
+    semantic_names,
+    semantic_network,
+    semantic_serving,
+)
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
-from inferplane.blueprint.overrides import merged
+from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
@@ -34,29 +40,7 @@ def zone_example(cloud: str, region: str) -> str:
     return f"{region}a" if cloud == "aws" else f"{region}-a"
 
 
-class _Env:
-    """One environment's merged view, with locations that follow overrides."""
-
-    def __init__(self, doc: Document, name: str):
-        self.doc = doc
-        self.name = name
-        self.data, self.origins = merged(doc, name)
-        self.spec: Mapping[str, Any] = self.data["environments"][name]
-        self.out: list[Diagnostic] = []
-
-    def where(self, path: YamlPath) -> Location:
-        return self.doc.source.locate(path, self.origins)
-
-    def shown_path(self, path: YamlPath) -> YamlPath:
-        """The path to show: the override's path when an override set the value."""
-        covered, written = self.doc.source.written(path, self.origins)
-        return written + path[covered:] if self.origins.get(path[:covered]) else path
-
-    def error(self, path: YamlPath, message: str, hint: str) -> None:
-        self.out.append(Diagnostic(self.where(path), self.shown_path(path), message, hint))
-
-
-Check = Callable[[_Env], None]
+Check = Callable[[EnvView], None]
 CHECKS: list[Check] = []
 
 
@@ -70,7 +54,7 @@ def check(doc: Document) -> list[Diagnostic]:
     seen: set[tuple[Location, str]] = set()
     out: list[Diagnostic] = []
     for name in doc.data["environments"]:
-        env = _Env(doc, name)
+        env = EnvView(doc, name)
         _check_overrides_name_existing(doc, env)
         for fn in CHECKS:
             fn(env)
@@ -79,18 +63,19 @@ def check(doc: Document) -> list[Diagnostic]:
                 seen.add((d.location, d.message))
                 out.append(d)
     out.extend(_check_waivers(doc))
+    out.extend(semantic_network.check_waiver_dates(doc))
     return out
 
 
-def _models(env: _Env) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def _models(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any]]]:
     yield from (env.data.get("models") or {}).items()
 
 
-def _pools(env: _Env) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def _pools(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any]]]:
     yield from (env.data.get("gpu_pools") or {}).items()
 
 
-def _check_overrides_name_existing(doc: Document, env: _Env) -> None:
+def _check_overrides_name_existing(doc: Document, env: EnvView) -> None:
     overrides = env.spec.get("overrides") or {}
     for section in ("models", "gpu_pools"):
         known = doc.data.get(section) or {}
@@ -109,7 +94,7 @@ def _check_overrides_name_existing(doc: Document, env: _Env) -> None:
 
 
 @_check
-def _region_and_zones(env: _Env) -> None:
+def _region_and_zones(env: EnvView) -> None:
     cloud, region = env.spec["cloud"], env.spec["region"]
     base: YamlPath = ("environments", env.name)
     region_re = _AWS_REGION if cloud == "aws" else _GCP_REGION
@@ -148,7 +133,7 @@ def _region_and_zones(env: _Env) -> None:
 
 
 @_check
-def _cluster(env: _Env) -> None:
+def _cluster(env: EnvView) -> None:
     path: YamlPath = ("environments", env.name, "cluster")
     cluster = env.spec.get("cluster") or {}
     create, existing = cluster.get("create", False), cluster.get("existing")
@@ -169,7 +154,7 @@ def _cluster(env: _Env) -> None:
 
 
 @_check
-def _model_store(env: _Env) -> None:
+def _model_store(env: EnvView) -> None:
     cloud = env.spec["cloud"]
     store = env.spec["model_store"]
     want = _CROSS_CLOUD[cloud]
@@ -183,7 +168,7 @@ def _model_store(env: _Env) -> None:
 
 
 @_check
-def _pools_fit_catalog(env: _Env) -> None:
+def _pools_fit_catalog(env: EnvView) -> None:
     cloud = env.spec["cloud"]
     for name, pool in _pools(env):
         path: YamlPath = ("gpu_pools", name)
@@ -246,7 +231,7 @@ def _pools_fit_catalog(env: _Env) -> None:
 
 
 @_check
-def _models_fit(env: _Env) -> None:
+def _models_fit(env: EnvView) -> None:
     pools = dict(_pools(env))
     cloud = env.spec["cloud"]
     for name, model in _models(env):
@@ -324,11 +309,11 @@ def _models_fit(env: _Env) -> None:
         expose = (model.get("expose") or {}).get("protocol")
         if server == "vllm" and expose in ("grpc", "both"):
             env.error((*path, "expose", "protocol"), "vLLM serves HTTP only", "use protocol: http")
-        _batching_consistent(env, path, model)
+        semantic_serving.batching_consistent(env, path, model)
 
 
 def _model_fits_pool(
-    env: _Env, path: YamlPath, model: Mapping[str, Any], pool: Mapping[str, Any]
+    env: EnvView, path: YamlPath, model: Mapping[str, Any], pool: Mapping[str, Any]
 ) -> None:
     gpu = catalog.gpu(pool["gpu"])
     gpus = model.get("gpus", defaults.MODEL_GPUS)
@@ -359,52 +344,6 @@ def _model_fits_pool(
         )
 
 
-def _batching_consistent(env: _Env, path: YamlPath, model: Mapping[str, Any]) -> None:
-    batching = model.get("batching")
-    max_batch = batching.get("max_batch_size") if batching else None
-    if batching and max_batch is not None:
-        for i, size in enumerate(batching.get("preferred_batch_sizes") or []):
-            if size > max_batch:
-                env.error(
-                    (*path, "batching", "preferred_batch_sizes", i),
-                    f"preferred batch size {size} exceeds max_batch_size {max_batch}",
-                    f"use sizes <= {max_batch}",
-                )
-    for i, size in enumerate((model.get("warmup") or {}).get("batch_sizes") or []):
-        limit = max_batch if max_batch else 1
-        if size > limit:
-            env.error(
-                (*path, "warmup", "batch_sizes", i),
-                f"warm-up batch size {size} exceeds the model's max batch size {limit}",
-                f"use sizes <= {limit}",
-            )
-    inputs = ((model.get("tensorrt") or {}).get("inputs")) or {}
-    for name, shapes in inputs.items():
-        ipath = (*path, "tensorrt", "inputs", name)
-        lo, opt, hi = shapes["min"], shapes["opt"], shapes["max"]
-        if not (len(lo) == len(opt) == len(hi)):
-            env.error(
-                ipath,
-                "min, opt and max shapes have different ranks",
-                "give every shape the same number of dimensions",
-            )
-            continue
-        if any(not (a <= b <= c) for a, b, c in zip(lo, opt, hi, strict=True)):
-            env.error(
-                ipath,
-                f"shapes must satisfy min <= opt <= max in every dimension "
-                f"(min {lo}, opt {opt}, max {hi})",
-                "fix the offending dimension",
-            )
-            continue
-        if max_batch and hi and hi[0] > max_batch:
-            env.error(
-                (*ipath, "max"),
-                f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
-                "make them equal, or lower the engine's max batch",
-            )
-
-
 def _check_waivers(doc: Document) -> list[Diagnostic]:
     envs = doc.data["environments"]
     out = []
@@ -422,5 +361,20 @@ def _check_waivers(doc: Document) -> list[Diagnostic]:
                 )
     return out
 
+
+# Checks that see defaults, derived names and the cloud's limits (modules of their own).
+CHECKS.extend(
+    [
+        semantic_serving.check_defaulted_ranges,
+        semantic_serving.check_warmup_inputs,
+        semantic_serving.check_instance_types,
+        semantic_serving.check_secret_clouds,
+        semantic_serving.check_precision_applies,
+        semantic_network.check_vpc,
+        semantic_network.check_allowed_cidrs,
+        semantic_names.check_namespace,
+        semantic_names.check_collisions,
+    ]
+)
 
 __all__ = ["check", "zone_example", "zone_pattern"]

@@ -50,7 +50,7 @@ def serving_program() -> None:
                 opts=on,
             )
             labels = {"app": "ranker"}
-            k8s.apps.v1.Deployment(
+            deployment = k8s.apps.v1.Deployment(
                 f"{name}-deploy",
                 metadata=meta,
                 spec={
@@ -79,7 +79,15 @@ def serving_program() -> None:
                 f"{name}-svc",
                 metadata=meta,
                 spec={"selector": labels, "ports": [{"name": "http", "port": 8000}]},
-                opts=on,
+                opts=pulumi.ResourceOptions.merge(
+                    on,
+                    pulumi.ResourceOptions(
+                        depends_on=[deployment],
+                        custom_timeouts=pulumi.CustomTimeouts(create="40m"),
+                        delete_before_replace=True,
+                        ignore_changes=["spec.ports"],
+                    ),
+                ),
             )
             k8s.apiextensions.CustomResource(
                 f"{name}-scaler",
@@ -128,6 +136,9 @@ def test_plan_json_lists_every_resource_with_parent_names_and_tidy_inputs(
         "type": "inferplane:test:Model",
         "name": "shop",
         "parent": None,
+        "depends_on": [],
+        "provider": None,
+        "options": {},
         "inputs": {},
     }
     assert {r["parent"] for r in rows[1:]} == {"shop"}
@@ -137,6 +148,15 @@ def test_plan_json_lists_every_resource_with_parent_names_and_tidy_inputs(
     )
     secret = next(r for r in rows if r["type"] == "kubernetes:core/v1:Secret")
     assert secret["inputs"]["stringData"] == {"HF_TOKEN": SECRET}
+    assert deploy["provider"] == "shop-k8s" and deploy["options"] == {}
+    # What `pulumi up` will do with the Service: wait for the Deployment, then its options.
+    service = next(r for r in rows if r["type"] == "kubernetes:core/v1:Service")
+    assert service["depends_on"] == ["shop-deploy"]
+    assert service["options"] == {
+        "custom_timeouts": {"create": "40m"},
+        "delete_before_replace": True,
+        "ignore_changes": ["spec.ports"],
+    }
     # siblings sorted by (type, name): stable between runs
     children = [(r["type"], r["name"]) for r in rows[1:]]
     assert children == sorted(children)

@@ -20,3 +20,14 @@ def test_long_names_fit_the_limit_and_stay_unique_and_stable() -> None:
     assert a == naming.node_group_name(bp, env, pool, "us-central1-a", max_length=40)
     other = naming.node_group_name(bp, env, "h100-inference2", "us-central1-a", max_length=40)
     assert other != a
+
+
+def test_long_instance_label_is_hashed_to_63() -> None:
+    from inferplane.blueprint import naming
+
+    blueprint, model = "b" * 24, "m" * 40
+    value = naming.model_labels(blueprint, "prod", model)["app.kubernetes.io/instance"]
+    assert len(value) == 63
+    assert value == naming.label_value(f"{blueprint}-{model}")
+    assert value.endswith("-" + naming.short_hash(f"{blueprint}-{model}", length=8))
+    assert naming.label_value("shop-chat") == "shop-chat"

@@ -314,7 +314,10 @@ def test_engine_shapes_must_be_ordered_and_fit_the_batch() -> None:
 def test_tensorrt_needs_an_onnx_source_and_warmup_fits_the_batch() -> None:
     text = edit("source: rank/model.onnx", "source: rank/model.plan")
     text = edit(
-        "    tensorrt: {}\n", "    tensorrt: {}\n    warmup: {batch_sizes: [1, 32]}\n", text
+        "    tensorrt: {}\n",
+        "    tensorrt: {inputs: {x: {min: [1, 4], opt: [4, 4], max: [8, 4]}}}\n"
+        "    warmup: {batch_sizes: [1, 32]}\n",
+        text,
     )
     assert diagnostics(text) == [
         "bp.yaml:30:13: error: models.rank.source: a TensorRT engine is built from an ONNX "

@@ -1,0 +1,137 @@
+"""`inferplane diff OLD_PLAN_DIR NEW_PLAN_DIR`: what a blueprint edit changes.
+
+Reads the ``plan.json`` of two `inferplane plan --out` directories and lists the resources
+added, removed and changed, each change with its field path and old → new value, e.g.::
+
+    ~ kubernetes:apps/v1:Deployment shop-prod-chat
+        inputs.spec.replicas: 2 → 3
+
+Resources are matched by type, name and parent. Secret values never appear: the plan holds
+them as ``"[secret]"`` already, and any field whose name says it is a credential, or that
+lies in a Kubernetes Secret's data, is shown only as changed.
+
+Exit codes: 0 compared (whether or not anything changed); 2 a directory is not a plan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_INVALID = 0, 2
+PLAN_FILE = "plan.json"  # `plan_output.PLAN_FILE`; not imported: plan_output loads yaml
+SECRET = "[secret]"
+FIELDS = ("parent", "provider", "depends_on", "options", "read", "inputs")
+"""What is compared, in this order."""
+_SENSITIVE = re.compile(
+    r"password|passwd|token|secret|credential|private_?key|api_?key|access_?key", re.I
+)
+_SECRET_TYPES = ("kubernetes:core/v1:Secret",)
+
+Key = tuple[str, str, str]
+"""(type, name, parent name)."""
+
+
+class NotAPlan(Exception):
+    """A directory that holds no readable plan."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("old", metavar="OLD_PLAN_DIR", type=Path, help="the plan before")
+    parser.add_argument("new", metavar="NEW_PLAN_DIR", type=Path, help="the plan after")
+
+
+def load_plan(directory: Path) -> dict[Key, dict[str, Any]]:
+    """The resources of the plan in `directory`, by (type, name, parent)."""
+    hint = "write one with `inferplane plan BLUEPRINT --env ENV --out DIR`"
+    if not directory.is_dir():
+        raise NotAPlan(f"{directory}: not a directory; {hint}")
+    path = directory / PLAN_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise NotAPlan(f"{directory}: no {PLAN_FILE}, so not a plan directory; {hint}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise NotAPlan(f"{path}: not a readable plan ({exc}); {hint}") from None
+    resources = doc.get("resources") if isinstance(doc, dict) else None
+    if not isinstance(resources, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("type"), str) and isinstance(r.get("name"), str)
+        for r in resources
+    ):
+        raise NotAPlan(f"{path}: has no list of resources with type and name; {hint}")
+    out: dict[Key, dict[str, Any]] = {}
+    for res in resources:
+        out[(res["type"], res["name"], str(res.get("parent") or ""))] = res
+    return out
+
+
+def changes(old: Any, new: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """(field path, old, new) for every leaf that differs; a missing side is ``None``."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for key in sorted(set(old) | set(new)):
+            sub = f"{path}.{key}" if path else str(key)
+            yield from changes(old.get(key), new.get(key), sub)
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            yield from changes(a, b, f"{path}[{i}]")
+    elif old != new:
+        yield path, old, new
+
+
+def _sensitive(type_: str, path: str) -> bool:
+    if type_ in _SECRET_TYPES and re.match(r"inputs\.(data|stringData)\b", path):
+        return True
+    return any(_SENSITIVE.search(part) for part in re.split(r"[.\[\]]", path) if part)
+
+
+def show(value: Any) -> str:
+    if value is None:
+        return "(absent)"
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def render(
+    old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]], arrow: str = "→"
+) -> list[str]:
+    """The diff as lines: removed, added, then changed resources, each sorted."""
+    lines: list[str] = []
+    removed = sorted(set(old) - set(new))
+    added = sorted(set(new) - set(old))
+    changed = []
+    for key in sorted(set(old) & set(new)):
+        fields = [c for f in FIELDS for c in changes(old[key].get(f), new[key].get(f), f)]
+        if fields:
+            changed.append((key, fields))
+    lines += [f"- {t} {n}" for t, n, _ in removed]
+    lines += [f"+ {t} {n}" for t, n, _ in added]
+    for (type_, name, _), fields in changed:
+        lines.append(f"~ {type_} {name}")
+        for path, a, b in fields:
+            if _sensitive(type_, path) or SECRET in (a, b):
+                lines.append(f"    {path}: {SECRET} (changed)")
+            else:
+                lines.append(f"    {path}: {show(a)} {arrow} {show(b)}")
+    unchanged = len(set(old) & set(new)) - len(changed)
+    lines.append(
+        f"{len(added)} to add, {len(removed)} to remove, {len(changed)} to change, "
+        f"{unchanged} unchanged"
+    )
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        old, new = load_plan(args.old), load_plan(args.new)
+    except NotAPlan as exc:
+        print(f"inferplane diff: error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    arrow = "→" if encoding.startswith("utf") else "->"
+    for line in render(old, new, arrow):
+        print(line)
+    return EXIT_OK

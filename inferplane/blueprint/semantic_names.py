@@ -1,0 +1,70 @@
+"""Semantic checks of the names inferplane derives from the blueprint.
+
+The Kubernetes objects of a model are named after it (see the components): Deployment,
+Service, PodDisruptionBudget, ScaledObject, ServiceMonitor and PrometheusRule ``<model>``;
+Service ``<model>-lb``; ConfigMaps ``<model>-triton-config`` and ``<model>-dashboard``;
+Secret ``<model>-secrets``; Jobs ``<model>-engine-<key>``. Two models may not derive the
+same name for objects of one kind, and the blueprint's namespace may not be one that
+Kubernetes or the add-ons own. Length limits: the schema caps every name the user writes
+so that every derived name fits; what only the combination can exceed is hashed by
+`naming` (node groups, service account ids, label values).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from inferplane.blueprint import naming
+
+if TYPE_CHECKING:
+    from inferplane.blueprint.semantic_env import EnvView
+
+RESERVED_NAMESPACES = frozenset(
+    {
+        "default",
+        naming.KUBE_SYSTEM_NAMESPACE,
+        "kube-public",
+        "kube-node-lease",
+        naming.GPU_OPERATOR_NAMESPACE,
+        naming.KEDA_NAMESPACE,
+        naming.MONITORING_NAMESPACE,
+    }
+)
+"""Namespaces that exist in every cluster ("Initial namespaces",
+https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/) and the
+ones the add-ons install into (`naming`). The ``kube-`` prefix is reserved for Kubernetes
+system namespaces (same page)."""
+
+LB_SUFFIX = "-lb"
+"""Services of one model: ``<model>`` (ClusterIP) and ``<model>-lb`` (LoadBalancer); the
+other derived names end in suffixes no model name can produce twice."""
+
+
+def check_namespace(env: EnvView) -> None:
+    name = env.data["name"]
+    ns = naming.namespace(name)
+    if ns in RESERVED_NAMESPACES or ns.startswith("kube-"):
+        env.error(
+            ("name",),
+            f"the blueprint name {name!r} is also the namespace of its serving objects, and "
+            f"namespace {ns!r} belongs to Kubernetes or a cluster add-on",
+            "choose another name (the kube- prefix and default, kube-system, kube-public, "
+            "kube-node-lease, gpu-operator, keda and monitoring are taken)",
+        )
+
+
+def check_collisions(env: EnvView) -> None:
+    """A model named ``X-lb`` beside a model ``X``: both would own the Service ``X-lb``."""
+    models = env.data.get("models") or {}
+    for name in models:
+        base = name.removesuffix(LB_SUFFIX)
+        if base != name and base in models:
+            env.error(
+                ("models", name),
+                f"model {name!r} and the load balancer of model {base!r} are both the "
+                f"Service {name!r}",
+                f"rename model {name!r} (a model X owns the Services X and X{LB_SUFFIX})",
+            )
+
+
+__all__ = ["LB_SUFFIX", "RESERVED_NAMESPACES", "check_collisions", "check_namespace"]

@@ -1,0 +1,215 @@
+"""Semantic checks that see the blueprint as `resolve` and the components will: defaults
+applied, the catalog consulted, the environment's cloud known.
+
+Each check here stands for one that would otherwise fail later: in `plan` (a component
+refusing its input), in `check`, or in the cloud's API on the first `pulumi up`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint.errors import YamlPath
+
+if TYPE_CHECKING:
+    from inferplane.blueprint.semantic_env import EnvView
+
+VLLM_QUANTIZED = ("int8", "int4")
+"""Precisions vLLM cannot apply to fp16/bf16 weights on load: it serves them only from a
+checkpoint quantized ahead of time, with the checkpoint's method (``--quantization``,
+https://docs.vllm.ai/en/stable/features/quantization/index.html). fp8 is different: vLLM
+quantizes fp16/bf16 weights to fp8 on load (``--quantization fp8``)."""
+
+
+def check_defaulted_ranges(env: EnvView) -> None:
+    """min <= max after defaults: an explicit bound against the other bound's default."""
+    for name, pool in (env.data.get("gpu_pools") or {}).items():
+        nodes = pool.get("nodes") or {}
+        path: YamlPath = ("gpu_pools", name, "nodes")
+        if "min" in nodes and "max" not in nodes and nodes["min"] > defaults.POOL_NODES_MAX:
+            env.error(
+                (*path, "min"),
+                f"nodes.min ({nodes['min']}) is greater than the default nodes.max "
+                f"({defaults.POOL_NODES_MAX})",
+                f"set nodes.max too, at least {nodes['min']}",
+            )
+        if "max" in nodes and "min" not in nodes and nodes["max"] < defaults.POOL_NODES_MIN:
+            env.error(
+                (*path, "max"),
+                f"nodes.max ({nodes['max']}) is less than the default nodes.min "
+                f"({defaults.POOL_NODES_MIN})",
+                f"set nodes.min too, e.g. nodes: {{min: {nodes['max']}, max: {nodes['max']}}}",
+            )
+    pools = env.data.get("gpu_pools") or {}
+    for name, model in (env.data.get("models") or {}).items():
+        replicas = model.get("replicas") or {}
+        pool = pools.get(model["pool"])
+        if pool is None or "max" not in replicas or "min" in replicas:
+            continue
+        realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
+        zones = len(pool.get("zones") or env.spec["zones"])
+        low, _ = defaults.default_replicas(realtime, zones)
+        if replicas["max"] < low:
+            env.error(
+                ("models", name, "replicas", "max"),
+                f"replicas.max ({replicas['max']}) is less than the default replicas.min "
+                f"({low}: one warm replica per zone of pool {model['pool']!r})",
+                f"set replicas.min too, e.g. replicas: {{min: {replicas['max']}, "
+                f"max: {replicas['max']}}}, or raise max to {low}",
+            )
+
+
+def check_warmup_inputs(env: EnvView) -> None:
+    """Triton warm-up requests are built from the engine's input shapes
+    (`components.serving.triton_config`), so warm-up needs ``tensorrt.inputs``."""
+    for name, model in (env.data.get("models") or {}).items():
+        if model["server"] != "triton" or "warmup" not in model:
+            continue
+        if not ((model.get("tensorrt") or {}).get("inputs")):
+            env.error(
+                ("models", name, "warmup"),
+                "warm-up requests need the model's input names and shapes",
+                "declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup",
+            )
+
+
+def check_instance_types(env: EnvView) -> None:
+    """An explicit `instance_type` must carry the pool's GPU (and as many as
+    `gpus_per_node` when the catalog knows the exact type); on GCP the GPU must exist there
+    at all, since GKE attaches it as an accelerator of that type."""
+    cloud = env.spec["cloud"]
+    for name, pool in (env.data.get("gpu_pools") or {}).items():
+        if "instance_type" not in pool:
+            continue
+        path: YamlPath = ("gpu_pools", name, "instance_type")
+        gpu = catalog.gpu(pool["gpu"])
+        itype = pool["instance_type"]
+        per_node = pool.get("gpus_per_node", defaults.POOL_GPUS_PER_NODE)
+        table = gpu.aws_instances if cloud == "aws" else gpu.gcp_machines
+        known = ", ".join(table.values())
+        if not table:
+            env.error(
+                (*path[:-1], "gpu"),
+                f"{gpu.id} is not offered on {cloud} (environment {env.name})",
+                "choose a GPU available there (see `inferplane catalog`)",
+            )
+            continue
+        carried = catalog.instance_gpus(cloud, itype)
+        if carried is None or carried[0].id != gpu.id:
+            what = f"carries {carried[0].id}" if carried else "carries no catalog GPU"
+            env.error(
+                path,
+                f"{itype} {what}, not the pool's {gpu.id} (environment {env.name}, {cloud})",
+                f"use a type with {gpu.id} on {cloud}, such as {known}, or remove instance_type",
+            )
+        elif carried[1] is not None and carried[1] != per_node:
+            env.error(
+                path,
+                f"{itype} has {carried[1]} x {gpu.id}, but gpus_per_node is {per_node} "
+                f"(environment {env.name})",
+                f"set gpus_per_node: {carried[1]}, or use "
+                + (table.get(per_node) or f"one of {known}"),
+            )
+
+
+def check_secret_clouds(env: EnvView) -> None:
+    """A secret-manager reference is read through the environment's cloud provider: an
+    AWS ARN cannot be read on GCP, nor a GCP Secret Manager version on AWS."""
+    cloud = env.spec["cloud"]
+    for name, model in (env.data.get("models") or {}).items():
+        for key, ref in (model.get("secrets") or {}).items():
+            value = ref.get("from_secret_manager")
+            if value is None:
+                continue
+            owner = "aws" if value.startswith("arn:") else "gcp"
+            if owner == cloud:
+                continue
+            what = "an AWS Secrets Manager ARN" if owner == "aws" else "a GCP Secret Manager name"
+            fix = (
+                "projects/<project>/secrets/<name>/versions/<n>"
+                if cloud == "gcp"
+                else "arn:aws:secretsmanager:<region>:<account>:secret:<name>"
+            )
+            env.error(
+                ("models", name, "secrets", key, "from_secret_manager"),
+                f"{what} cannot be read in environment {env.name} ({cloud})",
+                f"store the secret in the {cloud} secret manager and refer to it as {fix}, "
+                "or use from_env / from_pulumi_config",
+            )
+
+
+def check_precision_applies(env: EnvView) -> None:
+    """int8/int4 on vLLM need a pre-quantized checkpoint and its method."""
+    for name, model in (env.data.get("models") or {}).items():
+        precision = model.get("precision", defaults.MODEL_PRECISION)
+        settings: dict[str, Any] = model.get("vllm") or {}
+        if model["server"] != "vllm" or precision not in VLLM_QUANTIZED:
+            continue
+        if settings.get("quantization"):
+            continue
+        env.error(
+            ("models", name, "precision"),
+            f"vLLM cannot quantize weights to {precision} on load",
+            f"serve a checkpoint quantized to {precision} and name its method in "
+            "vllm.quantization (e.g. gptq, awq or compressed-tensors), or use precision "
+            "fp16, bf16 or fp8",
+        )
+
+
+def batching_consistent(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
+    """Batch sizes, warm-up sizes and engine shapes agree with each other."""
+    batching = model.get("batching")
+    max_batch = batching.get("max_batch_size") if batching else None
+    if batching and max_batch is not None:
+        for i, size in enumerate(batching.get("preferred_batch_sizes") or []):
+            if size > max_batch:
+                env.error(
+                    (*path, "batching", "preferred_batch_sizes", i),
+                    f"preferred batch size {size} exceeds max_batch_size {max_batch}",
+                    f"use sizes <= {max_batch}",
+                )
+    for i, size in enumerate((model.get("warmup") or {}).get("batch_sizes") or []):
+        limit = max_batch if max_batch else 1
+        if size > limit:
+            env.error(
+                (*path, "warmup", "batch_sizes", i),
+                f"warm-up batch size {size} exceeds the model's max batch size {limit}",
+                f"use sizes <= {limit}",
+            )
+    inputs = ((model.get("tensorrt") or {}).get("inputs")) or {}
+    for name, shapes in inputs.items():
+        ipath = (*path, "tensorrt", "inputs", name)
+        lo, opt, hi = shapes["min"], shapes["opt"], shapes["max"]
+        if not (len(lo) == len(opt) == len(hi)):
+            env.error(
+                ipath,
+                "min, opt and max shapes have different ranks",
+                "give every shape the same number of dimensions",
+            )
+            continue
+        if any(not (a <= b <= c) for a, b, c in zip(lo, opt, hi, strict=True)):
+            env.error(
+                ipath,
+                f"shapes must satisfy min <= opt <= max in every dimension "
+                f"(min {lo}, opt {opt}, max {hi})",
+                "fix the offending dimension",
+            )
+            continue
+        if max_batch and hi and hi[0] > max_batch:
+            env.error(
+                (*ipath, "max"),
+                f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
+                "make them equal, or lower the engine's max batch",
+            )
+
+
+__all__ = [
+    "batching_consistent",
+    "check_defaulted_ranges",
+    "check_instance_types",
+    "check_precision_applies",
+    "check_secret_clouds",
+    "check_warmup_inputs",
+]

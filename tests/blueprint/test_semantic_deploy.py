@@ -1,0 +1,193 @@
+# ruff: noqa: E501  (exact diagnostics and YAML snippets read best unwrapped)
+"""Semantic checks of what plan, check and the cloud would refuse: defaults combined with
+explicit values, component-only checks, addresses, dates, derived names, the catalog and the
+environment's cloud. Exact diagnostics."""
+
+from __future__ import annotations
+
+import pytest
+from test_semantic import BASE, diagnostics, edit
+
+CASES = [
+    pytest.param(
+        edit("nodes: {min: 2, max: 4}", "nodes: {min: 6}"),
+        [
+            "bp.yaml:21:18: error: gpu_pools.l4.nodes.min: nodes.min (6) is greater than the default nodes.max (4); set nodes.max too, at least 6"
+        ],
+        id="nodes-min-default-max",
+    ),
+    pytest.param(
+        edit("nodes: {min: 2, max: 4}", "nodes: {max: 0}"),
+        [
+            "bp.yaml:21:18: error: gpu_pools.l4.nodes.max: nodes.max (0) is less than the default nodes.min (1); set nodes.min too, e.g. nodes: {min: 0, max: 0}"
+        ],
+        id="nodes-max-default-min",
+    ),
+    pytest.param(
+        edit("replicas: {min: 2, max: 4}", "replicas: {max: 1}"),
+        [
+            "bp.yaml:27:21: error: models.chat.replicas.max: replicas.max (1) is less than the default replicas.min (2: one warm replica per zone of pool 'l4'); set replicas.min too, e.g. replicas: {min: 1, max: 1}, or raise max to 2"
+        ],
+        id="replicas-max-default-min",
+    ),
+    pytest.param(
+        edit("    tensorrt: {}\n", "    tensorrt: {}\n    warmup: {batch_sizes: [1]}\n"),
+        [
+            "bp.yaml:33:13: error: models.rank.warmup: warm-up requests need the model's input names and shapes; declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup"
+        ],
+        id="warmup",
+    ),
+    pytest.param(
+        edit("cluster: {create: true}", "cluster: {create: true, vpc_cidr: 10.64.0.1/16}"),
+        [
+            "bp.yaml:10:39: error: environments.stg.cluster.vpc_cidr: '10.64.0.1/16' has host bits set (the network is 10.64.0.0/16); write the network address, e.g. 10.64.0.0/16"
+        ],
+        id="vpc-host-bits",
+    ),
+    pytest.param(
+        edit("cluster: {create: true}", "cluster: {create: true, vpc_cidr: 10.64.0.0/23}"),
+        [
+            "bp.yaml:10:39: error: environments.stg.cluster.vpc_cidr: 10.64.0.0/23 is too small for one private subnet per zone and public subnets for NAT; use a /22 or larger, e.g. 10.64.0.0/22"
+        ],
+        id="vpc-small",
+    ),
+    pytest.param(
+        edit(
+            "zones: [us-east-1a, us-east-1b]",
+            "zones: [us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1e, us-east-1f, us-east-1g, us-east-1h]",
+        ),
+        [
+            "bp.yaml:8:97: error: environments.stg.zones[7]: 8 zones do not fit the VPC layout (at most 7 zones, one private subnet each); use at most 7 zones"
+        ],
+        id="zones",
+    ),
+    pytest.param(
+        BASE + "load_balancer:\n  allowed_cidrs: [10.0.0.1/8, 'fd00::1/8', 192.168.0.0/16]\n",
+        [
+            "bp.yaml:35:19: error: load_balancer.allowed_cidrs[0]: '10.0.0.1/8' has host bits set (the network is 10.0.0.0/8); write a network address such as 10.0.0.0/8 or fd00::/8",
+            "bp.yaml:35:31: error: load_balancer.allowed_cidrs[1]: 'fd00::1/8' has host bits set (the network is fd00::/8); write a network address such as 10.0.0.0/8 or fd00::/8",
+        ],
+        id="allowed-cidrs",
+    ),
+    pytest.param(
+        BASE
+        + "policies:\n  waivers:\n    - rule: warm-replicas\n      target: models.chat\n      reason: test\n      expires: 2027-02-31\n",
+        [
+            "bp.yaml:39:16: error: policies.waivers[0].expires: 2027-02-31 is not a date in the calendar; use a day that exists in that month (YYYY-MM-DD)"
+        ],
+        id="waiver-date",
+    ),
+    pytest.param(
+        BASE + "  chat-lb:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [
+            "bp.yaml:35:5: error: models.chat-lb: model 'chat-lb' and the load balancer of model 'chat' are both the Service 'chat-lb'; rename model 'chat-lb' (a model X owns the Services X and X-lb)"
+        ],
+        id="lb-collision",
+    ),
+    pytest.param(
+        edit("name: demo", "name: monitoring"),
+        [
+            "bp.yaml:3:7: error: name: the blueprint name 'monitoring' is also the namespace of its serving objects, and namespace 'monitoring' belongs to Kubernetes or a cluster add-on; choose another name (the kube- prefix and default, kube-system, kube-public, kube-node-lease, gpu-operator, keda and monitoring are taken)"
+        ],
+        id="namespace",
+    ),
+    pytest.param(
+        edit("name: demo", "name: kube-apps"),
+        [
+            "bp.yaml:3:7: error: name: the blueprint name 'kube-apps' is also the namespace of its serving objects, and namespace 'kube-apps' belongs to Kubernetes or a cluster add-on; choose another name (the kube- prefix and default, kube-system, kube-public, kube-node-lease, gpu-operator, keda and monitoring are taken)"
+        ],
+        id="kube-prefix",
+    ),
+    pytest.param(
+        edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    instance_type: g5.2xlarge\n"),
+        [
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g5.2xlarge carries nvidia-a10g, not the pool's nvidia-l4 (environment stg, aws); use a type with nvidia-l4 on aws, such as g6.2xlarge, g6.12xlarge, g6.48xlarge, or remove instance_type",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g5.2xlarge carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a type with nvidia-l4 on gcp, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
+        ],
+        id="instance-wrong-gpu",
+    ),
+    pytest.param(
+        edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    instance_type: g6.12xlarge\n"),
+        [
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g6.12xlarge has 4 x nvidia-l4, but gpus_per_node is 1 (environment stg); set gpus_per_node: 4, or use g6.2xlarge",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: g6.12xlarge carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a type with nvidia-l4 on gcp, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
+        ],
+        id="instance-wrong-count",
+    ),
+    pytest.param(
+        edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    instance_type: m5.large\n"),
+        [
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: m5.large carries no catalog GPU, not the pool's nvidia-l4 (environment stg, aws); use a type with nvidia-l4 on aws, such as g6.2xlarge, g6.12xlarge, g6.48xlarge, or remove instance_type",
+            "bp.yaml:21:20: error: gpu_pools.l4.instance_type: m5.large carries no catalog GPU, not the pool's nvidia-l4 (environment prod, gcp); use a type with nvidia-l4 on gcp, such as g2-standard-8, g2-standard-24, g2-standard-48, g2-standard-96, or remove instance_type",
+        ],
+        id="instance-unknown",
+    ),
+    pytest.param(
+        edit("    gpu: nvidia-l4\n", "    gpu: nvidia-a10g\n    instance_type: g5.2xlarge\n"),
+        [
+            "bp.yaml:20:10: error: gpu_pools.l4.gpu: nvidia-a10g is not offered on gcp (environment prod); choose a GPU available there (see `inferplane catalog`)"
+        ],
+        id="gpu-not-on-gcp",
+    ),
+    pytest.param(
+        edit(
+            "    replicas: {min: 2, max: 4}\n",
+            "    replicas: {min: 2, max: 4}\n    secrets:\n      hf_token: {from_secret_manager: 'projects/demo-prod/secrets/hf/versions/1'}\n",
+        ),
+        [
+            "bp.yaml:29:39: error: models.chat.secrets.hf_token.from_secret_manager: a GCP Secret Manager name cannot be read in environment stg (aws); store the secret in the aws secret manager and refer to it as arn:aws:secretsmanager:<region>:<account>:secret:<name>, or use from_env / from_pulumi_config"
+        ],
+        id="secret-cloud",
+    ),
+    pytest.param(
+        edit(
+            "    replicas: {min: 2, max: 4}\n",
+            "    replicas: {min: 2, max: 4}\n    precision: int8\n",
+        ),
+        [
+            "bp.yaml:28:16: error: models.chat.precision: vLLM cannot quantize weights to int8 on load; serve a checkpoint quantized to int8 and name its method in vllm.quantization (e.g. gptq, awq or compressed-tensors), or use precision fp16, bf16 or fp8"
+        ],
+        id="int8-vllm",
+    ),
+    pytest.param(
+        edit(
+            "    replicas: {min: 2, max: 4}\n",
+            "    replicas: {min: 2, max: 4}\n    precision: int8\n    vllm: {quantization: compressed-tensors}\n",
+        ),
+        [],
+        id="int8-vllm-ok",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_refused_with_exact_message(text: str, expected: list[str]) -> None:
+    assert diagnostics(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("nvidia-h100", "did you mean `nvidia-h100-80gb`?"),
+        ("nvidia-a100", "did you mean `nvidia-a100-40gb` or `nvidia-a100-80gb`?"),
+        ("a100-80gb", "did you mean `nvidia-a100-80gb`?"),
+        ("tesla-t4", "did you mean `nvidia-t4`?"),
+        ("nvidia-h200-141gb", "did you mean `nvidia-h200`?"),
+        ("tpu-v5", "choose one of these values"),
+    ],
+)
+def test_gpu_did_you_mean_by_family_and_memory(written: str, hint: str) -> None:
+    from inferplane.blueprint.loader import load_text
+    from inferplane.blueprint.schema import validate_document
+
+    doc = load_text(edit("gpu: nvidia-l4", f"gpu: {written}"), "bp.yaml")
+    (problem,) = validate_document(doc)
+    assert problem.format() == (
+        f'bp.yaml:20:10: error: gpu_pools.l4.gpu: "{written}" is not one of nvidia-a100-40gb, '
+        "nvidia-a100-80gb, nvidia-a10g, nvidia-b200, nvidia-h100-80gb, nvidia-h200, "
+        f"nvidia-l4, nvidia-l40s, nvidia-t4; {hint}"
+    )
+
+
+def test_base_still_valid() -> None:
+    assert diagnostics(BASE) == []
