@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 import pulumi
@@ -30,6 +31,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_path
 from inferplane.blueprint.model import Environment, Model, SecretRef
+from inferplane.blueprint.secret_refs import aws_secret_account
 
 OFFLINE_PLACEHOLDER: Final = "offline-placeholder"
 """The value every secret has in an offline run."""
@@ -62,54 +64,113 @@ def secret_value(
     `parent` (the model's component) lends its cloud provider to the Secret Manager lookup.
 
     Raises BlueprintError (pointing at the blueprint entry) when ``from_env`` names a
-    variable that is not set: failing before anything is created beats a pod that starts
-    without its token.
+    variable that is not set or empty, or ``from_pulumi_config`` a key that is not set or
+    empty: failing before anything is created beats a pod that starts without its token. A
+    Secret Manager value is known only once read, so an empty one (or, on AWS, a secret of
+    another account than the deploying one) fails the update then, with the same message.
     """
     if offline:
         return pulumi.Output.secret(OFFLINE_PLACEHOLDER)
     if ref.from_env is not None:
         value = os.environ.get(ref.from_env)
         if value is None:
-            where = (*ref.path, "from_env")
-            raise BlueprintError(
-                [
-                    Diagnostic(
-                        env.locate(where),
-                        env.source_path(where),
-                        f"environment variable {ref.from_env} is not set (secret "
-                        f"{format_path(ref.path)} reads it when `pulumi up` runs)",
-                        f"export {ref.from_env}=... before running pulumi, or store the value "
-                        "with `pulumi config set --secret` and use from_pulumi_config",
-                    )
-                ]
-            )
+            raise BlueprintError([_missing(ref, env, "from_env", "is not set")])
+        if not value.strip():
+            raise BlueprintError([_missing(ref, env, "from_env", "is empty")])
         return pulumi.Output.secret(value)
     if ref.from_pulumi_config is not None:
-        return pulumi.Output.secret(_config_secret(ref.from_pulumi_config))
+        return pulumi.Output.secret(_config_secret(ref, env))
     if ref.from_secret_manager is not None:
-        return pulumi.Output.secret(_secret_manager(ref.from_secret_manager, env, parent))
+        return pulumi.Output.secret(_secret_manager(ref, env, parent))
     raise ValueError(f"secret {ref.name!r} names no source")  # the schema requires one
 
 
-def _config_secret(key: str) -> pulumi.Output[str]:
-    """``key`` or ``namespace:key``; a bare key is read from the project's namespace."""
+def _missing(ref: SecretRef, env: Environment, field: str, what: str) -> Diagnostic:
+    """The diagnostic of a secret whose source has no value, at the blueprint entry."""
+    where = (*ref.path, field)
+    secret = format_path(ref.path)
+    if field == "from_env":
+        message = (
+            f"environment variable {ref.from_env} {what} (secret {secret} reads it when "
+            "`pulumi up` runs)"
+        )
+        hint = (
+            f"export {ref.from_env}=... before running pulumi, or store the value with "
+            "`pulumi config set --secret` and use from_pulumi_config"
+        )
+    elif field == "from_pulumi_config":
+        message = f"Pulumi config {ref.from_pulumi_config} {what} (secret {secret} reads it)"
+        hint = f"pulumi config set --secret {ref.from_pulumi_config} ... in the stack"
+    else:
+        message = f"Secret Manager secret {ref.from_secret_manager} {what} (secret {secret})"
+        hint = "store a value in it, or point the reference at the secret that holds one"
+    return Diagnostic(env.locate(where), env.source_path(where), message, hint)
+
+
+def _config_secret(ref: SecretRef, env: Environment) -> str:
+    """``key`` or ``inferplane:key`` (the blueprint layer refuses other namespaces); a bare
+    key is read from the project's namespace. Read as plain text here and wrapped in a
+    Pulumi secret by the caller, so it can be checked for emptiness before anything runs."""
+    key = str(ref.from_pulumi_config)
     namespace, _, name = key.rpartition(":")
     config = pulumi.Config(namespace) if namespace else pulumi.Config()
-    return config.require_secret(name)
+    value = config.get(name)
+    if value is None:
+        raise BlueprintError([_missing(ref, env, "from_pulumi_config", "is not set")])
+    if not value.strip():
+        raise BlueprintError([_missing(ref, env, "from_pulumi_config", "is empty")])
+    return value
+
+
+def _non_empty(ref: SecretRef, env: Environment) -> Callable[[str | None], str]:
+    def check(value: str | None) -> str:
+        if not value or not value.strip():
+            raise pulumi.RunError(_missing(ref, env, "from_secret_manager", "is empty").format())
+        return value
+
+    return check
 
 
 def _secret_manager(
-    secret_id: str, env: Environment, parent: pulumi.Resource | None
+    ref: SecretRef, env: Environment, parent: pulumi.Resource | None
 ) -> pulumi.Output[str]:
+    secret_id = str(ref.from_secret_manager)
     opts = pulumi.InvokeOutputOptions(parent=parent)
     if env.cloud == "aws":
-        return aws.secretsmanager.get_secret_version_output(
-            secret_id=secret_id, opts=opts
-        ).secret_string
+        return _same_account(ref, env, opts).apply(
+            lambda _: aws.secretsmanager.get_secret_version_output(
+                secret_id=secret_id, opts=opts
+            ).secret_string.apply(_non_empty(ref, env))
+        )
+    # The blueprint layer has already required projects/<env.project>/... (semantic).
     secret, version = _gcp_secret(secret_id)
     return gcp.secretmanager.get_secret_version_output(
         secret=secret, version=version, project=env.project, opts=opts
-    ).secret_data
+    ).secret_data.apply(_non_empty(ref, env))
+
+
+def _same_account(
+    ref: SecretRef, env: Environment, opts: pulumi.InvokeOutputOptions
+) -> pulumi.Output[str]:
+    """The deploying account, once it is known to own the secret's ARN (the blueprint names
+    no AWS account, so this is checked when the program runs, before the secret is read)."""
+    account = aws_secret_account(str(ref.from_secret_manager))
+
+    def check(caller: str) -> str:
+        if account is not None and account != caller:
+            where = (*ref.path, "from_secret_manager")
+            raise pulumi.RunError(
+                Diagnostic(
+                    env.locate(where),
+                    env.source_path(where),
+                    f"the secret belongs to AWS account {account}, not the account that "
+                    f"deploys ({caller})",
+                    "keep the secret in the environment's own account",
+                ).format()
+            )
+        return caller
+
+    return aws.get_caller_identity_output(opts=opts).account_id.apply(check)
 
 
 def _gcp_secret(secret_id: str) -> tuple[str, str | None]:

@@ -75,7 +75,8 @@ def load_environment(path: Path, environment: str) -> Environment:
 
 def check_deploy_inputs(env: Environment) -> None:
     """What the blueprint reads from outside itself when `pulumi up` runs: every
-    ``from_env`` secret's variable must be set. Checked before anything is registered, so a
+    ``from_env`` secret's variable and ``from_pulumi_config`` key must be set and not empty.
+    Checked before anything is registered, so a
     missing token stops the update instead of leaving it half done. (Offline runs read no
     secrets.)"""
     if is_offline():
@@ -83,7 +84,7 @@ def check_deploy_inputs(env: Environment) -> None:
     problems: list[Diagnostic] = []
     for model in env.models.values():
         for ref in model.secrets:
-            if ref.from_env is None:
+            if ref.from_env is None and ref.from_pulumi_config is None:
                 continue
             try:
                 secret_value(ref, env, offline=False)
