@@ -10,6 +10,7 @@ import pulumi
 import pytest
 from test_stacks import STACKS, _run_main_catching
 
+from inferplane.app import offline_invokes
 from inferplane.app.offline import facts_of, run_callable
 from inferplane.app.offline_mocks import ACCOUNT_ID
 from inferplane.app.program import main
@@ -99,8 +100,18 @@ def test_secret_of_another_aws_account_fails_at_preview(tmp_path: Path) -> None:
     )
 
 
-def test_empty_secret_manager_value_fails(tmp_path: Path) -> None:
-    # The mocks answer the secret lookup with its arguments only: no secretString.
+def test_empty_secret_manager_value_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = offline_invokes.answers
+
+    def answers(facts):  # the same mocks, with a secret that holds an empty string
+        out = real(facts)
+        out["aws:secretsmanager/getSecretVersion:getSecretVersion"] = lambda a: {
+            "id": a["secretId"],
+            "secretString": "",
+        }
+        return out
+
+    monkeypatch.setattr(offline_invokes, "answers", answers)
     arn = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:hf-token"
     path, line, column = _blueprint(tmp_path, f"from_secret_manager: {arn}", MINIMAL)
     error = _run_aws(path)
