@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming
 from inferplane.components import iam
 from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_account_id
+from inferplane.components.gcs_conditions import gcs_read_condition, gcs_write_condition
 
 IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 GKE_ANNOTATION = "iam.gke.io/gcp-service-account"
@@ -75,21 +76,6 @@ def s3_builder_policy(
         "Resource": f"arn:aws:s3:::{bucket}/{prefix}*",
     }
     return iam.document([*s3_read_statements(read_locations), write])
-
-
-# --- GCP IAM conditions ----------------------------------------------------------------
-def gcs_read_condition(bucket: str, prefix: str) -> str:
-    """Objects under the prefix, and listing the bucket only with a list prefix inside it
-    (a list request names the bucket, not an object)."""
-    return (
-        f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}") || '
-        f'(resource.type == "storage.googleapis.com/Bucket" && '
-        f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{prefix}"))'
-    )
-
-
-def gcs_write_condition(bucket: str, prefix: str) -> str:
-    return f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}")'
 
 
 @dataclass(frozen=True)

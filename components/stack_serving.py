@@ -8,7 +8,6 @@ reported as a `BlueprintError` at the blueprint value that set the field.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -19,7 +18,12 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
-from inferplane.components.serving.secrets import is_offline, missing_env_fix, missing_env_problem
+from inferplane.components.serving.secrets import (
+    is_offline,
+    missing_fix,
+    missing_problem,
+    missing_state,
+)
 from inferplane.components.serving.spec import (
     ModelSecret,
     ServedModel,
@@ -138,18 +142,20 @@ def model_server(
 
 
 def secret_env_diagnostics(env: Environment, model: Model) -> list[Diagnostic]:
-    """One diagnostic per ``from_env`` secret of `model` whose variable is not set now."""
+    """One diagnostic per ``from_env`` / ``from_pulumi_config`` secret of `model` whose
+    value is not set, or empty, now (read as `pulumi up` reads it)."""
     problems = []
-    for ref in model.secrets:
-        if ref.from_env is None or ref.from_env in os.environ:
+    for ref, served in zip(model.secrets, served_model(env, model).secrets, strict=True):
+        state = missing_state(served)
+        if state is None:
             continue
-        where = (*ref.path, "from_env")
+        where = (*ref.path, "from_env" if ref.from_env is not None else "from_pulumi_config")
         problems.append(
             Diagnostic(
                 env.locate(where),
                 env.source_path(where),
-                missing_env_problem(ref.from_env, f"secret {format_path(ref.path)}"),
-                missing_env_fix(ref.from_env),
+                missing_problem(served, state, f"secret {format_path(ref.path)}"),
+                missing_fix(served),
             )
         )
     return problems

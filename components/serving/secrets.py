@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 import pulumi
@@ -28,6 +29,7 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from inferplane.blueprint.secret_refs import aws_secret_account
 from inferplane.components.serving.spec import (
     ModelSecret,
     ServedModel,
@@ -44,9 +46,9 @@ def is_offline() -> bool:
     return bool(pulumi.Config("inferplane").get_bool("offline"))
 
 
-def secret_name(model: ServedModel) -> str:
-    """Name of the Kubernetes Secret holding one model's secrets."""
-    return f"{model.name}-secrets"
+def secret_name(model: str) -> str:
+    """Name of the Kubernetes Secret holding the secrets of model `model`."""
+    return f"{model}-secrets"
 
 
 def env_var_name(ref: ModelSecret) -> str:
@@ -66,61 +68,124 @@ def secret_value(
 
     `parent` (the model's component) lends its cloud provider to the Secret Manager lookup.
 
-    Raises `ServingArgsError` (field ``secrets.<name>.from_env`` of `model`) when
-    ``from_env`` names a variable that is not set: failing before anything is created beats
-    a pod that starts without its token.
+    Raises `ServingArgsError` (field ``secrets.<name>.<source>`` of `model`) when
+    ``from_env`` names a variable, or ``from_pulumi_config`` a key, that is not set or is
+    empty: failing before anything is created beats a pod that starts without its token. A
+    Secret Manager value is known only once read, so an empty one (or, on AWS, a secret of
+    another account than the deploying one) fails the update then, with the same wording.
     """
     if offline:
         return pulumi.Output.secret(OFFLINE_PLACEHOLDER)
+    reader = f"secret {ref.name!r} of model {model!r}"
+    state = missing_state(ref)
+    if state is not None:
+        source = "from_env" if ref.from_env is not None else "from_pulumi_config"
+        raise ServingArgsError(
+            model,
+            ("secrets", ref.name, source),
+            missing_problem(ref, state, reader),
+            missing_fix(ref),
+        )
     if ref.from_env is not None:
-        value = os.environ.get(ref.from_env)
-        if value is None:
-            raise ServingArgsError(
-                model,
-                ("secrets", ref.name, "from_env"),
-                missing_env_problem(ref.from_env, f"secret {ref.name!r} of model {model!r}"),
-                missing_env_fix(ref.from_env),
-            )
-        return pulumi.Output.secret(value)
+        return pulumi.Output.secret(os.environ[ref.from_env])
     if ref.from_pulumi_config is not None:
-        return pulumi.Output.secret(_config_secret(ref.from_pulumi_config))
+        return pulumi.Output.secret(str(_config_value(ref.from_pulumi_config)))
     if ref.from_secret_manager is not None:
-        return pulumi.Output.secret(_secret_manager(ref.from_secret_manager, env, parent))
+        checked = _non_empty(missing_problem(ref, "is empty", reader), missing_fix(ref))
+        return pulumi.Output.secret(_secret_manager(ref.from_secret_manager, env, parent, checked))
     raise ValueError(f"secret {ref.name!r} names no source")  # ModelSecret requires one
 
 
-def missing_env_problem(variable: str, reader: str) -> str:
-    """What is wrong when a ``from_env`` secret's variable is not set; `reader` names the
-    secret in the caller's terms."""
-    return f"environment variable {variable} is not set ({reader} reads it when `pulumi up` runs)"
+def missing_state(ref: ModelSecret) -> str | None:
+    """``"is not set"`` or ``"is empty"`` when a ``from_env`` / ``from_pulumi_config``
+    source has no value now; None when it has one (or the source is a Secret Manager, whose
+    value is known only once read)."""
+    if ref.from_env is not None:
+        value = os.environ.get(ref.from_env)
+    elif ref.from_pulumi_config is not None:
+        value = _config_value(ref.from_pulumi_config)
+    else:
+        return None
+    if value is None:
+        return "is not set"
+    return "is empty" if not value.strip() else None
 
 
-def missing_env_fix(variable: str) -> str:
-    return (
-        f"export {variable}=... before running pulumi, or store the value "
-        "with `pulumi config set --secret` and use from_pulumi_config"
-    )
+def missing_problem(ref: ModelSecret, state: str, reader: str) -> str:
+    """What is wrong when a secret's source has no value (`state`: "is not set", "is
+    empty"); `reader` names the secret in the caller's terms."""
+    if ref.from_env is not None:
+        return (
+            f"environment variable {ref.from_env} {state} ({reader} reads it when `pulumi up` runs)"
+        )
+    if ref.from_pulumi_config is not None:
+        return f"Pulumi config {ref.from_pulumi_config} {state} ({reader} reads it)"
+    return f"Secret Manager secret {ref.from_secret_manager} {state} ({reader} reads it)"
 
 
-def _config_secret(key: str) -> pulumi.Output[str]:
-    """``key`` or ``namespace:key``; a bare key is read from the project's namespace."""
+def missing_fix(ref: ModelSecret) -> str:
+    if ref.from_env is not None:
+        return (
+            f"export {ref.from_env}=... before running pulumi, or store the value "
+            "with `pulumi config set --secret` and use from_pulumi_config"
+        )
+    if ref.from_pulumi_config is not None:
+        return f"pulumi config set --secret {ref.from_pulumi_config} ... in the stack"
+    return "store a value in it, or point the reference at the secret that holds one"
+
+
+def _config_value(key: str) -> str | None:
+    """``key`` or ``inferplane:key`` (the blueprint layer refuses other namespaces); a bare
+    key is read from the project's namespace. Read as plain text, so emptiness can be
+    checked before anything runs; the caller wraps it in a Pulumi secret."""
     namespace, _, name = key.rpartition(":")
     config = pulumi.Config(namespace) if namespace else pulumi.Config()
-    return config.require_secret(name)
+    return config.get(name)
+
+
+def _non_empty(problem: str, fix: str) -> Callable[[str | None], str]:
+    def check(value: str | None) -> str:
+        if not value or not value.strip():
+            raise pulumi.RunError(f"{problem}; {fix}")
+        return value
+
+    return check
 
 
 def _secret_manager(
-    secret_id: str, env: ServingEnvironment, parent: pulumi.Resource | None
+    secret_id: str,
+    env: ServingEnvironment,
+    parent: pulumi.Resource | None,
+    checked: Callable[[str | None], str],
 ) -> pulumi.Output[str]:
     opts = pulumi.InvokeOutputOptions(parent=parent)
     if env.cloud == "aws":
-        return aws.secretsmanager.get_secret_version_output(
-            secret_id=secret_id, opts=opts
-        ).secret_string
+        return _same_account(secret_id, opts).apply(
+            lambda _: aws.secretsmanager.get_secret_version_output(
+                secret_id=secret_id, opts=opts
+            ).secret_string.apply(checked)
+        )
     secret, version = _gcp_secret(secret_id)
     return gcp.secretmanager.get_secret_version_output(
         secret=secret, version=version, project=env.project, opts=opts
-    ).secret_data
+    ).secret_data.apply(checked)
+
+
+def _same_account(secret_id: str, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[str]:
+    """The deploying account, once it is known to own the secret's ARN (which account
+    deploys is known only when the program runs, so this is checked then, before the secret
+    is read)."""
+    account = aws_secret_account(secret_id)
+
+    def check(caller: str) -> str:
+        if account is not None and account != caller:
+            raise pulumi.RunError(
+                f"secret {secret_id} belongs to AWS account {account}, not the account "
+                f"that deploys ({caller}); keep the secret in the environment's own account"
+            )
+        return caller
+
+    return aws.get_caller_identity_output(opts=opts).account_id.apply(check)
 
 
 def _gcp_secret(secret_id: str) -> tuple[str, str | None]:
@@ -134,7 +199,7 @@ def secret_env(model: ServedModel) -> list[dict[str, Any]]:
     return [
         {
             "name": env_var_name(ref),
-            "valueFrom": {"secretKeyRef": {"name": secret_name(model), "key": ref.name}},
+            "valueFrom": {"secretKeyRef": {"name": secret_name(model.name), "key": ref.name}},
         }
         for ref in model.secrets
     ]
@@ -164,7 +229,7 @@ def model_secret(
     }
     return k8s.core.v1.Secret(
         name,
-        metadata={"name": secret_name(model), "namespace": namespace, "labels": labels},
+        metadata={"name": secret_name(model.name), "namespace": namespace, "labels": labels},
         type="Opaque",
         string_data=data,
         opts=pulumi.ResourceOptions.merge(

@@ -462,6 +462,12 @@ def _run(
     finally:
         elapsed = time.perf_counter() - started
         executor.shutdown(wait=True)
+        # A run that fails (e.g. a RunError raised inside an apply) leaves its pending
+        # outputs and RPCs in the SDK's process-wide settings, where `pulumi up` would exit;
+        # the next run here must not wait on tasks of this closed loop.
+        with settings.SETTINGS.lock:
+            settings.SETTINGS.outputs.clear()
+        settings.SETTINGS.rpc_manager.clear()
         for worker_loop in worker_loops:
             worker_loop.close()
         loop.close()

@@ -159,6 +159,10 @@ def _gke_get_cluster(facts: CloudFacts, args: Mapping[str, Any]) -> Outputs:
     }
 
 
+MOCK_SECRET_VALUE = "mock-secret-value"
+"""What a Secret Manager lookup answers under the mocks (never a real secret)."""
+
+
 def answers(facts: CloudFacts) -> dict[str, Callable[[Mapping[str, Any]], Outputs]]:
     """Answers by invoke token; unknown tokens fall back to echoing their arguments."""
     subnets: dict[str, str] = {}  # subnet id -> zone, for invokes that look a subnet up by id
@@ -242,5 +246,17 @@ def answers(facts: CloudFacts) -> dict[str, Callable[[Mapping[str, Any]], Output
             "names": list(facts.zones),
             "region": region,
             "project": project,
+        },
+        # Secret lookups happen only in runs that are not offline (tests of the deploy
+        # path); a fixed non-empty value stands for the secret.
+        "aws:secretsmanager/getSecretVersion:getSecretVersion": lambda a: {
+            **a,
+            "id": str(a.get("secretId", "")),
+            "secretString": MOCK_SECRET_VALUE,
+        },
+        "gcp:secretmanager/getSecretVersion:getSecretVersion": lambda a: {
+            **a,
+            "id": str(a.get("secret", "")),
+            "secretData": MOCK_SECRET_VALUE,
         },
     }

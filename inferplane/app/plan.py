@@ -65,13 +65,19 @@ def run(args: argparse.Namespace) -> int:
     print(file=out)
     for line in render_counts(recording):
         print(line, file=out)
+    from inferplane.app import plan_secrets
+
+    secrets = plan_secrets.secret_references(env, recording)
+    print(file=out)
+    for line in plan_secrets.render(secrets):
+        print(line, file=out)
     for message in recording.messages:
         if message.severity in {"warning", "error"}:
             print(printable(f"{message.severity}: {message.text}"), file=sys.stderr)
     if args.out is not None:
         try:
             written = plan_output.write_atomically(
-                args.out, plan_output.files(recording, env.blueprint, env.name)
+                args.out, plan_output.files(recording, env.blueprint, env.name, secrets)
             )
         except plan_output.OutputDirError as exc:
             return usage_error("inferplane plan", f"--out {exc}")

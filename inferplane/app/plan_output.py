@@ -103,12 +103,19 @@ def _sort_key(res: RecordedResource) -> tuple[str, str]:
     return (res.type, res.name)
 
 
-def plan_document(recording: Recording, blueprint: str, environment: str) -> dict[str, Any]:
-    """The content of plan.json."""
+def plan_document(
+    recording: Recording,
+    blueprint: str,
+    environment: str,
+    secrets: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The content of plan.json; `secrets` lists the secret references (no values) that
+    `inferplane.app.plan_secrets` found."""
     names = {r.urn: r.name for r in recording}
     return {
         "blueprint": blueprint,
         "environment": environment,
+        "secrets": secrets or [],
         "resources": [_entry(res, names) for _, res in tree_order(recording)],
     }
 
@@ -272,9 +279,14 @@ def dump_yaml(obj: Any) -> str:
     )
 
 
-def files(recording: Recording, blueprint: str, environment: str) -> Iterable[tuple[str, str]]:
+def files(
+    recording: Recording,
+    blueprint: str,
+    environment: str,
+    secrets: list[dict[str, Any]] | None = None,
+) -> Iterable[tuple[str, str]]:
     """Every output file as (relative path, text)."""
-    doc = plan_document(recording, blueprint, environment)
+    doc = plan_document(recording, blueprint, environment, secrets)
     yield PLAN_FILE, json.dumps(doc, indent=2, sort_keys=False) + "\n"
     for name, obj in manifests(recording):
         yield f"manifests/{name}", dump_yaml(obj)

@@ -76,7 +76,8 @@ def load_environment(path: Path, environment: str) -> Environment:
 
 def check_deploy_inputs(env: Environment) -> None:
     """What the blueprint reads from outside itself when `pulumi up` runs: every
-    ``from_env`` secret's variable must be set. Checked before anything is registered, so a
+    ``from_env`` secret's variable and ``from_pulumi_config`` key must be set and not empty.
+    Checked before anything is registered, so a
     missing token stops the update instead of leaving it half done. (Offline runs read no
     secrets.)"""
     if is_offline():

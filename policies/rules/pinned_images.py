@@ -77,14 +77,16 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
 RULE = Rule(
     id="pinned-images",
     title="Container images and Helm charts are pinned",
-    level="advisory",
+    level="mandatory",
     scope="resource",
     check=check,
     rationale=(
         "A moving tag (`latest`, `main`, no tag at all) makes two rollouts of the same "
         "commit run different code: a node replaced at night pulls a new server version "
-        "nobody tested, and an engine built for one TensorRT meets another. Pinned tags (or "
-        "digests) make deployments reproducible and rollbacks real."
+        "nobody tested, and an engine built for one TensorRT meets another; and whoever can "
+        "push the tag decides what runs. Pinned tags (or digests) make deployments "
+        "reproducible and rollbacks real. Mandatory, with `trusted-registries`: an image "
+        "comes from a trusted registry, at a fixed version."
     ),
     remediation=(
         "Pin every models.<m>.image to a version tag (or digest) and keep versions.* pinned "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -37,6 +38,20 @@ def is_internal(svc: Resource) -> bool:
     return lb_class in AWS_LBC_CLASSES or str(a.get(AWS_TYPE, "")).lower() == "external"
 
 
+def is_public(cidr: str, private: list[str]) -> bool:
+    """Whether `cidr` admits any address outside the private ranges (an unparsable range
+    counts as public: it cannot be shown to be private)."""
+    try:
+        net = ipaddress.ip_network(cidr.strip(), strict=False)
+    except ValueError:
+        return True
+    for p in private:
+        block = ipaddress.ip_network(p, strict=False)
+        if net.version == block.version and net.subnet_of(block):  # type: ignore[arg-type]
+            return False
+    return True
+
+
 def _target(r: Resource) -> str:
     """Scheme and CIDRs are set once for the whole blueprint, under `load_balancer`."""
     del r
@@ -44,7 +59,7 @@ def _target(r: Resource) -> str:
 
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
-    forbidden = {str(c) for c in config["forbidden_cidrs"]}
+    private = [str(c) for c in config["private_cidrs"]]
     for svc in stack.of_type(SERVICE):
         if svc.spec.get("type") != "LoadBalancer":
             continue
@@ -60,25 +75,27 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
         ranges += [
             c.strip() for c in str(svc.annotations.get(AWS_SOURCE_RANGES, "")).split(",") if c
         ]
-        open_to = sorted(set(ranges) & forbidden)
+        open_to = sorted({c for c in ranges if is_public(c, private)})
         if open_to:
             yield Finding(
                 _target(svc),
                 ("load_balancer", "allowed_cidrs"),
-                f"Service {svc.k8s_name} accepts connections from {', '.join(open_to)}; list "
-                "the clients' networks in load_balancer.allowed_cidrs",
+                f"Service {svc.k8s_name} accepts connections from {', '.join(open_to)}, "
+                "outside the private address ranges; list only the clients' private networks "
+                "in load_balancer.allowed_cidrs",
                 svc.ref,
             )
     for netpol in stack.of_type(NETWORK_POLICY):
         for rule in netpol.spec.get("ingress") or ():
             for peer in (rule.get("from") or ()) if isinstance(rule, Mapping) else ():
                 block = peer.get("ipBlock") if isinstance(peer, Mapping) else None
-                if isinstance(block, Mapping) and str(block.get("cidr")) in forbidden:
+                if isinstance(block, Mapping) and is_public(str(block.get("cidr")), private):
                     yield Finding(
                         _target(netpol),
                         ("load_balancer", "allowed_cidrs"),
-                        f"NetworkPolicy {netpol.k8s_name} admits {block.get('cidr')}; list "
-                        "the clients' networks in load_balancer.allowed_cidrs",
+                        f"NetworkPolicy {netpol.k8s_name} admits {block.get('cidr')}, outside "
+                        "the private address ranges; list only the clients' private networks "
+                        "in load_balancer.allowed_cidrs",
                         netpol.ref,
                     )
 
@@ -86,19 +103,21 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
 RULE = Rule(
     id="public-endpoint",
     title="Model endpoints are internal, never open to any address",
-    level="advisory",
+    level="mandatory",
     scope="resource",
     check=check,
     rationale=(
         "An inference endpoint runs expensive GPUs and often has no authentication of its "
         "own: exposed to the internet it invites abuse, cost and data exposure. GKE's "
-        "default for a LoadBalancer Service is external, so internal must be explicit; "
-        "0.0.0.0/0 admits anyone who can route to it."
+        "default for a LoadBalancer Service is external, so internal must be explicit; a "
+        "source range outside the private address space (RFC 1918, RFC 6598 shared space, "
+        "IPv6 unique-local) admits clients on the internet. Mandatory: a public endpoint "
+        "needs a waiver with a reason and an expiry."
     ),
     remediation=(
         "Keep load_balancer.scheme: internal (the default) and list only the clients' "
-        "networks in load_balancer.allowed_cidrs. If a public endpoint is intended, put an "
-        "authenticating gateway in front and record a waiver."
+        "private networks in load_balancer.allowed_cidrs. If a public endpoint is intended, "
+        "put an authenticating gateway in front and record a waiver (reason and expiry)."
     ),
     links=(
         "https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/annotations/#lb-scheme",
@@ -106,10 +125,11 @@ RULE = Rule(
     ),
     config=(
         ConfigKey(
-            "forbidden_cidrs",
-            ["0.0.0.0/0", "::/0"],
+            "private_cidrs",
+            ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"],
             {"type": "array", "items": {"type": "string"}},
-            "Source ranges that count as open to everyone.",
+            "Address ranges that count as private (RFC 1918, RFC 6598, RFC 4193); a source "
+            "range not inside one of them is public.",
         ),
     ),
     sources=(
@@ -124,6 +144,6 @@ load_balancer:
     failing_example="""\
 load_balancer:
   scheme: internal
-  allowed_cidrs: [0.0.0.0/0]
+  allowed_cidrs: [203.0.113.0/24]
 """,
 )

@@ -9,6 +9,7 @@ import pytest
 from serving_fixtures import SERVICE, SUBNETS, args_of, k8s_object, serve, with_model
 
 from inferplane.blueprint.model import Environment
+from inferplane.blueprint.resolve import resolve_file
 from inferplane.components.serving.load_balancer import (
     exposed_ports,
     source_cidrs,
@@ -150,3 +151,22 @@ def test_source_cidrs(request, env_name, create, cidrs, expected):
     env = request.getfixturevalue(env_name)
     env = _lb(_cluster(env, create=create), cidrs=cidrs)
     assert source_cidrs(serving_environment(env)) == expected
+
+
+def test_gke_never_external_by_default(tmp_path, reference_blueprint):
+    """GKE gives a LoadBalancer Service an external (internet-facing) passthrough load
+    balancer unless the Service asks for an internal one with the annotation
+    ``networking.gke.io/load-balancer-type: "Internal"``
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balancing,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/service-load-balancer-parameters;
+    NOTES.md section 7). A blueprint that says nothing about the scheme must carry it."""
+    text = reference_blueprint.read_text()
+    assert "  scheme: internal " in text
+    path = tmp_path / "no-scheme.yaml"
+    path.write_text("\n".join(ln for ln in text.splitlines() if "  scheme: internal " not in ln))
+    env = resolve_file(path, "prod")
+    assert env.cloud == "gcp" and env.load_balancer.scheme == "internal"
+    svc = k8s_object(serve(env, ["ranker"]), SERVICE, "ranker-lb")
+    assert svc.get("metadata", "annotations") == {
+        "networking.gke.io/load-balancer-type": "Internal"
+    }

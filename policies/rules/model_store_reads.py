@@ -1,0 +1,147 @@
+"""model-store-reads: the cluster's storage grants read nothing outside the model store."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from inferplane.blueprint.errors import YamlPath
+from inferplane.policies.framework import Finding, Rule, RuleConfig
+from inferplane.policies.resources import Resource
+from inferplane.policies.stack import Stack
+
+AWS_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+AWS_POLICY = "aws:iam/policy:Policy"
+GCS_BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
+_S3_OBJECT = re.compile(r"^arn:aws[a-z-]*:s3:::([^/]+)/(.*)$")
+_S3_BUCKET = re.compile(r"^arn:aws[a-z-]*:s3:::([^/]+)$")
+# The object prefix a condition built by `gcs_conditions` allows: the CEL literal of
+# resource.name.startsWith("projects/_/buckets/<bucket>/objects/<prefix>").
+_GCS_OBJECTS = re.compile(
+    r'resource\.name\.startsWith\("projects/_/buckets/([^/"\\]+)/objects/((?:[^"\\]|\\.)*)"\)'
+)
+
+
+def _listify(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def s3_reads(document: Any) -> Iterator[tuple[str, str]]:
+    """(bucket, key prefix) each Allow statement of an IAM policy lets its holder read or
+    list; a resource or list prefix ending in ``*`` counts as that prefix, anything else
+    with a wildcard as the whole bucket."""
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except ValueError:
+            return
+    if not isinstance(document, Mapping):
+        return
+    for st in _listify(document.get("Statement")):
+        if not isinstance(st, Mapping) or st.get("Effect") != "Allow":
+            continue
+        actions = [str(a) for a in _listify(st.get("Action"))]
+        if not any(a == "*" or a.lower().startswith("s3:") for a in actions):
+            continue
+        for res in (str(r) for r in _listify(st.get("Resource"))):
+            if res == "*":
+                yield "*", ""
+            elif m := _S3_OBJECT.match(res):
+                yield m.group(1), _prefix(m.group(2))
+            elif m := _S3_BUCKET.match(res):
+                like = (st.get("Condition") or {}).get("StringLike") or {}
+                prefixes = _listify(like.get("s3:prefix")) if like.get("s3:prefix") else [""]
+                for p in prefixes:
+                    yield m.group(1), _prefix(str(p))
+
+
+def _prefix(pattern: str) -> str:
+    """The fixed prefix of an IAM resource pattern: up to its first wildcard."""
+    cut = min((i for i in (pattern.find("*"), pattern.find("?")) if i >= 0), default=-1)
+    return pattern if cut < 0 else pattern[:cut]
+
+
+def gcs_reads(member: Resource) -> Iterator[tuple[str, str]]:
+    """(bucket, prefix) a GCS bucket grant covers (the whole bucket without a condition)."""
+    bucket = str(member.props.get("bucket", ""))
+    condition = member.props.get("condition")
+    expression = str(condition.get("expression", "")) if isinstance(condition, Mapping) else ""
+    m = _GCS_OBJECTS.search(expression)
+    if m and m.group(1) == bucket:
+        yield bucket, re.sub(r"\\(.)", r"\1", m.group(2))
+    else:
+        yield bucket, ""
+
+
+def _blame(stack: Stack, bucket: str, prefix: str) -> tuple[str, YamlPath]:
+    env = stack.env
+    assert env is not None
+    for model in env.models.values():
+        src = model.source
+        if src.bucket == bucket and src.key is not None and src.key.startswith(prefix):
+            return f"models.{model.name}", ("models", model.name, "source")
+    return f"environments.{env.name}", ("environments", env.name, "model_store")
+
+
+def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    env = stack.env
+    if env is None:  # online the model store is not known; the grants are judged offline
+        return
+    store_bucket, store_prefix = env.store_bucket, env.store_prefix
+    for r in stack.of_type(AWS_ROLE_POLICY, AWS_POLICY, GCS_BUCKET_MEMBER):
+        reads = gcs_reads(r) if r.type == GCS_BUCKET_MEMBER else s3_reads(r.props.get("policy"))
+        for bucket, prefix in dict.fromkeys(reads):
+            if bucket == store_bucket and prefix.startswith(store_prefix):
+                continue
+            target, field = _blame(stack, bucket, prefix)
+            where = f"{bucket}/{prefix}" if bucket != "*" else "every bucket"
+            yield Finding(
+                target,
+                field,
+                f"{r.name} grants reads of {where}, outside the model store "
+                f"{env.model_store}; keep models under model_store (or waive with the reason "
+                "the cluster must read elsewhere)",
+                r.ref,
+            )
+
+
+RULE = Rule(
+    id="model-store-reads",
+    title="Storage grants read nothing outside the model store",
+    level="mandatory",
+    scope="resource",
+    check=check,
+    rationale=(
+        "The cluster reads weights with its own identity; each absolute s3:// or gs:// "
+        "source outside model_store widens that identity to another bucket or prefix. A "
+        "pull request that points a model at `s3://finance-exports/` would give every "
+        "serving pod read access to it. Reads stay in the environment's model store unless "
+        "a waiver says why not."
+    ),
+    remediation=(
+        "Copy the model under the environment's model_store and give its source relative "
+        "to it; if another location is intended, record a waiver for the model."
+    ),
+    links=(
+        "https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-iam-policies.html",
+        "https://cloud.google.com/storage/docs/access-control/iam#conditions",
+    ),
+    sources=(
+        "IAM role policies (S3 statements) and GCS bucket IAM members, against the "
+        "blueprint's model_store. Offline only: online the model store is not known."
+    ),
+    passing_example="""\
+environments:
+  prod: {model_store: s3://acme-models/}
+models:
+  chat: {source: llama/}
+""",
+    failing_example="""\
+environments:
+  prod: {model_store: s3://acme-models/}
+models:
+  chat: {source: s3://finance-exports/llama/}
+""",
+)

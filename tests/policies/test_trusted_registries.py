@@ -1,0 +1,50 @@
+"""How trusted-registries reads an image reference (the fixtures cover the rule end to end)."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferplane.policies.framework import rule
+from inferplane.policies.rules.trusted_registries import repository, trusted
+
+DEFAULTS = rule("trusted-registries").defaults()["registries"]
+AWS = {"region": "us-east-1"}
+GCP = {"region": "us-central1", "project": "acme-ml-prod"}
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        ("vllm/vllm-openai:v0.10.2", ("docker.io", "vllm/vllm-openai")),
+        ("busybox:1.36", ("docker.io", "library/busybox")),
+        ("nvcr.io/nvidia/tritonserver:25.08-py3", ("nvcr.io", "nvidia/tritonserver")),
+        ("localhost:5000/x@sha256:" + "0" * 64, ("localhost:5000", "x")),
+        ("NVCR.IO/nvidia/x:1", ("nvcr.io", "nvidia/x")),
+    ],
+)
+def test_repository(image: str, expected: tuple[str, str]) -> None:
+    assert repository(image) == expected
+
+
+@pytest.mark.parametrize(
+    ("image", "facts", "ok"),
+    [
+        ("nvcr.io/nvidia/tritonserver:25.08-py3", AWS, True),
+        ("nvcr.io/someone/tritonserver:25.08-py3", AWS, False),
+        ("vllm/vllm-openai:v0.10.2", AWS, True),
+        ("docker.io/vllm/vllm-openai:v0.10.2", AWS, True),
+        ("vllm-openai:v0.10.2", AWS, False),
+        ("registry.k8s.io/pause:3.10", AWS, True),
+        ("registry.k8s.io/pause-evil:3.10", AWS, False),
+        ("123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:1", AWS, True),
+        ("123456789012.dkr.ecr.us-east-1.amazonaws.com.evil.io/vllm:1", AWS, False),
+        # A wildcard of the host never spans into the path.
+        ("evil.io/x.dkr.ecr.us-east-1.amazonaws.com/vllm:1", AWS, False),
+        ("us-central1-docker.pkg.dev/acme-ml-prod/models/vllm:1", GCP, True),
+        ("us-central1-docker.pkg.dev/someone-else/models/vllm:1", GCP, False),
+        ("gcr.io/acme-ml-prod/vllm:1", GCP, True),
+        ("gcr.io/acme-ml-prod/vllm:1", {"region": "us-central1"}, False),  # project unknown
+    ],
+)
+def test_trusted(image: str, facts: dict[str, str], ok: bool) -> None:
+    assert trusted(image, DEFAULTS, facts) is ok
