@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_path
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
 from inferplane.components.serving.secrets import (
@@ -93,6 +93,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
                     from_env=ref.from_env,
                     from_pulumi_config=ref.from_pulumi_config,
                     from_secret_manager=ref.from_secret_manager,
+                    origin=_origin(env, (*ref.path, "from_secret_manager")),
                 )
                 for ref in model.secrets
             ),
@@ -105,6 +106,11 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             response_cache=model.response_cache,
             warmup=model.warmup,
         )
+
+
+def _origin(env: Environment, where: YamlPath) -> str:
+    """``FILE:LINE:COL: error: yaml.path`` of a blueprint value, for deploy-time messages."""
+    return f"{env.locate(where)}: error: {format_path(env.source_path(where))}"
 
 
 def model_server_args(

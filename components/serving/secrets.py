@@ -91,8 +91,9 @@ def secret_value(
     if ref.from_pulumi_config is not None:
         return pulumi.Output.secret(str(_config_value(ref.from_pulumi_config)))
     if ref.from_secret_manager is not None:
-        checked = _non_empty(missing_problem(ref, "is empty", reader), missing_fix(ref))
-        return pulumi.Output.secret(_secret_manager(ref.from_secret_manager, env, parent, checked))
+        problem = f"{missing_problem(ref, 'is empty', reader)}; {missing_fix(ref)}"
+        checked = _non_empty(f"{ref.origin}: {problem}" if ref.origin else problem)
+        return pulumi.Output.secret(_secret_manager(ref, env, parent, checked))
     raise ValueError(f"secret {ref.name!r} names no source")  # ModelSecret requires one
 
 
@@ -143,24 +144,25 @@ def _config_value(key: str) -> str | None:
     return config.get(name)
 
 
-def _non_empty(problem: str, fix: str) -> Callable[[str | None], str]:
+def _non_empty(message: str) -> Callable[[str | None], str]:
     def check(value: str | None) -> str:
         if not value or not value.strip():
-            raise pulumi.RunError(f"{problem}; {fix}")
+            raise pulumi.RunError(message)
         return value
 
     return check
 
 
 def _secret_manager(
-    secret_id: str,
+    ref: ModelSecret,
     env: ServingEnvironment,
     parent: pulumi.Resource | None,
     checked: Callable[[str | None], str],
 ) -> pulumi.Output[str]:
+    secret_id = str(ref.from_secret_manager)
     opts = pulumi.InvokeOutputOptions(parent=parent)
     if env.cloud == "aws":
-        return _same_account(secret_id, opts).apply(
+        return _same_account(ref, opts).apply(
             lambda _: aws.secretsmanager.get_secret_version_output(
                 secret_id=secret_id, opts=opts
             ).secret_string.apply(checked)
@@ -171,16 +173,17 @@ def _secret_manager(
     ).secret_data.apply(checked)
 
 
-def _same_account(secret_id: str, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[str]:
+def _same_account(ref: ModelSecret, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[str]:
     """The deploying account, once it is known to own the secret's ARN (which account
     deploys is known only when the program runs, so this is checked then, before the secret
     is read)."""
-    account = aws_secret_account(secret_id)
+    account = aws_secret_account(str(ref.from_secret_manager))
 
     def check(caller: str) -> str:
         if account is not None and account != caller:
+            where = ref.origin or f"secret {ref.from_secret_manager}"
             raise pulumi.RunError(
-                f"secret {secret_id} belongs to AWS account {account}, not the account "
+                f"{where}: the secret belongs to AWS account {account}, not the account "
                 f"that deploys ({caller}); keep the secret in the environment's own account"
             )
         return caller

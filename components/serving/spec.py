@@ -83,6 +83,10 @@ class ModelSecret:
     from_secret_manager: str | None = None
     """Read from AWS Secrets Manager (secret id) or GCP Secret Manager
     (``projects/p/secrets/s[/versions/v]`` or a bare name in the environment's project)."""
+    origin: str | None = None
+    """Where the reference was written (``FILE:LINE:COL: error: yaml.path``), prefixed to
+    the problems found only while `pulumi up` runs (an empty Secret Manager value, a secret
+    of another account); without one, those messages name the secret."""
 
     def __post_init__(self) -> None:
         sources = [self.from_env, self.from_pulumi_config, self.from_secret_manager]

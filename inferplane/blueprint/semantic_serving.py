@@ -114,32 +114,6 @@ def check_instance_types(env: EnvView) -> None:
             )
 
 
-def check_secret_clouds(env: EnvView) -> None:
-    """A secret-manager reference is read through the environment's cloud provider: an
-    AWS ARN cannot be read on GCP, nor a GCP Secret Manager version on AWS."""
-    cloud = env.spec["cloud"]
-    for name, model in (env.data.get("models") or {}).items():
-        for key, ref in (model.get("secrets") or {}).items():
-            value = ref.get("from_secret_manager")
-            if value is None:
-                continue
-            owner = "aws" if value.startswith("arn:") else "gcp"
-            if owner == cloud:
-                continue
-            what = "an AWS Secrets Manager ARN" if owner == "aws" else "a GCP Secret Manager name"
-            fix = (
-                "projects/<project>/secrets/<name>/versions/<n>"
-                if cloud == "gcp"
-                else "arn:aws:secretsmanager:<region>:<account>:secret:<name>"
-            )
-            env.error(
-                ("models", name, "secrets", key, "from_secret_manager"),
-                f"{what} cannot be read in environment {env.name} ({cloud})",
-                f"store the secret in the {cloud} secret manager and refer to it as {fix}, "
-                "or use from_env / from_pulumi_config",
-            )
-
-
 def check_precision_applies(env: EnvView) -> None:
     """int8/int4 on vLLM need a pre-quantized checkpoint and its method."""
     for name, model in (env.data.get("models") or {}).items():
@@ -210,6 +184,5 @@ __all__ = [
     "check_defaulted_ranges",
     "check_instance_types",
     "check_precision_applies",
-    "check_secret_clouds",
     "check_warmup_inputs",
 ]

@@ -135,7 +135,8 @@ CASES = [
             "    replicas: {min: 2, max: 4}\n    secrets:\n      hf_token: {from_secret_manager: 'projects/demo-prod/secrets/hf/versions/1'}\n",
         ),
         [
-            "bp.yaml:29:39: error: models.chat.secrets.hf_token.from_secret_manager: a GCP Secret Manager name cannot be read in environment stg (aws); store the secret in the aws secret manager and refer to it as arn:aws:secretsmanager:<region>:<account>:secret:<name>, or use from_env / from_pulumi_config"
+            # One check owns this (inferplane.blueprint.semantic._secret_owner).
+            "bp.yaml:29:39: error: models.chat.secrets.hf_token.from_secret_manager: a GCP Secret Manager secret cannot be read by an aws environment; use an AWS Secrets Manager ARN in the environment's own account"
         ],
         id="secret-cloud",
     ),

@@ -10,7 +10,7 @@ import pulumi
 import pytest
 from test_stacks import STACKS, _run_main_catching
 
-from inferplane.app import offline_invokes
+from inferplane.app import offline_invokes, offline_mocks
 from inferplane.app.offline import facts_of, run_callable
 from inferplane.app.offline_mocks import ACCOUNT_ID
 from inferplane.app.program import main
@@ -111,12 +111,12 @@ def test_empty_secret_manager_value_fails(tmp_path: Path, monkeypatch: pytest.Mo
         }
         return out
 
-    monkeypatch.setattr(offline_invokes, "answers", answers)
+    monkeypatch.setattr(offline_mocks, "answers", answers)
     arn = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT_ID}:secret:hf-token"
     path, line, column = _blueprint(tmp_path, f"from_secret_manager: {arn}", MINIMAL)
     error = _run_aws(path)
     assert str(error) == (
         f"{path}:{line}:{column}: error: models.chat.secrets.hf_token.from_secret_manager: "
-        f"Secret Manager secret {arn} is empty (secret models.chat.secrets.hf_token); store "
-        "a value in it, or point the reference at the secret that holds one"
+        f"Secret Manager secret {arn} is empty (secret 'hf_token' of model 'chat' reads it); "
+        "store a value in it, or point the reference at the secret that holds one"
     )
