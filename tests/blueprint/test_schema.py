@@ -20,7 +20,13 @@ from jsonschema import Draft202012Validator
 
 from inferplane.blueprint import catalog, defaults, model, resolve
 from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import BlueprintValidator, schema, validate_document, validator
+from inferplane.blueprint.schema import (
+    BlueprintValidator,
+    js_regex,
+    schema,
+    validate_document,
+    validator,
+)
 from inferplane.blueprint.source import Document, SourceMap
 
 BLUEPRINTS = sorted((Path(__file__).parents[2] / "blueprints").glob("*.yaml"))
@@ -785,3 +791,46 @@ def test_any_replaced_value_gives_located_diagnostics(
 def test_any_document_gives_diagnostics(value: Any) -> None:
     found = validate_document(Document({"root": value}, SourceMap("x.yaml")))
     assert found and all(d.message for d in found)
+
+
+def _pattern_cases() -> list[tuple[str, str]]:
+    """(pattern, string) pairs around each pattern's edges: its examples, and each with a
+    line break before or after it."""
+    cases = set()
+    for _, sub in subschemas(schema()):
+        if "pattern" not in sub:
+            continue
+        samples = [str(e) for e in sub.get("examples", [])] or ["x", "latest", ":latest", "a/../b"]
+        for sample in samples:
+            for text in (sample, sample + "\n", "\n" + sample, sample + "\r\n", sample + "\n\n"):
+                cases.add((sub["pattern"], text))
+    return sorted(cases)
+
+
+def test_patterns_match_the_whole_string_as_ecmascript_does() -> None:
+    # Python's `$` also matches before a final line break: "ranker\n" matched
+    # ^[a-z]([-a-z0-9]*[a-z0-9])?$ and reached scripts, configs and PromQL.
+    name = schema()["$defs"]["modelName"]
+    assert not validator().evolve(schema=name).is_valid("ranker\n")
+    assert validator().evolve(schema=name).is_valid("ranker")
+    assert js_regex(r"^a[$]\$$").search("a$$") and not js_regex(r"^a[$]\$$").search("a$$\n")
+
+
+def test_python_and_ecmascript_agree_on_every_pattern() -> None:
+    if shutil.which("node") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("node is required under CI (Debian package nodejs)")
+        pytest.skip("needs node to run ECMAScript regexes")
+    cases = _pattern_cases()
+    script = (
+        "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify(cases.map(([p, s]) => new RegExp(p, 'u').test(s))));"
+    )
+    run = subprocess.run(
+        ["node", "-e", script], input=json.dumps(cases), capture_output=True, text=True, check=True
+    )
+    python = [js_regex(p).search(s) is not None for p, s in cases]
+    disagree = [
+        c for c, js, py in zip(cases, json.loads(run.stdout), python, strict=True) if js != py
+    ]
+    assert disagree == []
