@@ -3,6 +3,7 @@ pack process itself spoken to over gRPC as the Pulumi CLI does."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -108,10 +109,16 @@ def test_published_waivers_apply_online() -> None:
     resources = S.compliant()
     resources[4] = S.scaled_object("chat", lo=0.0)
     data = resources[0].props["data"]
+    soon = (dt.date.today() + dt.timedelta(days=30)).isoformat()  # within the 90-day limit
+    data["waivers"] = json.dumps(
+        [{"rule": "warm-replicas", "target": "models.chat", "reason": "r", "expires": soon}]
+    )
+    assert _stack_violations("warm-replicas", resources) == []
+    # An expiry beyond the limit does not waive online either.
     data["waivers"] = json.dumps(
         [{"rule": "warm-replicas", "target": "models.chat", "reason": "r", "expires": "2999-01-01"}]
     )
-    assert _stack_violations("warm-replicas", resources) == []
+    assert _stack_violations("warm-replicas", resources) != []
 
 
 # --- the pack process, as the Pulumi CLI runs it ------------------------------------------
