@@ -206,3 +206,9 @@ def test_codeowners_puts_the_judge_under_the_platform_team() -> None:
         assert owners[path] == ["@acme/ml-platform"], path
     assert owners["/pyproject.toml"] == ["@acme/ml-platform"]
     assert owners["/.ci/"] == ["@acme/ml-platform"]
+
+
+def test_the_threat_model_is_written_down() -> None:
+    readme = (ROOT / "policies" / "README.md").read_text()
+    assert "\n## Threat model\n" in readme
+    assert "installed from a checkout of the **base** commit" in readme
