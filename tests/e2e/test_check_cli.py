@@ -249,7 +249,8 @@ def test_policy_config_can_make_an_advisory_fail(tmp_path: Path) -> None:
 
 def test_sarif_output_file(tmp_path: Path) -> None:
     out = tmp_path / "check.sarif"
-    proc = check(str(REFERENCE), "--format", "sarif", "--output", str(out))
+    path = with_staging_waiver(tmp_path)
+    proc = check(str(path), "--format", "sarif", "--output", str(out))
     assert proc.returncode == 0 and proc.stdout == ""
     sarif = json.loads(out.read_text())
     assert sarif["version"] == "2.1.0"
@@ -259,6 +260,12 @@ def test_sarif_output_file(tmp_path: Path) -> None:
     assert waived["ruleId"] == "warm-replicas"
     region = waived["locations"][0]["physicalLocation"]["region"]
     assert region == {"startLine": 32, "startColumn": 27}
+    [listed] = run["properties"]["mandatoryWaivers"]
+    assert (listed["rule"], listed["target"], listed["environments"]) == (
+        "warm-replicas",
+        "models.chat",
+        ["staging"],
+    )
 
 
 def test_internal_error_exits_3_in_one_line() -> None:
