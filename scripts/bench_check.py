@@ -4,7 +4,7 @@ a size above what one blueprint may hold becomes several blueprints, checked in 
 
     python scripts/bench_check.py [--sizes 20 100 400] [--environments 2] [--repeat 1]
 
-The largest blueprint the schema allows is ``--sizes 512 --environments 16``.
+The largest blueprint the schema allows is ``--sizes 128 --environments 8``.
 
 Each case runs in a fresh interpreter, as the command does (imports included); the child
 reports its wall time, peak RSS (its own or its environment workers', whichever is larger)
@@ -27,7 +27,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
-PER_BLUEPRINT = 512
+PER_BLUEPRINT = 128
 """Largest generated blueprint: the schema's cap on models per blueprint."""
 
 

@@ -51,9 +51,9 @@ MAX_DIAGNOSTICS = 20
 """Stop collecting problems after this many."""
 
 MAX_NODES = 50_000
-"""Most keys, values and list items a blueprint may hold. A 400-model blueprint has about
-12,000; the cap keeps the pure-Python parser from spending tens of seconds on a dense
-1 MiB file before saying anything."""
+"""Most keys, values and list items a blueprint may hold. A 128-model blueprint (the
+schema's cap) has about 4,000; the cap keeps the pure-Python parser from spending tens of
+seconds on a dense 1 MiB file before saying anything."""
 
 _BOM = "\ufeff"
 _NO_REUSE = (

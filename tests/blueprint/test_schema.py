@@ -834,3 +834,26 @@ def test_python_and_ecmascript_agree_on_every_pattern() -> None:
         c for c, js, py in zip(cases, json.loads(run.stdout), python, strict=True) if js != py
     ]
     assert disagree == []
+
+
+def test_the_largest_blueprint_is_one_check_can_afford() -> None:
+    # scripts/bench_check.py: 512 models x 16 environments took ~25 min and 1.7 GiB per
+    # process on 2 cores; 128 x 8 takes minutes and under 1 GiB. The caps are the latter.
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from generate_blueprint import generate
+
+    def errors(models: int, environments: int) -> list[str]:
+        doc = load_text(generate(models, environments), "big.yaml")
+        return [d.format() for d in validate_document(doc)]
+
+    assert errors(128, 8) == []
+    assert errors(129, 8) == [
+        "big.yaml:79:3: error: models: has 129 entries; at most 128 are allowed; "
+        "remove some of them"
+    ]
+    assert errors(128, 9) == [
+        "big.yaml:6:3: error: environments: has 9 entries; at most 8 are allowed; "
+        "remove some of them"
+    ]
