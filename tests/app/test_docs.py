@@ -192,6 +192,11 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
     readme.write_text(docs.README_FILE.read_text(encoding="utf-8"))
     monkeypatch.setattr(blueprint_schema, "SCHEMA_FILE", schema_file)
     monkeypatch.setattr(docs, "README_FILE", readme)
+    # The editors' copy too: a repair must not write the checkout's blueprints/schema/.
+    copy = tmp_path / "copy" / "blueprint.schema.json"
+    copy.parent.mkdir()
+    copy.write_text(docs.SCHEMA_COPY.read_text(encoding="utf-8"))
+    monkeypatch.setattr(docs, "SCHEMA_COPY", copy)
     yield schema_file, readme
     blueprint_schema.schema.cache_clear()
     blueprint_schema.validator.cache_clear()
