@@ -1,6 +1,7 @@
 """Generate the rule catalogue (`policies/README.md`), the policy config JSON Schema
 (`policies/config.schema.json`) and the default config (`policies/default-config.yaml`)
-from the rules themselves, so documentation never drifts from code.
+from the rules themselves, so documentation never drifts from code. The README ends with the
+threat model of the check (`threat_model.py`).
 
     python -m inferplane.policies.catalogue          # rewrite the files
     python -m inferplane.policies.catalogue --check  # exit 1 if any is stale (CI)
@@ -17,6 +18,7 @@ import yaml
 
 from inferplane.policies.config import default_document, schema
 from inferplane.policies.rules import all_rules
+from inferplane.policies.threat_model import THREAT_MODEL
 from inferplane.policies.waivers import UNUSED_WAIVER, UNUSED_WAIVER_TEXT, UNUSED_WAIVER_TITLE
 
 HERE = Path(__file__).resolve().parent
@@ -83,6 +85,7 @@ def readme() -> str:
         "",
         UNUSED_WAIVER_TEXT,
         "",
+        THREAT_MODEL,
     ]
     return "\n".join(lines)
 

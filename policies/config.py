@@ -30,6 +30,9 @@ from inferplane.policies.framework import LEVELS, Rule
 from inferplane.policies.rules import all_rules
 
 SCHEMA_ID = "https://inferplane.dev/schema/policy-config.schema.json"
+WAIVER_MAX_DAYS = 90
+"""Default of ``waivers.max_days``: how far ahead a blueprint waiver may expire."""
+WAIVERS_KEY = "waivers"
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class PolicyConfig:
     values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     all_level: str | None = None
     file: str | None = None
+    waiver_max_days: int = WAIVER_MAX_DAYS
 
     @classmethod
     def default(cls) -> PolicyConfig:
@@ -51,16 +55,25 @@ class PolicyConfig:
         levels: dict[str, str] = {}
         values: dict[str, dict[str, Any]] = {}
         all_level = None
+        max_days = WAIVER_MAX_DAYS
         for key, value in data.items():
             if key == "all":
                 all_level = str(value)
+            elif key == WAIVERS_KEY and isinstance(value, Mapping):
+                max_days = int(value.get("max_days", WAIVER_MAX_DAYS))
             elif isinstance(value, str):
                 levels[key] = value
             elif isinstance(value, Mapping):
                 if "enforcementLevel" in value:
                     levels[key] = str(value["enforcementLevel"])
                 values[key] = {k: v for k, v in value.items() if k != "enforcementLevel"}
-        return cls(levels=levels, values=values, all_level=all_level, file=file)
+        return cls(
+            levels=levels,
+            values=values,
+            all_level=all_level,
+            file=file,
+            waiver_max_days=max_days,
+        )
 
     def level(self, rule: Rule) -> str:
         return self.levels.get(rule.id) or self.all_level or rule.level
@@ -76,7 +89,22 @@ def _level_schema() -> dict[str, Any]:
 def schema() -> dict[str, Any]:
     """The JSON Schema of a policy config file, from the rules' config keys."""
     properties: dict[str, Any] = {
-        "all": {**_level_schema(), "description": "Level of every rule without its own level."}
+        "all": {**_level_schema(), "description": "Level of every rule without its own level."},
+        WAIVERS_KEY: {
+            "description": "Limits on the blueprints' waivers.",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "max_days": {
+                    "description": "How many days after the day of the check a waiver may "
+                    "expire; a waiver that expires later does not waive.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 365,
+                    "default": WAIVER_MAX_DAYS,
+                }
+            },
+        },
     }
     for rule in all_rules():
         keys: dict[str, Any] = {
@@ -119,7 +147,7 @@ def default_document() -> dict[str, Any]:
 def _diagnostics(data: Any, source: Any, file: str) -> list[Diagnostic]:
     validator = jsonschema.Draft202012Validator(schema())
     out: list[Diagnostic] = []
-    known = ", ".join(["all", *(r.id for r in all_rules())])
+    known = ", ".join(["all", *(r.id for r in all_rules()), WAIVERS_KEY])
     for error in validator.iter_errors(data):
         errors = [error]
         if error.context:  # oneOf (level or mapping): report the branch the value meant
@@ -131,6 +159,8 @@ def _diagnostics(data: Any, source: Any, file: str) -> list[Diagnostic]:
             message, hint = err.message, "see policies/config.schema.json"
             if err.validator == "additionalProperties" and not path:
                 hint = f"use one of: {known}"
+            elif err.validator == "additionalProperties" and path[0] == WAIVERS_KEY:
+                hint = "use: max_days"
             elif err.validator == "additionalProperties":
                 rule_keys = [k.name for k in _rule_or_none(str(path[0]))] if path else []
                 hint = "use one of: " + ", ".join(["enforcementLevel", *rule_keys])

@@ -32,6 +32,8 @@ class WaiverInfo:
     expires: str
     expired: bool
     location: Location | None
+    refused: str | None = None
+    """Why a waiver that is not expired still does not waive (its expiry is too far ahead)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +43,7 @@ class WaiverInfo:
             "reason": self.reason,
             "expires": self.expires,
             "expired": self.expired,
+            "refused": self.refused,
             "location": _location_dict(self.location),
         }
 
@@ -68,6 +71,9 @@ class Result:
     def with_waiver(self, waiver: WaiverInfo) -> Result:
         if waiver.expired:
             message = f"{self.message} (waiver expired {waiver.expires})"
+            return replace(self, message=message, waiver=waiver)
+        if waiver.refused:
+            message = f"{self.message} (waiver does not apply: {waiver.refused})"
             return replace(self, message=message, waiver=waiver)
         return replace(self, status="waived", waiver=waiver)
 

@@ -10,19 +10,25 @@ reason and an expiry date. Its effect:
 - a waiver that matches no result in any checked environment is itself reported, as an
   advisory `unused-waiver` result, so stale exceptions get removed.
 
-A waiver is valid up to and including its expiry date.
+A waiver is valid up to and including its expiry date, and waives only while that date is
+at most `MAX_DAYS` (policy config ``waivers.max_days``) after the day of the check: an
+exception is re-justified at least that often. Its target is one object (the blueprint
+schema and semantic checks refuse sections, wildcards and targets that do not exist), and its
+reason must say something (`REASON_MIN_CHARS`, checked by the schema and `reason_problem`).
+Waivers of mandatory rules in use are listed in every report's summary (`mandatory_waivers`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from inferplane.blueprint.errors import Location, format_path
 from inferplane.blueprint.model import Waiver
+from inferplane.policies.config import WAIVER_MAX_DAYS
 from inferplane.policies.engine import Result, WaiverInfo
 
 UNUSED_WAIVER = "unused-waiver"
@@ -34,12 +40,24 @@ UNUSED_WAIVER_TEXT = (
     "environments."
 )
 TODAY_ENV = "INFERPLANE_TODAY"
+MAX_DAYS = WAIVER_MAX_DAYS
+"""Default of the policy config's ``waivers.max_days``: the furthest expiry, in days ahead."""
 
 
 def today(override: str | None = None) -> dt.date:
-    """Today's date for expiry, or `override` / $INFERPLANE_TODAY (YYYY-MM-DD) when set."""
+    """Today's date for expiry, or `override` / $INFERPLANE_TODAY (YYYY-MM-DD) when set.
+
+    Raises ValueError, saying which setting is wrong, for anything but a YYYY-MM-DD date."""
     value = override or os.environ.get(TODAY_ENV)
-    return dt.date.fromisoformat(value) if value else dt.date.today()
+    if not value:
+        return dt.date.today()
+    try:
+        if len(value) != 10:
+            raise ValueError(value)
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        where = "the date" if override else TODAY_ENV
+        raise ValueError(f"{where}={value!r} is not a date YYYY-MM-DD; unset it") from None
 
 
 def target_matches(prefix: str, target: str) -> bool:
@@ -51,7 +69,20 @@ def expired(waiver: Waiver, on: dt.date) -> bool:
     return dt.date.fromisoformat(str(waiver.expires)[:10]) < on
 
 
-def _info(waiver: Waiver, on: dt.date, location: Location | None) -> WaiverInfo:
+def too_far(waiver: Waiver, on: dt.date, max_days: int = MAX_DAYS) -> str | None:
+    """Why `waiver` expires too far after `on`, or None."""
+    latest = on + dt.timedelta(days=max_days)
+    if dt.date.fromisoformat(str(waiver.expires)[:10]) <= latest:
+        return None
+    return (
+        f"it expires {waiver.expires}, more than {max_days} days after {on.isoformat()}; "
+        f"set expires to {latest.isoformat()} or earlier"
+    )
+
+
+def _info(
+    waiver: Waiver, on: dt.date, location: Location | None, max_days: int = MAX_DAYS
+) -> WaiverInfo:
     return WaiverInfo(
         rule=waiver.rule,
         target=waiver.target,
@@ -60,6 +91,40 @@ def _info(waiver: Waiver, on: dt.date, location: Location | None) -> WaiverInfo:
         expires=str(waiver.expires),
         expired=expired(waiver, on),
         location=location,
+        refused=too_far(waiver, on, max_days),
+    )
+
+
+def mandatory_waivers(results: Iterable[Result]) -> list[dict[str, Any]]:
+    """Each waiver that waives a mandatory rule somewhere in `results`, once, with the
+    environments where it does: what a reviewer must see in every report's summary."""
+    found: dict[tuple[str, str, Location | None, str], dict[str, Any]] = {}
+    for r in results:
+        if r.status != "waived" or r.level != "mandatory" or r.waiver is None:
+            continue
+        w = r.waiver
+        entry = found.setdefault(
+            (w.rule, w.target, w.location, w.expires),
+            {
+                "rule": w.rule,
+                "target": w.target,
+                "environments": [],
+                "expires": w.expires,
+                "reason": w.reason,
+                "location": str(w.location) if w.location else None,
+            },
+        )
+        if r.environment not in entry["environments"]:
+            entry["environments"].append(r.environment)
+    return list(found.values())
+
+
+def describe_mandatory(entry: Mapping[str, Any]) -> str:
+    """One summary line for a `mandatory_waivers` entry."""
+    where = f" ({entry['location']})" if entry["location"] else ""
+    return (
+        f"waived mandatory rule {entry['rule']} on {entry['target']} in "
+        f"{', '.join(entry['environments'])} until {entry['expires']}{where}: {entry['reason']}"
     )
 
 
@@ -80,8 +145,10 @@ def apply(
     on: dt.date,
     locate: Any = None,
     use: WaiverUse | None = None,
+    max_days: int = MAX_DAYS,
 ) -> list[Result]:
-    """`results` with waivers applied. An unexpired match waives; an expired one is noted.
+    """`results` with waivers applied. An unexpired match waives; an expired one, or one that
+    expires more than `max_days` after `on`, is noted and does not waive.
 
     `locate(path) -> Location` places the waiver in the file; `use` collects which waivers
     matched (for `unused`).
@@ -97,14 +164,16 @@ def apply(
             ):
                 if use is not None:
                     use.matched.add(i)
-                # An unexpired waiver beats an expired one for the same result.
-                if chosen is None or (expired(chosen[1], on) and not expired(waiver, on)):
+                # A waiver that applies beats an expired or refused one for the same result.
+                if chosen is None or (
+                    not _waives(chosen[1], on, max_days) and _waives(waiver, on, max_days)
+                ):
                     chosen = (i, waiver)
         if chosen is None:
             out.append(result)
         else:
             loc = locate(chosen[1].path) if locate else None
-            out.append(result.with_waiver(_info(chosen[1], on, loc)))
+            out.append(result.with_waiver(_info(chosen[1], on, loc, max_days)))
     return out
 
 
@@ -147,6 +216,10 @@ def unused(
             )
         )
     return out
+
+
+def _waives(waiver: Waiver, on: dt.date, max_days: int) -> bool:
+    return not expired(waiver, on) and too_far(waiver, on, max_days) is None
 
 
 def _known(rule_id: str) -> bool:

@@ -52,12 +52,12 @@ def main() -> int:
     args = parser.parse_args()
     reference = ROOT / "blueprints" / "support-assistant.yaml"
     with tempfile.TemporaryDirectory() as tmp:
-        big = Path(tmp) / "bench-200x10.yaml"
-        big.write_text(generate(200, 10))
+        big = Path(tmp) / "bench-128x8.yaml"
+        big.write_text(generate(128, 8))
         print(f"{'case':44} {'median':>9} {'best':>9}")
         for label, path in (
             ("reference (4 models, 2 envs)", reference),
-            ("generated (200 models, 10 envs)", big),
+            ("generated (128 models, 8 envs)", big),
         ):
             med, best = timed(lambda p=path: load_blueprint(p), args.repeat)
             print(f"validate in-process  {label:23} {med * 1000:7.1f}ms {best * 1000:7.1f}ms")

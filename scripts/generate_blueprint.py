@@ -1,6 +1,6 @@
 """Generate a large, valid blueprint for benchmarks: N models over M environments.
 
-    python scripts/generate_blueprint.py --models 200 --environments 10 > big.yaml
+    python scripts/generate_blueprint.py --models 128 --environments 8 > big.yaml
 
 Environments alternate AWS and GCP regions, each with two zones; models alternate vLLM and
 Triton (with TensorRT and batching) over two GPU pools, so every code path is exercised.
@@ -95,8 +95,8 @@ def generate(models: int, environments: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", type=int, default=200)
-    parser.add_argument("--environments", type=int, default=10)
+    parser.add_argument("--models", type=int, default=128)
+    parser.add_argument("--environments", type=int, default=8)
     args = parser.parse_args()
     sys.stdout.write(generate(args.models, args.environments))
     return 0

@@ -117,12 +117,23 @@ class _RemoteBlueprintError(Exception):
         self.diagnostics = diagnostics
 
 
+def _max_jobs() -> int:
+    """$INFERPLANE_JOBS: the most environments checked at once (default 8)."""
+    value = os.environ.get("INFERPLANE_JOBS", "").strip() or "8"
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= 256:
+        raise UsageError(
+            f"INFERPLANE_JOBS={value!r} is not a number of processes from 1 to 256; "
+            "set it to a whole number such as 2, or unset it"
+        )
+    return int(value)
+
+
 def evaluate_environments(
     environments: Sequence[Environment], config: PolicyConfig
 ) -> list[list[Result]]:
     """Each environment's results (no waivers), one process per environment when the
     machine has cores to spare: runs are independent and mostly import and register."""
-    jobs = min(len(environments), os.cpu_count() or 1, int(os.environ.get("INFERPLANE_JOBS", "8")))
+    jobs = min(len(environments), os.cpu_count() or 1, _max_jobs())
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [evaluate(stack_of(env), config) for env in environments]
     import inferplane.app.offline  # noqa: F401  (imported once, shared by the forked workers)
@@ -151,7 +162,9 @@ def check_environments(
     results: list[Result] = []
     use = waivers.WaiverUse.new()
     for env, found in zip(environments, evaluate_environments(environments, config), strict=True):
-        results.extend(waivers.apply(found, env.waivers, today, env.locate, use))
+        results.extend(
+            waivers.apply(found, env.waivers, today, env.locate, use, config.waiver_max_days)
+        )
     if environments:
         first = environments[0]
         enabled = [r.id for r in all_rules() if config.level(r) != "disabled"]
@@ -188,7 +201,10 @@ def check_files(
     except BlueprintError as exc:  # no rule can be judged without its levels
         report.invalid.extend(exc.diagnostics)
         return report
-    on = today or waivers.today()
+    try:
+        on = today or waivers.today()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     paths = list(paths)
     loaded = []
     for path in paths:
@@ -243,7 +259,12 @@ def run(args: argparse.Namespace) -> int:
         print_diagnostics(report.invalid)
     if args.output:
         text = render(report, args.format)
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except (OSError, ValueError) as exc:  # a missing or unwritable folder, a name too long
+            reason = getattr(exc, "strerror", None) or exc
+            print(f"inferplane check: error: --output {args.output}: {reason}", file=sys.stderr)
+            return EXIT_INVALID
     else:
         sys.stdout.write(render(report, args.format, color=wants_color(sys.stdout)))
     if report.invalid:

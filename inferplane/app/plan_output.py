@@ -296,17 +296,64 @@ def files(
 
 
 class OutputDirError(Exception):
-    """--out names something a plan must not replace."""
+    """--out names something a plan must not replace, or a path that cannot be written."""
+
+
+MARKER = ".inferplane-plan"
+"""Left in every directory `plan --out` writes: only such a directory is ever replaced."""
+MARKER_TEXT = (
+    "Written by `inferplane plan --out`. The next plan to this directory replaces it whole;\n"
+    "delete this file to keep the directory from being replaced.\n"
+)
+
+
+def _refuse(out: Path, why: str) -> OutputDirError:
+    return OutputDirError(f"{out}: {why}; choose a new or empty directory")
+
+
+def _protected(resolved: Path) -> str | None:
+    """Why `resolved` may never be replaced, or None."""
+    if resolved == Path(resolved.anchor):
+        return "is the root directory"
+    here = Path.cwd().resolve()
+    if resolved == here:
+        return "is the current directory"
+    if here.is_relative_to(resolved):
+        return "contains the current directory"
+    home = os.environ.get("HOME")
+    if home and Path(home).is_absolute() and Path(home).resolve().is_relative_to(resolved):
+        return (
+            "is the home directory"
+            if Path(home).resolve() == resolved
+            else ("contains the home directory")
+        )
+    if (resolved / ".git").exists():
+        return "is the root of a git repository"
+    return None
 
 
 def check_out_dir(out: Path) -> None:
-    """Raise OutputDirError unless `out` is absent, empty, or a previous plan."""
-    if out.exists() and not out.is_dir():
-        raise OutputDirError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / PLAN_FILE).is_file():
-        raise OutputDirError(
-            f"{out}: not empty and not a previous plan; choose a new or empty directory"
-        )
+    """Raise OutputDirError unless `out` is absent, an empty directory, or a plan this command
+    wrote (it holds the marker). `.`, the home and root directories, a repository root and
+    their ancestors are refused even then: a mistyped --out must not delete anything."""
+    try:
+        resolved = out.resolve()
+        why = _protected(resolved)
+        if why is not None:
+            raise _refuse(out, why)
+        parent = next(p for p in (resolved, *resolved.parents) if os.path.lexists(p))
+        if parent != resolved and not parent.is_dir():
+            raise _refuse(out, f"{parent} is a file, not a directory")
+        if not resolved.exists():
+            return
+        if not resolved.is_dir():
+            raise _refuse(out, "exists and is not a directory")
+        if any(resolved.iterdir()) and not (resolved / MARKER).is_file():
+            raise _refuse(out, f"not empty and not a previous plan (no {MARKER} file in it)")
+    except OSError as exc:  # a name too long, a loop of links, no permission
+        raise OutputDirError(f"{out}: cannot use the path: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a NUL byte
+        raise OutputDirError(f"{out}: cannot use the path: {exc}") from None
 
 
 def write_atomically(out: Path, contents: Iterable[tuple[str, str]]) -> list[str]:
@@ -315,12 +362,20 @@ def write_atomically(out: Path, contents: Iterable[tuple[str, str]]) -> list[str
     Refuses to replace a directory that holds anything but a previous plan (a mistyped
     --out must not delete someone's files). Returns the relative paths written, sorted.
     """
-    out = out.resolve()
     check_out_dir(out)
+    try:
+        return _write(out.resolve(), contents)
+    except OSError as exc:  # unwritable parent, disk full: the user's environment, not a bug
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise OutputDirError(f"{out}: cannot write{where}: {exc.strerror or exc}") from None
+
+
+def _write(out: Path, contents: Iterable[tuple[str, str]]) -> list[str]:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     written = []
     try:
+        (tmp / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
         for rel, text in contents:
             path = tmp / rel
             path.parent.mkdir(parents=True, exist_ok=True)

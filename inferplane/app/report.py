@@ -83,8 +83,20 @@ class CheckReport:
             "advisory": self.advisory,
             "waived": self.waived,
             "invalid": self.invalid_files,
+            "mandatory_waivers": self.mandatory_waivers(),
             "environments": [{"blueprint": f, "environment": e} for f, e in self.checked],
         }
+
+    def mandatory_waivers(self) -> list[dict[str, Any]]:
+        """The waivers of mandatory rules in use: every format's summary lists them."""
+        from inferplane.policies.waivers import mandatory_waivers
+
+        return mandatory_waivers(self.results)
+
+    def mandatory_waiver_lines(self) -> list[str]:
+        from inferplane.policies.waivers import describe_mandatory
+
+        return [describe_mandatory(entry) for entry in self.mandatory_waivers()]
 
 
 def render(report: CheckReport, fmt: str, *, color: bool = False) -> str:
@@ -279,6 +291,7 @@ def to_sarif(report: CheckReport) -> dict[str, Any]:
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
                 "results": results,
                 "columnKind": "unicodeCodePoints",
+                "properties": {"mandatoryWaivers": report.mandatory_waivers()},
             }
         ],
     }
@@ -327,6 +340,7 @@ def to_github(report: CheckReport) -> str:
         props.append(f"title={_escape_property(f'{r.rule} [{r.environment}] {r.target}')}")
         lines.append(f"::{command} {','.join(props)}::{_escape_data(r.message + suffix)}")
     lines.append(f"inferplane check: {_summary_line(report)}")
+    lines.extend(f"  {line}" for line in report.mandatory_waiver_lines())
     return "\n".join(lines) + "\n"
 
 
@@ -383,6 +397,7 @@ def to_text(report: CheckReport, *, color: bool = False) -> str:
         out.append(_paint("blueprint-wide", "1", color))
         out.extend(_block(r, source, color) for r in extra)
     out.append(f"inferplane check: {_summary_line(report)}")
+    out.extend(f"  {line}" for line in report.mandatory_waiver_lines())
     return "\n".join(out) + "\n"
 
 

@@ -9,7 +9,8 @@ the editor is exactly what the toolkit reads:
   read them differently (``yes``, ``012``, ``22:22``, ``0b101``, ``1_000``);
 - finite numbers and 64-bit integers only; at most 32 levels of nesting;
 - UTF-8 text of at most 1 MiB, without control characters, bidirectional controls, or tabs
-  in indentation.
+  in indentation; every key and value, once parsed (escapes of double quotes included), a
+  single line without those characters, tabs or lone surrogates.
 
 The tree is built from PyYAML's pure-Python event parser with an explicit stack: PyYAML's
 composer and constructors would accept all of the above, and its C parser crashes on deep
@@ -50,9 +51,9 @@ MAX_DIAGNOSTICS = 20
 """Stop collecting problems after this many."""
 
 MAX_NODES = 50_000
-"""Most keys, values and list items a blueprint may hold. A 400-model blueprint has about
-12,000; the cap keeps the pure-Python parser from spending tens of seconds on a dense
-1 MiB file before saying anything."""
+"""Most keys, values and list items a blueprint may hold. A 128-model blueprint (the
+schema's cap) has about 4,000; the cap keeps the pure-Python parser from spending tens of
+seconds on a dense 1 MiB file before saying anything."""
 
 _BOM = "\ufeff"
 _NO_REUSE = (
@@ -68,6 +69,10 @@ _FORBIDDEN = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
     "\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
 )
+# In a parsed key or value, escapes of double-quoted YAML ("\x07", "\u202e", "\ud800")
+# can produce any of the above, and every blueprint string is a single line: names, paths and
+# labels end up in scripts, configs and PromQL, where a line break or a tab changes meaning.
+_FORBIDDEN_PARSED = re.compile(_FORBIDDEN.pattern.replace("[", "[\t\n\r", 1))
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _INDENT_TAB = re.compile(r"(?:\A|(?<=[\r\n])) *\t")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -172,24 +177,32 @@ def _decode(data: bytes, file: str) -> str:
         ) from None
 
 
+def _describe(char: str) -> tuple[str, str]:
+    """What is wrong with a forbidden character, and the fix."""
+    code = f"U+{ord(char):04X}"
+    named = f"{code} ({unicodedata.name(char, '')})".replace(" ()", "")
+    if char in _BIDI:
+        return (
+            f"Unicode bidirectional control {named} is not allowed",
+            "remove it: it makes the text display differently from how it is read",
+        )
+    if unicodedata.category(char) == "Cc":
+        return (
+            f"control character {code} is not allowed",
+            "remove it: only tab, line feed and carriage return may appear",
+        )
+    if unicodedata.category(char) in ("Cs", "Cn"):  # lone surrogates, U+FFFE, U+FFFF
+        return f"{code} is not a valid Unicode character", "remove it, and save the file as UTF-8"
+    return (
+        f"invisible character {named} is not allowed",
+        "remove it: editors and tools disagree about how it displays",
+    )
+
+
 def _check_characters(text: str, file: str) -> None:
     found: list[Diagnostic] = []
     for match in _FORBIDDEN.finditer(text):
-        char = match.group()
-        code = f"U+{ord(char):04X}"
-        named = f"{code} ({unicodedata.name(char, '')})".replace(" ()", "")
-        if char in _BIDI:
-            message = f"Unicode bidirectional control {named} is not allowed"
-            hint = "remove it: it makes the text display differently from how it is read"
-        elif unicodedata.category(char) == "Cc":
-            message = f"control character {code} is not allowed"
-            hint = "remove it: only tab, line feed and carriage return may appear"
-        elif unicodedata.category(char) in ("Cs", "Cn"):  # lone surrogates, U+FFFE, U+FFFF
-            message = f"{code} is not a valid Unicode character"
-            hint = "remove it, and save the file as UTF-8"
-        else:
-            message = f"invisible character {named} is not allowed"
-            hint = "remove it: editors and tools disagree about how it displays"
+        message, hint = _describe(match.group())
         line, column = _line_col(text, match.start())
         found.append(Diagnostic(Location(file, line, column), (), message, hint))
         if len(found) == MAX_DIAGNOSTICS:
@@ -402,6 +415,7 @@ class _Builder:
         self.values[path] = self._loc(event.start_mark)
         self._check_node(event, path)
         if isinstance(event, yaml.ScalarEvent):
+            self._check_string(event, path, "value")
             if event.style is not None or event.tag is not None:  # quoted, block or tagged
                 return event.value
             try:
@@ -417,6 +431,24 @@ class _Builder:
         )
         self.stack.append(_Frame(path, container))
         return container
+
+    def _check_string(self, event: yaml.ScalarEvent, path: YamlPath, what: str) -> bool:
+        """Report the first forbidden character of a parsed key or value; False if any."""
+        match = _FORBIDDEN_PARSED.search(event.value)
+        if match is None:
+            return True
+        char = match.group()
+        if char in "\n\r":
+            message = f"line break in the {what} is not allowed"
+            hint = f"write the {what} on one line"
+        elif char == "\t":
+            message, hint = f"tab in the {what} is not allowed", "write a space instead"
+        else:
+            message, hint = _describe(char)
+            message = message.replace(" is not", f" in the {what} is not", 1)
+            hint += ' (escapes in double quotes, such as "\\x07", count too)'
+        self._report(event.start_mark, path, message, hint)
+        return False
 
     def _root(self, event: yaml.NodeEvent) -> None:
         if isinstance(event, yaml.MappingStartEvent):
@@ -453,6 +485,8 @@ class _Builder:
         if not isinstance(event, yaml.ScalarEvent):
             return  # an alias, already reported
         key = event.value
+        if not self._check_string(event, frame.path, "key"):
+            return
         path = (*frame.path, key) if key else frame.path
         if event.style is None and event.tag is None:
             if key == "<<":

@@ -61,8 +61,36 @@ def _is_number(_checker: TypeChecker, instance: object) -> bool:
     return isinstance(instance, int | float) and not isinstance(instance, bool)
 
 
+@functools.cache
+def js_regex(pattern: str) -> re.Pattern[str]:
+    """`pattern` as ECMA-262 (JSON Schema's dialect, and editors') reads it: an unescaped
+    ``$`` outside a character class matches only at the very end. Python's ``$`` also
+    matches before a final line break, so ``^[a-z]+$`` would accept ``"ranker\\n"``."""
+    out: list[str] = []
+    in_class = escaped = False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == "$" and not in_class:
+            char = r"\Z"
+        out.append(char)
+    return re.compile("".join(out))
+
+
+def _pattern(_validator: Any, pattern: str, instance: object, _schema: Any) -> Iterator[Any]:
+    if isinstance(instance, str) and not js_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 BlueprintValidator = validators.extend(
     Draft202012Validator,
+    validators={"pattern": _pattern},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine_many(
         {"integer": _is_integer, "number": _is_number}
     ),
@@ -395,7 +423,7 @@ def _type_hint(want: str, value: Any, node: Mapping[str, Any]) -> str:
     if want == "string" and isinstance(value, bool | int | float):
         # YAML has already turned 25.10 into 25.1; suggest the documented form instead.
         text, pattern = _show_plain(value), node.get("pattern")
-        if pattern and not re.search(pattern, text) and node.get("examples"):
+        if pattern and not js_regex(pattern).search(text) and node.get("examples"):
             return f'quote it so YAML keeps it as written, e.g. "{node["examples"][0]}"'
         return f'quote it so YAML reads it as text: "{text}"'
     if want == "boolean":

@@ -60,7 +60,8 @@ def test_reference_has_a_generated_header_and_a_row_per_field() -> None:
         "| `environments` | mapping by `<env>` | **required** | Where the blueprint runs, by "
         "environment name; each environment is a Pulumi stack of the same name. |",
         "| `policies.waivers[].expires` | string | **required**; e.g. `2027-03-31` | The last day "
-        "the waiver applies (YYYY-MM-DD); after it the rule fails again. |",
+        "the waiver applies (YYYY-MM-DD); after it the rule fails again. At most 90 days after "
+        "the day of the check (policy config `waivers.max_days`); a later date does not waive. |",
         "| `models.<model>.autoscaling.target` | number | default: 4 (waiting requests, with the "
         "default metric); > 0 and ≤ 1000000 | The per-replica target of the metric: waiting "
         "requests, percent GPU busy, or milliseconds. Required with `metric`. |",

@@ -247,7 +247,7 @@ def test_write_atomically_replaces_a_previous_plan_and_nothing_else(tmp_path: Pa
         "plan.json",
     ]
     plan_output.write_atomically(out, [("plan.json", '{"v": 2}')])
-    assert sorted(p.name for p in out.rglob("*")) == ["plan.json"]  # old files gone
+    assert sorted(p.name for p in out.rglob("*")) == [".inferplane-plan", "plan.json"]  # old gone
     assert [p.name for p in tmp_path.iterdir()] == ["plan"]  # no temporary left behind
 
     def failing():

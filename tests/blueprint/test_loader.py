@@ -54,7 +54,7 @@ def test_example_blueprint_loads_with_locations() -> None:
         "preferred_batch_sizes": [8, 16],
     }
     assert doc.data["versions"]["triton"] == "25.08"
-    assert doc.data["policies"]["waivers"][0]["expires"] == "2027-03-31"
+    assert "policies" not in doc.data  # no waiver: its expiry would date the example
 
     path = ("models", "ranker", "batching", "max_queue_delay_us")
     line, key_col = position(text, "max_queue_delay_us: 2000")
@@ -194,7 +194,7 @@ def test_plain_scalars_follow_the_yaml_1_2_core_schema(plain: str, value: object
 
 @pytest.mark.parametrize(
     "text",
-    ['"yes"', "'012'", '"1.5"', "'~'", "'22:22'", '"true"', "|\n  yes\n", '">\n  1_000"', '""'],
+    ['"yes"', "'012'", '"1.5"', "'~'", "'22:22'", '"true"', "|-\n  yes\n", '">\n  1_000"', '""'],
 )
 def test_quoted_and_block_scalars_are_always_strings(text: str) -> None:
     assert isinstance(load_text(f"a: {text}\n", "f.yaml").data["a"], str)
@@ -348,7 +348,10 @@ def test_tabs_in_indentation_are_refused_with_their_column() -> None:
         f"bp.yaml:2:3: error: <document>: tab character in indentation; {hint}\n"
         f"bp.yaml:4:1: error: <document>: tab character in indentation; {hint}"
     )
-    assert load_text("a: 'x\ty'\n", "f.yaml").data == {"a": "x\ty"}  # not indentation
+    # Not indentation, but still refused: every blueprint string is one line of text.
+    assert error("a: 'x\ty'\n") == (
+        "bp.yaml:1:4: error: a: tab in the value is not allowed; write a space instead"
+    )
 
 
 def test_invalid_utf8_is_located_at_the_bad_byte() -> None:
@@ -728,3 +731,58 @@ def test_a_dense_file_is_refused_quickly_at_the_value_cap() -> None:
         "values; split it into several blueprints (one per application)"
     )
     assert elapsed < 30  # stops at the cap instead of parsing the whole file
+
+
+# --- every parsed key and value is one line of visible text ----------------------------------
+# Escapes of double-quoted YAML produce characters the raw-text check never sees.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'name: "chat\\u202eexe"\n',
+            "1:7: error: name: Unicode bidirectional control U+202E (RIGHT-TO-LEFT OVERRIDE) "
+            "in the value is not allowed; remove it: it makes the text display differently "
+            'from how it is read (escapes in double quotes, such as "\\x07", count too)',
+        ),
+        (
+            'name: "bell\\x07"\n',
+            "1:7: error: name: control character U+0007 in the value is not allowed; remove it: "
+            "only tab, line feed and carriage return may appear (escapes in double quotes, "
+            'such as "\\x07", count too)',
+        ),
+        (
+            'name: "\\ud800"\n',
+            "1:7: error: name: U+D800 in the value is not a valid Unicode character; remove it, "
+            'and save the file as UTF-8 (escapes in double quotes, such as "\\x07", count too)',
+        ),
+        (
+            'models:\n  "ranker\\n": {server: vllm}\n',
+            "2:3: error: models: line break in the key is not allowed; write the key on one line",
+        ),
+        (
+            'models:\n  "r\\u2066x": {server: vllm}\n',
+            "2:3: error: models: Unicode bidirectional control U+2066 (LEFT-TO-RIGHT ISOLATE) in "
+            "the key is not allowed; remove it: it makes the text display differently from how "
+            'it is read (escapes in double quotes, such as "\\x07", count too)',
+        ),
+        (
+            'models:\n  ranker:\n    source: "llm/\\r"\n',
+            "3:13: error: models.ranker.source: line break in the value is not allowed; "
+            "write the value on one line",
+        ),
+        (
+            "name: |\n  two\n  lines\n",
+            "1:7: error: name: line break in the value is not allowed; write the value on one line",
+        ),
+    ],
+    ids=["bidi-value", "bell", "surrogate", "newline-key", "isolate-key", "cr-value", "block"],
+)
+def test_escaped_characters_are_refused_after_parsing(text: str, expected: str) -> None:
+    assert error(text) == f"bp.yaml:{expected}"
+
+
+def test_folded_and_stripped_block_scalars_stay_allowed() -> None:
+    assert load_text("a: >-\n  one\n  line\nb: |-\n  x\n", "f.yaml").data == {
+        "a": "one line",
+        "b": "x",
+    }

@@ -29,9 +29,9 @@ def line_of(text: str, occurrence: int = 1) -> int:
 def test_staging_overrides_are_merged_and_located(envs: dict) -> None:
     staging = envs["staging"]
     chat = staging.models["chat"]
-    assert (chat.replicas.min, chat.replicas.max) == (0, 2)
+    assert (chat.replicas.min, chat.replicas.max) == (1, 2)
     loc = staging.locate(("models", "chat", "replicas", "min"))
-    assert loc.line == line_of("replicas: {min: 0, max: 2}")
+    assert loc.line == line_of("replicas: {min: 1, max: 2}   # min 0")
     assert staging.source_path(("models", "chat", "replicas", "min")) == (
         "environments",
         "staging",
@@ -44,7 +44,7 @@ def test_staging_overrides_are_merged_and_located(envs: dict) -> None:
     # untouched fields keep the base value and location
     assert chat.precision == "fp8"
     assert staging.locate(("models", "chat", "precision")).line == line_of("precision: fp8")
-    assert staging.pools["l4"].nodes.min == 2
+    assert staging.pools["l4"].nodes.min == 3
 
 
 def test_prod_keeps_base_values(envs: dict) -> None:
@@ -124,7 +124,7 @@ def test_every_bundled_blueprint_validates() -> None:
 
 
 def test_an_override_replaces_a_secret_reference_whole(tmp_path: Path) -> None:
-    line = "          replicas: {min: 0, max: 2}   # waived below: staging may cold-start\n"
+    line = "replicas: {min: 1, max: 2}   # min 0 (cold starts) would need a waiver: see below\n"
     text = REFERENCE.read_text()
     assert line in text
     text = text.replace(

@@ -20,7 +20,13 @@ from jsonschema import Draft202012Validator
 
 from inferplane.blueprint import catalog, defaults, model, overrides
 from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import BlueprintValidator, schema, validate_document, validator
+from inferplane.blueprint.schema import (
+    BlueprintValidator,
+    js_regex,
+    schema,
+    validate_document,
+    validator,
+)
 from inferplane.blueprint.source import Document, SourceMap
 
 BLUEPRINTS = sorted((Path(__file__).parents[2] / "blueprints").glob("*.yaml"))
@@ -786,3 +792,69 @@ def test_any_replaced_value_gives_located_diagnostics(
 def test_any_document_gives_diagnostics(value: Any) -> None:
     found = validate_document(Document({"root": value}, SourceMap("x.yaml")))
     assert found and all(d.message for d in found)
+
+
+def _pattern_cases() -> list[tuple[str, str]]:
+    """(pattern, string) pairs around each pattern's edges: its examples, and each with a
+    line break before or after it."""
+    cases = set()
+    for _, sub in subschemas(schema()):
+        if "pattern" not in sub:
+            continue
+        samples = [str(e) for e in sub.get("examples", [])] or ["x", "latest", ":latest", "a/../b"]
+        for sample in samples:
+            for text in (sample, sample + "\n", "\n" + sample, sample + "\r\n", sample + "\n\n"):
+                cases.add((sub["pattern"], text))
+    return sorted(cases)
+
+
+def test_patterns_match_the_whole_string_as_ecmascript_does() -> None:
+    # Python's `$` also matches before a final line break: "ranker\n" matched
+    # ^[a-z]([-a-z0-9]*[a-z0-9])?$ and reached scripts, configs and PromQL.
+    name = schema()["$defs"]["modelName"]
+    assert not validator().evolve(schema=name).is_valid("ranker\n")
+    assert validator().evolve(schema=name).is_valid("ranker")
+    assert js_regex(r"^a[$]\$$").search("a$$") and not js_regex(r"^a[$]\$$").search("a$$\n")
+
+
+def test_python_and_ecmascript_agree_on_every_pattern() -> None:
+    if shutil.which("node") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("node is required under CI (Debian package nodejs)")
+        pytest.skip("needs node to run ECMAScript regexes")
+    cases = _pattern_cases()
+    script = (
+        "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify(cases.map(([p, s]) => new RegExp(p, 'u').test(s))));"
+    )
+    run = subprocess.run(
+        ["node", "-e", script], input=json.dumps(cases), capture_output=True, text=True, check=True
+    )
+    python = [js_regex(p).search(s) is not None for p, s in cases]
+    disagree = [
+        c for c, js, py in zip(cases, json.loads(run.stdout), python, strict=True) if js != py
+    ]
+    assert disagree == []
+
+
+def test_the_largest_blueprint_is_one_check_can_afford() -> None:
+    # scripts/bench_check.py: 512 models x 16 environments took ~25 min and 1.7 GiB per
+    # process on 2 cores; 128 x 8 takes minutes and under 1 GiB. The caps are the latter.
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    from generate_blueprint import generate
+
+    def errors(models: int, environments: int) -> list[str]:
+        doc = load_text(generate(models, environments), "big.yaml")
+        return [d.format() for d in validate_document(doc)]
+
+    assert errors(128, 8) == []
+    assert errors(129, 8) == [
+        "big.yaml:79:3: error: models: has 129 entries; at most 128 are allowed; "
+        "remove some of them"
+    ]
+    assert errors(128, 9) == [
+        "big.yaml:6:3: error: environments: has 9 entries; at most 8 are allowed; "
+        "remove some of them"
+    ]

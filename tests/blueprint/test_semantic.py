@@ -241,8 +241,8 @@ def test_waiver_for_an_unknown_environment() -> None:
     text = BASE + textwrap.dedent("""\
         policies:
           waivers:
-            - {rule: warm-replicas, target: models.chat, environments: [dev], reason: r,
-               expires: 2030-01-01}
+            - {rule: warm-replicas, target: models.chat, environments: [dev],
+               reason: "Staging has no customer traffic", expires: 2030-01-01}
         """)
     assert diagnostics(text) == [
         "bp.yaml:36:65: error: policies.waivers[0].environments[0]: no environment named "
@@ -334,4 +334,45 @@ def test_vpc_cidr_only_for_a_created_cluster() -> None:
     assert diagnostics(text) == [
         "bp.yaml:17:45: error: environments.prod.cluster.vpc_cidr: `vpc_cidr` only applies to a "
         "cluster inferplane creates; remove it; an existing cluster keeps its network"
+    ]
+
+
+def _waiver(target: str, reason: str) -> str:
+    return BASE + textwrap.dedent(f"""\
+        policies:
+          waivers:
+            - rule: warm-replicas
+              target: {target}
+              reason: "{reason}"
+              expires: 2030-01-01
+        """)
+
+
+def test_a_waiver_target_must_exist() -> None:
+    assert diagnostics(_waiver("models.chatt", "Staging has no customer traffic")) == [
+        "bp.yaml:37:15: error: policies.waivers[0].target: no model named 'chatt'; use one of: "
+        "models.chat, models.rank"
+    ]
+    assert diagnostics(_waiver("gpu_pools.a100", "Staging has no customer traffic")) == [
+        "bp.yaml:37:15: error: policies.waivers[0].target: no GPU pool named 'a100'; use one "
+        "of: gpu_pools.l4"
+    ]
+    for target in ("models.chat", "gpu_pools.l4", "load_balancer"):
+        assert diagnostics(_waiver(target, "Staging has no customer traffic")) == []
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "....................",
+        "aaaaaaaaaaaaaaaaaaaaaaa",
+        "ok ok ok ok ok ok ok",
+        "x1 x2 x3 x4 x5 x6 x7",
+    ],
+)
+def test_a_waiver_reason_must_say_something(reason: str) -> None:
+    assert diagnostics(_waiver("models.chat", reason)) == [
+        f"bp.yaml:38:15: error: policies.waivers[0].reason: the reason {reason!r} does not say "
+        "why the exception is acceptable; write at least three words a reviewer can weigh "
+        "(what is waived, why it is safe, what ends it)"
     ]

@@ -68,7 +68,7 @@ def test_eks_node_group_fields(staging: Environment) -> None:
     assert l4["amiType"] == "AL2023_x86_64_NVIDIA"
     assert l4["capacityType"] == "ON_DEMAND"
     assert l4["diskSize"] == 200
-    assert l4["scalingConfig"] == {"minSize": 2, "maxSize": 6, "desiredSize": 2}
+    assert l4["scalingConfig"] == {"minSize": 3, "maxSize": 6, "desiredSize": 3}
     assert l4["taints"] == [GPU_TAINT]
     assert l4["labels"] == {
         naming.POOL_LABEL: "l4",

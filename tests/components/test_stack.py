@@ -114,7 +114,20 @@ def test_namespace_and_environment_configmap(
 def test_environment_data_publishes_the_environments_waivers(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    data = environment_data(reference_env("staging"))
+    import dataclasses
+
+    from inferplane.blueprint.model import Waiver
+
+    waiver = Waiver(
+        "warm-replicas",
+        "models.chat",
+        ("staging",),
+        "Staging has no customer traffic; a cold start there is acceptable.",
+        "2027-03-31",
+        ("policies", "waivers", 0),
+    )
+    env = dataclasses.replace(reference_env("staging"), waivers=(waiver,))
+    data = environment_data(env)
     assert json.loads(data["waivers"]) == [
         {
             "rule": "warm-replicas",
@@ -138,7 +151,7 @@ def test_environment_data_of_prod(prod: Environment) -> None:
         "cloud": "gcp",
         "region": "us-central1",
         "zones": '["us-central1-a", "us-central1-b"]',
-        "waivers": "[]",  # the reference's only waiver is for staging
+        "waivers": "[]",  # the reference carries no waiver
     }
     assert json.loads(data["pools"]) == {
         "h100": {

@@ -34,8 +34,39 @@ def check(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
     )
 
 
-def test_reference_blueprint_passes_with_its_staging_waiver_reported() -> None:
-    proc = check(str(REFERENCE.relative_to(ROOT)), "--format", "json")
+WAIVED_STAGING = """
+policies:
+  waivers:
+    - rule: warm-replicas
+      target: models.chat
+      environments: [staging]
+      reason: Staging has no customer traffic; a cold start there is acceptable.
+      expires: {expires}
+"""
+
+
+def with_staging_waiver(directory: Path, expires: str = "2026-08-30") -> Path:
+    """The reference, with staging's chat allowed to cold-start under a waiver (the shipped
+    example carries no waiver: a dated one would fail within months)."""
+    text = REFERENCE.read_text()
+    old = "replicas: {min: 1, max: 2}   # min 0 (cold starts) would need a waiver: see below"
+    assert old in text
+    path = directory / "support-assistant.yaml"
+    path.write_text(
+        text.replace(old, "replicas: {min: 0, max: 2}") + WAIVED_STAGING.format(expires=expires)
+    )
+    return path
+
+
+def test_reference_blueprint_passes_without_waivers() -> None:
+    for today in (None, "2027-06-01", "2030-01-01"):  # it does not date
+        proc = check(str(REFERENCE.relative_to(ROOT)), env={"INFERPLANE_TODAY": today or ""})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_waived_mandatory_rule_is_reported_and_summarised(tmp_path: Path) -> None:
+    path = with_staging_waiver(tmp_path)
+    proc = check(str(path), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["version"] == 1 and report["summary"]["passed"] is True
@@ -46,22 +77,89 @@ def test_reference_blueprint_passes_with_its_staging_waiver_reported() -> None:
     ]
     [result] = waived
     assert result["level"] == "mandatory"
-    assert result["location"] == {
-        "file": "blueprints/support-assistant.yaml",
-        "line": 32,
-        "column": 27,
-    }
+    assert result["location"] == {"file": str(path), "line": 32, "column": 27}
     assert result["waiver"]["reason"].startswith("Staging has no customer traffic")
-    assert result["waiver"]["expires"] == "2027-03-31" and result["waiver"]["expired"] is False
+    assert result["waiver"]["expires"] == "2026-08-30" and result["waiver"]["expired"] is False
     assert {e["environment"] for e in report["summary"]["environments"]} == {"staging", "prod"}
+    line = len(REFERENCE.read_text().splitlines()) + 4
+    assert report["summary"]["mandatory_waivers"] == [
+        {
+            "rule": "warm-replicas",
+            "target": "models.chat",
+            "environments": ["staging"],
+            "expires": "2026-08-30",
+            "reason": "Staging has no customer traffic; a cold start there is acceptable.",
+            "location": f"{path}:{line}:7",
+        }
+    ]
+    text = check(str(path)).stdout
+    assert text.endswith(
+        "  waived mandatory rule warm-replicas on models.chat in staging until 2026-08-30 "
+        f"({path}:{line}:7): Staging has no customer traffic; a cold start there is "
+        "acceptable.\n"
+    )
 
 
-def test_expired_waiver_fails_the_check_and_says_so() -> None:
-    proc = check(str(REFERENCE), "--env", "staging", env={"INFERPLANE_TODAY": "2027-04-01"})
+def test_a_waiver_expiring_too_far_ahead_fails_the_check(tmp_path: Path) -> None:
+    path = with_staging_waiver(tmp_path, expires="2026-08-31")  # TODAY + 91 days
+    proc = check(str(path), "--env", "staging")
     assert proc.returncode == 1
     assert "mandatory warm-replicas: models.chat: keeps 0 warm replicas" in proc.stdout
-    assert "(waiver expired 2027-03-31)" in proc.stdout
+    assert (
+        "(waiver does not apply: it expires 2026-08-31, more than 90 days after 2026-06-01; "
+        "set expires to 2026-08-30 or earlier)"
+    ) in proc.stdout
+    config = tmp_path / "policy.yaml"
+    config.write_text("waivers: {max_days: 120}\n")
+    assert check(str(path), "--policy-config", str(config)).returncode == 0
+
+
+def test_expired_waiver_fails_the_check_and_says_so(tmp_path: Path) -> None:
+    path = with_staging_waiver(tmp_path)
+    proc = check(str(path), "--env", "staging", env={"INFERPLANE_TODAY": "2026-08-31"})
+    assert proc.returncode == 1
+    assert "mandatory warm-replicas: models.chat: keeps 0 warm replicas" in proc.stdout
+    assert "(waiver expired 2026-08-30)" in proc.stdout
     assert "32 |           replicas: {min: 0, max: 2}" in proc.stdout  # the line, quoted
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        (
+            {"INFERPLANE_JOBS": "two"},
+            "inferplane check: error: INFERPLANE_JOBS='two' is not a number of processes from 1 "
+            "to 256; set it to a whole number such as 2, or unset it\n",
+        ),
+        (
+            {"INFERPLANE_JOBS": "0"},
+            "inferplane check: error: INFERPLANE_JOBS='0' is not a number of processes from 1 "
+            "to 256; set it to a whole number such as 2, or unset it\n",
+        ),
+        (
+            {"INFERPLANE_TODAY": "2026-13-01"},
+            "inferplane check: error: INFERPLANE_TODAY='2026-13-01' is not a date YYYY-MM-DD; "
+            "unset it\n",
+        ),
+    ],
+    ids=["jobs-word", "jobs-zero", "today"],
+)
+def test_unusable_environment_variables_exit_2(env: dict[str, str], expected: str) -> None:
+    proc = check(str(REFERENCE), env=env)
+    assert (proc.returncode, proc.stderr) == (2, expected)
+
+
+@pytest.mark.parametrize("name", ["missing/report.sarif", "file/report.sarif", "x" * 300])
+def test_unwritable_output_exits_2(tmp_path: Path, name: str) -> None:
+    (tmp_path / "file").write_text("")
+    out = tmp_path / name
+    proc = check(str(REFERENCE), "--env", "prod", "--output", str(out))
+    assert proc.returncode == 2, proc.stderr
+    reason = {
+        "missing/report.sarif": "No such file or directory",
+        "file/report.sarif": "Not a directory",
+    }.get(name, "File name too long")
+    assert proc.stderr == f"inferplane check: error: --output {out}: {reason}\n"
 
 
 def _first_failing() -> list[Fixture]:
@@ -154,7 +252,8 @@ def test_policy_config_can_make_an_advisory_fail(tmp_path: Path) -> None:
 
 def test_sarif_output_file(tmp_path: Path) -> None:
     out = tmp_path / "check.sarif"
-    proc = check(str(REFERENCE), "--format", "sarif", "--output", str(out))
+    path = with_staging_waiver(tmp_path)
+    proc = check(str(path), "--format", "sarif", "--output", str(out))
     assert proc.returncode == 0 and proc.stdout == ""
     sarif = json.loads(out.read_text())
     assert sarif["version"] == "2.1.0"
@@ -164,6 +263,12 @@ def test_sarif_output_file(tmp_path: Path) -> None:
     assert waived["ruleId"] == "warm-replicas"
     region = waived["locations"][0]["physicalLocation"]["region"]
     assert region == {"startLine": 32, "startColumn": 27}
+    [listed] = run["properties"]["mandatoryWaivers"]
+    assert (listed["rule"], listed["target"], listed["environments"]) == (
+        "warm-replicas",
+        "models.chat",
+        ["staging"],
+    )
 
 
 def test_internal_error_exits_3_in_one_line() -> None:

@@ -18,10 +18,12 @@ REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 HF_TOKEN = "hf_e2e_plan_7d1f0c9a5b"  # the value `from_env: HF_TOKEN` reads
 
 
-def inferplane(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def inferplane(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "inferplane", *args],
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
@@ -141,3 +143,104 @@ def test_internal_error_is_one_line_unless_debugging(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
     loud = run("1")
     assert loud.returncode == 3 and "Traceback" in loud.stderr
+
+
+# --- --out replaces only a directory that a plan wrote ---------------------------------------
+def _refused(result: subprocess.CompletedProcess[str], out: str, why: str) -> None:
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"inferplane plan: error: --out {out}: {why}; choose a new or empty directory\n"
+    )
+    assert result.stdout == ""
+
+
+def _repository(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / "plan.json").write_text("{}")  # a plan.json alone no longer marks a plan
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("out", "why"),
+    [
+        (".", "is the current directory"),
+        ("..", "contains the current directory"),
+        ("/", "is the root directory"),
+    ],
+)
+def test_out_refuses_the_current_directory_and_its_ancestors(
+    tmp_path: Path, out: str, why: str
+) -> None:
+    repo = _repository(tmp_path)
+    _refused(inferplane("plan", str(REFERENCE), "--env", "prod", "--out", out, cwd=repo), out, why)
+    assert (repo / ".git" / "HEAD").is_file() and (repo / "plan.json").is_file()
+
+
+def test_out_refuses_a_repository_root_and_home(tmp_path: Path) -> None:
+    repo = _repository(tmp_path)
+    result = inferplane("plan", str(REFERENCE), "--env", "prod", "--out", str(repo))
+    _refused(result, str(repo), "is the root of a git repository")
+    (repo / ".inferplane-plan").write_text("")  # even with a marker planted in it
+    result = inferplane("plan", str(REFERENCE), "--env", "prod", "--out", str(repo))
+    _refused(result, str(repo), "is the root of a git repository")
+    assert (repo / ".git" / "HEAD").is_file()
+    home = tmp_path / "home"
+    home.mkdir()
+    result = inferplane(
+        "plan", str(REFERENCE), "--env", "prod", "--out", str(home), env={"HOME": str(home)}
+    )
+    _refused(result, str(home), "is the home directory")
+    result = inferplane(
+        "plan", str(REFERENCE), "--env", "prod", "--out", str(tmp_path), env={"HOME": str(home)}
+    )
+    _refused(result, str(tmp_path), "contains the home directory")
+
+
+def test_out_with_a_plan_json_but_no_marker_is_not_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "plan.json").write_text("{}")
+    (out / "notes.txt").write_text("mine")
+    result = inferplane("plan", str(REFERENCE), "--env", "prod", "--out", str(out))
+    _refused(result, str(out), "not empty and not a previous plan (no .inferplane-plan file in it)")
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "plan.json"]
+
+
+def test_out_is_replaced_when_a_plan_wrote_it(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert inferplane("plan", str(REFERENCE), "--env", "prod", "--out", str(out)).returncode == 0
+    assert (out / ".inferplane-plan").read_text().startswith("Written by `inferplane plan --out`")
+    (out / "stale.txt").write_text("from an older plan")
+    assert inferplane("plan", str(REFERENCE), "--env", "prod", "--out", str(out)).returncode == 0
+    assert not (out / "stale.txt").exists() and (out / "plan.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("file/out", "{parent} is a file, not a directory; choose a new or empty directory"),
+        ("x" * 300, "cannot use the path: File name too long"),
+    ],
+    ids=["under-a-file", "too-long"],
+)
+def test_out_paths_that_cannot_exist_exit_2(tmp_path: Path, name: str, why: str) -> None:
+    (tmp_path / "file").write_text("")
+    out = str(tmp_path / name)
+    result = inferplane("plan", str(REFERENCE), "--env", "prod", "--out", out)
+    assert result.returncode == 2, result.stderr
+    why = why.format(parent=tmp_path / "file")
+    assert result.stderr == f"inferplane plan: error: --out {out}: {why}\n"
+
+
+def test_out_in_an_unwritable_directory_exits_2(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    out = str(locked / "out")
+    if os.access(locked, os.W_OK):  # root may write anywhere, but not into sysfs
+        out = "/sys/inferplane-plan-out"
+    result = inferplane("plan", str(REFERENCE), "--env", "prod", "--out", out)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"inferplane plan: error: --out {out}: cannot write")
+    assert "Permission denied" in result.stderr or "Operation not permitted" in result.stderr

@@ -86,7 +86,7 @@ def test_generated_files_are_current() -> None:
 # --- waivers ------------------------------------------------------------------------------
 def _waiver(
     target: str = "models.chat",
-    expires: str = "2026-12-31",
+    expires: str = "2026-07-31",  # within 90 days of ON
     envs: tuple[str, ...] | None = None,
     rule_id: str = "warm-replicas",
 ) -> Waiver:
@@ -154,3 +154,72 @@ def test_today_is_overridable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INFERPLANE_TODAY", "2030-01-02")
     assert waivers.today() == dt.date(2030, 1, 2)
     assert waivers.today("2031-05-06") == dt.date(2031, 5, 6)
+
+
+def test_a_waiver_expiring_too_far_ahead_does_not_waive() -> None:
+    # ON + 90 days is 2026-08-30: the last expiry that still waives.
+    [limit] = waivers.apply(_results(), [_waiver(expires="2026-08-30")], ON)
+    assert limit.status == "waived"
+    [later] = waivers.apply(_results(), [_waiver(expires="2026-08-31")], ON, _loc)
+    assert later.status == "violation" and later.blocking
+    assert later.message.endswith(
+        "(waiver does not apply: it expires 2026-08-31, more than 90 days after 2026-06-01; "
+        "set expires to 2026-08-30 or earlier)"
+    )
+    assert later.waiver is not None and later.waiver.as_dict()["refused"] is not None
+    # The limit is policy config; an applying waiver beats a refused one for the same result.
+    [looser] = waivers.apply(_results(), [_waiver(expires="2026-08-31")], ON, max_days=120)
+    assert looser.status == "waived"
+    [both] = waivers.apply(_results(), [_waiver(expires="2027-01-01"), _waiver()], ON)
+    assert (
+        both.status == "waived"
+        and both.waiver is not None
+        and both.waiver.expires == ("2026-07-31")
+    )
+
+
+def test_the_waiver_limit_is_policy_config(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("waivers: {max_days: 30}\n")
+    assert load(path).waiver_max_days == 30
+    assert PolicyConfig().waiver_max_days == 90
+    path.write_text("waivers: {max_day: 30}\n")
+    with pytest.raises(BlueprintError) as err:
+        load(path)
+    assert str(err.value).endswith(
+        "1:10: error: waivers: Additional properties are not allowed ('max_day' was "
+        "unexpected); use: max_days"
+    )
+    path.write_text("waivers: {max_days: 1000}\n")
+    with pytest.raises(BlueprintError) as err:
+        load(path)
+    assert "waivers.max_days: 1000 is greater than the maximum of 365" in str(err.value)
+
+
+def test_mandatory_waivers_are_listed_once_with_their_environments() -> None:
+    stack_results = _results()
+    staging = [r.__class__(**{**r.__dict__, "environment": "staging"}) for r in stack_results]
+    applied = waivers.apply([*stack_results, *staging], [_waiver()], ON, _loc)
+    entries = waivers.mandatory_waivers(applied)
+    assert entries == [
+        {
+            "rule": "warm-replicas",
+            "target": "models.chat",
+            "environments": [stack_results[0].environment, "staging"],
+            "expires": "2026-07-31",
+            "reason": "cold starts are fine here",
+            "location": "bp.yaml:90:7",
+        }
+    ]
+    assert waivers.describe_mandatory(entries[0]) == (
+        f"waived mandatory rule warm-replicas on models.chat in "
+        f"{stack_results[0].environment}, staging until 2026-07-31 (bp.yaml:90:7): "
+        "cold starts are fine here"
+    )
+
+
+def test_unusable_dates_are_clear_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INFERPLANE_TODAY", "tomorrow")
+    with pytest.raises(ValueError) as err:
+        waivers.today()
+    assert str(err.value) == "INFERPLANE_TODAY='tomorrow' is not a date YYYY-MM-DD; unset it"

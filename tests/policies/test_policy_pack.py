@@ -3,6 +3,7 @@ pack process itself spoken to over gRPC as the Pulumi CLI does."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import select
@@ -111,6 +112,12 @@ def test_published_waivers_apply_online() -> None:
     resources = S.compliant()
     resources[4] = S.scaled_object("chat", lo=0.0)
     data = resources[0].props["data"]
+    soon = (dt.date.today() + dt.timedelta(days=30)).isoformat()  # within the 90-day limit
+    data["waivers"] = json.dumps(
+        [{"rule": "warm-replicas", "target": "models.chat", "reason": "r", "expires": soon}]
+    )
+    assert _stack_violations("warm-replicas", resources) == []
+    # An expiry beyond the limit does not waive online either.
     data["waivers"] = json.dumps(
         [
             {
@@ -123,7 +130,7 @@ def test_published_waivers_apply_online() -> None:
             }
         ]
     )
-    assert _stack_violations("warm-replicas", resources) == []
+    assert _stack_violations("warm-replicas", resources) != []
 
 
 def test_facts_the_pack_cannot_read_are_a_violation() -> None:

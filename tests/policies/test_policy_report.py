@@ -64,7 +64,31 @@ def test_text_groups_by_environment_and_quotes_the_line(tmp_path: Path) -> None:
     assert text.endswith(
         "inferplane check: 0 mandatory violations, 1 advisory, 1 waived in 2 environments of "
         "1 blueprint: passed\n"
+        f"  waived mandatory rule warm-replicas on models.chat in staging until 2027-03-31 "
+        f"({bp}:9:7): no traffic, 100%\n"
     )
+
+
+def test_every_format_lists_the_waivers_of_mandatory_rules(tmp_path: Path) -> None:
+    report = _report(tmp_path)
+    bp = tmp_path / "bp.yaml"
+    entry = {
+        "rule": "warm-replicas",
+        "target": "models.chat",
+        "environments": ["staging"],
+        "expires": "2027-03-31",
+        "reason": "no traffic, 100%",
+        "location": f"{bp}:9:7",
+    }
+    line = (
+        f"  waived mandatory rule warm-replicas on models.chat in staging until 2027-03-31 "
+        f"({bp}:9:7): no traffic, 100%"
+    )
+    assert json.loads(render(report, "json"))["summary"]["mandatory_waivers"] == [entry]
+    sarif = json.loads(render(report, "sarif"))
+    assert sarif["runs"][0]["properties"]["mandatoryWaivers"] == [entry]
+    assert render(report, "github").splitlines()[-1] == line
+    assert render(report, "text").splitlines()[-1] == line
 
 
 def test_github_annotations_escape_data_and_properties(tmp_path: Path) -> None:

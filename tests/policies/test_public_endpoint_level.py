@@ -9,7 +9,7 @@ from pathlib import Path
 from policy_fixtures import FIXTURES
 
 from inferplane.app.check import check_files
-from inferplane.policies.framework import rule
+from inferplane.policies.rules import rule
 
 TODAY = dt.date(2026, 6, 1)
 WAIVER = """

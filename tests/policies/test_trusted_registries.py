@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from inferplane.policies.framework import rule
+from inferplane.policies.rules import rule
 from inferplane.policies.rules.trusted_registries import repository, trusted
 
 DEFAULTS = rule("trusted-registries").defaults()["registries"]

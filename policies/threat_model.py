@@ -1,0 +1,41 @@
+# ruff: noqa: E501  (Markdown table rows are one line each)
+"""The threat model of the policy check, as `policies/README.md` states it (the catalogue
+generator appends it there; edit it here)."""
+
+from __future__ import annotations
+
+THREAT_MODEL = """\
+## Threat model
+
+The policy check is a gate: a blueprint that passes it is deployed. It is written for a
+repository where anyone may open a pull request, including from a fork, and where the
+authors of blueprints are not the owners of the rules.
+
+**Assets.** The cloud accounts and clusters the stacks deploy to; the deploy runner's
+credentials; the models and their data (model stores, endpoints); and the integrity of the
+check itself, which stands between a pull request and a deployment.
+
+**Attackers.** The author of a pull request (a fork, or a compromised or careless
+contributor): they control every byte of the blueprints, every file name in the pull request,
+and anything else the pull request changes, including `policies/`, the tool and the
+workflow files.
+
+**What they may try, and what stops it.**
+
+| attack | defence |
+|---|---|
+| Change the rules, the tool or their configuration in the same pull request, so that a violation passes | The workflow runs inferplane installed from a checkout of the **base** commit; the pull request's checkout is only read as data (its blueprints). `.github/CODEOWNERS` puts `policies/`, `inferplane/`, `components/`, `stacks/`, `.github/`, `.ci/` and `pyproject.toml` under the platform team: with "Require review from Code Owners" such a change needs their approval before it can judge anything. |
+| Edit the workflow itself (on `pull_request`, GitHub runs the workflow as the pull request defines it) | CODEOWNERS review of `.github/`, and branch protection that requires this check by name. `pull_request_target` is deliberately not used: it would hand a write token to a job that processes untrusted input. Fork pull requests run with a read-only token and no secrets. |
+| Inject shell commands through a file name (`$(…)`, backticks, `;`, line breaks, spaces, `../`) | No pull-request value is pasted into a `run:` script: names travel through `env:` and a file, are matched against `^blueprints/[A-Za-z0-9._-]+\\.ya?ml$`, skipped with a message otherwise, and passed as quoted arguments after `--`. Tested by running the workflow's steps with such names (`tests/e2e/test_workflow.py`). |
+| Steal the checkout's token from `.git/config` | Both checkouts use `persist-credentials: false`. |
+| Hide a violation behind a waiver | A waiver names one rule and one existing target (`models.<model>`, `gpu_pools.<pool>` or `load_balancer`: never a section or a wildcard), gives a reason of at least 20 characters of words, and expires at most `waivers.max_days` (default 90) after the day of the check; a later expiry does not waive. A waived result is still reported, and every waiver of a mandatory rule is listed in the summary of every report format. |
+| Smuggle characters that read differently than they display, or that break generated scripts, configs and PromQL | The loader refuses control characters, bidirectional controls and lone surrogates in the raw text **and** in every parsed key and value (escapes of double-quoted YAML included), and refuses line breaks and tabs in any value; schema patterns match the whole string (`$` as ECMAScript reads it, so `"ranker\\n"` is not a model name). |
+| Crash the tool, or make it exhaust the runner | Bounded input (1 MiB, 50,000 values, 32 levels, the schema's caps on models and environments); every user input, including `--out`/`--output` paths and environment variables, ends in a located error and exit 2, never in exit 3. |
+| Delete files through `plan --out` | `plan --out` replaces only a directory holding its own `.inferplane-plan` marker, and never `.`, a repository root, `$HOME`, `/`, or an ancestor of the current directory. |
+
+**Out of scope.** A platform-team member who approves a malicious change; a compromised base
+branch; the security of GitHub-hosted runners and of the Actions the workflow pins by major
+version (pin them by commit digest where policy requires it). The online CrossGuard pack
+(`pulumi preview --policy-pack policies`) runs with the deploy runner's credentials and must
+be installed from the trusted branch as well.
+"""

@@ -1,0 +1,214 @@
+"""The shipped pull-request workflow, run step by step with hostile file names.
+
+The steps' `run:` scripts are taken from the YAML and run with bash as GitHub runs them
+(``bash --noprofile --norc -eo pipefail``), in a git repository whose pull request adds files
+named to inject commands. `inferplane` is a stub that records its arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / ".github" / "workflows" / "inferplane-check.yml"
+
+HOSTILE = [
+    "blueprints/$(touch pwned-dollar).yaml",
+    "blueprints/a;touch pwned-semicolon;.yaml",
+    "blueprints/`touch pwned-backtick`.yaml",
+    "blueprints/new\nline.yaml",
+    "blueprints/with space.yaml",
+    "blueprints/sub/nested.yaml",
+    "blueprints/-rf.yaml.txt",
+]
+SAFE = ["blueprints/ok-1.yaml", "blueprints/Other_2.yml"]
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def steps() -> dict[str, dict[str, Any]]:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    return {s.get("name", s.get("uses", "")): s for s in workflow["jobs"]["check"]["steps"]}
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def run_step(name: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    script = steps()[name]["run"]
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> tuple[Path, str]:
+    """A PR checkout (tmp/pr) whose head adds hostile and safe blueprint names; the base sha."""
+    pr = tmp_path / "pr"
+    (pr / "blueprints").mkdir(parents=True)
+    git(pr, "init", "-q")
+    (pr / "blueprints" / "base.yaml").write_text("name: base\n")
+    git(pr, "add", "-A")
+    git(pr, "commit", "-qm", "base")
+    base = git(pr, "rev-parse", "HEAD")
+    for name in HOSTILE + SAFE:
+        path = pr / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("name: x\n")
+    git(pr, "add", "-A")
+    git(pr, "commit", "-qm", "hostile names")
+    return pr, base
+
+
+def select(pr: Path, base: str, tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    listing = tmp / "list.txt"
+    output = tmp / "github_output"
+    result = run_step(
+        "Blueprints to check",
+        pr,
+        {"BASE": base, "LIST": str(listing), "GITHUB_OUTPUT": str(output)},
+    )
+    assert result.returncode == 0, result.stderr
+    return result, listing
+
+
+def nothing_ran(tmp: Path) -> None:
+    assert sorted(p.name for p in tmp.rglob("pwned*")) == []
+
+
+def test_no_run_script_interpolates_an_expression() -> None:
+    for name, step in steps().items():
+        assert "${{" not in step.get("run", ""), name
+
+
+def test_changed_hostile_names_are_skipped_with_a_message(
+    workspace: tuple[Path, str], tmp_path: Path
+) -> None:
+    pr, base = workspace
+    result, listing = select(pr, base, tmp_path)
+    assert listing.read_text().splitlines() == sorted(SAFE)
+    for name in HOSTILE:
+        quoted = subprocess.run(
+            ["bash", "-c", 'printf %q "$1"', "-", name], capture_output=True, text=True, check=True
+        ).stdout
+        assert f"skipping {quoted}: a blueprint is named blueprints/" in result.stdout, name
+    assert "count=2\n" in (tmp_path / "github_output").read_text()
+    nothing_ran(tmp_path)
+
+
+def test_every_blueprint_when_the_base_is_unknown(
+    workspace: tuple[Path, str], tmp_path: Path
+) -> None:
+    pr, _ = workspace
+    result, listing = select(pr, "", tmp_path)
+    assert listing.read_text().splitlines() == sorted(["blueprints/base.yaml", *SAFE])
+    # Not listed at all: a file in a subfolder (find does not descend), a name not *.y*ml.
+    assert result.stdout.count("skipping ") == len(HOSTILE) - 2
+    nothing_ran(tmp_path)
+
+
+def test_names_git_cannot_hold_are_skipped_too(tmp_path: Path) -> None:
+    # A stub git that reports what a crafted diff could: parent paths, absolute paths.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "git"
+    stub.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in cat-file) exit 0;; esac\n'
+        "printf 'blueprints/../../etc/passwd.yaml\\0blueprints/..yaml.d/x.yaml\\0"
+        "blueprints/ok.yaml\\0'\n"
+    )
+    stub.chmod(0o755)
+    pr = tmp_path / "pr"
+    (pr / "blueprints").mkdir(parents=True)
+    listing, output = tmp_path / "list.txt", tmp_path / "out"
+    result = run_step(
+        "Blueprints to check",
+        pr,
+        {
+            "BASE": "abc",
+            "LIST": str(listing),
+            "GITHUB_OUTPUT": str(output),
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        },
+    )
+    assert result.returncode == 0, result.stderr
+    assert listing.read_text().splitlines() == ["blueprints/ok.yaml"]
+    assert "skipping blueprints/../../etc/passwd.yaml:" in result.stdout
+    assert "skipping blueprints/..yaml.d/x.yaml:" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [
+        ("Check (SARIF for code scanning)", ["--format", "sarif", "--output", "SARIF"]),
+        ("Check (annotations on the blueprint lines)", ["--format", "github"]),
+    ],
+)
+def test_check_steps_pass_the_names_as_quoted_arguments(
+    workspace: tuple[Path, str], tmp_path: Path, step: str, expected: list[str]
+) -> None:
+    pr, base = workspace
+    _, listing = select(pr, base, tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    argv = tmp_path / "argv"
+    (bin_dir / "inferplane").write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" > {argv}\n')
+    (bin_dir / "inferplane").chmod(0o755)
+    sarif = str(tmp_path / "out.sarif")
+    env = {"LIST": str(listing), "SARIF": sarif, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = run_step(step, pr, env)
+    assert result.returncode == 0, result.stderr
+    args = argv.read_text().split("\0")[:-1]
+    want = [a.replace("SARIF", sarif) for a in expected]
+    assert args == ["check", *want, "--", *sorted(SAFE)]
+    nothing_ran(tmp_path)
+
+
+def test_the_tool_is_installed_from_the_base_checkout() -> None:
+    s = steps()
+    base = s["Check out the base branch (the trusted tool and rules)"]["with"]
+    head = s["Check out the pull request (untrusted, read as data)"]["with"]
+    assert base["path"] == "base" and "base.sha" in base["ref"]
+    assert head["path"] == "pr" and "head.sha" in head["ref"]
+    assert base["persist-credentials"] is False and head["persist-credentials"] is False
+    assert s["Install inferplane from the base branch"]["run"].rstrip().endswith("./base")
+    for name in ("Check (SARIF for code scanning)", "Check (annotations on the blueprint lines)"):
+        assert s[name]["working-directory"] == "pr"  # the PR's files are read, not imported
+
+
+def test_codeowners_puts_the_judge_under_the_platform_team() -> None:
+    owners = {
+        line.split()[0]: line.split()[1:]
+        for line in (ROOT / ".github" / "CODEOWNERS").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    for path in ("/policies/", "/inferplane/", "/components/", "/stacks/", "/.github/"):
+        assert owners[path] == ["@acme/ml-platform"], path
+    assert owners["/pyproject.toml"] == ["@acme/ml-platform"]
+    assert owners["/.ci/"] == ["@acme/ml-platform"]
+
+
+def test_the_threat_model_is_written_down() -> None:
+    readme = (ROOT / "policies" / "README.md").read_text()
+    assert "\n## Threat model\n" in readme
+    assert "installed from a checkout of the **base** commit" in readme
