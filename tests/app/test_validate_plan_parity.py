@@ -258,7 +258,7 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
                 {
                     "rule": "warm-replicas",
                     "target": f"models.{sorted(models)[0]}",
-                    "reason": "generated",
+                    "reason": "Generated blueprint: a cold start is acceptable here.",
                     "expires": "2027-02-31" if _rare(draw) else "2027-02-28",
                 }
             ]

@@ -71,7 +71,7 @@ CASES = [
     ),
     pytest.param(
         BASE
-        + "policies:\n  waivers:\n    - rule: warm-replicas\n      target: models.chat\n      reason: test\n      expires: 2027-02-31\n",
+        + "policies:\n  waivers:\n    - rule: warm-replicas\n      target: models.chat\n      reason: Staging has no customer traffic, so a cold start is fine.\n      expires: 2027-02-31\n",
         [
             "bp.yaml:39:16: error: policies.waivers[0].expires: 2027-02-31 is not a date in the calendar; use a day that exists in that month (YYYY-MM-DD)"
         ],
