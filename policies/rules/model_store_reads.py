@@ -134,14 +134,16 @@ RULE = Rule(
     ),
     passing_example="""\
 environments:
-  prod: {model_store: s3://acme-models/}
+  staging: {model_store: s3://acme-models/}
 models:
   chat: {source: llama/}
 """,
     failing_example="""\
 environments:
-  prod: {model_store: s3://acme-models/}
-models:
-  chat: {source: s3://finance-exports/llama/}
+  staging:
+    model_store: s3://acme-models/
+    overrides:
+      models:
+        chat: {source: s3://finance-exports/llama/}
 """,
 )

@@ -828,7 +828,12 @@ def test_python_and_ecmascript_agree_on_every_pattern() -> None:
         "process.stdout.write(JSON.stringify(cases.map(([p, s]) => new RegExp(p, 'u').test(s))));"
     )
     run = subprocess.run(
-        ["node", "-e", script], input=json.dumps(cases), capture_output=True, text=True, check=True
+        ["node", "-e", script],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
     )
     python = [js_regex(p).search(s) is not None for p, s in cases]
     disagree = [

@@ -30,7 +30,7 @@ INVALID = [
     ),
 ]
 SUMMARY = (
-    "inferplane check: 0 mandatory violations, 3 advisory, 1 waived in 1 environment of "
+    "inferplane check: 0 mandatory violations, 4 advisory, 0 waived in 1 environment of "
     "1 blueprint, 1 invalid file: failed"
 )
 
@@ -65,7 +65,7 @@ def test_text_prints_located_diagnostics_and_the_other_files_results(workdir: Pa
         f"bad.yaml:66:20: error: {path}: {what}; {fix}" for path, what, fix in INVALID
     ]
     assert proc.stdout.startswith("good.yaml · environment staging\n")
-    assert "waived warm-replicas: models.chat" in proc.stdout
+    assert "advisory capacity-headroom: models.chat" in proc.stdout
     assert proc.stdout.endswith(SUMMARY + "\n")
 
 
@@ -86,9 +86,10 @@ def test_json_carries_the_diagnostics_and_the_other_files_results(workdir: Path)
     assert report["summary"] == {
         "passed": False,
         "mandatory": 0,
-        "advisory": 3,
-        "waived": 1,
+        "advisory": 4,
+        "waived": 0,
         "invalid": 1,
+        "mandatory_waivers": [],
         "environments": [{"blueprint": "good.yaml", "environment": "staging"}],
     }
     assert {r["location"]["file"] for r in report["results"]} == {"good.yaml"}
@@ -135,7 +136,7 @@ def test_github_annotates_the_invalid_value_and_the_other_files_results(workdir:
         for path, what, fix in INVALID
     ]
     assert [line.split(" ", 1)[0] for line in lines[2:-1]] == [
-        "::notice",
+        "::warning",
         "::warning",
         "::warning",
         "::warning",

@@ -42,7 +42,7 @@ def git(cwd: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
     env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
     done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True, timeout=60
     )
     return done.stdout.strip()
 
@@ -108,7 +108,11 @@ def test_changed_hostile_names_are_skipped_with_a_message(
     assert listing.read_text().splitlines() == sorted(SAFE)
     for name in HOSTILE:
         quoted = subprocess.run(
-            ["bash", "-c", 'printf %q "$1"', "-", name], capture_output=True, text=True, check=True
+            ["bash", "-c", 'printf %q "$1"', "-", name],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         ).stdout
         assert f"skipping {quoted}: a blueprint is named blueprints/" in result.stdout, name
     assert "count=2\n" in (tmp_path / "github_output").read_text()

@@ -113,9 +113,15 @@ def test_published_waivers_apply_online() -> None:
     resources[4] = S.scaled_object("chat", lo=0.0)
     data = resources[0].props["data"]
     soon = (dt.date.today() + dt.timedelta(days=30)).isoformat()  # within the 90-day limit
-    data["waivers"] = json.dumps(
-        [{"rule": "warm-replicas", "target": "models.chat", "reason": "r", "expires": soon}]
-    )
+    waiver = {
+        "rule": "warm-replicas",
+        "target": "models.chat",
+        "environments": None,
+        "reason": "Cold starts are acceptable while this stack has no traffic.",
+        "expires": soon,
+        "path": ["policies", "waivers", 0],
+    }
+    data["waivers"] = json.dumps([waiver])
     assert _stack_violations("warm-replicas", resources) == []
     # An expiry beyond the limit does not waive online either.
     data["waivers"] = json.dumps(
@@ -130,7 +136,8 @@ def test_published_waivers_apply_online() -> None:
             }
         ]
     )
-    assert _stack_violations("warm-replicas", resources) != []
+    [(message, _)] = _stack_violations("warm-replicas", resources)
+    assert message.startswith("[prod] models.chat: keeps 0 warm replicas")
 
 
 def test_facts_the_pack_cannot_read_are_a_violation() -> None:

@@ -30,7 +30,7 @@ def scaled_object(env: Environment, model: Model) -> dict[str, Any]:
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
         "metadata": {"name": model.name, "namespace": NS},
-        "spec": autoscaling.scaled_object_spec(*args_of(env, model.name), NS, model.name),
+        "spec": autoscaling.scaled_object_spec(*args_of(env, model), NS, model.name),
     }
 
 

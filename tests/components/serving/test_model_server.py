@@ -124,7 +124,7 @@ def test_zone_spread_is_hard_only_with_a_replica_per_zone(served, staging):
 
     chat = staging.models["chat"]
     cold = dataclasses.replace(chat, replicas=dataclasses.replace(chat.replicas, min=0))
-    [soft] = zone_spread(staging, cold)
+    [soft] = zone_spread(*args_of(staging, cold))
     assert soft["whenUnsatisfiable"] == "ScheduleAnyway"
     assert "minDomains" not in soft
 
