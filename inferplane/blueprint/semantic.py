@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog
+from inferplane.blueprint import catalog, semantic_vllm
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.overrides import merged
 from inferplane.blueprint.source import Document
@@ -414,6 +414,10 @@ def _batching_consistent(env: _Env, path: YamlPath, model: Mapping[str, Any]) ->
                 f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
                 "make them equal, or lower the engine's max batch",
             )
+
+
+# LLM models: GPU memory fit, tensor parallelism, vLLM settings and pass-through.
+_check(semantic_vllm.check_env)
 
 
 def _check_waivers(doc: Document) -> list[Diagnostic]:
