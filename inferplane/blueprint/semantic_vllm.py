@@ -38,6 +38,8 @@ class EnvView(Protocol):
     def data(self) -> Mapping[str, Any]: ...
     @property
     def spec(self) -> Mapping[str, Any]: ...
+    @property
+    def origins(self) -> Mapping[YamlPath, YamlPath]: ...
 
     def error(self, path: YamlPath, message: str, hint: str) -> None: ...
 
@@ -97,7 +99,7 @@ def findings(env: EnvView) -> Iterator[Finding]:
         yield from _extra_args(env, path, model, settings)
         yield from _env_vars(path, model, settings)
         if model["pool"] in pools:
-            yield from _fit(path, model, settings, pools[model["pool"]])
+            yield from _fit(env, path, model, settings, pools[model["pool"]])
 
 
 # --- model facts and the fit -------------------------------------------------------------
@@ -172,8 +174,38 @@ def gpu_memory_gib(pool: Mapping[str, Any]) -> float:
     return float(gpu.memory_gib)
 
 
+# What the fit depends on, in the order an error blames them when an override set them.
+_FIT_INPUTS: tuple[YamlPath, ...] = (
+    ("precision",),
+    ("gpus",),
+    ("pool",),
+    ("vllm", "max_model_len"),
+    ("vllm", "quantization"),
+    ("vllm", "kv_cache_dtype"),
+    ("vllm", "gpu_memory_utilization"),
+    ("source",),
+    ("model_info",),
+)
+
+
+def _blame(
+    env: EnvView, path: YamlPath, inputs: tuple[YamlPath, ...], default: YamlPath
+) -> YamlPath:
+    """The first input an environment's override set (so the error points into the
+    override), else `default`."""
+    for key in inputs:
+        full = (*path, *key)
+        if full in env.origins:
+            return full
+    return (*path, *default)
+
+
 def _fit(
-    path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any], pool: Mapping[str, Any]
+    env: EnvView,
+    path: YamlPath,
+    model: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    pool: Mapping[str, Any],
 ) -> Iterator[Finding]:
     facts, why = facts_of(model)
     if facts is None:
@@ -191,7 +223,7 @@ def _fit(
         sizes = ", ".join(map(str, fit.divisors(facts.heads, facts.kv_heads, _TP_SIZES)))
         yield Finding(
             "error",
-            (*path, "gpus"),
+            _blame(env, path, (("gpus",), ("source",), ("model_info",)), ("gpus",)),
             f"gpus: {gpus} cannot split the model across GPUs: {tp}",
             f"use gpus: one of {sizes}",
         )
@@ -217,11 +249,15 @@ def _fit(
         what = f"{facts.parameters_billions:g}B parameters, {settings['quantization']}"
     if not est.fits:
         kv = f" + KV cache {est.kv_one_gib:.1f} for 1 × {max_len} tokens" if max_len else ""
-        fix = "use more GPUs (tensor parallel), a quantization (fp8, int4)"
-        fix += ", or a shorter max_model_len" if max_len else ""
+        fix = (
+            "use more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter "
+            "max_model_len"
+            if max_len
+            else "use more GPUs (tensor parallel) or a quantization (fp8, int4)"
+        )
         yield Finding(
             "error",
-            path,
+            _blame(env, path, _FIT_INPUTS, ("source",)),
             f"the model ({what}) does not fit in GPU memory: needs {est.need_gib:.1f} GiB "
             f"(weights {est.weights_gib:.1f}{kv} + overhead {est.overhead_gib:.1f}) but "
             f"{gpus} × {pool['gpu']} gives {est.budget_gib:.1f} GiB at "
@@ -356,11 +392,11 @@ def _extra_args(
         owned = vllm_owned.owner(flag)
         if owned is not None:
             full, hint = owned
-            shown = flag if flag == full else f"{flag}` (read as `{full}"
+            shown = f"`{flag}`" if flag == full else f"`{flag}` (read as `{full}`)"
             yield Finding(
                 "error",
                 apath,
-                f"`{shown}` is set by the blueprint",
+                f"{shown} is set by the blueprint",
                 hint.replace("<m>", str(path[1])),
             )
         elif pinned and not vllm_owned.is_known(flag):
