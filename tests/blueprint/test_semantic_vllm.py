@@ -83,7 +83,8 @@ def test_70b_in_bf16_on_one_l4_is_refused_with_the_numbers() -> None:
         source="hf://meta-llama/Llama-3.1-70B-Instruct@main",
     )
     assert errors(text) == [
-        "bp.yaml:25:13: error: models.chat.source: the model (70.55B parameters in bf16) does not fit "
+        "bp.yaml:25:13: error: models.chat.source: "
+        "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 135.4 GiB (weights 131.4 + KV cache 2.5 for 1 × 8192 tokens + "
         "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
         "more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter max_model_len"
@@ -93,7 +94,8 @@ def test_70b_in_bf16_on_one_l4_is_refused_with_the_numbers() -> None:
 def test_without_max_model_len_the_weights_alone_are_refused() -> None:
     text = chat("    precision: bf16\n", source="hf://meta-llama/Llama-3.1-70B-Instruct@main")
     assert errors(text) == [
-        "bp.yaml:25:13: error: models.chat.source: the model (70.55B parameters in bf16) does not fit "
+        "bp.yaml:25:13: error: models.chat.source: "
+        "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 132.9 GiB (weights 131.4 + overhead 1.5) but 1 × nvidia-l4 "
         "gives 21.6 GiB at gpu_memory_utilization 0.90; use more GPUs (tensor parallel) or a "
         "quantization (fp8, int4)"
@@ -106,7 +108,8 @@ def test_a_quantization_names_itself_in_the_refusal() -> None:
         source="hf://meta-llama/Llama-3.1-405B-Instruct@main",
     )
     assert errors(text) == [
-        "bp.yaml:25:13: error: models.chat.source: the model (405.85B parameters, awq) does not fit in "
+        "bp.yaml:25:13: error: models.chat.source: "
+        "the model (405.85B parameters, awq) does not fit in "
         "GPU memory: needs 192.5 GiB (weights 189.0 + KV cache 2.0 for 1 × 4096 tokens + "
         "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
         "more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter max_model_len"

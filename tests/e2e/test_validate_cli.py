@@ -79,7 +79,8 @@ def test_a_model_that_cannot_fit_is_refused(tmp_path: Path) -> None:
     result = inferplane("validate", str(big))
     assert result.returncode == 2
     assert result.stderr == (
-        f"{big}:75:13: error: models.chat.source: the model (70.55B parameters in bf16) does not fit "
+        f"{big}:75:13: error: models.chat.source: "
+        "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 135.4 GiB (weights 131.4 + KV cache 2.5 for 1 × 8192 tokens + "
         "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
         "more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter max_model_len\n"
