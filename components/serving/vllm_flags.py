@@ -24,7 +24,9 @@ def speculative_config(
 ) -> dict[str, Any]:
     """The ``--speculative-config`` JSON of vLLM v0.10.2 (``vllm/config/__init__.py``,
     ``SpeculativeConfig``: ``method``, ``num_speculative_tokens``, ``model``, ``revision``,
-    ``prompt_lookup_max``, ``prompt_lookup_min``)."""
+    ``prompt_lookup_max``, ``prompt_lookup_min``). A generic small draft model is not offered:
+    v0.10.2's ``SpeculativeConfig.__post_init__`` raises NotImplementedError ("Speculative
+    decoding with draft model is not supported yet") for it; ngram and EAGLE heads work."""
     out: dict[str, Any] = {"method": method, "num_speculative_tokens": num_speculative_tokens}
     if draft_repo:
         out["model"] = draft_repo

@@ -366,85 +366,23 @@ def _lora(
 def _extra_args(
     env: EnvView, path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any]
 ) -> Iterator[Finding]:
-    args = settings.get("extra_args") or []
     version = (env.data.get("versions") or {}).get("vllm", defaults.VERSIONS["vllm"])
     pinned = version == defaults.VERSIONS["vllm"] and "image" not in model
-    for i, arg in enumerate(args):
-        apath = (*path, "vllm", "extra_args", i)
-        if vllm_owned.SECRET_VALUE.search(arg):
-            yield Finding(
-                "error",
-                apath,
-                "this argument looks like a credential",
-                "never put secrets in a blueprint: reference them under `secrets`",
-            )
-            continue
-        flag = vllm_owned.flag_name(arg)
-        if flag is None:
-            if i == 0:
-                yield Finding(
-                    "error",
-                    apath,
-                    "extra_args must start with a flag",
-                    'write the flag before its value, e.g. ["--swap-space", "8"]',
-                )
-            continue
-        owned = vllm_owned.owner(flag)
-        if owned is not None:
-            full, hint = owned
-            shown = f"`{flag}`" if flag == full else f"`{flag}` (read as `{full}`)"
-            yield Finding(
-                "error",
-                apath,
-                f"{shown} is set by the blueprint",
-                hint.replace("<m>", str(path[1])),
-            )
-        elif pinned and not vllm_owned.is_known(flag):
-            yield Finding(
-                "error",
-                apath,
-                f"`{flag}` is not an option of vllm serve {version}",
-                "check the spelling against `vllm serve --help` of that version",
-            )
+    problems = vllm_owned.extra_args_problems(
+        settings.get("extra_args") or [], str(path[1]), version if pinned else None
+    )
+    for i, message, hint in problems:
+        yield Finding("error", (*path, "vllm", "extra_args", i), message, hint)
 
 
 def _env_vars(
     path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any]
 ) -> Iterator[Finding]:
-    secret_vars = {
-        re.sub(r"[^A-Za-z0-9_]", "_", key).upper(): key for key in model.get("secrets") or {}
-    }
-    for var, value in (settings.get("env") or {}).items():
-        vpath = (*path, "vllm", "env", var)
-        if var in secret_vars:
-            yield Finding(
-                "error",
-                vpath,
-                f"`{var}` is set from secret {secret_vars[var]!r}",
-                "remove it here; the secret reference provides it",
-            )
-        elif var.upper() in vllm_owned.OWNED_ENV:
-            yield Finding(
-                "error",
-                vpath,
-                f"`{var}` is set by inferplane",
-                "remove it: " + vllm_owned.OWNED_ENV[var.upper()].replace("<m>", str(path[1])),
-            )
-        elif vllm_owned.SECRET_NAME.search(var):
-            yield Finding(
-                "error",
-                vpath,
-                f"`{var}` looks like a secret, and env values are stored in plain text",
-                "reference it under `secrets` instead, e.g. "
-                f"secrets: {{{var.lower()}: {{from_env: {var}}}}}",
-            )
-        elif vllm_owned.SECRET_VALUE.search(value):
-            yield Finding(
-                "error",
-                vpath,
-                "this value looks like a credential",
-                "never put secrets in a blueprint: reference them under `secrets`",
-            )
+    problems = vllm_owned.env_problems(
+        settings.get("env") or {}, str(path[1]), list(model.get("secrets") or {})
+    )
+    for var, message, hint in problems:
+        yield Finding("error", (*path, "vllm", "env", var), message, hint)
 
 
 __all__ = ["EnvView", "Finding", "advisories", "check_env", "facts_of", "findings"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Final
 
@@ -142,3 +143,68 @@ def is_known(flag: str) -> bool:
     if not flag.startswith("--"):
         return True  # short options are few and not all listed; vLLM checks them at start
     return any(f.startswith(flag) for f in serve_flags())
+
+
+_NO_SECRETS = "never put secrets in a blueprint: reference them under `secrets`"
+
+
+def extra_args_problems(
+    args: Sequence[str], model: str, pinned_version: str | None
+) -> Iterator[tuple[int, str, str]]:
+    """(index, what is wrong, how to fix) for each refused item of `vllm.extra_args` of
+    `model`. Unknown flags are refused only when `pinned_version` (the vLLM whose option list
+    is `SERVE_FLAGS`) is the one that runs."""
+    for i, arg in enumerate(args):
+        if SECRET_VALUE.search(arg):
+            yield i, "this argument looks like a credential", _NO_SECRETS
+            continue
+        flag = flag_name(arg)
+        if flag is None:
+            if i == 0:
+                yield (
+                    i,
+                    "extra_args must start with a flag",
+                    'write the flag before its value, e.g. ["--swap-space", "8"]',
+                )
+            continue
+        owned = owner(flag)
+        if owned is not None:
+            full, hint = owned
+            shown = f"`{flag}`" if flag == full else f"`{flag}` (read as `{full}`)"
+            yield i, f"{shown} is set by the blueprint", hint.replace("<m>", model)
+        elif pinned_version and not is_known(flag):
+            yield (
+                i,
+                f"`{flag}` is not an option of vllm serve {pinned_version}",
+                "check the spelling against `vllm serve --help` of that version",
+            )
+
+
+def env_problems(
+    env: Mapping[str, str], model: str, secrets: Sequence[str]
+) -> Iterator[tuple[str, str, str]]:
+    """(variable, what is wrong, how to fix) for each refused entry of `vllm.env` of `model`;
+    `secrets` are the model's secret names (each becomes an upper-case variable)."""
+    secret_vars = {re.sub(r"[^A-Za-z0-9_]", "_", key).upper(): key for key in secrets}
+    for var, value in env.items():
+        if var in secret_vars:
+            yield (
+                var,
+                f"`{var}` is set from secret {secret_vars[var]!r}",
+                "remove it here; the secret reference provides it",
+            )
+        elif var.upper() in OWNED_ENV:
+            yield (
+                var,
+                f"`{var}` is set by inferplane",
+                "remove it: " + OWNED_ENV[var.upper()].replace("<m>", model),
+            )
+        elif SECRET_NAME.search(var):
+            yield (
+                var,
+                f"`{var}` looks like a secret, and env values are stored in plain text",
+                "reference it under `secrets` instead, e.g. "
+                f"secrets: {{{var.lower()}: {{from_env: {var}}}}}",
+            )
+        elif SECRET_VALUE.search(value):
+            yield var, "this value looks like a credential", _NO_SECRETS
