@@ -91,6 +91,12 @@ def vllm_args(model: Model) -> list[str]:
     )
 
 
+def _uses_hub(model: Model) -> bool:
+    """vLLM downloads from the Hugging Face hub at start: hf:// weights or an EAGLE draft."""
+    spec = model.vllm.speculative if model.vllm else None
+    return model.source.scheme == "hf" or bool(spec and spec.draft_repo)
+
+
 def vllm_env(model: Model) -> list[Manifest]:
     out = [
         {"name": "HOME", "value": HOME},
@@ -102,10 +108,7 @@ def vllm_env(model: Model) -> list[Manifest]:
         {"name": "DO_NOT_TRACK", "value": "1"},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
     ]
-    draft_from_hub = bool(
-        model.vllm and model.vllm.speculative and model.vllm.speculative.draft_repo
-    )
-    if model.source.scheme != "hf" and not draft_from_hub:
+    if not _uses_hub(model):
         out += [
             {"name": "HF_HUB_OFFLINE", "value": "1"},
             {"name": "TRANSFORMERS_OFFLINE", "value": "1"},
@@ -129,8 +132,8 @@ def vllm_container(env: Environment, model: Model, image: str) -> Manifest:
             mount("home", HOME),
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
-            # hf:// weights download into HF_HOME on this volume at start.
-            mount("models", MODELS_DIR, read_only=model.source.scheme != "hf"),
+            # hf:// weights (and EAGLE drafts) download into HF_HOME on this volume at start.
+            mount("models", MODELS_DIR, read_only=not _uses_hub(model)),
         ],
         **probes(model, ready_path="/health", live_path="/health"),
     }

@@ -117,6 +117,9 @@ def test_env_passes_through_and_a_hub_draft_keeps_the_hub_online(staging) -> Non
     names = {e["name"]: e["value"] for e in vllm_env(env.models["chat"])}
     assert names["VLLM_ATTENTION_BACKEND"] == "FLASHINFER"
     assert "HF_HUB_OFFLINE" not in names
+    c = container(k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat"), "vllm")
+    models = next(m for m in c["volumeMounts"] if m["name"] == "models")
+    assert not models.get("readOnly")  # the draft downloads into HF_HOME there
 
 
 @pytest.mark.parametrize("env_name", ["staging"])
