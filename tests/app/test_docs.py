@@ -192,6 +192,9 @@ def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[P
     readme.write_text(docs.README_FILE.read_text(encoding="utf-8"))
     monkeypatch.setattr(blueprint_schema, "SCHEMA_FILE", schema_file)
     monkeypatch.setattr(docs, "README_FILE", readme)
+    # The editors' copy too, or the command rewrites blueprints/schema/ in the checkout.
+    monkeypatch.setattr(docs, "SCHEMA_COPY", tmp_path / "copy" / "blueprint.schema.json")
+    (tmp_path / "copy").mkdir()
     yield schema_file, readme
     blueprint_schema.schema.cache_clear()
     blueprint_schema.validator.cache_clear()
