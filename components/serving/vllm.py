@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from inferplane.blueprint.model import VllmSettings
 from inferplane.components.serving.containers import (
     HOME,
     MODELS_DIR,
@@ -28,6 +29,7 @@ from inferplane.components.serving.containers import (
     store_sync,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
@@ -40,44 +42,60 @@ def vllm_weights(model: ServedModel) -> str:
     return f"{MODELS_DIR}/{model.name}"
 
 
+def lora_dir(name: str) -> str:
+    """Where an adapter's files are copied in the models volume."""
+    return f"{MODELS_DIR}/lora/{name}"
+
+
 def vllm_args(model: ServedModel) -> list[str]:
-    """Arguments of ``vllm serve``: one model, its precision, and every `VllmSettings` value set.
+    """Arguments of ``vllm serve``: one model, its precision, and every blueprint setting.
 
     Precision: fp16/bf16/fp32 set ``--dtype``; fp8 quantizes on load (``--quantization
     fp8``); int8/int4 checkpoints carry their quantization config, which vLLM detects.
     ``vllm.quantization`` overrides all of that.
     """
-    s = model.vllm
-    args = [vllm_weights(model), "--port", str(PORTS["http"]), "--served-model-name", model.name]
-    if model.source.scheme == "hf" and model.source.hf_revision:
-        args += ["--revision", model.source.hf_revision]
-    args += ["--tensor-parallel-size", str(model.gpus)]
-    if model.precision in VLLM_DTYPE:
-        args += ["--dtype", VLLM_DTYPE[model.precision]]
-    quantization = s.quantization if s and s.quantization else None
-    if quantization is None and model.precision == "fp8":
-        quantization = "fp8"
-    if quantization:
-        args += ["--quantization", quantization]
-    if s is None:
-        return args
-    for flag, value in (
-        ("--max-model-len", s.max_model_len),
-        ("--max-num-seqs", s.max_num_seqs),
-        ("--max-num-batched-tokens", s.max_num_batched_tokens),
-        ("--gpu-memory-utilization", s.gpu_memory_utilization),
-        ("--kv-cache-dtype", s.kv_cache_dtype),
-    ):
-        if value is not None:
-            args += [flag, str(value)]
-    for name, value in (
-        ("enable-prefix-caching", s.enable_prefix_caching),
-        ("enable-chunked-prefill", s.enable_chunked_prefill),
-        ("enforce-eager", s.enforce_eager),
-    ):
-        if value is not None:
-            args.append(f"--{name}" if value else f"--no-{name}")
-    return args
+    s = model.vllm or VllmSettings()
+    quantization = s.quantization or ("fp8" if model.precision == "fp8" else None)
+    spec = s.speculative
+    return vllm_flags(
+        weights=vllm_weights(model),
+        port=PORTS["http"],
+        served_names=[model.name, *s.served_model_aliases],
+        revision=model.source.hf_revision if model.source.scheme == "hf" else None,
+        tensor_parallel_size=model.gpus,
+        dtype=VLLM_DTYPE.get(model.precision),
+        quantization=quantization,
+        max_model_len=s.max_model_len,
+        max_num_seqs=s.max_num_seqs,
+        max_num_batched_tokens=s.max_num_batched_tokens,
+        gpu_memory_utilization=s.gpu_memory_utilization,
+        kv_cache_dtype=s.kv_cache_dtype,
+        enable_prefix_caching=s.enable_prefix_caching,
+        enable_chunked_prefill=s.enable_chunked_prefill,
+        enforce_eager=s.enforce_eager,
+        speculative=speculative_config(
+            spec.method,
+            spec.num_speculative_tokens,
+            draft_repo=spec.draft_repo,
+            draft_revision=spec.draft_revision,
+            prompt_lookup_max=spec.prompt_lookup_max,
+            prompt_lookup_min=spec.prompt_lookup_min,
+        )
+        if spec
+        else None,
+        lora_modules=[(a.name, lora_dir(a.name)) for a in s.lora.adapters] if s.lora else (),
+        max_loras=s.lora.max_loras if s.lora else None,
+        max_lora_rank=s.lora.max_lora_rank if s.lora else None,
+        chat_template=s.chat_template,
+        tool_call_parser=s.tool_call_parser,
+        extra_args=s.extra_args,
+    )
+
+
+def _uses_hub(model: ServedModel) -> bool:
+    """vLLM downloads from the Hugging Face hub at start: hf:// weights or an EAGLE draft."""
+    spec = model.vllm.speculative if model.vllm else None
+    return model.source.scheme == "hf" or bool(spec and spec.draft_repo)
 
 
 def vllm_env(model: ServedModel) -> list[Manifest]:
@@ -91,11 +109,13 @@ def vllm_env(model: ServedModel) -> list[Manifest]:
         {"name": "DO_NOT_TRACK", "value": "1"},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
     ]
-    if model.source.scheme != "hf":
+    if not _uses_hub(model):
         out += [
             {"name": "HF_HUB_OFFLINE", "value": "1"},
             {"name": "TRANSFORMERS_OFFLINE", "value": "1"},
         ]
+    # vllm.env, verbatim (validation refused owned and secret-looking names).
+    out += [{"name": k, "value": v} for k, v in (model.vllm.env if model.vllm else ())]
     return out
 
 
@@ -113,24 +133,32 @@ def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> M
             mount("home", HOME),
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
-            # hf:// weights download into HF_HOME on this volume at start.
-            mount("models", MODELS_DIR, read_only=model.source.scheme != "hf"),
+            # hf:// weights (and EAGLE drafts) download into HF_HOME on this volume at start.
+            mount("models", MODELS_DIR, read_only=not _uses_hub(model)),
         ],
         **probes(model, ready_path="/health", live_path="/health"),
     }
 
 
 def vllm_fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest | None:
-    """Copies s3/gs weights into the models volume; None for hf:// (vLLM downloads it)."""
-    if model.source.scheme == "hf":
-        return None
-    return store_container(
-        env,
-        "fetch-weights",
-        shell(
+    """Copies s3/gs weights and LoRA adapters into the models volume; None when there is
+    nothing to copy (hf:// weights, which vLLM downloads, and no adapters)."""
+    lines: list[str] = []
+    uris: list[Manifest] = []
+    if model.source.scheme != "hf":
+        lines += [
             f'mkdir -p "{MODELS_DIR}/{model.name}"',
             store_sync(env, '"$MODEL_URI"', f'"{MODELS_DIR}/{model.name}"'),
-        ),
-        [{"name": "MODEL_URI", "value": model.source.uri}],
-        [mount("models", MODELS_DIR)],
-    )
+        ]
+        uris.append({"name": "MODEL_URI", "value": model.source.uri})
+    adapters = model.vllm.lora.adapters if model.vllm and model.vllm.lora else ()
+    for i, adapter in enumerate(adapters):
+        # URIs go through the environment, never into the shell text.
+        lines += [
+            f'mkdir -p "{lora_dir(adapter.name)}"',
+            store_sync(env, f'"$LORA_URI_{i}"', f'"{lora_dir(adapter.name)}"'),
+        ]
+        uris.append({"name": f"LORA_URI_{i}", "value": adapter.source.uri})
+    if not lines:
+        return None
+    return store_container(env, "fetch-weights", shell(*lines), uris, [mount("models", MODELS_DIR)])

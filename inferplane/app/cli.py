@@ -50,15 +50,19 @@ class _Parser(argparse.ArgumentParser):
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from inferplane.blueprint.resolve import load_blueprint
+    from inferplane.blueprint.semantic_vllm import advisories
 
     failed = False
     for path in args.blueprints:
         try:
-            _, envs = load_blueprint(path)
+            doc, envs = load_blueprint(path)
         except BlueprintError as exc:
             failed = True
             print_diagnostics(exc.diagnostics)
             continue
+        # Warnings: what could not be checked (e.g. an LLM's GPU memory fit); exit 0.
+        for diagnostic in advisories(doc):
+            print(diagnostic.format(), file=sys.stderr)
         if not args.quiet:
             print(printable(f"{path}: valid ({len(envs)} environments: {', '.join(envs)})"))
     return EXIT_INVALID if failed else EXIT_OK

@@ -61,6 +61,9 @@ EXPOSE_BY_SERVER: Final[dict[str, str]] = {"vllm": "http", "triton": "both"}
 TENSORRT_BUILDER_OPTIMIZATION_LEVEL: Final = 3
 RESPONSE_CACHE_SIZE_MB: Final = 256
 BATCHING_MAX_QUEUE_DELAY_US: Final = 1000
+VLLM_SPECULATIVE_TOKENS: Final = 3
+VLLM_MAX_LORAS: Final = 4
+"""Default `lora.max_loras`: the number of adapters, up to this many resident at once."""
 
 
 def default_replicas(realtime: bool, zones: int) -> tuple[int, int]:

@@ -137,6 +137,35 @@ class Warmup:
 
 
 @dataclass(frozen=True)
+class Speculative:
+    """Speculative decoding (``--speculative-config``)."""
+
+    method: Literal["ngram", "eagle", "eagle3"]
+    num_speculative_tokens: int
+    draft_repo: str | None = None
+    """``org/name`` of the eagle/eagle3 draft model; None for ngram."""
+    draft_revision: str | None = None
+    prompt_lookup_max: int | None = None
+    prompt_lookup_min: int | None = None
+
+
+@dataclass(frozen=True)
+class LoraAdapter:
+    """One LoRA adapter: the name clients send as `model`, and where its files are."""
+
+    name: str
+    source: ModelSource
+
+
+@dataclass(frozen=True)
+class Lora:
+    adapters: tuple[LoraAdapter, ...]
+    max_loras: int
+    max_lora_rank: int | None
+    """None keeps vLLM's default."""
+
+
+@dataclass(frozen=True)
 class VllmSettings:
     """vLLM engine settings; None means vLLM's own default."""
 
@@ -149,6 +178,15 @@ class VllmSettings:
     kv_cache_dtype: str | None = None
     quantization: str | None = None
     enforce_eager: bool | None = None
+    speculative: Speculative | None = None
+    lora: Lora | None = None
+    chat_template: str | None = None
+    tool_call_parser: str | None = None
+    served_model_aliases: tuple[str, ...] = ()
+    extra_args: tuple[str, ...] = ()
+    """Passed verbatim after every flag inferplane sets (validation refused owned flags)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """(name, value) pairs added to the container's environment, verbatim."""
 
 
 @dataclass(frozen=True)

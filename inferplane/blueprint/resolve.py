@@ -24,6 +24,8 @@ from inferplane.blueprint.model import (
     Environment,
     GpuPool,
     LoadBalancer,
+    Lora,
+    LoraAdapter,
     MinMax,
     Model,
     ModelSource,
@@ -31,6 +33,7 @@ from inferplane.blueprint.model import (
     ResponseCache,
     SecretRef,
     Slo,
+    Speculative,
     TensorRt,
     TensorRtInput,
     Versions,
@@ -240,7 +243,7 @@ def _model(
         image=spec.get("image"),
         startup_timeout_s=spec.get("startup_timeout_s", defaults.STARTUP_TIMEOUT_S),
         max_request_s=spec.get("max_request_s", defaults.MAX_REQUEST_S),
-        vllm=VllmSettings(**(spec.get("vllm") or {})) if server == "vllm" else None,
+        vllm=_vllm(spec.get("vllm") or {}, model_store) if server == "vllm" else None,
         tensorrt=_tensorrt(spec["tensorrt"]) if "tensorrt" in spec else None,
         batching=_batching(spec["batching"]) if "batching" in spec else None,
         response_cache=ResponseCache(
@@ -253,6 +256,62 @@ def _model(
         if "warmup" in spec
         else None,
     )
+
+
+def _vllm(spec: Mapping[str, Any], model_store: str) -> VllmSettings:
+    plain = {k: v for k, v in spec.items() if k in _VLLM_PLAIN}
+    spec_dec = spec.get("speculative")
+    speculative = None
+    if spec_dec:
+        draft = spec_dec.get("draft_model")
+        source = parse_source(draft, model_store) if draft else None
+        speculative = Speculative(
+            method=spec_dec["method"],
+            num_speculative_tokens=spec_dec.get(
+                "num_speculative_tokens", defaults.VLLM_SPECULATIVE_TOKENS
+            ),
+            draft_repo=source.hf_repo if source else None,
+            draft_revision=source.hf_revision if source else None,
+            prompt_lookup_max=spec_dec.get("prompt_lookup_max"),
+            prompt_lookup_min=spec_dec.get("prompt_lookup_min"),
+        )
+    lora_spec = spec.get("lora")
+    lora = None
+    if lora_spec:
+        adapters = tuple(
+            LoraAdapter(name, parse_source(src, model_store))
+            for name, src in lora_spec["adapters"].items()
+        )
+        lora = Lora(
+            adapters=adapters,
+            max_loras=lora_spec.get("max_loras", min(len(adapters), defaults.VLLM_MAX_LORAS)),
+            max_lora_rank=lora_spec.get("max_lora_rank"),
+        )
+    return VllmSettings(
+        **plain,
+        speculative=speculative,
+        lora=lora,
+        served_model_aliases=tuple(spec.get("served_model_aliases") or ()),
+        extra_args=tuple(spec.get("extra_args") or ()),
+        env=tuple((spec.get("env") or {}).items()),
+    )
+
+
+_VLLM_PLAIN = frozenset(
+    {
+        "max_model_len",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "gpu_memory_utilization",
+        "enable_prefix_caching",
+        "enable_chunked_prefill",
+        "kv_cache_dtype",
+        "quantization",
+        "enforce_eager",
+        "chat_template",
+        "tool_call_parser",
+    }
+)
 
 
 def _tensorrt(spec: Mapping[str, Any] | None) -> TensorRt:

@@ -19,6 +19,7 @@ from inferplane.blueprint import (
     semantic_names,
     semantic_network,
     semantic_serving,
+    semantic_vllm,
 )
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.semantic_env import EnvView
@@ -436,6 +437,10 @@ def _says_something(reason: str) -> bool:
     """A reason (20+ characters, by the schema) of words, not punctuation or one key held."""
     letters = {c.lower() for c in reason if c.isalnum()}
     return len(letters) >= 5 and len(re.findall(r"[^\W\d_]{2,}", reason)) >= 3
+
+
+# LLM models: GPU memory fit, tensor parallelism, vLLM settings and pass-through.
+_check(semantic_vllm.check_env)
 
 
 def _check_waivers(doc: Document) -> list[Diagnostic]:

@@ -51,7 +51,40 @@ def test_one_bad_file_does_not_hide_the_good_ones(tmp_path: Path) -> None:
     result = inferplane("validate", str(REFERENCE), str(bad))
     assert result.returncode == 2
     assert "valid (2 environments" in result.stdout
-    assert result.stderr.startswith(f"{bad}:")
+    errors = [line for line in result.stderr.splitlines() if ": error: " in line]
+    assert errors and all(line.startswith(f"{bad}:") for line in errors)
+
+
+def test_what_could_not_be_checked_is_a_warning_with_exit_0() -> None:
+    result = inferplane("validate", str(REFERENCE))
+    assert result.returncode == 0
+    assert result.stderr == (
+        f"{REFERENCE}:75:13: warning: models.chat.source: GPU memory fit not checked: a "
+        "model-store source does not say which model it is; add model_info: hf_repo "
+        "(org/name, when it is a common open model inferplane knows) or its numbers "
+        "(parameters_billions, layers, heads, kv_heads, head_dim)\n"
+    )
+
+
+def test_a_model_that_cannot_fit_is_refused(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text(
+        REFERENCE.read_text()
+        .replace(
+            "    source: llama-3.1-8b-instruct/   #",
+            "    source: hf://meta-llama/Llama-3.3-70B-Instruct@main   #",
+        )
+        .replace("    precision: fp8             #", "    precision: bf16            #")
+    )
+    result = inferplane("validate", str(big))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"{big}:75:13: error: models.chat.source: "
+        "the model (70.55B parameters in bf16) does not fit "
+        "in GPU memory: needs 135.4 GiB (weights 131.4 + KV cache 2.5 for 1 × 8192 tokens + "
+        "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
+        "more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter max_model_len\n"
+    )
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -1,0 +1,133 @@
+"""The `vllm serve` command line: every flag the tool writes exists in the pinned vLLM and
+is owned by the blueprint (so `extra_args` cannot set it twice)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from serving_fixtures import container, k8s_object, serve, with_model
+
+from inferplane.blueprint import defaults, vllm_owned
+from inferplane.blueprint.model import Lora, LoraAdapter, ModelSource, Speculative, VllmSettings
+from inferplane.components.serving.vllm import vllm_args, vllm_env, vllm_fetch_container
+from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+
+
+def everything() -> list[str]:
+    """A command line with every option set, booleans both ways."""
+    out = []
+    for on in (True, False):
+        out += vllm_flags(
+            weights="/models/chat", port=8000, served_names=["chat", "alias"],
+            tensor_parallel_size=2, revision="abc", dtype="bfloat16", quantization="fp8",
+            max_model_len=8192, max_num_seqs=64, max_num_batched_tokens=4096,
+            gpu_memory_utilization=0.9, kv_cache_dtype="fp8", enable_prefix_caching=on,
+            enable_chunked_prefill=on, enforce_eager=on,
+            speculative=speculative_config("ngram", 3), lora_modules=[("tone", "/models/x")],
+            max_loras=2, max_lora_rank=16, chat_template="{{ x }}", tool_call_parser="hermes",
+        )  # fmt: skip
+    return out
+
+
+def test_the_flag_list_is_the_pinned_version() -> None:
+    text = (vllm_owned.resources.files("inferplane.blueprint") / "vllm_serve_flags.txt").read_text()
+    assert f"vLLM {defaults.VERSIONS['vllm'].removeprefix('v')} " in text.splitlines()[0]
+    assert len(vllm_owned.serve_flags()) > 200
+
+
+def test_every_flag_written_is_a_real_option_owned_by_the_blueprint() -> None:
+    flags = {a for a in everything() if a.startswith("--")}
+    assert flags - vllm_owned.serve_flags() == set()
+    owned = {f for f in flags if vllm_owned.owner(f) is not None}
+    assert owned == flags
+
+
+def test_every_owned_flag_is_a_real_option() -> None:
+    assert set(vllm_owned.OWNED_FLAGS) - vllm_owned.serve_flags() == set()
+
+
+def test_speculative_config_json() -> None:
+    assert speculative_config(
+        "eagle3", 3, draft_repo="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", draft_revision="main"
+    ) == {
+        "method": "eagle3",
+        "num_speculative_tokens": 3,
+        "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+        "revision": "main",
+    }
+    assert speculative_config("ngram", 4, prompt_lookup_max=4, prompt_lookup_min=2) == {
+        "method": "ngram",
+        "num_speculative_tokens": 4,
+        "prompt_lookup_max": 4,
+        "prompt_lookup_min": 2,
+    }
+
+
+def test_latency_features_become_flags(staging) -> None:
+    settings = VllmSettings(
+        speculative=Speculative("ngram", 3, prompt_lookup_max=4),
+        lora=Lora(
+            adapters=(LoraAdapter("tone", ModelSource("s3://b/tone/", "s3", "b", "tone/")),),
+            max_loras=1,
+            max_lora_rank=32,
+        ),
+        chat_template="{{ messages }}",
+        tool_call_parser="llama3_json",
+        served_model_aliases=("gpt-small",),
+        extra_args=("--swap-space", "8"),
+    )
+    env = with_model(staging, "chat", vllm=settings)
+    args = vllm_args(env.models["chat"])
+    assert args[:5] == ["/models/chat", "--port", "8000", "--served-model-name", "chat"]
+    assert args[5] == "gpt-small"
+    spec = args[args.index("--speculative-config") + 1]
+    assert json.loads(spec) == {"method": "ngram", "num_speculative_tokens": 3,
+                                "prompt_lookup_max": 4}  # fmt: skip
+    tail = args[args.index("--enable-lora") :]
+    assert tail == [
+        "--enable-lora", "--max-loras", "1", "--max-lora-rank", "32",
+        "--lora-modules", "tone=/models/lora/tone",
+        "--chat-template", "{{ messages }}",
+        "--tool-call-parser", "llama3_json", "--enable-auto-tool-choice",
+        "--swap-space", "8",
+    ]  # fmt: skip
+
+
+def test_lora_adapters_are_staged_by_the_fetch_container(staging) -> None:
+    hf = ModelSource("hf://a/b@main", "hf", None, None, hf_repo="a/b", hf_revision="main")
+    lora = Lora((LoraAdapter("tone", ModelSource("s3://b/tone/", "s3", "b", "tone/")),), 1, None)
+    env = with_model(staging, "chat", source=hf, vllm=VllmSettings(lora=lora))
+    fetch = vllm_fetch_container(env, env.models["chat"])
+    assert fetch is not None
+    assert {"name": "LORA_URI_0", "value": "s3://b/tone/"} in fetch["env"]
+    script = fetch["command"][-1]
+    assert 'aws s3 sync --only-show-errors "$LORA_URI_0" "/models/lora/tone"' in script
+    assert "MODEL_URI" not in script  # vLLM downloads hf:// weights itself
+
+
+def test_env_passes_through_and_a_hub_draft_keeps_the_hub_online(staging) -> None:
+    settings = VllmSettings(
+        env=(("VLLM_ATTENTION_BACKEND", "FLASHINFER"),),
+        speculative=Speculative("eagle3", 3, draft_repo="a/draft", draft_revision="main"),
+    )
+    env = with_model(staging, "chat", vllm=settings)
+    names = {e["name"]: e["value"] for e in vllm_env(env.models["chat"])}
+    assert names["VLLM_ATTENTION_BACKEND"] == "FLASHINFER"
+    assert "HF_HUB_OFFLINE" not in names
+    c = container(k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat"), "vllm")
+    models = next(m for m in c["volumeMounts"] if m["name"] == "models")
+    assert not models.get("readOnly")  # the draft downloads into HF_HOME there
+
+
+@pytest.mark.parametrize("env_name", ["staging"])
+def test_rendered_deployment_carries_the_flags(staging, env_name) -> None:
+    settings = VllmSettings(
+        max_model_len=8192, tool_call_parser="hermes", extra_args=("--swap-space", "8")
+    )
+    env = with_model(staging, "chat", vllm=settings)
+    c = container(k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat"), "vllm")
+    assert c["args"][-5:] == ["--tool-call-parser", "hermes", "--enable-auto-tool-choice",
+                              "--swap-space", "8"]  # fmt: skip
