@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog
+from inferplane.blueprint import catalog, semantic_scaling
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.overrides import merged
 from inferplane.blueprint.source import Document
@@ -318,14 +318,8 @@ def _models_fit(env: _Env) -> None:
                 "a TensorRT engine is built from an ONNX file",
                 "point source at the model's .onnx file",
             )
-        auto = model.get("autoscaling") or {}
+        semantic_scaling.check_model(env, path, model)
         slo = model.get("slo") or {}
-        if server != "vllm" and auto.get("metric") == "ttft_p95_ms":
-            env.error(
-                (*path, "autoscaling", "metric"),
-                "time to first token is a vLLM (token streaming) signal",
-                "use p95_latency_ms or queue_depth for Triton",
-            )
         if server != "vllm" and "ttft_p95_ms" in slo:
             env.error(
                 (*path, "slo", "ttft_p95_ms"),

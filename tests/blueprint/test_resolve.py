@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.blueprint.errors import BlueprintError
+from inferplane.blueprint.model import Signal, Wake
 from inferplane.blueprint.resolve import load_blueprint, parse_source, resolve, resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,10 @@ def test_catalog_and_defaults(envs: dict) -> None:
     assert prod.cluster.existing == "prod-gke" and prod.cluster.location == "us-central1"
     ranker = prod.models["ranker"]
     assert ranker.expose == "grpc"
-    assert ranker.autoscaling.metric == "p95_latency_ms" and ranker.autoscaling.target == 20.0
+    assert ranker.autoscaling.signals == (Signal("p95_latency_ms", 20.0),)
+    embed = prod.models["nightly-embed"]
+    assert embed.wake == Wake(schedule="0 2 * * *", duration_s=3 * 3600, timezone="UTC")
+    assert prod.models["chat"].wake is None
     assert ranker.batching is not None and ranker.batching.max_queue_delay_us == 2000
     assert ranker.tensorrt is not None and ranker.tensorrt.inputs[0].max == (32, 512)
 
@@ -124,7 +128,10 @@ def test_every_bundled_blueprint_validates() -> None:
 
 
 def test_an_override_replaces_a_secret_reference_whole(tmp_path: Path) -> None:
-    line = "          replicas: {min: 0, max: 2}   # waived below: staging may cold-start\n"
+    line = (
+        "          replicas: {min: 0, max: 2}   # waived below: wakes on its own requests "
+        "(HTTP), after a cold start\n"
+    )
     text = REFERENCE.read_text()
     assert line in text
     text = text.replace(

@@ -121,7 +121,9 @@ def test_environment_data_publishes_the_environments_waivers(
         {
             "rule": "warm-replicas",
             "target": "models.chat",
-            "reason": "Staging has no customer traffic; a cold start there is acceptable.",
+            "reason": "Staging has no customer traffic. chat scales to zero there; its first "
+            "request after an idle period waits in the KEDA HTTP add-on's interceptor while a "
+            "replica cold-starts (minutes), which is acceptable for staging.",
             "expires": "2027-03-31",
         }
     ]

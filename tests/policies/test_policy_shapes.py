@@ -180,6 +180,24 @@ def test_latency_signal_reads_trigger_queries() -> None:
     assert run("latency-signal", [both]) == []
 
 
+def test_latency_signal_ignores_schedules_and_counts_http_requests() -> None:
+    util = S.scaled_object("chat", query="avg(DCGM_FI_DEV_GPU_UTIL{pod=~'chat-.*'})")
+    cron = {
+        "type": "cron",
+        "metadata": {"timezone": "UTC", "start": "0 8 * * *", "end": "0 18 * * *"},
+    }
+    util.props["spec"]["triggers"].append(cron)
+    [finding] = run("latency-signal", [util])  # the clock is no load signal
+    assert "GPU utilisation alone" in finding.message
+    http = {
+        "type": "external-push",
+        "metadata": {"scalerAddress": "keda-add-ons-http-external-scaler.keda:9090"},
+    }
+    http["metadata"]["httpScaledObject"] = "chat"
+    util.props["spec"]["triggers"].append(http)
+    assert run("latency-signal", [util]) == []  # requests the interceptor holds or passes
+
+
 @pytest.mark.parametrize(
     ("annotations", "spec", "field"),
     [
