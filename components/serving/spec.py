@@ -242,6 +242,17 @@ class ServedModel:
             )
         if self.server == "triton" and self.source.scheme == "hf":
             self._fail(("source",), "Triton serves ONNX from s3:// or gs://", "give a store URI")
+        if (
+            low == 0
+            and self.wake is None
+            and not wake_paths.serves_only_http(self.server, self.protocols)
+        ):
+            self._fail(
+                ("replicas", "min"),
+                "at 0 replicas nothing wakes this model (it does not serve HTTP only, and its "
+                "own metrics vanish with its last pod)",
+                "give it a wake schedule, serve HTTP only, or keep min >= 1",
+            )
         if not self.autoscaling.signals:
             self._fail(("autoscaling",), "no signal", "give at least one metric and target")
         metrics = self.autoscaling.metrics

@@ -14,7 +14,7 @@ from promql_checks import parse, single_element, unknown_metrics
 from serving_fixtures import args_of, component_args
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Model, Signal
+from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Model, Signal, Wake
 from inferplane.components.serving import autoscaling
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.stack_serving import serving_environment
@@ -185,7 +185,8 @@ def test_realtime_model_at_zero_still_never_gets_idle_replicas(
 def test_gpu_utilization_activation_ignores_an_idle_gpu(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = with_model(reference_env("staging"), "toxicity", replicas=MinMax(0, 2))
+    nightly = Wake(schedule="0 2 * * *", duration_s=3600, timezone="UTC")
+    env = with_model(reference_env("staging"), "toxicity", replicas=MinMax(0, 2), wake=nightly)
     metadata = scaled_object(env, env.models["toxicity"])["spec"]["triggers"][0]["metadata"]
     assert metadata["activationThreshold"] == "5"
 
