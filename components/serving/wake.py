@@ -36,6 +36,12 @@ replica starts and counts them for the add-on's scaler. Three objects:
   A client that reaches the address through a DNS alias of its own sends that alias as Host,
   which no route lists; such a client sets the Host header to the load balancer's address.
 
+HTTPScaledObject (``v1alpha1``) is what this project generates and validates against the
+0.15.0 CRD. The add-on has begun to deprecate it in favour of ``InterceptorRoute``
+(``v1beta1``, a route only, beside a ScaledObject of one's own): kedacore/http-add-on
+CHANGELOG, v0.14.0 (#1501, #1595: the operator logs a deprecation warning). The shape used
+here (our own ScaledObject with an external-push trigger) is the one that migration keeps.
+
 Only while the model may be at zero: with ``replicas.min >= 1`` the load balancer selects the
 model's pods directly, as before, and none of this exists.
 """
