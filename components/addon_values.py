@@ -127,6 +127,35 @@ def keda_values() -> dict[str, Any]:
     }
 
 
+INTERCEPTOR_DRAIN_S = 300
+"""How long a stopping interceptor lets requests in flight finish: long generations pass
+through it while a model at zero wakes (its default is 30 s)."""
+INTERCEPTOR_SHUTDOWN_DELAY_S = 5
+"""The chart's default: time for endpoint removal to propagate before the listener closes."""
+
+
+def keda_http_add_on_values() -> dict[str, Any]:
+    """KEDA HTTP add-on values (chart ``keda-add-ons-http``, kedacore/charts
+    ``http-add-on/values.yaml``): the interceptor's proxy on its default port 8080, which
+    model load balancers target by the container port name ``proxy``; a stopping
+    interceptor drains for `INTERCEPTOR_DRAIN_S` (the chart asks for
+    ``terminationGracePeriodSeconds`` >= ``shutdownDelay`` + ``drainTimeout``); images
+    pulled once, not on every start (the chart's default ``pullPolicy`` is ``Always``, a
+    registry round trip in the path of a scale-out); the scaler's metrics scraped."""
+    grace = INTERCEPTOR_SHUTDOWN_DELAY_S + INTERCEPTOR_DRAIN_S + 10
+    return {
+        "operator": {"pullPolicy": "IfNotPresent"},
+        "scaler": {"pullPolicy": "IfNotPresent"},
+        "interceptor": {
+            "pullPolicy": "IfNotPresent",
+            "proxy": {"port": naming.KEDA_HTTP_INTERCEPTOR_PORT},
+            "shutdownDelay": f"{INTERCEPTOR_SHUTDOWN_DELAY_S}s",
+            "drainTimeout": f"{INTERCEPTOR_DRAIN_S}s",
+            "terminationGracePeriodSeconds": grace,
+        },
+    }
+
+
 def kube_prometheus_stack_values(
     *,
     retention: str,

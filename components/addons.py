@@ -1,5 +1,6 @@
-"""Cluster add-ons: NVIDIA GPU Operator, KEDA, kube-prometheus-stack, and on EKS the AWS
-Load Balancer Controller and Cluster Autoscaler (each with its own IRSA role).
+"""Cluster add-ons: NVIDIA GPU Operator, KEDA (and its HTTP add-on where a model at zero
+wakes on its own HTTP traffic), kube-prometheus-stack, and on EKS the AWS Load Balancer
+Controller and Cluster Autoscaler (each with its own IRSA role).
 
 Each add-on is a pinned Helm release (versions in the args, repositories in
 `inferplane.blueprint.defaults`) whose values come from `addon_values`. Namespaces are
@@ -74,6 +75,11 @@ class ClusterAddonsArgs:
     `inferplane.blueprint.defaults.VERSIONS` (likewise for the versions below)."""
     keda_version: str = defaults.VERSIONS["keda"]
     """KEDA chart version."""
+    keda_http_add_on: bool = False
+    """Install the KEDA HTTP add-on (some model at zero wakes on its own HTTP traffic).
+    Default: not installed."""
+    keda_http_add_on_version: str = defaults.VERSIONS["keda_http_add_on"]
+    """KEDA HTTP add-on chart version (``keda-add-ons-http``)."""
     kube_prometheus_stack_version: str = defaults.VERSIONS["kube_prometheus_stack"]
     """kube-prometheus-stack chart version."""
     aws_load_balancer_controller_version: str = defaults.VERSIONS["aws_load_balancer_controller"]
@@ -143,7 +149,7 @@ class ClusterAddons(pulumi.ComponentResource):
             ),
             before_gpu,
         )
-        self._release(
+        keda = self._release(
             naming.KEDA_RELEASE,
             "keda",
             args.keda_version,
@@ -151,6 +157,17 @@ class ClusterAddons(pulumi.ComponentResource):
             addon_values.keda_values(),
             [keda_ns, prometheus],
         )
+        if args.keda_http_add_on:
+            # Beside KEDA, whose ScaledObject CRD its operator and the interceptor's own
+            # ScaledObject need; model load balancers select its interceptor pods there.
+            self._release(
+                naming.KEDA_HTTP_RELEASE,
+                "keda-add-ons-http",
+                args.keda_http_add_on_version,
+                naming.KEDA_NAMESPACE,
+                addon_values.keda_http_add_on_values(),
+                [keda_ns, keda],
+            )
         if args.cloud == "aws":
             self._aws_controllers(args)
         self.register_outputs(

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, wake
 from inferplane.blueprint.model import Environment, GpuPool
 from inferplane.components.addons import ClusterAddonsArgs
 from inferplane.components.cloud import Ownership
@@ -129,6 +129,10 @@ def addons_args(env: Environment, cluster: Cluster) -> ClusterAddonsArgs:
         gp3_storage_class=env.cloud == "aws" and env.cluster.create,
         gpu_operator_version=versions.gpu_operator,
         keda_version=versions.keda,
+        keda_http_add_on=any(
+            wake.wakes_on_traffic(m.server, m.expose, m.replicas.min) for m in env.models.values()
+        ),
+        keda_http_add_on_version=versions.keda_http_add_on,
         kube_prometheus_stack_version=versions.kube_prometheus_stack,
         aws_load_balancer_controller_version=versions.aws_load_balancer_controller,
         cluster_autoscaler_version=versions.cluster_autoscaler,

@@ -105,6 +105,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             batching=model.batching,
             response_cache=model.response_cache,
             warmup=model.warmup,
+            wake=model.wake,
         )
 
 

@@ -236,6 +236,26 @@ def scaled_object_target(so: Resource) -> str | None:
     return _dict(so.spec.get("scaleTargetRef")).get("name")
 
 
+def wake_paths(model: ModelView) -> tuple[str, ...]:
+    """How a model at zero replicas comes back, from its ScaledObjects' triggers: a ``cron``
+    window, or requests the KEDA HTTP add-on's interceptor holds (an ``external-push``
+    trigger naming an HTTPScaledObject or InterceptorRoute). Triggers on the model's own
+    metrics (Prometheus, CPU, memory) read nothing once its last pod is gone."""
+    found: list[str] = []
+    for so in model.scaled_objects:
+        for trigger in _list(so.spec.get("triggers")):
+            kind = _dict(trigger).get("type")
+            metadata = _dict(_dict(trigger).get("metadata"))
+            if kind == "cron":
+                window = f"{metadata.get('start')} to {metadata.get('end')}"
+                found.append(f"its schedule ({window}, {metadata.get('timezone')})")
+            elif kind == "external-push" and (
+                "httpScaledObject" in metadata or "interceptorRoute" in metadata
+            ):
+                found.append("its own HTTP requests (held by the KEDA HTTP add-on)")
+    return tuple(dict.fromkeys(found))
+
+
 def min_replicas(model: ModelView) -> tuple[float | None, Resource | None]:
     """The replicas a model keeps when idle: KEDA's minReplicaCount (default 0) when a
     ScaledObject drives it, else the workload's own replica count (default 1)."""

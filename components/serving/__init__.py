@@ -9,6 +9,8 @@
 - `secrets`: model secrets, by reference, as Pulumi secrets end to end.
 - `autoscaling.ModelAutoscaler` (KEDA), `monitoring.ModelMonitoring` (ServiceMonitor,
   PrometheusRule, dashboard), built on `promql`, `rules` and `dashboards`.
+- `wake`: how a model at zero replicas comes back (a cron window, or its own HTTP
+  requests through the KEDA HTTP add-on's interceptor).
 
 - `spec`: the arguments: `ServedModel` (with its `ServingPool` and `ModelSecret`s) and
   `ServingEnvironment`, filled by hand or, from a blueprint, by

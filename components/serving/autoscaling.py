@@ -1,14 +1,16 @@
-"""KEDA autoscaling of one model's Deployment on the model's signal (`ServedModel.autoscaling`).
+"""KEDA autoscaling of one model's Deployment on the model's signals (`ServedModel.autoscaling`).
 
-One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger. What it guarantees:
+One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger per signal, and for a
+model that may be at zero its ways back (`wake`: a cron trigger, the HTTP add-on's
+``external-push`` trigger). What it guarantees:
 
 - ``minReplicaCount``/``maxReplicaCount`` are always written: KEDA's default minimum is 0,
   i.e. scale to zero, which a GPU model pays for with a cold start of minutes.
 - Realtime models never get ``idleReplicaCount``; batch models (and any model whose minimum
   is 0) scale N→0 after ``cooldownPeriod`` once the signal stays at or below
   ``activationThreshold``. The signals come from the server itself, so at zero replicas
-  there is nothing to wake on: a model at zero comes back through its minimum (a blueprint
-  change or an override), not through traffic it cannot see.
+  they read nothing: a model at zero comes back through `wake` (its HTTP traffic, or a
+  schedule), which `validate` requires of every model at zero.
 - The query returns one element (an aggregate over the model's replicas); ``metricType``
   matches the signal: ``AverageValue`` for queue depth (the HPA divides by replicas),
   ``Value`` for latency and percentages.
@@ -29,6 +31,7 @@ One ScaledObject (``keda.sh/v1alpha1``) with one Prometheus trigger. What it gua
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,7 +39,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.components.serving import promql
+from inferplane.blueprint.model import Signal
+from inferplane.components.serving import promql, wake
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 FALLBACK_FAILURE_THRESHOLD: Final = 3
@@ -69,6 +73,13 @@ class ModelAutoscalerArgs:
     deployment_name: str
     """The Deployment to scale (``<model>`` by contract); plain text because the queries
     select the Deployment's pods and kube-state-metrics series by it."""
+    service_name: str | None = None
+    """A model that wakes on its own traffic: the ClusterIP Service (port ``http``) the
+    HTTP add-on's interceptor routes to. Default: `deployment_name` (``<model>``)."""
+    wake_hosts: pulumi.Input[Sequence[str]] | None = None
+    """A model that wakes on its own traffic: the ``Host`` values the interceptor routes to
+    it (`wake.lb_in_cluster_hosts`, plus the load balancer's address). Default: the
+    in-cluster names only."""
 
 
 def keda_version(env: ServingEnvironment) -> tuple[int, int]:
@@ -89,34 +100,53 @@ def fallback_replicas(model: ServedModel) -> int:
     return min(high, max(low, wanted))
 
 
-def scaled_object_spec(
-    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
+def prometheus_trigger(
+    env: ServingEnvironment, model: ServedModel, scope: promql.Scope, signal: Signal
 ) -> dict[str, Any]:
-    """The ScaledObject's ``spec``, in the CRD's own camelCase (CustomResource passes keys
-    through unchanged)."""
-    metric = model.autoscaling.metric
-    scope = promql.Scope.of(env, model, namespace, deployment_name)
-    metric_type = promql.AUTOSCALING_METRIC_TYPE[metric]
+    """One Prometheus trigger per autoscaling signal."""
     scales_to_zero = model.replicas.min == 0
-
     metadata: dict[str, str] = {
         "serverAddress": env.prometheus_url,
-        "query": promql.autoscaling_query(scope, metric),
-        "threshold": promql.threshold(model.autoscaling.target),
+        "query": promql.autoscaling_query(scope, signal.metric),
+        "threshold": promql.threshold(signal.target),
         # With replicas that should exist, an empty answer means Prometheus lost them:
         # report it so the fallback engages instead of scaling down to the minimum. At
         # zero replicas there is legitimately nothing to measure.
         "ignoreNullValues": "true" if scales_to_zero else "false",
     }
     if scales_to_zero:
-        metadata["activationThreshold"] = promql.threshold(ACTIVATION_THRESHOLD[metric])
-
-    trigger: dict[str, Any] = {
+        metadata["activationThreshold"] = promql.threshold(ACTIVATION_THRESHOLD[signal.metric])
+    return {
         "type": "prometheus",
-        "name": metric.replace("_", "-"),
-        "metricType": metric_type,
+        "name": signal.metric.replace("_", "-"),
+        "metricType": promql.AUTOSCALING_METRIC_TYPE[signal.metric],
         "metadata": metadata,
     }
+
+
+def triggers(
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
+) -> list[dict[str, Any]]:
+    """Every trigger of the model's ScaledObject: one per signal, then its ways back from
+    zero (`wake`). KEDA gives the HPA one metric per trigger, and the HPA follows the
+    largest demand: autoscaling/v2 ``HorizontalPodAutoscalerSpec.metrics`` "contains the
+    specifications for which to use to calculate the desired replica count (the maximum
+    replica count across all metrics will be used)" (Kubernetes API reference); keda-docs
+    2.20 ``scalers/cron.md`` says the same of a cron trigger beside others."""
+    scope = promql.Scope.of(env, model, namespace, deployment_name)
+    found = [prometheus_trigger(env, model, scope, s) for s in model.autoscaling.signals]
+    found += [t for t in (wake.cron_trigger(model), wake.http_trigger(model)) if t is not None]
+    return found
+
+
+def scaled_object_spec(
+    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
+) -> dict[str, Any]:
+    """The ScaledObject's ``spec``, in the CRD's own camelCase (CustomResource passes keys
+    through unchanged)."""
+    scope = promql.Scope.of(env, model, namespace, deployment_name)
+    scales_to_zero = model.replicas.min == 0
+    found = triggers(env, model, namespace, deployment_name)
 
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment_name},
@@ -144,13 +174,14 @@ def scaled_object_spec(
                 },
             },
         },
-        "triggers": [trigger],
+        "triggers": found,
     }
     if scales_to_zero:
         # Only the last replica's removal waits on cooldownPeriod; keep it as patient as
         # the HPA's own scale-down.
         spec["cooldownPeriod"] = model.autoscaling.scale_down_stabilization_s
-    if metric_type == "AverageValue" or keda_version(env) >= KEDA_VALUE_FALLBACK_SINCE:
+    all_average = all(t["metricType"] == "AverageValue" for t in found)
+    if all_average or keda_version(env) >= KEDA_VALUE_FALLBACK_SINCE:
         spec["fallback"] = {
             "failureThreshold": FALLBACK_FAILURE_THRESHOLD,
             "replicas": fallback_replicas(model),
@@ -181,6 +212,14 @@ class ModelAutoscaler(pulumi.ComponentResource):
             **naming.model_labels(env.part_of, env.environment, model.name),
             naming.LATENCY_CLASS_LABEL: model.latency_class,
         }
+        outer = _depends_on(opts)
+        depends_on = list(outer)
+        if model.wakes_on_traffic:
+            # Before the ScaledObject: KEDA asks the add-on's scaler for the metric of the
+            # named route when it reconciles the external-push trigger, and an unknown route
+            # leaves the HPA on a default CPU metric (keda-docs http-add-on 0.15
+            # user-guide/autoscale-an-app.md: create the ScaledObject after the route).
+            depends_on.append(self._http_scaled_object(name, args, labels, outer))
         scaled_object = k8s.apiextensions.CustomResource(
             f"{name}-scaledobject",
             api_version="keda.sh/v1alpha1",
@@ -190,7 +229,7 @@ class ModelAutoscaler(pulumi.ComponentResource):
             # Pulumi does not make a component's children wait for the component's own
             # dependencies (the KEDA release that installs the CRD, the Deployment): pass them on.
             opts=pulumi.ResourceOptions(
-                parent=self, provider=args.provider, depends_on=opts.depends_on if opts else None
+                parent=self, provider=args.provider, depends_on=depends_on or None
             ),
         )
         # Derived from the resource's id so that readers wait until it exists.
@@ -199,3 +238,46 @@ class ModelAutoscaler(pulumi.ComponentResource):
         self.register_outputs(
             {"scaled_object_name": self.scaled_object_name, "hpa_name": self.hpa_name}
         )
+
+    def _http_scaled_object(
+        self,
+        name: str,
+        args: ModelAutoscalerArgs,
+        labels: dict[str, str],
+        depends_on: list[pulumi.Resource],
+    ) -> k8s.apiextensions.CustomResource:
+        """The HTTP add-on's route to the model (`wake`): hosts -> its ClusterIP Service."""
+        env, model = args.env, args.model
+        in_cluster = wake.lb_in_cluster_hosts(env, model)
+        hosts = pulumi.Output.from_input(args.wake_hosts or []).apply(
+            lambda extra: list(dict.fromkeys([*extra, *in_cluster]))
+        )
+        service = args.service_name or args.deployment_name
+        return k8s.apiextensions.CustomResource(
+            f"{name}-httpscaledobject",
+            api_version="http.keda.sh/v1alpha1",
+            kind="HTTPScaledObject",
+            metadata={
+                "name": model.name,
+                "namespace": args.namespace,
+                "labels": labels,
+                "annotations": {wake.SKIP_SCALED_OBJECT: "true"},
+            },
+            spec=hosts.apply(
+                lambda h: wake.http_scaled_object_spec(model, args.deployment_name, service, h)
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.provider, depends_on=depends_on or None
+            ),
+        )
+
+
+def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    """The component's own dependencies (the KEDA releases that install the CRDs, the
+    Deployment): Pulumi does not make a component's children wait for them."""
+    found = opts.depends_on if opts else None
+    if found is None:
+        return []
+    if isinstance(found, pulumi.Resource):
+        return [found]
+    return [r for r in found if isinstance(r, pulumi.Resource)]  # type: ignore[union-attr]

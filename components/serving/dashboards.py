@@ -7,7 +7,7 @@ the datasource uid ``prometheus`` that kube-prometheus-stack provisions.
 
 Rows: latency (p50/p95/p99 against the SLO line, queue vs compute time, vLLM TTFT), traffic
 (throughput, errors, queue, vLLM tokens/s), capacity (desired vs ready replicas, cold
-starts, GPU utilisation and memory).
+starts, GPU utilisation and memory), and one panel per autoscaling signal against its target.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from grafana_foundation_sdk.models import common as common_models
 from grafana_foundation_sdk.models import dashboard as dashboard_models
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.model import Signal
 from inferplane.components.serving import promql, rules
 from inferplane.components.serving.promql import Scope
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -195,6 +196,8 @@ def build_dashboard(
         ),
     ]
 
+    scaling = [_signal_panel(model, scope, signal) for signal in model.autoscaling.signals]
+
     board = (
         Dashboard(f"{env.part_of} / {model.name} ({env.environment})")
         .uid(dashboard_uid(env, namespace, model.name))
@@ -208,13 +211,45 @@ def build_dashboard(
         .editable()
     )
     panel_id = 1
-    for title, panels in (("Latency", latency), ("Traffic", traffic), ("Capacity", capacity)):
+    rows = (
+        ("Latency", latency),
+        ("Traffic", traffic),
+        ("Capacity", capacity),
+        ("Autoscaling signals", scaling),
+    )
+    for title, panels in rows:
         board = board.with_row(Row(title).id(panel_id))
         panel_id += 1
         for panel in panels:
             board = board.with_panel(panel.id(panel_id))
             panel_id += 1
     return board
+
+
+SIGNAL_UNITS: Final = {
+    "queue_depth": "short",
+    "gpu_utilization": "percent",
+    "p95_latency_ms": "ms",
+    "ttft_p95_ms": "ms",
+}
+
+
+def _signal_panel(model: ServedModel, scope: Scope, signal: Signal) -> Timeseries:
+    """One autoscaling signal as KEDA reads it (the trigger's own query; per replica for a
+    queue, as the HPA divides it), against its target: the dashed line."""
+    query = promql.autoscaling_query(scope, signal.metric)
+    per_replica = promql.AUTOSCALING_METRIC_TYPE[signal.metric] == "AverageValue"
+    if per_replica:
+        query = f"({query}) / clamp_min({promql.spec_replicas(scope)}, 1)"
+    return _panel(
+        f"Scaling on {signal.metric}",
+        SIGNAL_UNITS[signal.metric],
+        [(query, f"{signal.metric}{' per replica' if per_replica else ''}")],
+        f"What the autoscaler reads for {signal.metric}; the dashed line is its target "
+        f"({promql.threshold(signal.target)}). Above the line it adds replicas (up to "
+        f"{model.replicas.max}); the HPA follows the signal that asks for the most.",
+        signal.target,
+    )
 
 
 def dashboard(

@@ -22,6 +22,11 @@ Service ``<model>-lb`` (type LoadBalancer) exposes the ports of ``expose.protoco
   ``PreferClose``, which every supported version accepts. The ClusterIP Service carries the
   same hint for in-cluster clients.
 
+A model at zero replicas that serves only HTTP is reached through the KEDA HTTP add-on's
+interceptor instead (`wake`): its load balancer Service, with the same annotations, ranges
+and port, lives in the add-on's namespace and selects the interceptor's pods, and its
+NetworkPolicy also admits the interceptor on ``http``.
+
 NetworkPolicy ``<model>``: ingress to the model's pods only on the exposed ports from the
 allowed CIDRs — on AWS also the VPC (the NLB's health checks and, without client-IP
 preservation, its connections come from its own addresses there; an attached cluster's VPC
@@ -39,6 +44,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
+from inferplane.components.serving import wake
 from inferplane.components.serving.containers import PORTS, Manifest, termination_grace_s
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
@@ -49,8 +55,17 @@ SAME_ZONE_SINCE: Final = (1, 34)
 METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
 
 
-def lb_service_name(model: ServedModel) -> str:
+def lb_service_name(model: ServedModel, env: ServingEnvironment | None = None) -> str:
+    """``<model>-lb``; for a model that wakes on its own traffic (given `env`), the Service
+    beside the HTTP add-on's interceptor (`wake`)."""
+    if env is not None and model.wakes_on_traffic:
+        return naming.wake_lb_name(env.part_of, env.environment, model.name)
     return f"{model.name}-lb"
+
+
+def lb_namespace(model: ServedModel, namespace: str) -> str:
+    """The model's namespace, or the interceptor's for a model that wakes on its traffic."""
+    return naming.KEDA_NAMESPACE if model.wakes_on_traffic else namespace
 
 
 def exposed_ports(model: ServedModel) -> list[str]:
@@ -133,7 +148,7 @@ def lb_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
         spec["allocateLoadBalancerNodePorts"] = False
     else:
         spec["externalTrafficPolicy"] = "Local"
-    return spec
+    return wake.interceptor_lb_spec(spec) if model.wakes_on_traffic else spec
 
 
 def _vpc_cidr(env: ServingEnvironment) -> str:
@@ -175,6 +190,7 @@ def network_policy_spec(env: ServingEnvironment, model: ServedModel) -> Manifest
                 ],
                 "ports": [{"protocol": "TCP", "port": PORTS[metrics]}],
             },
+            *([wake.interceptor_ingress()] if model.wakes_on_traffic else []),
         ],
     }
 
@@ -189,12 +205,13 @@ def model_load_balancer(
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None,
     opts: pulumi.ResourceOptions,
 ) -> k8s.core.v1.Service:
-    """The LoadBalancer Service ``<model>-lb``; `opts` carries the parent and provider."""
+    """The LoadBalancer Service ``<model>-lb`` (or the interceptor's, `wake`); `opts` carries
+    the parent and provider."""
     return k8s.core.v1.Service(
         name,
         metadata={
-            "name": lb_service_name(model),
-            "namespace": namespace,
+            "name": lb_service_name(model, env),
+            "namespace": lb_namespace(model, namespace),
             "labels": labels,
             "annotations": lb_annotations(env, model, lb_subnet_ids),
         },

@@ -11,7 +11,8 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   first rollout is warm, and is then KEDA's: Pulumi ignores later changes to it, so a
   ``pulumi up`` never scales a loaded model down.
 - Service ``<model>`` (ClusterIP: ``http``, and ``grpc``/``metrics`` for Triton), Service
-  ``<model>-lb`` (the region-local load balancer, `load_balancer`), PodDisruptionBudget
+  ``<model>-lb`` (the region-local load balancer, `load_balancer`; through the KEDA HTTP
+  add-on's interceptor for a model at zero that serves HTTP only, `wake`), PodDisruptionBudget
   ``<model>`` (one replica at a time; a stuck-unhealthy pod never blocks a node drain),
   NetworkPolicy ``<model>``.
 - ``ModelAutoscaler`` (ScaledObject ``<model>``) and ``ModelMonitoring`` (ServiceMonitor,
@@ -195,7 +196,8 @@ class ModelServer(pulumi.ComponentResource):
     Outputs:
         deployment_name: the Deployment (``<model>``).
         service_name: the ClusterIP Service (``<model>``).
-        lb_service_name: the LoadBalancer Service (``<model>-lb``).
+        lb_service_name: the LoadBalancer Service (``<model>-lb``; for a model that wakes on
+            its own HTTP traffic ``<blueprint>-<env>-<model>-lb`` in the KEDA namespace).
         endpoint: the load balancer's hostname (AWS) or IP address (GCP), once assigned.
         engine_uri: the TensorRT engine's store URI (Triton with ``tensorrt``), else None.
     """
@@ -285,8 +287,19 @@ class ModelServer(pulumi.ComponentResource):
 
         ModelAutoscaler(
             f"{name}-autoscaling",
-            ModelAutoscalerArgs(model, env, ns, args.provider, deployment_name=model.name),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment]),
+            ModelAutoscalerArgs(
+                model,
+                env,
+                ns,
+                args.provider,
+                deployment_name=model.name,
+                service_name=model.name,
+                # The interceptor routes by Host: the load balancer's address is one.
+                wake_hosts=lb.status.apply(lambda st: [a] if (a := _lb_address(st)) else [])
+                if model.wakes_on_traffic
+                else None,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment, service]),
         )
         ModelMonitoring(
             f"{name}-monitoring",
@@ -299,7 +312,7 @@ class ModelServer(pulumi.ComponentResource):
         # Derived from the resources so that readers wait until they exist.
         self.deployment_name = deployment.metadata.apply(lambda _: model.name)
         self.service_name = service.metadata.apply(lambda _: model.name)
-        self.lb_service_name = lb.metadata.apply(lambda _: lb_service_name(model))
+        self.lb_service_name = lb.metadata.apply(lambda _: lb_service_name(model, env))
         self.endpoint = lb.status.apply(_lb_address)
         self.register_outputs(
             {

@@ -81,10 +81,41 @@ def gpu_memory_threshold(model: ServedModel) -> float:
 
 def queue_threshold(model: ServedModel) -> float:
     """Queue depth beyond which a growing queue is a problem: the autoscaling target when
-    the model scales on queue depth, else the default per-replica target."""
-    if model.autoscaling.metric == "queue_depth":
-        return model.autoscaling.target
-    return float(defaults.MODEL_AUTOSCALING_TARGET)
+    queue depth is one of the model's signals, else the default per-replica target."""
+    target = model.autoscaling.target_of("queue_depth")
+    return target if target is not None else float(defaults.MODEL_AUTOSCALING_TARGET)
+
+
+def signal_alerts(model: ServedModel, scope: Scope, where: str, pods: str) -> list[dict[str, Any]]:
+    """One alert per autoscaling signal: it has stayed above its target for `AT_MAX_FOR`,
+    i.e. the autoscaler has not brought it down (replicas at max, or new replicas cannot
+    start). The expression is the trigger's own query against its threshold, so the alert
+    sees what KEDA sees (per replica for a queue: the HPA divides it by the replicas)."""
+    out = []
+    for signal in model.autoscaling.signals:
+        value = f"({promql.autoscaling_query(scope, signal.metric)})"
+        if promql.AUTOSCALING_METRIC_TYPE[signal.metric] == "AverageValue":
+            value = f"{value} / clamp_min({promql.spec_replicas(scope)}, 1)"
+        out.append(
+            {
+                "alert": "InferenceScalingSignalAboveTarget",
+                "expr": f"{value} > {promql.threshold(signal.target)}",
+                "for": AT_MAX_FOR,
+                "labels": {"signal": signal.metric},
+                "annotations": {
+                    "summary": f"{signal.metric} of {model.name} stays above its autoscaling "
+                    f"target of {promql.threshold(signal.target)}",
+                    "description": f"{signal.metric} of {where} has been {{{{ $value | "
+                    f"humanize }}}} for {AT_MAX_FOR}, above the target "
+                    f"{promql.threshold(signal.target)} the autoscaler works towards: it "
+                    "cannot add the replicas this signal asks for.",
+                    "runbook": f"Check `{pods}`: replicas at max (raise models.{model.name}."
+                    "replicas.max and the pool's nodes.max), Pending pods (no GPU in the "
+                    "zone), or a target the model cannot reach at any replica count.",
+                },
+            }
+        )
+    return out
 
 
 def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> list[dict[str, Any]]:
@@ -168,6 +199,8 @@ def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> li
         f"Check `{pods}`: replicas at max (raise models.{model.name}.replicas.max and the "
         f"pool's nodes.max), Pending pods (no GPU capacity in the zone), or a slow replica.",
     )
+    for alert in signal_alerts(model, scope, where, pods):
+        alerts.append({**alert, "labels": {**base, "severity": "warning", **alert["labels"]}})
     ratio = gpu_memory_threshold(model)
     add(
         "InferenceGPUMemoryHigh",

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.model import (
     Autoscaling,
     Batching,
@@ -32,6 +33,7 @@ from inferplane.blueprint.model import (
     Slo,
     TensorRt,
     VllmSettings,
+    Wake,
     Warmup,
 )
 
@@ -167,14 +169,14 @@ class ServedModel:
     """Weights' precision: fp16 unless set; vLLM's ``--dtype`` or quantization, and the
     TensorRT engine's precision flags."""
     autoscaling: Autoscaling = field(
-        default_factory=lambda: Autoscaling(
+        default_factory=lambda: Autoscaling.single(
             defaults.MODEL_AUTOSCALING_METRIC,
             defaults.MODEL_AUTOSCALING_TARGET,
             defaults.SCALE_DOWN_STABILIZATION_S,
         )
     )
-    """KEDA's signal: by default four waiting requests per replica, scaling down only after
-    ten quiet minutes."""
+    """KEDA's signals, one trigger each (the HPA follows the largest demand): by default
+    four waiting requests per replica, scaling down only after ten quiet minutes."""
     slo: Slo | None = None
     """Latency objectives; None: no SLO alerts."""
     expose: Protocol | None = None
@@ -199,6 +201,9 @@ class ServedModel:
     """Triton response cache; None: off."""
     warmup: Warmup | None = None
     """Triton warm-up requests before readiness (needs `TensorRt.inputs`); None: none."""
+    wake: Wake | None = None
+    """A schedule that brings the model back from zero replicas (a KEDA cron trigger);
+    None: only HTTP traffic can (`wakes_on_traffic`), or nothing."""
 
     @property
     def realtime(self) -> bool:
@@ -210,6 +215,12 @@ class ServedModel:
         if self.expose is not None:
             return self.expose
         return "http" if self.server == "vllm" else "both"
+
+    @property
+    def wakes_on_traffic(self) -> bool:
+        """At zero replicas, the model's own HTTP requests wake it: the KEDA HTTP add-on's
+        interceptor holds and counts them (`inferplane.components.serving.wake`)."""
+        return wake_paths.wakes_on_traffic(self.server, self.protocols, self.replicas.min)
 
     def __post_init__(self) -> None:
         low, high = self.replicas.min, self.replicas.max
@@ -235,6 +246,22 @@ class ServedModel:
             )
         if self.server == "triton" and self.source.scheme == "hf":
             self._fail(("source",), "Triton serves ONNX from s3:// or gs://", "give a store URI")
+        if (
+            low == 0
+            and self.wake is None
+            and not wake_paths.serves_only_http(self.server, self.protocols)
+        ):
+            self._fail(
+                ("replicas", "min"),
+                "at 0 replicas nothing wakes this model (it does not serve HTTP only, and its "
+                "own metrics vanish with its last pod)",
+                "give it a wake schedule, serve HTTP only, or keep min >= 1",
+            )
+        if not self.autoscaling.signals:
+            self._fail(("autoscaling",), "no signal", "give at least one metric and target")
+        metrics = self.autoscaling.metrics
+        if len(set(metrics)) != len(metrics):
+            self._fail(("autoscaling",), "a metric is listed twice", "list each metric once")
         names = [s.name for s in self.secrets]
         if len(set(names)) != len(names):
             self._fail(("secrets",), "two secrets share a name", "give each a distinct name")

@@ -62,7 +62,7 @@ model = ServedModel(
     pool=pool,
     replicas=MinMax(min=1, max=4),  # one warm replica; KEDA adds up to three more
     precision="bf16",
-    autoscaling=Autoscaling(metric="queue_depth", target=4, scale_down_stabilization_s=600),
+    autoscaling=Autoscaling.single("queue_depth", 4, scale_down_stabilization_s=600),
     slo=Slo(p95_ms=None, ttft_p95_ms=500),
     vllm=VllmSettings(max_model_len=8192, enable_prefix_caching=True),
     secrets=(

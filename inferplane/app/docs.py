@@ -100,6 +100,14 @@ class _Reference:
         yield f"`{path}`", self.type_of(node), "; ".join(facts), description
         if path.endswith(".overrides"):
             return  # the same shapes as the top-level sections, documented there
+        if "oneOf" in node:  # several shapes: the fields of each
+            for branch in node["oneOf"]:
+                yield from self.fields(path, self.deref(branch))
+            return
+        yield from self.fields(path, node)
+
+    def fields(self, path: str, node: Mapping[str, Any]) -> Iterator[_Row]:
+        """The rows of what is inside `node` (its properties, entries or list items)."""
         if "properties" in node:
             yield from self.rows_of(
                 node["properties"],
@@ -118,6 +126,8 @@ class _Reference:
             yield from self.rows(f"{path}[]", node["items"], False)
 
     def type_of(self, node: Mapping[str, Any]) -> str:
+        if "oneOf" in node:
+            return " or ".join(self.type_of(self.deref(b)) for b in node["oneOf"])
         kind = node.get("type", "string" if "const" in node else "")
         if kind == "object" and "propertyNames" in node:
             names = self.deref(node["propertyNames"])

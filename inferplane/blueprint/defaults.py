@@ -14,6 +14,7 @@ VERSIONS: Final[dict[str, str]] = {
     "vllm": "v0.10.2",
     "gpu_operator": "v26.7.0",
     "keda": "2.20.2",
+    "keda_http_add_on": "0.15.0",
     "kube_prometheus_stack": "88.5.3",
     "aws_load_balancer_controller": "1.13.4",
     "cluster_autoscaler": "9.50.1",
@@ -23,6 +24,7 @@ VERSIONS: Final[dict[str, str]] = {
 CHART_REPOSITORIES: Final[dict[str, str]] = {
     "gpu-operator": "https://helm.ngc.nvidia.com/nvidia",
     "keda": "https://kedacore.github.io/charts",
+    "keda-add-ons-http": "https://kedacore.github.io/charts",
     "kube-prometheus-stack": "https://prometheus-community.github.io/helm-charts",
     "aws-load-balancer-controller": "https://aws.github.io/eks-charts",
     "cluster-autoscaler": "https://kubernetes.github.io/autoscaler",

@@ -190,11 +190,47 @@ class VllmSettings:
 
 
 @dataclass(frozen=True)
-class Autoscaling:
+class Signal:
+    """One autoscaling signal: a metric and its per-replica target."""
+
     metric: Metric
     target: float
     """Per replica: waiting requests, percent GPU busy, or milliseconds."""
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    """The signals replicas follow. Each becomes one trigger of the model's ScaledObject and
+    the HPA follows the largest demand among them."""
+
+    signals: tuple[Signal, ...]
+    """At least one; each metric at most once."""
     scale_down_stabilization_s: int
+
+    @classmethod
+    def single(cls, metric: Metric, target: float, scale_down_stabilization_s: int) -> Autoscaling:
+        """The common case: one signal."""
+        return cls((Signal(metric, target),), scale_down_stabilization_s)
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return tuple(s.metric for s in self.signals)
+
+    def target_of(self, metric: Metric) -> float | None:
+        """The target of `metric` when it is one of the signals, else None."""
+        return next((s.target for s in self.signals if s.metric == metric), None)
+
+
+@dataclass(frozen=True)
+class Wake:
+    """A schedule that brings a model at zero replicas back: a KEDA cron trigger holds one
+    replica from each `schedule` start for `duration_s` seconds (its load signals add more)."""
+
+    schedule: str
+    """Five-field cron expression (minute hour day-of-month month day-of-week)."""
+    duration_s: int
+    timezone: str
+    """IANA time zone name the schedule is read in."""
 
 
 @dataclass(frozen=True)
@@ -254,6 +290,8 @@ class Model:
     batching: Batching | None = None
     response_cache: ResponseCache | None = None
     warmup: Warmup | None = None
+    wake: Wake | None = None
+    """`replicas.wake`: a schedule that brings the model back from zero replicas."""
 
     @property
     def realtime(self) -> bool:
@@ -282,6 +320,7 @@ class Versions:
     vllm: str
     gpu_operator: str
     keda: str
+    keda_http_add_on: str
     kube_prometheus_stack: str
     aws_load_balancer_controller: str
     cluster_autoscaler: str

@@ -23,6 +23,20 @@ PROMETHEUS_URL = (
 )
 """In-cluster address of the Prometheus that kube-prometheus-stack runs (KEDA queries it)."""
 KUBE_SYSTEM_NAMESPACE = "kube-system"
+KEDA_HTTP_RELEASE = "keda-add-ons-http"
+"""The KEDA HTTP add-on's release, in `KEDA_NAMESPACE`. Its chart names its objects
+``{{ .Chart.Name }}-<component>`` (kedacore/charts ``http-add-on/templates``), the chart's
+name being ``keda-add-ons-http`` too."""
+KEDA_HTTP_INTERCEPTOR_PROXY = f"{KEDA_HTTP_RELEASE}-interceptor-proxy"
+"""The interceptor's proxy Service (``templates/interceptor/service-proxy.yaml``)."""
+KEDA_HTTP_INTERCEPTOR_PORT = 8080
+"""Its port: chart value ``interceptor.proxy.port`` (values.yaml: 8080); container port name
+``proxy``."""
+KEDA_HTTP_EXTERNAL_SCALER = (
+    f"{KEDA_HTTP_RELEASE}-external-scaler.{KEDA_NAMESPACE}.svc.cluster.local:9090"
+)
+"""The add-on's scaler (gRPC ``scaler.grpcPort`` 9090, Service ``scaler.service``
+``external-scaler``), the address of a ScaledObject's ``external-push`` trigger."""
 
 # --- GPU nodes ----------------------------------------------------------------------------
 GPU_TAINT_KEY = "nvidia.com/gpu"
@@ -113,6 +127,17 @@ def label_value(text: str) -> str:
 def model_selector(blueprint: str, model: str) -> dict[str, str]:
     """The pod selector of one model's Deployment and Services (immutable: keep it small)."""
     return {"app.kubernetes.io/part-of": blueprint, MODEL_LABEL: model}
+
+
+def wake_lb_name(blueprint: str, env: str, model: str) -> str:
+    """The load balancer Service of a model that wakes on its own HTTP traffic: it lives in
+    `KEDA_NAMESPACE` beside the interceptor, so the name carries blueprint, environment and
+    model (63 characters at most, with a stable hash when longer)."""
+    full = f"{blueprint}-{env}-{model}-lb"
+    if len(full) <= 63:
+        return full
+    tail = f"-{short_hash(full, length=8)}-lb"
+    return full[: 63 - len(tail)].rstrip("-") + tail
 
 
 def short_hash(*parts: str, length: int = 12) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint import catalog, defaults, wake
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 from inferplane.blueprint.model import (
     Autoscaling,
@@ -32,6 +32,7 @@ from inferplane.blueprint.model import (
     Observability,
     ResponseCache,
     SecretRef,
+    Signal,
     Slo,
     Speculative,
     TensorRt,
@@ -39,6 +40,7 @@ from inferplane.blueprint.model import (
     Versions,
     VllmSettings,
     Waiver,
+    Wake,
     Warmup,
 )
 from inferplane.blueprint.overrides import merged
@@ -209,7 +211,6 @@ def _model(
     replicas = spec.get("replicas") or {}
     rmin = replicas.get("min", rep_min)
     rmax = replicas.get("max", max(rep_max, rmin))
-    auto = spec.get("autoscaling") or {}
     slo = spec.get("slo")
     return Model(
         name=name,
@@ -221,13 +222,7 @@ def _model(
         latency_class=latency_class,
         precision=spec.get("precision", defaults.MODEL_PRECISION),
         replicas=MinMax(rmin, rmax),
-        autoscaling=Autoscaling(
-            metric=auto.get("metric", defaults.MODEL_AUTOSCALING_METRIC),
-            target=float(auto.get("target", defaults.MODEL_AUTOSCALING_TARGET)),
-            scale_down_stabilization_s=auto.get(
-                "scale_down_stabilization_s", defaults.SCALE_DOWN_STABILIZATION_S
-            ),
-        ),
+        autoscaling=_autoscaling(spec.get("autoscaling")),
         slo=Slo(p95_ms=slo.get("p95_ms"), ttft_p95_ms=slo.get("ttft_p95_ms")) if slo else None,
         expose=(spec.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server]),
         secrets=tuple(
@@ -255,6 +250,32 @@ def _model(
         warmup=Warmup(batch_sizes=tuple(spec["warmup"].get("batch_sizes") or (1,)))
         if "warmup" in spec
         else None,
+        wake=_wake(replicas.get("wake")),
+    )
+
+
+def _autoscaling(spec: Mapping[str, Any] | list[Mapping[str, Any]] | None) -> Autoscaling:
+    """One signal (a mapping, defaults filled in) or a list of signals."""
+    if isinstance(spec, list):
+        return Autoscaling(
+            tuple(Signal(s["metric"], float(s["target"])) for s in spec),
+            defaults.SCALE_DOWN_STABILIZATION_S,
+        )
+    auto = spec or {}
+    return Autoscaling.single(
+        auto.get("metric", defaults.MODEL_AUTOSCALING_METRIC),
+        float(auto.get("target", defaults.MODEL_AUTOSCALING_TARGET)),
+        auto.get("scale_down_stabilization_s", defaults.SCALE_DOWN_STABILIZATION_S),
+    )
+
+
+def _wake(spec: Mapping[str, Any] | None) -> Wake | None:
+    if spec is None:
+        return None
+    return Wake(
+        schedule=" ".join(spec["schedule"].split()),
+        duration_s=wake.parse_duration(spec["duration"]),
+        timezone=spec.get("timezone", wake.DEFAULT_TIMEZONE),
     )
 
 

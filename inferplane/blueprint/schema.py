@@ -153,7 +153,7 @@ class _Explain:
         node = error.schema if isinstance(error.schema, dict) else {}
         custom = node.get("x-errors", {}).get(error.validator)
         if error.validator in ("anyOf", "oneOf") and not custom and error.context:
-            yield from self.run(best_match(error.context))
+            yield from self._alternatives(error)
             return
         self.error, self.node, self.path = error, node, tuple(error.absolute_path)
         self.sensitive = bool(node.get("x-sensitive"))
@@ -180,6 +180,35 @@ class _Explain:
             single=True,
             is_type=error.validator == "type",
             forbids=forbids,
+        )
+
+    def _alternatives(self, error: ValidationError) -> Iterator[_Finding]:
+        """A value that fits none of several shapes. When the shapes differ by type (a
+        mapping or a list), the one of the value's type explains it; a value of none of
+        those types gets a type error naming them all."""
+        found = [_deref(b).get("type") for b in error.validator_value]
+        types = [t for t in found if isinstance(t, str)]
+        if len(types) != len(found) or len(set(types)) != len(types):
+            yield from self.run(best_match(error.context))
+            return
+        kind = _json_type(error.instance)
+        if kind in types:
+            branch = types.index(kind)
+            for sub in error.context:
+                if sub.relative_schema_path and sub.relative_schema_path[0] == branch:
+                    yield from self.run(sub)
+            return
+        self.error, self.node, self.path = error, {}, tuple(error.absolute_path)
+        self.sensitive = False
+        message = (
+            f"expected {' or '.join(_TYPE_WORDS.get(t, t) for t in types)}, "
+            f"got {self.describe(error.instance)}"
+        )
+        hint = _type_hint(types[0], error.instance, _deref(error.validator_value[0]))
+        yield _Finding(
+            Diagnostic(self.source.value(self.path), self.path, message, hint),
+            single=True,
+            is_type=True,
         )
 
     # --- wording helpers -----------------------------------------------------------------
@@ -342,6 +371,16 @@ class _Explain:
 
     def _not(self) -> tuple[str, str]:
         return "this value is not allowed here", "remove it"
+
+
+def _json_type(value: Any) -> str:
+    """The JSON Schema type of a YAML value (integers are also numbers)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "integer" if isinstance(value, int) else "number"
+    names = {dict: "object", list: "array", str: "string", type(None): "null"}
+    return names.get(type(value), "object")
 
 
 def _closest(word: str, candidates: Sequence[str]) -> str | None:

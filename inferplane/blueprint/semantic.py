@@ -18,6 +18,7 @@ from inferplane.blueprint import (
     secret_refs,
     semantic_names,
     semantic_network,
+    semantic_scaling,
     semantic_serving,
     semantic_vllm,
 )
@@ -294,14 +295,8 @@ def _models_fit(env: EnvView) -> None:
                 "a TensorRT engine is built from an ONNX file",
                 "point source at the model's .onnx file",
             )
-        auto = model.get("autoscaling") or {}
+        semantic_scaling.check_model(env, path, model)
         slo = model.get("slo") or {}
-        if server != "vllm" and auto.get("metric") == "ttft_p95_ms":
-            env.error(
-                (*path, "autoscaling", "metric"),
-                "time to first token is a vLLM (token streaming) signal",
-                "use p95_latency_ms or queue_depth for Triton",
-            )
         if server != "vllm" and "ttft_p95_ms" in slo:
             env.error(
                 (*path, "slo", "ttft_p95_ms"),

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import gpu_units
-from inferplane.policies.stack import ModelView, Stack, min_replicas
+from inferplane.policies.stack import ModelView, Stack, min_replicas, wake_paths
 
 
 def served_zones(stack: Stack, model: ModelView) -> tuple[str, ...]:
@@ -51,9 +51,23 @@ def _replica_findings(stack: Stack, model: ModelView, per_zone: int) -> Iterator
             target,
             field,
             f"keeps {count:g} warm replicas; a realtime model needs at least {need} ({where}), "
-            "because a cold start on a GPU takes minutes",
+            "because a cold start on a GPU takes minutes" + _at_zero(model, count),
             source.ref,
         )
+
+
+def _at_zero(model: ModelView, count: float) -> str:
+    """What happens at zero: who waits for the cold start, or that nothing wakes the model
+    (a waiver that accepts cold starts does not make such a model come back)."""
+    if count > 0:
+        return ""
+    paths = wake_paths(model)
+    if paths:
+        return f"; at zero it wakes on {' or '.join(paths)}, and that first request waits"
+    return (
+        "; at zero nothing wakes it (no cron or HTTP add-on trigger, and its own metrics "
+        "vanish with its last pod): it does not come back until its minimum is raised"
+    )
 
 
 def _capacity_findings(stack: Stack) -> Iterator[Finding]:
@@ -119,7 +133,9 @@ RULE = Rule(
         "must always be rendered, and idleReplicaCount must not undercut it. With zone-local "
         "routing each client zone needs its own warm replica, and a warm replica needs a "
         "warm GPU: the pool's minimum nodes in each zone must hold the GPUs (or MIG slices) "
-        "of every warm replica placed there. Batch models may scale to zero."
+        "of every warm replica placed there. Batch models may scale to zero. A waived "
+        "realtime model at zero is still told apart by how it comes back: its own HTTP "
+        "requests through the KEDA HTTP add-on, a wake schedule, or nothing at all."
     ),
     remediation=(
         "Set models.<m>.replicas.min to at least the number of zones of the model's pool "
@@ -142,8 +158,9 @@ RULE = Rule(
     ),
     sources=(
         "Resources only: ScaledObject minReplicaCount/idleReplicaCount (or the workload's "
-        "replicas), the serving pods' GPU limits, node group minimums, and the pools' zones "
-        "and GPUs per node from the environment ConfigMap. Offline and online alike."
+        "replicas) and, at zero, its cron and HTTP add-on triggers; the serving pods' GPU "
+        "limits, node group minimums, and the pools' zones and GPUs per node from the "
+        "environment ConfigMap. Offline and online alike."
     ),
     passing_example="""\
 gpu_pools:

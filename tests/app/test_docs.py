@@ -83,6 +83,8 @@ def field_paths(node: dict[str, Any], prefix: str, defs: dict[str, Any]) -> list
         placeholder = f"{prefix.rstrip('.')}.{names['x-placeholder']}"
         out.append(placeholder)
         out += field_paths(node["additionalProperties"], placeholder + ".", defs)
+    for branch in node.get("oneOf", ()):  # several shapes: the fields of each
+        out += field_paths(branch, prefix, defs)
     items = node.get("items", {})
     if "$ref" in items and "properties" in defs[items["$ref"].removeprefix("#/$defs/")]:
         out.append(f"{prefix.rstrip('.')}[]")

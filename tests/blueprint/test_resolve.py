@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.blueprint.errors import BlueprintError
+from inferplane.blueprint.model import Signal, Wake
 from inferplane.blueprint.resolve import load_blueprint, parse_source, resolve, resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +74,10 @@ def test_catalog_and_defaults(envs: dict) -> None:
     assert prod.cluster.existing == "prod-gke" and prod.cluster.location == "us-central1"
     ranker = prod.models["ranker"]
     assert ranker.expose == "grpc"
-    assert ranker.autoscaling.metric == "p95_latency_ms" and ranker.autoscaling.target == 20.0
+    assert ranker.autoscaling.signals == (Signal("p95_latency_ms", 20.0),)
+    embed = prod.models["nightly-embed"]
+    assert embed.wake == Wake(schedule="0 2 * * *", duration_s=3 * 3600, timezone="UTC")
+    assert prod.models["chat"].wake is None
     assert ranker.batching is not None and ranker.batching.max_queue_delay_us == 2000
     assert ranker.tensorrt is not None and ranker.tensorrt.inputs[0].max == (32, 512)
 

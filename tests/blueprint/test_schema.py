@@ -247,7 +247,7 @@ def test_gpu_enum_is_the_catalog() -> None:
         ("tensorrt", model.TensorRt),
         ("warmup", model.Warmup),
         ("responseCache", model.ResponseCache),
-        ("autoscaling", model.Autoscaling),
+        ("autoscalingSignal", model.Signal),
     ],
 )
 def test_sections_have_the_fields_of_the_resolved_model(definition: str, model_class: type) -> None:
@@ -280,9 +280,9 @@ def test_versions_default_to_the_pins_and_the_pins_match_their_patterns() -> Non
         ("model", "precision", defaults.MODEL_PRECISION),
         ("model", "startup_timeout_s", defaults.STARTUP_TIMEOUT_S),
         ("model", "max_request_s", defaults.MAX_REQUEST_S),
-        ("autoscaling", "metric", defaults.MODEL_AUTOSCALING_METRIC),
-        ("autoscaling", "target", defaults.MODEL_AUTOSCALING_TARGET),
-        ("autoscaling", "scale_down_stabilization_s", defaults.SCALE_DOWN_STABILIZATION_S),
+        ("autoscalingSettings", "metric", defaults.MODEL_AUTOSCALING_METRIC),
+        ("autoscalingSettings", "target", defaults.MODEL_AUTOSCALING_TARGET),
+        ("autoscalingSettings", "scale_down_stabilization_s", defaults.SCALE_DOWN_STABILIZATION_S),
         ("tensorrt", "builder_optimization_level", defaults.TENSORRT_BUILDER_OPTIMIZATION_LEVEL),
         ("responseCache", "size_mb", defaults.RESPONSE_CACHE_SIZE_MB),
         ("batching", "max_queue_delay_us", defaults.BATCHING_MAX_QUEUE_DELAY_US),

@@ -24,6 +24,7 @@ REFERENCE = Path(
 CHART_VALUES = {
     "gpu-operator": REFERENCE / "gpu-operator/helm/values.yaml",
     "keda": REFERENCE / "keda/helm/values.yaml",
+    "keda-add-ons-http": REFERENCE / "keda-http-add-on-0.15.0/values.yaml",
     "kube-prometheus-stack": REFERENCE / "kube-prometheus-stack/values.yaml",
 }
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -117,6 +118,25 @@ def test_keda_and_prometheus_values_exist_in_the_charts(
         assert unknown_keys(addon_values.keda_values(), chart("keda")) == []
         values = prometheus_values(env, EBS_STORAGE_CLASS)
         assert unknown_keys(values, chart("kube-prometheus-stack")) == []
+
+
+def test_keda_http_add_on_values_exist_in_the_chart() -> None:
+    values = addon_values.keda_http_add_on_values()
+    assert unknown_keys(values, chart("keda-add-ons-http")) == []
+    interceptor = values["interceptor"]
+    # The model load balancers' target port, and a grace period that covers the drain.
+    assert interceptor["proxy"]["port"] == naming.KEDA_HTTP_INTERCEPTOR_PORT == 8080
+    assert interceptor["terminationGracePeriodSeconds"] >= 5 + 300
+    assert interceptor["drainTimeout"] == "300s" and interceptor["shutdownDelay"] == "5s"
+
+
+def test_keda_http_add_on_pin_matches_the_reference_chart() -> None:
+    path = REFERENCE / "keda-http-add-on-0.15.0/Chart.yaml"
+    if not path.exists():
+        pytest.skip(f"reference chart not found at {path}")
+    meta = yaml.safe_load(path.read_text())
+    assert meta["name"] == "keda-add-ons-http" == naming.KEDA_HTTP_RELEASE
+    assert meta["version"] == defaults.VERSIONS["keda_http_add_on"]
 
 
 # --- GPU Operator --------------------------------------------------------------------------
@@ -254,6 +274,8 @@ def test_releases_are_pinned_and_use_the_cluster_provider(staging: Environment) 
     expected = {
         naming.GPU_OPERATOR_RELEASE: ("gpu-operator", "v26.7.0", naming.GPU_OPERATOR_NAMESPACE),
         naming.KEDA_RELEASE: ("keda", "2.20.2", naming.KEDA_NAMESPACE),
+        # staging's chat scales to zero and serves HTTP: it wakes through the add-on.
+        naming.KEDA_HTTP_RELEASE: ("keda-add-ons-http", "0.15.0", naming.KEDA_NAMESPACE),
         naming.PROMETHEUS_RELEASE: ("kube-prometheus-stack", "88.5.3", "monitoring"),
         "aws-load-balancer-controller": ("aws-load-balancer-controller", "1.13.4", "kube-system"),
         "cluster-autoscaler": ("cluster-autoscaler", "9.50.1", "kube-system"),
@@ -276,6 +298,17 @@ def test_releases_carry_the_values_functions_output(staging: Environment) -> Non
     assert found["kube-prometheus-stack"].inputs["values"] == (
         prometheus_values(staging, EBS_STORAGE_CLASS)
     )
+
+
+def test_http_add_on_only_where_a_model_wakes_on_traffic(
+    staging: Environment, prod: Environment
+) -> None:
+    found = releases(cloud_recording(staging))
+    http = found[naming.KEDA_HTTP_RELEASE]
+    assert http.inputs["values"] == addon_values.keda_http_add_on_values()
+    assert found[naming.KEDA_RELEASE].urn in http.depends_on
+    # prod keeps every HTTP model warm (chat min 2; nightly-embed wakes on its schedule).
+    assert naming.KEDA_HTTP_RELEASE not in releases(cloud_recording(prod))
 
 
 def test_add_ons_install_after_their_namespaces_and_prometheus(staging: Environment) -> None:

@@ -50,6 +50,34 @@ def test_minimum_below_one_per_zone_and_configurable_floor() -> None:
     )
 
 
+def test_a_realtime_model_at_zero_says_how_it_comes_back() -> None:
+    resources = S.compliant()
+    resources[4] = S.scaled_object("chat", lo=0.0)
+    [finding] = run("warm-replicas", resources)
+    assert "keeps 0 warm replicas" in finding.message
+    assert finding.message.endswith(
+        "; at zero nothing wakes it (no cron or HTTP add-on trigger, and its own metrics "
+        "vanish with its last pod): it does not come back until its minimum is raised"
+    )
+    http = {
+        "type": "external-push",
+        "metadata": {
+            "scalerAddress": "keda-add-ons-http-external-scaler.keda:9090",
+            "httpScaledObject": "chat",
+        },
+    }
+    cron = {
+        "type": "cron",
+        "metadata": {"timezone": "UTC", "start": "0 8 * * *", "end": "0 18 * * *"},
+    }
+    resources[4].props["spec"]["triggers"] += [http, cron]
+    [finding] = run("warm-replicas", resources)  # still a cold start: still reported
+    assert finding.message.endswith(
+        "; at zero it wakes on its own HTTP requests (held by the KEDA HTTP add-on) or its "
+        "schedule (0 8 * * * to 0 18 * * *, UTC), and that first request waits"
+    )
+
+
 def test_batch_models_may_scale_to_zero() -> None:
     resources = S.compliant()
     resources[3] = S.deployment("chat", latency="batch")
@@ -178,6 +206,24 @@ def test_latency_signal_reads_trigger_queries() -> None:
     both = S.scaled_object("chat")
     both.props["spec"]["triggers"] += util.props["spec"]["triggers"]
     assert run("latency-signal", [both]) == []
+
+
+def test_latency_signal_ignores_schedules_and_counts_http_requests() -> None:
+    util = S.scaled_object("chat", query="avg(DCGM_FI_DEV_GPU_UTIL{pod=~'chat-.*'})")
+    cron = {
+        "type": "cron",
+        "metadata": {"timezone": "UTC", "start": "0 8 * * *", "end": "0 18 * * *"},
+    }
+    util.props["spec"]["triggers"].append(cron)
+    [finding] = run("latency-signal", [util])  # the clock is no load signal
+    assert "GPU utilisation alone" in finding.message
+    http = {
+        "type": "external-push",
+        "metadata": {"scalerAddress": "keda-add-ons-http-external-scaler.keda:9090"},
+    }
+    http["metadata"]["httpScaledObject"] = "chat"
+    util.props["spec"]["triggers"].append(http)
+    assert run("latency-signal", [util]) == []  # requests the interceptor holds or passes
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ CRDS = {
     / "prometheus-operator"
     / "crd"
     / "monitoring.coreos.com_podmonitors.yaml",
+    "HTTPScaledObject": REFERENCE / "keda-http-add-on-0.15.0" / "crd-httpscaledobjects.yaml",
     "PrometheusRule": REFERENCE
     / "prometheus-operator"
     / "crd"

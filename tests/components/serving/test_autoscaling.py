@@ -14,7 +14,7 @@ from promql_checks import parse, single_element, unknown_metrics
 from serving_fixtures import args_of, component_args
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, MinMax, Model
+from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Model, Signal, Wake
 from inferplane.components.serving import autoscaling
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.stack_serving import serving_environment
@@ -90,20 +90,41 @@ def test_cooldown_and_activation_only_when_the_model_may_scale_to_zero(
         assert metadata["ignoreNullValues"] == "false"
 
 
-def test_one_prometheus_trigger_for_the_blueprint_signal(case: tuple[Environment, Model]) -> None:
+def test_one_prometheus_trigger_per_blueprint_signal(case: tuple[Environment, Model]) -> None:
     env, model = case
-    (trigger,) = scaled_object(env, model)["spec"]["triggers"]
-    assert trigger["type"] == "prometheus"
-    metadata = trigger["metadata"]
-    assert metadata["serverAddress"] == naming.PROMETHEUS_URL
-    assert all(isinstance(v, str) for v in metadata.values())
-    assert float(metadata["threshold"]) == model.autoscaling.target
-    query = metadata["query"]
-    parse(query)
-    assert single_element(query), query
-    assert not unknown_metrics(query)
-    expected = "AverageValue" if model.autoscaling.metric == "queue_depth" else "Value"
-    assert trigger["metricType"] == expected
+    triggers = [
+        t for t in scaled_object(env, model)["spec"]["triggers"] if t["type"] == "prometheus"
+    ]
+    assert len(triggers) == len(model.autoscaling.signals)
+    for trigger, signal in zip(triggers, model.autoscaling.signals, strict=True):
+        metadata = trigger["metadata"]
+        assert metadata["serverAddress"] == naming.PROMETHEUS_URL
+        assert all(isinstance(v, str) for v in metadata.values())
+        assert float(metadata["threshold"]) == signal.target
+        query = metadata["query"]
+        parse(query)
+        assert single_element(query), query
+        assert not unknown_metrics(query)
+        expected = "AverageValue" if signal.metric == "queue_depth" else "Value"
+        assert trigger["metricType"] == expected
+
+
+def test_two_listed_signals_give_two_triggers_of_one_scaled_object(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = reference_env("prod")
+    signals = (Signal("queue_depth", 4.0), Signal("ttft_p95_ms", 300.0))
+    chat = dataclasses.replace(
+        env.models["chat"], autoscaling=Autoscaling(signals, scale_down_stabilization_s=600)
+    )
+    env = with_model(env, "chat", autoscaling=chat.autoscaling)
+    obj = scaled_object(env, env.models["chat"])
+    assert errors(obj) == []
+    triggers = obj["spec"]["triggers"]
+    assert [t["name"] for t in triggers] == ["queue-depth", "ttft-p95-ms"]
+    assert [t["metadata"]["threshold"] for t in triggers] == ["4", "300"]
+    assert [t["metricType"] for t in triggers] == ["AverageValue", "Value"]
+    assert "time_to_first_token" in triggers[1]["metadata"]["query"]
 
 
 def test_scale_down_is_slow_and_scale_up_fast(case: tuple[Environment, Model]) -> None:
@@ -166,7 +187,8 @@ def test_realtime_model_at_zero_still_never_gets_idle_replicas(
 def test_gpu_utilization_activation_ignores_an_idle_gpu(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = with_model(reference_env("staging"), "toxicity", replicas=MinMax(0, 2))
+    nightly = Wake(schedule="0 2 * * *", duration_s=3600, timezone="UTC")
+    env = with_model(reference_env("staging"), "toxicity", replicas=MinMax(0, 2), wake=nightly)
     metadata = scaled_object(env, env.models["toxicity"])["spec"]["triggers"][0]["metadata"]
     assert metadata["activationThreshold"] == "5"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from grafana_foundation_sdk.models.dashboard import Dashboard as DashboardModel
 from promql_checks import parse, unknown_metrics
 from serving_fixtures import args_of
 
-from inferplane.blueprint.model import Environment, Model
+from inferplane.blueprint.model import Autoscaling, Environment, Model, Signal
 from inferplane.components.serving import dashboards, rules
 from inferplane.components.stack_serving import serving_environment
 
@@ -71,9 +72,26 @@ def test_uids_differ_per_model_and_environment(
 def test_panels_per_server(case: tuple[Environment, Model, dict[str, Any]]) -> None:
     _, model, board = case
     expected = set(COMMON_PANELS) | (set(VLLM_PANELS) if model.server == "vllm" else set())
+    expected |= {f"Scaling on {s.metric}" for s in model.autoscaling.signals}
     assert set(panels(board)) == expected
     rows = [p["title"] for p in board["panels"] if p["type"] == "row"]
-    assert rows == ["Latency", "Traffic", "Capacity"]
+    assert rows == ["Latency", "Traffic", "Capacity", "Autoscaling signals"]
+
+
+def test_every_listed_signal_has_a_panel_at_its_target(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = reference_env("prod")
+    signals = (Signal("queue_depth", 4.0), Signal("ttft_p95_ms", 300.0))
+    chat = dataclasses.replace(env.models["chat"], autoscaling=Autoscaling(signals, 600))
+    board = dashboards.dashboard(*args_of(env, chat), NS)
+    by_title = panels(board)
+    assert _threshold(by_title["Scaling on queue_depth"]) == 4.0
+    assert _threshold(by_title["Scaling on ttft_p95_ms"]) == 300.0
+    (queue,) = by_title["Scaling on queue_depth"]["targets"]
+    assert "kube_deployment_spec_replicas" in queue["expr"]  # per replica, as the HPA reads it
+    (ttft,) = by_title["Scaling on ttft_p95_ms"]["targets"]
+    assert "vllm:time_to_first_token_seconds_bucket" in ttft["expr"]
 
 
 def test_every_query_targets_the_prometheus_datasource_and_known_series(

@@ -15,7 +15,7 @@ from promql_checks import metric_names, parse, unknown_metrics
 from serving_fixtures import args_of, component_args
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Environment, Model, Slo
+from inferplane.blueprint.model import Autoscaling, Environment, Model, Signal, Slo
 from inferplane.components.serving import monitoring, promql, rules
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 
@@ -144,6 +144,32 @@ def test_queue_growing_alert(case: tuple[Environment, Model]) -> None:
     limit = promql.threshold(rules.queue_threshold(model))
     assert alert["expr"] == f"{queue} > {limit} and deriv({queue}[5m]) > 0"
     assert alert["for"] == "10m"
+
+
+def test_every_listed_signal_has_an_alert_at_its_target(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = reference_env("prod")
+    signals = (Signal("queue_depth", 4.0), Signal("ttft_p95_ms", 300.0))
+    chat = dataclasses.replace(env.models["chat"], autoscaling=Autoscaling(signals, 600))
+    groups = rules.rule_groups(*args_of(env, chat), NS)
+    found = [
+        r
+        for g in groups
+        for r in g["rules"]
+        if r.get("alert") == "InferenceScalingSignalAboveTarget"
+    ]
+    assert [a["labels"]["signal"] for a in found] == ["queue_depth", "ttft_p95_ms"]
+    queue, ttft = (a["expr"] for a in found)
+    # What KEDA reads: the queue per replica, the latency as it is; against each target.
+    assert queue.endswith(" > 4") and "kube_deployment_spec_replicas" in queue
+    assert ttft.endswith(" > 300") and "vllm:time_to_first_token_seconds_bucket" in ttft
+    for alert in found:
+        parse(alert["expr"])
+        assert not unknown_metrics(alert["expr"])
+        assert alert["labels"]["severity"] == "warning" and alert["for"] == "15m"
+    # Queue depth is listed: the growing-queue alert uses its target.
+    assert rules.queue_threshold(args_of(env, chat)[1]) == 4.0
 
 
 def test_no_ready_replica_is_critical_within_two_minutes_for_warm_realtime_models(

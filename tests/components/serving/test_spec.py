@@ -14,7 +14,7 @@ import pulumi
 import pytest
 from serving_fixtures import args_of, serve
 
-from inferplane.blueprint.model import MinMax, TensorRt
+from inferplane.blueprint.model import Autoscaling, MinMax, Signal, TensorRt, Wake
 from inferplane.components import serving
 from inferplane.components.serving.autoscaling import ModelAutoscaler
 from inferplane.components.serving.engine_build import TensorRtEngineBuild, engine_uri
@@ -55,6 +55,34 @@ def test_inconsistent_model_is_a_plain_value_error(staging, changes, message):
         _model(staging, **changes)
     assert isinstance(err.value, ServingArgsError)
     assert str(err.value) == message
+
+
+def test_a_model_at_zero_needs_a_way_back(staging):
+    with pytest.raises(ServingArgsError) as err:
+        _model(staging, "ranker", replicas=MinMax(0, 2))  # gRPC, no wake schedule
+    assert str(err.value) == (
+        "model 'ranker': replicas.min: at 0 replicas nothing wakes this model (it does not "
+        "serve HTTP only, and its own metrics vanish with its last pod); give it a wake "
+        "schedule, serve HTTP only, or keep min >= 1"
+    )
+    nightly = Wake(schedule="0 2 * * *", duration_s=3600, timezone="UTC")
+    assert _model(staging, "ranker", replicas=MinMax(0, 2), wake=nightly).wake == nightly
+    assert _model(staging, "chat", replicas=MinMax(0, 2)).wakes_on_traffic  # vLLM: HTTP
+
+
+def test_autoscaling_signals_checks(staging):
+    twice = Autoscaling((Signal("queue_depth", 4), Signal("queue_depth", 8)), 600)
+    with pytest.raises(ServingArgsError) as err:
+        _model(staging, autoscaling=twice)
+    assert str(err.value) == (
+        "model 'chat': autoscaling: a metric is listed twice; list each metric once"
+    )
+    with pytest.raises(ServingArgsError) as err:
+        _model(staging, autoscaling=Autoscaling((), 600))
+    assert (
+        str(err.value)
+        == "model 'chat': autoscaling: no signal; give at least one metric and target"
+    )
 
 
 def test_triton_settings_checks(staging):

@@ -1,0 +1,88 @@
+"""Semantic checks of how a model scales: its autoscaling signals and its way back from zero.
+
+Run by `inferplane.blueprint.semantic.check` on each environment's merged view, so a
+problem an override introduces (``replicas: {min: 0}`` in staging) is reported at the
+override's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from inferplane.blueprint import defaults, wake
+from inferplane.blueprint.errors import YamlPath
+
+
+class Reporter(Protocol):
+    """The part of semantic's per-environment view these checks use."""
+
+    def error(self, path: YamlPath, message: str, hint: str) -> None: ...
+
+
+def check_model(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None:
+    """Every scaling problem of one model (already schema-valid)."""
+    _signals(env, path, model)
+    replicas = model.get("replicas") or {}
+    schedule = replicas.get("wake")
+    if schedule is not None:
+        _wake(env, (*path, "replicas", "wake"), schedule)
+    server = model["server"]
+    protocol = (model.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server])
+    realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
+    minimum = replicas.get("min", 1 if realtime else 0)
+    if minimum == 0 and schedule is None and not wake.serves_only_http(server, protocol):
+        env.error(
+            (*path, "replicas", "min"),
+            f"at 0 replicas this model has no way to wake: it serves {protocol}, not HTTP "
+            "only, and its own metrics vanish with its last pod",
+            'add replicas.wake (e.g. {schedule: "0 2 * * *", duration: 3h}), serve HTTP only '
+            "(expose.protocol: http), or keep replicas.min at 1 or more",
+        )
+
+
+def _signals(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None:
+    auto = model.get("autoscaling")
+    if isinstance(auto, list):
+        entries = [((*path, "autoscaling", i, "metric"), s["metric"]) for i, s in enumerate(auto)]
+    elif auto and "metric" in auto:
+        entries = [((*path, "autoscaling", "metric"), auto["metric"])]
+    else:
+        entries = []
+    seen: set[str] = set()
+    for where, metric in entries:
+        if metric in seen:
+            env.error(
+                where,
+                f"{metric} is listed twice",
+                "list each metric once, with one target",
+            )
+        seen.add(metric)
+        if model["server"] != "vllm" and metric == "ttft_p95_ms":
+            env.error(
+                where,
+                "time to first token is a vLLM (token streaming) signal",
+                "use p95_latency_ms or queue_depth for Triton",
+            )
+
+
+def _wake(env: Reporter, path: YamlPath, spec: Mapping[str, Any]) -> None:
+    try:
+        duration_s = wake.parse_duration(spec["duration"])
+    except wake.WakeError as e:
+        env.error((*path, "duration"), e.problem, e.fix)
+        duration_s = None
+    try:
+        if duration_s is None:
+            wake.window_end(spec["schedule"], 60)  # the schedule's own syntax
+        else:
+            wake.window_end(spec["schedule"], duration_s)
+    except wake.WakeError as e:
+        env.error((*path, "schedule"), e.problem, e.fix)
+    timezone = spec.get("timezone", wake.DEFAULT_TIMEZONE)
+    if not wake.timezone_known(timezone):
+        env.error(
+            (*path, "timezone"),
+            f"unknown time zone {timezone!r}",
+            "use a name of the IANA time zone database, e.g. UTC or Europe/Berlin",
+        )

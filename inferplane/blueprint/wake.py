@@ -1,0 +1,173 @@
+"""`replicas.wake`: the schedule that brings a model back from zero replicas, and whether a
+model at zero has any way back.
+
+A model at zero replicas has no pod, so no series of its own: a KEDA trigger on its own
+metrics reads nothing and never activates. It comes back only through
+
+- its own HTTP traffic, held and counted by the KEDA HTTP add-on's interceptor (a model
+  that serves only HTTP: `serves_only_http`), or
+- a schedule: a KEDA ``cron`` trigger, which takes ``timezone``, ``start``, ``end`` (both
+  five-field cron expressions, never equal) and ``desiredReplicas``
+  (https://keda.sh/docs/2.20/scalers/cron/). The blueprint names the start and a duration;
+  `window_end` computes ``end``.
+
+Everything here is plain text in, plain text out, so `semantic` can judge a blueprint and
+the serving components can build the trigger from the same functions.
+"""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+from dataclasses import dataclass
+from typing import Final
+
+DEFAULT_TIMEZONE: Final = "UTC"
+FIELDS: Final = ("minute", "hour", "day-of-month", "month", "day-of-week")
+_RANGES: Final = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?$")
+_ITEM = re.compile(r"^(\*|\d+(?:-\d+)?)(?:/(\d+))?$")
+DAY_MINUTES: Final = 24 * 60
+
+
+class WakeError(ValueError):
+    """A schedule or duration that cannot become a cron window: `problem` and `fix`."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        self.problem, self.fix = problem, fix
+        super().__init__(f"{problem}; {fix}")
+
+
+@dataclass(frozen=True)
+class CronWindow:
+    """What KEDA's cron trigger needs (all strings in its metadata)."""
+
+    timezone: str
+    start: str
+    end: str
+
+
+def parse_duration(text: str) -> int:
+    """``3h``, ``90m`` or ``1h30m`` -> seconds; more than 0 and less than a day."""
+    match = _DURATION.match(text)
+    if not text or match is None:
+        raise WakeError(f"invalid duration {text!r}", "write hours and minutes, e.g. 3h or 1h30m")
+    minutes = int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+    if not 0 < minutes < DAY_MINUTES:
+        raise WakeError(
+            f"duration {text} is not between 1m and 23h59m",
+            "a window must end before the next day's start; use a shorter duration",
+        )
+    return minutes * 60
+
+
+def _field_values(text: str, index: int) -> set[int]:
+    """The values one cron field allows; `WakeError` when it is not numeric cron syntax."""
+    low, high = _RANGES[index]
+    values: set[int] = set()
+    for item in text.split(","):
+        match = _ITEM.match(item)
+        if match is None:
+            raise WakeError(
+                f"the {FIELDS[index]} field {text!r} is not cron syntax",
+                f"use numbers from {low} to {high}, ranges (a-b), lists (a,b), steps (*/n) or *",
+            )
+        span, step = match.group(1), int(match.group(2) or 1)
+        first, last = low, high
+        if span != "*":
+            start, _, end = span.partition("-")
+            first, last = int(start), int(end or start)
+            if not low <= first <= last <= high:
+                raise WakeError(
+                    f"the {FIELDS[index]} field {text!r} is outside {low}-{high}",
+                    f"use values from {low} to {high}, a range low-high",
+                )
+        if step < 1:
+            raise WakeError(f"the {FIELDS[index]} field {text!r} has step 0", "use a step of 1+")
+        values.update(range(first, last + 1, step))
+    return values
+
+
+def _fields(schedule: str) -> list[str]:
+    fields = schedule.split()
+    if len(fields) != len(FIELDS):
+        raise WakeError(
+            f"schedule {schedule!r} has {len(fields)} fields, not 5",
+            'write minute hour day-of-month month day-of-week, e.g. "0 2 * * *"',
+        )
+    for i, text in enumerate(fields):
+        _field_values(text, i)
+    return fields
+
+
+def window_end(schedule: str, duration_s: int) -> str:
+    """The cron expression of the moment each window of `schedule` closes.
+
+    The start's minute must be one number and its hour one number or ``*`` (hourly), so
+    that the end is again one cron expression. A window that crosses midnight ends on the
+    next day: day-of-week moves on by one day; day-of-month and month must then be ``*``
+    (the day after the 31st is not the 32nd).
+    """
+    minute, hour, dom, month, dow = _fields(schedule)
+    minutes = duration_s // 60
+    if not minute.isdigit():
+        raise WakeError(
+            f"the minute field {minute!r} must be one number",
+            'start windows at one minute of the hour, e.g. "0 2 * * *"',
+        )
+    start_minute = int(minute)
+    every_day = (dom, month, dow) == ("*", "*", "*")
+    if hour == "*":
+        if minutes >= 60:
+            raise WakeError(
+                "an hourly schedule (hour *) needs a duration under 1h",
+                "shorten the duration, or start at one hour of the day",
+            )
+        crosses = start_minute + minutes >= 60
+        if crosses and not every_day:
+            raise WakeError(
+                "an hourly window that runs into the next hour needs day-of-month, month "
+                "and day-of-week *",
+                "end windows within the hour, or schedule every day",
+            )
+        return f"{(start_minute + minutes) % 60} * {dom} {month} {dow}"
+    if not hour.isdigit():
+        raise WakeError(
+            f"the hour field {hour!r} must be one number or *",
+            'start windows at one hour of the day, e.g. "0 2 * * *"',
+        )
+    days, rest = divmod(int(hour) * 60 + start_minute + minutes, DAY_MINUTES)
+    end_hour, end_minute = divmod(rest, 60)
+    if days == 0 or every_day:
+        return f"{end_minute} {end_hour} {dom} {month} {dow}"
+    if (dom, month) != ("*", "*"):
+        raise WakeError(
+            "a window that runs past midnight needs day-of-month and month *",
+            "end the window before midnight, or restrict days with day-of-week",
+        )
+    next_days = sorted({(d + 1) % 7 for d in _field_values(dow, 4)})
+    return f"{end_minute} {end_hour} * * {','.join(map(str, next_days))}"
+
+
+def timezone_known(name: str) -> bool:
+    """Whether `name` is in the IANA time zone database (KEDA loads it with Go's
+    ``time.LoadLocation``). Without a local database nothing can be judged: True."""
+    known = zoneinfo.available_timezones()
+    return not known or name in known
+
+
+def cron_window(schedule: str, duration_s: int, timezone: str) -> CronWindow:
+    return CronWindow(
+        timezone=timezone, start=" ".join(schedule.split()), end=window_end(schedule, duration_s)
+    )
+
+
+def serves_only_http(server: str, protocol: str) -> bool:
+    """The model's load balancer carries HTTP only (vLLM speaks nothing else), so the HTTP
+    add-on's interceptor can hold and count all of its traffic."""
+    return server == "vllm" or protocol == "http"
+
+
+def wakes_on_traffic(server: str, protocol: str, min_replicas: int) -> bool:
+    """A model at zero whose own HTTP traffic wakes it through the interceptor."""
+    return min_replicas == 0 and serves_only_http(server, protocol)
