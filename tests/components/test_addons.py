@@ -4,6 +4,7 @@ IAM, and the GKE prerequisites of the GPU Operator."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -274,8 +275,6 @@ def test_releases_are_pinned_and_use_the_cluster_provider(staging: Environment) 
     expected = {
         naming.GPU_OPERATOR_RELEASE: ("gpu-operator", "v26.7.0", naming.GPU_OPERATOR_NAMESPACE),
         naming.KEDA_RELEASE: ("keda", "2.20.2", naming.KEDA_NAMESPACE),
-        # staging's chat scales to zero and serves HTTP: it wakes through the add-on.
-        naming.KEDA_HTTP_RELEASE: ("keda-add-ons-http", "0.15.0", naming.KEDA_NAMESPACE),
         naming.PROMETHEUS_RELEASE: ("kube-prometheus-stack", "88.5.3", "monitoring"),
         "aws-load-balancer-controller": ("aws-load-balancer-controller", "1.13.4", "kube-system"),
         "cluster-autoscaler": ("cluster-autoscaler", "9.50.1", "kube-system"),
@@ -303,12 +302,18 @@ def test_releases_carry_the_values_functions_output(staging: Environment) -> Non
 def test_http_add_on_only_where_a_model_wakes_on_traffic(
     staging: Environment, prod: Environment
 ) -> None:
-    found = releases(cloud_recording(staging))
+    # The reference keeps chat warm; at zero it serves HTTP only, so it wakes through the add-on.
+    chat = staging.models["chat"]
+    cold = dataclasses.replace(chat, replicas=dataclasses.replace(chat.replicas, min=0))
+    found = releases(
+        cloud_recording(dataclasses.replace(staging, models={**staging.models, "chat": cold}))
+    )
     http = found[naming.KEDA_HTTP_RELEASE]
     assert http.inputs["values"] == addon_values.keda_http_add_on_values()
     assert found[naming.KEDA_RELEASE].urn in http.depends_on
-    # prod keeps every HTTP model warm (chat min 2; nightly-embed wakes on its schedule).
+    # Every HTTP model warm (chat min 2; nightly-embed wakes on its schedule): no add-on.
     assert naming.KEDA_HTTP_RELEASE not in releases(cloud_recording(prod))
+    assert naming.KEDA_HTTP_RELEASE not in releases(cloud_recording(staging))
 
 
 def test_add_ons_install_after_their_namespaces_and_prometheus(staging: Environment) -> None:

@@ -104,11 +104,16 @@ def test_traffic_distribution(staging, create, version, expected):
 
 
 def test_traffic_distribution_on_both_services(staging):
-    rec = serve(_cluster(staging, kubernetes_version="1.34"), ["chat"])
+    env = _cluster(staging, kubernetes_version="1.34")
+    rec = serve(env, ["chat"])
     assert k8s_object(rec, SERVICE, "chat").get("spec", "trafficDistribution") == "PreferSameZone"
-    # Staging's chat is at zero: its load balancer stands beside the HTTP add-on's
-    # interceptor (test_wake) and keeps the same zone preference.
-    lb = k8s_object(rec, SERVICE, "support-assistant-staging-chat-lb")
+    assert k8s_object(rec, SERVICE, "chat-lb").get("spec", "trafficDistribution") == (
+        "PreferSameZone"
+    )
+    # At zero, its load balancer stands beside the HTTP add-on's interceptor (test_wake)
+    # and keeps the same zone preference.
+    cold = with_model(env, "chat", replicas=dataclasses.replace(env.models["chat"].replicas, min=0))
+    lb = k8s_object(serve(cold, ["chat"]), SERVICE, "support-assistant-staging-chat-lb")
     assert lb.get("spec", "trafficDistribution") == "PreferSameZone"
 
 

@@ -2,8 +2,9 @@
 model that serves only HTTP the KEDA HTTP add-on (HTTPScaledObject, an external-push
 trigger in the model's one ScaledObject, the load balancer beside the interceptor).
 
-Reference blueprint: staging's chat is at zero and serves HTTP (vLLM); nightly-embed is a
-gRPC/HTTP Triton batch model at zero with a wake schedule; prod's chat keeps two replicas."""
+Reference blueprint: nightly-embed is a gRPC/HTTP Triton batch model at zero with a wake
+schedule; chat keeps warm replicas (a waiver's expiry would lapse in a shipped example), so
+the HTTP path is tested on staging with chat at zero (`cold_staging`)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,19 @@ def triggers_by_type(env: Environment, model: str) -> dict[str, dict[str, Any]]:
 def named(rec: Recording, type_: str, name: str) -> Any:
     (found,) = [r for r in rec.of_type(type_) if r.get("metadata", "name") == name]
     return found
+
+
+@pytest.fixture(scope="module")
+def cold_staging(reference_env: Callable[[str], Environment]) -> Environment:
+    """Staging with chat (vLLM, HTTP only) at zero replicas."""
+    env = reference_env("staging")
+    replicas = dataclasses.replace(env.models["chat"].replicas, min=0)
+    return with_model(env, "chat", replicas=replicas)
+
+
+@pytest.fixture(scope="module")
+def served_cold(cold_staging: Environment) -> Recording:
+    return serve(cold_staging)
 
 
 # --- a schedule --------------------------------------------------------------------------
@@ -113,10 +127,8 @@ def test_window_end(schedule: str, minutes: int, end: str) -> None:
 
 
 # --- HTTP traffic ---------------------------------------------------------------------------
-def test_http_model_at_zero_gets_an_external_push_trigger(
-    reference_env: Callable[[str], Environment],
-) -> None:
-    env = reference_env("staging")
+def test_http_model_at_zero_gets_an_external_push_trigger(cold_staging: Environment) -> None:
+    env = cold_staging
     found = triggers_by_type(env, "chat")
     assert found["external-push"] == {
         "type": "external-push",
@@ -140,9 +152,9 @@ def test_warm_or_non_http_models_have_no_http_path(
 
 
 def test_http_scaled_object_routes_the_lb_and_in_cluster_hosts(
-    served: Callable[[str], Recording],
+    served: Callable[[str], Recording], served_cold: Recording
 ) -> None:
-    rec = served("staging")
+    rec = served_cold
     httpso = named(rec, HTTP_SCALED_OBJECT, "chat")
     obj = {k: httpso.inputs[k] for k in ("apiVersion", "kind", "spec")}
     assert errors(obj) == []
@@ -173,17 +185,19 @@ def test_http_scaled_object_routes_the_lb_and_in_cluster_hosts(
     assert httpso.urn in so.depends_on
 
 
-def test_crd_validation_catches_a_missing_port(served: Callable[[str], Recording]) -> None:
-    httpso = named(served("staging"), HTTP_SCALED_OBJECT, "chat")
+def test_crd_validation_catches_a_missing_port(
+    served: Callable[[str], Recording], served_cold: Recording
+) -> None:
+    httpso = named(served_cold, HTTP_SCALED_OBJECT, "chat")
     obj = {k: httpso.inputs[k] for k in ("apiVersion", "kind", "spec")}
     obj["spec"] = {**obj["spec"], "scaleTargetRef": {"name": "chat", "service_name": "chat"}}
     assert any("service" in e for e in errors(obj))
 
 
 def test_the_load_balancer_of_a_model_at_zero_targets_the_interceptor(
-    served: Callable[[str], Recording],
+    served: Callable[[str], Recording], served_cold: Recording
 ) -> None:
-    rec = served("staging")
+    rec = served_cold
     lb = named(rec, SERVICE, STAGING_CHAT_LB)
     assert lb.get("metadata", "namespace") == naming.KEDA_NAMESPACE
     spec = lb.inputs["spec"]
@@ -204,8 +218,10 @@ def test_the_load_balancer_of_a_model_at_zero_targets_the_interceptor(
     assert named(rec, SERVICE, "chat").get("metadata", "namespace") == NS  # ClusterIP stays
 
 
-def test_the_model_admits_the_interceptor(served: Callable[[str], Recording]) -> None:
-    policy = k8s_object(served("staging"), NETWORK_POLICY, "chat")
+def test_the_model_admits_the_interceptor(
+    served: Callable[[str], Recording], served_cold: Recording
+) -> None:
+    policy = k8s_object(served_cold, NETWORK_POLICY, "chat")
     interceptor = wake.interceptor_ingress()
     assert interceptor in policy.inputs["spec"]["ingress"]
     assert interceptor["ports"] == [{"protocol": "TCP", "port": 8000}]
