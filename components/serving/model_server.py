@@ -13,7 +13,8 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
 - Service ``<model>`` (ClusterIP: ``http``, and ``grpc``/``metrics`` for Triton), Service
   ``<model>-lb`` (the region-local load balancer, `load_balancer`), PodDisruptionBudget
   ``<model>`` (one replica at a time; a stuck-unhealthy pod never blocks a node drain),
-  NetworkPolicy ``<model>``.
+  NetworkPolicy ``<model>`` (ingress) and ``<model>-egress`` (DNS and the model store,
+  `network_policies`).
 - ``ModelAutoscaler`` (ScaledObject ``<model>``) and ``ModelMonitoring`` (ServiceMonitor,
   PrometheusRule, dashboard).
 
@@ -57,7 +58,13 @@ from inferplane.components.serving.load_balancer import (
     traffic_distribution,
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
-from inferplane.components.serving.secrets import model_secret, secret_env
+from inferplane.components.serving.network_policies import serving_egress_policy
+from inferplane.components.serving.secrets import (
+    model_secret,
+    secret_env,
+    secret_mounts,
+    secret_volume,
+)
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
@@ -109,6 +116,10 @@ def serving_pod_spec(
             init.append(fetch)
     if with_secrets:
         server["env"] = [*server["env"], *secret_env(model)]
+        files = secret_volume(model)
+        if files is not None:
+            volumes.append(files)
+            server["volumeMounts"] = [*server["volumeMounts"], *secret_mounts(model)]
     spec: Manifest = {
         **service_account(env, naming.MODEL_READER_SA),
         "enableServiceLinks": False,
@@ -221,6 +232,17 @@ class ModelServer(pulumi.ComponentResource):
         )
         if secret is not None:
             before_pods.append(secret)
+        # The pods fetch their weights first thing: their egress must be allowed by then.
+        before_pods.append(
+            serving_egress_policy(
+                f"{name}-egress",
+                env=env,
+                model_name=model.name,
+                namespace=ns,
+                labels=labels,
+                opts=child,
+            )
+        )
 
         model_uri = model.source.uri
         self.engine_uri = None
