@@ -56,6 +56,7 @@ def default_deny_spec() -> Manifest:
 def namespace_network_policies(
     name: str,
     *,
+    cloud: str,
     namespace: pulumi.Input[str],
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -71,6 +72,6 @@ def namespace_network_policies(
         )
         for policy, spec in (
             (DEFAULT_DENY, default_deny_spec()),
-            (ALLOW_DNS, namespace_dns_policy_spec()),
+            (ALLOW_DNS, namespace_dns_policy_spec(cloud)),
         )
     ]

@@ -137,7 +137,7 @@ class InferenceStack(pulumi.ComponentResource):
         # Default-deny plus DNS; the models' pods wait for them, so no pod ever runs with
         # the namespace open (and none starts before it can resolve names).
         guard_rails = hardening.namespace_network_policies(
-            name, namespace=namespace.metadata.name, labels=labels, opts=k8s_opts
+            name, cloud=env.cloud, namespace=namespace.metadata.name, labels=labels, opts=k8s_opts
         )
         k8s.core.v1.ConfigMap(
             f"{name}-environment",

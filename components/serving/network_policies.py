@@ -14,13 +14,22 @@ Ingress to the serving ports and the metrics port is the model's own NetworkPoli
 
 A NetworkPolicy cannot name S3, GCS or the Hugging Face hub: they are large, changing sets
 of public addresses. The model store is therefore "TCP 443 to any address outside the
-private and link-local ranges" (`STORE_EXCEPT`), which keeps these pods away from every
-address inside the cluster and the VPC (pods, Services, nodes, the private API endpoint)
-and from the cloud's instance metadata service, while S3 (directly, through NAT or a
-gateway VPC endpoint, which routes to S3's public prefixes) and GCS (directly, through
+private and link-local ranges" (`public_ipv4_blocks`), which keeps these pods away from
+every address inside the cluster and the VPC (pods, Services, nodes, the private API
+endpoint) and from the cloud's instance metadata service, while S3 (directly, through NAT
+or a gateway VPC endpoint, which routes to S3's public prefixes) and GCS (directly, through
 Cloud NAT or Private Google Access, 199.36.153.8/30) stay reachable. An interface VPC
 endpoint (PrivateLink) for S3 or STS would have a private address and needs an extra
-allow; inferplane creates none.
+allow; inferplane creates none. The public space is written out as the CIDRs that make it
+up, not as ``0.0.0.0/0`` with ``except``: EKS's network policy agent lets an ``except``
+range override another rule's allow, which blocks DNS to a kube-dns ClusterIP inside it
+(aws/amazon-network-policy-controller-k8s#146, open).
+
+DNS is allowed to the cluster DNS pods by label, which every enforcing dataplane matches
+after the Service address is translated, and, for clusters that answer DNS elsewhere, to
+NodeLocal DNSCache's link-local address (https://kubernetes.io/docs/tasks/administer-cluster/nodelocaldns/,
+``169.254.20.10``) and on GKE to the metadata server, which is the resolver of clusters
+using Cloud DNS (tektoncd/operator#4000); both only on port 53.
 
 Cloud identity:
 
@@ -68,20 +77,25 @@ NAMESPACE_NAME_LABEL: Final = "kubernetes.io/metadata.name"
 """Set by the API server on every namespace (https://kubernetes.io/docs/reference/labels-annotations-taints/#kubernetes-io-metadata-name)."""
 GKE_METADATA: Final = (("169.254.169.254/32", 80), ("169.254.169.252/32", 988))
 """(address, TCP port) of the GKE metadata server: Dataplane V2, then the Calico dataplane."""
+NODE_LOCAL_DNS: Final = "169.254.20.10/32"
+GKE_CLOUD_DNS: Final = "169.254.169.254/32"
 
 
 def namespace_selector(name: str) -> Manifest:
     return {"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: name}}}
 
 
-def dns_egress_rule() -> Manifest:
-    """DNS, UDP and TCP (large answers fall back to TCP), to the cluster DNS pods only."""
+def dns_egress_rule(cloud: str) -> Manifest:
+    """DNS, UDP and TCP (large answers fall back to TCP), to the cluster's resolvers only
+    (see the module docstring)."""
+    resolvers = [NODE_LOCAL_DNS, *([GKE_CLOUD_DNS] if cloud == "gcp" else [])]
     return {
         "to": [
             {
                 **namespace_selector(naming.KUBE_SYSTEM_NAMESPACE),
                 "podSelector": {"matchLabels": dict(KUBE_DNS_LABELS)},
-            }
+            },
+            *({"ipBlock": {"cidr": cidr}} for cidr in resolvers),
         ],
         "ports": [
             {"protocol": "UDP", "port": DNS_PORT},
@@ -104,10 +118,25 @@ def store_except(env: ServingEnvironment) -> list[str]:
     return excluded
 
 
+def public_ipv4_blocks(env: ServingEnvironment) -> list[str]:
+    """The IPv4 space minus `store_except`, as the fewest CIDRs, in address order."""
+    blocks = [ipaddress.IPv4Network(ANY_IPV4)]
+    for cidr in store_except(env):
+        hole = ipaddress.IPv4Network(cidr)
+        kept: list[ipaddress.IPv4Network] = []
+        for block in blocks:
+            if hole.subnet_of(block):
+                kept += block.address_exclude(hole)
+            elif not block.subnet_of(hole):
+                kept.append(block)
+        blocks = kept
+    return [str(n) for n in ipaddress.collapse_addresses(blocks)]
+
+
 def https_egress_rule(env: ServingEnvironment) -> Manifest:
     """TCP 443 to addresses outside the cluster and the VPC (see the module docstring)."""
     return {
-        "to": [{"ipBlock": {"cidr": ANY_IPV4, "except": store_except(env)}}],
+        "to": [{"ipBlock": {"cidr": cidr}} for cidr in public_ipv4_blocks(env)],
         "ports": [{"protocol": "TCP", "port": HTTPS_PORT}],
     }
 
@@ -127,9 +156,9 @@ def store_egress_rules(env: ServingEnvironment) -> list[Manifest]:
     return [https_egress_rule(env), *metadata_egress_rules(env)]
 
 
-def namespace_dns_policy_spec() -> Manifest:
+def namespace_dns_policy_spec(cloud: str) -> Manifest:
     """Every pod of the namespace may resolve names (and do nothing else through this)."""
-    return {"podSelector": {}, "policyTypes": ["Egress"], "egress": [dns_egress_rule()]}
+    return {"podSelector": {}, "policyTypes": ["Egress"], "egress": [dns_egress_rule(cloud)]}
 
 
 def serving_egress_policy_spec(env: ServingEnvironment, model_name: str) -> Manifest:
@@ -137,7 +166,7 @@ def serving_egress_policy_spec(env: ServingEnvironment, model_name: str) -> Mani
     return {
         "podSelector": {"matchLabels": naming.model_selector(env.part_of, model_name)},
         "policyTypes": ["Egress"],
-        "egress": [dns_egress_rule(), *store_egress_rules(env)],
+        "egress": [dns_egress_rule(env.cloud), *store_egress_rules(env)],
     }
 
 
@@ -151,7 +180,7 @@ def isolated_store_client_spec(pod_labels: dict[str, str], env: ServingEnvironme
         "podSelector": {"matchLabels": dict(pod_labels)},
         "policyTypes": ["Ingress", "Egress"],
         "ingress": [],
-        "egress": [dns_egress_rule(), *store_egress_rules(env)],
+        "egress": [dns_egress_rule(env.cloud), *store_egress_rules(env)],
     }
 
 

@@ -6,6 +6,7 @@ metrics port only from the monitoring namespace, nothing into build pods."""
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from typing import Any
 
 import pytest
@@ -14,34 +15,44 @@ from serving_fixtures import NETWORK_POLICY, k8s_object, serve
 
 from inferplane.app.offline import RecordedResource, Recording
 from inferplane.blueprint import naming
-from inferplane.components.serving.network_policies import store_except
+from inferplane.components.serving.network_policies import public_ipv4_blocks, store_except
 from inferplane.components.serving.spec import ServingEnvironment
 
 NAMESPACE = naming.namespace("support-assistant")
-DNS_RULE = {
-    "to": [
-        {
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
-            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
-        }
-    ],
-    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+KUBE_DNS_PEER = {
+    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
 }
+DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+DNS_RULES = {
+    "staging": {
+        "to": [KUBE_DNS_PEER, {"ipBlock": {"cidr": "169.254.20.10/32"}}],
+        "ports": DNS_PORTS,
+    },
+    "prod": {
+        "to": [
+            KUBE_DNS_PEER,
+            {"ipBlock": {"cidr": "169.254.20.10/32"}},
+            {"ipBlock": {"cidr": "169.254.169.254/32"}},  # GKE Cloud DNS
+        ],
+        "ports": DNS_PORTS,
+    },
+}
+# IPv4 minus 10/8, 172.16/12, 192.168/16, 100.64/10 and 169.254/16, as 47 CIDRs
+PUBLIC_IPV4 = [
+    "0.0.0.0/5", "8.0.0.0/7", "11.0.0.0/8", "12.0.0.0/6", "16.0.0.0/4", "32.0.0.0/3",
+    "64.0.0.0/3", "96.0.0.0/6", "100.0.0.0/10", "100.128.0.0/9", "101.0.0.0/8",
+    "102.0.0.0/7", "104.0.0.0/5", "112.0.0.0/4", "128.0.0.0/3", "160.0.0.0/5",
+    "168.0.0.0/8", "169.0.0.0/9", "169.128.0.0/10", "169.192.0.0/11", "169.224.0.0/12",
+    "169.240.0.0/13", "169.248.0.0/14", "169.252.0.0/15", "169.255.0.0/16", "170.0.0.0/7",
+    "172.0.0.0/12", "172.32.0.0/11", "172.64.0.0/10", "172.128.0.0/9", "173.0.0.0/8",
+    "174.0.0.0/7", "176.0.0.0/4", "192.0.0.0/9", "192.128.0.0/11", "192.160.0.0/13",
+    "192.169.0.0/16", "192.170.0.0/15", "192.172.0.0/14", "192.176.0.0/12",
+    "192.192.0.0/10", "193.0.0.0/8", "194.0.0.0/7", "196.0.0.0/6", "200.0.0.0/5",
+    "208.0.0.0/4", "224.0.0.0/3",
+]  # fmt: skip
 STORE_RULE = {
-    "to": [
-        {
-            "ipBlock": {
-                "cidr": "0.0.0.0/0",
-                "except": [
-                    "10.0.0.0/8",
-                    "172.16.0.0/12",
-                    "192.168.0.0/16",
-                    "100.64.0.0/10",
-                    "169.254.0.0/16",
-                ],
-            }
-        }
-    ],
+    "to": [{"ipBlock": {"cidr": cidr}} for cidr in PUBLIC_IPV4],
     "ports": [{"protocol": "TCP", "port": 443}],
 }
 GKE_METADATA_RULES = [
@@ -68,7 +79,7 @@ def test_namespace_denies_everything_but_dns(reference_recording, env_name):
     assert policy(rec, "allow-dns") == {
         "podSelector": {},
         "policyTypes": ["Egress"],
-        "egress": [DNS_RULE],
+        "egress": [DNS_RULES[env_name]],
     }
     for name in ("default-deny", "allow-dns"):
         assert k8s_object(rec, NETWORK_POLICY, name).get("metadata", "namespace") == NAMESPACE
@@ -96,7 +107,7 @@ def test_engine_build_policy_aws(served):
         },
         "policyTypes": ["Ingress", "Egress"],
         "ingress": [],
-        "egress": [DNS_RULE, STORE_RULE],
+        "egress": [DNS_RULES["staging"], STORE_RULE],
     }
 
 
@@ -104,7 +115,7 @@ def test_engine_build_policy_gcp_adds_the_metadata_server(served):
     spec = policy(served("prod"), "toxicity-engine-build")
     assert spec["policyTypes"] == ["Ingress", "Egress"]
     assert spec["ingress"] == []
-    assert spec["egress"] == [DNS_RULE, STORE_RULE, *GKE_METADATA_RULES]
+    assert spec["egress"] == [DNS_RULES["prod"], STORE_RULE, *GKE_METADATA_RULES]
 
 
 def test_engine_build_job_waits_for_its_policy(served):
@@ -121,8 +132,8 @@ def test_engine_build_job_waits_for_its_policy(served):
 @pytest.mark.parametrize(
     ("env_name", "egress"),
     [
-        ("staging", [DNS_RULE, STORE_RULE]),
-        ("prod", [DNS_RULE, STORE_RULE, *GKE_METADATA_RULES]),
+        ("staging", [DNS_RULES["staging"], STORE_RULE]),
+        ("prod", [DNS_RULES["prod"], STORE_RULE, *GKE_METADATA_RULES]),
     ],
 )
 def test_serving_egress_policy(served, env_name, egress):
@@ -213,6 +224,34 @@ def test_each_pod_gets_exactly_its_policies(reference_recording, env_name):
             assert ingress == []  # nothing reaches a build pod
 
 
+def test_store_rule_reaches_stores_and_nothing_private(staging):
+    from inferplane.components.stack_serving import serving_environment
+
+    env: ServingEnvironment = serving_environment(staging)
+    blocks = [ipaddress.ip_network(c) for c in public_ipv4_blocks(env)]
+
+    def allowed(address: str) -> bool:
+        return any(ipaddress.ip_address(address) in block for block in blocks)
+
+    # S3 us-east-1, GCS, Private Google Access' private.googleapis.com, huggingface.co's CDN
+    for public in ("52.216.0.1", "142.250.0.1", "199.36.153.8", "18.164.0.1", "3.5.0.1"):
+        assert allowed(public), public
+    # pods, Services, nodes, the EKS service range, CGNAT pods, instance metadata, NodeLocal
+    for private in ("10.64.1.2", "172.20.0.10", "192.168.1.1", "100.64.0.5",
+                    "169.254.169.254", "169.254.170.23", "169.254.20.10"):  # fmt: skip
+        assert not allowed(private), private
+    assert sum(b.num_addresses for b in blocks) == 2**32 - sum(
+        ipaddress.ip_network(c).num_addresses
+        for c in (
+            "10.0.0.0/8",
+            "172.16.0.0/12",
+            "192.168.0.0/16",
+            "100.64.0.0/10",
+            "169.254.0.0/16",
+        )
+    )
+
+
 def test_store_rule_leaves_out_a_public_vpc(staging):
     from inferplane.components.stack_serving import serving_environment
 
@@ -220,6 +259,10 @@ def test_store_rule_leaves_out_a_public_vpc(staging):
     assert "10.64.0.0/16" not in store_except(env)  # inside 10.0.0.0/8 already
     public = dataclasses.replace(env, vpc_cidr="203.0.113.0/24")
     assert store_except(public)[-1] == "203.0.113.0/24"
+    assert not any(
+        ipaddress.ip_address("203.0.113.7") in ipaddress.ip_network(c)
+        for c in public_ipv4_blocks(public)
+    )
     assert store_except(dataclasses.replace(env, vpc_cidr=None)) == store_except(env)
 
 
