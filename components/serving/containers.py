@@ -181,11 +181,12 @@ def pod_security_context() -> Manifest:
     }
 
 
-def service_account(env: ServingEnvironment, name: str) -> Manifest:
+def service_account(env: ServingEnvironment, name: str, cloud_identity: bool = True) -> Manifest:
     """The pod's ServiceAccount and whether the Kubernetes API token is mounted.
 
     No container inferplane runs calls the Kubernetes API, so the token is mounted only
-    where the cloud identity might need it:
+    where the cloud identity might need it, and never in a pod that does not use the
+    cloud identity (`cloud_identity` False: nothing in it reads the model store):
 
     - EKS (IRSA): not mounted. The pod identity webhook decides from
       ``spec.serviceAccountName`` alone and injects its own projected token volume
@@ -200,7 +201,8 @@ def service_account(env: ServingEnvironment, name: str) -> Manifest:
       false`` (argoproj/argo-workflows#12781). Until that is settled the token stays;
       inferplane binds no RBAC role to these ServiceAccounts.
     """
-    return {"serviceAccountName": name, "automountServiceAccountToken": env.cloud == "gcp"}
+    mounted = cloud_identity and env.cloud == "gcp"
+    return {"serviceAccountName": name, "automountServiceAccountToken": mounted}
 
 
 def container_security_context() -> Manifest:

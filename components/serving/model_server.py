@@ -92,6 +92,12 @@ def config_map_name(model: ServedModel) -> str:
     return f"{model.name}-triton-config"
 
 
+def reads_store(model: ServedModel) -> bool:
+    """True when the serving pod reads the model store (its fetch init container), so it
+    uses the cloud identity; vLLM downloads an hf:// repository itself, without it."""
+    return model.server == "triton" or model.source.scheme != "hf"
+
+
 def serving_pod_spec(
     env: ServingEnvironment, model: ServedModel, model_uri: str, with_secrets: bool
 ) -> Manifest:
@@ -121,7 +127,7 @@ def serving_pod_spec(
             volumes.append(files)
             server["volumeMounts"] = [*server["volumeMounts"], *secret_mounts(model)]
     spec: Manifest = {
-        **service_account(env, naming.MODEL_READER_SA),
+        **service_account(env, naming.MODEL_READER_SA, cloud_identity=reads_store(model)),
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": termination_grace_s(model),
         "securityContext": pod_security_context(),
@@ -238,6 +244,7 @@ class ModelServer(pulumi.ComponentResource):
                 f"{name}-egress",
                 env=env,
                 model_name=model.name,
+                cloud_identity=reads_store(model),
                 namespace=ns,
                 labels=labels,
                 opts=child,

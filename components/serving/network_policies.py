@@ -151,9 +151,11 @@ def metadata_egress_rules(env: ServingEnvironment) -> list[Manifest]:
     ]
 
 
-def store_egress_rules(env: ServingEnvironment) -> list[Manifest]:
-    """What a pod that reads or writes the model store needs besides DNS."""
-    return [https_egress_rule(env), *metadata_egress_rules(env)]
+def store_egress_rules(env: ServingEnvironment, cloud_identity: bool = True) -> list[Manifest]:
+    """What a pod that reads or writes the model store needs besides DNS; without
+    `cloud_identity` (an hf:// download), HTTPS alone."""
+    metadata = metadata_egress_rules(env) if cloud_identity else []
+    return [https_egress_rule(env), *metadata]
 
 
 def namespace_dns_policy_spec(cloud: str) -> Manifest:
@@ -161,12 +163,15 @@ def namespace_dns_policy_spec(cloud: str) -> Manifest:
     return {"podSelector": {}, "policyTypes": ["Egress"], "egress": [dns_egress_rule(cloud)]}
 
 
-def serving_egress_policy_spec(env: ServingEnvironment, model_name: str) -> Manifest:
-    """Serving pods of one model: DNS and the model store (weights are fetched at start)."""
+def serving_egress_policy_spec(
+    env: ServingEnvironment, model_name: str, cloud_identity: bool = True
+) -> Manifest:
+    """Serving pods of one model: DNS and the model store (weights are fetched at start),
+    or the Hugging Face hub, which needs no cloud identity."""
     return {
         "podSelector": {"matchLabels": naming.model_selector(env.part_of, model_name)},
         "policyTypes": ["Egress"],
-        "egress": [dns_egress_rule(env.cloud), *store_egress_rules(env)],
+        "egress": [dns_egress_rule(env.cloud), *store_egress_rules(env, cloud_identity)],
     }
 
 
@@ -189,6 +194,7 @@ def serving_egress_policy(
     *,
     env: ServingEnvironment,
     model_name: str,
+    cloud_identity: bool,
     namespace: str,
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -197,6 +203,6 @@ def serving_egress_policy(
     return k8s.networking.v1.NetworkPolicy(
         name,
         metadata={"name": f"{model_name}-egress", "namespace": namespace, "labels": labels},
-        spec=serving_egress_policy_spec(env, model_name),
+        spec=serving_egress_policy_spec(env, model_name, cloud_identity),
         opts=opts,
     )

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 from pod_security import ints, pods
-from serving_fixtures import NETWORK_POLICY, k8s_object, serve
+from serving_fixtures import NETWORK_POLICY, k8s_object, serve, with_model
 
 from inferplane.app.offline import RecordedResource, Recording
 from inferplane.blueprint import naming
+from inferplane.blueprint.model import ModelSource
 from inferplane.components.serving.network_policies import public_ipv4_blocks, store_except
 from inferplane.components.serving.spec import ServingEnvironment
 
@@ -271,3 +272,21 @@ def test_variants_have_their_policies(staging):
     rec: Recording = serve(staging, ["chat"])
     names = {r.get("metadata", "name") for r in rec.of_type(NETWORK_POLICY)}
     assert names == {"chat", "chat-egress"}
+
+
+def test_hf_download_needs_no_cloud_identity(prod):
+    """vLLM fetching hf:// itself reads no store: on GKE neither the API token nor the
+    metadata server; it still reaches the hub over HTTPS."""
+    hf = ModelSource(
+        uri="hf://Qwen/Qwen2.5-7B-Instruct@abc123",
+        scheme="hf",
+        bucket=None,
+        key=None,
+        hf_repo="Qwen/Qwen2.5-7B-Instruct",
+        hf_revision="abc123",
+    )
+    rec = serve(with_model(prod, "chat", source=hf), ["chat"])
+    assert policy(rec, "chat-egress")["egress"] == [DNS_RULES["prod"], STORE_RULE]
+    spec = k8s_object(rec, "kubernetes:apps/v1:Deployment", "chat").get("spec", "template", "spec")
+    assert spec["automountServiceAccountToken"] is False
+    assert spec["serviceAccountName"] == "model-reader"
