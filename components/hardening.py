@@ -6,11 +6,13 @@
   cluster's Kubernetes minor version when the blueprint creates the cluster, so an upgrade
   of the API server never tightens the rules under running pods unannounced; an attached
   cluster's version is unknown here, so it gets ``latest``. Every pod inferplane puts in the
-  namespace satisfies the profile (tests/components/test_pod_security.py checks them all).
+  namespace satisfies the profile (tests/components/serving/test_pod_security.py checks
+  them all).
 - NetworkPolicy ``default-deny`` selects every pod and allows nothing, in either direction;
   ``allow-dns`` lets every pod resolve names. Everything else is allowed per kind of pod
   (`inferplane.components.serving.network_policies`, `...serving.load_balancer`).
-  NetworkPolicies are additive, so these two only take effect where nothing else allows.
+  NetworkPolicies are additive: once default-deny isolates a pod, it may do exactly what
+  the union of the policies selecting it allows.
 """
 
 from __future__ import annotations
