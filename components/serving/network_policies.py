@@ -25,8 +25,12 @@ up, not as ``0.0.0.0/0`` with ``except``: EKS's network policy agent lets an ``e
 range override another rule's allow, which blocks DNS to a kube-dns ClusterIP inside it
 (aws/amazon-network-policy-controller-k8s#146, open).
 
-DNS is allowed to the cluster DNS pods by label, which every enforcing dataplane matches
-after the Service address is translated, and, for clusters that answer DNS elsewhere, to
+DNS is allowed to the cluster DNS pods by label. GKE Dataplane V2 matches that after the
+kube-dns Service address is translated; EKS's agent sees only the Service address, and its
+controller therefore adds the ClusterIP of every Service whose selector matches the rule's
+podSelector (aws/amazon-network-policy-controller-k8s ``pkg/resolvers/endpoints.go``,
+`getMatchingServiceClusterIPs`), so the selector is exactly the kube-dns Service's own
+(`KUBE_DNS_LABELS`). For clusters that answer DNS elsewhere, DNS is also allowed to
 NodeLocal DNSCache's link-local address (https://kubernetes.io/docs/tasks/administer-cluster/nodelocaldns/,
 ``169.254.20.10``) and on GKE to the metadata server, which is the resolver of clusters
 using Cloud DNS (tektoncd/operator#4000); both only on port 53.
@@ -47,7 +51,9 @@ Cloud identity:
   asks NetworkPolicies to allow 169.254.169.254/32 on TCP 80 with GKE Dataplane V2 (what
   inferplane's GKE clusters run), and 169.254.169.252/32 on TCP 988 on the older
   Calico-enforced dataplane (GKE 1.21.0-gke.1000 and later), which an attached cluster
-  may run; both are allowed, and nothing else in 169.254.0.0/16.
+  may run; both are allowed, and nothing else in 169.254.0.0/16. (The page's wording was
+  not re-read for this code; the same address and port pairs recur in public GKE
+  NetworkPolicies written against it.)
 """
 
 from __future__ import annotations
