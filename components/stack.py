@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import facts, naming
 from inferplane.blueprint.model import Environment
-from inferplane.components import stack_args
+from inferplane.components import hardening, stack_args
 from inferplane.components.addons import ClusterAddons
 from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
@@ -96,10 +96,20 @@ class InferenceStack(pulumi.ComponentResource):
             # The Load Balancer Controller then gates each serving pod's readiness on its NLB
             # target being healthy, so a rollout never removes the last in-service target.
             ns_labels[POD_READINESS_GATE_LABEL] = "enabled"
+        # Pod Security Admission `restricted`, pinned to the cluster's version when known.
+        created = env.cluster.create
+        ns_labels.update(
+            hardening.pod_security_labels(env.cluster.kubernetes_version if created else None)
+        )
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=self.namespace, labels=ns_labels),
             opts=k8s_opts,
+        )
+        # Default-deny plus DNS; the models' pods wait for them, so no pod ever runs with
+        # the namespace open (and none starts before it can resolve names).
+        guard_rails = hardening.namespace_network_policies(
+            name, cloud=env.cloud, namespace=namespace.metadata.name, labels=labels, opts=k8s_opts
         )
         k8s.core.v1.ConfigMap(
             f"{name}-environment",
@@ -123,7 +133,7 @@ class InferenceStack(pulumi.ComponentResource):
                 model,
                 provider,
                 lb_subnet_ids=cluster.lb_subnet_ids,
-                opts=child(self.addons, namespace, self.store_access),
+                opts=child(self.addons, namespace, self.store_access, *guard_rails),
             )
             for model in env.models.values()
         }

@@ -14,9 +14,10 @@ The rules they encode (see shared/design/DOMAIN.md):
   (`serving_resources`). Memory limit == request, so a replica is never OOM-killed for
   memory another pod borrowed; CPU has a request and no limit, because CFS throttling of a
   serving process shows up directly as tail latency.
-- Hardening: non-root uid 1000, read-only root filesystem, no privilege escalation, all
-  capabilities dropped, RuntimeDefault seccomp, no service links, and on GKE no
-  service-account token (`service_account`).
+- Hardening: the Pod Security Standards' ``restricted`` profile and more: non-root uid
+  10001 (above the uids images and node users commonly take), read-only root filesystem, no
+  privilege escalation, all capabilities dropped, RuntimeDefault seccomp, no service
+  links, and no service-account token where nothing needs it (`service_account`).
   Every path a server writes is an emptyDir: ``/tmp``, ``$HOME`` (caches: HF, torch
   compile, Triton kernels, CUDA), ``/models`` and a memory-backed ``/dev/shm``.
 - Cloud storage is reached with the cloud's own CLI image (`store_image`), under the
@@ -36,8 +37,15 @@ Manifest = dict[str, Any]
 
 PORTS: Final = {"http": 8000, "grpc": 8001, "metrics": 8002}
 """Container and Service ports by name (vLLM serves its API and /metrics on ``http``)."""
-RUN_AS_UID: Final = 1000
-"""Triton images' ``triton-server`` user; vLLM and the CLI images run as the same uid."""
+RUN_AS_UID: Final = 10001
+"""Every container's uid and gid, above 10000 so it never matches a user of the image or
+the node. No image needs a passwd entry for it: Triton's files are root-owned and readable
+by others ("Server artifacts copied below remain owned by root; the triton-server user
+reads and executes them via standard group/other permissions", triton-inference-server
+``build.py``); vLLM's image runs as root by default, and a non-root uid needs only
+writable ``HOME`` and cache paths (vllm ``docs/deployment/docker.md``, "Run as a non-root
+user"), which are emptyDirs here (`vllm.vllm_env`); the AWS and gcloud CLIs need a
+writable ``HOME`` / ``CLOUDSDK_CONFIG`` (`store_env`)."""
 HOME: Final = "/home/inferplane"
 MODELS_DIR: Final = "/models"
 CONFIG_DIR: Final = "/config"
@@ -173,17 +181,28 @@ def pod_security_context() -> Manifest:
     }
 
 
-def service_account(env: ServingEnvironment, name: str) -> Manifest:
-    """The pod's ServiceAccount and whether its API token is mounted.
+def service_account(env: ServingEnvironment, name: str, cloud_identity: bool = True) -> Manifest:
+    """The pod's ServiceAccount and whether the Kubernetes API token is mounted.
 
-    GKE: no token (Workload Identity answers on the metadata server; the pods never call
-    the Kubernetes API). EKS: the default, because IRSA's webhook reads the pod's
-    service-account settings and pods that opt out of the token lose their IAM role.
+    No container inferplane runs calls the Kubernetes API, so the token is mounted only
+    where the cloud identity might need it, and never in a pod that does not use the
+    cloud identity (`cloud_identity` False: nothing in it reads the model store):
+
+    - EKS (IRSA): not mounted. The pod identity webhook decides from
+      ``spec.serviceAccountName`` alone and injects its own projected token volume
+      ``aws-iam-token`` (audience ``sts.amazonaws.com``) and ``AWS_WEB_IDENTITY_TOKEN_FILE``
+      (aws/amazon-eks-pod-identity-webhook ``pkg/handler/handler.go``,
+      `buildPodPatchConfig` and the ``Projected``/``ServiceAccountToken`` volume it adds);
+      the repository never reads ``automountServiceAccountToken``, which only controls the
+      default ``kube-api-access-*`` volume.
+    - GKE (Workload Identity): mounted, explicitly. Tokens come from the GKE metadata
+      server, which should not need the pod's token, but no Google source says so, and a
+      user report ties a Workload Identity failure to ``automountServiceAccountToken:
+      false`` (argoproj/argo-workflows#12781). Until that is settled the token stays;
+      inferplane binds no RBAC role to these ServiceAccounts.
     """
-    out: Manifest = {"serviceAccountName": name}
-    if env.cloud == "gcp":
-        out["automountServiceAccountToken"] = False
-    return out
+    mounted = cloud_identity and env.cloud == "gcp"
+    return {"serviceAccountName": name, "automountServiceAccountToken": mounted}
 
 
 def container_security_context() -> Manifest:

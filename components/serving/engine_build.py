@@ -26,6 +26,9 @@ Precision follows the release's TensorRT (`catalog.tensorrt_major`): TensorRT 10
 is an ONNX with Q/DQ nodes and needs only ``--int8``); TensorRT 11 builds strongly typed
 networks only and has no precision flags: the ONNX model's types decide.
 
+The build pod gets NetworkPolicy ``<model>-engine-build``: no ingress, egress to DNS and the
+model store only (`network_policies.isolated_store_client_spec`); the Job waits for it.
+
 The Job sets no ``backoffLimit``, ``activeDeadlineSeconds`` or ``ttlSecondsAfterFinished``:
 Pulumi waits for it to complete (up to `BUILD_TIMEOUT`) and must still find it afterwards.
 A failed Job is replaced on the next ``pulumi up`` (``pulumi.com/replaceUnready``).
@@ -61,6 +64,7 @@ from inferplane.components.serving.containers import (
     store_copy,
     store_exists,
 )
+from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 ENGINE_FILE: Final = "model.plan"
@@ -252,6 +256,22 @@ def build_pod_labels(env: ServingEnvironment, model: ServedModel, key: str) -> d
     }
 
 
+def build_pod_selector(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:
+    """Labels every build pod of `model` carries, whatever its engine key."""
+    labels = build_pod_labels(env, model, "")
+    del labels[ENGINE_KEY_LABEL]
+    return labels
+
+
+def network_policy_name(model: ServedModel) -> str:
+    return f"{model.name}-engine-build"
+
+
+def network_policy_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
+    """The build pods of `model`: no ingress; egress to DNS and the model store."""
+    return isolated_store_client_spec(build_pod_selector(env, model), env)
+
+
 def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     uri = engine_uri(model, env)
     pool = model.pool
@@ -356,12 +376,14 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
         engine_uri: ``<store>/.inferplane/engines/<model>/<key>/model.plan``.
         job_name: name of the Kubernetes Job (``<model>-engine-<key[:10]>``).
         job: the Job resource; depend on it to start only once the engine exists.
+        network_policy: NetworkPolicy ``<model>-engine-build`` of the build pods.
     """
 
     key: str
     engine_uri: str
     job_name: str
     job: k8s.batch.v1.Job
+    network_policy: k8s.networking.v1.NetworkPolicy
 
     def __init__(
         self,
@@ -375,6 +397,17 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
         self.engine_uri = engine_uri(model, env)
         self.job_name = job_name(model, self.key)
         metadata, spec = job_manifest(env, model, args.namespace)
+        self.network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-network-policy",
+            metadata={
+                "name": network_policy_name(model),
+                "namespace": args.namespace,
+                # Not the engine key: one policy serves every build of the model.
+                "labels": {k: v for k, v in metadata["labels"].items() if k != ENGINE_KEY_LABEL},
+            },
+            spec=network_policy_spec(env, model),
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider),
+        )
         self.job = k8s.batch.v1.Job(
             f"{name}-{self.key[:10]}",
             metadata=metadata,
@@ -384,6 +417,8 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
                 provider=args.provider,
                 # The Job's name is fixed (it carries the key): a replacement must delete first.
                 delete_before_replace=True,
+                # The pod needs its egress allowed before it starts.
+                depends_on=[self.network_policy],
                 custom_timeouts=pulumi.CustomTimeouts(create=BUILD_TIMEOUT, update=BUILD_TIMEOUT),
             ),
         )
@@ -393,5 +428,6 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
                 "engine_uri": self.engine_uri,
                 "job_name": self.job_name,
                 "job": self.job,
+                "network_policy": self.network_policy,
             }
         )

@@ -14,7 +14,8 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   ``<model>-lb`` (the region-local load balancer, `load_balancer`; through the KEDA HTTP
   add-on's interceptor for a model at zero that serves HTTP only, `wake`), PodDisruptionBudget
   ``<model>`` (one replica at a time; a stuck-unhealthy pod never blocks a node drain),
-  NetworkPolicy ``<model>``.
+  NetworkPolicy ``<model>`` (ingress) and ``<model>-egress`` (DNS and the model store,
+  `network_policies`).
 - ``ModelAutoscaler`` (ScaledObject ``<model>``) and ``ModelMonitoring`` (ServiceMonitor,
   PrometheusRule, dashboard).
 
@@ -58,7 +59,13 @@ from inferplane.components.serving.load_balancer import (
     traffic_distribution,
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
-from inferplane.components.serving.secrets import model_secret, secret_env
+from inferplane.components.serving.network_policies import serving_egress_policy
+from inferplane.components.serving.secrets import (
+    model_secret,
+    secret_env,
+    secret_mounts,
+    secret_volume,
+)
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
@@ -86,6 +93,12 @@ def config_map_name(model: ServedModel) -> str:
     return f"{model.name}-triton-config"
 
 
+def reads_store(model: ServedModel) -> bool:
+    """True when the serving pod reads the model store (its fetch init container), so it
+    uses the cloud identity; vLLM downloads an hf:// repository itself, without it."""
+    return model.server == "triton" or model.source.scheme != "hf"
+
+
 def serving_pod_spec(
     env: ServingEnvironment, model: ServedModel, model_uri: str, with_secrets: bool
 ) -> Manifest:
@@ -110,8 +123,12 @@ def serving_pod_spec(
             init.append(fetch)
     if with_secrets:
         server["env"] = [*server["env"], *secret_env(model)]
+        files = secret_volume(model)
+        if files is not None:
+            volumes.append(files)
+            server["volumeMounts"] = [*server["volumeMounts"], *secret_mounts(model)]
     spec: Manifest = {
-        **service_account(env, naming.MODEL_READER_SA),
+        **service_account(env, naming.MODEL_READER_SA, cloud_identity=reads_store(model)),
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": termination_grace_s(model),
         "securityContext": pod_security_context(),
@@ -223,6 +240,18 @@ class ModelServer(pulumi.ComponentResource):
         )
         if secret is not None:
             before_pods.append(secret)
+        # The pods fetch their weights first thing: their egress must be allowed by then.
+        before_pods.append(
+            serving_egress_policy(
+                f"{name}-egress",
+                env=env,
+                model_name=model.name,
+                cloud_identity=reads_store(model),
+                namespace=ns,
+                labels=labels,
+                opts=child,
+            )
+        )
 
         model_uri = model.source.uri
         self.engine_uri = None

@@ -9,8 +9,21 @@ Each entry names where the value lives — never the value itself:
 
 Every value is wrapped in `pulumi.Output.secret`, so it is encrypted in the Pulumi state and
 masked in previews; it reaches the pods only through one Kubernetes Secret
-(``<model>-secrets``, ``stringData``) read by ``env[].valueFrom.secretKeyRef``. The pod sees
-entry ``hf_token`` as environment variable ``HF_TOKEN`` (`env_var_name`).
+(``<model>-secrets``, ``stringData``). Entry ``hf_token`` is meant for environment variable
+``HF_TOKEN`` (`env_var_name`), and how the server container gets it depends on what reads it:
+
+- as a file, where the consumer reads one (`FILE_VARIABLES`): the Secret is mounted
+  read-only at `SECRETS_DIR` and only the file's path is in the environment. A file is
+  not inherited by every child process, does not show in ``/proc/<pid>/environ`` or crash
+  dumps, and follows a rotated value without a restart. The Hugging Face token is read
+  this way: huggingface_hub's `get_token` tries ``HF_TOKEN`` and then the file at
+  ``HF_TOKEN_PATH`` (huggingface/huggingface_hub ``src/huggingface_hub/constants.py``
+  ``HF_TOKEN_PATH = ... os.getenv("HF_TOKEN_PATH", os.path.join(HF_HOME, "token"))``;
+  ``src/huggingface_hub/utils/_auth.py`` `_get_token_from_file`), since v0.23.0 (#2185);
+- as an environment variable (``secretKeyRef``), for every other name: inferplane cannot
+  know whether the process reading it takes a file instead (e.g. vLLM's ``VLLM_API_KEY``
+  is read from the environment only). Such a variable keeps the value it had when the
+  container started.
 
 Offline runs (`inferplane plan`/`check`, Pulumi config ``inferplane:offline: true``) have no
 credentials and no developer's environment: every value is then a fixed placeholder, so a
@@ -39,6 +52,16 @@ from inferplane.components.serving.spec import (
 
 OFFLINE_PLACEHOLDER: Final = "offline-placeholder"
 """The value every secret has in an offline run."""
+SECRETS_DIR: Final = "/var/run/secrets/inferplane"
+SECRETS_VOLUME: Final = "secrets"
+SECRET_FILE_MODE: Final = 0o440
+"""Read-only for the owner and the pod's fsGroup (the containers' gid), nobody else."""
+FILE_VARIABLES: Final[dict[str, str]] = {
+    "HF_TOKEN": "HF_TOKEN_PATH",
+    "HUGGING_FACE_HUB_TOKEN": "HF_TOKEN_PATH",
+}
+"""Variables whose consumer reads the value from a file named by another variable
+(huggingface_hub: ``HF_TOKEN_PATH``; see the module docstring)."""
 
 
 def is_offline() -> bool:
@@ -197,15 +220,68 @@ def _gcp_secret(secret_id: str) -> tuple[str, str | None]:
     return secret, (version or None) if sep else None
 
 
+def secret_file(ref: ModelSecret) -> str:
+    """Where a secret read as a file is mounted."""
+    return f"{SECRETS_DIR}/{ref.name}"
+
+
+def file_secrets(model: ServedModel) -> list[ModelSecret]:
+    """The secrets of `model` its server reads from files (`FILE_VARIABLES`)."""
+    return [ref for ref in model.secrets if env_var_name(ref) in FILE_VARIABLES]
+
+
 def secret_env(model: ServedModel) -> list[dict[str, Any]]:
-    """The container ``env`` entries that expose a model's secrets (empty without any)."""
-    return [
-        {
-            "name": env_var_name(ref),
-            "valueFrom": {"secretKeyRef": {"name": secret_name(model.name), "key": ref.name}},
-        }
-        for ref in model.secrets
-    ]
+    """The container ``env`` entries that expose a model's secrets (empty without any):
+    the file's path for a secret read as a file, else the value itself.
+
+    Raises `ServingArgsError` when two entries would set the same variable.
+    """
+    out: list[dict[str, Any]] = []
+    owner: dict[str, str] = {}
+    for ref in model.secrets:
+        name = env_var_name(ref)
+        entry: dict[str, Any]
+        if name in FILE_VARIABLES:
+            entry = {"name": FILE_VARIABLES[name], "value": secret_file(ref)}
+        else:
+            entry = {
+                "name": name,
+                "valueFrom": {"secretKeyRef": {"name": secret_name(model.name), "key": ref.name}},
+            }
+        if entry["name"] in owner:
+            raise ServingArgsError(
+                model.name,
+                ("secrets", ref.name),
+                f"secrets {owner[entry['name']]!r} and {ref.name!r} both set environment "
+                f"variable {entry['name']}",
+                "keep one of them",
+            )
+        owner[entry["name"]] = ref.name
+        out.append(entry)
+    return out
+
+
+def secret_volume(model: ServedModel) -> dict[str, Any] | None:
+    """The volume holding the secrets read as files, or None when there are none."""
+    files = file_secrets(model)
+    if not files:
+        return None
+    return {
+        "name": SECRETS_VOLUME,
+        "secret": {
+            "secretName": secret_name(model.name),
+            "items": [{"key": ref.name, "path": ref.name} for ref in files],
+            "defaultMode": SECRET_FILE_MODE,
+        },
+    }
+
+
+def secret_mounts(model: ServedModel) -> list[dict[str, Any]]:
+    """The server container's mount of `secret_volume` (empty without it). Not a
+    ``subPath`` mount, so a rotated value reaches the file."""
+    if not file_secrets(model):
+        return []
+    return [{"name": SECRETS_VOLUME, "mountPath": SECRETS_DIR, "readOnly": True}]
 
 
 def model_secret(

@@ -73,8 +73,10 @@ def model_source(uri: str) -> ModelSource:
 
 @dataclass(frozen=True)
 class ModelSecret:
-    """A secret the model server gets as environment variable ``NAME`` (upper-cased, other
-    characters as ``_``), by reference; exactly one source is set."""
+    """A secret the model server gets, by reference, for environment variable ``NAME``
+    (upper-cased, other characters as ``_``): as a file named by ``HF_TOKEN_PATH`` for the
+    Hugging Face token, as the variable itself otherwise (`secrets.FILE_VARIABLES`);
+    exactly one source is set."""
 
     name: str
     """Key in the model's Kubernetes Secret, e.g. ``hf_token``."""
@@ -183,7 +185,7 @@ class ServedModel:
     """Protocols the load balancer exposes. None: what the server speaks (vLLM ``http``,
     Triton ``both``); vLLM serves HTTP only whatever this says."""
     secrets: tuple[ModelSecret, ...] = ()
-    """Secrets the server gets as environment variables; none by default."""
+    """Secrets the server gets, as files or environment variables; none by default."""
     image: str | None = None
     """The server image. None: the pinned image of `ServingEnvironment.triton_release` or
     `ServingEnvironment.vllm_version`."""

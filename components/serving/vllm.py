@@ -3,9 +3,10 @@
 One model per server (vLLM's design); the OpenAI-compatible API and ``/metrics`` share port
 ``http``. Weights from s3/gs are copied into the ``models`` volume by an init container and
 served with the Hugging Face hub offline; ``hf://org/name@revision`` is downloaded by vLLM
-itself at start, pinned to the revision, with ``HF_TOKEN`` from the model's Secret.
+itself at start, pinned to the revision, with the token from the model's Secret (a file
+named by ``HF_TOKEN_PATH``, `secrets`).
 
-The image runs as root by default; here it runs as uid 1000 with ``HOME`` (and so every
+The image runs as root by default; here it runs as uid 10001 with ``HOME`` (and so every
 cache: torch.compile, Triton kernels, FlashInfer JIT, HF) on a writable emptyDir, so the root
 filesystem stays read-only. Usage statistics and hub telemetry are turned off.
 """
@@ -101,7 +102,7 @@ def _uses_hub(model: ServedModel) -> bool:
 def vllm_env(model: ServedModel) -> list[Manifest]:
     out = [
         {"name": "HOME", "value": HOME},
-        # torch.compile and Triton kernels look the user up; uid 1000 has no passwd entry.
+        # torch.compile and Triton kernels look the user up; uid 10001 has no passwd entry.
         {"name": "USER", "value": "inferplane"},
         {"name": "XDG_CACHE_HOME", "value": f"{HOME}/.cache"},
         {"name": "HF_HOME", "value": f"{MODELS_DIR}/.huggingface"},

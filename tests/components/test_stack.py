@@ -61,6 +61,8 @@ def test_direct_children_of_the_stack(
         ("inferplane:identity:ModelStoreAccess", name),
         ("kubernetes:core/v1:Namespace", f"{name}-namespace"),
         ("kubernetes:core/v1:ConfigMap", f"{name}-environment"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", f"{name}-default-deny"),
+        ("kubernetes:networking.k8s.io/v1:NetworkPolicy", f"{name}-allow-dns"),
     }
     expected |= {("inferplane:node_pool:GpuNodePool", f"{name}-{p}") for p in env.pools}
     expected |= {("inferplane:serving:ModelServer", f"{name}-{m}") for m in env.models}

@@ -92,7 +92,7 @@ def test_deployment_serves_the_model_with_vllm_on_one_l4(recording: Recording) -
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
             "effect": "NoSchedule"} in pod["tolerations"]  # fmt: skip
     assert pod["serviceAccountName"] == naming.MODEL_READER_SA
-    assert pod["automountServiceAccountToken"] is False  # GKE: no API token
+    assert pod["automountServiceAccountToken"] is False  # hf:// needs no identity, no token
     assert "initContainers" not in pod  # hf:// weights: vLLM downloads them itself
     assert not [e for e in server["env"] if e["name"] == "HF_TOKEN"]  # no token configured
 
@@ -143,9 +143,13 @@ def test_hf_token_from_config_stays_secret(monkeypatch: pytest.MonkeyPatch) -> N
     assert secret.get("stringData") == {"hf_token": SECRET}
     assert "hf_example_token_7d1c" not in json.dumps([r.inputs for r in rec])
     (server,) = one(rec, DEPLOYMENT, "qwen").get("spec", "template", "spec", "containers")
-    assert {"name": "HF_TOKEN",
-            "valueFrom": {"secretKeyRef": {"name": "qwen-secrets", "key": "hf_token"}}
-            } in server["env"]  # fmt: skip
+    # huggingface_hub reads the token from the file HF_TOKEN_PATH names
+    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in server[
+        "env"
+    ]
+    assert {"name": "secrets", "mountPath": "/var/run/secrets/inferplane", "readOnly": True} in (
+        server["volumeMounts"]
+    )
 
 
 def _pinned_vllm() -> str:

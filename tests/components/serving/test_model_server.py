@@ -242,10 +242,7 @@ def test_vllm_hf_source_precision_and_settings(staging):
     c = container(d, "vllm")
     names = [e["name"] for e in c["env"]]
     assert "HF_HUB_OFFLINE" not in names
-    assert {
-        "name": "HF_TOKEN",
-        "valueFrom": {"secretKeyRef": {"name": "chat-secrets", "key": "hf_token"}},
-    } in c["env"]
+    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in c["env"]
     models_mount = next(m for m in c["volumeMounts"] if m["name"] == "models")
     assert "readOnly" not in models_mount  # the hub cache lives there
     assert c["resources"]["requests"]["nvidia.com/gpu"] == "2"
@@ -303,13 +300,14 @@ def test_every_pod_is_hardened(served, env_name):
         spec = pod_spec(w)
         assert spec["securityContext"] == {
             "runAsNonRoot": True,
-            "runAsUser": 1000,
-            "runAsGroup": 1000,
-            "fsGroup": 1000,
+            "runAsUser": 10001,
+            "runAsGroup": 10001,
+            "fsGroup": 10001,
             "seccompProfile": {"type": "RuntimeDefault"},
         }
-        # GKE: Workload Identity needs no token; EKS: IRSA's webhook needs the default
-        assert spec.get("automountServiceAccountToken") is (False if env_name == "prod" else None)
+        # EKS: IRSA brings its own projected token; GKE: kept until Workload Identity is
+        # shown to work without it (see containers.service_account)
+        assert spec["automountServiceAccountToken"] is (env_name == "prod")
         for c in [*spec.get("initContainers", []), *spec["containers"]]:
             assert c["securityContext"] == {
                 "allowPrivilegeEscalation": False,
@@ -403,11 +401,29 @@ def test_secret_is_never_plain(served):
     secret = k8s_object(rec, SECRET_TYPE, "chat-secrets")
     assert secret.get("stringData") == {"hf_token": SECRET}
     assert OFFLINE_PLACEHOLDER not in json.dumps([r.inputs for r in rec])
-    c = container(k8s_object(rec, DEPLOYMENT, "chat"), "vllm")
+    d = k8s_object(rec, DEPLOYMENT, "chat")
+    c = container(d, "vllm")
+    # The token is a file (huggingface_hub reads HF_TOKEN_PATH), never an env value.
+    assert [e for e in c["env"] if e["name"].startswith("HF_TOKEN")] == [
+        {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"}
+    ]
+    assert all("valueFrom" not in e for e in c["env"])
     assert {
-        "name": "HF_TOKEN",
-        "valueFrom": {"secretKeyRef": {"name": "chat-secrets", "key": "hf_token"}},
-    } in c["env"]
+        "name": "secrets",
+        "secret": {
+            "secretName": "chat-secrets",
+            "items": [{"key": "hf_token", "path": "hf_token"}],
+            "defaultMode": 0o440,
+        },
+    } in pod_spec(d)["volumes"]
+    assert {
+        "name": "secrets",
+        "mountPath": "/var/run/secrets/inferplane",
+        "readOnly": True,
+    } in c["volumeMounts"]
+    # Only the server mounts it; the fetch container never sees the token.
+    for init in pod_spec(d).get("initContainers", []):
+        assert all(m["name"] != "secrets" for m in init["volumeMounts"])
 
 
 def test_secret_from_env_stays_secret_online(staging, monkeypatch):
@@ -512,7 +528,7 @@ def test_children_and_names(served):
     kinds = sorted(r.type for r in rec.children(server))
     assert kinds == sorted([
         "inferplane:serving:TensorRtEngineBuild", CONFIG_MAP, DEPLOYMENT, SERVICE, SERVICE,
-        PDB, NETWORK_POLICY, "inferplane:serving:ModelAutoscaler",
+        PDB, NETWORK_POLICY, NETWORK_POLICY, "inferplane:serving:ModelAutoscaler",
         "inferplane:serving:ModelMonitoring"])  # fmt: skip
     for child in rec.children(server):
         assert child.name.startswith("support-assistant-prod-ranker")

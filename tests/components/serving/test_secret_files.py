@@ -1,0 +1,61 @@
+"""Secrets reach the server as files where the consumer reads a file (the Hugging Face
+token, through HF_TOKEN_PATH), and as environment variables only otherwise."""
+
+from __future__ import annotations
+
+import pytest
+from serving_fixtures import DEPLOYMENT, container, k8s_object, pod_spec, serve, with_model
+
+from inferplane.blueprint.errors import BlueprintError
+from inferplane.blueprint.model import SecretRef
+from inferplane.blueprint.resolve import resolve_file
+
+
+def _secrets(env, *names: str):
+    refs = tuple(
+        SecretRef(name=n, path=("models", "chat", "secrets", n), from_pulumi_config=n)
+        for n in names
+    )
+    return with_model(env, "chat", secrets=refs)
+
+
+def test_token_is_a_file_and_other_secrets_stay_variables(staging):
+    rec = serve(_secrets(staging, "hf_token", "vllm_api_key"), ["chat"])
+    d = k8s_object(rec, DEPLOYMENT, "chat")
+    env = container(d, "vllm")["env"]
+    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in env
+    # vLLM reads its API key from the environment only
+    assert {
+        "name": "VLLM_API_KEY",
+        "valueFrom": {"secretKeyRef": {"name": "chat-secrets", "key": "vllm_api_key"}},
+    } in env
+    assert not any(e["name"] == "HF_TOKEN" for e in env)
+    (volume,) = [v for v in pod_spec(d)["volumes"] if v["name"] == "secrets"]
+    # only the file-read secret is projected into the volume
+    assert volume["secret"]["items"] == [{"key": "hf_token", "path": "hf_token"}]
+
+
+def test_no_volume_without_a_file_secret(staging):
+    rec = serve(_secrets(staging, "vllm_api_key"), ["chat"])
+    d = k8s_object(rec, DEPLOYMENT, "chat")
+    assert all(v["name"] != "secrets" for v in pod_spec(d)["volumes"])
+    assert all(m["name"] != "secrets" for m in container(d, "vllm")["volumeMounts"])
+
+
+def test_two_secrets_for_one_variable_are_an_error(reference_blueprint, tmp_path):
+    text = reference_blueprint.read_text()
+    line = "      hf_token: {from_env: HF_TOKEN}"
+    assert line in text
+    changed = tmp_path / "support-assistant.yaml"
+    changed.write_text(
+        text.replace(line, line + "\n      hugging_face_hub_token: {from_env: HF_TOKEN}")
+    )
+    env = resolve_file(changed, "staging")
+    with pytest.raises(BlueprintError) as err:
+        serve(env, ["chat"])
+    [diag] = err.value.diagnostics
+    assert diag.path == ("models", "chat", "secrets", "hugging_face_hub_token")
+    assert str(diag).endswith(
+        "error: models.chat.secrets.hugging_face_hub_token: secrets 'hf_token' and "
+        "'hugging_face_hub_token' both set environment variable HF_TOKEN_PATH; keep one of them"
+    )
