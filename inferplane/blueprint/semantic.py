@@ -12,14 +12,14 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog
+from inferplane.blueprint import catalog, semantic_trtllm
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.overrides import merged
 from inferplane.blueprint.source import Document
 
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")
-_TRITON_ONLY = ("tensorrt", "batching", "response_cache", "warmup")
+_TRITON_ONLY = ("tensorrt", "tensorrt_llm", "batching", "response_cache", "warmup")
 _CROSS_CLOUD = {"aws": "s3", "gcp": "gs"}
 
 
@@ -272,6 +272,7 @@ def _models_fit(env: _Env) -> None:
             )
         else:
             _model_fits_pool(env, path, model, pools[pool_name])
+        semantic_trtllm.check_model(env.error, path, model, pools.get(pool_name))
         replicas = model.get("replicas") or {}
         if "min" in replicas and "max" in replicas and replicas["min"] > replicas["max"]:
             env.error(
@@ -294,7 +295,7 @@ def _models_fit(env: _Env) -> None:
                 f"remove them, or set server: vllm (this model uses {server})",
             )
         source = model["source"]
-        if server == "triton" and source.startswith("hf://"):
+        if server == "triton" and source.startswith("hf://") and "tensorrt_llm" not in model:
             env.error(
                 (*path, "source"),
                 "Triton loads models from the model store, not hf://",
@@ -362,7 +363,13 @@ def _model_fits_pool(
     precision = model.get("precision", "fp16")
     if precision == "bf16" and not gpu.supports_bf16:
         env.error((*path, "precision"), f"{gpu.id} has no bf16 support", "use fp16 on this GPU")
-    if precision == "fp8" and not gpu.supports_fp8 and model["server"] == "triton":
+    tensorrt_llm = "tensorrt_llm" in model  # its precision rules: semantic_trtllm
+    if (
+        precision == "fp8"
+        and not gpu.supports_fp8
+        and model["server"] == "triton"
+        and not tensorrt_llm
+    ):
         env.error(
             (*path, "precision"),
             f"TensorRT fp8 needs compute capability 8.9+; {gpu.id} is {gpu.compute_capability}",
