@@ -20,6 +20,7 @@ from serving_fixtures import (
     with_pool,
     with_versions,
 )
+from test_k8s_validate import core_objects, invalid
 from test_triton_config import (
     parse,
     triton_python,  # noqa: F401 (a fixture)
@@ -249,3 +250,10 @@ def test_served_model_refuses_inconsistent_settings(llm_env):
         "model 'chat-70b': tensorrt_llm: a Triton setting on a vLLM model; remove it, or serve "
         "with triton"
     )
+
+
+def test_every_core_object_is_valid_kubernetes(llm_env):
+    objects = core_objects(serve(llm_env))
+    kinds = {o.type.rsplit(":", 1)[1] for o in objects}
+    assert {"Deployment", "Job", "ConfigMap", "Secret", "Service"} <= kinds
+    assert invalid(objects) == []

@@ -14,7 +14,7 @@ from serving_fixtures import args_of
 from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import resolve
-from inferplane.components.serving import dashboards, monitoring, promql
+from inferplane.components.serving import autoscaling, dashboards, monitoring, promql
 from inferplane.components.serving.promql import Scope
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -104,3 +104,18 @@ def test_dashboard_shows_inflight_requests_and_kv_cache(llm_env: Environment) ->
     assert "Time to first token (p95)" not in titles
     exprs = dashboards.queries(board)
     assert f'inferplane:model_inflight_requests{{namespace="{NS}", model="{MODEL}"}}' in exprs
+
+
+def test_scaled_object_validates_and_scales_on_the_backend_queue(llm_env: Environment) -> None:
+    env, model = args_of(llm_env, MODEL)
+    spec = autoscaling.scaled_object_spec(env, model, NS, MODEL)
+    obj = {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": MODEL, "namespace": NS},
+        "spec": spec,
+    }
+    assert errors(obj) == []
+    (trigger,) = spec["triggers"]
+    assert trigger["metadata"]["query"] == promql.queue_depth(TRTLLM)
+    assert trigger["metadata"]["threshold"] == "8"
