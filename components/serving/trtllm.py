@@ -29,6 +29,13 @@ frontend are not part of the served repository: the frontend of Triton 25.08 is 
 installs its requirements with pip at start (server ``python/openai/README.md`` at v2.60.0
 and through v2.63.0), which a read-only, offline pod cannot do.
 
+Warm-up: no ``model_warmup``. Triton's warm-up samples hold zeros or random data, and the
+backend's required ``input_lengths`` would be 0 or garbage. The engine carries its compiled
+kernels (nothing is compiled on the first request, unlike a torch.compile'd server), and the
+model reports ready only once the backend has loaded every rank and allocated its KV cache:
+the startup probe (``startup_timeout_s``) waits for that, probes and drain are the other
+Triton models' (`containers.probes`, ``--exit-timeout-secs``).
+
 Tensor parallelism runs in the backend's orchestrator mode (``TRTLLM_ORCHESTRATOR=1``):
 one ``tritonserver`` process spawns one worker per GPU rank (tensorrtllm_backend v0.21.0
 README, "Orchestrator Mode"), so the pod keeps a single server process, its probes and its
