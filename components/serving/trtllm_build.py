@@ -30,6 +30,12 @@ exists, else copies a store checkpoint in; an init container in the TensorRT-LLM
 downloads an ``hf://`` checkpoint at its pinned revision (``HF_TOKEN`` from the model's
 Secret for gated repositories) and builds; the main container uploads the engine and writes
 the marker last, so a half-uploaded engine never counts as built.
+
+The build pod needs egress to the Hugging Face hub for an ``hf://`` checkpoint, and for
+weight quantization, which calibrates on a dataset TensorRT-LLM fetches from the hub (the
+LLM API's ``CalibConfig`` default, ``cnn_dailymail``; not checked against 0.21 here). Its
+work volume holds the checkpoint and the engine: about three times the quantized weights
+for a bf16 checkpoint quantized to fp8 (size the pool's ``disk_gib`` for it).
 """
 
 from __future__ import annotations
