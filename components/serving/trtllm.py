@@ -14,6 +14,9 @@ mandatory settings (tensorrtllm_backend ``docs/model_config.md``) are filled lik
 - ``decoupled_mode`` -> ``model_transaction_policy { decoupled: false }``: one response per
   request, so plain HTTP ``/v2/models/<m>/infer`` and ``/generate`` work (streaming needs a
   decoupled model and gRPC streaming or ``/generate_stream``);
+  No time-to-first-token series follows: Triton's first-response histogram exists only for
+  decoupled models (see `promql`), and the backend exports none of its own (its README's
+  metric list); so ``slo.ttft_p95_ms`` and the ``ttft_p95_ms`` signal stay vLLM's;
 - ``max_queue_delay_microseconds`` -> 0: in-flight batching joins requests at every step,
   a batching window would only add latency; ``max_queue_size`` -> ``tensorrt_llm.
   max_queue_size`` (0: unbounded);
@@ -23,7 +26,7 @@ mandatory settings (tensorrtllm_backend ``docs/model_config.md``) are filled lik
   send it); ``logits_datatype`` -> ``TYPE_FP32``, as the backend's examples use.
 
 Inputs and outputs are the template's decoder-only subset (token ids in, token ids out;
-sampling controls optional): the backend does not auto-complete its config. Tokenization
+sampling controls optional), declared as the template declares them. Tokenization
 (the template's ensemble with Python pre/post-processing models) and Triton's OpenAI
 frontend are not part of the served repository: the frontend of Triton 25.08 is a beta that
 installs its requirements with pip at start (server ``python/openai/README.md`` at v2.60.0
