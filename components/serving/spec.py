@@ -234,7 +234,11 @@ class ServedModel:
                 ("vllm",), "a vLLM setting on a Triton model", "remove it, or serve with vllm"
             )
         if self.server == "triton" and self.source.scheme == "hf" and self.tensorrt_llm is None:
-            self._fail(("source",), "Triton serves ONNX from s3:// or gs://", "give a store URI")
+            self._fail(
+                ("source",),
+                "Triton serves ONNX from s3:// or gs://",
+                "give a store URI, or tensorrt_llm to build an LLM checkpoint",
+            )
         if self.tensorrt_llm is not None:
             self._check_tensorrt_llm()
         names = [s.name for s in self.secrets]

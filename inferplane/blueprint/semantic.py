@@ -299,7 +299,8 @@ def _models_fit(env: _Env) -> None:
             env.error(
                 (*path, "source"),
                 "Triton loads models from the model store, not hf://",
-                "upload the ONNX file under model_store and give its relative path",
+                "upload the ONNX file under model_store and give its relative path; for an LLM "
+                "checkpoint, add a `tensorrt_llm:` section",
             )
         other = "gs" if cloud == "aws" else "s3"
         if source.startswith(f"{other}://"):
