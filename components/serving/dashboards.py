@@ -107,7 +107,7 @@ def build_dashboard(
             "rising with flat compute time means too few replicas.",
         ),
     ]
-    if vllm:
+    if vllm or scope.streaming:
         latency.append(
             _panel(
                 "Time to first token (p95)",

@@ -73,15 +73,24 @@ AUTOSCALING_METRIC_TYPE: Final[Mapping[Metric, MetricType]] = MappingProxyType(
 def triton_metrics_args(model: ServedModel | str) -> list[str]:
     """tritonserver flags that turn on the latency summaries every Triton query here needs.
 
-    The flags are the same for every model (Triton's metrics config is server-wide); `model`
-    is accepted so the call site reads per model and can grow per-model settings.
+    Triton's metrics config is server-wide; each server runs one model, so a streaming
+    TensorRT-LLM model also turns on the first-response histogram (``histogram_latencies``),
+    its time-to-first-token signal.
     """
-    del model
     quantiles = ",".join(f"{q}:{err}" for q, err in TRITON_SUMMARY_QUANTILES)
-    return [
+    args = [
         "--metrics-config=summary_latencies=true",
         f"--metrics-config=summary_quantiles={quantiles}",
     ]
+    if isinstance(model, ServedModel) and streams_tokens(model):
+        args.append("--metrics-config=histogram_latencies=true")
+    return args
+
+
+def streams_tokens(model: ServedModel) -> bool:
+    """A decoupled (streaming) TensorRT-LLM model: Triton exports its first-response
+    histogram, which exists only for decoupled models."""
+    return model.tensorrt_llm is not None and model.tensorrt_llm.streaming
 
 
 # --- recording-rule names (the PrometheusRule of each model records them) -----------------
@@ -143,6 +152,8 @@ class Scope:
     """On a MIG slice DCGM has no GPU_UTIL; engine activity stands in for it."""
     trtllm: bool = False
     """Triton's TensorRT-LLM backend: it also exports the ``nv_trt_llm_*`` families."""
+    streaming: bool = False
+    """A decoupled TensorRT-LLM model: Triton exports its first-response histogram."""
 
     @classmethod
     def of(
@@ -160,6 +171,7 @@ class Scope:
             response_cache=bool(model.response_cache and model.response_cache.enabled),
             mig=model.pool.mig,
             trtllm=model.tensorrt_llm is not None,
+            streaming=streams_tokens(model),
         )
 
     @property
@@ -286,7 +298,13 @@ def latency_quantile_ms(scope: Scope, quantile: float, by: Sequence[str] = ()) -
 
 
 def ttft_p95_ms(scope: Scope, by: Sequence[str] = ()) -> str:
-    """vLLM time to first token, p95 in ms."""
+    """Time to first token, p95 in ms: vLLM's histogram, or, for a streaming TensorRT-LLM
+    model, Triton's first-response histogram (already in ms; its 100/500/2000/5000 ms
+    buckets make the quantile coarse: an interpolation inside the bucket it falls in)."""
+    if scope.server == "triton" and scope.streaming:
+        sel = scope.server_selector()
+        buckets = _rate(f"nv_inference_first_response_histogram_ms_bucket{sel}")
+        return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))})"
     _require(scope, "vllm", "time to first token")
     buckets = _rate(f"vllm:time_to_first_token_seconds_bucket{scope.server_selector()}")
     return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"

@@ -66,8 +66,9 @@ def recording_rules(scope: Scope) -> list[dict[str, Any]]:
     if scope.trtllm:
         exprs[promql.INFLIGHT_REQUESTS] = promql.inflight_requests(scope, BY_NAMESPACE)
         exprs[promql.KV_CACHE_USED_RATIO] = promql.kv_cache_used_ratio(scope, BY_NAMESPACE)
-    if scope.server == "vllm":
+    if scope.server == "vllm" or scope.streaming:
         exprs[promql.TTFT_P95_MS] = promql.ttft_p95_ms(scope, BY_NAMESPACE)
+    if scope.server == "vllm":
         exprs[promql.TOKENS_PER_SECOND] = promql.tokens_per_second(scope, BY_NAMESPACE)
     return [{"record": name, "expr": expr, "labels": dict(labels)} for name, expr in exprs.items()]
 
@@ -147,7 +148,8 @@ def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> li
             "at max. Compute time rising: a slower engine or a larger batch; check the "
             "last rollout.",
         )
-    if model.server == "vllm" and model.slo and model.slo.ttft_p95_ms:
+    if (model.server == "vllm" or scope.streaming) and model.slo and model.slo.ttft_p95_ms:
+        batch = "vllm.max_num_seqs" if model.server == "vllm" else "tensorrt_llm.max_batch_size"
         add(
             "InferenceTTFTAboveSLO",
             f"{recorded(promql.TTFT_P95_MS, scope)} > {num(model.slo.ttft_p95_ms)}",
@@ -157,7 +159,7 @@ def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> li
             f"p95 time to first token of {where} has been {{{{ $value | humanize }}}} ms "
             f"for {LATENCY_FOR} (slo.ttft_p95_ms: {model.slo.ttft_p95_ms}).",
             f"Long prompts or a full batch delay prefill. Check waiting requests and KV-cache "
-            f"usage on {dashboard}; lower vllm.max_num_seqs or add replicas "
+            f"usage on {dashboard}; lower {batch} or add replicas "
             f"(models.{model.name}.replicas.max).",
         )
     threshold_q = queue_threshold(model)

@@ -11,12 +11,12 @@ mandatory settings (tensorrtllm_backend ``docs/model_config.md``) are filled lik
 - ``triton_backend`` -> ``backend: "tensorrtllm"`` (the C++ backend: in-flight batching and
   the ``nv_trt_llm_*`` metrics);
 - ``triton_max_batch_size`` -> ``max_batch_size``: the engine's ``max_batch_size``;
-- ``decoupled_mode`` -> ``model_transaction_policy { decoupled: false }``: one response per
-  request, so plain HTTP ``/v2/models/<m>/infer`` and ``/generate`` work (streaming needs a
-  decoupled model and gRPC streaming or ``/generate_stream``);
-  No time-to-first-token series follows: Triton's first-response histogram exists only for
-  decoupled models (see `promql`), and the backend exports none of its own (its README's
-  metric list); so ``slo.ttft_p95_ms`` and the ``ttft_p95_ms`` signal stay vLLM's;
+- ``decoupled_mode`` -> ``model_transaction_policy { decoupled: <tensorrt_llm.streaming> }``:
+  off by default, one response per request, so plain HTTP ``/v2/models/<m>/infer`` and
+  ``/generate`` work; on, tokens stream over gRPC streaming or ``/generate_stream``, and
+  Triton's first-response histogram (which exists only for decoupled models, see `promql`)
+  is the time-to-first-token signal: the backend exports none of its own (its README's
+  metric list);
 - ``max_queue_delay_microseconds`` -> 0: in-flight batching joins requests at every step,
   a batching window would only add latency; ``max_queue_size`` -> ``tensorrt_llm.
   max_queue_size`` (0: unbounded);
@@ -184,7 +184,7 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
         f"backend: {_quote(BACKEND)}",
         f"max_batch_size: {llm.max_batch_size}",
         "model_transaction_policy {",
-        "  decoupled: false",
+        f"  decoupled: {_bool(llm.streaming)}",
         "}",
         "dynamic_batching {",
         f"  preferred_batch_size: [ {llm.max_batch_size} ]",

@@ -70,6 +70,7 @@ TRTLLM_ENABLE_KV_CACHE_REUSE: Final = False
 TRTLLM_BATCH_SCHEDULER_POLICY: Final = "guaranteed_no_evict"
 TRTLLM_ENABLE_CHUNKED_CONTEXT: Final = False
 TRTLLM_MAX_QUEUE_SIZE: Final = 0
+TRTLLM_STREAMING: Final = False
 
 
 def default_replicas(realtime: bool, zones: int) -> tuple[int, int]:

@@ -139,6 +139,8 @@ class TensorRtLlm:
     enable_chunked_context: bool = defaults.TRTLLM_ENABLE_CHUNKED_CONTEXT
     max_queue_size: int = defaults.TRTLLM_MAX_QUEUE_SIZE
     """Requests queued before Triton rejects new ones; 0 is unbounded."""
+    streaming: bool = defaults.TRTLLM_STREAMING
+    """A decoupled model that streams tokens; Triton then exports time to first token."""
 
 
 @dataclass(frozen=True)

@@ -322,13 +322,15 @@ def _models_fit(env: _Env) -> None:
             )
         auto = model.get("autoscaling") or {}
         slo = model.get("slo") or {}
-        if server != "vllm" and auto.get("metric") == "ttft_p95_ms":
+        # TensorRT-LLM models: semantic_trtllm (time to first token when streaming).
+        llm = "tensorrt_llm" in model
+        if server != "vllm" and not llm and auto.get("metric") == "ttft_p95_ms":
             env.error(
                 (*path, "autoscaling", "metric"),
                 "time to first token is a vLLM (token streaming) signal",
                 "use p95_latency_ms or queue_depth for Triton",
             )
-        if server != "vllm" and "ttft_p95_ms" in slo:
+        if server != "vllm" and not llm and "ttft_p95_ms" in slo:
             env.error(
                 (*path, "slo", "ttft_p95_ms"),
                 "time to first token is a vLLM signal",

@@ -136,6 +136,25 @@ def check_model(
         )
     if pool is not None:
         _check_gpu(error, section, llm, catalog.gpu(pool["gpu"]))
+    if not llm.get("streaming", defaults.TRTLLM_STREAMING):
+        _check_ttft(error, path, model)
+
+
+def _check_ttft(error: Report, path: YamlPath, model: Mapping[str, Any]) -> None:
+    """Triton exports time to first token only for decoupled (streaming) models."""
+    fix = "set tensorrt_llm.streaming: true (clients then stream), or "
+    if (model.get("autoscaling") or {}).get("metric") == "ttft_p95_ms":
+        error(
+            (*path, "autoscaling", "metric"),
+            "time to first token is exported only for a streaming TensorRT-LLM model",
+            fix + "scale on queue_depth or p95_latency_ms",
+        )
+    if "ttft_p95_ms" in (model.get("slo") or {}):
+        error(
+            (*path, "slo", "ttft_p95_ms"),
+            "time to first token is exported only for a streaming TensorRT-LLM model",
+            fix + "use slo.p95_ms",
+        )
 
 
 def _check_gpu(

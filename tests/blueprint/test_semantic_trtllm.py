@@ -179,3 +179,23 @@ def test_fit_numbers_hook() -> None:
     assert unquantized is not None
     assert (unquantized.weight_bytes_per_param, unquantized.kv_cache_bytes_per_value) == (2, 2)
     assert fit_numbers({"source": "x/", "server": "triton"}, data["gpu_pools"]["h100"]) is None
+
+
+def test_time_to_first_token_needs_a_streaming_model() -> None:
+    ttft = "    tensorrt_llm:\n      streaming: true\n"
+    text = edit("    tensorrt_llm:\n", "    slo: {ttft_p95_ms: 500}\n" + ttft)
+    text = edit(
+        "    precision: bf16\n",
+        "    precision: bf16\n    autoscaling: {metric: ttft_p95_ms, target: 400}\n",
+        text,
+    )
+    assert diagnostics(text) == []
+    refused = edit("      streaming: true\n", "      streaming: false\n", text)
+    assert diagnostics(refused) == [
+        "bp.yaml:28:27: error: models.chat70b.autoscaling.metric: time to first token is "
+        "exported only for a streaming TensorRT-LLM model; set tensorrt_llm.streaming: true "
+        "(clients then stream), or scale on queue_depth or p95_latency_ms",
+        "bp.yaml:29:24: error: models.chat70b.slo.ttft_p95_ms: time to first token is exported "
+        "only for a streaming TensorRT-LLM model; set tensorrt_llm.streaming: true (clients "
+        "then stream), or use slo.p95_ms",
+    ]

@@ -30,6 +30,7 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
 from inferplane.blueprint.resolve import parse_source, resolve
 from inferplane.components.serving.spec import ServingArgsError, model_source
+from inferplane.components.serving.triton_config import triton_args
 from inferplane.components.serving.trtllm import render_config_pbtxt
 from inferplane.components.serving.trtllm_build import (
     BUILD_SCRIPT,
@@ -257,3 +258,18 @@ def test_every_core_object_is_valid_kubernetes(llm_env):
     kinds = {o.type.rsplit(":", 1)[1] for o in objects}
     assert {"Deployment", "Job", "ConfigMap", "Secret", "Service"} <= kinds
     assert invalid(objects) == []
+
+
+def test_streaming_makes_the_model_decoupled_and_exports_first_response_latency(
+    llm_env,
+    triton_python,  # noqa: F811 (the imported fixture)
+    tmp_path,
+):
+    streaming = _llm(llm_env, streaming=True)
+    model, env = args_of_mf(streaming, MODEL)
+    parsed = parse(triton_python, tmp_path, {"streaming": render_config_pbtxt(model, env)})
+    assert parsed["streaming"]["model_transaction_policy"] == {"decoupled": True}
+    assert _key(streaming) == _key(llm_env)  # a runtime setting: the same engine
+    histogram = "--metrics-config=histogram_latencies=true"
+    assert histogram in triton_args(model)
+    assert histogram not in triton_args(args_of_mf(llm_env, MODEL)[0])

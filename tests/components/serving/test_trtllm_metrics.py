@@ -12,7 +12,7 @@ from promql_checks import matchers, metric_names, parse, selectors, single_eleme
 from serving_fixtures import args_of
 
 from inferplane.blueprint.loader import load
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint.model import Environment, Slo
 from inferplane.blueprint.resolve import resolve
 from inferplane.components.serving import autoscaling, dashboards, monitoring, promql
 from inferplane.components.serving.promql import Scope
@@ -119,3 +119,39 @@ def test_scaled_object_validates_and_scales_on_the_backend_queue(llm_env: Enviro
     (trigger,) = spec["triggers"]
     assert trigger["metadata"]["query"] == promql.queue_depth(TRTLLM)
     assert trigger["metadata"]["threshold"] == "8"
+
+
+def test_streaming_model_has_a_time_to_first_token_signal(llm_env: Environment) -> None:
+    streaming = dataclasses.replace(TRTLLM, streaming=True)
+    query = promql.ttft_p95_ms(streaming)
+    assert query == (
+        "histogram_quantile(0.95, sum by (le) (rate(nv_inference_first_response_histogram_ms_"
+        f'bucket{{namespace="{NS}", model="{MODEL}"}}[2m])))'
+    )
+    assert not unknown_metrics(query)
+    assert single_element(promql.autoscaling_query(streaming, "ttft_p95_ms"))
+    with pytest.raises(ValueError, match="only for vllm"):
+        promql.ttft_p95_ms(TRTLLM)
+
+    llm = llm_env.models[MODEL].tensorrt_llm
+    assert llm is not None
+    env_model = dataclasses.replace(
+        llm_env.models[MODEL],
+        tensorrt_llm=dataclasses.replace(llm, streaming=True),
+        slo=Slo(p95_ms=30000, ttft_p95_ms=800),
+    )
+    models = dict(llm_env.models)
+    models[MODEL] = env_model
+    env, model = args_of(dataclasses.replace(llm_env, models=models), MODEL)
+    assert Scope.of(env, model, NS) == streaming
+    spec = monitoring.prometheus_rule_spec(env, model, NS)
+    records = {r["record"] for g in spec["groups"] for r in g["rules"] if "record" in r}
+    assert promql.TTFT_P95_MS in records
+    alerts = {r["alert"]: r for g in spec["groups"] for r in g["rules"] if "alert" in r}
+    ttft = alerts["InferenceTTFTAboveSLO"]
+    assert (
+        ttft["expr"] == f'inferplane:model_ttft_p95_ms{{namespace="{NS}", model="{MODEL}"}} > 800'
+    )
+    assert "lower tensorrt_llm.max_batch_size or add replicas" in ttft["annotations"]["runbook"]
+    titles = [p["title"] for p in dashboards.dashboard(env, model, NS)["panels"]]
+    assert "Time to first token (p95)" in titles
