@@ -102,6 +102,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             max_request_s=model.max_request_s,
             vllm=model.vllm,
             tensorrt=model.tensorrt,
+            tensorrt_llm=model.tensorrt_llm,
             batching=model.batching,
             response_cache=model.response_cache,
             warmup=model.warmup,

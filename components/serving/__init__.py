@@ -2,7 +2,9 @@
 
 - `model_server.ModelServer`: the model's Deployment, Services, PDB, NetworkPolicy,
   Secret, Triton config, and the children below.
-- `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``).
+- `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``);
+  `trtllm_build.TensorRtLlmEngineBuild`: the TensorRT-LLM engine Job (``tensorrt_llm``),
+  served by `trtllm` (the ``tensorrtllm`` backend's config and container).
 - `triton_config`: ``config.pbtxt`` and the ``tritonserver`` container; `vllm`: the
   ``vllm serve`` container; `containers`: placement, sizing, probes, hardening.
 - `load_balancer`: the region-local LoadBalancer Service and the NetworkPolicy.
@@ -42,12 +44,18 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
         model_source,
     )
     from inferplane.components.serving.triton_config import render_config_pbtxt
+    from inferplane.components.serving.trtllm_build import (
+        TensorRtLlmEngineBuild,
+        TensorRtLlmEngineBuildArgs,
+    )
 
 _EXPORTS = {
     "ModelServer": "inferplane.components.serving.model_server",
     "ModelServerArgs": "inferplane.components.serving.model_server",
     "TensorRtEngineBuild": "inferplane.components.serving.engine_build",
     "TensorRtEngineBuildArgs": "inferplane.components.serving.engine_build",
+    "TensorRtLlmEngineBuild": "inferplane.components.serving.trtllm_build",
+    "TensorRtLlmEngineBuildArgs": "inferplane.components.serving.trtllm_build",
     "ModelAutoscaler": "inferplane.components.serving.autoscaling",
     "ModelAutoscalerArgs": "inferplane.components.serving.autoscaling",
     "ModelMonitoring": "inferplane.components.serving.monitoring",
@@ -75,6 +83,8 @@ __all__ = [
     "ServingPool",
     "TensorRtEngineBuild",
     "TensorRtEngineBuildArgs",
+    "TensorRtLlmEngineBuild",
+    "TensorRtLlmEngineBuildArgs",
     "model_source",
     "render_config_pbtxt",
 ]

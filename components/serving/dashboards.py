@@ -108,7 +108,7 @@ def build_dashboard(
             "rising with flat compute time means too few replicas.",
         ),
     ]
-    if vllm:
+    if vllm or scope.streaming:
         latency.append(
             _panel(
                 "Time to first token (p95)",
@@ -140,6 +140,23 @@ def build_dashboard(
             "Requests queued in the servers, summed over replicas.",
         ),
     ]
+    if scope.trtllm:
+        traffic += [
+            _panel(
+                "In-flight requests",
+                "short",
+                [(rec[promql.INFLIGHT_REQUESTS], "active")],
+                "Requests TensorRT-LLM is generating, summed over replicas (at most "
+                "tensorrt_llm.max_batch_size per replica).",
+            ),
+            _panel(
+                "KV cache blocks used",
+                "percentunit",
+                [(rec[promql.KV_CACHE_USED_RATIO], "fullest replica")],
+                "Paged KV-cache blocks in use; near the dashed line new requests wait for memory.",
+                rules.KV_CACHE_RATIO,
+            ),
+        ]
     if vllm:
         traffic.append(
             _panel(

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -158,23 +159,37 @@ def build_settings(model: ServedModel, env: ServingEnvironment) -> dict[str, Any
     }
 
 
+def content_key(settings: Mapping[str, Any]) -> str:
+    """Short content key (12 hex digits) of everything that determines an engine: equal
+    settings are the same engine, so an existing one is reused instead of rebuilt."""
+    return naming.short_hash(json.dumps(settings, sort_keys=True))
+
+
 def engine_key(model: ServedModel, env: ServingEnvironment) -> str:
     """Short content key of the engine (12 hex digits)."""
-    return naming.short_hash(json.dumps(build_settings(model, env), sort_keys=True))
+    return content_key(build_settings(model, env))
+
+
+def engine_dir_uri(
+    model: ServedModel, env: ServingEnvironment, key: str, section: str = "tensorrt"
+) -> str:
+    """The store directory of the engine of `model` with content `key`, without a trailing
+    ``/``; `section` names the model's setting that asks for the engine (for the error)."""
+    if not env.model_store_uri:
+        raise ServingArgsError(
+            model.name,
+            (section,),
+            f"a {'TensorRT-LLM' if section == 'tensorrt_llm' else 'TensorRT'} engine is "
+            "written to the model store, and none is given",
+            f"set ServingEnvironment.model_store_uri (s3:// or gs://), or drop {section}",
+        )
+    store = env.model_store_uri.rstrip("/")
+    return f"{store}/{naming.ENGINE_PREFIX}/{model.name}/{key}"
 
 
 def engine_uri(model: ServedModel, env: ServingEnvironment) -> str:
     """Where the engine of `model` lives in the model store."""
-    if not env.model_store_uri:
-        raise ServingArgsError(
-            model.name,
-            ("tensorrt",),
-            "a TensorRT engine is written to the model store, and none is given",
-            "set ServingEnvironment.model_store_uri (s3:// or gs://), or drop tensorrt",
-        )
-    store = env.model_store_uri.rstrip("/")
-    key = engine_key(model, env)
-    return f"{store}/{naming.ENGINE_PREFIX}/{model.name}/{key}/{ENGINE_FILE}"
+    return f"{engine_dir_uri(model, env, engine_key(model, env))}/{ENGINE_FILE}"
 
 
 def job_name(model: ServedModel, key: str) -> str:
@@ -335,6 +350,13 @@ def job_manifest(
 ) -> tuple[Manifest, Manifest]:
     """(metadata, spec) of the build Job."""
     key = engine_key(model, env)
+    return keyed_job_manifest(env, model, namespace, key, build_pod_spec(env, model))
+
+
+def keyed_job_manifest(
+    env: ServingEnvironment, model: ServedModel, namespace: str, key: str, pod_spec: Manifest
+) -> tuple[Manifest, Manifest]:
+    """(metadata, spec) of the build Job of engine `key`, running `pod_spec`."""
     metadata = {
         "name": job_name(model, key),
         "namespace": namespace,
@@ -348,10 +370,60 @@ def job_manifest(
     spec = {
         "template": {
             "metadata": {"labels": build_pod_labels(env, model, key)},
-            "spec": build_pod_spec(env, model),
+            "spec": pod_spec,
         }
     }
     return metadata, spec
+
+
+def build_network_policy(
+    name: str,
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    job_metadata: Manifest,
+    parent: pulumi.Resource,
+    provider: k8s.Provider,
+) -> k8s.networking.v1.NetworkPolicy:
+    """The NetworkPolicy of `model`'s build pods (`network_policy_spec`); the namespace
+    denies by default, so a build Job must wait for it."""
+    return k8s.networking.v1.NetworkPolicy(
+        f"{name}-network-policy",
+        metadata={
+            "name": network_policy_name(model),
+            "namespace": namespace,
+            # Not the engine key: one policy serves every build of the model.
+            "labels": {k: v for k, v in job_metadata["labels"].items() if k != ENGINE_KEY_LABEL},
+        },
+        spec=network_policy_spec(env, model),
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider),
+    )
+
+
+def build_job(
+    name: str,
+    metadata: Manifest,
+    spec: Manifest,
+    parent: pulumi.Resource,
+    provider: k8s.Provider,
+    timeout: str = BUILD_TIMEOUT,
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> k8s.batch.v1.Job:
+    """The build Job resource: awaited up to `timeout`, replaced by delete-then-create,
+    started only after `depends_on` (its NetworkPolicy)."""
+    return k8s.batch.v1.Job(
+        name,
+        metadata=metadata,
+        spec=spec,
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            provider=provider,
+            # The Job's name is fixed (it carries the key): a replacement must delete first.
+            delete_before_replace=True,
+            depends_on=list(depends_on),
+            custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -397,30 +469,17 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
         self.engine_uri = engine_uri(model, env)
         self.job_name = job_name(model, self.key)
         metadata, spec = job_manifest(env, model, args.namespace)
-        self.network_policy = k8s.networking.v1.NetworkPolicy(
-            f"{name}-network-policy",
-            metadata={
-                "name": network_policy_name(model),
-                "namespace": args.namespace,
-                # Not the engine key: one policy serves every build of the model.
-                "labels": {k: v for k, v in metadata["labels"].items() if k != ENGINE_KEY_LABEL},
-            },
-            spec=network_policy_spec(env, model),
-            opts=pulumi.ResourceOptions(parent=self, provider=args.provider),
+        self.network_policy = build_network_policy(
+            name, env, model, args.namespace, metadata, self, args.provider
         )
-        self.job = k8s.batch.v1.Job(
+        # The pod needs its egress allowed before it starts.
+        self.job = build_job(
             f"{name}-{self.key[:10]}",
-            metadata=metadata,
-            spec=spec,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                provider=args.provider,
-                # The Job's name is fixed (it carries the key): a replacement must delete first.
-                delete_before_replace=True,
-                # The pod needs its egress allowed before it starts.
-                depends_on=[self.network_policy],
-                custom_timeouts=pulumi.CustomTimeouts(create=BUILD_TIMEOUT, update=BUILD_TIMEOUT),
-            ),
+            metadata,
+            spec,
+            self,
+            args.provider,
+            depends_on=[self.network_policy],
         )
         self.register_outputs(
             {

@@ -1,8 +1,9 @@
 """Every series name the serving queries may use, and the exporter that emits it.
 
 Sources: Triton core ``src/metrics.cc`` and ``src/metric_model_reporter.cc`` (which families
-exist under which metrics config); the vLLM 0.10.2 and 0.33.0 wheels (prometheus_client adds
-``_total`` to counters and ``_bucket``/``_sum``/``_count`` to histograms); dcgm-exporter's
+exist under which metrics config); the TensorRT-LLM backend's README (``nv_trt_llm_*``); the
+vLLM 0.10.2 and 0.33.0 wheels (prometheus_client adds ``_total`` to counters and
+``_bucket``/``_sum``/``_count`` to histograms); dcgm-exporter's
 ``etc/default-counters.csv`` (uncommented lines only); kube-state-metrics as
 kube-prometheus-stack scrapes it. Tests check every query against this registry, so a name
 that no exporter emits cannot reach a trigger, a rule or a dashboard.
@@ -69,6 +70,25 @@ KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
                 "nv_cpu_memory_used_bytes",
                 "nv_pinned_memory_pool_total_bytes",
                 "nv_pinned_memory_pool_used_bytes",
+            ],
+        ),
+        # Triton's TensorRT-LLM backend (tensorrtllm_backend v0.21.0 README, "Triton
+        # Metrics": the TensorRT-LLM of Triton 25.08). Gauges, labels model, version and one
+        # type label each: request_type (waiting|context|scheduled|max|active),
+        # memory_type, kv_cache_block_type (fraction|tokens_per|used|free|max),
+        # inflight_batcher_specific_metric (micro_batch_id|generation_requests|
+        # total_context_tokens), general_type, v1_specific_metric (V1 batching only);
+        # disaggregated_serving is a counter (prometheus-cpp adds no suffix).
+        **_registry(
+            "triton-trtllm",
+            [
+                "nv_trt_llm_request_metrics",
+                "nv_trt_llm_runtime_memory_metrics",
+                "nv_trt_llm_kv_cache_block_metrics",
+                "nv_trt_llm_inflight_batcher_metrics",
+                "nv_trt_llm_general_metrics",
+                "nv_trt_llm_disaggregated_serving_metrics",
+                "nv_trt_llm_v1_metrics",
             ],
         ),
         # vLLM v1 metrics (0.10.2 and 0.33.0 wheels); prometheus_client adds the suffixes.

@@ -2,8 +2,9 @@
 
 Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive from `name`):
 
-- ``TensorRtEngineBuild`` (Triton with ``tensorrt``): Job ``<model>-engine-<key[:10]>``;
-  the Deployment waits for it, so pods start only once the engine exists.
+- ``TensorRtEngineBuild`` (Triton with ``tensorrt``) or ``TensorRtLlmEngineBuild`` (Triton
+  with ``tensorrt_llm``): Job ``<model>-engine-<key[:10]>``; the Deployment waits for it, so
+  pods start only once the engine exists.
 - ConfigMap ``<model>-triton-config`` (Triton): the model's ``config.pbtxt``.
 - Secret ``<model>-secrets`` (when the model has secrets), values as Pulumi secrets.
 - Deployment ``<model>``: one container serving exactly this model (see `containers`,
@@ -73,6 +74,13 @@ from inferplane.components.serving.triton_config import (
     triton_container,
     triton_fetch_container,
 )
+from inferplane.components.serving.trtllm import render_config_pbtxt as render_trtllm_config
+from inferplane.components.serving.trtllm import trtllm_container, trtllm_fetch_container
+from inferplane.components.serving.trtllm_build import (
+    TensorRtLlmEngineBuild,
+    TensorRtLlmEngineBuildArgs,
+    trtllm_image,
+)
 from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
 
 CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"
@@ -84,6 +92,8 @@ AWAIT_MARGIN_S: Final = 300
 def server_image(env: ServingEnvironment, model: ServedModel) -> str:
     if model.image:
         return model.image
+    if model.server == "triton" and model.tensorrt_llm is not None:
+        return trtllm_image(env)
     if model.server == "triton":
         return defaults.TRITON_IMAGE.format(release=env.triton_release)
     return defaults.VLLM_IMAGE.format(version=env.vllm_version)
@@ -112,7 +122,11 @@ def serving_pod_spec(
         empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
     ]
     init: list[Manifest] = []
-    if model.server == "triton":
+    if model.server == "triton" and model.tensorrt_llm is not None:
+        server = trtllm_container(env, model, image)
+        init.append(trtllm_fetch_container(env, model, model_uri))
+        volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
+    elif model.server == "triton":
         server = triton_container(env, model, image)
         init.append(triton_fetch_container(env, model, model_uri))
         volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
@@ -216,7 +230,8 @@ class ModelServer(pulumi.ComponentResource):
         lb_service_name: the LoadBalancer Service (``<model>-lb``; for a model that wakes on
             its own HTTP traffic ``<blueprint>-<env>-<model>-lb`` in the KEDA namespace).
         endpoint: the load balancer's hostname (AWS) or IP address (GCP), once assigned.
-        engine_uri: the TensorRT engine's store URI (Triton with ``tensorrt``), else None.
+        engine_uri: the TensorRT engine's store URI (Triton with ``tensorrt``) or the
+            TensorRT-LLM engine directory's (``tensorrt_llm``), else None.
     """
 
     deployment_name: pulumi.Output[str]
@@ -265,7 +280,18 @@ class ModelServer(pulumi.ComponentResource):
                 )
                 before_pods.append(build.job)
                 self.engine_uri = model_uri = build.engine_uri
-            config_text = render_config_pbtxt(model, env)
+            if model.tensorrt_llm is not None:
+                # The build reads the model's Secret (a gated checkpoint's HF_TOKEN).
+                llm_build = TensorRtLlmEngineBuild(
+                    f"{name}-engine",
+                    TensorRtLlmEngineBuildArgs(model, env, ns, args.provider),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(before_pods)),
+                )
+                before_pods.append(llm_build.job)
+                self.engine_uri = model_uri = llm_build.engine_uri
+                config_text = render_trtllm_config(model, env)
+            else:
+                config_text = render_config_pbtxt(model, env)
             before_pods.append(
                 k8s.core.v1.ConfigMap(
                     f"{name}-triton-config",

@@ -73,15 +73,24 @@ AUTOSCALING_METRIC_TYPE: Final[Mapping[Metric, MetricType]] = MappingProxyType(
 def triton_metrics_args(model: ServedModel | str) -> list[str]:
     """tritonserver flags that turn on the latency summaries every Triton query here needs.
 
-    The flags are the same for every model (Triton's metrics config is server-wide); `model`
-    is accepted so the call site reads per model and can grow per-model settings.
+    Triton's metrics config is server-wide; each server runs one model, so a streaming
+    TensorRT-LLM model also turns on the first-response histogram (``histogram_latencies``),
+    its time-to-first-token signal.
     """
-    del model
     quantiles = ",".join(f"{q}:{err}" for q, err in TRITON_SUMMARY_QUANTILES)
-    return [
+    args = [
         "--metrics-config=summary_latencies=true",
         f"--metrics-config=summary_quantiles={quantiles}",
     ]
+    if isinstance(model, ServedModel) and streams_tokens(model):
+        args.append("--metrics-config=histogram_latencies=true")
+    return args
+
+
+def streams_tokens(model: ServedModel) -> bool:
+    """A decoupled (streaming) TensorRT-LLM model: Triton exports its first-response
+    histogram, which exists only for decoupled models."""
+    return model.tensorrt_llm is not None and model.tensorrt_llm.streaming
 
 
 # --- recording-rule names (the PrometheusRule of each model records them) -----------------
@@ -102,6 +111,8 @@ ERROR_RATIO: Final = "inferplane:model_error_ratio"
 QUEUE_DEPTH: Final = "inferplane:model_queue_depth"
 GPU_UTILIZATION_PERCENT: Final = "inferplane:model_gpu_utilization_percent"
 GPU_MEMORY_USED_RATIO: Final = "inferplane:model_gpu_memory_used_ratio"
+INFLIGHT_REQUESTS: Final = "inferplane:model_inflight_requests"
+KV_CACHE_USED_RATIO: Final = "inferplane:model_kv_cache_used_ratio"
 
 RECORDED_METRICS: Final[frozenset[str]] = frozenset(
     {
@@ -115,6 +126,8 @@ RECORDED_METRICS: Final[frozenset[str]] = frozenset(
         QUEUE_DEPTH,
         GPU_UTILIZATION_PERCENT,
         GPU_MEMORY_USED_RATIO,
+        INFLIGHT_REQUESTS,
+        KV_CACHE_USED_RATIO,
     }
 )
 """Series the recording rules produce; labels ``namespace`` and ``model``."""
@@ -137,6 +150,10 @@ class Scope:
     """Triton response cache on: no request-latency summary (see the module docstring)."""
     mig: bool = False
     """On a MIG slice DCGM has no GPU_UTIL; engine activity stands in for it."""
+    trtllm: bool = False
+    """Triton's TensorRT-LLM backend: it also exports the ``nv_trt_llm_*`` families."""
+    streaming: bool = False
+    """A decoupled TensorRT-LLM model: Triton exports its first-response histogram."""
 
     @classmethod
     def of(
@@ -153,6 +170,8 @@ class Scope:
             deployment=deployment or model.name,
             response_cache=bool(model.response_cache and model.response_cache.enabled),
             mig=model.pool.mig,
+            trtllm=model.tensorrt_llm is not None,
+            streaming=streams_tokens(model),
         )
 
     @property
@@ -214,13 +233,45 @@ def _require(scope: Scope, server: Server, signal: str) -> None:
 
 
 def queue_depth(scope: Scope, by: Sequence[str] = ()) -> str:
-    """Requests waiting for a batch slot, summed over the model's replicas."""
+    """Requests waiting for a batch slot, summed over the model's replicas.
+
+    TensorRT-LLM: the backend takes requests out of Triton's queue into its own executor,
+    where they wait for in-flight batch slots and KV-cache blocks; ``nv_trt_llm_request_
+    metrics{request_type="waiting"}`` counts those, Triton's pending count the rest.
+    """
     name = (
         "nv_inference_pending_request_count"
         if scope.server == "triton"
         else "vllm:num_requests_waiting"
     )
-    return _agg("sum", f"{name}{scope.server_selector()}", by)
+    queued = _agg("sum", f"{name}{scope.server_selector()}", by)
+    if not scope.trtllm:
+        return queued
+    waiting = _agg(
+        "sum", f"nv_trt_llm_request_metrics{scope.server_selector(request_type='waiting')}", by
+    )
+    return f"{waiting} + {queued}"
+
+
+def _require_trtllm(scope: Scope, signal: str) -> None:
+    if not scope.trtllm:
+        raise ValueError(f"{signal} exists only for TensorRT-LLM models; {scope.model} is not one")
+
+
+def inflight_requests(scope: Scope, by: Sequence[str] = ()) -> str:
+    """TensorRT-LLM: requests being generated (in flight), summed over the replicas."""
+    _require_trtllm(scope, "in-flight requests")
+    sel = scope.server_selector(request_type="active")
+    return _agg("sum", f"nv_trt_llm_request_metrics{sel}", by)
+
+
+def kv_cache_used_ratio(scope: Scope, by: Sequence[str] = ()) -> str:
+    """TensorRT-LLM: used / total paged KV-cache blocks of the fullest replica, 0–1."""
+    _require_trtllm(scope, "KV-cache usage")
+    used = f"nv_trt_llm_kv_cache_block_metrics{scope.server_selector(kv_cache_block_type='used')}"
+    total = f"nv_trt_llm_kv_cache_block_metrics{scope.server_selector(kv_cache_block_type='max')}"
+    # The type label differs between the two: match on the others.
+    return _agg("max", f"{used} / ignoring(kv_cache_block_type) {total}", by)
 
 
 def latency_quantile_ms(scope: Scope, quantile: float, by: Sequence[str] = ()) -> str:
@@ -247,7 +298,13 @@ def latency_quantile_ms(scope: Scope, quantile: float, by: Sequence[str] = ()) -
 
 
 def ttft_p95_ms(scope: Scope, by: Sequence[str] = ()) -> str:
-    """vLLM time to first token, p95 in ms."""
+    """Time to first token, p95 in ms: vLLM's histogram, or, for a streaming TensorRT-LLM
+    model, Triton's first-response histogram (already in ms; its 100/500/2000/5000 ms
+    buckets make the quantile coarse: an interpolation inside the bucket it falls in)."""
+    if scope.server == "triton" and scope.streaming:
+        sel = scope.server_selector()
+        buckets = _rate(f"nv_inference_first_response_histogram_ms_bucket{sel}")
+        return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))})"
     _require(scope, "vllm", "time to first token")
     buckets = _rate(f"vllm:time_to_first_token_seconds_bucket{scope.server_selector()}")
     return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"

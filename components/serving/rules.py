@@ -28,6 +28,9 @@ GPU_MEMORY_FOR: Final = "10m"
 AT_MAX_FOR: Final = "15m"
 NO_READY_REALTIME_FOR: Final = "2m"
 GPU_MEMORY_RATIO: Final = 0.95
+KV_CACHE_RATIO: Final = 0.95
+"""TensorRT-LLM: share of KV-cache blocks in use beyond which new requests wait for memory."""
+KV_CACHE_FOR: Final = "10m"
 
 
 def duration(seconds: int) -> str:
@@ -60,8 +63,12 @@ def recording_rules(scope: Scope) -> list[dict[str, Any]]:
             promql.GPU_MEMORY_USED_RATIO: promql.gpu_memory_used_ratio(scope, BY_NAMESPACE),
         }
     )
-    if scope.server == "vllm":
+    if scope.trtllm:
+        exprs[promql.INFLIGHT_REQUESTS] = promql.inflight_requests(scope, BY_NAMESPACE)
+        exprs[promql.KV_CACHE_USED_RATIO] = promql.kv_cache_used_ratio(scope, BY_NAMESPACE)
+    if scope.server == "vllm" or scope.streaming:
         exprs[promql.TTFT_P95_MS] = promql.ttft_p95_ms(scope, BY_NAMESPACE)
+    if scope.server == "vllm":
         exprs[promql.TOKENS_PER_SECOND] = promql.tokens_per_second(scope, BY_NAMESPACE)
     return [{"record": name, "expr": expr, "labels": dict(labels)} for name, expr in exprs.items()]
 
@@ -172,7 +179,8 @@ def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> li
             "at max. Compute time rising: a slower engine or a larger batch; check the "
             "last rollout.",
         )
-    if model.server == "vllm" and model.slo and model.slo.ttft_p95_ms:
+    if (model.server == "vllm" or scope.streaming) and model.slo and model.slo.ttft_p95_ms:
+        batch = "vllm.max_num_seqs" if model.server == "vllm" else "tensorrt_llm.max_batch_size"
         add(
             "InferenceTTFTAboveSLO",
             f"{recorded(promql.TTFT_P95_MS, scope)} > {num(model.slo.ttft_p95_ms)}",
@@ -182,7 +190,7 @@ def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> li
             f"p95 time to first token of {where} has been {{{{ $value | humanize }}}} ms "
             f"for {LATENCY_FOR} (slo.ttft_p95_ms: {model.slo.ttft_p95_ms}).",
             f"Long prompts or a full batch delay prefill. Check waiting requests and KV-cache "
-            f"usage on {dashboard}; lower vllm.max_num_seqs or add replicas "
+            f"usage on {dashboard}; lower {batch} or add replicas "
             f"(models.{model.name}.replicas.max).",
         )
     threshold_q = queue_threshold(model)
@@ -201,19 +209,35 @@ def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> li
     )
     for alert in signal_alerts(model, scope, where, pods):
         alerts.append({**alert, "labels": {**base, "severity": "warning", **alert["labels"]}})
-    ratio = gpu_memory_threshold(model)
-    add(
-        "InferenceGPUMemoryHigh",
-        f"{recorded(promql.GPU_MEMORY_USED_RATIO, scope)} > {num(ratio)}",
-        GPU_MEMORY_FOR,
-        "warning",
-        f"GPU memory of {model.name} is above {round(ratio * 100)}%",
-        f"The fullest GPU of {where} has {{{{ $value | humanizePercentage }}}} of its "
-        "memory in use: the next larger batch or longer sequence may run out of memory.",
-        "Lower the batch size (batching.max_batch_size, vllm.max_num_seqs or "
-        "vllm.max_model_len), lower vllm.gpu_memory_utilization, or move the model to a GPU "
-        "with more memory.",
-    )
+    if scope.trtllm:
+        # The backend reserves kv_cache_free_gpu_mem_fraction of the free GPU memory for its
+        # KV cache at load, so GPU memory always looks full: the cache's blocks are the signal.
+        add(
+            "InferenceKVCacheFull",
+            f"{recorded(promql.KV_CACHE_USED_RATIO, scope)} > {num(KV_CACHE_RATIO)}",
+            KV_CACHE_FOR,
+            "warning",
+            f"KV cache of {model.name} is nearly full",
+            f"The fullest replica of {where} has {{{{ $value | humanizePercentage }}}} of its "
+            f"KV-cache blocks in use for {KV_CACHE_FOR}: new requests wait for memory.",
+            f"Add replicas (models.{model.name}.replicas.max), quantize the KV cache "
+            "(tensorrt_llm.kv_cache_quantization), raise tensorrt_llm."
+            "kv_cache_free_gpu_mem_fraction, or shorten tensorrt_llm.max_seq_len.",
+        )
+    else:
+        ratio = gpu_memory_threshold(model)
+        add(
+            "InferenceGPUMemoryHigh",
+            f"{recorded(promql.GPU_MEMORY_USED_RATIO, scope)} > {num(ratio)}",
+            GPU_MEMORY_FOR,
+            "warning",
+            f"GPU memory of {model.name} is above {round(ratio * 100)}%",
+            f"The fullest GPU of {where} has {{{{ $value | humanizePercentage }}}} of its "
+            "memory in use: the next larger batch or longer sequence may run out of memory.",
+            "Lower the batch size (batching.max_batch_size, vllm.max_num_seqs or "
+            "vllm.max_model_len), lower vllm.gpu_memory_utilization, or move the model to a "
+            "GPU with more memory.",
+        )
     if model.replicas.max > model.replicas.min:
         add(
             "InferenceReplicasAtMax",

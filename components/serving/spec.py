@@ -32,6 +32,7 @@ from inferplane.blueprint.model import (
     Server,
     Slo,
     TensorRt,
+    TensorRtLlm,
     VllmSettings,
     Wake,
     Warmup,
@@ -197,6 +198,9 @@ class ServedModel:
     """vLLM engine settings; None: vLLM's own defaults."""
     tensorrt: TensorRt | None = None
     """Triton: build a TensorRT engine from the ONNX source first; None serves the ONNX."""
+    tensorrt_llm: TensorRtLlm | None = None
+    """Triton: build a TensorRT-LLM engine from the LLM checkpoint (hf:// or a store
+    directory) and serve it with the ``tensorrtllm`` backend; None: not an LLM."""
     batching: Batching | None = None
     """Triton dynamic batching; None: no batching."""
     response_cache: ResponseCache | None = None
@@ -235,7 +239,7 @@ class ServedModel:
         if self.gpus < 1:
             self._fail(("gpus",), f"{self.gpus} GPUs per replica", "give at least 1")
         if self.server == "vllm":
-            for name in ("tensorrt", "batching", "response_cache", "warmup"):
+            for name in ("tensorrt", "tensorrt_llm", "batching", "response_cache", "warmup"):
                 if getattr(self, name) is not None:
                     self._fail(
                         (name,),
@@ -246,8 +250,14 @@ class ServedModel:
             self._fail(
                 ("vllm",), "a vLLM setting on a Triton model", "remove it, or serve with vllm"
             )
-        if self.server == "triton" and self.source.scheme == "hf":
-            self._fail(("source",), "Triton serves ONNX from s3:// or gs://", "give a store URI")
+        if self.server == "triton" and self.source.scheme == "hf" and self.tensorrt_llm is None:
+            self._fail(
+                ("source",),
+                "Triton serves ONNX from s3:// or gs://",
+                "give a store URI, or tensorrt_llm to build an LLM checkpoint",
+            )
+        if self.tensorrt_llm is not None:
+            self._check_tensorrt_llm()
         if (
             low == 0
             and self.wake is None
@@ -267,6 +277,30 @@ class ServedModel:
         names = [s.name for s in self.secrets]
         if len(set(names)) != len(names):
             self._fail(("secrets",), "two secrets share a name", "give each a distinct name")
+
+    def _check_tensorrt_llm(self) -> None:
+        llm = self.tensorrt_llm
+        assert llm is not None
+        if self.tensorrt is not None:
+            self._fail(
+                ("tensorrt_llm",),
+                "an LLM engine and an ONNX engine on one model",
+                "keep tensorrt_llm (LLMs) or tensorrt (ONNX models), not both",
+            )
+        if self.batching is not None or self.warmup is not None:
+            self._fail(
+                ("tensorrt_llm",),
+                "TensorRT-LLM batches in flight and warms up itself",
+                "remove batching and warmup",
+            )
+        if self.source.uri.endswith(".onnx"):
+            self._fail(("source",), "an ONNX file is not an LLM checkpoint", "give a checkpoint")
+        if llm.max_seq_len < llm.max_input_len:
+            self._fail(
+                ("tensorrt_llm", "max_seq_len"),
+                f"{llm.max_seq_len} is shorter than max_input_len {llm.max_input_len}",
+                "give max_seq_len >= max_input_len",
+            )
 
     def _fail(self, where: FieldPath, problem: str, fix: str) -> None:
         raise ServingArgsError(self.name, where, problem, fix)

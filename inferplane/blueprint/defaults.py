@@ -33,6 +33,8 @@ CHART_REPOSITORIES: Final[dict[str, str]] = {
 # --- images (tags pinned; the NGC release is shared by Triton and its TensorRT image) ----
 TRITON_IMAGE: Final = "nvcr.io/nvidia/tritonserver:{release}-py3"
 TENSORRT_IMAGE: Final = "nvcr.io/nvidia/tensorrt:{release}-py3"
+# Triton with the TensorRT-LLM backend, and TensorRT-LLM itself for engine builds.
+TRITON_TRTLLM_IMAGE: Final = "nvcr.io/nvidia/tritonserver:{release}-trtllm-python-py3"
 VLLM_IMAGE: Final = "vllm/vllm-openai:{version}"
 AWS_CLI_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.50"
 GCLOUD_IMAGE: Final = "gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim"
@@ -66,6 +68,15 @@ BATCHING_MAX_QUEUE_DELAY_US: Final = 1000
 VLLM_SPECULATIVE_TOKENS: Final = 3
 VLLM_MAX_LORAS: Final = 4
 """Default `lora.max_loras`: the number of adapters, up to this many resident at once."""
+
+# tensorrt_llm: the tensorrtllm backend's own defaults (docs/model_config.md of
+# triton-inference-server/tensorrtllm_backend v0.21.0, the TensorRT-LLM of Triton 25.08).
+TRTLLM_KV_CACHE_FREE_GPU_MEM_FRACTION: Final = 0.9
+TRTLLM_ENABLE_KV_CACHE_REUSE: Final = False
+TRTLLM_BATCH_SCHEDULER_POLICY: Final = "guaranteed_no_evict"
+TRTLLM_ENABLE_CHUNKED_CONTEXT: Final = False
+TRTLLM_MAX_QUEUE_SIZE: Final = 0
+TRTLLM_STREAMING: Final = False
 
 
 def default_replicas(realtime: bool, zones: int) -> tuple[int, int]:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from inferplane.blueprint import defaults
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.blueprint.source import SourceMap
@@ -114,6 +115,32 @@ class TensorRt:
     inputs: tuple[TensorRtInput, ...]
     workspace_mib: int | None
     builder_optimization_level: int
+
+
+TrtLlmQuantization = Literal["fp8", "int4_awq", "int8_sq", "int8_wo", "int4_wo", "w4a8_awq"]
+TrtLlmKvCacheQuantization = Literal["fp8", "int8"]
+BatchSchedulerPolicy = Literal["guaranteed_no_evict", "max_utilization"]
+
+
+@dataclass(frozen=True)
+class TensorRtLlm:
+    """Build a TensorRT-LLM engine from an LLM checkpoint and serve it with Triton's
+    ``tensorrtllm`` backend (in-flight batching, paged KV cache)."""
+
+    max_batch_size: int
+    max_input_len: int
+    max_seq_len: int
+    """Prompt plus output, in tokens."""
+    quantization: TrtLlmQuantization | None = None
+    kv_cache_quantization: TrtLlmKvCacheQuantization | None = None
+    kv_cache_free_gpu_mem_fraction: float = defaults.TRTLLM_KV_CACHE_FREE_GPU_MEM_FRACTION
+    enable_kv_cache_reuse: bool = defaults.TRTLLM_ENABLE_KV_CACHE_REUSE
+    batch_scheduler_policy: BatchSchedulerPolicy = "guaranteed_no_evict"
+    enable_chunked_context: bool = defaults.TRTLLM_ENABLE_CHUNKED_CONTEXT
+    max_queue_size: int = defaults.TRTLLM_MAX_QUEUE_SIZE
+    """Requests queued before Triton rejects new ones; 0 is unbounded."""
+    streaming: bool = defaults.TRTLLM_STREAMING
+    """A decoupled model that streams tokens; Triton then exports time to first token."""
 
 
 @dataclass(frozen=True)
@@ -287,6 +314,7 @@ class Model:
     max_request_s: int
     vllm: VllmSettings | None = None
     tensorrt: TensorRt | None = None
+    tensorrt_llm: TensorRtLlm | None = None
     batching: Batching | None = None
     response_cache: ResponseCache | None = None
     warmup: Warmup | None = None

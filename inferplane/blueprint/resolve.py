@@ -37,6 +37,7 @@ from inferplane.blueprint.model import (
     Speculative,
     TensorRt,
     TensorRtInput,
+    TensorRtLlm,
     Versions,
     VllmSettings,
     Waiver,
@@ -240,6 +241,7 @@ def _model(
         max_request_s=spec.get("max_request_s", defaults.MAX_REQUEST_S),
         vllm=_vllm(spec.get("vllm") or {}, model_store) if server == "vllm" else None,
         tensorrt=_tensorrt(spec["tensorrt"]) if "tensorrt" in spec else None,
+        tensorrt_llm=TensorRtLlm(**spec["tensorrt_llm"]) if "tensorrt_llm" in spec else None,
         batching=_batching(spec["batching"]) if "batching" in spec else None,
         response_cache=ResponseCache(
             enabled=spec["response_cache"].get("enabled", True),

@@ -20,6 +20,7 @@ from inferplane.blueprint import (
     semantic_network,
     semantic_scaling,
     semantic_serving,
+    semantic_trtllm,
     semantic_vllm,
 )
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
@@ -28,7 +29,7 @@ from inferplane.blueprint.source import Document
 
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")
-_TRITON_ONLY = ("tensorrt", "batching", "response_cache", "warmup")
+_TRITON_ONLY = ("tensorrt", "tensorrt_llm", "batching", "response_cache", "warmup")
 _CROSS_CLOUD = {"aws": "s3", "gcp": "gs"}
 
 
@@ -249,6 +250,7 @@ def _models_fit(env: EnvView) -> None:
             )
         else:
             _model_fits_pool(env, path, model, pools[pool_name])
+        semantic_trtllm.check_model(env.error, path, model, pools.get(pool_name))
         replicas = model.get("replicas") or {}
         if "min" in replicas and "max" in replicas and replicas["min"] > replicas["max"]:
             env.error(
@@ -271,11 +273,12 @@ def _models_fit(env: EnvView) -> None:
                 f"remove them, or set server: vllm (this model uses {server})",
             )
         source = model["source"]
-        if server == "triton" and source.startswith("hf://"):
+        if server == "triton" and source.startswith("hf://") and "tensorrt_llm" not in model:
             env.error(
                 (*path, "source"),
                 "Triton loads models from the model store, not hf://",
-                "upload the ONNX file under model_store and give its relative path",
+                "upload the ONNX file under model_store and give its relative path; for an LLM "
+                "checkpoint, add a `tensorrt_llm:` section",
             )
         other = "gs" if cloud == "aws" else "s3"
         if source.startswith(f"{other}://"):
@@ -297,7 +300,9 @@ def _models_fit(env: EnvView) -> None:
             )
         semantic_scaling.check_model(env, path, model)
         slo = model.get("slo") or {}
-        if server != "vllm" and "ttft_p95_ms" in slo:
+        # TensorRT-LLM models: semantic_trtllm (time to first token when streaming).
+        llm = "tensorrt_llm" in model
+        if server != "vllm" and not llm and "ttft_p95_ms" in slo:
             env.error(
                 (*path, "slo", "ttft_p95_ms"),
                 "time to first token is a vLLM signal",
@@ -333,7 +338,13 @@ def _model_fits_pool(
     precision = model.get("precision", defaults.MODEL_PRECISION)
     if precision == "bf16" and not gpu.supports_bf16:
         env.error((*path, "precision"), f"{gpu.id} has no bf16 support", "use fp16 on this GPU")
-    if precision == "fp8" and not gpu.supports_fp8 and model["server"] == "triton":
+    tensorrt_llm = "tensorrt_llm" in model  # its precision rules: semantic_trtllm
+    if (
+        precision == "fp8"
+        and not gpu.supports_fp8
+        and model["server"] == "triton"
+        and not tensorrt_llm
+    ):
         env.error(
             (*path, "precision"),
             f"TensorRT fp8 needs compute capability 8.9+; {gpu.id} is {gpu.compute_capability}",

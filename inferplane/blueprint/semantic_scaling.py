@@ -58,7 +58,8 @@ def _signals(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None:
                 "list each metric once, with one target",
             )
         seen.add(metric)
-        if model["server"] != "vllm" and metric == "ttft_p95_ms":
+        # TensorRT-LLM exports it when streaming: semantic_trtllm judges those.
+        if model["server"] != "vllm" and "tensorrt_llm" not in model and metric == "ttft_p95_ms":
             env.error(
                 where,
                 "time to first token is a vLLM (token streaming) signal",

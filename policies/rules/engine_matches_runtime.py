@@ -1,4 +1,10 @@
-"""engine-matches-runtime: TensorRT engines are built for the runtime and GPU that load them."""
+"""engine-matches-runtime: TensorRT engines are built for the runtime and GPU that load them.
+
+TensorRT-LLM engines too: their build runs in ``tritonserver:<release>-trtllm-python-py3``,
+whose TensorRT-LLM must be the serving image's (an engine loads only in the TensorRT-LLM
+version that built it), and only that image variant has the ``tensorrtllm`` backend (Triton
+compatibility matrix, "Container Name: trtllm-python-py3").
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,13 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.catalog import tensorrt_major
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import Finding, Rule, RuleConfig
-from inferplane.policies.resources import TRT_PRECISION_FLAGS, ImageRef, Resource, is_triton
+from inferplane.policies.resources import (
+    TRT_PRECISION_FLAGS,
+    Container,
+    ImageRef,
+    Resource,
+    is_triton,
+)
 from inferplane.policies.stack import ModelView, Stack
 
 
@@ -26,25 +38,53 @@ def _build_pool(job: Resource) -> tuple[str | None, str | None]:
     return (pool[0] if pool and len(pool) == 1 else None, gpu[0] if gpu and len(gpu) == 1 else None)
 
 
+def _is_trtllm(container: Container) -> bool:
+    """A container of NGC's Triton TensorRT-LLM image (``<release>-trtllm-python-py3``)."""
+    return "trtllm" in (ImageRef.parse(container.image).tag or "")
+
+
+def _is_builder(container: Container) -> bool:
+    """A container that builds an engine: TensorRT's image or tools, or TensorRT-LLM's."""
+    return (
+        "tensorrt" in container.image
+        or _is_trtllm(container)
+        or any("trtexec" in a or "trtllm-build" in a for a in container.args)
+    )
+
+
+def _trtllm_backend(
+    stack: Stack,
+    model: ModelView,
+    job: Resource,
+    builders: list[Container],
+    serving: list[Container],
+) -> Iterator[Finding]:
+    """A TensorRT-LLM engine needs a Triton image that ships the tensorrtllm backend."""
+    if not any(_is_trtllm(c) for c in builders):
+        return
+    for c in serving:
+        if not _is_trtllm(c):
+            yield Finding(
+                f"models.{model.name}",
+                _image_field(stack, model),
+                f"engine build {job.k8s_name} builds a TensorRT-LLM engine but Triton runs "
+                f"{c.image}, which has no TensorRT-LLM backend; serve it with the "
+                "<release>-trtllm-python-py3 image of the same release",
+                job.ref,
+            )
+
+
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     for model in stack.iter_models():
-        runtimes = {
-            ImageRef.parse(c.image).ngc_release
-            for w in model.workloads
-            for c in w.containers
-            if is_triton(c)
-        }
+        serving = [c for w in model.workloads for c in w.containers if is_triton(c)]
+        runtimes = {ImageRef.parse(c.image).ngc_release for c in serving}
         runtimes.discard(None)
         target = f"models.{model.name}"
         for job in model.jobs:
-            builders = [
-                c
-                for c in (*job.init_containers, *job.containers)
-                if "tensorrt" in c.image
-                or any("trtexec" in a or "trtllm-build" in a for a in c.args)
-            ]
+            builders = [c for c in (*job.init_containers, *job.containers) if _is_builder(c)]
             if not builders:
                 continue
+            yield from _trtllm_backend(stack, model, job, builders, serving)
             for c in builders:
                 release = ImageRef.parse(c.image).ngc_release
                 if release and runtimes and release not in runtimes:
@@ -98,19 +138,25 @@ RULE = Rule(
         "for (and often only runs on) the GPU model it was built on. Building with the "
         "TensorRT image of another NGC release than the Triton image, or on another GPU, "
         "yields an engine that fails to load or runs slowly. TensorRT 11 removed the "
-        "builder precision flags, so the build command must also match the release."
+        "builder precision flags, so the build command must also match the release. "
+        "TensorRT-LLM engines are bound the same way to the TensorRT-LLM of the release, "
+        "and load only in the trtllm-python-py3 image, which has the tensorrtllm backend."
     ),
     remediation=(
         "Leave the engine build to the toolkit (same NGC release as versions.triton, on a "
         "node of the serving pool). If models.<m>.image pins another Triton release, pin "
-        "versions.triton to it instead."
+        "versions.triton to it instead; a tensorrt_llm model's image must be the "
+        "<release>-trtllm-python-py3 variant."
     ),
     links=(
         "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/support-matrix.html",
         "https://github.com/NVIDIA/TensorRT-LLM/issues/222",
+        "https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/"
+        "introduction/compatibility.html",
     ),
     sources=(
-        "Resources only: the model's engine build Jobs (TensorRT image tag, trtexec flags, "
+        "Resources only: the model's engine build Jobs (TensorRT or TensorRT-LLM image tag, "
+        "trtexec flags, "
         "node selection by pool or GPU label) against its Triton containers' image tag, and "
         "the pool's GPU from the environment ConfigMap."
     ),

@@ -214,7 +214,8 @@ def test_triton_cannot_load_from_hugging_face() -> None:
     text = edit("source: rank/model.onnx", "source: hf://org/rank@main")
     assert diagnostics(text) == [
         "bp.yaml:30:13: error: models.rank.source: Triton loads models from the model store, "
-        "not hf://; upload the ONNX file under model_store and give its relative path"
+        "not hf://; upload the ONNX file under model_store and give its relative path; for "
+        "an LLM checkpoint, add a `tensorrt_llm:` section"
     ]
 
 

@@ -95,7 +95,8 @@ def test_triton_settings_checks(staging):
     with pytest.raises(ServingArgsError) as err:
         _model(staging, "ranker", source=model_source("hf://org/model"))
     assert str(err.value) == (
-        "model 'ranker': source: Triton serves ONNX from s3:// or gs://; give a store URI"
+        "model 'ranker': source: Triton serves ONNX from s3:// or gs://; give a store URI, or "
+        "tensorrt_llm to build an LLM checkpoint"
     )
 
 

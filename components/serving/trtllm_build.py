@@ -1,0 +1,383 @@
+"""TensorRT-LLM engine builds: a Kubernetes Job that turns an LLM checkpoint into an engine.
+
+Like the ONNX builds of `engine_build` (whose keying, store layout, skip-when-present check
+and Job handling this reuses), an engine runs only with the TensorRT-LLM that built it, on
+the GPU model and the tensor-parallel size it was built for. So it is built in the cluster,
+on a node of the serving pool, holding as many GPUs as a serving replica (one engine rank
+per GPU), in ``nvcr.io/nvidia/tritonserver:<release>-trtllm-python-py3`` of the same NGC
+release as the serving image, and stored under a content key:
+
+    <model_store>/.inferplane/engines/<model>/<key>/   (rank<i>.engine, config.json, ...)
+
+`build_settings` lists what the key hashes: the checkpoint (``hf://org/name@revision`` or
+its store URI), the engine's limits (batch, input and sequence lengths), quantization of
+weights and KV cache, the compute precision, paged context attention (needed by KV-cache
+reuse and chunked context), the GPU model and resource, the tensor-parallel size and the
+NGC release. Runtime settings (KV-cache memory fraction, scheduler policy, queue size) are
+config.pbtxt parameters and rebuild nothing.
+
+The build uses TensorRT-LLM's LLM API (``LLM(model=<checkpoint>, tensor_parallel_size=..,
+quant_config=.., build_config=..)`` then ``llm.save(<dir>)``): it converts and quantizes any
+supported Hugging Face architecture and builds every rank, with no per-family
+``convert_checkpoint.py`` (those live in the TensorRT-LLM source tree, not in the image).
+Triton 25.08's trtllm image ships TensorRT-LLM 0.21.0 (Triton compatibility matrix,
+https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/introduction/compatibility.html).
+Quantization names map to ``tensorrt_llm.quantization.QuantAlgo`` members as
+``examples/quantization/quantize.py`` maps its ``--qformat`` values.
+
+The pod: an init container (cloud CLI) skips everything when the engine's completion marker
+exists, else copies a store checkpoint in; an init container in the TensorRT-LLM image
+downloads an ``hf://`` checkpoint at its pinned revision (``HF_TOKEN`` from the model's
+Secret for gated repositories) and builds; the main container uploads the engine and writes
+the marker last, so a half-uploaded engine never counts as built.
+
+The build pod needs egress to the Hugging Face hub for an ``hf://`` checkpoint, and for
+weight quantization, which calibrates on a dataset TensorRT-LLM fetches from the hub (the
+LLM API's ``CalibConfig`` default, ``cnn_dailymail``; not checked against 0.21 here). Its
+work volume holds the checkpoint and the engine: about three times the quantized weights
+for a bf16 checkpoint quantized to fp8 (size the pool's ``disk_gib`` for it).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from inferplane.blueprint import defaults, naming
+from inferplane.components.serving.containers import (
+    HOME,
+    WORK_DIR,
+    Manifest,
+    container_security_context,
+    empty_dir,
+    gpu_placement,
+    mount,
+    pod_security_context,
+    service_account,
+    serving_resources,
+    shell,
+    shm_size_mib,
+    store_container,
+    store_copy,
+    store_exists,
+    store_sync,
+)
+from inferplane.components.serving.engine_build import (
+    build_job,
+    build_network_policy,
+    content_key,
+    engine_dir_uri,
+    job_name,
+    keyed_job_manifest,
+)
+from inferplane.components.serving.secrets import secret_env
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+
+KEY_SCHEMA: Final = "trtllm-1"
+"""Part of every TensorRT-LLM engine key: raising it rebuilds them all."""
+BUILD_TIMEOUT: Final = "180m"
+"""A 70B checkpoint download, fp8 calibration and a four-rank build take well over an hour."""
+COMPLETE_MARKER: Final = "inferplane-build-complete"
+"""Written into the engine directory after everything else: the engine exists when it does."""
+CHECKPOINT_DIR: Final = f"{WORK_DIR}/checkpoint"
+ENGINE_DIR: Final = f"{WORK_DIR}/engine"
+EXISTS_FILE: Final = f"{WORK_DIR}/engine-exists"
+
+QUANT_ALGO: Final[Mapping[str, str]] = {
+    "fp8": "FP8",
+    "int4_awq": "W4A16_AWQ",
+    "int8_sq": "W8A8_SQ_PER_CHANNEL",
+    "int8_wo": "W8A16",
+    "int4_wo": "W4A16",
+    "w4a8_awq": "W4A8_AWQ",
+}
+KV_CACHE_QUANT_ALGO: Final[Mapping[str, str]] = {"fp8": "FP8", "int8": "INT8"}
+DTYPE: Final[Mapping[str, str]] = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+
+# Run in the TensorRT-LLM image with the build spec (JSON) as argv[1]. `_tensorrt_engine.LLM`
+# is the TensorRT-engine LLM from TensorRT-LLM 1.0 on, where plain `LLM` became the PyTorch
+# flow; before 1.0 (0.21 in Triton 25.08) plain `LLM` builds TensorRT engines.
+BUILD_SCRIPT: Final = """\
+import json, sys
+try:
+    from tensorrt_llm._tensorrt_engine import LLM
+except ImportError:
+    from tensorrt_llm import LLM
+from tensorrt_llm.llmapi import BuildConfig, QuantAlgo, QuantConfig
+
+spec = json.loads(sys.argv[1])
+quant = QuantConfig(
+    quant_algo=getattr(QuantAlgo, spec["quant_algo"]) if spec["quant_algo"] else None,
+    kv_cache_quant_algo=getattr(QuantAlgo, spec["kv_cache_quant_algo"])
+    if spec["kv_cache_quant_algo"] else None,
+)
+build = BuildConfig(
+    max_batch_size=spec["max_batch_size"],
+    max_input_len=spec["max_input_len"],
+    max_seq_len=spec["max_seq_len"],
+)
+build.plugin_config.use_paged_context_fmha = spec["paged_context_fmha"]
+llm = LLM(
+    model=spec["checkpoint"],
+    tensor_parallel_size=spec["tensor_parallel_size"],
+    dtype=spec["dtype"],
+    quant_config=quant,
+    build_config=build,
+)
+llm.save(spec["engine_dir"])
+"""
+
+# Downloads the pinned revision of an hf:// checkpoint (huggingface_hub comes with the
+# transformers dependency of TensorRT-LLM); argv: repo, revision, target directory.
+DOWNLOAD_SCRIPT: Final = """\
+import sys
+from huggingface_hub import snapshot_download
+snapshot_download(repo_id=sys.argv[1], revision=sys.argv[2], local_dir=sys.argv[3])
+"""
+
+
+def trtllm_image(env: ServingEnvironment) -> str:
+    """Triton with TensorRT-LLM, of the environment's NGC release: it builds and serves."""
+    return defaults.TRITON_TRTLLM_IMAGE.format(release=env.triton_release)
+
+
+def _llm(model: ServedModel) -> Any:
+    if model.tensorrt_llm is None:
+        raise ServingArgsError(
+            model.name,
+            ("tensorrt_llm",),
+            "a TensorRT-LLM build needs tensorrt_llm settings",
+            "give tensorrt_llm",
+        )
+    return model.tensorrt_llm
+
+
+def paged_context_fmha(model: ServedModel) -> bool:
+    """KV-cache reuse and chunked context both need paged context attention in the engine."""
+    llm = _llm(model)
+    return bool(llm.enable_kv_cache_reuse or llm.enable_chunked_context)
+
+
+def build_settings(model: ServedModel, env: ServingEnvironment) -> dict[str, Any]:
+    """Everything that determines the engine; `engine_key` hashes exactly this."""
+    llm = _llm(model)
+    return {
+        "schema": KEY_SCHEMA,
+        "source": model.source.uri,
+        "max_batch_size": llm.max_batch_size,
+        "max_input_len": llm.max_input_len,
+        "max_seq_len": llm.max_seq_len,
+        "quantization": llm.quantization,
+        "kv_cache_quantization": llm.kv_cache_quantization,
+        "precision": model.precision,
+        "paged_context_fmha": paged_context_fmha(model),
+        "gpu": model.pool.gpu_type,
+        "gpu_resource": model.pool.gpu_resource,
+        "tensor_parallel_size": model.gpus,
+        "release": env.triton_release,
+    }
+
+
+def engine_key(model: ServedModel, env: ServingEnvironment) -> str:
+    return content_key(build_settings(model, env))
+
+
+def engine_uri(model: ServedModel, env: ServingEnvironment) -> str:
+    """The engine directory of `model` in the store, ending in ``/``."""
+    return engine_dir_uri(model, env, engine_key(model, env), "tensorrt_llm") + "/"
+
+
+def build_spec(model: ServedModel) -> dict[str, Any]:
+    """The JSON `BUILD_SCRIPT` reads."""
+    llm = _llm(model)
+    return {
+        "checkpoint": CHECKPOINT_DIR,
+        "engine_dir": ENGINE_DIR,
+        "tensor_parallel_size": model.gpus,
+        "dtype": DTYPE.get(model.precision, "auto"),
+        "quant_algo": QUANT_ALGO[llm.quantization] if llm.quantization else None,
+        "kv_cache_quant_algo": KV_CACHE_QUANT_ALGO[llm.kv_cache_quantization]
+        if llm.kv_cache_quantization
+        else None,
+        "max_batch_size": llm.max_batch_size,
+        "max_input_len": llm.max_input_len,
+        "max_seq_len": llm.max_seq_len,
+        "paged_context_fmha": paged_context_fmha(model),
+    }
+
+
+def build_script(model: ServedModel) -> list[str]:
+    """Shell lines of the build container: download (hf://), then build."""
+    lines = []
+    if model.source.scheme == "hf":
+        repo, revision = model.source.hf_repo, model.source.hf_revision
+        if not repo or not revision:
+            raise ServingArgsError(
+                model.name,
+                ("source",),
+                "an engine is keyed by the checkpoint's revision, and none is given",
+                "give hf://org/name@revision",
+            )
+        lines.append(shlex.join(["python3", "-c", DOWNLOAD_SCRIPT, repo, revision, CHECKPOINT_DIR]))
+    spec = json.dumps(build_spec(model), sort_keys=True)
+    lines.append(shlex.join(["python3", "-c", BUILD_SCRIPT, spec]))
+    return lines
+
+
+def _fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
+    marker = f'"${{ENGINE_URI}}{COMPLETE_MARKER}"'
+    lines = [
+        f"if {store_exists(env, marker)}; then",
+        f'  touch {EXISTS_FILE}; echo "engine already built: $ENGINE_URI"; exit 0',
+        "fi",
+    ]
+    extra = [{"name": "ENGINE_URI", "value": engine_uri(model, env)}]
+    if model.source.scheme != "hf":
+        lines += [
+            f'mkdir -p "{CHECKPOINT_DIR}"',
+            store_sync(env, '"$SOURCE_URI"', f'"{CHECKPOINT_DIR}"'),
+        ]
+        extra.append({"name": "SOURCE_URI", "value": model.source.uri})
+    return store_container(env, "fetch-checkpoint", shell(*lines), extra, [mount("work", WORK_DIR)])
+
+
+def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
+    environment = [
+        {"name": "HOME", "value": HOME},
+        # MPI and torch look the user up; uid 1000 may have no passwd entry.
+        {"name": "USER", "value": "inferplane"},
+        {"name": "HF_HOME", "value": f"{WORK_DIR}/.huggingface"},
+        {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
+    ]
+    return {
+        "name": "trtllm-build",
+        "image": trtllm_image(env),
+        "command": shell(f"if [ -f {EXISTS_FILE} ]; then exit 0; fi", *build_script(model)),
+        "env": [*environment, *secret_env(model)],
+        # One engine rank per GPU: the build holds a serving replica's GPUs and share.
+        "resources": serving_resources(model),
+        "securityContext": container_security_context(),
+        "volumeMounts": [
+            mount("home", HOME),
+            mount("tmp", "/tmp"),
+            mount("dshm", "/dev/shm"),
+            mount("work", WORK_DIR),
+        ],
+    }
+
+
+def _upload_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
+    marker = f'"${{ENGINE_URI}}{COMPLETE_MARKER}"'
+    return store_container(
+        env,
+        "upload-engine",
+        shell(
+            f"if [ -f {EXISTS_FILE} ] || {store_exists(env, marker)}; then",
+            '  echo "engine already built: $ENGINE_URI"; exit 0',
+            "fi",
+            store_sync(env, f'"{ENGINE_DIR}"', '"$ENGINE_URI"'),
+            f'date -u > "{WORK_DIR}/{COMPLETE_MARKER}"',
+            store_copy(env, f'"{WORK_DIR}/{COMPLETE_MARKER}"', marker),
+            'echo "engine written to $ENGINE_URI"',
+        ),
+        [{"name": "ENGINE_URI", "value": engine_uri(model, env)}],
+        [mount("work", WORK_DIR)],
+    )
+
+
+def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
+    return {
+        **service_account(env, naming.ENGINE_BUILDER_SA),
+        "enableServiceLinks": False,
+        "restartPolicy": "Never",
+        "securityContext": pod_security_context(),
+        **gpu_placement(model.pool),
+        "initContainers": [_fetch_container(env, model), _build_container(env, model)],
+        "containers": [_upload_container(env, model)],
+        "volumes": [
+            empty_dir("work"),
+            empty_dir("home"),
+            empty_dir("tmp"),
+            empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
+        ],
+    }
+
+
+def job_manifest(
+    env: ServingEnvironment, model: ServedModel, namespace: str
+) -> tuple[Manifest, Manifest]:
+    """(metadata, spec) of the build Job."""
+    key = engine_key(model, env)
+    return keyed_job_manifest(env, model, namespace, key, build_pod_spec(env, model))
+
+
+@dataclass(frozen=True)
+class TensorRtLlmEngineBuildArgs:
+    """Inputs of `TensorRtLlmEngineBuild`."""
+
+    model: ServedModel
+    """The Triton model to build for; it must have `ServedModel.tensorrt_llm`."""
+    env: ServingEnvironment
+    """The environment: model store (where the engine goes), Triton release, cloud."""
+    namespace: str
+    """Namespace of the build Job; it must hold the ``engine-builder`` ServiceAccount (and
+    the model's Secret when it has secrets, e.g. ``hf_token`` for a gated checkpoint)."""
+    provider: k8s.Provider
+    """The cluster's provider; every resource passes it explicitly."""
+
+
+class TensorRtLlmEngineBuild(pulumi.ComponentResource):
+    """Builds (once per key) the TensorRT-LLM engine of one model on its pool's GPU type.
+
+    Outputs:
+        key: the engine's content key (`engine_key`).
+        engine_uri: ``<store>/.inferplane/engines/<model>/<key>/``.
+        job_name: name of the Kubernetes Job (``<model>-engine-<key[:10]>``).
+        job: the Job resource; depend on it to start only once the engine exists.
+    """
+
+    key: str
+    engine_uri: str
+    job_name: str
+    job: k8s.batch.v1.Job
+
+    def __init__(
+        self,
+        name: str,
+        args: TensorRtLlmEngineBuildArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("inferplane:serving:TensorRtLlmEngineBuild", name, None, opts)
+        env, model = args.env, args.model
+        self.key = engine_key(model, env)
+        self.engine_uri = engine_uri(model, env)
+        self.job_name = job_name(model, self.key)
+        metadata, spec = job_manifest(env, model, args.namespace)
+        # The namespace denies by default: the build (checkpoint download, store upload)
+        # gets the same egress as an ONNX engine build, before its pod starts.
+        self.network_policy = build_network_policy(
+            name, env, model, args.namespace, metadata, self, args.provider
+        )
+        self.job = build_job(
+            f"{name}-{self.key[:10]}",
+            metadata,
+            spec,
+            self,
+            args.provider,
+            BUILD_TIMEOUT,
+            depends_on=[self.network_policy],
+        )
+        self.register_outputs(
+            {
+                "key": self.key,
+                "engine_uri": self.engine_uri,
+                "job_name": self.job_name,
+                "job": self.job,
+            }
+        )

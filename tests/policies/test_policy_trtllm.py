@@ -1,0 +1,48 @@
+"""The TensorRT-LLM golden blueprint (the base of the TensorRT-LLM policy fixtures) passes
+every rule, and the engine rule's messages for TensorRT-LLM engines read as they should."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from policy_fixtures import FIXTURES, fixtures, write
+
+from inferplane.app.check import check_files
+
+TODAY = dt.date(2026, 6, 1)
+
+
+def _messages(path: Path, rule: str | None = None) -> list[str]:
+    report = check_files([str(path)], today=TODAY)
+    return [
+        r.message
+        for r in report.results
+        if r.status == "violation" and (rule is None or r.rule == rule)
+    ]
+
+
+def test_golden_llm_is_clean() -> None:
+    assert _messages(FIXTURES / "golden-llm.yaml") == []
+
+
+def test_engine_rule_messages_for_tensorrt_llm(tmp_path: Path) -> None:
+    cases = {
+        f.name: f
+        for f in fixtures()
+        if f.rule == "engine-matches-runtime" and f.base == "golden-llm.yaml"
+    }
+    other = write(cases["fail-trtllm-image-of-another-release"], tmp_path)
+    [message] = _messages(other, "engine-matches-runtime")
+    assert message.startswith("engine build chat-70b-engine-")
+    assert message.endswith(
+        " uses TensorRT from NGC 25.08 but Triton runs NGC 25.06; an engine only loads in the "
+        "TensorRT version that built it"
+    ), message
+    plain = write(cases["fail-trtllm-engine-on-an-image-without-the-backend"], tmp_path)
+    [message] = _messages(plain, "engine-matches-runtime")
+    assert message.endswith(
+        " builds a TensorRT-LLM engine but Triton runs nvcr.io/nvidia/tritonserver:25.08-py3, "
+        "which has no TensorRT-LLM backend; serve it with the <release>-trtllm-python-py3 "
+        "image of the same release"
+    ), message
