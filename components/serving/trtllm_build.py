@@ -76,7 +76,7 @@ from inferplane.components.serving.engine_build import (
     job_name,
     keyed_job_manifest,
 )
-from inferplane.components.serving.secrets import secret_env
+from inferplane.components.serving.secrets import secret_env, secret_mounts, secret_volume
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 KEY_SCHEMA: Final = "trtllm-1"
@@ -268,6 +268,8 @@ def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
             mount("work", WORK_DIR),
+            # The Hugging Face token, read as a file (HF_TOKEN_PATH; see `secrets`).
+            *secret_mounts(model),
         ],
     }
 
@@ -305,6 +307,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
             empty_dir("home"),
             empty_dir("tmp"),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
+            *([secrets] if (secrets := secret_volume(model)) else []),
         ],
     }
 

@@ -35,7 +35,7 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
     assert section.splitlines() == [
         " (values are never read by a plan):",
         "  models.chat.secrets.hf_token: from_env HF_TOKEN -> Secret chat-secrets",
-        "      mounted in Deployment chat, container vllm, env HF_TOKEN",
+        "      mounted in Deployment chat, volume secrets",
         "  models.chat.secrets.openai_api_key: from_pulumi_config openaiKey -> Secret chat-secrets",
         "      mounted in Deployment chat, container vllm, env OPENAI_API_KEY",
     ]
@@ -47,7 +47,7 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
             "source": "from_env",
             "source_name": "HF_TOKEN",
             "kubernetes_secret": "chat-secrets",
-            "mounted_in": ["Deployment chat, container vllm, env HF_TOKEN"],
+            "mounted_in": ["Deployment chat, volume secrets"],
         },
         {
             "model": "chat",

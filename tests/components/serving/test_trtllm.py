@@ -119,8 +119,17 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     build = container(job, "trtllm-build", init=True)
     assert build["image"] == "nvcr.io/nvidia/tritonserver:25.08-trtllm-python-py3"
     assert build["resources"]["limits"]["nvidia.com/gpu"] == "4"
-    assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": f"{MODEL}-secrets",
-            "key": "hf_token"}}} in build["env"]  # fmt: skip
+    # The Hub token as a file (huggingface_hub reads HF_TOKEN_PATH), from the model's Secret.
+    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in build[
+        "env"
+    ]
+    [volume] = [v for v in spec["volumes"] if "secret" in v]
+    assert volume["secret"]["secretName"] == f"{MODEL}-secrets"
+    assert {
+        "name": volume["name"],
+        "mountPath": "/var/run/secrets/inferplane",
+        "readOnly": True,
+    } in (build["volumeMounts"])
     script = build["command"][2]
     assert "6f6073b423013f6a7d4d9f39144961bfbfbc386b /build/checkpoint" in script
     assert 'llm.save(spec["engine_dir"])' in script and BUILD_SCRIPT.splitlines()[0] in script
