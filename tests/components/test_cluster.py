@@ -10,12 +10,22 @@ from cloud_fixtures import attached, cloud_recording, created, parsed, with_clus
 
 from inferplane.app.offline import SECRET, Recording
 from inferplane.app.offline_mocks import CA_DATA
+from inferplane.app.offline_values import stable_hex
 from inferplane.blueprint.model import Environment
 from inferplane.components.cloud import gcp_account_id, gcp_label_value
-from inferplane.components.cluster_eks import subnet_plan
+from inferplane.components.cluster_eks import (
+    control_plane_cidr,
+    pick_control_plane_zone,
+    subnet_plan,
+)
 from inferplane.components.cluster_gke import ip_plan
 
 TWO_ZONES = ("us-east-1a", "us-east-1b")
+
+
+def subnet_id(name: str) -> str:
+    """The id the offline mocks give subnet `name` (`inferplane.app.offline_mocks`)."""
+    return f"subnet-{stable_hex(f'aws:ec2/subnet:Subnet::{name}')}"
 
 
 def tags_of(rec: Recording, type_: str) -> dict[str, dict[str, str]]:
@@ -77,7 +87,9 @@ def test_new_eks_cluster(staging: Environment) -> None:
     vpc = eks.inputs["vpcConfig"]
     assert vpc["endpointPrivateAccess"] is True
     assert vpc["endpointPublicAccess"] is True
-    assert vpc["subnetIds"] == [rec.outputs["subnets"]["us-east-1a"]]
+    # One environment zone: the control plane also gets a subnet in a second zone.
+    extra = subnet_id("support-assistant-staging-control-plane")
+    assert vpc["subnetIds"] == [rec.outputs["subnets"]["us-east-1a"], extra]
     assert eks.inputs["accessConfig"] == {
         "authenticationMode": "API",
         "bootstrapClusterCreatorAdminPermissions": True,
@@ -86,6 +98,75 @@ def test_new_eks_cluster(staging: Environment) -> None:
     roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
     trust = parsed(roles["support-assistant-staging-cluster"], "assumeRolePolicy")
     assert trust["Statement"][0]["Principal"] == {"Service": "eks.amazonaws.com"}
+
+
+def test_one_zone_eks_control_plane_gets_a_second_zone_and_nothing_else_does(
+    staging: Environment,
+) -> None:
+    """EKS refuses a cluster whose subnets are not in two zones ("at least two subnets that
+    are in different Availability Zones", docs.aws.amazon.com/eks/latest/userguide/
+    network-reqs.html; InvalidParameterException "Subnets specified must be in at least two
+    different AZs"). The extra subnet carries the control plane only: nodes, pods and load
+    balancers stay in the environment's zone."""
+    assert staging.zones == ("us-east-1a",)
+    rec = cloud_recording(staging)
+    name = "support-assistant-staging"
+    subnets = {r.name: r for r in rec.of_type("aws:ec2/subnet:Subnet")}
+    extra = subnets[f"{name}-control-plane"]
+    # The first zone of the region that the environment does not use (the offline region
+    # has us-east-1a..d).
+    assert extra.inputs["availabilityZone"] == "us-east-1b"
+    assert extra.inputs["cidrBlock"] == "10.64.252.0/22"
+    assert extra.inputs["cidrBlock"] not in {
+        c for pair in subnet_plan("10.64.0.0/16", tuple("abcdefg")).values() for c in pair
+    }
+    # No ELB role tag (never a load balancer subnet), no route table of its own (no egress).
+    assert not {"kubernetes.io/role/elb", "kubernetes.io/role/internal-elb"} & set(
+        extra.inputs["tags"]
+    )
+    associations = rec.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation")
+    assert subnet_id(extra.name) not in {a.inputs["subnetId"] for a in associations}
+    (eks,) = rec.of_type("aws:eks/cluster:Cluster")
+    zones_of = {subnet_id(s.name): s.inputs["availabilityZone"] for s in subnets.values()}
+    cp_zones = {zones_of[i] for i in eks.inputs["vpcConfig"]["subnetIds"]}
+    assert cp_zones == {"us-east-1a", "us-east-1b"}
+    # Node groups (system and GPU) stay in the environment's zone.
+    for group in rec.of_type("aws:eks/nodeGroup:NodeGroup"):
+        assert {zones_of[i] for i in group.inputs["subnetIds"]} == {"us-east-1a"}
+    assert rec.outputs["subnets"] == {"us-east-1a": subnet_id(f"{name}-private-a")}
+
+
+def test_two_zone_eks_control_plane_uses_the_environments_subnets(staging: Environment) -> None:
+    rec = cloud_recording(with_zones(staging, TWO_ZONES))
+    assert not [r for r in rec.of_type("aws:ec2/subnet:Subnet") if "control-plane" in r.name]
+    (eks,) = rec.of_type("aws:eks/cluster:Cluster")
+    subnets = rec.outputs["subnets"]
+    assert eks.inputs["vpcConfig"]["subnetIds"] == [subnets[z] for z in TWO_ZONES]
+
+
+def test_control_plane_zone_is_chosen_deterministically() -> None:
+    region = ("us-east-1d", "us-east-1a", "us-east-1b", "us-east-1f")
+    assert pick_control_plane_zone(region, ("us-east-1a",)) == "us-east-1b"
+    assert pick_control_plane_zone(region, ("us-east-1b",)) == "us-east-1a"
+    assert pick_control_plane_zone(list(reversed(region)), ("us-east-1a",)) == "us-east-1b"
+    with pytest.raises(ValueError) as err:
+        pick_control_plane_zone(("us-east-1a",), ("us-east-1a",))
+    assert str(err.value) == (
+        "EKS needs control-plane subnets in 2 zones, but the region offers no zone besides "
+        "us-east-1a that EKS supports; add a second zone to the environment"
+    )
+    assert control_plane_cidr("10.0.0.0/22") == "10.0.3.240/28"
+
+
+def test_the_offline_region_leaves_out_excluded_zones() -> None:
+    from inferplane.app.offline_invokes import answers
+    from inferplane.app.offline_values import CloudFacts
+
+    facts = CloudFacts(cloud="aws", region="us-east-1", zones=("us-east-1a",))
+    zones = answers(facts)["aws:index/getAvailabilityZones:getAvailabilityZones"]
+    found = zones({"excludeZoneIds": ["use1-az3"], "excludeNames": ["us-east-1a"]})
+    assert found["names"] == ["us-east-1b", "us-east-1d"]
+    assert found["zoneIds"] == ["use1-az2", "use1-az4"]
 
 
 def test_new_eks_cluster_has_an_oidc_provider_for_irsa(staging: Environment) -> None:
