@@ -127,6 +127,31 @@ def keda_values() -> dict[str, Any]:
     }
 
 
+UNEXPOSED_CONTROL_PLANE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+"""kube-prometheus-stack scrape targets (all ``enabled: true`` in the chart's values.yaml)
+that EKS and GKE do not let Prometheus reach, so they would only raise "down" alerts:
+
+- the controller manager, scheduler and etcd run in the provider's managed control plane,
+  outside the cluster's network (the chart's own hint: "If your ... is not deployed as a
+  pod, specify IPs it can be found on" — there are none to give);
+- kube-proxy serves metrics on ``127.0.0.1:10249`` by default (``metricsBindAddress`` in
+  https://kubernetes.io/docs/reference/config-api/kube-proxy-config.v1alpha1/). EKS's
+  kube-proxy add-on keeps that default and resets edits to it
+  (aws/containers-roadmap#657; terraform-aws-modules/terraform-aws-eks#742), and a
+  created GKE cluster runs Dataplane V2 (``ADVANCED_DATAPATH``), which has no kube-proxy.
+"""
+UNEXPOSED_CONTROL_PLANE_RULES = (
+    "etcd",
+    "kubeControllerManager",
+    "kubeSchedulerAlerting",
+    "kubeSchedulerRecording",
+    "kubeProxy",
+)
+"""The chart's ``defaultRules.rules`` groups that alert on the targets above (their
+``...Down`` alerts fire when a target is absent, so turning off the scrape alone is not
+enough)."""
+
+
 def kube_prometheus_stack_values(
     *,
     retention: str,
@@ -139,7 +164,8 @@ def kube_prometheus_stack_values(
     (of `storage_class`; None: the cluster's default class), Grafana loading dashboards
     labelled ``grafana_dashboard: "1"`` from every namespace, Alertmanager when alerts are
     enabled. Monitors and rules are selected by the chart's default
-    ``release: kube-prometheus-stack`` label, in all namespaces."""
+    ``release: kube-prometheus-stack`` label, in all namespaces. The control-plane
+    scrapes that managed clusters do not expose are off (`UNEXPOSED_CONTROL_PLANE`)."""
     claim: dict[str, Any] = {
         "accessModes": ["ReadWriteOnce"],
         "resources": {"requests": {"storage": f"{storage_gib}Gi"}},
@@ -168,6 +194,8 @@ def kube_prometheus_stack_values(
             },
         },
         "alertmanager": {"enabled": alerts_enabled},
+        **{component: {"enabled": False} for component in UNEXPOSED_CONTROL_PLANE},
+        "defaultRules": {"rules": dict.fromkeys(UNEXPOSED_CONTROL_PLANE_RULES, False)},
     }
 
 

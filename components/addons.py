@@ -24,8 +24,20 @@ CA_RELEASE = "cluster-autoscaler"
 EBS_STORAGE_CLASS = "inferplane-gp3"
 GKE_DRIVER_INSTALLER = "inferplane-nvidia-driver-installer"
 GKE_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
-"""Preloaded on GKE COS nodes (hence never pulled); installs the newest driver the node's
-COS release supports."""
+"""Preloaded on GKE COS nodes (hence never pulled)."""
+GKE_INSTALLER_COMMAND = ("/cos-gpu-installer", "install")
+"""No ``--version``: the installer then installs the *default* driver of the node's COS
+release, which GKE ships per node version, so the driver changes only when the node pool's
+GKE version does. ``--version=latest`` would take whatever newest driver COS publishes
+when a node boots, so two nodes of one pool could run different drivers, and a new driver
+could arrive with no change to the cluster at all (cos_gpu_installer
+``internal/commands/install.go``: "It will install the default GPU driver if the flag is
+not set explicitly. Set the flag to 'latest' to install the latest GPU driver version";
+Google's own ``nvidia-driver-installer/cos/daemonset-preloaded.yaml`` in
+GoogleCloudPlatform/container-engine-accelerators runs it without the flag; the GKE
+equivalent of the node pool setting is ``gpu_driver_version = "DEFAULT"``: "install the
+default driver version for your GKE node version",
+https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
 RELEASE_TIMEOUT_S = 1200
 PRIVILEGED = {
     "pod-security.kubernetes.io/enforce": "privileged",
@@ -310,7 +322,7 @@ class ClusterAddons(pulumi.ComponentResource):
                                 "name": "nvidia-driver-installer",
                                 "image": GKE_INSTALLER_IMAGE,
                                 "imagePullPolicy": "Never",
-                                "command": ["/cos-gpu-installer", "install", "--version=latest"],
+                                "command": list(GKE_INSTALLER_COMMAND),
                                 "env": [{"name": k, "value": v} for k, v in env.items()],
                                 "resources": {"requests": {"cpu": "150m"}},
                                 "securityContext": {"privileged": True},
