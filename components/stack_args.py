@@ -48,6 +48,7 @@ def cluster_args(env: Environment) -> ClusterArgs:
         gke_location=spec.location if env.cloud == "gcp" else None,
         kubernetes_version=spec.kubernetes_version,
         vpc_cidr=spec.vpc_cidr,
+        internal_load_balancers=env.load_balancer.scheme == "internal",
     )
 
 

@@ -168,6 +168,8 @@ def _gke_get_cluster(facts: CloudFacts, args: Mapping[str, Any]) -> Outputs:
         "endpoint": f"34.{octet}.{(octet * 7) % 256}.{(octet * 13) % 256}",
         "masterAuths": [{"clusterCaCertificate": CA_DATA, "clientCertificateConfigs": []}],
         "masterVersion": "1.33.5-gke.1201000",
+        "minMasterVersion": "1.33",
+        "enableL4IlbSubsetting": True,
         "nodeLocations": list(facts.zones),
         "network": f"projects/{project}/global/networks/default",
         "subnetwork": f"projects/{project}/regions/{facts.region}/subnetworks/default",

@@ -372,6 +372,7 @@ CHECKS.extend(
         semantic_serving.check_precision_applies,
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,
+        semantic_network.check_gke_zonal_affinity,
         semantic_names.check_namespace,
         semantic_names.check_collisions,
     ]

@@ -45,6 +45,22 @@ CASES = [
         id="vpc-host-bits",
     ),
     pytest.param(
+        edit(
+            "cluster: {existing: prod-gke}", "cluster: {create: true, kubernetes_version: '1.32'}"
+        ),
+        [
+            "bp.yaml:17:49: error: environments.prod.cluster.kubernetes_version: GKE 1.32 has no zonal affinity for internal load balancers, so clients' connections would cross zones (it needs GKE 1.33.3-gke.1392000 or later); use 1.33 or later"
+        ],
+        id="gke-zonal-affinity-version",
+    ),
+    pytest.param(
+        edit(
+            "cluster: {existing: prod-gke}", "cluster: {create: true, kubernetes_version: '1.34'}"
+        ),
+        [],
+        id="gke-zonal-affinity-version-ok",
+    ),
+    pytest.param(
         edit("cluster: {create: true}", "cluster: {create: true, vpc_cidr: 10.64.0.0/23}"),
         [
             "bp.yaml:10:39: error: environments.stg.cluster.vpc_cidr: 10.64.0.0/23 is too small for one private subnet per zone and public subnets for NAT; use a /22 or larger, e.g. 10.64.0.0/22"

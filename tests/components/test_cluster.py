@@ -3,10 +3,20 @@ Kubernetes provider built from the endpoint and CA with an exec credential plugi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
-from cloud_fixtures import attached, cloud_recording, created, parsed, with_cluster, with_zones
+from cloud_fixtures import (
+    attached,
+    cloud_layer,
+    cloud_recording,
+    created,
+    parsed,
+    run,
+    with_cluster,
+    with_zones,
+)
 
 from inferplane.app.offline import SECRET, Recording
 from inferplane.app.offline_mocks import CA_DATA
@@ -283,6 +293,47 @@ def test_attached_gke_cluster(prod: Environment) -> None:
     assert config["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
 
 
+def _gke_answers(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
+    """The offline `gcp.container.get_cluster` answer, with `changes`."""
+    from inferplane.app import offline_invokes
+
+    answer = offline_invokes._gke_get_cluster
+
+    def changed(facts: object, args: object) -> dict[str, object]:
+        return {**answer(facts, args), **changes}  # type: ignore[arg-type]
+
+    monkeypatch.setattr(offline_invokes, "_gke_get_cluster", changed)
+
+
+def test_attached_gke_cluster_without_zonal_affinity_fails_the_preview(
+    prod: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Internal load balancers keep clients in their zone only on GKE >= 1.33.3-gke.1392000
+    with GKE subsetting (GKE "Create an internal load balancer", "Using zonal affinity"); an
+    attached cluster is checked through the cluster data source, at preview time."""
+    _gke_answers(monkeypatch, masterVersion="1.33.2-gke.1000", enableL4IlbSubsetting=False)
+    with pytest.raises(ValueError) as err:
+        run(dataclasses.replace(prod), cloud_layer)
+    assert (
+        "cluster prod-gke: internal load balancers cannot keep clients in their zone (zonal "
+        "affinity): it runs GKE 1.33.2-gke.1000, older than 1.33.3-gke.1392000 (upgrade the "
+        "control plane); and GKE subsetting is off (gcloud container clusters update CLUSTER "
+        "--enable-l4-ilb-subsetting; it cannot be turned off again)"
+    ) in str(err.value)
+
+
+def test_attached_gke_cluster_with_zonal_affinity_or_external_lbs_passes(
+    prod: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _gke_answers(monkeypatch, masterVersion="1.34.1-gke.100", enableL4IlbSubsetting=True)
+    assert run(dataclasses.replace(prod), cloud_layer).outputs["endpoint"].startswith("https://")
+    _gke_answers(monkeypatch, masterVersion="1.32.1-gke.100", enableL4IlbSubsetting=False)
+    external = dataclasses.replace(
+        prod, load_balancer=dataclasses.replace(prod.load_balancer, scheme="external")
+    )
+    assert run(external, cloud_layer).outputs["endpoint"].startswith("https://")
+
+
 def test_gke_nodes_get_a_least_privilege_service_account(prod: Environment) -> None:
     rec = cloud_recording(prod)
     accounts = {r.name: r.inputs for r in rec.of_type("gcp:serviceaccount/account:Account")}
@@ -320,7 +371,9 @@ def test_new_gke_cluster_is_vpc_native_regional_with_workload_identity(
     assert inputs["workloadIdentityConfig"] == {"workloadPool": "acme-ml-prod.svc.id.goog"}
     assert inputs["removeDefaultNodePool"] is True
     assert inputs["initialNodeCount"] == 1
-    assert inputs["minMasterVersion"] == "1.33"
+    # Zonal affinity of internal load balancers: GKE >= 1.33.3-gke.1392000 and subsetting
+    # (cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balancing).
+    assert inputs["minMasterVersion"] == "1.33.3-gke.1392000"
     assert inputs["releaseChannel"] == {"channel": "REGULAR"}
     assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
     assert inputs["datapathProvider"] == "ADVANCED_DATAPATH"
