@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components import addon_iam, addon_values, iam
+from inferplane.components import addon_iam, addon_values, alerting, iam
 from inferplane.components.cloud import Cloud, Ownership, aws_tags
 
 LBC_RELEASE = "aws-load-balancer-controller"
@@ -78,6 +78,14 @@ class ClusterAddonsArgs:
     """Install Grafana. Default: installed."""
     alerts_enabled: bool = defaults.ALERTS_ENABLED
     """Install Alertmanager. Default: installed."""
+    alert_receivers: tuple[addon_values.AlertReceiverValues, ...] = ()
+    """Where Alertmanager sends alerts (with `alerts_enabled`). Default: nowhere (the
+    chart's ``null`` receiver)."""
+    alert_route_receiver: str | None = None
+    """The receiver of every alert (required with `alert_receivers`)."""
+    alert_receiver_secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    """Key (`alerting.secret_keys`) -> credential of `alert_receivers`; stored only in the
+    `addon_values.ALERTMANAGER_SECRET` Secret, as Pulumi secrets."""
     gp3_storage_class: bool = False
     """AWS: the cluster runs the EBS CSI driver (as a created `EksCluster` does); True gives
     Prometheus' volume an encrypted gp3 StorageClass, False the cluster's default class."""
@@ -128,6 +136,19 @@ class ClusterAddons(pulumi.ComponentResource):
         if args.cloud == "aws" and args.gp3_storage_class:
             before_monitoring.append(self._gp3_storage_class())
             self.storage_class = EBS_STORAGE_CLASS
+        alertmanager = None
+        if args.alerts_enabled and args.alert_receivers and args.alert_route_receiver:
+            before_monitoring.append(
+                alerting.receivers_secret(
+                    f"{self._name}-alertmanager-receivers",
+                    args.alert_receivers,
+                    args.alert_receiver_secrets,
+                    self._opts([monitoring_ns]),
+                )
+            )
+            alertmanager = addon_values.alertmanager_values(
+                args.alert_receivers, args.alert_route_receiver
+            )
         prometheus = self._release(
             naming.PROMETHEUS_RELEASE,
             "kube-prometheus-stack",
@@ -139,6 +160,7 @@ class ClusterAddons(pulumi.ComponentResource):
                 grafana_enabled=args.grafana_enabled,
                 alerts_enabled=args.alerts_enabled,
                 storage_class=self.storage_class,
+                alertmanager=alertmanager,
             ),
             before_monitoring,
         )

@@ -17,9 +17,14 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_path
-from inferplane.blueprint.model import Environment, GpuPool, Model
+from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
-from inferplane.components.serving.secrets import is_offline, missing_env_fix, missing_env_problem
+from inferplane.components.serving.secrets import (
+    is_offline,
+    missing_env_fix,
+    missing_env_problem,
+    secret_value,
+)
 from inferplane.components.serving.spec import (
     ModelSecret,
     ServedModel,
@@ -137,10 +142,46 @@ def model_server(
         return ModelServer(name, args, opts=opts)
 
 
+def alert_receiver_secrets(
+    env: Environment, parent: pulumi.Resource
+) -> dict[str, pulumi.Output[str]]:
+    """The Alertmanager receivers' credentials by Secret key, each a Pulumi secret, read
+    the way model secrets are (`secret_value`; `parent` lends its cloud provider to Secret
+    Manager lookups). `check_deploy_inputs` has checked every ``from_env`` variable."""
+    serving_env = serving_environment(env)
+    offline = is_offline()
+    return {
+        ref.name: secret_value(
+            ModelSecret(
+                name=ref.name,
+                from_env=ref.from_env,
+                from_pulumi_config=ref.from_pulumi_config,
+                from_secret_manager=ref.from_secret_manager,
+            ),
+            serving_env,
+            model="alertmanager",
+            offline=offline,
+            parent=parent,
+        )
+        for receiver in env.observability.alert_receivers
+        for ref in receiver.secrets
+    }
+
+
+def alert_secret_env_diagnostics(env: Environment) -> list[Diagnostic]:
+    """`secret_env_diagnostics` for the Alertmanager receivers' credentials."""
+    refs = [ref for r in env.observability.alert_receivers for ref in r.secrets]
+    return _unset_env_diagnostics(env, refs)
+
+
 def secret_env_diagnostics(env: Environment, model: Model) -> list[Diagnostic]:
     """One diagnostic per ``from_env`` secret of `model` whose variable is not set now."""
+    return _unset_env_diagnostics(env, model.secrets)
+
+
+def _unset_env_diagnostics(env: Environment, refs: Sequence[SecretRef]) -> list[Diagnostic]:
     problems = []
-    for ref in model.secrets:
+    for ref in refs:
         if ref.from_env is None or ref.from_env in os.environ:
             continue
         where = (*ref.path, "from_env")

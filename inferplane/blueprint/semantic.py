@@ -369,6 +369,7 @@ CHECKS.extend(
         semantic_serving.check_warmup_inputs,
         semantic_serving.check_instance_types,
         semantic_serving.check_secret_clouds,
+        semantic_serving.check_alert_routing,
         semantic_serving.check_precision_applies,
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,

@@ -117,27 +117,70 @@ def check_instance_types(env: EnvView) -> None:
 def check_secret_clouds(env: EnvView) -> None:
     """A secret-manager reference is read through the environment's cloud provider: an
     AWS ARN cannot be read on GCP, nor a GCP Secret Manager version on AWS."""
+    refs: list[tuple[YamlPath, Mapping[str, Any]]] = [
+        (("models", name, "secrets", key), ref)
+        for name, model in (env.data.get("models") or {}).items()
+        for key, ref in (model.get("secrets") or {}).items()
+    ]
+    alerts = (env.data.get("observability") or {}).get("alerts") or {}
+    for i, receiver in enumerate(alerts.get("receivers") or []):
+        for integration, field in RECEIVER_SECRET_FIELDS:
+            ref = (receiver.get(integration) or {}).get(field)
+            if ref is not None:
+                refs.append((("observability", "alerts", "receivers", i, integration, field), ref))
+    for path, ref in refs:
+        _secret_in_cloud(env, path, ref)
+
+
+def _secret_in_cloud(env: EnvView, path: YamlPath, ref: Mapping[str, Any]) -> None:
     cloud = env.spec["cloud"]
-    for name, model in (env.data.get("models") or {}).items():
-        for key, ref in (model.get("secrets") or {}).items():
-            value = ref.get("from_secret_manager")
-            if value is None:
-                continue
-            owner = "aws" if value.startswith("arn:") else "gcp"
-            if owner == cloud:
-                continue
-            what = "an AWS Secrets Manager ARN" if owner == "aws" else "a GCP Secret Manager name"
-            fix = (
-                "projects/<project>/secrets/<name>/versions/<n>"
-                if cloud == "gcp"
-                else "arn:aws:secretsmanager:<region>:<account>:secret:<name>"
-            )
+    value = ref.get("from_secret_manager")
+    if value is None:
+        return
+    owner = "aws" if value.startswith("arn:") else "gcp"
+    if owner == cloud:
+        return
+    what = "an AWS Secrets Manager ARN" if owner == "aws" else "a GCP Secret Manager name"
+    fix = (
+        "projects/<project>/secrets/<name>/versions/<n>"
+        if cloud == "gcp"
+        else "arn:aws:secretsmanager:<region>:<account>:secret:<name>"
+    )
+    env.error(
+        (*path, "from_secret_manager"),
+        f"{what} cannot be read in environment {env.name} ({cloud})",
+        f"store the secret in the {cloud} secret manager and refer to it as {fix}, "
+        "or use from_env / from_pulumi_config",
+    )
+
+
+RECEIVER_SECRET_FIELDS = (("slack", "api_url"), ("pagerduty", "routing_key"), ("webhook", "url"))
+"""Where an Alertmanager receiver holds its secret references."""
+
+
+def check_alert_routing(env: EnvView) -> None:
+    """Alertmanager refuses a config whose receiver names repeat or whose route names a
+    receiver that does not exist (it would crash-loop on the config); say so here."""
+    alerts = (env.data.get("observability") or {}).get("alerts") or {}
+    receivers = alerts.get("receivers") or []
+    first: dict[str, int] = {}
+    for i, receiver in enumerate(receivers):
+        name = receiver["name"]
+        if name in first:
             env.error(
-                ("models", name, "secrets", key, "from_secret_manager"),
-                f"{what} cannot be read in environment {env.name} ({cloud})",
-                f"store the secret in the {cloud} secret manager and refer to it as {fix}, "
-                "or use from_env / from_pulumi_config",
+                ("observability", "alerts", "receivers", i, "name"),
+                f"receiver name {name!r} is already used by receivers[{first[name]}]",
+                "give each receiver its own name",
             )
+        first.setdefault(name, i)
+    route = (alerts.get("route") or {}).get("receiver")
+    if route is not None and route not in first:
+        known = ", ".join(first)
+        env.error(
+            ("observability", "alerts", "route", "receiver"),
+            f"no receiver is named {route!r}",
+            f"use one of {known}" if known else "add it under observability.alerts.receivers",
+        )
 
 
 def check_precision_applies(env: EnvView) -> None:

@@ -8,6 +8,15 @@ from __future__ import annotations
 import pytest
 from test_semantic import BASE, diagnostics, edit
 
+TAIL = "    batching: {max_batch_size: 8, max_queue_delay_us: 1000}\n"
+
+
+def alerts(block: str) -> str:
+    """BASE with an `observability.alerts` block (indented four spaces)."""
+    return edit(TAIL, TAIL + "observability:\n  alerts:\n" + block)
+
+
+SLACK = "{channel: '#ml', api_url: {from_env: SLACK_URL}}"
 CASES = [
     pytest.param(
         edit("nodes: {min: 2, max: 4}", "nodes: {min: 6}"),
@@ -59,6 +68,51 @@ CASES = [
         ),
         [],
         id="gke-zonal-affinity-version-ok",
+    ),
+    pytest.param(
+        alerts(
+            f"    receivers:\n      - {{name: ml, slack: {SLACK}}}\n"
+            "      - {name: ml, webhook: {url: {from_pulumi_config: hookUrl}}}\n"
+        ),
+        [
+            "bp.yaml:38:16: error: observability.alerts.receivers[1].name: receiver name 'ml' is already used by receivers[0]; give each receiver its own name"
+        ],
+        id="alert-receiver-names-unique",
+    ),
+    pytest.param(
+        alerts(
+            f"    receivers:\n      - {{name: ml, slack: {SLACK}}}\n    route: {{receiver: oncall}}\n"
+        ),
+        [
+            "bp.yaml:38:23: error: observability.alerts.route.receiver: no receiver is named 'oncall'; use one of ml"
+        ],
+        id="alert-route-receiver-exists",
+    ),
+    pytest.param(
+        alerts("    route: {receiver: oncall}\n"),
+        [
+            "bp.yaml:36:23: error: observability.alerts.route.receiver: no receiver is named 'oncall'; add it under observability.alerts.receivers"
+        ],
+        id="alert-route-without-receivers",
+    ),
+    pytest.param(
+        alerts(
+            "    receivers:\n      - name: oncall\n        pagerduty:\n          routing_key:\n"
+            "            from_secret_manager: projects/demo-prod/secrets/pd/versions/1\n"
+        ),
+        [
+            "bp.yaml:40:34: error: observability.alerts.receivers[0].pagerduty.routing_key.from_secret_manager: a GCP Secret Manager name cannot be read in environment stg (aws); store the secret in the aws secret manager and refer to it as arn:aws:secretsmanager:<region>:<account>:secret:<name>, or use from_env / from_pulumi_config"
+        ],
+        id="alert-secret-in-the-environments-cloud",
+    ),
+    pytest.param(
+        alerts(
+            f"    receivers:\n      - {{name: ml, slack: {SLACK}}}\n"
+            "      - {name: oncall, pagerduty: {routing_key: {from_env: PD_KEY}}}\n"
+            "    route: {receiver: oncall}\n"
+        ),
+        [],
+        id="alert-receivers-ok",
     ),
     pytest.param(
         edit("cluster: {create: true}", "cluster: {create: true, vpc_cidr: 10.64.0.0/23}"),
