@@ -323,7 +323,13 @@ class EksCluster(pulumi.ComponentResource):
         this one has no ELB role tag, so the load balancer controller never discovers it
         for a load balancer (it prefers role-tagged subnets: aws-load-balancer-controller
         docs/deploy/subnet_discovery.md). It keeps the VPC's main route table (local
-        routes only): control-plane interfaces need no route out."""
+        routes only): control-plane interfaces need no route out.
+
+        The zone is chosen once: later answers of the zone lookup never move the subnet
+        (``ignore_changes``), since EKS keeps a cluster's control-plane zones for life ("All
+        subnets that you add must be in the same set of AZs as originally provided",
+        network-reqs.html). For the same reason, an environment that later grows to two
+        zones keeps this control plane only if its second zone is this subnet's zone."""
         name, args, opts = self._name, self._args, self._opts()
         region_zones = aws.get_availability_zones_output(
             state="available",
@@ -347,7 +353,9 @@ class EksCluster(pulumi.ComponentResource):
             cidr_block=control_plane_cidr(args.vpc_cidr),
             availability_zone=zone,
             tags=self._tags(Name=f"{cluster}-control-plane"),
-            opts=opts,
+            opts=pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(ignore_changes=["availabilityZone"])
+            ),
         )
         return subnet.id
 
