@@ -166,7 +166,14 @@ def check_alert_routing(env: EnvView) -> None:
     first: dict[str, int] = {}
     for i, receiver in enumerate(receivers):
         name = receiver["name"]
-        if name in first:
+        if name == "null":
+            env.error(
+                ("observability", "alerts", "receivers", i, "name"),
+                "receiver name 'null' is kube-prometheus-stack's own (its Watchdog alert "
+                "goes there)",
+                "choose another name",
+            )
+        elif name in first:
             env.error(
                 ("observability", "alerts", "receivers", i, "name"),
                 f"receiver name {name!r} is already used by receivers[{first[name]}]",

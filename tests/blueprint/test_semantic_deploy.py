@@ -80,6 +80,13 @@ CASES = [
         id="alert-receiver-names-unique",
     ),
     pytest.param(
+        alerts(f"    receivers:\n      - {{name: 'null', slack: {SLACK}}}\n"),
+        [
+            "bp.yaml:37:16: error: observability.alerts.receivers[0].name: receiver name 'null' is kube-prometheus-stack's own (its Watchdog alert goes there); choose another name"
+        ],
+        id="alert-receiver-null-reserved",
+    ),
+    pytest.param(
         alerts(
             f"    receivers:\n      - {{name: ml, slack: {SLACK}}}\n    route: {{receiver: oncall}}\n"
         ),
