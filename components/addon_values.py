@@ -6,7 +6,8 @@ values.yaml, so every key set here is a key the chart reads.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -156,6 +157,101 @@ def keda_http_add_on_values() -> dict[str, Any]:
     }
 
 
+UNEXPOSED_CONTROL_PLANE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+"""kube-prometheus-stack scrape targets (all ``enabled: true`` in the chart's values.yaml)
+that EKS and GKE do not let Prometheus reach, so they would only raise "down" alerts:
+
+- the controller manager, scheduler and etcd run in the provider's managed control plane,
+  outside the cluster's network (the chart's own hint: "If your ... is not deployed as a
+  pod, specify IPs it can be found on" — there are none to give);
+- kube-proxy serves metrics on ``127.0.0.1:10249`` by default (``metricsBindAddress`` in
+  https://kubernetes.io/docs/reference/config-api/kube-proxy-config.v1alpha1/). EKS's
+  kube-proxy add-on keeps that default and resets edits to it
+  (aws/containers-roadmap#657; terraform-aws-modules/terraform-aws-eks#742), and a
+  created GKE cluster runs Dataplane V2 (``ADVANCED_DATAPATH``), which has no kube-proxy.
+"""
+UNEXPOSED_CONTROL_PLANE_RULES = (
+    "etcd",
+    "kubeControllerManager",
+    "kubeSchedulerAlerting",
+    "kubeSchedulerRecording",
+    "kubeProxy",
+)
+"""The chart's ``defaultRules.rules`` groups that alert on the targets above (their
+``...Down`` alerts fire when a target is absent, so turning off the scrape alone is not
+enough)."""
+
+
+ALERTMANAGER_SECRET = "alertmanager-receivers"
+"""The Kubernetes Secret (in the monitoring namespace) holding the receivers' credentials."""
+ALERTMANAGER_SECRETS_DIR = "/etc/alertmanager/secrets"
+"""Where the operator mounts each Secret of ``alertmanagerSpec.secrets``: "The Secrets are
+mounted into /etc/alertmanager/secrets/<secret-name>" (prometheus-operator
+``Documentation/api-reference/api.md``, ``AlertmanagerSpec.secrets``; the chart's values.yaml
+says the same at ``alertmanager.alertmanagerSpec.secrets``)."""
+NULL_RECEIVER = "null"
+"""The chart's own receiver: its default route sends the always-firing ``Watchdog`` alert
+there, so the receivers list must keep it."""
+
+
+@dataclass(frozen=True)
+class AlertReceiverValues:
+    """What the Helm values say about one receiver; its credentials are only named (keys
+    of `ALERTMANAGER_SECRET`), never included."""
+
+    name: str
+    slack_channel: str | None = None
+    slack_api_url_key: str | None = None
+    pagerduty_routing_key_key: str | None = None
+    webhook_url_key: str | None = None
+
+
+def _secret_file(key: str) -> str:
+    return f"{ALERTMANAGER_SECRETS_DIR}/{ALERTMANAGER_SECRET}/{key}"
+
+
+def _receiver(receiver: AlertReceiverValues) -> dict[str, Any]:
+    """One Alertmanager receiver reading its credentials from files (alertmanager
+    ``docs/configuration.md``: ``slack_config.api_url_file``,
+    ``pagerduty_config.routing_key_file``, ``webhook_config.url_file``)."""
+    out: dict[str, Any] = {"name": receiver.name}
+    if receiver.slack_api_url_key:
+        out["slack_configs"] = [
+            {
+                "channel": receiver.slack_channel,
+                "api_url_file": _secret_file(receiver.slack_api_url_key),
+                # Slack's default is false: say when an alert is over, as PagerDuty does.
+                "send_resolved": True,
+            }
+        ]
+    if receiver.pagerduty_routing_key_key:
+        out["pagerduty_configs"] = [
+            {"routing_key_file": _secret_file(receiver.pagerduty_routing_key_key)}
+        ]
+    if receiver.webhook_url_key:
+        out["webhook_configs"] = [{"url_file": _secret_file(receiver.webhook_url_key)}]
+    return out
+
+
+def alertmanager_values(
+    receivers: Sequence[AlertReceiverValues], route_receiver: str
+) -> dict[str, Any]:
+    """kube-prometheus-stack ``alertmanager`` values sending every alert to `route_receiver`.
+
+    Helm merges maps key by key, so the chart's defaults under ``config`` (``global``,
+    ``inhibit_rules``, ``templates``, the rest of ``route`` with its ``Watchdog`` ->
+    ``null`` sub-route) stay; lists are replaced, so ``receivers`` keeps ``null``. The
+    credentials reach Alertmanager only as files of the mounted `ALERTMANAGER_SECRET`:
+    Helm values are stored in plain text (the release's state and Secret)."""
+    return {
+        "config": {
+            "route": {"receiver": route_receiver},
+            "receivers": [{"name": NULL_RECEIVER}, *(_receiver(r) for r in receivers)],
+        },
+        "alertmanagerSpec": {"secrets": [ALERTMANAGER_SECRET]},
+    }
+
+
 def kube_prometheus_stack_values(
     *,
     retention: str,
@@ -163,12 +259,15 @@ def kube_prometheus_stack_values(
     grafana_enabled: bool,
     alerts_enabled: bool,
     storage_class: str | None = None,
+    alertmanager: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """kube-prometheus-stack values: `retention` and a persistent volume of `storage_gib`
     (of `storage_class`; None: the cluster's default class), Grafana loading dashboards
     labelled ``grafana_dashboard: "1"`` from every namespace, Alertmanager when alerts are
     enabled. Monitors and rules are selected by the chart's default
-    ``release: kube-prometheus-stack`` label, in all namespaces."""
+    ``release: kube-prometheus-stack`` label, in all namespaces; `alertmanager` adds to the
+    Alertmanager values (`alertmanager_values`). The control-plane
+    scrapes that managed clusters do not expose are off (`UNEXPOSED_CONTROL_PLANE`)."""
     claim: dict[str, Any] = {
         "accessModes": ["ReadWriteOnce"],
         "resources": {"requests": {"storage": f"{storage_gib}Gi"}},
@@ -196,7 +295,9 @@ def kube_prometheus_stack_values(
                 }
             },
         },
-        "alertmanager": {"enabled": alerts_enabled},
+        "alertmanager": {"enabled": alerts_enabled, **(alertmanager or {})},
+        **{component: {"enabled": False} for component in UNEXPOSED_CONTROL_PLANE},
+        "defaultRules": {"rules": dict.fromkeys(UNEXPOSED_CONTROL_PLANE_RULES, False)},
     }
 
 

@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components import addon_iam, addon_values, iam
+from inferplane.components import addon_iam, addon_values, alerting, iam
 from inferplane.components.cloud import Cloud, Ownership, aws_tags
 
 LBC_RELEASE = "aws-load-balancer-controller"
@@ -25,8 +25,20 @@ CA_RELEASE = "cluster-autoscaler"
 EBS_STORAGE_CLASS = "inferplane-gp3"
 GKE_DRIVER_INSTALLER = "inferplane-nvidia-driver-installer"
 GKE_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
-"""Preloaded on GKE COS nodes (hence never pulled); installs the newest driver the node's
-COS release supports."""
+"""Preloaded on GKE COS nodes (hence never pulled)."""
+GKE_INSTALLER_COMMAND = ("/cos-gpu-installer", "install")
+"""No ``--version``: the installer then installs the *default* driver of the node's COS
+release, which GKE ships per node version, so the driver changes only when the node pool's
+GKE version does. ``--version=latest`` would take whatever newest driver COS publishes
+when a node boots, so two nodes of one pool could run different drivers, and a new driver
+could arrive with no change to the cluster at all (cos_gpu_installer
+``internal/commands/install.go``: "It will install the default GPU driver if the flag is
+not set explicitly. Set the flag to 'latest' to install the latest GPU driver version";
+Google's own ``nvidia-driver-installer/cos/daemonset-preloaded.yaml`` in
+GoogleCloudPlatform/container-engine-accelerators runs it without the flag; the GKE
+equivalent of the node pool setting is ``gpu_driver_version = "DEFAULT"``: "install the
+default driver version for your GKE node version",
+https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
 RELEASE_TIMEOUT_S = 1200
 PRIVILEGED = {
     "pod-security.kubernetes.io/enforce": "privileged",
@@ -67,6 +79,14 @@ class ClusterAddonsArgs:
     """Install Grafana. Default: installed."""
     alerts_enabled: bool = defaults.ALERTS_ENABLED
     """Install Alertmanager. Default: installed."""
+    alert_receivers: tuple[addon_values.AlertReceiverValues, ...] = ()
+    """Where Alertmanager sends alerts (with `alerts_enabled`). Default: nowhere (the
+    chart's ``null`` receiver)."""
+    alert_route_receiver: str | None = None
+    """The receiver of every alert (required with `alert_receivers`)."""
+    alert_receiver_secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    """Key (`alerting.secret_keys`) -> credential of `alert_receivers`; stored only in the
+    `addon_values.ALERTMANAGER_SECRET` Secret, as Pulumi secrets."""
     gp3_storage_class: bool = False
     """AWS: the cluster runs the EBS CSI driver (as a created `EksCluster` does); True gives
     Prometheus' volume an encrypted gp3 StorageClass, False the cluster's default class."""
@@ -122,6 +142,19 @@ class ClusterAddons(pulumi.ComponentResource):
         if args.cloud == "aws" and args.gp3_storage_class:
             before_monitoring.append(self._gp3_storage_class())
             self.storage_class = EBS_STORAGE_CLASS
+        alertmanager = None
+        if args.alerts_enabled and args.alert_receivers and args.alert_route_receiver:
+            before_monitoring.append(
+                alerting.receivers_secret(
+                    f"{self._name}-alertmanager-receivers",
+                    args.alert_receivers,
+                    args.alert_receiver_secrets,
+                    self._opts([monitoring_ns]),
+                )
+            )
+            alertmanager = addon_values.alertmanager_values(
+                args.alert_receivers, args.alert_route_receiver
+            )
         prometheus = self._release(
             naming.PROMETHEUS_RELEASE,
             "kube-prometheus-stack",
@@ -133,6 +166,7 @@ class ClusterAddons(pulumi.ComponentResource):
                 grafana_enabled=args.grafana_enabled,
                 alerts_enabled=args.alerts_enabled,
                 storage_class=self.storage_class,
+                alertmanager=alertmanager,
             ),
             before_monitoring,
         )
@@ -327,7 +361,7 @@ class ClusterAddons(pulumi.ComponentResource):
                                 "name": "nvidia-driver-installer",
                                 "image": GKE_INSTALLER_IMAGE,
                                 "imagePullPolicy": "Never",
-                                "command": ["/cos-gpu-installer", "install", "--version=latest"],
+                                "command": list(GKE_INSTALLER_COMMAND),
                                 "env": [{"name": k, "value": v} for k, v in env.items()],
                                 "resources": {"requests": {"cpu": "150m"}},
                                 "securityContext": {"privileged": True},

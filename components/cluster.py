@@ -45,6 +45,9 @@ class ClusterArgs:
     vpc_cidr: str = defaults.VPC_CIDR
     """Address range of a created VPC or network. Default: the range of
     `inferplane.blueprint.defaults`. Unused when attaching."""
+    internal_load_balancers: bool = True
+    """GCP: models are served through internal load balancers, so an attached cluster is
+    checked for zonal affinity (`GkeClusterArgs.internal_load_balancers`). Default: internal."""
 
 
 class Cluster(pulumi.ComponentResource):
@@ -154,6 +157,7 @@ class Cluster(pulumi.ComponentResource):
                 create=args.create,
                 kubernetes_version=args.kubernetes_version,
                 vpc_cidr=args.vpc_cidr,
+                internal_load_balancers=args.internal_load_balancers,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -2,7 +2,9 @@
 
 A created cluster gets a VPC with one private and one public subnet per environment zone
 and one NAT gateway per zone (a zone that fails takes only its own egress with it), the
-EKS control plane on the private subnets with a public and a private endpoint, an OIDC
+EKS control plane on the private subnets with a public and a private endpoint (EKS needs
+subnets in two zones: an environment with one zone adds a control-plane-only subnet in a
+second zone of the region, see `EksCluster._control_plane_subnet`), an OIDC
 provider for IRSA, a small system node group for the add-ons, the VPC CNI with network
 policy enforcement (serving NetworkPolicies must be enforced) and the EBS CSI driver
 (Prometheus keeps its data on a volume).
@@ -46,6 +48,15 @@ EBS_CSI_POLICY = f"{_POLICY}service-role/AmazonEBSCSIDriverPolicy"
 
 INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
+CONTROL_PLANE_MIN_ZONES = 2
+"""EKS: "When you create a cluster, you specify a VPC and at least two subnets that are in
+different Availability Zones"; one subnet, or several in one zone, fail with
+``InvalidParameterException: Subnets specified must be in at least two different AZs``
+(https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html)."""
+EKS_UNSUPPORTED_ZONE_IDS = ("use1-az3", "usw1-az2", "cac1-az3")
+"""Zone IDs where EKS places no control plane (network-reqs.html, "Subnet requirements for
+clusters"; the API answers ``UnsupportedAvailabilityZoneException``). Zone IDs, not names:
+names map to different physical zones per account."""
 
 
 def subnet_plan(vpc_cidr: str, zones: tuple[str, ...]) -> dict[str, tuple[str, str]]:
@@ -64,6 +75,30 @@ def subnet_plan(vpc_cidr: str, zones: tuple[str, ...]) -> dict[str, tuple[str, s
         raise ValueError(f"at most {len(blocks) - 1} zones fit one VPC, got {len(zones)}")
     public = list(blocks[-1].subnets(prefixlen_diff=3))
     return {zone: (str(blocks[i]), str(public[i])) for i, zone in enumerate(zones)}
+
+
+def control_plane_cidr(vpc_cidr: str) -> str:
+    """The CIDR of the extra control-plane subnet: the eighth small block of the public
+    block, which `subnet_plan` never hands out (seven zones at most), so it cannot collide
+    with a zone's subnets whatever the zones become. A /22 VPC makes it a /28, the smallest
+    AWS subnet, with 11 usable addresses: EKS needs at least six free
+    (network-reqs.html)."""
+    net = ipaddress.IPv4Network(vpc_cidr)
+    return str(list(list(net.subnets(prefixlen_diff=3))[-1].subnets(prefixlen_diff=3))[-1])
+
+
+def pick_control_plane_zone(region_zones: Sequence[str], zones: Sequence[str]) -> str:
+    """The zone of the extra control-plane subnet: the first, in name order, of the
+    region's zones that EKS supports and the environment does not use. Name order keeps the
+    choice stable: a region's new zones get later letters."""
+    candidates = sorted(set(region_zones) - set(zones))
+    if not candidates:
+        raise ValueError(
+            f"EKS needs control-plane subnets in {CONTROL_PLANE_MIN_ZONES} zones, but the "
+            f"region offers no zone besides {', '.join(zones)} that EKS supports; add a second "
+            "zone to the environment"
+        )
+    return candidates[0]
 
 
 def _issuer(identities: Sequence[Any]) -> str:
@@ -127,6 +162,11 @@ class EksCluster(pulumi.ComponentResource):
       oidc_issuer: the OIDC issuer, host and path without ``https://``.
       vpc_id: the cluster's VPC.
       subnet_ids_by_zone: zone -> the private subnet of that zone.
+      control_plane_subnet_ids: the subnets of a created cluster's control plane: the
+        private subnets of `zones` and, when they are fewer than two zones, one private
+        subnet in another zone of the region (`pick_control_plane_zone`) that holds only
+        the control plane's network interfaces: no nodes, no load balancers (no ELB role
+        tag), no route out. Empty when attaching (the cluster exists).
       node_role_arn: IAM role for node groups (resolves once its policies are attached).
       ready: the resources that must exist before anything is installed into the cluster
         (empty when attaching).
@@ -139,6 +179,7 @@ class EksCluster(pulumi.ComponentResource):
     oidc_issuer: pulumi.Output[str]
     vpc_id: pulumi.Output[str]
     subnet_ids_by_zone: dict[str, pulumi.Output[str]]
+    control_plane_subnet_ids: list[pulumi.Output[str]]
     node_role_arn: pulumi.Output[str]
     ready: list[pulumi.Resource]
 
@@ -153,6 +194,7 @@ class EksCluster(pulumi.ComponentResource):
             [pulumi.Alias(parent=parent)] if parent is not None else []
         )
         self.ready = []
+        self.control_plane_subnet_ids = []
         if args.create:
             self._create()
         else:
@@ -166,6 +208,7 @@ class EksCluster(pulumi.ComponentResource):
                 "oidc_issuer": self.oidc_issuer,
                 "vpc_id": self.vpc_id,
                 "subnet_ids_by_zone": self.subnet_ids_by_zone,
+                "control_plane_subnet_ids": self.control_plane_subnet_ids,
                 "node_role_arn": self.node_role_arn,
                 "ready": self.ready,
             }
@@ -269,6 +312,52 @@ class EksCluster(pulumi.ComponentResource):
                 f"{name}-private-{s}", subnet_id=subnet.id, route_table_id=routes.id, opts=opts
             )
             self.subnet_ids_by_zone[zone] = subnet.id
+        self.control_plane_subnet_ids = list(self.subnet_ids_by_zone.values())
+        if len(args.zones) < CONTROL_PLANE_MIN_ZONES:
+            self.control_plane_subnet_ids.append(self._control_plane_subnet(vpc))
+
+    def _control_plane_subnet(self, vpc: aws.ec2.Vpc) -> pulumi.Output[str]:
+        """A private subnet in a second zone, for the control plane only (EKS refuses one
+        zone). GPU and system nodes, serving pods and load balancer targets stay in the
+        environment's zones: node groups and NLBs are given those subnets explicitly, and
+        this one has no ELB role tag, so the load balancer controller never discovers it
+        for a load balancer (it prefers role-tagged subnets: aws-load-balancer-controller
+        docs/deploy/subnet_discovery.md). It keeps the VPC's main route table (local
+        routes only): control-plane interfaces need no route out.
+
+        The zone is chosen once: later answers of the zone lookup never move the subnet
+        (``ignore_changes``), since EKS keeps a cluster's control-plane zones for life ("All
+        subnets that you add must be in the same set of AZs as originally provided",
+        network-reqs.html). For the same reason, an environment that later grows to two
+        zones keeps this control plane only if its second zone is this subnet's zone."""
+        name, args, opts = self._name, self._args, self._opts()
+        region_zones = aws.get_availability_zones_output(
+            state="available",
+            exclude_zone_ids=list(EKS_UNSUPPORTED_ZONE_IDS),
+            # Regular zones that need no opt-in: no Local or Wavelength Zones.
+            filters=[
+                aws.GetAvailabilityZonesFilterArgs(
+                    name="opt-in-status", values=["opt-in-not-required"]
+                ),
+                aws.GetAvailabilityZonesFilterArgs(name="zone-type", values=["availability-zone"]),
+            ],
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        zone = region_zones.names.apply(
+            functools.partial(pick_control_plane_zone, zones=args.zones)
+        )
+        cluster = args.cluster_name
+        subnet = aws.ec2.Subnet(
+            f"{name}-control-plane",
+            vpc_id=vpc.id,
+            cidr_block=control_plane_cidr(args.vpc_cidr),
+            availability_zone=zone,
+            tags=self._tags(Name=f"{cluster}-control-plane"),
+            opts=pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(ignore_changes=["availabilityZone"])
+            ),
+        )
+        return subnet.id
 
     def _control_plane(self) -> aws.eks.Cluster:
         name, args, opts = self._name, self._args, self._opts()
@@ -288,14 +377,15 @@ class EksCluster(pulumi.ComponentResource):
             )
             for arn in CLUSTER_POLICIES
         ]
-        private = list(self.subnet_ids_by_zone.values())
         return aws.eks.Cluster(
             name,
             name=args.cluster_name,
             version=args.kubernetes_version,
             role_arn=control_role.arn,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
-                subnet_ids=private, endpoint_private_access=True, endpoint_public_access=True
+                subnet_ids=self.control_plane_subnet_ids,
+                endpoint_private_access=True,
+                endpoint_public_access=True,
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",

@@ -1,17 +1,20 @@
 """`GkeCluster`: a VPC-native GKE cluster, created, or an existing one attached.
 
 A created cluster has private nodes behind Cloud NAT, Workload Identity, Dataplane V2
-(serving NetworkPolicies are enforced), GKE subsetting for internal load balancers (zonal
-traffic distribution needs it), its default node pool removed, and a small system node
-pool across the environment's zones for the add-ons. GPU node pools are added separately,
-one per pool and zone.
+(serving NetworkPolicies are enforced), GKE subsetting for internal load balancers and a
+version floor (zonal affinity needs both: `ZONAL_AFFINITY_MIN_VERSION`; an attached
+cluster is checked for them at preview time), its default node pool removed, and a small
+system node pool across the environment's zones for the add-ons. GPU node pools are added
+separately, one per pool and zone.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -32,6 +35,61 @@ NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregist
 identities through Workload Identity."""
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
+ZONAL_AFFINITY_MIN_VERSION = "1.33.3-gke.1392000"
+"""The first GKE version whose internal passthrough load balancers honour
+``spec.trafficDistribution`` (zonal affinity: a client's connections go to backends in its
+own zone while that zone has healthy ones). It also needs GKE subsetting (GCE_VM_IP NEG
+backends, ``enable_l4_ilb_subsetting``). Source:
+https://cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balancing, "Using
+zonal affinity" ("To enable zonal affinity in a GKE cluster, you must have GKE subsetting
+enabled"), and https://docs.cloud.google.com/kubernetes-engine/docs/concepts/
+service-load-balancer-parameters (reference NOTES.md §7). Without either, the Service is
+still created and simply spreads connections over every zone, so nothing would fail: it
+has to be checked."""
+
+
+def gke_version(text: str) -> tuple[int, ...]:
+    """``1.33.3-gke.1392000`` -> (1, 33, 3, 1392000); ``1.34`` -> (1, 34)."""
+    return tuple(int(n) for n in re.findall(r"\d+", text))
+
+
+def min_master_version(kubernetes_version: str) -> str:
+    """A created cluster's ``min_master_version``: the requested minor, raised to the
+    zonal-affinity patch when the minor is the one it arrived in (a later minor has it
+    from its first release; an earlier one is refused when the blueprint is validated)."""
+    if gke_version(kubernetes_version)[:2] == gke_version(ZONAL_AFFINITY_MIN_VERSION)[:2]:
+        return ZONAL_AFFINITY_MIN_VERSION
+    return kubernetes_version
+
+
+def zonal_affinity_problems(version: str | None, subsetting: bool | None) -> list[str]:
+    """What an existing cluster lacks for zonal affinity of internal load balancers."""
+    problems = []
+    if not version or gke_version(version) < gke_version(ZONAL_AFFINITY_MIN_VERSION):
+        problems.append(
+            f"it runs GKE {version or 'of an unknown version'}, older than "
+            f"{ZONAL_AFFINITY_MIN_VERSION} (upgrade the control plane)"
+        )
+    if not subsetting:
+        problems.append(
+            "GKE subsetting is off (gcloud container clusters update CLUSTER "
+            "--enable-l4-ilb-subsetting; it cannot be turned off again)"
+        )
+    return problems
+
+
+def _check_zonal_affinity(cluster: str) -> Callable[[Sequence[Any]], bool]:
+    def check(found: Sequence[Any]) -> bool:
+        version, subsetting = found
+        problems = zonal_affinity_problems(version, subsetting)
+        if problems:
+            raise ValueError(
+                f"cluster {cluster}: internal load balancers cannot keep clients in their "
+                f"zone (zonal affinity): {'; and '.join(problems)}"
+            )
+        return True
+
+    return check
 
 
 def ip_plan(vpc_cidr: str) -> tuple[str, str, str]:
@@ -88,6 +146,11 @@ class GkeClusterArgs:
     vpc_cidr: str = defaults.VPC_CIDR
     """Address range of a created network (a /20 or larger; see `ip_plan`). Default: the
     range of `inferplane.blueprint.defaults`. Unused when attaching."""
+    internal_load_balancers: bool = True
+    """Models are served through internal load balancers, which must keep clients in their
+    zone: an attached cluster is then checked (at preview) for GKE subsetting and a version
+    with zonal affinity (`ZONAL_AFFINITY_MIN_VERSION`); a created one has both. Default:
+    internal."""
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -238,7 +301,8 @@ class GkeCluster(pulumi.ComponentResource):
                 workload_pool=workload_pool
             ),
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel=RELEASE_CHANNEL),
-            min_master_version=args.kubernetes_version,
+            # Zonal affinity of internal load balancers needs this version and subsetting.
+            min_master_version=min_master_version(args.kubernetes_version),
             private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
                 enable_private_nodes=True, enable_private_endpoint=False
             ),
@@ -294,6 +358,13 @@ class GkeCluster(pulumi.ComponentResource):
         self.name = info.name.apply(lambda n: n or cluster)
         self.location = info.location.apply(lambda loc: loc or location)
         self.endpoint = info.endpoint
+        if args.internal_load_balancers:
+            # Everything in the cluster goes through the provider, which needs the endpoint:
+            # a cluster without zonal affinity fails the preview here, with the reason.
+            checked = pulumi.Output.all(info.master_version, info.enable_l4_ilb_subsetting).apply(
+                _check_zonal_affinity(cluster)
+            )
+            self.endpoint = pulumi.Output.all(info.endpoint, checked).apply(lambda a: str(a[0]))
         self.ca_data = info.master_auths.apply(
             lambda auths: present(auths[0].cluster_ca_certificate, "cluster CA certificate")
         )

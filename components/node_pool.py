@@ -31,12 +31,23 @@ from inferplane.components.cluster_eks import GPU_AMI_TYPE
 from inferplane.components.cluster_gke import NODE_IMAGE, NODE_OAUTH_SCOPES
 
 AWS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-"""The cluster autoscaler's GPU label on AWS: a node with it is a GPU node still
-starting up (not an empty one) until its device plugin reports GPUs."""
+"""The cluster autoscaler's GPU label on AWS (``GPULabel`` in cluster-autoscaler
+``cloudprovider/aws/aws_cloud_provider.go``): a node with it is a GPU node still starting
+up (not an empty one) until its device plugin reports GPUs, so the autoscaler does not
+scale out again while the plugin comes up (``cloudprovider/aws/README.md``, "Special note
+on GPU instances"). Only pools whose nodes advertise ``nvidia.com/gpu`` get it: see
+`labels_gpu_for_autoscaler`."""
+PLAIN_GPU_RESOURCE = "nvidia.com/gpu"
 GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_DRIVER_VERSION = "INSTALLATION_DISABLED"
-"""GKE's installer runs inside its device-plugin pod, which the label above keeps off
-these nodes; Google's standalone COS installer (an add-on) installs the driver instead."""
+"""GKE's managed install (``DEFAULT``/``LATEST``) goes with GKE's own device plugin, which
+the label above keeps off these nodes; Google's standalone COS installer (an add-on,
+`inferplane.components.addons.GKE_INSTALLER_COMMAND`) installs the driver instead, pinned
+to the default driver of the node's version just as ``DEFAULT`` would be. The two setups
+are exclusive: the GPU Operator on GKE needs ``gpu-driver-version=disabled`` plus this
+label (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator; NVIDIA's
+"GKE GPU Setup", https://docs.nvidia.com/aicr/integrator-guide/gke-gpu-setup: exactly one
+``nvidia.com/gpu`` advertiser per node)."""
 CA_TAG = "k8s.io/cluster-autoscaler"
 EKS_NODE_GROUP_NAME_MAX = 63
 GKE_NODE_POOL_NAME_MAX = 40
@@ -112,6 +123,30 @@ class GpuNodePoolArgs:
         return f"all-{self.mig_profile}" if self.sharing == "mig" and self.mig_profile else None
 
 
+def labels_gpu_for_autoscaler(pool: GpuNodePoolArgs) -> bool:
+    """Whether `pool`'s EKS nodes carry `AWS_ACCELERATOR_LABEL`.
+
+    The cluster autoscaler decides a labelled node's GPU is ready only from allocatable
+    ``nvidia.com/gpu`` (``FilterOutNodesWithUnreadyResources`` in
+    ``processors/customresources/gpu_processor.go`` with ``NodeHasGpuAllocatable`` in
+    ``utils/gpu/gpu.go``). A MIG pool (mixed strategy: ``nvidia.com/mig-<profile>``) or a
+    time-slicing pool with renamed resources (``nvidia.com/gpu.shared``) never reports it,
+    so a labelled node stays "unready" for good, and once the unready count passes the
+    autoscaler's limit it stops scaling the whole cluster (kubernetes/autoscaler#8095,
+    open; the fixes kubernetes/autoscaler#9673 and kubernetes-sigs/cluster-autoscaler#92
+    are unmerged, so no autoscaler release can be pinned instead).
+
+    The trade-off for these pools: without the label a node that has just joined looks
+    like a node without GPUs until the MIG manager and device plugin publish its slices,
+    and the autoscaler may add one more node for pods still pending in that window (the
+    README's "scale out multiple times"). The extra node is empty and scaled down after
+    the scale-down delay; a stalled autoscaler would need an operator. Scale-up from zero
+    is unaffected: it reads the node-template resource tags (`autoscaler_tags`), not this
+    label. Time-slicing pools here keep ``nvidia.com/gpu`` (``renameByDefault: false`` in
+    `inferplane.components.addon_values`) and keep the label."""
+    return pool.gpu_resource == PLAIN_GPU_RESOURCE
+
+
 def node_labels(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
     """Kubernetes labels of the nodes of `pool` in `zone`."""
     labels = {
@@ -124,7 +159,8 @@ def node_labels(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
     if pool.sharing == "time_slicing":
         labels[naming.DEVICE_PLUGIN_CONFIG_LABEL] = pool.pool_name
     if pool.cloud == "aws":
-        labels[AWS_ACCELERATOR_LABEL] = pool.gpu.id
+        if labels_gpu_for_autoscaler(pool):
+            labels[AWS_ACCELERATOR_LABEL] = pool.gpu.id
     else:
         labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
     return labels

@@ -20,7 +20,7 @@ from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
 from inferplane.components.identity import ModelStoreAccess
 from inferplane.components.node_pool import GpuNodePool
-from inferplane.components.stack_serving import model_server
+from inferplane.components.stack_serving import alert_receiver_secrets, model_server
 
 
 def environment_data(env: Environment) -> dict[str, str]:
@@ -82,7 +82,11 @@ class InferenceStack(pulumi.ComponentResource):
             )
             for pool in env.pools.values()
         }
-        self.addons = ClusterAddons(name, stack_args.addons_args(env, cluster), opts=child(cluster))
+        # The receivers' credentials are read through the cloud provider the cluster uses.
+        receiver_secrets = alert_receiver_secrets(env, cluster)
+        self.addons = ClusterAddons(
+            name, stack_args.addons_args(env, cluster, receiver_secrets), opts=child(cluster)
+        )
 
         self.namespace = naming.namespace(env.blueprint)
         labels = {

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming, wake
 from inferplane.blueprint.model import Environment, GpuPool
+from inferplane.components.addon_values import AlertReceiverValues
 from inferplane.components.addons import ClusterAddonsArgs
 from inferplane.components.cloud import Ownership
 from inferplane.components.cluster import Cluster, ClusterArgs
@@ -48,6 +49,7 @@ def cluster_args(env: Environment) -> ClusterArgs:
         gke_location=spec.location if env.cloud == "gcp" else None,
         kubernetes_version=spec.kubernetes_version,
         vpc_cidr=spec.vpc_cidr,
+        internal_load_balancers=env.load_balancer.scheme == "internal",
     )
 
 
@@ -110,7 +112,29 @@ def time_slices_by_pool(env: Environment) -> dict[str, int]:
     return {p.name: p.time_slices for p in env.pools.values() if p.sharing == "time_slicing"}
 
 
-def addons_args(env: Environment, cluster: Cluster) -> ClusterAddonsArgs:
+def alert_receivers(env: Environment) -> tuple[AlertReceiverValues, ...]:
+    """The environment's Alertmanager receivers, their credentials named by Secret key."""
+    return tuple(
+        AlertReceiverValues(
+            name=r.name,
+            slack_channel=r.slack_channel,
+            slack_api_url_key=r.slack_api_url.name if r.slack_api_url else None,
+            pagerduty_routing_key_key=(
+                r.pagerduty_routing_key.name if r.pagerduty_routing_key else None
+            ),
+            webhook_url_key=r.webhook_url.name if r.webhook_url else None,
+        )
+        for r in env.observability.alert_receivers
+    )
+
+
+def addons_args(
+    env: Environment,
+    cluster: Cluster,
+    alert_receiver_secrets: Mapping[str, pulumi.Input[str]] | None = None,
+) -> ClusterAddonsArgs:
+    """`alert_receiver_secrets`: the receivers' credentials by Secret key
+    (`stack_serving.alert_receiver_secrets`)."""
     obs, versions = env.observability, env.versions
     return ClusterAddonsArgs(
         cloud=env.cloud,
@@ -125,6 +149,9 @@ def addons_args(env: Environment, cluster: Cluster) -> ClusterAddonsArgs:
         prometheus_storage_gib=obs.prometheus_storage_gib,
         grafana_enabled=obs.grafana_enabled,
         alerts_enabled=obs.alerts_enabled,
+        alert_receivers=alert_receivers(env),
+        alert_route_receiver=obs.alert_route_receiver,
+        alert_receiver_secrets=dict(alert_receiver_secrets or {}),
         # A created EKS cluster runs the EBS CSI driver (see `EksCluster`).
         gp3_storage_class=env.cloud == "aws" and env.cluster.create,
         gpu_operator_version=versions.gpu_operator,

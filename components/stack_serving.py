@@ -16,13 +16,14 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
-from inferplane.blueprint.model import Environment, GpuPool, Model
+from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
 from inferplane.components.serving.secrets import (
     is_offline,
     missing_fix,
     missing_problem,
     missing_state,
+    secret_value,
 )
 from inferplane.components.serving.spec import (
     ModelSecret,
@@ -87,16 +88,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             autoscaling=model.autoscaling,
             slo=model.slo,
             expose=model.expose,
-            secrets=tuple(
-                ModelSecret(
-                    name=ref.name,
-                    from_env=ref.from_env,
-                    from_pulumi_config=ref.from_pulumi_config,
-                    from_secret_manager=ref.from_secret_manager,
-                    origin=_origin(env, (*ref.path, "from_secret_manager")),
-                )
-                for ref in model.secrets
-            ),
+            secrets=tuple(model_secret(env, ref) for ref in model.secrets),
             image=model.image,
             startup_timeout_s=model.startup_timeout_s,
             max_request_s=model.max_request_s,
@@ -108,6 +100,17 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             warmup=model.warmup,
             wake=model.wake,
         )
+
+
+def model_secret(env: Environment, ref: SecretRef) -> ModelSecret:
+    """A blueprint secret reference as the serving components take it."""
+    return ModelSecret(
+        name=ref.name,
+        from_env=ref.from_env,
+        from_pulumi_config=ref.from_pulumi_config,
+        from_secret_manager=ref.from_secret_manager,
+        origin=_origin(env, (*ref.path, "from_secret_manager")),
+    )
 
 
 def _origin(env: Environment, where: YamlPath) -> str:
@@ -149,11 +152,43 @@ def model_server(
         return ModelServer(name, args, opts=opts)
 
 
+def alert_receiver_secrets(
+    env: Environment, parent: pulumi.Resource
+) -> dict[str, pulumi.Output[str]]:
+    """The Alertmanager receivers' credentials by Secret key, each a Pulumi secret, read
+    the way model secrets are (`secret_value`; `parent` lends its cloud provider to Secret
+    Manager lookups). `check_deploy_inputs` has checked every ``from_env`` variable."""
+    serving_env = serving_environment(env)
+    offline = is_offline()
+    return {
+        ref.name: secret_value(
+            model_secret(env, ref),
+            serving_env,
+            model="alertmanager",
+            offline=offline,
+            parent=parent,
+        )
+        for receiver in env.observability.alert_receivers
+        for ref in receiver.secrets
+    }
+
+
+def alert_secret_env_diagnostics(env: Environment) -> list[Diagnostic]:
+    """`secret_env_diagnostics` for the Alertmanager receivers' credentials."""
+    refs = [ref for r in env.observability.alert_receivers for ref in r.secrets]
+    return _missing_diagnostics(env, refs)
+
+
 def secret_env_diagnostics(env: Environment, model: Model) -> list[Diagnostic]:
     """One diagnostic per ``from_env`` / ``from_pulumi_config`` secret of `model` whose
     value is not set, or empty, now (read as `pulumi up` reads it)."""
+    return _missing_diagnostics(env, model.secrets)
+
+
+def _missing_diagnostics(env: Environment, refs: Sequence[SecretRef]) -> list[Diagnostic]:
     problems = []
-    for ref, served in zip(model.secrets, served_model(env, model).secrets, strict=True):
+    for ref in refs:
+        served = model_secret(env, ref)
         state = missing_state(served)
         if state is None:
             continue

@@ -7,7 +7,10 @@ Service ``<model>-lb`` (type LoadBalancer) exposes the ports of ``expose.protoco
   external``) with IP targets (traffic goes straight to the pods: no node hop, so
   ``externalTrafficPolicy`` is irrelevant and node ports are not allocated), in exactly
   the environment's zones (``-subnets`` = their private subnets) with cross-zone load
-  balancing off, so a client's zone-local NLB address reaches pods in its zone. Targets
+  balancing off, so a client's zone-local NLB address reaches pods in its zone; and DNS
+  answers with that address only (`ZONE_AFFINITY`): with cross-zone off but the default
+  client routing policy (``any_availability_zone``), the NLB's name resolves to every
+  zone's address and clients still cross zones. Targets
   drain for as long as a pod does (deregistration delay = the pod's grace period) and
   their connections are then closed, so long-lived gRPC/HTTP2 connections move on.
   An external NLB lets the controller pick the public subnets.
@@ -15,6 +18,12 @@ Service ``<model>-lb`` (type LoadBalancer) exposes the ports of ``expose.protoco
   *external* load balancer, so internal is always explicit), and ``externalTrafficPolicy:
   Local``: only nodes with a ready pod receive traffic, the client address is preserved
   (the NetworkPolicy can check it) and there is no second hop to another node or zone.
+  The internal passthrough load balancer keeps a client's connections in its zone (zonal
+  affinity, from ``spec.trafficDistribution`` below) only on GKE >= 1.33.3-gke.1392000
+  with GKE subsetting enabled (https://cloud.google.com/kubernetes-engine/docs/how-to/
+  internal-load-balancing, "Using zonal affinity"; reference NOTES.md §7). A created
+  cluster enables subsetting and sets that version floor (`cluster_gke`); an attached
+  cluster is checked at preview time (`cluster_gke.check_zonal_affinity`).
 - Both: ``loadBalancerSourceRanges`` = ``load_balancer.allowed_cidrs``; and
   ``spec.trafficDistribution`` to prefer endpoints in the client's zone: ``PreferSameZone``
   from Kubernetes 1.34 (beta, on by default), else ``PreferClose`` (GA in 1.33, and its
@@ -53,6 +62,24 @@ GKE_LB_TYPE: Final = "networking.gke.io/load-balancer-type"
 ATTACHED_VPC_CIDR: Final = "10.0.0.0/8"
 SAME_ZONE_SINCE: Final = (1, 34)
 METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
+
+
+ZONE_AFFINITY: Final = "availability_zone_affinity"
+"""NLB attribute ``dns_record.client_routing_policy``: "100 percent zonal affinity", a
+client's DNS query (through the Route 53 Resolver of its VPC) gets only its own zone's NLB
+address while that zone is healthy, and every zone's otherwise. The other values are
+``partial_availability_zone_affinity`` ("85 percent zonal affinity": 15% of queries still
+get other zones, which spreads load when a zone's clients outnumber its replicas) and the
+default ``any_availability_zone`` (no affinity). Sources: AWS Load Balancer Controller
+``docs/guide/service/annotations.md`` ("load-balancer-attributes") and
+``pkg/shared_constants/attributes.go``; https://docs.aws.amazon.com/elasticloadbalancing/
+latest/network/edit-load-balancer-attributes.html#zonal-dns-affinity; the values' meanings
+from the AWS CDK ``ClientRoutingPolicy`` enum."""
+NLB_ATTRIBUTES: Final = (
+    f"load_balancing.cross_zone.enabled=false,dns_record.client_routing_policy={ZONE_AFFINITY}"
+)
+"""Both set explicitly: the controller changes only the attributes the annotation names
+("Only attributes defined in the annotation will be updated", annotations.md)."""
 
 
 def lb_service_name(model: ServedModel, env: ServingEnvironment | None = None) -> str:
@@ -107,7 +134,7 @@ def aws_annotations(env: ServingEnvironment, model: ServedModel) -> dict[str, st
         f"{AWS}type": "external",
         f"{AWS}nlb-target-type": "ip",
         f"{AWS}scheme": "internal" if internal(env) else "internet-facing",
-        f"{AWS}attributes": "load_balancing.cross_zone.enabled=false",
+        f"{AWS}attributes": NLB_ATTRIBUTES,
         f"{AWS}target-group-attributes": (
             f"deregistration_delay.timeout_seconds={grace},"
             "deregistration_delay.connection_termination.enabled=true"

@@ -428,6 +428,11 @@ def _run(
             dry_run=False,
             organization="organization",
             callbacks=None,
+            # The SDK's MockSettings leaves these to a process-wide default; a failed run
+            # leaves its failed outputs there (to report at exit), and the next run would
+            # await them on a closed event loop. Each run gets its own.
+            outputs=set(),
+            lock=threading.Lock(),
         )
     )
     pulumi.runtime.set_all_config(dict(config), sorted(secret_config))

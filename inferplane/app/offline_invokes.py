@@ -131,6 +131,29 @@ def _aws_subnet(facts: CloudFacts, subnets: dict[str, str], args: Mapping[str, A
     }
 
 
+REGION_ZONE_LETTERS = "abcd"
+"""The offline region has zones a-d (plus any the environment names)."""
+
+
+def _aws_zones(facts: CloudFacts, args: Mapping[str, Any]) -> Outputs:
+    """The region's zones, without the ``excludeNames``; zone IDs follow the names."""
+    every = sorted({*facts.zones, *(f"{facts.region}{c}" for c in REGION_ZONE_LETTERS)})
+    parts = facts.region.split("-")  # us-east-1 -> use1, as AWS abbreviates zone IDs
+    prefix = parts[0] + "".join(p[0] for p in parts[1:-1]) + parts[-1] if parts else "az"
+    ids = {zone: f"{prefix}-az{i + 1}" for i, zone in enumerate(every)}
+    excluded = set(args.get("excludeNames") or []) | {
+        zone for zone, zid in ids.items() if zid in set(args.get("excludeZoneIds") or [])
+    }
+    names = [zone for zone in every if zone not in excluded]
+    return {
+        "id": facts.region,
+        "names": names,
+        "zoneIds": [ids[zone] for zone in names],
+        "groupNames": [facts.region] * len(names),
+        "state": args.get("state") or "available",
+    }
+
+
 def _gke_get_cluster(facts: CloudFacts, args: Mapping[str, Any]) -> Outputs:
     name = str(args.get("name", "cluster"))
     project = str(args.get("project") or facts.project or "project")
@@ -145,6 +168,8 @@ def _gke_get_cluster(facts: CloudFacts, args: Mapping[str, Any]) -> Outputs:
         "endpoint": f"34.{octet}.{(octet * 7) % 256}.{(octet * 13) % 256}",
         "masterAuths": [{"clusterCaCertificate": CA_DATA, "clientCertificateConfigs": []}],
         "masterVersion": "1.33.5-gke.1201000",
+        "minMasterVersion": "1.33",
+        "enableL4IlbSubsetting": True,
         "nodeLocations": list(facts.zones),
         "network": f"projects/{project}/global/networks/default",
         "subnetwork": f"projects/{project}/regions/{facts.region}/subnetworks/default",
@@ -188,12 +213,7 @@ def answers(facts: CloudFacts) -> dict[str, Callable[[Mapping[str, Any]], Output
             "dnsSuffix": "amazonaws.com",
             "reverseDnsPrefix": "com.amazonaws",
         },
-        "aws:index/getAvailabilityZones:getAvailabilityZones": lambda a: {
-            "id": region,
-            "names": list(facts.zones),
-            "zoneIds": [f"az{i + 1}" for i in range(len(facts.zones))],
-            "state": "available",
-        },
+        "aws:index/getAvailabilityZones:getAvailabilityZones": lambda a: _aws_zones(facts, a),
         "aws:eks/getCluster:getCluster": lambda a: _eks_get_cluster(facts, subnets, a),
         "aws:eks/getClusterAuth:getClusterAuth": lambda a: {
             "id": a.get("name"),

@@ -24,7 +24,10 @@ from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_diagn
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving.secrets import is_offline
 from inferplane.components.stack import InferenceStack, InferenceStackArgs
-from inferplane.components.stack_serving import secret_env_diagnostics
+from inferplane.components.stack_serving import (
+    alert_secret_env_diagnostics,
+    secret_env_diagnostics,
+)
 
 
 def deploy(env: Environment) -> InferenceStack:
@@ -76,13 +79,14 @@ def load_environment(path: Path, environment: str) -> Environment:
 
 def check_deploy_inputs(env: Environment) -> None:
     """What the blueprint reads from outside itself when `pulumi up` runs: every
-    ``from_env`` secret's variable and ``from_pulumi_config`` key must be set and not empty.
-    Checked before anything is registered, so a
+    ``from_env`` secret's variable and ``from_pulumi_config`` key (models' and alert
+    receivers') must be set and not empty. Checked before anything is registered, so a
     missing token stops the update instead of leaving it half done. (Offline runs read no
     secrets.)"""
     if is_offline():
         return
     problems = [d for model in env.models.values() for d in secret_env_diagnostics(env, model)]
+    problems += alert_secret_env_diagnostics(env)
     if problems:
         raise BlueprintError(problems)
 

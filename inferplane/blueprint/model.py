@@ -333,11 +333,33 @@ class LoadBalancer:
 
 
 @dataclass(frozen=True)
+class AlertReceiver:
+    """Where Alertmanager sends alerts (``observability.alerts.receivers[i]``): at least one
+    of Slack, PagerDuty or a webhook, each credential a secret reference."""
+
+    name: str
+    path: YamlPath
+    slack_channel: str | None = None
+    slack_api_url: SecretRef | None = None
+    pagerduty_routing_key: SecretRef | None = None
+    webhook_url: SecretRef | None = None
+
+    @property
+    def secrets(self) -> tuple[SecretRef, ...]:
+        """Its secret references; each `SecretRef.name` is its key in the receivers' Secret."""
+        refs = (self.slack_api_url, self.pagerduty_routing_key, self.webhook_url)
+        return tuple(r for r in refs if r is not None)
+
+
+@dataclass(frozen=True)
 class Observability:
     prometheus_retention: str
     prometheus_storage_gib: int
     grafana_enabled: bool
     alerts_enabled: bool
+    alert_receivers: tuple[AlertReceiver, ...] = ()
+    alert_route_receiver: str | None = None
+    """The receiver of every alert; None (no receivers): Alertmanager's own ``null``."""
 
 
 @dataclass(frozen=True)

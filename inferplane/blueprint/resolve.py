@@ -18,6 +18,7 @@ from typing import Any
 from inferplane.blueprint import catalog, defaults, wake
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 from inferplane.blueprint.model import (
+    AlertReceiver,
     Autoscaling,
     Batching,
     ClusterSpec,
@@ -146,6 +147,7 @@ def resolve(doc: Document, env_name: str) -> Environment:
             prometheus_storage_gib=prom.get("storage_gib", defaults.PROMETHEUS_STORAGE_GIB),
             grafana_enabled=(obs.get("grafana") or {}).get("enabled", defaults.GRAFANA_ENABLED),
             alerts_enabled=(obs.get("alerts") or {}).get("enabled", defaults.ALERTS_ENABLED),
+            **_alert_routing(obs.get("alerts") or {}),
         ),
         versions=Versions(**{k: str(v) for k, v in versions.items()}),
         waivers=waivers,
@@ -357,3 +359,52 @@ def _batching(spec: Mapping[str, Any]) -> Batching:
         max_queue_delay_us=spec.get("max_queue_delay_us", defaults.BATCHING_MAX_QUEUE_DELAY_US),
         preferred_batch_sizes=tuple(spec.get("preferred_batch_sizes") or ()),
     )
+
+
+RECEIVER_SECRETS = (
+    ("slack", "api_url", "slack-api-url"),
+    ("pagerduty", "routing_key", "pagerduty-routing-key"),
+    ("webhook", "url", "webhook-url"),
+)
+"""(integration, field, key suffix): a receiver's secret `<receiver>-<suffix>` in the
+receivers' Kubernetes Secret."""
+
+
+def _receiver_secret(
+    spec: Mapping[str, Any], i: int, name: str, integration: str, field: str, suffix: str
+) -> SecretRef | None:
+    ref = (spec.get(integration) or {}).get(field)
+    if ref is None:
+        return None
+    return SecretRef(
+        name=f"{name}-{suffix}",
+        path=("observability", "alerts", "receivers", i, integration, field),
+        from_env=ref.get("from_env"),
+        from_pulumi_config=ref.get("from_pulumi_config"),
+        from_secret_manager=ref.get("from_secret_manager"),
+    )
+
+
+def _alert_routing(alerts: Mapping[str, Any]) -> dict[str, Any]:
+    """`Observability`'s receivers and route receiver (default: the first receiver)."""
+    receivers = []
+    for i, spec in enumerate(alerts.get("receivers") or []):
+        name = spec["name"]
+        refs = {
+            suffix: _receiver_secret(spec, i, name, integration, field, suffix)
+            for integration, field, suffix in RECEIVER_SECRETS
+        }
+        receivers.append(
+            AlertReceiver(
+                name=name,
+                path=("observability", "alerts", "receivers", i),
+                slack_channel=(spec.get("slack") or {}).get("channel"),
+                slack_api_url=refs["slack-api-url"],
+                pagerduty_routing_key=refs["pagerduty-routing-key"],
+                webhook_url=refs["webhook-url"],
+            )
+        )
+    route = (alerts.get("route") or {}).get("receiver")
+    if route is None and receivers:
+        route = receivers[0].name
+    return {"alert_receivers": tuple(receivers), "alert_route_receiver": route}

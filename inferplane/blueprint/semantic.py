@@ -359,12 +359,26 @@ def _secret_refs(env: EnvView) -> None:
         for name, ref in (model.get("secrets") or {}).items():
             path: YamlPath = ("models", model_name, "secrets", name)
             _secret_name(env, path, name)
-            if "from_env" in ref:
-                _secret_from_env(env, (*path, "from_env"), ref["from_env"])
-            if "from_pulumi_config" in ref:
-                _secret_from_config(env, (*path, "from_pulumi_config"), ref["from_pulumi_config"])
-            if "from_secret_manager" in ref:
-                _secret_owner(env, (*path, "from_secret_manager"), ref["from_secret_manager"])
+            _secret_sources(env, path, ref)
+    # Alertmanager receivers' credentials are read the same way, by the same runner.
+    alerts = (env.data.get("observability") or {}).get("alerts") or {}
+    for i, receiver in enumerate(alerts.get("receivers") or []):
+        for integration, field in semantic_serving.RECEIVER_SECRET_FIELDS:
+            ref = (receiver.get(integration) or {}).get(field)
+            if ref is not None:
+                _secret_sources(
+                    env, ("observability", "alerts", "receivers", i, integration, field), ref
+                )
+
+
+def _secret_sources(env: EnvView, path: YamlPath, ref: Mapping[str, Any]) -> None:
+    """The runner's credentials, other config namespaces and other accounts stay out."""
+    if "from_env" in ref:
+        _secret_from_env(env, (*path, "from_env"), ref["from_env"])
+    if "from_pulumi_config" in ref:
+        _secret_from_config(env, (*path, "from_pulumi_config"), ref["from_pulumi_config"])
+    if "from_secret_manager" in ref:
+        _secret_owner(env, (*path, "from_secret_manager"), ref["from_secret_manager"])
 
 
 def _secret_name(env: EnvView, path: YamlPath, name: str) -> None:
@@ -487,9 +501,11 @@ CHECKS.extend(
         semantic_serving.check_defaulted_ranges,
         semantic_serving.check_warmup_inputs,
         semantic_serving.check_instance_types,
+        semantic_serving.check_alert_routing,
         semantic_serving.check_precision_applies,
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,
+        semantic_network.check_gke_zonal_affinity,
         semantic_names.check_namespace,
         semantic_names.check_collisions,
     ]

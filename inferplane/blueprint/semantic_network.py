@@ -79,6 +79,35 @@ def check_vpc(env: EnvView) -> None:
         _zones_fit(env, EKS_MAX_ZONES)
 
 
+GKE_ZONAL_AFFINITY_MINOR = (1, 33)
+"""Internal passthrough load balancers keep clients in their zone (zonal affinity) from GKE
+1.33.3-gke.1392000, with GKE subsetting
+(https://cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balancing, "Using
+zonal affinity"); `cluster_gke.min_master_version` raises a created 1.33 cluster to that
+patch. An attached cluster is checked at preview time (`cluster_gke`)."""
+
+
+def check_gke_zonal_affinity(env: EnvView) -> None:
+    """A GKE cluster inferplane creates for internal load balancers runs a minor that has
+    zonal affinity: on an earlier one every client's connections spread over all zones."""
+    cluster = env.spec.get("cluster") or {}
+    lb = env.data.get("load_balancer") or {}
+    if env.spec["cloud"] != "gcp" or not cluster.get("create"):
+        return
+    if lb.get("scheme", "internal") != "internal" or "kubernetes_version" not in cluster:
+        return
+    text = str(cluster["kubernetes_version"])
+    major, minor = (int(n) for n in text.split(".")[:2])
+    if (major, minor) < GKE_ZONAL_AFFINITY_MINOR:
+        floor = ".".join(map(str, GKE_ZONAL_AFFINITY_MINOR))
+        env.error(
+            ("environments", env.name, "cluster", "kubernetes_version"),
+            f"GKE {text} has no zonal affinity for internal load balancers, so clients' "
+            "connections would cross zones (it needs GKE 1.33.3-gke.1392000 or later)",
+            f"use {floor} or later",
+        )
+
+
 def _zones_fit(env: EnvView, most: int) -> None:
     zones = env.spec["zones"]
     if len(zones) > most:

@@ -114,6 +114,42 @@ def check_instance_types(env: EnvView) -> None:
             )
 
 
+RECEIVER_SECRET_FIELDS = (("slack", "api_url"), ("pagerduty", "routing_key"), ("webhook", "url"))
+"""Where an Alertmanager receiver holds its secret references."""
+
+
+def check_alert_routing(env: EnvView) -> None:
+    """Alertmanager refuses a config whose receiver names repeat or whose route names a
+    receiver that does not exist (it would crash-loop on the config); say so here."""
+    alerts = (env.data.get("observability") or {}).get("alerts") or {}
+    receivers = alerts.get("receivers") or []
+    first: dict[str, int] = {}
+    for i, receiver in enumerate(receivers):
+        name = receiver["name"]
+        if name == "null":
+            env.error(
+                ("observability", "alerts", "receivers", i, "name"),
+                "receiver name 'null' is kube-prometheus-stack's own (its Watchdog alert "
+                "goes there)",
+                "choose another name",
+            )
+        elif name in first:
+            env.error(
+                ("observability", "alerts", "receivers", i, "name"),
+                f"receiver name {name!r} is already used by receivers[{first[name]}]",
+                "give each receiver its own name",
+            )
+        first.setdefault(name, i)
+    route = (alerts.get("route") or {}).get("receiver")
+    if route is not None and route not in first:
+        known = ", ".join(first)
+        env.error(
+            ("observability", "alerts", "route", "receiver"),
+            f"no receiver is named {route!r}",
+            f"use one of {known}" if known else "add it under observability.alerts.receivers",
+        )
+
+
 def check_precision_applies(env: EnvView) -> None:
     """int8/int4 on vLLM need a pre-quantized checkpoint and its method."""
     for name, model in (env.data.get("models") or {}).items():

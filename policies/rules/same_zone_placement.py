@@ -13,6 +13,25 @@ from inferplane.policies.stack import ModelView, Stack
 GKE_GLOBAL_ACCESS = "networking.gke.io/internal-load-balancer-allow-global-access"
 AWS_ATTRIBUTES = "service.beta.kubernetes.io/aws-load-balancer-attributes"
 AWS_CROSS_ZONE = "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled"
+AWS_ANNOTATION_PREFIX = "service.beta.kubernetes.io/aws-load-balancer-"
+CLIENT_ROUTING = "dns_record.client_routing_policy"
+"""NLB attribute (AWS Load Balancer Controller ``pkg/shared_constants/attributes.go``):
+``availability_zone_affinity`` (100% of DNS answers in the client's zone),
+``partial_availability_zone_affinity`` (85%) or ``any_availability_zone`` (the default: no
+affinity, so clients get every zone's address even with cross-zone load balancing off)."""
+
+
+def nlb_attributes(annotations: Mapping[str, str]) -> dict[str, str]:
+    """The ``k=v,k2=v2`` attributes annotation as a map (the controller's stringMap)."""
+    text = str(annotations.get(AWS_ATTRIBUTES, ""))
+    pairs = (item.split("=", 1) for item in text.split(",") if "=" in item)
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+def _is_aws(stack: Stack, annotations: Mapping[str, str]) -> bool:
+    if stack.facts is not None:
+        return stack.facts.cloud == "aws"
+    return any(str(k).startswith(AWS_ANNOTATION_PREFIX) for k in annotations)
 
 
 def pinned_zones(workload: Resource) -> tuple[str, ...] | None:
@@ -153,9 +172,9 @@ def _load_balancers(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 f"regions reach it; remove {GKE_GLOBAL_ACCESS}",
                 svc.ref,
             )
-        attributes = str(annotations.get(AWS_ATTRIBUTES, "")).replace(" ", "")
+        attributes = nlb_attributes(annotations)
         if (
-            "load_balancing.cross_zone.enabled=true" in attributes
+            attributes.get("load_balancing.cross_zone.enabled", "").lower() == "true"
             or str(annotations.get(AWS_CROSS_ZONE, "")).lower() == "true"
         ):
             yield Finding(
@@ -165,6 +184,19 @@ def _load_balancers(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 "requests to other zones; leave load_balancing.cross_zone.enabled false",
                 svc.ref,
             )
+        elif _is_aws(stack, annotations):
+            policies = [str(v) for v in config["aws_client_routing_policies"]]
+            policy = attributes.get(CLIENT_ROUTING)
+            if policy not in policies:
+                yield Finding(
+                    target,
+                    field,
+                    f"load balancer {svc.k8s_name} lets DNS answer with every zone's address "
+                    f"({CLIENT_ROUTING} is {policy or 'unset, so any_availability_zone'}), "
+                    "so clients cross zones even with cross-zone load balancing off; set "
+                    f"{CLIENT_ROUTING}={' or '.join(policies)} in {AWS_ATTRIBUTES}",
+                    svc.ref,
+                )
 
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
@@ -188,8 +220,10 @@ RULE = Rule(
         "stockout takes down one zone only), serving pods and load balancers belong there "
         "and nowhere else. Each realtime model must be served in every client zone, or "
         "that zone's clients cross zones; the load balancer must stay regional and prefer "
-        "endpoints in the caller's zone (spec.trafficDistribution, and cross-zone load "
-        "balancing off on AWS NLBs)."
+        "endpoints in the caller's zone (spec.trafficDistribution; on AWS NLBs cross-zone "
+        "load balancing off and DNS answering each client with its own zone's address, "
+        "dns_record.client_routing_policy=availability_zone_affinity: with the default "
+        "policy the NLB's name resolves to every zone's address)."
     ),
     remediation=(
         "Keep gpu_pools.<p>.zones within the environment's zones; give every realtime "
@@ -197,11 +231,19 @@ RULE = Rule(
         "models). Hand-written programs: one node group per zone with the "
         f"{naming.ZONE_LABEL} label, serving pods pinned with required node affinity on "
         f"{naming.TOPOLOGY_ZONE_LABEL}, and LoadBalancer Services with "
-        "spec.trafficDistribution: PreferClose."
+        "spec.trafficDistribution: PreferClose; on AWS the annotation "
+        f"{AWS_ATTRIBUTES}: load_balancing.cross_zone.enabled=false,"
+        f"{CLIENT_ROUTING}=availability_zone_affinity (or, through the rule's "
+        "aws_client_routing_policies, partial_availability_zone_affinity: 85% of answers "
+        "in-zone, the rest spread load when one zone's clients outnumber its replicas)."
     ),
     links=(
         "https://kubernetes.io/docs/concepts/services-networking/service/#traffic-distribution",
         "https://github.com/aws/karpenter-provider-aws/issues/2275",
+        "https://docs.aws.amazon.com/elasticloadbalancing/latest/network/"
+        "edit-load-balancer-attributes.html#zonal-dns-affinity",
+        "https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/service/"
+        "annotations/#load-balancer-attributes",
     ),
     config=(
         ConfigKey(
@@ -209,6 +251,19 @@ RULE = Rule(
             ["PreferClose", "PreferSameZone"],
             {"type": "array", "items": {"type": "string"}, "minItems": 1},
             "Accepted spec.trafficDistribution values of a LoadBalancer Service.",
+        ),
+        ConfigKey(
+            "aws_client_routing_policies",
+            ["availability_zone_affinity"],
+            {
+                "type": "array",
+                "items": {
+                    "enum": ["availability_zone_affinity", "partial_availability_zone_affinity"]
+                },
+                "minItems": 1,
+            },
+            "Accepted dns_record.client_routing_policy values of an AWS NLB (add "
+            "partial_availability_zone_affinity to accept 85% zonal affinity).",
         ),
     ),
     sources=(

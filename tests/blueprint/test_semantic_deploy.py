@@ -8,6 +8,15 @@ from __future__ import annotations
 import pytest
 from test_semantic import BASE, diagnostics, edit
 
+TAIL = "    batching: {max_batch_size: 8, max_queue_delay_us: 1000}\n"
+
+
+def alerts(block: str) -> str:
+    """BASE with an `observability.alerts` block (indented four spaces)."""
+    return edit(TAIL, TAIL + "observability:\n  alerts:\n" + block)
+
+
+SLACK = "{channel: '#ml', api_url: {from_env: SLACK_URL}}"
 CASES = [
     pytest.param(
         edit("nodes: {min: 2, max: 4}", "nodes: {min: 6}"),
@@ -43,6 +52,74 @@ CASES = [
             "bp.yaml:10:39: error: environments.stg.cluster.vpc_cidr: '10.64.0.1/16' has host bits set (the network is 10.64.0.0/16); write the network address, e.g. 10.64.0.0/16"
         ],
         id="vpc-host-bits",
+    ),
+    pytest.param(
+        edit(
+            "cluster: {existing: prod-gke}", "cluster: {create: true, kubernetes_version: '1.32'}"
+        ),
+        [
+            "bp.yaml:17:49: error: environments.prod.cluster.kubernetes_version: GKE 1.32 has no zonal affinity for internal load balancers, so clients' connections would cross zones (it needs GKE 1.33.3-gke.1392000 or later); use 1.33 or later"
+        ],
+        id="gke-zonal-affinity-version",
+    ),
+    pytest.param(
+        edit(
+            "cluster: {existing: prod-gke}", "cluster: {create: true, kubernetes_version: '1.34'}"
+        ),
+        [],
+        id="gke-zonal-affinity-version-ok",
+    ),
+    pytest.param(
+        alerts(
+            f"    receivers:\n      - {{name: ml, slack: {SLACK}}}\n"
+            "      - {name: ml, webhook: {url: {from_pulumi_config: hookUrl}}}\n"
+        ),
+        [
+            "bp.yaml:38:16: error: observability.alerts.receivers[1].name: receiver name 'ml' is already used by receivers[0]; give each receiver its own name"
+        ],
+        id="alert-receiver-names-unique",
+    ),
+    pytest.param(
+        alerts(f"    receivers:\n      - {{name: 'null', slack: {SLACK}}}\n"),
+        [
+            "bp.yaml:37:16: error: observability.alerts.receivers[0].name: receiver name 'null' is kube-prometheus-stack's own (its Watchdog alert goes there); choose another name"
+        ],
+        id="alert-receiver-null-reserved",
+    ),
+    pytest.param(
+        alerts(
+            f"    receivers:\n      - {{name: ml, slack: {SLACK}}}\n    route: {{receiver: oncall}}\n"
+        ),
+        [
+            "bp.yaml:38:23: error: observability.alerts.route.receiver: no receiver is named 'oncall'; use one of ml"
+        ],
+        id="alert-route-receiver-exists",
+    ),
+    pytest.param(
+        alerts("    route: {receiver: oncall}\n"),
+        [
+            "bp.yaml:36:23: error: observability.alerts.route.receiver: no receiver is named 'oncall'; add it under observability.alerts.receivers"
+        ],
+        id="alert-route-without-receivers",
+    ),
+    pytest.param(
+        alerts(
+            "    receivers:\n      - name: oncall\n        pagerduty:\n          routing_key:\n"
+            "            from_secret_manager: projects/demo-prod/secrets/pd/versions/1\n"
+        ),
+        [
+            "bp.yaml:40:34: error: observability.alerts.receivers[0].pagerduty.routing_key.from_secret_manager: a GCP Secret Manager name cannot be read in environment stg (aws); store the secret in the aws secret manager and refer to it as arn:aws:secretsmanager:<region>:<account>:secret:<name>, or use from_env / from_pulumi_config"
+        ],
+        id="alert-secret-in-the-environments-cloud",
+    ),
+    pytest.param(
+        alerts(
+            f"    receivers:\n      - {{name: ml, slack: {SLACK}}}\n"
+            "      - {name: oncall, pagerduty: {routing_key: {from_env: PD_KEY}}}\n"
+            "    route: {receiver: oncall}\n"
+        ),
+        [],
+        id="alert-receivers-ok",
     ),
     pytest.param(
         edit("cluster: {create: true}", "cluster: {create: true, vpc_cidr: 10.64.0.0/23}"),

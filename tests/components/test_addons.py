@@ -232,6 +232,35 @@ def test_prometheus_retention_storage_and_dashboards(staging: Environment) -> No
     assert values["alertmanager"] == {"enabled": True}
 
 
+def test_managed_control_plane_scrapes_and_their_rules_are_off(
+    staging: Environment, prod: Environment
+) -> None:
+    """EKS and GKE run the controller manager, scheduler and etcd out of the cluster's reach,
+    and kube-proxy serves metrics on 127.0.0.1:10249 (EKS; aws/containers-roadmap#657) or
+    does not run (GKE Dataplane V2): the chart's scrapes (default on) and their rule groups
+    would only raise "...Down" alerts. Checked against the chart's values.yaml."""
+    ref = chart("kube-prometheus-stack")
+    components = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
+    rules = (
+        "etcd",
+        "kubeControllerManager",
+        "kubeSchedulerAlerting",
+        "kubeSchedulerRecording",
+        "kubeProxy",
+    )
+    # The chart turns every one of them on by default ...
+    assert all(ref[c]["enabled"] is True for c in components)
+    assert all(ref["defaultRules"]["rules"][r] is True for r in rules)
+    for env in (staging, prod):
+        # ... and the values of the deployed release turn them off, on both clouds.
+        values = releases(cloud_recording(env))[naming.PROMETHEUS_RELEASE].inputs["values"]
+        assert unknown_keys(values, ref) == []
+        assert all(values[c] == {"enabled": False} for c in components)
+        assert values["defaultRules"] == {"rules": dict.fromkeys(rules, False)}
+        # Rule groups of what the cluster does expose stay on (the chart defaults).
+        assert "kubelet" not in values["defaultRules"]["rules"]
+
+
 def test_observability_settings_reach_the_values(staging: Environment) -> None:
     import dataclasses
 
@@ -432,6 +461,12 @@ def test_gke_driver_installer_runs_only_on_opted_out_gpu_nodes(prod: Environment
     (installer,) = pod["initContainers"]
     assert installer["image"] == "cos-nvidia-installer:fixed"
     assert installer["imagePullPolicy"] == "Never"
+    # Pinned: no ``--version`` installs the default driver of the node's COS release (GKE's
+    # per-version default); ``--version=latest`` takes whatever COS published last
+    # (cos_gpu_installer internal/commands/install.go; container-engine-accelerators
+    # nvidia-driver-installer/cos/daemonset-preloaded.yaml).
+    assert installer["command"] == ["/cos-gpu-installer", "install"]
+    assert not any(arg.startswith("--version") for arg in installer["command"])
     env = {e["name"]: e["value"] for e in installer["env"]}
     assert env["NVIDIA_INSTALL_DIR_HOST"] == addon_values.GKE_NVIDIA_DIR
     assert {

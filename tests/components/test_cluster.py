@@ -3,19 +3,39 @@ Kubernetes provider built from the endpoint and CA with an exec credential plugi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
-from cloud_fixtures import attached, cloud_recording, created, parsed, with_cluster, with_zones
+from cloud_fixtures import (
+    attached,
+    cloud_layer,
+    cloud_recording,
+    created,
+    parsed,
+    run,
+    with_cluster,
+    with_zones,
+)
 
 from inferplane.app.offline import SECRET, Recording
 from inferplane.app.offline_mocks import CA_DATA
+from inferplane.app.offline_values import stable_hex
 from inferplane.blueprint.model import Environment
 from inferplane.components.cloud import gcp_account_id, gcp_label_value
-from inferplane.components.cluster_eks import subnet_plan
+from inferplane.components.cluster_eks import (
+    control_plane_cidr,
+    pick_control_plane_zone,
+    subnet_plan,
+)
 from inferplane.components.cluster_gke import ip_plan
 
 TWO_ZONES = ("us-east-1a", "us-east-1b")
+
+
+def subnet_id(name: str) -> str:
+    """The id the offline mocks give subnet `name` (`inferplane.app.offline_mocks`)."""
+    return f"subnet-{stable_hex(f'aws:ec2/subnet:Subnet::{name}')}"
 
 
 def tags_of(rec: Recording, type_: str) -> dict[str, dict[str, str]]:
@@ -77,7 +97,9 @@ def test_new_eks_cluster(staging: Environment) -> None:
     vpc = eks.inputs["vpcConfig"]
     assert vpc["endpointPrivateAccess"] is True
     assert vpc["endpointPublicAccess"] is True
-    assert vpc["subnetIds"] == [rec.outputs["subnets"]["us-east-1a"]]
+    # One environment zone: the control plane also gets a subnet in a second zone.
+    extra = subnet_id("support-assistant-staging-control-plane")
+    assert vpc["subnetIds"] == [rec.outputs["subnets"]["us-east-1a"], extra]
     assert eks.inputs["accessConfig"] == {
         "authenticationMode": "API",
         "bootstrapClusterCreatorAdminPermissions": True,
@@ -86,6 +108,77 @@ def test_new_eks_cluster(staging: Environment) -> None:
     roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
     trust = parsed(roles["support-assistant-staging-cluster"], "assumeRolePolicy")
     assert trust["Statement"][0]["Principal"] == {"Service": "eks.amazonaws.com"}
+
+
+def test_one_zone_eks_control_plane_gets_a_second_zone_and_nothing_else_does(
+    staging: Environment,
+) -> None:
+    """EKS refuses a cluster whose subnets are not in two zones ("at least two subnets that
+    are in different Availability Zones", docs.aws.amazon.com/eks/latest/userguide/
+    network-reqs.html; InvalidParameterException "Subnets specified must be in at least two
+    different AZs"). The extra subnet carries the control plane only: nodes, pods and load
+    balancers stay in the environment's zone."""
+    assert staging.zones == ("us-east-1a",)
+    rec = cloud_recording(staging)
+    name = "support-assistant-staging"
+    subnets = {r.name: r for r in rec.of_type("aws:ec2/subnet:Subnet")}
+    extra = subnets[f"{name}-control-plane"]
+    # The first zone of the region that the environment does not use (the offline region
+    # has us-east-1a..d).
+    assert extra.inputs["availabilityZone"] == "us-east-1b"
+    # Chosen once: a later lookup answer never moves the control plane's zone.
+    assert extra.options["ignore_changes"] == ["availabilityZone"]
+    assert extra.inputs["cidrBlock"] == "10.64.252.0/22"
+    assert extra.inputs["cidrBlock"] not in {
+        c for pair in subnet_plan("10.64.0.0/16", tuple("abcdefg")).values() for c in pair
+    }
+    # No ELB role tag (never a load balancer subnet), no route table of its own (no egress).
+    assert not {"kubernetes.io/role/elb", "kubernetes.io/role/internal-elb"} & set(
+        extra.inputs["tags"]
+    )
+    associations = rec.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation")
+    assert subnet_id(extra.name) not in {a.inputs["subnetId"] for a in associations}
+    (eks,) = rec.of_type("aws:eks/cluster:Cluster")
+    zones_of = {subnet_id(s.name): s.inputs["availabilityZone"] for s in subnets.values()}
+    cp_zones = {zones_of[i] for i in eks.inputs["vpcConfig"]["subnetIds"]}
+    assert cp_zones == {"us-east-1a", "us-east-1b"}
+    # Node groups (system and GPU) stay in the environment's zone.
+    for group in rec.of_type("aws:eks/nodeGroup:NodeGroup"):
+        assert {zones_of[i] for i in group.inputs["subnetIds"]} == {"us-east-1a"}
+    assert rec.outputs["subnets"] == {"us-east-1a": subnet_id(f"{name}-private-a")}
+
+
+def test_two_zone_eks_control_plane_uses_the_environments_subnets(staging: Environment) -> None:
+    rec = cloud_recording(with_zones(staging, TWO_ZONES))
+    assert not [r for r in rec.of_type("aws:ec2/subnet:Subnet") if "control-plane" in r.name]
+    (eks,) = rec.of_type("aws:eks/cluster:Cluster")
+    subnets = rec.outputs["subnets"]
+    assert eks.inputs["vpcConfig"]["subnetIds"] == [subnets[z] for z in TWO_ZONES]
+
+
+def test_control_plane_zone_is_chosen_deterministically() -> None:
+    region = ("us-east-1d", "us-east-1a", "us-east-1b", "us-east-1f")
+    assert pick_control_plane_zone(region, ("us-east-1a",)) == "us-east-1b"
+    assert pick_control_plane_zone(region, ("us-east-1b",)) == "us-east-1a"
+    assert pick_control_plane_zone(list(reversed(region)), ("us-east-1a",)) == "us-east-1b"
+    with pytest.raises(ValueError) as err:
+        pick_control_plane_zone(("us-east-1a",), ("us-east-1a",))
+    assert str(err.value) == (
+        "EKS needs control-plane subnets in 2 zones, but the region offers no zone besides "
+        "us-east-1a that EKS supports; add a second zone to the environment"
+    )
+    assert control_plane_cidr("10.0.0.0/22") == "10.0.3.240/28"
+
+
+def test_the_offline_region_leaves_out_excluded_zones() -> None:
+    from inferplane.app.offline_invokes import answers
+    from inferplane.app.offline_values import CloudFacts
+
+    facts = CloudFacts(cloud="aws", region="us-east-1", zones=("us-east-1a",))
+    zones = answers(facts)["aws:index/getAvailabilityZones:getAvailabilityZones"]
+    found = zones({"excludeZoneIds": ["use1-az3"], "excludeNames": ["us-east-1a"]})
+    assert found["names"] == ["us-east-1b", "us-east-1d"]
+    assert found["zoneIds"] == ["use1-az2", "use1-az4"]
 
 
 def test_new_eks_cluster_has_an_oidc_provider_for_irsa(staging: Environment) -> None:
@@ -202,6 +295,47 @@ def test_attached_gke_cluster(prod: Environment) -> None:
     assert config["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
 
 
+def _gke_answers(monkeypatch: pytest.MonkeyPatch, **changes: object) -> None:
+    """The offline `gcp.container.get_cluster` answer, with `changes`."""
+    from inferplane.app import offline_invokes
+
+    answer = offline_invokes._gke_get_cluster
+
+    def changed(facts: object, args: object) -> dict[str, object]:
+        return {**answer(facts, args), **changes}  # type: ignore[arg-type]
+
+    monkeypatch.setattr(offline_invokes, "_gke_get_cluster", changed)
+
+
+def test_attached_gke_cluster_without_zonal_affinity_fails_the_preview(
+    prod: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Internal load balancers keep clients in their zone only on GKE >= 1.33.3-gke.1392000
+    with GKE subsetting (GKE "Create an internal load balancer", "Using zonal affinity"); an
+    attached cluster is checked through the cluster data source, at preview time."""
+    _gke_answers(monkeypatch, masterVersion="1.33.2-gke.1000", enableL4IlbSubsetting=False)
+    with pytest.raises(ValueError) as err:
+        run(dataclasses.replace(prod), cloud_layer)
+    assert (
+        "cluster prod-gke: internal load balancers cannot keep clients in their zone (zonal "
+        "affinity): it runs GKE 1.33.2-gke.1000, older than 1.33.3-gke.1392000 (upgrade the "
+        "control plane); and GKE subsetting is off (gcloud container clusters update CLUSTER "
+        "--enable-l4-ilb-subsetting; it cannot be turned off again)"
+    ) in str(err.value)
+
+
+def test_attached_gke_cluster_with_zonal_affinity_or_external_lbs_passes(
+    prod: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _gke_answers(monkeypatch, masterVersion="1.34.1-gke.100", enableL4IlbSubsetting=True)
+    assert run(dataclasses.replace(prod), cloud_layer).outputs["endpoint"].startswith("https://")
+    _gke_answers(monkeypatch, masterVersion="1.32.1-gke.100", enableL4IlbSubsetting=False)
+    external = dataclasses.replace(
+        prod, load_balancer=dataclasses.replace(prod.load_balancer, scheme="external")
+    )
+    assert run(external, cloud_layer).outputs["endpoint"].startswith("https://")
+
+
 def test_gke_nodes_get_a_least_privilege_service_account(prod: Environment) -> None:
     rec = cloud_recording(prod)
     accounts = {r.name: r.inputs for r in rec.of_type("gcp:serviceaccount/account:Account")}
@@ -239,7 +373,9 @@ def test_new_gke_cluster_is_vpc_native_regional_with_workload_identity(
     assert inputs["workloadIdentityConfig"] == {"workloadPool": "acme-ml-prod.svc.id.goog"}
     assert inputs["removeDefaultNodePool"] is True
     assert inputs["initialNodeCount"] == 1
-    assert inputs["minMasterVersion"] == "1.33"
+    # Zonal affinity of internal load balancers: GKE >= 1.33.3-gke.1392000 and subsetting
+    # (cloud.google.com/kubernetes-engine/docs/how-to/internal-load-balancing).
+    assert inputs["minMasterVersion"] == "1.33.3-gke.1392000"
     assert inputs["releaseChannel"] == {"channel": "REGULAR"}
     assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
     assert inputs["datapathProvider"] == "ADVANCED_DATAPATH"

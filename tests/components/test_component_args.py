@@ -113,7 +113,7 @@ def test_a_gke_cluster_without_parent_has_no_aliases_and_uses_its_args() -> None
     assert [a for r in children for a in r.aliases if a["spec"].get("parentUrn")] == []
     (cluster,) = rec.of_type("gcp:container/cluster:Cluster")
     assert cluster.inputs["name"] == "shop-dev"
-    assert cluster.inputs["minMasterVersion"] == "1.33"
+    assert cluster.inputs["minMasterVersion"] == "1.33.3-gke.1392000"
     assert cluster.inputs["nodeLocations"] == ["us-central1-a"]
     assert cluster.inputs["resourceLabels"] == {
         "inferplane-blueprint": "shop",

@@ -142,6 +142,8 @@ EKS_CREATED_CHILDREN = {
     ("aws:ec2/subnet:Subnet", "support-assistant-staging-private-a"),
     ("aws:ec2/routeTable:RouteTable", "support-assistant-staging-private-a"),
     ("aws:ec2/routeTableAssociation:RouteTableAssociation", "support-assistant-staging-private-a"),
+    # One environment zone: EKS needs a second zone for the control plane.
+    ("aws:ec2/subnet:Subnet", "support-assistant-staging-control-plane"),
     ("aws:iam/role:Role", "support-assistant-staging-cluster"),
     (
         "aws:iam/rolePolicyAttachment:RolePolicyAttachment",

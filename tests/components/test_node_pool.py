@@ -261,3 +261,31 @@ def test_long_gke_pool_names_are_shortened_to_fit_and_stay_distinct(prod: Enviro
 def test_eks_pools_need_the_node_role_and_subnets(staging: Environment) -> None:
     with pytest.raises(ValueError, match="node_role_arn and subnet_ids_by_zone"):
         run(staging, only_pool(staging, "l4"))
+
+
+# --- the cluster autoscaler's GPU label (kubernetes/autoscaler#8095) ---------------------------
+def test_mig_pools_do_not_carry_the_autoscaler_gpu_label(staging: Environment) -> None:
+    """cluster-autoscaler counts a node with ``k8s.amazonaws.com/accelerator`` but no
+    allocatable ``nvidia.com/gpu`` as unready for good (``FilterOutNodesWithUnreadyResources``,
+    kubernetes/autoscaler#8095, open), and stalls once enough are: MIG nodes advertise
+    ``nvidia.com/mig-<profile>`` only, so they must not carry the label, in the node group
+    nor in the scale-from-zero template."""
+    accel = "k8s.amazonaws.com/accelerator"
+    template = f"k8s.io/cluster-autoscaler/node-template/label/{accel}"
+    groups = gpu_groups(cloud_recording(staging), EKS_GROUP)
+    h100 = groups["support-assistant-staging-h100-a"].inputs
+    assert h100["labels"][naming.MIG_CONFIG_LABEL] == "all-3g.40gb"
+    assert accel not in h100["labels"]
+    assert template not in h100["tags"]
+    l4 = groups["support-assistant-staging-l4-a"].inputs
+    assert l4["labels"][accel] == "nvidia-l4"
+    assert l4["tags"][template] == "nvidia-l4"
+
+
+def test_time_slicing_pools_keep_the_label_as_they_advertise_nvidia_gpu(
+    staging: Environment,
+) -> None:
+    env = with_pool(staging, "l4", sharing="time_slicing", time_slices=4)
+    args = pool_args(env, env.pools["l4"])
+    assert args.gpu_resource == "nvidia.com/gpu"
+    assert node_labels(args, "us-east-1a")["k8s.amazonaws.com/accelerator"] == "nvidia-l4"

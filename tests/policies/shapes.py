@@ -156,7 +156,13 @@ def lb_service(model: str, annotations: dict[str, str] | None = None, **spec: An
                 "labels": {naming.MODEL_LABEL: model},
                 "annotations": annotations
                 if annotations is not None
-                else {"service.beta.kubernetes.io/aws-load-balancer-scheme": "internal"},
+                else {
+                    "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal",
+                    "service.beta.kubernetes.io/aws-load-balancer-attributes": (
+                        "load_balancing.cross_zone.enabled=false,"
+                        "dns_record.client_routing_policy=availability_zone_affinity"
+                    ),
+                },
             },
             "spec": body,
         },

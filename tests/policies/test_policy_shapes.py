@@ -127,12 +127,21 @@ def test_unpinned_pods_and_pods_outside_pool_zones() -> None:
     assert any("us-east-1c, outside" in f.message for f in run("same-zone-placement", resources))
 
 
+AWS_ZONE_LOCAL = {
+    "service.beta.kubernetes.io/aws-load-balancer-attributes": (
+        "load_balancing.cross_zone.enabled=false,"
+        "dns_record.client_routing_policy=availability_zone_affinity"
+    )
+}
+
+
 @pytest.mark.parametrize(
     ("annotations", "spec", "needle"),
     [
-        ({}, {"trafficDistribution": None}, "does not prefer same-zone endpoints"),
+        (AWS_ZONE_LOCAL, {"trafficDistribution": None}, "does not prefer same-zone endpoints"),
         (
             {
+                **AWS_ZONE_LOCAL,
                 "networking.gke.io/load-balancer-type": "Internal",
                 "networking.gke.io/internal-load-balancer-allow-global-access": "true",
             },
@@ -148,6 +157,29 @@ def test_unpinned_pods_and_pods_outside_pool_zones() -> None:
             {},
             "enables cross-zone load balancing",
         ),
+        # Cross-zone off but the default DNS policy: the name resolves to every zone's
+        # address (aws-load-balancer-controller docs/guide/service/annotations.md).
+        (
+            {
+                "service.beta.kubernetes.io/aws-load-balancer-attributes": (
+                    "load_balancing.cross_zone.enabled=false"
+                )
+            },
+            {},
+            "lets DNS answer with every zone's address (dns_record.client_routing_policy is "
+            "unset, so any_availability_zone)",
+        ),
+        (
+            {
+                "service.beta.kubernetes.io/aws-load-balancer-attributes": (
+                    "load_balancing.cross_zone.enabled=false,"
+                    "dns_record.client_routing_policy=partial_availability_zone_affinity"
+                )
+            },
+            {},
+            "set dns_record.client_routing_policy=availability_zone_affinity in "
+            "service.beta.kubernetes.io/aws-load-balancer-attributes",
+        ),
     ],
 )
 def test_load_balancer_stays_regional_and_zone_local(
@@ -157,6 +189,29 @@ def test_load_balancer_stays_regional_and_zone_local(
     resources[5] = S.lb_service("chat", annotations, **spec)
     [finding] = run("same-zone-placement", resources)
     assert needle in finding.message and finding.field == ("load_balancer",)
+
+
+def test_partial_zone_affinity_is_accepted_when_configured() -> None:
+    resources = S.compliant()
+    partial = (
+        "load_balancing.cross_zone.enabled=false,"
+        "dns_record.client_routing_policy=partial_availability_zone_affinity"
+    )
+    resources[5] = S.lb_service(
+        "chat", {"service.beta.kubernetes.io/aws-load-balancer-attributes": partial}
+    )
+    assert run("same-zone-placement", resources) != []
+    assert (
+        run(
+            "same-zone-placement",
+            resources,
+            aws_client_routing_policies=[
+                "availability_zone_affinity",
+                "partial_availability_zone_affinity",
+            ],
+        )
+        == []
+    )
 
 
 # --- one-model-per-gpu ---------------------------------------------------------------------

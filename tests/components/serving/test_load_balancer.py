@@ -41,7 +41,12 @@ def test_aws_internal_nlb(served):
         f"{AWS}nlb-target-type": "ip",
         f"{AWS}scheme": "internal",
         f"{AWS}subnets": ",".join(SUBNETS),
-        f"{AWS}attributes": "load_balancing.cross_zone.enabled=false",
+        # Cross-zone off alone still lets DNS hand out every zone's address: with
+        # availability_zone_affinity a client resolves its own zone's address
+        # (aws-load-balancer-controller docs/guide/service/annotations.md,
+        # "load-balancer-attributes"; pkg/shared_constants/attributes.go).
+        f"{AWS}attributes": "load_balancing.cross_zone.enabled=false,"
+        "dns_record.client_routing_policy=availability_zone_affinity",
         f"{AWS}target-group-attributes": "deregistration_delay.timeout_seconds=90,"
         "deregistration_delay.connection_termination.enabled=true",
     }
