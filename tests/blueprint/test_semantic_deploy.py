@@ -108,7 +108,7 @@ CASES = [
             "            from_secret_manager: projects/demo-prod/secrets/pd/versions/1\n"
         ),
         [
-            "bp.yaml:40:34: error: observability.alerts.receivers[0].pagerduty.routing_key.from_secret_manager: a GCP Secret Manager name cannot be read in environment stg (aws); store the secret in the aws secret manager and refer to it as arn:aws:secretsmanager:<region>:<account>:secret:<name>, or use from_env / from_pulumi_config"
+            "bp.yaml:40:34: error: observability.alerts.receivers[0].pagerduty.routing_key.from_secret_manager: a GCP Secret Manager secret cannot be read by an aws environment; use an AWS Secrets Manager ARN in the environment's own account"
         ],
         id="alert-secret-in-the-environments-cloud",
     ),
