@@ -52,6 +52,9 @@ ROLLOUT_MARGIN_S: Final = 900
 """Rollout time beyond the startup timeout: a node scale-up, a 10-20 GB image pull and the
 weight download all happen before the startup probe starts counting."""
 PROBE_PERIOD_S: Final = 10
+AWAIT_MARGIN_S: Final = 300
+"""Beyond the rollout: the cloud load balancer's provisioning (an NLB takes minutes) and the
+Endpoints' 10 s settling (`await_timeout_s`)."""
 
 RESERVED_VCPUS: Final = 1.5
 """vCPUs per node left to the kubelet, the system and the GPU Operator's daemon sets."""
@@ -353,6 +356,21 @@ def termination_grace_s(model: ServedModel) -> int:
 
 def progress_deadline_s(model: ServedModel) -> int:
     return model.startup_timeout_s + ROLLOUT_MARGIN_S
+
+
+def await_timeout_s(model: ServedModel) -> int:
+    """How long ``pulumi up`` waits for the model's Deployment and its Services.
+
+    pulumi-kubernetes waits 10 minutes by default for a Deployment to become Available and
+    for a Service's Endpoints to hold no not-ready address (and, for a LoadBalancer, for its
+    ingress address): provider/pkg/await/deployment.go ``DefaultDeploymentTimeoutMins``,
+    service.go ``DefaultServiceTimeoutMins`` and ``checkAndLogStatus`` (pulumi-kubernetes
+    94977969). A GPU model's first load takes longer: the budget is the startup probe's
+    (`ServedModel.startup_timeout_s`) plus the rollout margin (node scale-up, image pull,
+    weight download) plus `AWAIT_MARGIN_S` for the load balancer. ``customTimeouts`` wins
+    over the ``pulumi.com/timeoutSeconds`` annotation (provider/pkg/metadata/overrides.go).
+    """
+    return progress_deadline_s(model) + AWAIT_MARGIN_S
 
 
 def has_surge_room(model: ServedModel) -> bool:
