@@ -85,6 +85,19 @@ CASES = [
         id="lb-collision",
     ),
     pytest.param(
+        BASE + "  rank-grpc:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [
+            "bp.yaml:35:5: error: models.rank-grpc: model 'rank-grpc' and the gRPC Service of model 'rank' are both the Service 'rank-grpc'; rename model 'rank-grpc' (a model X exposing gRPC owns the Service X-grpc)"
+        ],
+        id="grpc-collision",
+    ),
+    pytest.param(
+        edit("    tensorrt: {}\n", "    tensorrt: {}\n    expose: {protocol: http}\n")
+        + "  rank-grpc:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [],
+        id="no-grpc-service-no-collision",
+    ),
+    pytest.param(
         edit("name: demo", "name: monitoring"),
         [
             "bp.yaml:3:7: error: name: the blueprint name 'monitoring' is also the namespace of its serving objects, and namespace 'monitoring' belongs to Kubernetes or a cluster add-on; choose another name (the kube- prefix and default, kube-system, kube-public, kube-node-lease, gpu-operator, keda and monitoring are taken)"

@@ -91,7 +91,8 @@ def test_stack_runs_under_mocks_and_matches_its_blueprint(
     assert sorted((r.type, r.name) for r in rec) == sorted((r.type, r.name) for r in offline)
     assert rec.outputs["environment"] == stack and rec.outputs["namespace"] == env.blueprint
     assert set(rec.outputs["model_endpoints"]) == set(env.models)
-    # gRPC models get a headless Service for client-side balancing (docs/grpc-client.md)
+    # gRPC models get a headless Service for client-side balancing (blueprints/README.md,
+    # expose.protocol)
     grpc = [m for m, x in env.models.items() if x.server == "triton" and x.expose != "http"]
     ns = naming.namespace(env.blueprint)
     assert rec.outputs["grpc_endpoints"] == {

@@ -598,7 +598,8 @@ def test_the_budget_follows_the_startup_timeout(staging):
 # --- gRPC: a headless Service for client-side balancing -----------------------------------
 # One HTTP/2 connection carries every call of a gRPC client, so an L4 load balancer spreads
 # connections, not calls (https://grpc.io/blog/grpc-load-balancing/); clients balance calls
-# over the pods the headless Service's DNS returns (round_robin, docs/grpc-client.md).
+# over the pods the headless Service's DNS returns (round_robin; blueprints/README.md,
+# expose.protocol).
 @pytest.mark.parametrize("env_name", ["staging", "prod"])
 def test_grpc_models_get_a_headless_service(served, env_name):
     rec = served(env_name)
