@@ -93,9 +93,10 @@ TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
 }
 
 
-def tensorrt_image(env: ServingEnvironment) -> str:
-    """The TensorRT image of the same NGC release as the Triton image."""
-    return defaults.TENSORRT_IMAGE.format(release=env.triton_release)
+def tensorrt_image(model: ServedModel, env: ServingEnvironment) -> str:
+    """The TensorRT image of the same NGC release as the model's Triton image (a custom
+    image's declared base release, `ServedModel.release`)."""
+    return defaults.TENSORRT_IMAGE.format(release=model.release(env))
 
 
 def derived_batch_profile(model: ServedModel) -> tuple[int, int] | None:
@@ -129,7 +130,7 @@ def build_settings(model: ServedModel, env: ServingEnvironment) -> dict[str, Any
         "builder_optimization_level": trt.builder_optimization_level,
         "gpu": pool.gpu_type,
         "gpu_resource": pool.gpu_resource,
-        "release": env.triton_release,
+        "release": model.release(env),
     }
 
 
@@ -195,7 +196,7 @@ def trtexec_flags(model: ServedModel, env: ServingEnvironment) -> list[str]:
     if trt.workspace_mib is not None:
         args.append(f"--memPoolSize=workspace:{trt.workspace_mib}M")
     args.append(f"--builderOptimizationLevel={trt.builder_optimization_level}")
-    args += precision_flags(model.precision, env.triton_release)
+    args += precision_flags(model.precision, model.release(env))
     return args
 
 
@@ -210,7 +211,7 @@ def trtexec_env(model: ServedModel, env: ServingEnvironment) -> list[Manifest]:
         {"name": "ONNX_FILE", "value": source_location(model)[1]},
         {"name": "TRT_INPUTS", "value": json.dumps(inputs, separators=(",", ":"))},
         {"name": "BATCH_PROFILE", "value": ",".join(map(str, profile)) if profile else ""},
-        {"name": "BUILD_IMAGE", "value": tensorrt_image(env)},
+        {"name": "BUILD_IMAGE", "value": tensorrt_image(model, env)},
     ]
 
 
@@ -256,7 +257,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     build_resources = serving_resources(dataclasses.replace(model, gpus=1))
     build = {
         "name": "trtexec",
-        "image": tensorrt_image(env),
+        "image": tensorrt_image(model, env),
         "command": shell(
             f"if [ -f {EXISTS_MARKER} ]; then exit 0; fi",
             *trtexec_script(model, env),

@@ -141,7 +141,10 @@ def deployment_spec(
     template_meta: Manifest = {"labels": labels}
     if config_text is not None:
         digest = hashlib.sha256(config_text.encode()).hexdigest()[:16]
-        template_meta["annotations"] = {CONFIG_HASH_ANNOTATION: digest}
+        template_meta["annotations"] = {
+            CONFIG_HASH_ANNOTATION: digest,
+            naming.NGC_RELEASE_ANNOTATION: model.release(env),
+        }
     return {
         "replicas": model.replicas.min,
         "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},

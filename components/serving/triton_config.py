@@ -193,7 +193,7 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
         "name": "triton",
         "image": image,
         "command": ["tritonserver"],
-        "args": triton_args(model, env.triton_release),
+        "args": triton_args(model, model.release(env)),
         "env": [{"name": "HOME", "value": HOME}],
         "ports": [
             {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()

@@ -303,3 +303,28 @@ def test_the_derived_profile_is_part_of_the_engine_key(staging):
     assert build_settings(*args_of_mf(staging, bigger)) != build_settings(
         *args_of_mf(staging, toxicity)
     )
+
+
+# An engine loads only in the TensorRT that built it (TensorRT support matrix, "Engine
+# Portability"): the build follows the model's own Triton release, not versions.triton.
+@pytest.mark.parametrize(
+    ("image", "base_release"),
+    [
+        ("nvcr.io/nvidia/tritonserver:25.06-py3", None),  # the NGC tag names the release
+        ("registry.example.com/ml/triton-custom:1.4", "25.06"),  # declared base release
+    ],
+)
+def test_the_build_uses_the_tensorrt_of_the_models_triton(staging, image, base_release):
+    from inferplane.blueprint import naming
+    from inferplane.components.serving.model_server import deployment_spec
+
+    env = with_model(staging, "ranker", image=image, base_release=base_release)
+    model, serving_env = args_of_mf(env, env.models["ranker"])
+    assert serving_env.triton_release == "25.08" and model.release(serving_env) == "25.06"
+    pod = pod_spec_of_build(env)
+    assert pod["initContainers"][1]["image"] == "nvcr.io/nvidia/tensorrt:25.06-py3"
+    assert build_settings(model, serving_env)["release"] == "25.06"
+    assert _key(env) != _key(staging)
+    template = deployment_spec(serving_env, model, "s3://x/y", False, "config")["template"]
+    assert template["metadata"]["annotations"][naming.NGC_RELEASE_ANNOTATION] == "25.06"
+    assert template["spec"]["containers"][0]["image"] == image
