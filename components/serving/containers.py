@@ -30,7 +30,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment, ServingPool
+from inferplane.components.serving.spec import (
+    ServedModel,
+    ServingArgsError,
+    ServingEnvironment,
+    ServingPool,
+)
 
 Manifest = dict[str, Any]
 
@@ -259,6 +264,30 @@ def store_exists(env: ServingEnvironment, uri: str) -> str:
             'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}" >/dev/null 2>&1 )'
         )
     return f"gcloud storage objects describe {uri} >/dev/null 2>&1"
+
+
+def source_location(model: ServedModel) -> tuple[str, str]:
+    """(directory URI with a trailing slash, file name) of a Triton model's ONNX source.
+
+    The whole directory is fetched (for the engine build, or for Triton to serve the ONNX):
+    an ONNX model larger than 2 GB keeps its weights in external data files whose
+    ``location`` is "relative to the directory the ONNX model is stored in"
+    (https://onnx.ai/onnx/repo-docs/ExternalData.html), often ``model.onnx.data`` but any
+    name the exporter chose; copying the directory brings them all without parsing the model
+    in the fetch container (which has only the cloud CLI).
+    """
+    uri = model.source.uri
+    head, _, file = uri.rpartition("/")
+    path = head.partition("://")[2]
+    if not file or "/" not in path:
+        raise ServingArgsError(
+            model.name,
+            ("source",),
+            f"the ONNX model's directory is fetched (its external data files live beside "
+            f"it), and {uri} is not a file in a directory",
+            "keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+        )
+    return f"{head}/", file
 
 
 def shell(*lines: str) -> list[str]:

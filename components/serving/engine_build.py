@@ -59,6 +59,7 @@ from inferplane.components.serving.containers import (
     service_account,
     serving_resources,
     shell,
+    source_location,
     store_container,
     store_copy,
     store_exists,
@@ -162,29 +163,6 @@ def precision_flags(precision: Precision, release: str) -> list[str]:
     if catalog.tensorrt_major(release) >= 11:
         return []
     return list(TRT10_PRECISION_FLAGS[precision])
-
-
-def source_location(model: ServedModel) -> tuple[str, str]:
-    """(directory URI with a trailing slash, file name) of the ONNX source.
-
-    The whole directory is fetched: an ONNX model larger than 2 GB keeps its weights in
-    external data files whose ``location`` is "relative to the directory the ONNX model is
-    stored in" (https://onnx.ai/onnx/repo-docs/ExternalData.html), often ``model.onnx.data``
-    but any name the exporter chose; copying the directory brings them all without parsing
-    the model in the fetch container (which has only the cloud CLI).
-    """
-    uri = model.source.uri
-    head, _, file = uri.rpartition("/")
-    path = head.partition("://")[2]
-    if not file or "/" not in path:
-        raise ServingArgsError(
-            model.name,
-            ("source",),
-            f"the engine build fetches the ONNX model's directory (its external data files "
-            f"live beside it), and {uri} is not a file in a directory",
-            "keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
-        )
-    return f"{head}/", file
 
 
 def trtexec_flags(model: ServedModel, env: ServingEnvironment) -> list[str]:

@@ -38,8 +38,10 @@ from inferplane.components.serving.containers import (
     probes,
     serving_resources,
     shell,
+    source_location,
     store_container,
     store_copy,
+    store_sync,
 )
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
@@ -63,9 +65,12 @@ def catalog_release_key(release: str) -> tuple[int, int]:
 _TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
 
 
+ONNX_FILE = "model.onnx"
+
+
 def model_file(model: ServedModel) -> str:
     """File name of the model inside ``<repository>/<model>/1/``."""
-    return "model.plan" if model.tensorrt is not None else "model.onnx"
+    return "model.plan" if model.tensorrt is not None else ONNX_FILE
 
 
 def platform(model: ServedModel) -> str:
@@ -212,16 +217,40 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
 
 def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_uri: str) -> Manifest:
     """Lays out the one-model repository: ``/models/<m>/config.pbtxt`` from the ConfigMap
-    and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`)."""
+    and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`).
+
+    An engine is one file. An ONNX model is fetched with its directory, so its external data
+    files sit beside it as ONNX Runtime looks for them ("relative to the directory the ONNX
+    model is stored in", https://onnx.ai/onnx/repo-docs/ExternalData.html), then named
+    ``model.onnx`` as Triton expects; the file name reaches the script only as ``$ONNX_FILE``.
+    """
     version_dir = f"{MODELS_DIR}/{model.name}/1"
+    config = f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"'
+    mounts = [mount("models", MODELS_DIR), mount("triton-config", CONFIG_DIR, read_only=True)]
+    if model.tensorrt is not None:
+        return store_container(
+            env,
+            "fetch-model",
+            shell(
+                f'mkdir -p "{version_dir}"',
+                config,
+                store_copy(env, '"$MODEL_URI"', f'"{version_dir}/{model_file(model)}"'),
+            ),
+            [{"name": "MODEL_URI", "value": model_uri}],
+            mounts,
+        )
+    directory, file = source_location(model)
     return store_container(
         env,
         "fetch-model",
         shell(
             f'mkdir -p "{version_dir}"',
-            f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"',
-            store_copy(env, '"$MODEL_URI"', f'"{version_dir}/{model_file(model)}"'),
+            config,
+            store_sync(env, '"$MODEL_DIR"', f'"{version_dir}"'),
+            f'if [ "$ONNX_FILE" != {ONNX_FILE} ]; then',
+            f'  mv "{version_dir}/$ONNX_FILE" "{version_dir}/{ONNX_FILE}"',
+            "fi",
         ),
-        [{"name": "MODEL_URI", "value": model_uri}],
-        [mount("models", MODELS_DIR), mount("triton-config", CONFIG_DIR, read_only=True)],
+        [{"name": "MODEL_DIR", "value": directory}, {"name": "ONNX_FILE", "value": file}],
+        mounts,
     )

@@ -254,12 +254,12 @@ def check_triton_release(env: EnvView) -> None:
 
 
 def check_engine_sources(env: EnvView) -> None:
-    """An engine build fetches the ONNX model's directory, external data files included
-    (`components.serving.engine_build.source_location`): the model must be a file inside
-    a directory, not at the root of its bucket."""
+    """A Triton model's ONNX file is fetched with its directory, external data files included
+    (`components.serving.containers.source_location`), for the engine build or for Triton to
+    serve it: the model must be a file inside a directory, not at the root of its bucket."""
     store = str(env.spec.get("model_store") or "")
     for name, model in (env.data.get("models") or {}).items():
-        if model["server"] != "triton" or "tensorrt" not in model:
+        if model["server"] != "triton":
             continue
         source = str(model["source"])
         uri = source if "://" in source else store.rstrip("/") + "/" + source
@@ -269,7 +269,7 @@ def check_engine_sources(env: EnvView) -> None:
         if not file or "/" not in head.partition("://")[2]:
             env.error(
                 ("models", name, "source"),
-                f"the engine build fetches the ONNX model's directory (its external data files "
-                f"live beside it), and {uri} is not a file in a directory",
+                f"the ONNX model's directory is fetched (its external data files live beside "
+                f"it), and {uri} is not a file in a directory",
                 "keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
             )

@@ -151,8 +151,8 @@ CASES = [
     pytest.param(
         edit("source: rank/model.onnx", "source: model.onnx"),
         [
-            "bp.yaml:30:13: error: models.rank.source: the engine build fetches the ONNX model's directory (its external data files live beside it), and s3://models-use1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
-            "bp.yaml:30:13: error: models.rank.source: the engine build fetches the ONNX model's directory (its external data files live beside it), and gs://models-usc1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+            "bp.yaml:30:13: error: models.rank.source: the ONNX model's directory is fetched (its external data files live beside it), and s3://models-use1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+            "bp.yaml:30:13: error: models.rank.source: the ONNX model's directory is fetched (its external data files live beside it), and gs://models-usc1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
         ],
         id="onnx-at-store-root",
     ),

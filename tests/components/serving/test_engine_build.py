@@ -241,7 +241,7 @@ def test_s3_existence_check(served):
 def test_external_data_is_fetched_with_the_model(staging):
     # "location ... relative to the directory the ONNX model is stored in"
     # (https://onnx.ai/onnx/repo-docs/ExternalData.html): fetch the model's directory
-    from inferplane.components.serving.engine_build import source_location
+    from inferplane.components.serving.containers import source_location
 
     model, _ = args_of_mf(staging, staging.models["ranker"])
     assert source_location(model) == ("s3://acme-models-use1/reranker/", "model.onnx")
@@ -251,7 +251,7 @@ def test_external_data_is_fetched_with_the_model(staging):
 
 
 def test_a_model_at_the_store_root_is_refused(staging):
-    from inferplane.components.serving.engine_build import source_location
+    from inferplane.components.serving.containers import source_location
     from inferplane.components.serving.spec import ServingArgsError
 
     root = with_model(staging, "ranker", source=dataclasses.replace(

@@ -3,6 +3,7 @@ objects around it — for a Triton and a vLLM model, on AWS (staging) and GCP (p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -639,3 +640,22 @@ def test_older_triton_gets_no_max_connection_age(staging):
     # --grpc-max-connection-age is new in Triton 2.42 = NGC 24.01 (server #6639)
     assert not [a for a in triton_args(model, "23.12") if "max-connection-age" in a]
     assert "--grpc-max-connection-age=60000" in triton_args(model, "24.01")
+
+
+def test_onnx_served_as_is_comes_with_its_external_data(staging):
+    # ONNX Runtime reads external data "relative to the directory the ONNX model is stored
+    # in" (https://onnx.ai/onnx/repo-docs/ExternalData.html): fetch the model's directory.
+    from inferplane.components.serving.triton_config import triton_fetch_container
+
+    source = dataclasses.replace(
+        staging.models["ranker"].source, uri="s3://acme-models-use1/reranker/v3/ranker.onnx"
+    )
+    env = with_model(staging, "ranker", tensorrt=None, warmup=None, source=source)
+    model, serving_env = args_of_mf(env, env.models["ranker"])
+    fetch = triton_fetch_container(serving_env, model, model.source.uri)
+    script = fetch["command"][2]
+    assert 'aws s3 sync --only-show-errors "$MODEL_DIR" "/models/ranker/1"' in script
+    assert 'mv "/models/ranker/1/$ONNX_FILE" "/models/ranker/1/model.onnx"' in script
+    values = {e["name"]: e["value"] for e in fetch["env"]}
+    assert values["MODEL_DIR"] == "s3://acme-models-use1/reranker/v3/"
+    assert values["ONNX_FILE"] == "ranker.onnx"
