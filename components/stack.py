@@ -51,6 +51,8 @@ class InferenceStack(pulumi.ComponentResource):
       cluster_name, endpoint: the Kubernetes cluster and its API server.
       namespace: the blueprint's namespace.
       model_endpoints: model name -> the address of the model's load balancer.
+      grpc_endpoints: model name -> the in-cluster target for client-side gRPC balancing
+        (``dns:///<model>-grpc.<ns>.svc.cluster.local:8001``), for models exposing gRPC.
       cluster, node_pools, addons, store_access, models: the child components.
     """
 
@@ -58,6 +60,7 @@ class InferenceStack(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     namespace: str
     model_endpoints: dict[str, pulumi.Output[str | None]]
+    grpc_endpoints: dict[str, str]
 
     def __init__(
         self, name: str, args: InferenceStackArgs, opts: pulumi.ResourceOptions | None = None
@@ -144,11 +147,17 @@ class InferenceStack(pulumi.ComponentResource):
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
         self.model_endpoints = {model: server.endpoint for model, server in self.models.items()}
+        self.grpc_endpoints = {
+            model: server.grpc_endpoint
+            for model, server in self.models.items()
+            if server.grpc_endpoint is not None
+        }
         self.register_outputs(
             {
                 "cluster_name": self.cluster_name,
                 "endpoint": self.endpoint,
                 "namespace": self.namespace,
                 "model_endpoints": self.model_endpoints,
+                "grpc_endpoints": self.grpc_endpoints,
             }
         )

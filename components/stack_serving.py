@@ -90,6 +90,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             expose=model.expose,
             secrets=tuple(model_secret(env, ref) for ref in model.secrets),
             image=model.image,
+            triton_release=model.triton_release,
             startup_timeout_s=model.startup_timeout_s,
             max_request_s=model.max_request_s,
             vllm=model.vllm,

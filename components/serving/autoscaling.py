@@ -22,7 +22,13 @@ model that may be at zero its ways back (`wake`: a cron trigger, the HTTP add-on
   fallback count. The price: while the first replicas load (minutes, before the server
   exposes any series) the model may briefly run at the fallback count. At a minimum of 0
   an empty answer is normal (no replica, nothing to measure), so it reads as 0.
-- ``fallback`` holds a safe replica count when Prometheus cannot answer. KEDA supports it for
+- ``fallback`` keeps the replicas the model has when Prometheus cannot answer:
+  ``behavior: currentReplicasIfHigher`` with ``replicas`` = the minimum holds the current
+  count (never below the minimum), so an outage of the signal neither scales a busy model
+  down nor scales an idle one up (KEDA >= 2.17; keda-docs 2.20 scaledobject-spec.md
+  "fallback.behavior", CRD keda.sh_scaledobjects.yaml). An older KEDA has only the static
+  count: half-way between min and max for realtime models, one replica for batch.
+  KEDA supports fallback for
   ``Value`` triggers only from 2.18 (kedacore/keda#6655); from 2.14 to 2.17 its admission
   webhook *rejects* a ScaledObject that combines fallback with a ``Value`` trigger, so for an
   older pinned KEDA such a trigger goes without fallback.
@@ -49,6 +55,9 @@ POLLING_INTERVAL_S: Final = 15
 SCALE_DOWN_PERIOD_S: Final = 60
 """At most one replica leaves per this many seconds, after the stabilisation window."""
 KEDA_VALUE_FALLBACK_SINCE: Final = (2, 18)
+KEDA_FALLBACK_BEHAVIOR_SINCE: Final = (2, 17)
+FALLBACK_BEHAVIOR: Final = "currentReplicasIfHigher"
+"""max(current replicas, ``fallback.replicas``): keep what the model has, never below it."""
 
 ACTIVATION_THRESHOLD: Final = {
     "queue_depth": 0.0,  # one waiting request keeps (or makes) the model active
@@ -89,7 +98,7 @@ def keda_version(env: ServingEnvironment) -> tuple[int, int]:
 
 
 def fallback_replicas(model: ServedModel) -> int:
-    """Replicas to hold while the signal is unknown.
+    """Replicas to hold while the signal is unknown, for a KEDA without ``fallback.behavior``.
 
     Realtime: half-way between min and max, because without a signal the load may be
     anything and a missing replica costs users latency. Batch: one replica keeps work
@@ -139,6 +148,17 @@ def triggers(
     return found
 
 
+def fallback(env: ServingEnvironment, model: ServedModel) -> dict[str, Any]:
+    """The ScaledObject's ``fallback``: keep the current replicas, at least the minimum."""
+    if keda_version(env) >= KEDA_FALLBACK_BEHAVIOR_SINCE:
+        return {
+            "failureThreshold": FALLBACK_FAILURE_THRESHOLD,
+            "replicas": model.replicas.min,
+            "behavior": FALLBACK_BEHAVIOR,
+        }
+    return {"failureThreshold": FALLBACK_FAILURE_THRESHOLD, "replicas": fallback_replicas(model)}
+
+
 def scaled_object_spec(
     env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
 ) -> dict[str, Any]:
@@ -182,10 +202,7 @@ def scaled_object_spec(
         spec["cooldownPeriod"] = model.autoscaling.scale_down_stabilization_s
     all_average = all(t["metricType"] == "AverageValue" for t in found)
     if all_average or keda_version(env) >= KEDA_VALUE_FALLBACK_SINCE:
-        spec["fallback"] = {
-            "failureThreshold": FALLBACK_FAILURE_THRESHOLD,
-            "replicas": fallback_replicas(model),
-        }
+        spec["fallback"] = fallback(env, model)
     return spec
 
 

@@ -31,7 +31,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment, ServingPool
+from inferplane.components.serving.spec import (
+    ServedModel,
+    ServingArgsError,
+    ServingEnvironment,
+    ServingPool,
+)
 
 Manifest = dict[str, Any]
 
@@ -60,6 +65,9 @@ ROLLOUT_MARGIN_S: Final = 900
 """Rollout time beyond the startup timeout: a node scale-up, a 10-20 GB image pull and the
 weight download all happen before the startup probe starts counting."""
 PROBE_PERIOD_S: Final = 10
+AWAIT_MARGIN_S: Final = 300
+"""Beyond the rollout: the cloud load balancer's provisioning (an NLB takes minutes) and the
+Endpoints' 10 s settling (`await_timeout_s`)."""
 
 RESERVED_VCPUS: Final = 1.5
 """vCPUs per node left to the kubelet, the system and the GPU Operator's daemon sets."""
@@ -277,6 +285,30 @@ def store_exists(env: ServingEnvironment, uri: str) -> str:
     return f"gcloud storage objects describe {uri} >/dev/null 2>&1"
 
 
+def source_location(model: ServedModel) -> tuple[str, str]:
+    """(directory URI with a trailing slash, file name) of a Triton model's ONNX source.
+
+    The whole directory is fetched (for the engine build, or for Triton to serve the ONNX):
+    an ONNX model larger than 2 GB keeps its weights in external data files whose
+    ``location`` is "relative to the directory the ONNX model is stored in"
+    (https://onnx.ai/onnx/repo-docs/ExternalData.html), often ``model.onnx.data`` but any
+    name the exporter chose; copying the directory brings them all without parsing the model
+    in the fetch container (which has only the cloud CLI).
+    """
+    uri = model.source.uri
+    head, _, file = uri.rpartition("/")
+    path = head.partition("://")[2]
+    if not file or "/" not in path:
+        raise ServingArgsError(
+            model.name,
+            ("source",),
+            f"the ONNX model's directory is fetched (its external data files live beside "
+            f"it), and {uri} is not a file in a directory",
+            "keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+        )
+    return f"{head}/", file
+
+
 def shell(*lines: str) -> list[str]:
     """A container command running `lines` under ``sh -eu`` (stop at the first failure)."""
     return ["/bin/sh", "-c", "set -eu\n" + "\n".join(lines)]
@@ -372,6 +404,21 @@ def termination_grace_s(model: ServedModel) -> int:
 
 def progress_deadline_s(model: ServedModel) -> int:
     return model.startup_timeout_s + ROLLOUT_MARGIN_S
+
+
+def await_timeout_s(model: ServedModel) -> int:
+    """How long ``pulumi up`` waits for the model's Deployment and its Services.
+
+    pulumi-kubernetes waits 10 minutes by default for a Deployment to become Available and
+    for a Service's Endpoints to hold no not-ready address (and, for a LoadBalancer, for its
+    ingress address): provider/pkg/await/deployment.go ``DefaultDeploymentTimeoutMins``,
+    service.go ``DefaultServiceTimeoutMins`` and ``checkAndLogStatus`` (pulumi-kubernetes
+    94977969). A GPU model's first load takes longer: the budget is the startup probe's
+    (`ServedModel.startup_timeout_s`) plus the rollout margin (node scale-up, image pull,
+    weight download) plus `AWAIT_MARGIN_S` for the load balancer. ``customTimeouts`` wins
+    over the ``pulumi.com/timeoutSeconds`` annotation (provider/pkg/metadata/overrides.go).
+    """
+    return progress_deadline_s(model) + AWAIT_MARGIN_S
 
 
 def has_surge_room(model: ServedModel) -> bool:

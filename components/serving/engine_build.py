@@ -18,12 +18,15 @@ content: publish a changed ONNX file under a new path (the store never tells us)
 
 The pod: an init container (cloud CLI, ServiceAccount ``engine-builder``) checks whether
 the engine already exists — then every later step is a no-op, so re-running a Job is
-cheap — and otherwise fetches the ONNX file; an init container runs ``trtexec`` (the only
-one holding the GPU); the main container uploads ``model.plan``.
+cheap — and otherwise fetches the ONNX model's directory (the model and its external data
+files, `source_location`); an init container runs ``trtexec`` (the only one holding the
+GPU) after giving every dynamic input its shapes (`engine_script`); the main container
+uploads ``model.plan``.
 
 Precision follows the release's TensorRT (`catalog.tensorrt_major`): TensorRT 10 takes
-``--fp16``/``--bf16``/``--int8``/``--fp8``/``--int4`` (in addition to fp32; an int8 model
-is an ONNX with Q/DQ nodes and needs only ``--int8``); TensorRT 11 builds strongly typed
+``--fp16``/``--bf16``/``--int8``/``--fp8``/``--int4`` (each "in addition to fp32"; an int8
+model is an ONNX with Q/DQ nodes and gets ``--int8 --fp16``, so the layers left
+unquantized run in fp16, not fp32); TensorRT 11 builds strongly typed
 networks only and has no precision flags: the ONNX model's types decide.
 
 The build pod gets NetworkPolicy ``<model>-engine-build``: no ingress, egress to DNS and the
@@ -38,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -47,7 +49,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import catalog, defaults, naming
-from inferplane.blueprint.model import Precision, TensorRtInput
+from inferplane.blueprint.model import Precision
 from inferplane.components.serving.containers import (
     HOME,
     WORK_DIR,
@@ -61,20 +63,25 @@ from inferplane.components.serving.containers import (
     service_account,
     serving_resources,
     shell,
+    source_location,
     store_container,
     store_copy,
     store_exists,
+    store_sync,
 )
+from inferplane.components.serving.engine_script import build_script
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 ENGINE_FILE: Final = "model.plan"
-KEY_SCHEMA: Final = "1"
-"""Part of every engine key: raising it rebuilds every engine (a changed build procedure)."""
+KEY_SCHEMA: Final = "2"
+"""Part of every engine key: raising it rebuilds every engine (a changed build procedure).
+2: int8 engines keep fp16 for their non-quantized layers; every dynamic input gets shapes."""
 BUILD_TIMEOUT: Final = "90m"
 """How long `pulumi up` waits for one build: a GPU node scale-up, the TensorRT image pull,
 the ONNX download and trtexec (minutes to tens of minutes at optimisation level 5)."""
-TRTEXEC: Final = "/usr/src/tensorrt/bin/trtexec"
+ONNX_DIR: Final = f"{WORK_DIR}/onnx"
+"""The ONNX model's directory in the build pod: the model file and its external data."""
 EXISTS_MARKER: Final = f"{WORK_DIR}/engine-exists"
 COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 ENGINE_KEY_LABEL: Final = "inferplane.dev/engine-key"
@@ -84,53 +91,27 @@ TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
     "fp16": ["--fp16"],
     "bf16": ["--bf16"],
     "fp8": ["--fp8"],
-    "int8": ["--int8"],
+    # "--int8: Enable int8 precision, in addition to fp32" (trtexec --help, NVIDIA/TensorRT
+    # samples/common/sampleOptions.cpp; NVIDIA/TensorRT#3762): without --fp16 every layer
+    # the Q/DQ nodes leave unquantized runs in fp32.
+    "int8": ["--int8", "--fp16"],
     "int4": ["--int4"],
 }
 
 
-def tensorrt_image(env: ServingEnvironment) -> str:
-    """The TensorRT image of the same NGC release as the Triton image."""
-    return defaults.TENSORRT_IMAGE.format(release=env.triton_release)
-
-
-# Run in the TensorRT image when the blueprint gives no `tensorrt.inputs` but the model
-# batches: an ONNX model with a dynamic batch dimension otherwise builds for batch 1, and
-# Triton refuses to load an engine smaller than `max_batch_size`. It reads the input shapes
-# with TensorRT's own ONNX parser and prints the trtexec shape flags for batch 1 / opt / max.
-DERIVE_BATCH_SHAPES = """\
-import sys
-import tensorrt as trt
-
-path, opt, top = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-logger = trt.Logger(trt.Logger.ERROR)
-network = trt.Builder(logger).create_network(0)
-parser = trt.OnnxParser(network, logger)
-if not parser.parse_from_file(path):
-    sys.exit("cannot parse " + path + ": " + str(parser.get_error(0)))
-flags = {"min": [], "opt": [], "max": []}
-for i in range(network.num_inputs):
-    tensor = network.get_input(i)
-    dims = list(tensor.shape)
-    if not dims or dims[0] != -1:
-        continue  # a static batch dimension: TensorRT takes the model's own shape
-    if any(d < 0 for d in dims[1:]):
-        sys.exit("input " + tensor.name + " has dynamic dimensions besides the batch; "
-                 "give its shapes under tensorrt.inputs in the blueprint")
-    rest = [str(d) for d in dims[1:]]
-    for key, batch in (("min", 1), ("opt", opt), ("max", top)):
-        flags[key].append(tensor.name + ":" + "x".join([str(batch), *rest]))
-if flags["min"]:
-    print(" ".join("--%sShapes=%s" % (k, ",".join(v)) for k, v in flags.items()))
-"""
+def tensorrt_image(model: ServedModel, env: ServingEnvironment) -> str:
+    """The TensorRT image of the same NGC release as the model's Triton image (a custom
+    image's declared base release, `ServedModel.release`)."""
+    return defaults.TENSORRT_IMAGE.format(release=model.release(env))
 
 
 def derived_batch_profile(model: ServedModel) -> tuple[int, int] | None:
-    """(opt, max) batch of the engine's profile when it must be derived from the ONNX model:
-    the model batches and the blueprint names no input shapes. Opt is the largest preferred
-    batch size (what the dynamic batcher aims for), else the max."""
+    """(opt, max) batch of the profile of the ONNX inputs the blueprint gives no shapes for
+    and whose only dynamic dimension is the batch (see `engine_script.SHAPES_SCRIPT`), when
+    the model batches. Opt is the largest preferred batch size (what the dynamic batcher
+    aims for), else the max."""
     trt, batching = model.tensorrt, model.batching
-    if trt is None or trt.inputs or batching is None or batching.max_batch_size <= 0:
+    if trt is None or batching is None or batching.max_batch_size <= 0:
         return None
     top = batching.max_batch_size
     opt = max((b for b in batching.preferred_batch_sizes if b <= top), default=top)
@@ -155,7 +136,7 @@ def build_settings(model: ServedModel, env: ServingEnvironment) -> dict[str, Any
         "builder_optimization_level": trt.builder_optimization_level,
         "gpu": pool.gpu_type,
         "gpu_resource": pool.gpu_resource,
-        "release": env.triton_release,
+        "release": model.release(env),
     }
 
 
@@ -203,58 +184,37 @@ def precision_flags(precision: Precision, release: str) -> list[str]:
     return list(TRT10_PRECISION_FLAGS[precision])
 
 
-def _tensor_name(name: str) -> str:
-    # trtexec splits shape specs at ',' and ':'; it accepts names quoted in single quotes.
-    return f"'{name}'" if any(c in name for c in ",:") else name
-
-
-def shape_spec(inputs: tuple[TensorRtInput, ...], which: str) -> str:
-    """``--minShapes`` etc. value: ``input_ids:1x128,attention_mask:1x128``."""
-    return ",".join(
-        f"{_tensor_name(i.name)}:{'x'.join(str(d) for d in getattr(i, which))}" for i in inputs
-    )
-
-
-def trtexec_args(model: ServedModel, env: ServingEnvironment) -> list[str]:
-    """The full trtexec command line (paths inside the build pod's work volume)."""
+def trtexec_flags(model: ServedModel, env: ServingEnvironment) -> list[str]:
+    """trtexec's flags besides ``--onnx`` and the input shapes (which the build pod derives
+    from the ONNX model and the blueprint's `TensorRt.inputs`); no blueprint text."""
     assert model.tensorrt is not None
     trt = model.tensorrt
-    args = [
-        TRTEXEC,
-        f"--onnx={WORK_DIR}/model.onnx",
-        f"--saveEngine={WORK_DIR}/{ENGINE_FILE}",
-        "--skipInference",
-    ]
-    if trt.inputs:
-        args += [
-            f"--minShapes={shape_spec(trt.inputs, 'min')}",
-            f"--optShapes={shape_spec(trt.inputs, 'opt')}",
-            f"--maxShapes={shape_spec(trt.inputs, 'max')}",
-        ]
+    args = [f"--saveEngine={WORK_DIR}/{ENGINE_FILE}", "--skipInference"]
     if trt.workspace_mib is not None:
         args.append(f"--memPoolSize=workspace:{trt.workspace_mib}M")
     args.append(f"--builderOptimizationLevel={trt.builder_optimization_level}")
-    args += precision_flags(model.precision, env.triton_release)
+    args += precision_flags(model.precision, model.release(env))
     return args
 
 
-def trtexec_script(model: ServedModel, env: ServingEnvironment) -> list[str]:
-    """Shell lines that build the engine: trtexec, after deriving the batch profile from
-    the ONNX model when the blueprint leaves it implicit (see `DERIVE_BATCH_SHAPES`)."""
-    command = shlex.join(trtexec_args(model, env))
+def trtexec_env(model: ServedModel, env: ServingEnvironment) -> list[Manifest]:
+    """The build script's inputs, as environment variables (never spliced into the script)."""
+    assert model.tensorrt is not None
+    inputs = [[i.name, list(i.min), list(i.opt), list(i.max)] for i in model.tensorrt.inputs]
     profile = derived_batch_profile(model)
-    if profile is None:
-        return [command]
-    opt, top = profile
-    derive = shlex.join(
-        ["python3", "-c", DERIVE_BATCH_SHAPES, f"{WORK_DIR}/model.onnx", str(opt), str(top)]
-    )
     return [
-        f"SHAPES=$({derive})",
-        'echo "batch profile: ${SHAPES:-static shapes}"',
-        # word splitting of $SHAPES is intended: it holds zero or three flags
-        f"{command} $SHAPES",
+        {"name": "HOME", "value": HOME},
+        {"name": "MODEL_NAME", "value": model.name},
+        {"name": "ONNX_FILE", "value": source_location(model)[1]},
+        {"name": "TRT_INPUTS", "value": json.dumps(inputs, separators=(",", ":"))},
+        {"name": "BATCH_PROFILE", "value": ",".join(map(str, profile)) if profile else ""},
+        {"name": "BUILD_IMAGE", "value": tensorrt_image(model, env)},
     ]
+
+
+def trtexec_script(model: ServedModel, env: ServingEnvironment) -> list[str]:
+    """Shell lines that build the engine (see `engine_script.build_script`)."""
+    return build_script(f'"{ONNX_DIR}/$ONNX_FILE"', WORK_DIR, trtexec_flags(model, env))
 
 
 def build_pod_labels(env: ServingEnvironment, model: ServedModel, key: str) -> dict[str, str]:
@@ -300,9 +260,9 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
             f"if {engine_exists}; then",
             f'  touch {EXISTS_MARKER}; echo "engine already built: $ENGINE_URI"; exit 0',
             "fi",
-            store_copy(env, '"$SOURCE_URI"', f"{WORK_DIR}/model.onnx"),
+            store_sync(env, '"$SOURCE_DIR"', ONNX_DIR),
         ),
-        [*uri_env, {"name": "SOURCE_URI", "value": model.source.uri}],
+        [*uri_env, {"name": "SOURCE_DIR", "value": source_location(model)[0]}],
         work,
     )
     # trtexec uses one GPU whatever the replica's count; the build gets one replica-unit's
@@ -310,12 +270,12 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     build_resources = serving_resources(dataclasses.replace(model, gpus=1))
     build = {
         "name": "trtexec",
-        "image": tensorrt_image(env),
+        "image": tensorrt_image(model, env),
         "command": shell(
             f"if [ -f {EXISTS_MARKER} ]; then exit 0; fi",
             *trtexec_script(model, env),
         ),
-        "env": [{"name": "HOME", "value": HOME}],
+        "env": trtexec_env(model, env),
         "resources": build_resources,
         "securityContext": container_security_context(),
         "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *work],

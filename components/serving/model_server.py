@@ -13,7 +13,10 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   ``pulumi up`` never scales a loaded model down.
 - Service ``<model>`` (ClusterIP: ``http``, and ``grpc``/``metrics`` for Triton), Service
   ``<model>-lb`` (the region-local load balancer, `load_balancer`; through the KEDA HTTP
-  add-on's interceptor for a model at zero that serves HTTP only, `wake`), PodDisruptionBudget
+  add-on's interceptor for a model at zero that serves HTTP only, `wake`); both are created
+  once the Deployment is Available and wait as long as it (`containers.await_timeout_s`).
+  Service ``<model>-grpc`` (headless, for client-side gRPC balancing) when the model
+  exposes gRPC. PodDisruptionBudget
   ``<model>`` (one replica at a time; a stuck-unhealthy pod never blocks a node drain),
   NetworkPolicy ``<model>`` (ingress) and ``<model>-egress`` (DNS and the model store,
   `network_policies`).
@@ -39,7 +42,9 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import defaults, naming
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
+    PORTS,
     Manifest,
+    await_timeout_s,
     empty_dir,
     gpu_placement,
     model_object_labels,
@@ -53,6 +58,7 @@ from inferplane.components.serving.containers import (
 )
 from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
 from inferplane.components.serving.load_balancer import (
+    exposed_ports,
     lb_service_name,
     model_load_balancer,
     model_network_policy,
@@ -83,10 +89,10 @@ from inferplane.components.serving.trtllm_build import (
 )
 from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
 
+GRPC_SUFFIX: Final = "-grpc"
 CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"
 """On the pod template: a changed config.pbtxt rolls the pods (a ConfigMap change alone
 would not)."""
-AWAIT_MARGIN_S: Final = 300
 
 
 def server_image(env: ServingEnvironment, model: ServedModel) -> str:
@@ -167,7 +173,10 @@ def deployment_spec(
     template_meta: Manifest = {"labels": labels}
     if config_text is not None:
         digest = hashlib.sha256(config_text.encode()).hexdigest()[:16]
-        template_meta["annotations"] = {CONFIG_HASH_ANNOTATION: digest}
+        template_meta["annotations"] = {
+            CONFIG_HASH_ANNOTATION: digest,
+            naming.NGC_RELEASE_ANNOTATION: model.release(env),
+        }
     return {
         "replicas": model.replicas.min,
         "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
@@ -189,6 +198,40 @@ def cluster_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifes
         "ports": service_ports(names),
         "trafficDistribution": traffic_distribution(env),
     }
+
+
+def grpc_service_name(model: ServedModel) -> str:
+    return f"{model.name}{GRPC_SUFFIX}"
+
+
+def serves_grpc(model: ServedModel) -> bool:
+    """True when the model's load balancer exposes gRPC (``expose.protocol`` grpc or both)."""
+    return "grpc" in exposed_ports(model)
+
+
+def grpc_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
+    """The headless Service ``<model>-grpc``: DNS answers with every ready pod's address.
+
+    A gRPC client keeps one HTTP/2 connection and sends every call over it, so an L4 load
+    balancer (or a ClusterIP) balances connections, not calls, and replicas added by the
+    autoscaler get nothing from connected clients (https://grpc.io/blog/grpc-load-balancing/).
+    Clients in the cluster resolve ``dns:///<model>-grpc.<ns>.svc.cluster.local:8001`` and
+    balance calls themselves with the ``round_robin`` policy; the server closes connections
+    after a maximum age (`triton_config.GRPC_MAX_CONNECTION_AGE_MS`), so clients re-resolve
+    and pick up new replicas. Only ready pods are published (``publishNotReadyAddresses:
+    false``): a loading replica gets no calls.
+    """
+    return {
+        "clusterIP": "None",
+        "publishNotReadyAddresses": False,
+        "selector": naming.model_selector(env.part_of, model.name),
+        "ports": service_ports(["grpc"]),
+    }
+
+
+def grpc_target(model: ServedModel, namespace: str) -> str:
+    """The gRPC target URI of the headless Service (for ``grpc.insecure_channel`` etc.)."""
+    return f"dns:///{grpc_service_name(model)}.{namespace}.svc.cluster.local:{PORTS['grpc']}"
 
 
 def pdb_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
@@ -230,6 +273,8 @@ class ModelServer(pulumi.ComponentResource):
         lb_service_name: the LoadBalancer Service (``<model>-lb``; for a model that wakes on
             its own HTTP traffic ``<blueprint>-<env>-<model>-lb`` in the KEDA namespace).
         endpoint: the load balancer's hostname (AWS) or IP address (GCP), once assigned.
+        grpc_endpoint: for a model exposing gRPC, the client-side balancing target
+            ``dns:///<model>-grpc.<ns>.svc.cluster.local:8001`` (`grpc_service_spec`); else None.
         engine_uri: the TensorRT engine's store URI (Triton with ``tensorrt``) or the
             TensorRT-LLM engine directory's (``tensorrt_llm``), else None.
     """
@@ -238,6 +283,7 @@ class ModelServer(pulumi.ComponentResource):
     service_name: pulumi.Output[str]
     lb_service_name: pulumi.Output[str]
     endpoint: pulumi.Output[str | None]
+    grpc_endpoint: str | None
     engine_uri: str | None
 
     def __init__(
@@ -301,7 +347,12 @@ class ModelServer(pulumi.ComponentResource):
                 )
             )
 
-        await_timeout = _minutes(progress_deadline_s(model) + AWAIT_MARGIN_S)
+        # The Deployment and both Services wait the model's load budget (`await_timeout_s`),
+        # and the Services are created once the Deployment is Available: their await
+        # (Endpoints with no not-ready address, and a load balancer address) cannot then
+        # fail on a first load that takes longer than pulumi-kubernetes' 10-minute default.
+        await_timeout = _minutes(await_timeout_s(model))
+        timeouts = pulumi.CustomTimeouts(create=await_timeout, update=await_timeout)
         deployment = k8s.apps.v1.Deployment(
             name,
             metadata={"name": model.name, "namespace": ns, "labels": labels},
@@ -311,17 +362,18 @@ class ModelServer(pulumi.ComponentResource):
                 pulumi.ResourceOptions(
                     depends_on=before_pods,
                     ignore_changes=["spec.replicas"],
-                    custom_timeouts=pulumi.CustomTimeouts(
-                        create=await_timeout, update=await_timeout
-                    ),
+                    custom_timeouts=timeouts,
                 ),
             ),
+        )
+        after_deployment = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[deployment], custom_timeouts=timeouts)
         )
         service = k8s.core.v1.Service(
             name,
             metadata={"name": model.name, "namespace": ns, "labels": labels},
             spec=cluster_service_spec(env, model),
-            opts=child,
+            opts=after_deployment,
         )
         lb = model_load_balancer(
             f"{name}-lb",
@@ -330,8 +382,18 @@ class ModelServer(pulumi.ComponentResource):
             namespace=ns,
             labels=labels,
             lb_subnet_ids=args.lb_subnet_ids,
-            opts=child,
+            opts=after_deployment,
         )
+        self.grpc_endpoint = None
+        if serves_grpc(model):
+            # Headless: no await on Pods (service.go shouldWaitForPods), so no ordering needed.
+            k8s.core.v1.Service(
+                f"{name}-grpc",
+                metadata={"name": grpc_service_name(model), "namespace": ns, "labels": labels},
+                spec=grpc_service_spec(env, model),
+                opts=child,
+            )
+            self.grpc_endpoint = grpc_target(model, ns)
         k8s.policy.v1.PodDisruptionBudget(
             name,
             metadata={"name": model.name, "namespace": ns, "labels": labels},
@@ -375,6 +437,7 @@ class ModelServer(pulumi.ComponentResource):
                 "service_name": self.service_name,
                 "lb_service_name": self.lb_service_name,
                 "endpoint": self.endpoint,
+                "grpc_endpoint": self.grpc_endpoint,
                 "engine_uri": self.engine_uri,
             }
         )

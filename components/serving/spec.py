@@ -190,6 +190,10 @@ class ServedModel:
     image: str | None = None
     """The server image. None: the pinned image of `ServingEnvironment.triton_release` or
     `ServingEnvironment.vllm_version`."""
+    triton_release: str | None = None
+    """Triton: the NGC release `image` is built from, when it is not the environment's
+    (`ServingEnvironment.triton_release`). The TensorRT engine is built with this release's
+    TensorRT image, because an engine loads only in the TensorRT that built it."""
     startup_timeout_s: int = defaults.STARTUP_TIMEOUT_S
     """How long a replica may take to load before it is restarted (20 minutes unless set)."""
     max_request_s: int = defaults.MAX_REQUEST_S
@@ -214,6 +218,10 @@ class ServedModel:
     @property
     def realtime(self) -> bool:
         return self.latency_class == "realtime"
+
+    def release(self, env: ServingEnvironment) -> str:
+        """The NGC release of the Triton the model runs: its own, else the environment's."""
+        return self.triton_release or env.triton_release
 
     @property
     def protocols(self) -> Protocol:

@@ -38,18 +38,39 @@ from inferplane.components.serving.containers import (
     probes,
     serving_resources,
     shell,
+    source_location,
     store_container,
     store_copy,
+    store_sync,
 )
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 CONFIG_FILE = "config.pbtxt"
+GRPC_MAX_CONNECTION_AGE_MS = 60_000
+"""How long a client's gRPC connection lives: a replica the autoscaler adds gets calls from
+connected clients within about a minute (clients reconnect and re-resolve). gRPC servers
+add +/-10 % jitter so reconnections spread out (gRPC proposal A9, "Server-side Connection
+Management": https://github.com/grpc/proposal/blob/master/A9-server-side-conn-mgt.md)."""
+GRPC_MAX_CONNECTION_AGE_SINCE = (24, 1)
+"""``--grpc-max-connection-age`` and ``-grace`` first shipped in Triton 2.42 (NGC 24.01):
+triton-inference-server/server #6639 (commit 23ba7a0), src/command_line_parser.cc."""
+
+
+def catalog_release_key(release: str) -> tuple[int, int]:
+    """``"25.08"`` -> (25, 8)."""
+    year, month = release.split(".")[:2]
+    return int(year), int(month)
+
+
 _TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
+
+
+ONNX_FILE = "model.onnx"
 
 
 def model_file(model: ServedModel) -> str:
     """File name of the model inside ``<repository>/<model>/1/``."""
-    return "model.plan" if model.tensorrt is not None else "model.onnx"
+    return "model.plan" if model.tensorrt is not None else ONNX_FILE
 
 
 def platform(model: ServedModel) -> str:
@@ -140,11 +161,15 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
 
 
 # --- the server ---------------------------------------------------------------------------
-def triton_args(model: ServedModel) -> list[str]:
+def triton_args(model: ServedModel, release: str) -> list[str]:
     """``tritonserver`` arguments: exactly this model, strict readiness, fixed ports.
 
     ``--exit-timeout-secs`` lets in-flight requests finish after SIGTERM (the default is
     30 s); the pod's grace period covers it (`containers.termination_grace_s`).
+    ``--grpc-max-connection-age`` (NGC `release` 24.01 / Triton 2.42 and later): the server
+    ends each gRPC connection after `GRPC_MAX_CONNECTION_AGE_MS` with a GOAWAY (and lets
+    its calls finish for the model's longest request), so clients reconnect, re-resolve
+    and reach replicas added since (gRPC A9 MAX_CONNECTION_AGE).
     """
     args = [
         f"--model-repository={MODELS_DIR}",
@@ -158,6 +183,11 @@ def triton_args(model: ServedModel) -> list[str]:
         f"--exit-timeout-secs={model.max_request_s}",
         *promql.triton_metrics_args(model),
     ]
+    if catalog_release_key(release) >= GRPC_MAX_CONNECTION_AGE_SINCE:
+        args += [
+            f"--grpc-max-connection-age={GRPC_MAX_CONNECTION_AGE_MS}",
+            f"--grpc-max-connection-age-grace={model.max_request_s * 1000}",
+        ]
     if model.response_cache is not None and model.response_cache.enabled:
         args.append(f"--cache-config=local,size={model.response_cache.size_mb * 1024 * 1024}")
     return args
@@ -168,7 +198,7 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
         "name": "triton",
         "image": image,
         "command": ["tritonserver"],
-        "args": triton_args(model),
+        "args": triton_args(model, model.release(env)),
         "env": [{"name": "HOME", "value": HOME}],
         "ports": [
             {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()
@@ -187,16 +217,40 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
 
 def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_uri: str) -> Manifest:
     """Lays out the one-model repository: ``/models/<m>/config.pbtxt`` from the ConfigMap
-    and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`)."""
+    and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`).
+
+    An engine is one file. An ONNX model is fetched with its directory, so its external data
+    files sit beside it as ONNX Runtime looks for them ("relative to the directory the ONNX
+    model is stored in", https://onnx.ai/onnx/repo-docs/ExternalData.html), then named
+    ``model.onnx`` as Triton expects; the file name reaches the script only as ``$ONNX_FILE``.
+    """
     version_dir = f"{MODELS_DIR}/{model.name}/1"
+    config = f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"'
+    mounts = [mount("models", MODELS_DIR), mount("triton-config", CONFIG_DIR, read_only=True)]
+    if model.tensorrt is not None:
+        return store_container(
+            env,
+            "fetch-model",
+            shell(
+                f'mkdir -p "{version_dir}"',
+                config,
+                store_copy(env, '"$MODEL_URI"', f'"{version_dir}/{model_file(model)}"'),
+            ),
+            [{"name": "MODEL_URI", "value": model_uri}],
+            mounts,
+        )
+    directory, file = source_location(model)
     return store_container(
         env,
         "fetch-model",
         shell(
             f'mkdir -p "{version_dir}"',
-            f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"',
-            store_copy(env, '"$MODEL_URI"', f'"{version_dir}/{model_file(model)}"'),
+            config,
+            store_sync(env, '"$MODEL_DIR"', f'"{version_dir}"'),
+            f'if [ "$ONNX_FILE" != {ONNX_FILE} ]; then',
+            f'  mv "{version_dir}/$ONNX_FILE" "{version_dir}/{ONNX_FILE}"',
+            "fi",
         ),
-        [{"name": "MODEL_URI", "value": model_uri}],
-        [mount("models", MODELS_DIR), mount("triton-config", CONFIG_DIR, read_only=True)],
+        [{"name": "MODEL_DIR", "value": directory}, {"name": "ONNX_FILE", "value": file}],
+        mounts,
     )

@@ -35,7 +35,8 @@ def deploy(env: Environment) -> InferenceStack:
 
     Stack outputs: blueprint, environment, cloud, region, zones; cluster_name and
     cluster_endpoint (the Kubernetes API server); namespace (the blueprint's objects);
-    model_endpoints (model -> its internal load balancer's hostname or IP).
+    model_endpoints (model -> its internal load balancer's hostname or IP);
+    grpc_endpoints (model -> the gRPC target for client-side balancing, gRPC models only).
     """
     stack = InferenceStack(naming.stack_name(env.blueprint, env.name), InferenceStackArgs(env=env))
     pulumi.export("blueprint", env.blueprint)
@@ -47,6 +48,7 @@ def deploy(env: Environment) -> InferenceStack:
     pulumi.export("cluster_endpoint", stack.endpoint)
     pulumi.export("namespace", stack.namespace)
     pulumi.export("model_endpoints", stack.model_endpoints)
+    pulumi.export("grpc_endpoints", stack.grpc_endpoints)
     return stack
 
 

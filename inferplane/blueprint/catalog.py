@@ -308,6 +308,17 @@ def tensorrt_version(release: str) -> str:
     return chosen
 
 
+NGC_TRITON_IMAGE = re.compile(r"^nvcr\.io/nvidia/tritonserver:(\d{2}\.\d{2})(-[A-Za-z0-9_.-]+)?$")
+"""An NGC Triton image by tag (``nvcr.io/nvidia/tritonserver:25.08-py3``): its release is the
+tag's ``YY.MM``."""
+
+
+def ngc_triton_release(image: str) -> str | None:
+    """``25.06`` of ``nvcr.io/nvidia/tritonserver:25.06-py3``; None for any other image."""
+    match = NGC_TRITON_IMAGE.match(image)
+    return match.group(1) if match else None
+
+
 def tensorrt_major(release: str) -> int:
     return int(tensorrt_version(release).split(".")[0])
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inferplane.blueprint import defaults
+from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.blueprint.source import SourceMap
@@ -320,10 +320,21 @@ class Model:
     warmup: Warmup | None = None
     wake: Wake | None = None
     """`replicas.wake`: a schedule that brings the model back from zero replicas."""
+    base_release: str | None = None
+    """The NGC release a custom Triton `image` is built from (see `triton_release`)."""
 
     @property
     def realtime(self) -> bool:
         return self.latency_class == "realtime"
+
+    @property
+    def triton_release(self) -> str | None:
+        """The NGC release of the model's own Triton image: `base_release`, else the tag of an
+        NGC Triton `image`; None when the model runs the pinned `versions.triton` (or its
+        custom image names no release, which validation refuses for an engine build)."""
+        if self.server != "triton" or self.image is None:
+            return None
+        return self.base_release or catalog.ngc_triton_release(self.image)
 
 
 @dataclass(frozen=True)

@@ -239,6 +239,7 @@ def _model(
             for key, ref in (spec.get("secrets") or {}).items()
         ),
         image=spec.get("image"),
+        base_release=spec.get("base_release"),
         startup_timeout_s=spec.get("startup_timeout_s", defaults.STARTUP_TIMEOUT_S),
         max_request_s=spec.get("max_request_s", defaults.MAX_REQUEST_S),
         vllm=_vllm(spec.get("vllm") or {}, model_store) if server == "vllm" else None,

@@ -503,6 +503,8 @@ CHECKS.extend(
         semantic_serving.check_instance_types,
         semantic_serving.check_alert_routing,
         semantic_serving.check_precision_applies,
+        semantic_serving.check_triton_release,
+        semantic_serving.check_engine_sources,
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,
         semantic_network.check_gke_zonal_affinity,

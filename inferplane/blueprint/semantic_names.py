@@ -2,7 +2,8 @@
 
 The Kubernetes objects of a model are named after it (see the components): Deployment,
 Service, PodDisruptionBudget, ScaledObject, ServiceMonitor and PrometheusRule ``<model>``;
-Service ``<model>-lb``; ConfigMaps ``<model>-triton-config`` and ``<model>-dashboard``;
+Service ``<model>-lb``; Service ``<model>-grpc`` (headless, models exposing gRPC);
+ConfigMaps ``<model>-triton-config`` and ``<model>-dashboard``;
 Secret ``<model>-secrets``; Jobs ``<model>-engine-<key>``. Two models may not derive the
 same name for objects of one kind, and the blueprint's namespace may not be one that
 Kubernetes or the add-ons own. Length limits: the schema caps every name the user writes
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import defaults, naming
 
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
@@ -38,6 +39,15 @@ system namespaces (same page)."""
 LB_SUFFIX = "-lb"
 """Services of one model: ``<model>`` (ClusterIP) and ``<model>-lb`` (LoadBalancer); the
 other derived names end in suffixes no model name can produce twice."""
+GRPC_SUFFIX = "-grpc"
+"""The headless Service ``<model>-grpc`` of a model exposing gRPC (client-side balancing)."""
+
+
+def _serves_grpc(model: object) -> bool:
+    if not isinstance(model, dict) or model.get("server") != "triton":
+        return False  # vLLM serves HTTP only
+    protocol = (model.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER["triton"])
+    return protocol in ("grpc", "both")
 
 
 def check_namespace(env: EnvView) -> None:
@@ -54,7 +64,8 @@ def check_namespace(env: EnvView) -> None:
 
 
 def check_collisions(env: EnvView) -> None:
-    """A model named ``X-lb`` beside a model ``X``: both would own the Service ``X-lb``."""
+    """A model named ``X-lb`` beside a model ``X``: both would own the Service ``X-lb``; the
+    same for ``X-grpc`` beside a model ``X`` that exposes gRPC."""
     models = env.data.get("models") or {}
     for name in models:
         base = name.removesuffix(LB_SUFFIX)
@@ -65,6 +76,14 @@ def check_collisions(env: EnvView) -> None:
                 f"Service {name!r}",
                 f"rename model {name!r} (a model X owns the Services X and X{LB_SUFFIX})",
             )
+        base = name.removesuffix(GRPC_SUFFIX)
+        if base != name and _serves_grpc(models.get(base)):
+            env.error(
+                ("models", name),
+                f"model {name!r} and the gRPC Service of model {base!r} are both the "
+                f"Service {name!r}",
+                f"rename model {name!r} (a model X exposing gRPC owns the Service X{GRPC_SUFFIX})",
+            )
 
 
-__all__ = ["LB_SUFFIX", "RESERVED_NAMESPACES", "check_collisions", "check_namespace"]
+__all__ = ["GRPC_SUFFIX", "LB_SUFFIX", "RESERVED_NAMESPACES", "check_collisions", "check_namespace"]

@@ -222,3 +222,63 @@ __all__ = [
     "check_precision_applies",
     "check_warmup_inputs",
 ]
+
+
+def check_triton_release(env: EnvView) -> None:
+    """The NGC release of a model's own Triton image, which its TensorRT engine is built with
+    (`components.serving.engine_build`): an NGC Triton image's tag names it; any other image
+    must declare ``base_release``, or the engine would be built with ``versions.triton``'s
+    TensorRT and might not load in the image's."""
+    for name, model in (env.data.get("models") or {}).items():
+        image, base = model.get("image"), model.get("base_release")
+        where = ("models", name, "base_release")
+        if base is not None and (model["server"] != "triton" or image is None):
+            env.error(
+                where,
+                "base_release names the NGC release of a custom Triton image, and this model "
+                + ("serves with vllm" if model["server"] != "triton" else "names no image"),
+                "remove base_release (the model runs the Triton of versions.triton)"
+                if model["server"] == "triton"
+                else "remove base_release",
+            )
+            continue
+        if model["server"] != "triton" or image is None:
+            continue
+        tagged = catalog.ngc_triton_release(image)
+        if tagged is not None and base is not None and base != tagged:
+            env.error(
+                where,
+                f"image {image} is NGC release {tagged}, not {base}",
+                f'remove base_release, or set it to "{tagged}"',
+            )
+        elif tagged is None and base is None and "tensorrt" in model:
+            env.error(
+                ("models", name, "image"),
+                f"{image} is not an NGC Triton image, so the TensorRT it runs (which must build "
+                "the model's engine) is unknown",
+                'add base_release: "YY.MM", the NGC release of the nvcr.io/nvidia/tritonserver '
+                "image it is built from (the engine is then built with "
+                "nvcr.io/nvidia/tensorrt:<base_release>-py3)",
+            )
+
+
+def check_engine_sources(env: EnvView) -> None:
+    """A Triton model's ONNX file is fetched with its directory, external data files included
+    (`components.serving.containers.source_location`), for the engine build or for Triton to
+    serve it: the model must be a file inside a directory, not at the root of its bucket."""
+    store = str(env.spec.get("model_store") or "")
+    for name, model in (env.data.get("models") or {}).items():
+        if model["server"] != "triton":
+            continue
+        source = str(model["source"])
+        uri = source if "://" in source else store.rstrip("/") + "/" + source
+        if not uri.startswith(("s3://", "gs://")):
+            continue  # another check refuses what Triton cannot load at all
+        head, _, file = uri.rpartition("/")
+        if not file or "/" not in head.partition("://")[2]:
+            env.error(
+                ("models", name, "source"),
+                f"the ONNX model's directory is fetched (its external data files live beside "
+                f"it), and {uri} is not a file in a directory",
+                "keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+            )

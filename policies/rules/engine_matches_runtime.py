@@ -74,12 +74,60 @@ def _trtllm_backend(
             )
 
 
+def _ngc_release(image: str) -> str | None:
+    """The release of an NGC image (``nvcr.io/...:25.08-py3``); None for any other image."""
+    return ImageRef.parse(image).ngc_release if image.startswith("nvcr.io/") else None
+
+
+def _declared_release(workload: Resource) -> str | None:
+    """A custom image's declared release (`naming.NGC_RELEASE_ANNOTATION`)."""
+    meta = workload.pod_template.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    declared = annotations.get(naming.NGC_RELEASE_ANNOTATION) if annotations else None
+    return str(declared) if declared else None
+
+
+def _runtime_release(workload: Resource, image: str) -> str | None:
+    """The NGC release of a Triton container: its image's NGC tag, else the declared one."""
+    return _ngc_release(image) or _declared_release(workload)
+
+
+def _custom_images(model: ModelView) -> Iterator[Finding]:
+    """A custom Triton image with an engine build: its release is unknown (nothing to match
+    the build against), or only declared (inferplane cannot look inside the image)."""
+    tritons = [(w, c) for w in model.workloads for c in w.containers if is_triton(c)]
+    for w, c in tritons:
+        if _ngc_release(c.image) is not None:
+            continue
+        declared = _declared_release(w)
+        if declared is None:
+            yield Finding(
+                f"models.{model.name}",
+                ("models", model.name, "image"),
+                f"Triton runs {c.image}, which names no NGC release, so nothing shows that "
+                "its TensorRT matches the engine build's",
+                model.jobs[0].ref,
+            )
+        else:
+            yield Finding(
+                f"models.{model.name}",
+                ("models", model.name, "base_release"),
+                f"the engine is built with the TensorRT of NGC {declared}, the declared base "
+                f"of custom image {c.image}; nothing checks that the image is built from "
+                f"nvcr.io/nvidia/tritonserver:{declared}-py3 (waive once confirmed)",
+                model.jobs[0].ref,
+            )
+
+
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     for model in stack.iter_models():
-        serving = [c for w in model.workloads for c in w.containers if is_triton(c)]
-        runtimes = {ImageRef.parse(c.image).ngc_release for c in serving}
+        tritons = [(w, c) for w in model.workloads for c in w.containers if is_triton(c)]
+        serving = [c for _, c in tritons]
+        runtimes = {_runtime_release(w, c.image) for w, c in tritons}
         runtimes.discard(None)
         target = f"models.{model.name}"
+        if model.jobs:
+            yield from _custom_images(model)
         for job in model.jobs:
             builders = [c for c in (*job.init_containers, *job.containers) if _is_builder(c)]
             if not builders:
@@ -143,10 +191,10 @@ RULE = Rule(
         "and load only in the trtllm-python-py3 image, which has the tensorrtllm backend."
     ),
     remediation=(
-        "Leave the engine build to the toolkit (same NGC release as versions.triton, on a "
-        "node of the serving pool). If models.<m>.image pins another Triton release, pin "
-        "versions.triton to it instead; a tensorrt_llm model's image must be the "
-        "<release>-trtllm-python-py3 variant."
+        "Leave the engine build to the toolkit: it builds with the TensorRT of the model's "
+        "Triton release (versions.triton, the tag of an NGC models.<m>.image, or a custom "
+        "image's models.<m>.base_release), on a node of the serving pool; a tensorrt_llm "
+        "model's image must be the <release>-trtllm-python-py3 variant."
     ),
     links=(
         "https://docs.nvidia.com/deeplearning/tensorrt/latest/getting-started/support-matrix.html",
@@ -157,7 +205,8 @@ RULE = Rule(
     sources=(
         "Resources only: the model's engine build Jobs (TensorRT or TensorRT-LLM image tag, "
         "trtexec flags, "
-        "node selection by pool or GPU label) against its Triton containers' image tag, and "
+        "node selection by pool or GPU label) against its Triton containers' image tag (or, "
+        "for a custom image, the pod template's inferplane.dev/ngc-release annotation), and "
         "the pool's GPU from the environment ConfigMap."
     ),
     passing_example="""\
@@ -170,7 +219,8 @@ versions: {triton: "25.08"}
 models:
   ranker:
     server: triton
-    image: nvcr.io/nvidia/tritonserver:25.06-py3   # engine built with 25.08's TensorRT
+    image: registry.example.com/ml/triton-custom:1.4   # a custom build of Triton
+    base_release: "25.06"    # declared, not verifiable: confirm and waive
     tensorrt: {}
 """,
 )

@@ -345,9 +345,9 @@ def test_golden_blueprint_is_valid() -> None:
             "    pool: l4\n    tensorrt:",
             "    pool: l4\n    colour: blue\n    tensorrt:",
             "bp.yaml:42:5: error: models.ranker.colour: unknown key `colour`; allowed here: "
-            "server, source, pool, gpus, latency_class, precision, image, startup_timeout_s, "
-            "max_request_s, replicas, autoscaling, slo, expose, secrets, vllm, model_info, "
-            "tensorrt, tensorrt_llm, batching, response_cache, warmup",
+            "server, source, pool, gpus, latency_class, precision, image, base_release, "
+            "startup_timeout_s, max_request_s, replicas, autoscaling, slo, expose, secrets, "
+            "vllm, model_info, tensorrt, tensorrt_llm, batching, response_cache, warmup",
             id="unknown-key-lists-allowed-keys",
         ),
         pytest.param(

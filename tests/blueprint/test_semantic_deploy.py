@@ -162,6 +162,78 @@ CASES = [
         id="lb-collision",
     ),
     pytest.param(
+        BASE + "  rank-grpc:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [
+            "bp.yaml:35:5: error: models.rank-grpc: model 'rank-grpc' and the gRPC Service of model 'rank' are both the Service 'rank-grpc'; rename model 'rank-grpc' (a model X exposing gRPC owns the Service X-grpc)"
+        ],
+        id="grpc-collision",
+    ),
+    pytest.param(
+        edit("    tensorrt: {}\n", "    tensorrt: {}\n    expose: {protocol: http}\n")
+        + "  rank-grpc:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [],
+        id="no-grpc-service-no-collision",
+    ),
+    # A custom Triton image must name the NGC release it is built from: the engine is built
+    # with that release's TensorRT, and an engine loads only in the TensorRT that built it
+    # (TensorRT support matrix, "Engine Portability").
+    pytest.param(
+        edit(
+            "    tensorrt: {}\n",
+            "    tensorrt: {}\n    image: registry.example.com/ml/triton:1.4\n",
+        ),
+        [
+            'bp.yaml:33:12: error: models.rank.image: registry.example.com/ml/triton:1.4 is not an NGC Triton image, so the TensorRT it runs (which must build the model\'s engine) is unknown; add base_release: "YY.MM", the NGC release of the nvcr.io/nvidia/tritonserver image it is built from (the engine is then built with nvcr.io/nvidia/tensorrt:<base_release>-py3)'
+        ],
+        id="custom-image-without-release",
+    ),
+    pytest.param(
+        edit(
+            "    tensorrt: {}\n",
+            '    tensorrt: {}\n    image: registry.example.com/ml/triton:1.4\n    base_release: "25.06"\n',
+        ),
+        [],
+        id="custom-image-with-release",
+    ),
+    pytest.param(
+        edit(
+            "    tensorrt: {}\n",
+            '    tensorrt: {}\n    image: nvcr.io/nvidia/tritonserver:25.06-py3\n    base_release: "25.08"\n',
+        ),
+        [
+            'bp.yaml:34:19: error: models.rank.base_release: image nvcr.io/nvidia/tritonserver:25.06-py3 is NGC release 25.06, not 25.08; remove base_release, or set it to "25.06"'
+        ],
+        id="ngc-image-other-release",
+    ),
+    pytest.param(
+        edit("    tensorrt: {}\n", '    tensorrt: {}\n    base_release: "25.08"\n'),
+        [
+            "bp.yaml:33:19: error: models.rank.base_release: base_release names the NGC release of a custom Triton image, and this model names no image; remove base_release (the model runs the Triton of versions.triton)"
+        ],
+        id="release-without-image",
+    ),
+    pytest.param(
+        edit(
+            "    replicas: {min: 2, max: 4}\n",
+            '    replicas: {min: 2, max: 4}\n    base_release: "25.08"\n',
+        ),
+        [
+            "bp.yaml:28:19: error: models.chat.base_release: base_release names the NGC release of a custom Triton image, and this model serves with vllm; remove base_release"
+        ],
+        id="release-on-vllm",
+    ),
+    # ONNX external data lives beside the model ("location ... relative to the directory the
+    # ONNX model is stored in", https://onnx.ai/onnx/repo-docs/ExternalData.html): the engine
+    # build fetches the model's directory, so a model at a bucket's root is refused.
+    pytest.param(
+        edit("source: rank/model.onnx", "source: model.onnx"),
+        [
+            "bp.yaml:30:13: error: models.rank.source: the ONNX model's directory is fetched (its external data files live beside it), and s3://models-use1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+            "bp.yaml:30:13: error: models.rank.source: the ONNX model's directory is fetched (its external data files live beside it), and gs://models-usc1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+        ],
+        id="onnx-at-store-root",
+    ),
+    pytest.param(
         edit("name: demo", "name: monitoring"),
         [
             "bp.yaml:3:7: error: name: the blueprint name 'monitoring' is also the namespace of its serving objects, and namespace 'monitoring' belongs to Kubernetes or a cluster add-on; choose another name (the kube- prefix and default, kube-system, kube-public, kube-node-lease, gpu-operator, keda and monitoring are taken)"

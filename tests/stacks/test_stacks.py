@@ -14,6 +14,7 @@ import yaml
 
 from inferplane.app.offline import SECRET, Recording, facts_of, run_callable
 from inferplane.app.program import main
+from inferplane.blueprint import naming
 from inferplane.blueprint.resolve import load_blueprint, resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,6 +91,13 @@ def test_stack_runs_under_mocks_and_matches_its_blueprint(
     assert sorted((r.type, r.name) for r in rec) == sorted((r.type, r.name) for r in offline)
     assert rec.outputs["environment"] == stack and rec.outputs["namespace"] == env.blueprint
     assert set(rec.outputs["model_endpoints"]) == set(env.models)
+    # gRPC models get a headless Service for client-side balancing (blueprints/README.md,
+    # expose.protocol)
+    grpc = [m for m, x in env.models.items() if x.server == "triton" and x.expose != "http"]
+    ns = naming.namespace(env.blueprint)
+    assert rec.outputs["grpc_endpoints"] == {
+        m: f"dns:///{m}-grpc.{ns}.svc.cluster.local:8001" for m in grpc
+    }
     # Unlike offline runs, a stack reads the real token; it stays a secret all the way.
     secret = next(r for r in rec if r.get("metadata", "name") == "chat-secrets")
     assert secret.inputs["stringData"] == {"hf_token": SECRET}

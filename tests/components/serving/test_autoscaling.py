@@ -138,12 +138,18 @@ def test_scale_down_is_slow_and_scale_up_fast(case: tuple[Environment, Model]) -
     assert behavior["scaleUp"]["stabilizationWindowSeconds"] == 0
 
 
-def test_fallback_holds_a_replica_count_within_bounds(case: tuple[Environment, Model]) -> None:
+def test_fallback_keeps_the_current_replicas(case: tuple[Environment, Model]) -> None:
+    # Prometheus unreachable: keep what the model has, at least its minimum, instead of
+    # jumping to a static count. keda-docs 2.20 scaledobject-spec.md "fallback.behavior":
+    # currentReplicasIfHigher = current if current > fallback.replicas, else fallback.replicas
+    # (KEDA >= 2.17; CRD keda.sh_scaledobjects.yaml enum, checked by the CRD test above).
     env, model = case
     fallback = scaled_object(env, model)["spec"]["fallback"]  # KEDA 2.20: any metric type
-    assert fallback["failureThreshold"] == 3
-    assert model.replicas.min <= fallback["replicas"] <= model.replicas.max
-    assert "behavior" not in fallback  # static, the default
+    assert fallback == {
+        "failureThreshold": 3,
+        "replicas": model.replicas.min,
+        "behavior": "currentReplicasIfHigher",
+    }
 
 
 def test_fallback_replicas() -> None:
@@ -170,7 +176,12 @@ def test_older_keda_gets_no_fallback_on_value_triggers(
     assert ranker["triggers"][0]["metricType"] == "Value"
     assert "fallback" not in ranker
     chat = scaled_object(env, env.models["chat"])["spec"]  # queue depth: AverageValue
-    assert chat["fallback"]["replicas"] == 5
+    if autoscaling.keda_version(serving_environment(env)) >= (2, 17):
+        assert chat["fallback"]["behavior"] == "currentReplicasIfHigher"
+        assert chat["fallback"]["replicas"] == env.models["chat"].replicas.min
+    else:  # no fallback.behavior before KEDA 2.17: the static count
+        assert "behavior" not in chat["fallback"]
+        assert chat["fallback"]["replicas"] == 5
 
 
 def test_realtime_model_at_zero_still_never_gets_idle_replicas(

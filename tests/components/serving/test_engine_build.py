@@ -21,7 +21,8 @@ from inferplane.components.serving.engine_build import (
     engine_key,
     engine_uri,
     precision_flags,
-    trtexec_args,
+    trtexec_env,
+    trtexec_flags,
 )
 
 
@@ -29,6 +30,13 @@ def _trt(env: Environment, model: str, **changes: object) -> Environment:
     trt = env.models[model].tensorrt
     assert trt is not None
     return with_model(env, model, tensorrt=dataclasses.replace(trt, **changes))
+
+
+def pod_spec_of_build(env: Environment, model: str = "ranker") -> dict:
+    from inferplane.components.serving.engine_build import build_pod_spec
+
+    served_model, serving_env = args_of_mf(env, env.models[model])
+    return build_pod_spec(serving_env, served_model)
 
 
 def _key(env: Environment, model: str = "ranker") -> str:
@@ -103,37 +111,36 @@ def test_same_engine_in_both_environments_differs_only_by_store(staging, prod):
 
 
 def test_trtexec_tensorrt_10(staging):
-    assert trtexec_args(*args_of_mf(staging, staging.models["ranker"])) == [
-        "/usr/src/tensorrt/bin/trtexec",
-        "--onnx=/build/model.onnx",
+    assert trtexec_flags(*args_of_mf(staging, staging.models["ranker"])) == [
         "--saveEngine=/build/model.plan",
         "--skipInference",
-        "--minShapes=input_ids:1x128",
-        "--optShapes=input_ids:8x128",
-        "--maxShapes=input_ids:32x512",
         "--builderOptimizationLevel=3",
         "--fp16",
     ]
-    # int8 from a Q/DQ ONNX model: only --int8; no shapes declared -> none passed
-    assert trtexec_args(*args_of_mf(staging, staging.models["toxicity"])) == [
-        "/usr/src/tensorrt/bin/trtexec",
-        "--onnx=/build/model.onnx",
+    # int8 from a Q/DQ ONNX model: --int8 and --fp16, each "in addition to fp32"
+    # (trtexec --help, NVIDIA/TensorRT samples/common/sampleOptions.cpp; NVIDIA/TensorRT#3762),
+    # so the layers left unquantized run in fp16, not fp32
+    assert trtexec_flags(*args_of_mf(staging, staging.models["toxicity"])) == [
         "--saveEngine=/build/model.plan",
         "--skipInference",
         "--builderOptimizationLevel=3",
         "--int8",
+        "--fp16",
     ]
 
 
-def test_trtexec_workspace_and_quoted_names(staging):
+def test_blueprint_shapes_reach_the_build_as_environment(staging):
     inputs = (
         TensorRtInput("input:0", (1, 3), (2, 3), (4, 3)),
         TensorRtInput("mask", (1, 3), (2, 3), (4, 3)),
     )
     env = _trt(staging, "ranker", inputs=inputs, workspace_mib=4096)
-    args = trtexec_args(*args_of_mf(env, env.models["ranker"]))
-    assert "--minShapes='input:0':1x3,mask:1x3" in args
-    assert "--memPoolSize=workspace:4096M" in args
+    model, serving_env = args_of_mf(env, env.models["ranker"])
+    assert "--memPoolSize=workspace:4096M" in trtexec_flags(model, serving_env)
+    values = {e["name"]: e["value"] for e in trtexec_env(model, serving_env)}
+    assert values["TRT_INPUTS"] == '[["input:0",[1,3],[2,3],[4,3]],["mask",[1,3],[2,3],[4,3]]]'
+    assert values["ONNX_FILE"] == "model.onnx"
+    assert values["BUILD_IMAGE"] == "nvcr.io/nvidia/tensorrt:25.08-py3"
 
 
 @pytest.mark.parametrize(
@@ -143,7 +150,7 @@ def test_trtexec_workspace_and_quoted_names(staging):
         ("fp16", ["--fp16"]),
         ("bf16", ["--bf16"]),
         ("fp8", ["--fp8"]),
-        ("int8", ["--int8"]),
+        ("int8", ["--int8", "--fp16"]),
         ("int4", ["--int4"]),
     ],
 )
@@ -154,7 +161,7 @@ def test_precision_flags_by_tensorrt_major(precision, flags):
 
 def test_trtexec_tensorrt_11_has_no_precision_flags(staging):
     env = with_versions(staging, triton="26.02")
-    args = trtexec_args(*args_of_mf(env, env.models["ranker"]))
+    args = trtexec_flags(*args_of_mf(env, env.models["toxicity"]))  # int8
     assert not [a for a in args if a in ("--fp16", "--bf16", "--int8", "--fp8", "--int4")]
     assert args[-1] == "--builderOptimizationLevel=3"
 
@@ -200,7 +207,8 @@ def test_build_job(served, env_name, request):
     # idempotent: an existing engine turns every step into a no-op
     assert "touch /build/engine-exists" in fetch_script
     assert build_script.startswith("set -eu\nif [ -f /build/engine-exists ]; then exit 0; fi\n")
-    assert "--fp16" in build_script and "--maxShapes=input_ids:32x512" in build_script
+    assert "--fp16" in build_script and "input_ids" not in build_script  # shapes: env only
+    assert "TRT_INPUTS" in {e["name"] for e in build["env"]}
     assert upload_script.index("engine-exists") < upload_script.index(" cp ")
     env_vars = {e["name"]: e["value"] for e in upload["env"]}
     assert env_vars["ENGINE_URI"] == engine_uri(*args_of_mf(env, env.models["ranker"]))
@@ -219,14 +227,38 @@ def test_gcs_existence_check_and_copy(served):
     job = next(iter(served("prod").of_type(JOB)))
     fetch = pod_spec(job)["initContainers"][0]["command"][2]
     assert 'gcloud storage objects describe "$ENGINE_URI"' in fetch
-    assert 'gcloud storage cp "$SOURCE_URI" /build/model.onnx' in fetch
+    # the model's directory: external data files live beside the model
+    assert 'gcloud storage rsync --recursive "$SOURCE_DIR" /build/onnx' in fetch
 
 
 def test_s3_existence_check(served):
     job = next(iter(served("staging").of_type(JOB)))
     fetch = pod_spec(job)["initContainers"][0]["command"][2]
     assert 'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}"' in fetch
-    assert 'aws s3 cp --only-show-errors "$SOURCE_URI" /build/model.onnx' in fetch
+    assert 'aws s3 sync --only-show-errors "$SOURCE_DIR" /build/onnx' in fetch
+
+
+def test_external_data_is_fetched_with_the_model(staging):
+    # "location ... relative to the directory the ONNX model is stored in"
+    # (https://onnx.ai/onnx/repo-docs/ExternalData.html): fetch the model's directory
+    from inferplane.components.serving.containers import source_location
+
+    model, _ = args_of_mf(staging, staging.models["ranker"])
+    assert source_location(model) == ("s3://acme-models-use1/reranker/", "model.onnx")
+    job = pod_spec_of_build(staging)
+    fetch_env = {e["name"]: e["value"] for e in job["initContainers"][0]["env"]}
+    assert fetch_env["SOURCE_DIR"] == "s3://acme-models-use1/reranker/"
+
+
+def test_a_model_at_the_store_root_is_refused(staging):
+    from inferplane.components.serving.containers import source_location
+    from inferplane.components.serving.spec import ServingArgsError
+
+    root = with_model(staging, "ranker", source=dataclasses.replace(
+        staging.models["ranker"].source, uri="s3://acme-models-use1/model.onnx"))  # fmt: skip
+    model, _ = args_of_mf(root, root.models["ranker"])
+    with pytest.raises(ServingArgsError, match="keep each ONNX model in its own directory"):
+        source_location(model)
 
 
 def test_mig_build_uses_the_slice(served, staging):
@@ -249,26 +281,14 @@ def test_key_change_means_new_job(staging):
     assert "--bf16" in pod_spec(new)["initContainers"][1]["command"][2]
 
 
-def test_batching_without_declared_shapes_derives_the_batch_profile(staging):
-    from inferplane.components.serving.engine_build import (
-        DERIVE_BATCH_SHAPES,
-        derived_batch_profile,
-        trtexec_script,
-    )
+def test_batching_derives_the_batch_profile(staging):
+    from inferplane.components.serving.engine_build import derived_batch_profile
 
     toxicity = staging.models["toxicity"]  # batching max 16, tensorrt: {} (no inputs)
     assert derived_batch_profile(toxicity) == (16, 16)
-    lines = trtexec_script(*args_of_mf(staging, toxicity))
-    assert lines[0].startswith("SHAPES=$(python3 -c ")
-    assert lines[0].endswith(" /build/model.onnx 16 16)")
-    assert lines[-1].endswith("--int8 $SHAPES")
-    compile(DERIVE_BATCH_SHAPES, "derive", "exec")  # the script itself is valid Python
-    # declared shapes win: nothing derived, trtexec runs as is
-    ranker = staging.models["ranker"]
-    assert derived_batch_profile(ranker) is None
-    assert trtexec_script(*args_of_mf(staging, ranker)) == [
-        " ".join(trtexec_args(*args_of_mf(staging, ranker)))
-    ]
+    values = {e["name"]: e["value"] for e in trtexec_env(*args_of_mf(staging, toxicity))}
+    assert values["BATCH_PROFILE"] == "16,16"
+    assert values["TRT_INPUTS"] == "[]"
 
 
 def test_the_derived_profile_is_part_of_the_engine_key(staging):
@@ -283,3 +303,28 @@ def test_the_derived_profile_is_part_of_the_engine_key(staging):
     assert build_settings(*args_of_mf(staging, bigger)) != build_settings(
         *args_of_mf(staging, toxicity)
     )
+
+
+# An engine loads only in the TensorRT that built it (TensorRT support matrix, "Engine
+# Portability"): the build follows the model's own Triton release, not versions.triton.
+@pytest.mark.parametrize(
+    ("image", "base_release"),
+    [
+        ("nvcr.io/nvidia/tritonserver:25.06-py3", None),  # the NGC tag names the release
+        ("registry.example.com/ml/triton-custom:1.4", "25.06"),  # declared base release
+    ],
+)
+def test_the_build_uses_the_tensorrt_of_the_models_triton(staging, image, base_release):
+    from inferplane.blueprint import naming
+    from inferplane.components.serving.model_server import deployment_spec
+
+    env = with_model(staging, "ranker", image=image, base_release=base_release)
+    model, serving_env = args_of_mf(env, env.models["ranker"])
+    assert serving_env.triton_release == "25.08" and model.release(serving_env) == "25.06"
+    pod = pod_spec_of_build(env)
+    assert pod["initContainers"][1]["image"] == "nvcr.io/nvidia/tensorrt:25.06-py3"
+    assert build_settings(model, serving_env)["release"] == "25.06"
+    assert _key(env) != _key(staging)
+    template = deployment_spec(serving_env, model, "s3://x/y", False, "config")["template"]
+    assert template["metadata"]["annotations"][naming.NGC_RELEASE_ANNOTATION] == "25.06"
+    assert template["spec"]["containers"][0]["image"] == image

@@ -146,6 +146,10 @@ def test_triton_serves_exactly_one_model(served, env_name):
         "--exit-timeout-secs=60",
         "--metrics-config=summary_latencies=true",
         "--metrics-config=summary_quantiles=0.5:0.01,0.95:0.001,0.99:0.001",
+        # gRPC connections end after a minute so clients rebalance onto new replicas
+        # (triton-inference-server/server src/command_line_parser.cc, since 2.42)
+        "--grpc-max-connection-age=60000",
+        "--grpc-max-connection-age-grace=60000",  # max_request_s
         "--cache-config=local,size=268435456",  # response_cache.size_mb: 256
     ]
     assert [(p["name"], p["containerPort"]) for p in c["ports"]] == [
@@ -528,7 +532,7 @@ def test_children_and_names(served):
     kinds = sorted(r.type for r in rec.children(server))
     assert kinds == sorted([
         "inferplane:serving:TensorRtEngineBuild", CONFIG_MAP, DEPLOYMENT, SERVICE, SERVICE,
-        PDB, NETWORK_POLICY, NETWORK_POLICY, "inferplane:serving:ModelAutoscaler",
+        SERVICE, PDB, NETWORK_POLICY, NETWORK_POLICY, "inferplane:serving:ModelAutoscaler",
         "inferplane:serving:ModelMonitoring"])  # fmt: skip
     for child in rec.children(server):
         assert child.name.startswith("support-assistant-prod-ranker")
@@ -576,3 +580,101 @@ def test_offline_never_reads_secrets(staging, monkeypatch):
     rec = serve(env, ["chat"])  # offline: a placeholder, no lookup, no error
     assert not [i for i in rec.invokes if "secretmanager" in i.token]
     assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {"hf_token": SECRET}
+
+
+# --- pulumi up: the Services wait for the Deployment, with the model's load budget ---------
+# pulumi-kubernetes (94977969) awaits a Service until its Endpoints hold no not-ready address
+# and, for a LoadBalancer, until it has an ingress address (provider/pkg/await/service.go
+# checkAndLogStatus), 10 minutes by default (DefaultServiceTimeoutMins); a loading replica is
+# a not-ready address for its whole load. customTimeouts beats the pulumi.com/timeoutSeconds
+# annotation (provider/pkg/metadata/overrides.go TimeoutDuration).
+@pytest.mark.parametrize("env_name", ["staging", "prod"])
+@pytest.mark.parametrize("model", ["chat", "ranker"])
+def test_services_wait_for_the_deployment_with_its_budget(served, request, env_name, model):
+    from inferplane.components.serving.containers import await_timeout_s
+    from inferplane.components.serving.model_server import _minutes
+
+    env = request.getfixturevalue(env_name)
+    served_model, _ = args_of_mf(env, env.models[model])
+    # the startup probe's budget (20 min) + the rollout margin (15) + the LB margin (5)
+    budget = _minutes(await_timeout_s(served_model))
+    assert budget == "40m"
+    rec = served(env_name)
+    deployment = k8s_object(rec, DEPLOYMENT, model)
+    assert deployment.options["custom_timeouts"] == {"create": budget, "update": budget}
+    for service in (k8s_object(rec, SERVICE, f"{model}-lb"), k8s_object(rec, SERVICE, model)):
+        assert deployment.urn in service.depends_on, service.name
+        assert service.options["custom_timeouts"] == {"create": budget, "update": budget}
+
+
+def test_the_budget_follows_the_startup_timeout(staging):
+    from inferplane.components.serving.containers import await_timeout_s
+
+    slow = with_model(staging, "chat", startup_timeout_s=3600)
+    served_model, _ = args_of_mf(slow, slow.models["chat"])
+    assert await_timeout_s(served_model) == 3600 + 900 + 300
+
+
+# --- gRPC: a headless Service for client-side balancing -----------------------------------
+# One HTTP/2 connection carries every call of a gRPC client, so an L4 load balancer spreads
+# connections, not calls (https://grpc.io/blog/grpc-load-balancing/); clients balance calls
+# over the pods the headless Service's DNS returns (round_robin; blueprints/README.md,
+# expose.protocol).
+@pytest.mark.parametrize("env_name", ["staging", "prod"])
+def test_grpc_models_get_a_headless_service(served, env_name):
+    rec = served(env_name)
+    headless = k8s_object(rec, SERVICE, "ranker-grpc")  # Triton, expose: both
+    assert headless.get("spec") == {
+        "clusterIP": "None",
+        "publishNotReadyAddresses": False,
+        "selector": {
+            "app.kubernetes.io/part-of": "support-assistant",
+            "inferplane.dev/model": "ranker",
+        },
+        "ports": [{"name": "grpc", "port": 8001, "targetPort": "grpc", "protocol": "TCP"}],
+    }
+    assert headless.get("metadata", "labels", "inferplane.dev/model") == "ranker"
+    server = rec.named(f"support-assistant-{env_name}-ranker", "inferplane:serving:ModelServer")
+    assert rec.registered_outputs[server.urn]["grpc_endpoint"] == (
+        "dns:///ranker-grpc.support-assistant.svc.cluster.local:8001"
+    )
+    # vLLM speaks HTTP only: no gRPC Service
+    assert not [r for r in rec.of_type(SERVICE) if r.get("metadata", "name") == "chat-grpc"]
+    chat = rec.named(f"support-assistant-{env_name}-chat", "inferplane:serving:ModelServer")
+    assert rec.registered_outputs[chat.urn].get("grpc_endpoint") is None
+
+
+def test_http_only_triton_gets_no_grpc_service(staging):
+    env = with_model(staging, "ranker", expose="http")
+    rec = serve(env, ["ranker"])
+    assert not [r for r in rec.of_type(SERVICE) if r.get("metadata", "name") == "ranker-grpc"]
+    args = container(k8s_object(rec, DEPLOYMENT, "ranker"), "triton")["args"]
+    assert "--grpc-max-connection-age=60000" in args  # Triton's gRPC port is still open
+
+
+def test_older_triton_gets_no_max_connection_age(staging):
+    from inferplane.components.serving.triton_config import triton_args
+
+    model, _ = args_of_mf(staging, staging.models["ranker"])
+    # --grpc-max-connection-age is new in Triton 2.42 = NGC 24.01 (server #6639)
+    assert not [a for a in triton_args(model, "23.12") if "max-connection-age" in a]
+    assert "--grpc-max-connection-age=60000" in triton_args(model, "24.01")
+
+
+def test_onnx_served_as_is_comes_with_its_external_data(staging):
+    # ONNX Runtime reads external data "relative to the directory the ONNX model is stored
+    # in" (https://onnx.ai/onnx/repo-docs/ExternalData.html): fetch the model's directory.
+    from inferplane.components.serving.triton_config import triton_fetch_container
+
+    source = dataclasses.replace(
+        staging.models["ranker"].source, uri="s3://acme-models-use1/reranker/v3/ranker.onnx"
+    )
+    env = with_model(staging, "ranker", tensorrt=None, warmup=None, source=source)
+    model, serving_env = args_of_mf(env, env.models["ranker"])
+    fetch = triton_fetch_container(serving_env, model, model.source.uri)
+    script = fetch["command"][2]
+    assert 'aws s3 sync --only-show-errors "$MODEL_DIR" "/models/ranker/1"' in script
+    assert 'mv "/models/ranker/1/$ONNX_FILE" "/models/ranker/1/model.onnx"' in script
+    values = {e["name"]: e["value"] for e in fetch["env"]}
+    assert values["MODEL_DIR"] == "s3://acme-models-use1/reranker/v3/"
+    assert values["ONNX_FILE"] == "ranker.onnx"
