@@ -268,8 +268,8 @@ def check_engine_sources(env: EnvView) -> None:
     serve it: the model must be a file inside a directory, not at the root of its bucket."""
     store = str(env.spec.get("model_store") or "")
     for name, model in (env.data.get("models") or {}).items():
-        if model["server"] != "triton":
-            continue
+        if model["server"] != "triton" or "tensorrt_llm" in model:
+            continue  # a TensorRT-LLM checkpoint is a directory (semantic_trtllm)
         source = str(model["source"])
         uri = source if "://" in source else store.rstrip("/") + "/" + source
         if not uri.startswith(("s3://", "gs://")):
