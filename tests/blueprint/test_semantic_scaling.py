@@ -4,11 +4,12 @@ model at zero replicas that has no way back. Exact diagnostics."""
 from __future__ import annotations
 
 import pytest
+from test_semantic import diagnostics
+from test_semantic import edit as edit_base
 
 from inferplane.blueprint import wake
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
 
 BASE = """\
 apiVersion: inferplane/v1
@@ -48,17 +49,12 @@ models:
 """
 
 
-def diagnostics(text: str) -> list[str]:
-    return [d.format() for d in check(load_text(text, "bp.yaml"))]
-
-
 def schema_errors(text: str) -> list[str]:
     return [d.format() for d in validate_document(load_text(text, "bp.yaml"))]
 
 
 def edit(old: str, new: str, text: str = BASE) -> str:
-    assert old in text, old
-    return text.replace(old, new, 1)
+    return edit_base(old, new, text)
 
 
 def test_base_is_valid() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_semantic import BASE, edit
 
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.resolve import load_blueprint
@@ -16,48 +17,6 @@ from inferplane.blueprint.semantic import check
 from inferplane.blueprint.semantic_vllm import advisories
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# The golden blueprint of tests/blueprint/test_semantic.py.
-BASE = """\
-apiVersion: inferplane/v1
-kind: Blueprint
-name: demo
-environments:
-  stg:
-    cloud: aws
-    region: us-east-1
-    zones: [us-east-1a, us-east-1b]
-    model_store: s3://models-use1/
-    cluster: {create: true}
-  prod:
-    cloud: gcp
-    project: demo-prod
-    region: us-central1
-    zones: [us-central1-a]
-    model_store: gs://models-usc1/
-    cluster: {existing: prod-gke}
-gpu_pools:
-  l4:
-    gpu: nvidia-l4
-    nodes: {min: 2, max: 4}
-models:
-  chat:
-    server: vllm
-    source: llama/
-    pool: l4
-    replicas: {min: 2, max: 4}
-  rank:
-    server: triton
-    source: rank/model.onnx
-    pool: l4
-    tensorrt: {}
-    batching: {max_batch_size: 8, max_queue_delay_us: 1000}
-"""
-
-
-def edit(old: str, new: str, text: str = BASE) -> str:
-    assert old in text, old
-    return text.replace(old, new, 1)
 
 
 def errors(text: str) -> list[str]:
