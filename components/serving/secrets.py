@@ -20,10 +20,9 @@ masked in previews; it reaches the pods only through one Kubernetes Secret
   ``HF_TOKEN_PATH`` (huggingface/huggingface_hub ``src/huggingface_hub/constants.py``
   ``HF_TOKEN_PATH = ... os.getenv("HF_TOKEN_PATH", os.path.join(HF_HOME, "token"))``;
   ``src/huggingface_hub/utils/_auth.py`` `_get_token_from_file`), since v0.23.0 (#2185);
-- as an environment variable (``secretKeyRef``), for every other name: inferplane cannot
-  know whether the process reading it takes a file instead (e.g. vLLM's ``VLLM_API_KEY``
-  is read from the environment only). Such a variable keeps the value it had when the
-  container started.
+- as an environment variable (``secretKeyRef``), for every other name (e.g. an API key a
+  client library reads): inferplane cannot know whether the process reading it takes a file
+  instead. Such a variable keeps the value it had when the container started.
 
 Offline runs (`inferplane plan`/`check`, Pulumi config ``inferplane:offline: true``) have no
 credentials and no developer's environment: every value is then a fixed placeholder, so a
@@ -33,7 +32,6 @@ plan never depends on, nor contains, a real secret.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -42,7 +40,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint.secret_refs import aws_secret_account
+from inferplane.blueprint import secret_refs
+from inferplane.blueprint.secret_refs import FILE_VARIABLES, aws_secret_account
 from inferplane.components.serving.spec import (
     ModelSecret,
     ServedModel,
@@ -56,12 +55,6 @@ SECRETS_DIR: Final = "/var/run/secrets/inferplane"
 SECRETS_VOLUME: Final = "secrets"
 SECRET_FILE_MODE: Final = 0o440
 """Read-only for the owner and the pod's fsGroup (the containers' gid), nobody else."""
-FILE_VARIABLES: Final[dict[str, str]] = {
-    "HF_TOKEN": "HF_TOKEN_PATH",
-    "HUGGING_FACE_HUB_TOKEN": "HF_TOKEN_PATH",
-}
-"""Variables whose consumer reads the value from a file named by another variable
-(huggingface_hub: ``HF_TOKEN_PATH``; see the module docstring)."""
 
 
 def is_offline() -> bool:
@@ -76,7 +69,7 @@ def secret_name(model: str) -> str:
 
 def env_var_name(ref: ModelSecret) -> str:
     """The environment variable a secret appears as in the pod: ``hf_token`` -> ``HF_TOKEN``."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", ref.name).upper()
+    return secret_refs.env_var_name(ref.name)
 
 
 def secret_value(

@@ -41,6 +41,7 @@ SHADOWED_ENV: Final[tuple[tuple[str, str], ...]] = (
     ("PATH", "changes which programs the server runs"),
     ("SHELL", "changes the shell scripts run with"),
     ("TMPDIR", "moves the server's temporary files"),
+    ("HF_TOKEN_PATH", "names the file the Hugging Face token is read from (inferplane sets it)"),
     ("VLLM_*", "is a vLLM setting"),
     ("CUDA_*", "is a CUDA setting (visible devices, caching, launch behaviour)"),
     ("NCCL_*", "is an NCCL setting"),
@@ -57,7 +58,14 @@ SHADOWED_ENV: Final[tuple[tuple[str, str], ...]] = (
 """Environment variables that change how a serving process runs (fnmatch patterns over the
 variable a secret becomes, with why). Secrets may not take these names."""
 
-TOKEN_NAMES: Final = frozenset({"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
+FILE_VARIABLES: Final[dict[str, str]] = {
+    "HF_TOKEN": "HF_TOKEN_PATH",
+    "HUGGING_FACE_HUB_TOKEN": "HF_TOKEN_PATH",
+}
+"""Secrets whose consumer reads the value from a file named by another variable: the pod
+gets the file's path there instead (huggingface_hub: ``HF_TOKEN_PATH``; see
+`inferplane.components.serving.secrets`)."""
+TOKEN_NAMES: Final = frozenset(FILE_VARIABLES)
 """Tokens the Hugging Face libraries read: allowed although they look like settings."""
 
 
@@ -65,6 +73,13 @@ def env_var_name(secret_name: str) -> str:
     """The environment variable a secret becomes in the pod: ``hf_token`` -> ``HF_TOKEN``
     (no prefix: the server libraries read their tokens under these exact names)."""
     return re.sub(r"[^A-Za-z0-9_]", "_", secret_name).upper()
+
+
+def container_variable(secret_name: str) -> str:
+    """The variable a secret sets in the server container: its own name, or for a token read
+    as a file (`FILE_VARIABLES`) the variable naming that file."""
+    name = env_var_name(secret_name)
+    return FILE_VARIABLES.get(name, name)
 
 
 def runner_credential(variable: str, extra: tuple[str, ...] = ()) -> tuple[str, str] | None:
@@ -109,12 +124,14 @@ def aws_secret_account(secret_id: str) -> str | None:
 
 
 __all__ = [
+    "FILE_VARIABLES",
     "PROJECT_NAMESPACE",
     "RUNNER_CREDENTIALS",
     "SHADOWED_ENV",
     "TOKEN_NAMES",
     "aws_secret_account",
     "config_namespace",
+    "container_variable",
     "env_var_name",
     "gcp_secret_project",
     "runner_credential",

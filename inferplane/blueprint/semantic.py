@@ -356,9 +356,19 @@ def _model_fits_pool(
 def _secret_refs(env: EnvView) -> None:
     """Secret references stay within the model's own secrets (see `secret_refs`)."""
     for model_name, model in _models(env):
+        owner: dict[str, str] = {}
         for name, ref in (model.get("secrets") or {}).items():
             path: YamlPath = ("models", model_name, "secrets", name)
             _secret_name(env, path, name)
+            variable = secret_refs.container_variable(name)
+            if variable in owner:
+                env.error(
+                    path,
+                    f"secrets {owner[variable]!r} and {name!r} both set environment variable "
+                    f"{variable} in the model's container",
+                    "keep one of them",
+                )
+            owner.setdefault(variable, name)
             _secret_sources(env, path, ref)
     # Alertmanager receivers' credentials are read the same way, by the same runner.
     alerts = (env.data.get("observability") or {}).get("alerts") or {}

@@ -159,3 +159,22 @@ def test_owner_helpers() -> None:
     assert secret_refs.aws_secret_account("projects/p/secrets/s/versions/1") is None
     assert secret_refs.gcp_secret_project("projects/p-1/secrets/s/versions/1") == "p-1"
     assert secret_refs.config_namespace("hfToken") == "inferplane"
+
+
+def test_two_secrets_that_set_one_container_variable() -> None:
+    # Both Hugging Face token names become the file named by HF_TOKEN_PATH in the container.
+    both = "hf_token: {from_env: HF_TOKEN}\n      hugging_face_hub_token: {from_env: HF_TOKEN2}"
+    assert diagnostics(with_secret(both, GCP_ONLY)) == [
+        "bp.yaml:24:31: error: models.chat.secrets.hugging_face_hub_token: secrets 'hf_token' "
+        "and 'hugging_face_hub_token' both set environment variable HF_TOKEN_PATH in the "
+        "model's container; keep one of them"
+    ]
+
+
+def test_the_token_file_variable_is_not_a_secret_name() -> None:
+    assert diagnostics(with_secret("hf_token_path: {from_env: MY_TOKEN_FILE}", GCP_ONLY)) == [
+        "bp.yaml:23:22: error: models.chat.secrets.hf_token_path: secret 'hf_token_path' becomes "
+        "the environment variable HF_TOKEN_PATH in the server's container, which names the file "
+        "the Hugging Face token is read from (inferplane sets it) (HF_TOKEN_PATH); rename the "
+        "secret after the token it holds, e.g. hf_token"
+    ]
