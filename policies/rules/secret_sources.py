@@ -1,4 +1,4 @@
-"""secret-sources: a model's secrets never come from the deploy runner's own variables."""
+"""secret-sources: secrets (models', alert receivers') never come from the runner's variables."""
 
 from __future__ import annotations
 
@@ -14,19 +14,28 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     if env is None:  # online: the references are not in the resources, only their values
         return
     extra = tuple(str(p) for p in config["runner_variables"])
-    for model in env.models.values():
-        for ref in model.secrets:
-            if ref.from_env is None:
-                continue
-            found = runner_credential(ref.from_env, extra)
-            if found:
-                yield Finding(
-                    f"models.{model.name}",
-                    (*ref.path, "from_env"),
-                    f"secret {ref.name} of model {model.name} reads {ref.from_env}, a "
-                    f"variable of the runner that deploys ({found[0]}: {found[1]}); give the "
-                    "model a token of its own",
-                )
+    # Models' secrets, and the Alertmanager receivers' credentials (read the same way).
+    owned = [
+        (f"models.{m.name}", f"model {m.name}", ref)
+        for m in env.models.values()
+        for ref in m.secrets
+    ]
+    owned += [
+        ("observability.alerts", f"alert receiver {r.name}", ref)
+        for r in env.observability.alert_receivers
+        for ref in r.secrets
+    ]
+    for target, owner, ref in owned:
+        if ref.from_env is None:
+            continue
+        found = runner_credential(ref.from_env, extra)
+        if found:
+            yield Finding(
+                target,
+                (*ref.path, "from_env"),
+                f"secret {ref.name} of {owner} reads {ref.from_env}, a variable of the runner "
+                f"that deploys ({found[0]}: {found[1]}); give it a token of its own",
+            )
 
 
 _BUILT_IN = ", ".join(f"`{p}`" for p, _ in RUNNER_CREDENTIALS)
