@@ -99,7 +99,7 @@ def server_image(env: ServingEnvironment, model: ServedModel) -> str:
     if model.image:
         return model.image
     if model.server == "triton" and model.tensorrt_llm is not None:
-        return trtllm_image(env)
+        return trtllm_image(env.triton_release)
     if model.server == "triton":
         return defaults.TRITON_IMAGE.format(release=env.triton_release)
     return defaults.VLLM_IMAGE.format(version=env.vllm_version)

@@ -142,9 +142,10 @@ snapshot_download(repo_id=sys.argv[1], revision=sys.argv[2], local_dir=sys.argv[
 """
 
 
-def trtllm_image(env: ServingEnvironment) -> str:
-    """Triton with TensorRT-LLM, of the environment's NGC release: it builds and serves."""
-    return defaults.TRITON_TRTLLM_IMAGE.format(release=env.triton_release)
+def trtllm_image(release: str) -> str:
+    """Triton with TensorRT-LLM of NGC `release`: it builds the engine, and serves it unless
+    the model names an image of its own (built from that release: `ServedModel.release`)."""
+    return defaults.TRITON_TRTLLM_IMAGE.format(release=release)
 
 
 def _llm(model: ServedModel) -> Any:
@@ -180,7 +181,7 @@ def build_settings(model: ServedModel, env: ServingEnvironment) -> dict[str, Any
         "gpu": model.pool.gpu_type,
         "gpu_resource": model.pool.gpu_resource,
         "tensor_parallel_size": model.gpus,
-        "release": env.triton_release,
+        "release": model.release(env),
     }
 
 
@@ -257,7 +258,7 @@ def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     ]
     return {
         "name": "trtllm-build",
-        "image": trtllm_image(env),
+        "image": trtllm_image(model.release(env)),
         "command": shell(f"if [ -f {EXISTS_FILE} ]; then exit 0; fi", *build_script(model)),
         "env": [*environment, *secret_env(model)],
         # One engine rank per GPU: the build holds a serving replica's GPUs and share.

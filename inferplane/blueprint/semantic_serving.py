@@ -251,7 +251,7 @@ def check_triton_release(env: EnvView) -> None:
                 f"image {image} is NGC release {tagged}, not {base}",
                 f'remove base_release, or set it to "{tagged}"',
             )
-        elif tagged is None and base is None and "tensorrt" in model:
+        elif tagged is None and base is None and ("tensorrt" in model or "tensorrt_llm" in model):
             env.error(
                 ("models", name, "image"),
                 f"{image} is not an NGC Triton image, so the TensorRT it runs (which must build "
