@@ -280,5 +280,5 @@ def test_streaming_makes_the_model_decoupled_and_exports_first_response_latency(
     assert parsed["streaming"]["model_transaction_policy"] == {"decoupled": True}
     assert _key(streaming) == _key(llm_env)  # a runtime setting: the same engine
     histogram = "--metrics-config=histogram_latencies=true"
-    assert histogram in triton_args(model)
-    assert histogram not in triton_args(args_of_mf(llm_env, MODEL)[0])
+    assert histogram in triton_args(model, env.triton_release)
+    assert histogram not in triton_args(args_of_mf(llm_env, MODEL)[0], env.triton_release)
