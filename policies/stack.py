@@ -232,10 +232,6 @@ class Stack:
         yield from sorted(self.models.values(), key=lambda m: m.name)
 
 
-def scaled_object_target(so: Resource) -> str | None:
-    return _dict(so.spec.get("scaleTargetRef")).get("name")
-
-
 def wake_paths(model: ModelView) -> tuple[str, ...]:
     """How a model at zero replicas comes back, from its ScaledObjects' triggers: a ``cron``
     window, or requests the KEDA HTTP add-on's interceptor holds (an ``external-push``

@@ -135,7 +135,7 @@ class TensorRtLlm:
     kv_cache_quantization: TrtLlmKvCacheQuantization | None = None
     kv_cache_free_gpu_mem_fraction: float = defaults.TRTLLM_KV_CACHE_FREE_GPU_MEM_FRACTION
     enable_kv_cache_reuse: bool = defaults.TRTLLM_ENABLE_KV_CACHE_REUSE
-    batch_scheduler_policy: BatchSchedulerPolicy = "guaranteed_no_evict"
+    batch_scheduler_policy: BatchSchedulerPolicy = defaults.TRTLLM_BATCH_SCHEDULER_POLICY
     enable_chunked_context: bool = defaults.TRTLLM_ENABLE_CHUNKED_CONTEXT
     max_queue_size: int = defaults.TRTLLM_MAX_QUEUE_SIZE
     """Requests queued before Triton rejects new ones; 0 is unbounded."""

@@ -27,8 +27,6 @@ KEDA_HTTP_RELEASE = "keda-add-ons-http"
 """The KEDA HTTP add-on's release, in `KEDA_NAMESPACE`. Its chart names its objects
 ``{{ .Chart.Name }}-<component>`` (kedacore/charts ``http-add-on/templates``), the chart's
 name being ``keda-add-ons-http`` too."""
-KEDA_HTTP_INTERCEPTOR_PROXY = f"{KEDA_HTTP_RELEASE}-interceptor-proxy"
-"""The interceptor's proxy Service (``templates/interceptor/service-proxy.yaml``)."""
 KEDA_HTTP_INTERCEPTOR_PORT = 8080
 """Its port: chart value ``interceptor.proxy.port`` (values.yaml: 8080); container port name
 ``proxy``."""

@@ -3,6 +3,8 @@ token, through HF_TOKEN_PATH), and as environment variables only otherwise."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from serving_fixtures import DEPLOYMENT, container, k8s_object, pod_spec, serve, with_model
 
@@ -42,7 +44,7 @@ def test_no_volume_without_a_file_secret(staging):
     assert all(m["name"] != "secrets" for m in container(d, "vllm")["volumeMounts"])
 
 
-def test_two_secrets_for_one_variable_are_an_error(reference_blueprint, tmp_path):
+def test_two_secrets_for_one_variable_are_an_error(reference_blueprint, tmp_path, staging):
     text = reference_blueprint.read_text()
     line = "      hf_token: {from_env: HF_TOKEN}"
     assert line in text
@@ -50,12 +52,29 @@ def test_two_secrets_for_one_variable_are_an_error(reference_blueprint, tmp_path
     changed.write_text(
         text.replace(line, line + "\n      hugging_face_hub_token: {from_env: HF_TOKEN}")
     )
-    env = resolve_file(changed, "staging")
+    # validate refuses it first ...
+    with pytest.raises(BlueprintError) as err:
+        resolve_file(changed, "staging")
+    [diag] = err.value.diagnostics
+    assert str(diag).endswith(
+        "error: models.chat.secrets.hugging_face_hub_token: secrets 'hf_token' and "
+        "'hugging_face_hub_token' both set environment variable HF_TOKEN_PATH in the model's "
+        "container; keep one of them"
+    )
+    # ... and the component refuses it too, for arguments written by hand.
+    chat = staging.models["chat"]
+    second = dataclasses.replace(
+        chat.secrets[0],
+        name="hugging_face_hub_token",
+        path=("models", "chat", "secrets", "hugging_face_hub_token"),
+    )
+    env = with_model(staging, "chat", secrets=(*chat.secrets, second))
     with pytest.raises(BlueprintError) as err:
         serve(env, ["chat"])
     [diag] = err.value.diagnostics
-    assert diag.path == ("models", "chat", "secrets", "hugging_face_hub_token")
+    # The added secret is not in the file: the diagnostic points at the nearest written value.
+    assert diag.path == ("models", "chat", "secrets")
     assert str(diag).endswith(
-        "error: models.chat.secrets.hugging_face_hub_token: secrets 'hf_token' and "
-        "'hugging_face_hub_token' both set environment variable HF_TOKEN_PATH; keep one of them"
+        "error: models.chat.secrets: secrets 'hf_token' and 'hugging_face_hub_token' both set "
+        "environment variable HF_TOKEN_PATH; keep one of them"
     )
