@@ -327,7 +327,7 @@ class ModelServer(pulumi.ComponentResource):
                 before_pods.append(build.job)
                 self.engine_uri = model_uri = build.engine_uri
             if model.tensorrt_llm is not None:
-                # The build reads the model's Secret (a gated checkpoint's HF_TOKEN).
+                # The build reads the model's Secret (a gated checkpoint's Hub token file).
                 llm_build = TensorRtLlmEngineBuild(
                     f"{name}-engine",
                     TensorRtLlmEngineBuildArgs(model, env, ns, args.provider),

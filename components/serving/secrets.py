@@ -5,7 +5,8 @@ Each entry names where the value lives — never the value itself:
 - ``from_env: VAR`` — read from the environment of the process that runs ``pulumi up``;
 - ``from_pulumi_config: key`` — ``pulumi config set --secret key ...`` in the stack;
 - ``from_secret_manager: id`` — AWS Secrets Manager (name or ARN) or GCP Secret Manager
-  (``name``, ``projects/<p>/secrets/<name>`` or ``.../versions/<v>``; latest by default).
+  (``projects/<p>/secrets/<name>/versions/<v>``; a blueprint must name the project, which
+  must be the environment's own).
 
 Every value is wrapped in `pulumi.Output.secret`, so it is encrypted in the Pulumi state and
 masked in previews; it reaches the pods only through one Kubernetes Secret
@@ -290,7 +291,8 @@ def model_secret(
 
     `opts` must carry the parent and provider. Values go in ``stringData`` as Pulumi
     secrets. A rotated value updates the Secret in place; running pods keep the value they
-    started with (environment variables are read at start) until they are restarted.
+    started with in environment variables until they are restarted; a secret mounted as a
+    file (`FILE_VARIABLES`) follows the new value.
     """
     if not model.secrets:
         return None

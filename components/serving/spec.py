@@ -87,7 +87,8 @@ class ModelSecret:
     """Read from this Pulumi config secret (``key`` or ``namespace:key``)."""
     from_secret_manager: str | None = None
     """Read from AWS Secrets Manager (secret id) or GCP Secret Manager
-    (``projects/p/secrets/s[/versions/v]`` or a bare name in the environment's project)."""
+    (``projects/p/secrets/s[/versions/v]``, or a bare name in the environment's project when
+    used without a blueprint; a blueprint must name its own project)."""
     origin: str | None = None
     """Where the reference was written (``FILE:LINE:COL: error: yaml.path``), prefixed to
     the problems found only while `pulumi up` runs (an empty Secret Manager value, a secret

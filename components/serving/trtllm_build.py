@@ -27,9 +27,10 @@ Quantization names map to ``tensorrt_llm.quantization.QuantAlgo`` members as
 
 The pod: an init container (cloud CLI) skips everything when the engine's completion marker
 exists, else copies a store checkpoint in; an init container in the TensorRT-LLM image
-downloads an ``hf://`` checkpoint at its pinned revision (``HF_TOKEN`` from the model's
-Secret for gated repositories) and builds; the main container uploads the engine and writes
-the marker last, so a half-uploaded engine never counts as built.
+downloads an ``hf://`` checkpoint at its pinned revision (the Hub token from the model's
+Secret, mounted as the file ``HF_TOKEN_PATH`` names, for gated repositories) and builds;
+the main container uploads the engine and writes the marker last, so a half-uploaded
+engine never counts as built.
 
 The build pod needs egress to the Hugging Face hub for an ``hf://`` checkpoint, and for
 weight quantization, which calibrates on a dataset TensorRT-LLM fetches from the hub (the
