@@ -1,8 +1,8 @@
 """Lists every option `vllm serve` accepts, read from the source of a vLLM wheel.
 
-    pip download vllm==0.10.2 --no-deps -d /tmp/vllm
-    unzip -q /tmp/vllm/vllm-0.10.2-*.whl -d /tmp/vllm/x
-    python scripts/vllm_serve_flags.py /tmp/vllm/vllm-0.10.2-*.whl /tmp/vllm/x/vllm \
+    pip download vllm==0.10.2 --no-deps -d build/vllm
+    unzip -q build/vllm/vllm-0.10.2-*.whl -d build/vllm/x
+    python scripts/vllm_serve_flags.py build/vllm/vllm-0.10.2-*.whl build/vllm/x/vllm \
         > inferplane/blueprint/vllm_serve_flags.txt
 
 The parser of `vllm serve` is built by `vllm/entrypoints/openai/cli_args.py`
