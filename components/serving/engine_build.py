@@ -360,6 +360,27 @@ def build_network_policy(
     )
 
 
+def build_resources(
+    name: str,
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    job_metadata: Manifest,
+    job_spec: Manifest,
+    parent: pulumi.Resource,
+    provider: k8s.Provider,
+    timeout: str = BUILD_TIMEOUT,
+) -> tuple[k8s.networking.v1.NetworkPolicy, k8s.batch.v1.Job]:
+    """A build's NetworkPolicy and its Job ``<name>-<key[:10]>``, which starts only once the
+    policy allows its egress (the namespace denies by default)."""
+    policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
+    key = job_metadata["labels"][ENGINE_KEY_LABEL]
+    job = build_job(
+        f"{name}-{key[:10]}", job_metadata, job_spec, parent, provider, timeout, [policy]
+    )
+    return policy, job
+
+
 def build_job(
     name: str,
     metadata: Manifest,
@@ -429,17 +450,8 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
         self.engine_uri = engine_uri(model, env)
         self.job_name = job_name(model, self.key)
         metadata, spec = job_manifest(env, model, args.namespace)
-        self.network_policy = build_network_policy(
-            name, env, model, args.namespace, metadata, self, args.provider
-        )
-        # The pod needs its egress allowed before it starts.
-        self.job = build_job(
-            f"{name}-{self.key[:10]}",
-            metadata,
-            spec,
-            self,
-            args.provider,
-            depends_on=[self.network_policy],
+        self.network_policy, self.job = build_resources(
+            name, env, model, args.namespace, metadata, spec, self, args.provider
         )
         self.register_outputs(
             {

@@ -70,8 +70,7 @@ from inferplane.components.serving.containers import (
     store_sync,
 )
 from inferplane.components.serving.engine_build import (
-    build_job,
-    build_network_policy,
+    build_resources,
     content_key,
     engine_dir_uri,
     job_name,
@@ -345,12 +344,14 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
         engine_uri: ``<store>/.inferplane/engines/<model>/<key>/``.
         job_name: name of the Kubernetes Job (``<model>-engine-<key[:10]>``).
         job: the Job resource; depend on it to start only once the engine exists.
+        network_policy: NetworkPolicy ``<model>-engine-build`` of the build pods.
     """
 
     key: str
     engine_uri: str
     job_name: str
     job: k8s.batch.v1.Job
+    network_policy: k8s.networking.v1.NetworkPolicy
 
     def __init__(
         self,
@@ -364,19 +365,9 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
         self.engine_uri = engine_uri(model, env)
         self.job_name = job_name(model, self.key)
         metadata, spec = job_manifest(env, model, args.namespace)
-        # The namespace denies by default: the build (checkpoint download, store upload)
-        # gets the same egress as an ONNX engine build, before its pod starts.
-        self.network_policy = build_network_policy(
-            name, env, model, args.namespace, metadata, self, args.provider
-        )
-        self.job = build_job(
-            f"{name}-{self.key[:10]}",
-            metadata,
-            spec,
-            self,
-            args.provider,
-            BUILD_TIMEOUT,
-            depends_on=[self.network_policy],
+        # The build (checkpoint download, store upload) gets an ONNX build's egress.
+        self.network_policy, self.job = build_resources(
+            name, env, model, args.namespace, metadata, spec, self, args.provider, BUILD_TIMEOUT
         )
         self.register_outputs(
             {
@@ -384,5 +375,6 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
                 "engine_uri": self.engine_uri,
                 "job_name": self.job_name,
                 "job": self.job,
+                "network_policy": self.network_policy,
             }
         )
