@@ -14,6 +14,7 @@ running Pulumi programs offline (`inferplane.app.offline`) to assert on what the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pytest
 
 from inferplane.app.offline import Recording, run_callable, run_program
 from inferplane.app.offline_mocks import CloudFacts
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint.model import Environment, Waiver
 
 # The package is imported as installed (`pip install -e .`), never from the checkout's
 # folders: `components` and `policies` exist only as `inferplane.components` and
@@ -56,6 +57,23 @@ def reference_env() -> Callable[[str], Environment]:
 
 
 RunMocked = Callable[..., Recording]
+
+
+STAGING_WAIVER = Waiver(
+    "warm-replicas",
+    "models.chat",
+    ("staging",),
+    "Staging has no customer traffic; a cold start there is acceptable.",
+    "2027-03-31",
+    ("policies", "waivers", 0),
+)
+
+
+@pytest.fixture(scope="session")
+def waived_env() -> Callable[[str], Environment]:
+    """`waived_env("prod")`: a reference environment carrying one waiver that names staging
+    only (the shipped reference carries none: a fixed expiry would lapse)."""
+    return lambda name: dataclasses.replace(_reference_env(name), waivers=(STAGING_WAIVER,))
 
 
 @pytest.fixture

@@ -46,6 +46,7 @@ from inferplane.blueprint.model import (
     Warmup,
 )
 from inferplane.blueprint.overrides import merged
+from inferplane.blueprint.secret_refs import RECEIVER_SECRETS
 from inferplane.blueprint.source import Document
 
 
@@ -360,15 +361,6 @@ def _batching(spec: Mapping[str, Any]) -> Batching:
         max_queue_delay_us=spec.get("max_queue_delay_us", defaults.BATCHING_MAX_QUEUE_DELAY_US),
         preferred_batch_sizes=tuple(spec.get("preferred_batch_sizes") or ()),
     )
-
-
-RECEIVER_SECRETS = (
-    ("slack", "api_url", "slack-api-url"),
-    ("pagerduty", "routing_key", "pagerduty-routing-key"),
-    ("webhook", "url", "webhook-url"),
-)
-"""(integration, field, key suffix): a receiver's secret `<receiver>-<suffix>` in the
-receivers' Kubernetes Secret."""
 
 
 def _receiver_secret(

@@ -69,6 +69,15 @@ TOKEN_NAMES: Final = frozenset(FILE_VARIABLES)
 """Tokens the Hugging Face libraries read: allowed although they look like settings."""
 
 
+RECEIVER_SECRETS = (
+    ("slack", "api_url", "slack-api-url"),
+    ("pagerduty", "routing_key", "pagerduty-routing-key"),
+    ("webhook", "url", "webhook-url"),
+)
+"""(integration, field, key suffix): a receiver's secret `<receiver>-<suffix>` in the
+receivers' Kubernetes Secret."""
+
+
 def env_var_name(secret_name: str) -> str:
     """The environment variable a secret becomes in the pod: ``hf_token`` -> ``HF_TOKEN``
     (no prefix: the server libraries read their tokens under these exact names)."""
@@ -126,6 +135,7 @@ def aws_secret_account(secret_id: str) -> str | None:
 __all__ = [
     "FILE_VARIABLES",
     "PROJECT_NAMESPACE",
+    "RECEIVER_SECRETS",
     "RUNNER_CREDENTIALS",
     "SHADOWED_ENV",
     "TOKEN_NAMES",

@@ -373,7 +373,7 @@ def _secret_refs(env: EnvView) -> None:
     # Alertmanager receivers' credentials are read the same way, by the same runner.
     alerts = (env.data.get("observability") or {}).get("alerts") or {}
     for i, receiver in enumerate(alerts.get("receivers") or []):
-        for integration, field in semantic_serving.RECEIVER_SECRET_FIELDS:
+        for integration, field, _ in secret_refs.RECEIVER_SECRETS:
             ref = (receiver.get(integration) or {}).get(field)
             if ref is not None:
                 _secret_sources(

@@ -114,10 +114,6 @@ def check_instance_types(env: EnvView) -> None:
             )
 
 
-RECEIVER_SECRET_FIELDS = (("slack", "api_url"), ("pagerduty", "routing_key"), ("webhook", "url"))
-"""Where an Alertmanager receiver holds its secret references."""
-
-
 def check_alert_routing(env: EnvView) -> None:
     """Alertmanager refuses a config whose receiver names repeat or whose route names a
     receiver that does not exist (it would crash-loop on the config); say so here."""

@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Final
 
+from inferplane.blueprint import secret_refs
+
 # flag -> how to get what it does from the blueprint (`<m>` is the model's key).
 OWNED_FLAGS: Final[dict[str, str]] = {
     "--model": "set models.<m>.source instead",
@@ -185,7 +187,7 @@ def env_problems(
 ) -> Iterator[tuple[str, str, str]]:
     """(variable, what is wrong, how to fix) for each refused entry of `vllm.env` of `model`;
     `secrets` are the model's secret names (each becomes an upper-case variable)."""
-    secret_vars = {re.sub(r"[^A-Za-z0-9_]", "_", key).upper(): key for key in secrets}
+    secret_vars = {secret_refs.env_var_name(key): key for key in secrets}
     for var, value in env.items():
         if var in secret_vars:
             yield (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable
 
@@ -76,21 +75,9 @@ def test_reference_facts_round_trip(reference_env: Callable[[str], Environment],
 
 
 def test_only_the_environments_own_waivers_are_published(
-    reference_env: Callable[[str], Environment],
+    waived_env: Callable[[str], Environment],
 ) -> None:
-    # The reference carries no waiver (a fixed expiry would lapse); give both environments
-    # one that names staging only.
-    waiver = Waiver(
-        "warm-replicas",
-        "models.chat",
-        ("staging",),
-        "Staging has no customer traffic; a cold start there is acceptable.",
-        "2027-03-31",
-        ("policies", "waivers", 0),
-    )
-    staging, prod = (
-        dataclasses.replace(reference_env(name), waivers=(waiver,)) for name in ("staging", "prod")
-    )
+    staging, prod = waived_env("staging"), waived_env("prod")
     assert [w.rule for w in facts.environment_facts(staging).waivers] == ["warm-replicas"]
     assert facts.environment_facts(prod).waivers == ()
 

@@ -188,11 +188,25 @@ def test_every_pattern_compiles_and_explains_its_expected_form() -> None:
             assert has_wording or path.endswith("/not") or "/if" in path, path
 
 
-def test_every_pattern_is_also_an_ecmascript_regex_for_editors() -> None:
+def run_node(script: str, data: Any) -> Any:
+    """`script` under node with `data` as JSON on stdin; its JSON output. Skips without node,
+    except under CI, where node is installed (Debian package nodejs)."""
     if shutil.which("node") is None:
         if os.environ.get("CI") == "true":
             pytest.fail("node is required under CI (Debian package nodejs)")
         pytest.skip("needs node to run ECMAScript regexes")
+    run = subprocess.run(
+        ["node", "-e", script],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return json.loads(run.stdout)
+
+
+def test_every_pattern_is_also_an_ecmascript_regex_for_editors() -> None:
     # Editors (yaml-language-server) evaluate patterns as JavaScript regexes, not Python ones.
     patterns = sorted({sub["pattern"] for _, sub in subschemas(schema()) if "pattern" in sub})
     script = (
@@ -200,15 +214,7 @@ def test_every_pattern_is_also_an_ecmascript_regex_for_editors() -> None:
         "{ try { new RegExp(p, 'u'); return false; } catch (e) { return true; } });"
         "process.stdout.write(JSON.stringify(bad));"
     )
-    run = subprocess.run(
-        ["node", "-e", script],
-        input=json.dumps(patterns),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    assert json.loads(run.stdout) == []
+    assert run_node(script, patterns) == []
 
 
 def test_custom_wording_names_keywords_of_its_own_subschema() -> None:
@@ -818,27 +824,14 @@ def test_patterns_match_the_whole_string_as_ecmascript_does() -> None:
 
 
 def test_python_and_ecmascript_agree_on_every_pattern() -> None:
-    if shutil.which("node") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("node is required under CI (Debian package nodejs)")
-        pytest.skip("needs node to run ECMAScript regexes")
     cases = _pattern_cases()
     script = (
         "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
         "process.stdout.write(JSON.stringify(cases.map(([p, s]) => new RegExp(p, 'u').test(s))));"
     )
-    run = subprocess.run(
-        ["node", "-e", script],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
+    javascript = run_node(script, cases)
     python = [js_regex(p).search(s) is not None for p, s in cases]
-    disagree = [
-        c for c, js, py in zip(cases, json.loads(run.stdout), python, strict=True) if js != py
-    ]
+    disagree = [c for c, js, py in zip(cases, javascript, python, strict=True) if js != py]
     assert disagree == []
 
 

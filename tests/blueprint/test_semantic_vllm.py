@@ -399,7 +399,7 @@ def test_extra_args_refused_inside_an_override() -> None:
     ("env", "expected"),
     [
         pytest.param(
-            "{HF_HOME: /tmp/hf}",
+            "{HF_HOME: /models/hf}",
             "bp.yaml:26:27: error: models.chat.vllm.env.HF_HOME: `HF_HOME` is set by "
             "inferplane; remove it: Hugging Face files live on the models volume",
             id="owned",

@@ -114,21 +114,9 @@ def test_namespace_and_environment_configmap(
 
 
 def test_environment_data_publishes_the_environments_waivers(
-    reference_env: Callable[[str], Environment],
+    waived_env: Callable[[str], Environment],
 ) -> None:
-    import dataclasses
-
-    from inferplane.blueprint.model import Waiver
-
-    waiver = Waiver(
-        "warm-replicas",
-        "models.chat",
-        ("staging",),
-        "Staging has no customer traffic; a cold start there is acceptable.",
-        "2027-03-31",
-        ("policies", "waivers", 0),
-    )
-    env = dataclasses.replace(reference_env("staging"), waivers=(waiver,))
+    env = waived_env("staging")
     data = environment_data(env)
     assert json.loads(data["waivers"]) == [
         {
