@@ -51,6 +51,8 @@ POOL_CAPACITY: Final = "on_demand"
 POOL_SHARING: Final = "exclusive"
 POOL_DISK_GIB: Final = 200
 POOL_TIME_SLICES: Final = 2
+# No GPUs held free for a surge unless the pool asks for them (they cost a GPU each).
+POOL_SPARE_GPUS: Final = 0
 
 # --- models.<model> -----------------------------------------------------------------------
 MODEL_GPUS: Final = 1

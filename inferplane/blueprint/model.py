@@ -69,6 +69,8 @@ class GpuPool:
     time_slices: int
     """Clients per GPU on a `time_slicing` pool; 1 otherwise."""
     disk_gib: int
+    spare_gpus: int
+    """GPU units (`gpu_resource` units) held free per zone by placeholder pods."""
     zones: tuple[str, ...]
 
     @property

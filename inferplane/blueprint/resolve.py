@@ -186,6 +186,7 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
         if sharing == "time_slicing"
         else 1,
         disk_gib=spec.get("disk_gib", defaults.POOL_DISK_GIB),
+        spare_gpus=spec.get("spare_gpus", defaults.POOL_SPARE_GPUS),
         zones=tuple(spec.get("zones") or env_zones),
     )
 
