@@ -29,6 +29,20 @@ Every estimate errs low, so a refusal means the model certainly does not fit:
   context alone takes about 0.5 GiB), not a measurement of any one model. CUDA graphs are
   captured after the KV cache is allocated, in the ``1 - gpu_memory_utilization`` left over,
   so they are not counted.
+
+TensorRT-LLM sizes its KV cache differently: ``kv_cache_free_gpu_mem_fraction`` (the
+executor's ``freeGpuMemoryFraction``) is a share of the memory still FREE once the engine's
+weights and activation buffers are allocated, not of the whole GPU (NVIDIA/TensorRT-LLM
+``docs/source/reference/memory.md``, "C++ runtime": "KV cache will by default allocate 85%
+of the remaining free GPU memory ... When either maxTokens or freeGpuMemoryFraction is
+specified, the specified value will be used to compute the KV cache memory size"). So its
+budget is the whole memory of its GPUs and the KV cache of one full-length sequence must fit
+in ``fraction × (memory - weights - overhead)``: `estimate` takes that as ``kv_fraction``
+(``gpu_memory_utilization`` 1). The paged KV cache is shared by the sequences in flight and
+the in-flight batching scheduler admits a request only when blocks are free (same document:
+"the scheduler can automatically schedule requests as long as enough KV cache space is
+available"), so nothing is reserved per ``max_batch_size`` slot: fewer full-length
+sequences than ``max_batch_size`` is an advisory, as it is for vLLM's ``max_num_seqs``.
 """
 
 from __future__ import annotations
@@ -96,6 +110,10 @@ class Fit:
     max_num_seqs: int | None
     overhead_gib: float
     budget_gib: float
+    kv_fraction: float = 1.0
+    """Share of the memory left after weights and overhead that the KV cache may take: 1
+    for vLLM (its budget already is a share), ``kv_cache_free_gpu_mem_fraction`` for
+    TensorRT-LLM."""
 
     @property
     def kv_one_gib(self) -> float:
@@ -104,8 +122,9 @@ class Fit:
 
     @property
     def need_gib(self) -> float:
-        """What must fit for vLLM to start: weights, overhead, one full-length sequence."""
-        return self.weights_gib + self.kv_one_gib + self.overhead_gib
+        """What must fit for the server to hold one full-length sequence: weights, overhead,
+        and the memory whose `kv_fraction` is that sequence's KV cache."""
+        return self.weights_gib + self.kv_one_gib / self.kv_fraction + self.overhead_gib
 
     @property
     def fits(self) -> bool:
@@ -113,8 +132,8 @@ class Fit:
 
     @property
     def kv_room_gib(self) -> float:
-        """KV cache left after weights and overhead."""
-        return self.budget_gib - self.weights_gib - self.overhead_gib
+        """KV cache the server allocates: its share of what weights and overhead leave."""
+        return (self.budget_gib - self.weights_gib - self.overhead_gib) * self.kv_fraction
 
     @property
     def full_length_sequences(self) -> int:
@@ -144,6 +163,7 @@ def estimate(
     gpu_memory_gib: float,
     gpu_memory_utilization: float,
     overhead_gib_per_gpu: float = OVERHEAD_GIB_PER_GPU,
+    kv_fraction: float = 1.0,
 ) -> Fit:
     """The fit of a model of `parameters` weights on `gpus` GPUs of `gpu_memory_gib` each."""
     kv_heads_total = max(1, kv_heads // gpus) * gpus
@@ -155,6 +175,7 @@ def estimate(
         max_num_seqs=max_num_seqs,
         overhead_gib=overhead_gib_per_gpu * gpus,
         budget_gib=gpu_memory_utilization * gpus * gpu_memory_gib,
+        kv_fraction=kv_fraction,
     )
 
 
@@ -166,6 +187,11 @@ def tensor_parallel_problem(heads: int, kv_heads: int, gpus: int) -> str | None:
     of attention heads (...) must be divisible by tensor parallel size (...)"), and
     ``QKVParallelLinear`` (``vllm/model_executor/layers/linear.py``) divides the KV heads by
     the TP size, or, when the TP size is larger, the TP size by the KV heads (replication).
+    TensorRT-LLM has the same constraints: its runtime divides the heads by the TP size and
+    gives each rank ``(kv_heads + tp - 1) // tp`` KV heads (``tensorrt_llm/runtime/
+    model_runner.py``, ``_engine_config_to_model_config``), and its checkpoint conversion
+    splits K and V into ``tp`` equal parts, or duplicates each KV head ``tp // kv_heads``
+    times when the TP size is larger (``tensorrt_llm/models/llama/convert.py``, ``dups``).
     """
     if heads % gpus:
         return f"{heads} attention heads are not divisible by tensor parallel size {gpus}"

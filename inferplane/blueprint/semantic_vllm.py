@@ -1,5 +1,8 @@
 """Semantic checks of LLM models: GPU memory fit, tensor parallelism, and the vLLM settings.
 
+TensorRT-LLM models get the same model-facts lookup and report format; their fit arithmetic
+is `inferplane.blueprint.semantic_trtllm_fit`.
+
 Errors (`check_env`, run by `inferplane.blueprint.semantic.check`) stop validation: a model
 whose weights and one full-length sequence cannot fit its GPUs, a tensor-parallel size that
 does not split its attention heads, inconsistent `model_info`, `speculative` or `lora`
@@ -20,7 +23,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, fit, llm_catalog, vllm_owned
+from inferplane.blueprint import (
+    catalog,
+    defaults,
+    fit,
+    llm_catalog,
+    semantic_trtllm,
+    semantic_trtllm_fit,
+    vllm_owned,
+)
 from inferplane.blueprint.errors import Diagnostic, YamlPath
 from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
@@ -73,6 +84,11 @@ def findings(env: EnvView) -> Iterator[Finding]:
                 "`model_info` only applies to LLM servers",
                 "remove it, or serve the model with server: vllm",
             )
+            continue
+        if model["server"] == "triton" and "tensorrt_llm" in model:
+            yield from _model_info_problems(path, model)
+            if model["pool"] in pools:
+                yield from _trtllm_fit(env, path, model, pools[model["pool"]])
             continue
         if model["server"] != "vllm":
             continue
@@ -193,13 +209,7 @@ def _fit(
 ) -> Iterator[Finding]:
     facts, why = facts_of(model)
     if facts is None:
-        yield Finding(
-            "warning",
-            (*path, "source"),
-            f"GPU memory fit not checked: {why}",
-            "add model_info: hf_repo (org/name, when it is a common open model inferplane "
-            "knows) or its numbers (parameters_billions, layers, heads, kv_heads, head_dim)",
-        )
+        yield _unknown_facts(path, why)
         return
     gpus = model.get("gpus", defaults.MODEL_GPUS)
     tp = fit.tensor_parallel_problem(facts.heads, facts.kv_heads, gpus)
@@ -268,6 +278,40 @@ def _fit(
             "if long requests are common, lower max_num_seqs or max_model_len, set "
             "kv_cache_dtype: fp8, or use more GPUs",
         )
+
+
+def _trtllm_fit(
+    env: EnvView, path: YamlPath, model: Mapping[str, Any], pool: Mapping[str, Any]
+) -> Iterator[Finding]:
+    """The fit of a TensorRT-LLM model (`semantic_trtllm_fit`)."""
+    facts, why = facts_of(model)
+    numbers = semantic_trtllm.fit_numbers(model, pool)
+    if numbers is None:
+        return
+    if facts is None:
+        yield _unknown_facts(path, why)
+        return
+    llm = model["tensorrt_llm"]
+    precision = model.get("precision", defaults.MODEL_PRECISION)
+    what = f"{facts.parameters_billions:g}B parameters, {llm.get('quantization') or precision}"
+    for severity, where, message, hint in semantic_trtllm_fit.findings(
+        facts,
+        numbers,
+        what,
+        pool["gpu"],
+        lambda inputs, default: _blame(env, path, inputs, default),
+    ):
+        yield Finding(severity, where, message, hint)
+
+
+def _unknown_facts(path: YamlPath, why: str) -> Finding:
+    return Finding(
+        "warning",
+        (*path, "source"),
+        f"GPU memory fit not checked: {why}",
+        "add model_info: hf_repo (org/name, when it is a common open model inferplane "
+        "knows) or its numbers (parameters_billions, layers, heads, kv_heads, head_dim)",
+    )
 
 
 # --- speculative decoding and LoRA ---------------------------------------------------------
