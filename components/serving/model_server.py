@@ -31,6 +31,7 @@ Arguments are a `spec.ServedModel` and a `spec.ServingEnvironment`, fillable by 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.secret_refs import FILE_VARIABLES
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
     PORTS,
@@ -68,6 +70,7 @@ from inferplane.components.serving.load_balancer import (
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
 from inferplane.components.serving.secrets import (
+    env_var_name,
     model_secret,
     secret_env,
     secret_mounts,
@@ -87,6 +90,7 @@ from inferplane.components.serving.trtllm_build import (
     TensorRtLlmEngineBuildArgs,
     trtllm_image,
 )
+from inferplane.components.serving.trtllm_text import pipeline_files
 from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
 
 GRPC_SUFFIX: Final = "-grpc"
@@ -115,6 +119,18 @@ def reads_store(model: ServedModel) -> bool:
     return model.server == "triton" or model.source.scheme != "hf"
 
 
+def served_secrets(model: ServedModel) -> ServedModel:
+    """`model` with the secrets its serving pod gets: a TensorRT-LLM model's Hub token is
+    the build Job's (the engine, tokenizer and warm-up inputs come from the store), so its
+    serving pod has none and cannot reach a gated repository."""
+    if model.tensorrt_llm is None:
+        return model
+    kept = tuple(
+        ref for ref in model.secrets if FILE_VARIABLES.get(env_var_name(ref)) != "HF_TOKEN_PATH"
+    )
+    return dataclasses.replace(model, secrets=kept)
+
+
 def serving_pod_spec(
     env: ServingEnvironment, model: ServedModel, model_uri: str, with_secrets: bool
 ) -> Manifest:
@@ -141,12 +157,13 @@ def serving_pod_spec(
         fetch = vllm_fetch_container(env, model)
         if fetch is not None:
             init.append(fetch)
+    served = served_secrets(model)
     if with_secrets:
-        server["env"] = [*server["env"], *secret_env(model)]
-        files = secret_volume(model)
+        server["env"] = [*server["env"], *secret_env(served)]
+        files = secret_volume(served)
         if files is not None:
             volumes.append(files)
-            server["volumeMounts"] = [*server["volumeMounts"], *secret_mounts(model)]
+            server["volumeMounts"] = [*server["volumeMounts"], *secret_mounts(served)]
     spec: Manifest = {
         **service_account(env, naming.MODEL_READER_SA, cloud_identity=reads_store(model)),
         "enableServiceLinks": False,
@@ -335,14 +352,20 @@ class ModelServer(pulumi.ComponentResource):
                 )
                 before_pods.append(llm_build.job)
                 self.engine_uri = model_uri = llm_build.engine_uri
-                config_text = render_trtllm_config(model, env)
+                # The engine's config and the text pipeline (ensemble, tokenizer models).
+                config_data = {
+                    CONFIG_FILE: render_trtllm_config(model, env),
+                    **pipeline_files(model),
+                }
             else:
-                config_text = render_config_pbtxt(model, env)
+                config_data = {CONFIG_FILE: render_config_pbtxt(model, env)}
+            # Every file rolls the pods when it changes.
+            config_text = "".join(f"{key}\n{config_data[key]}" for key in sorted(config_data))
             before_pods.append(
                 k8s.core.v1.ConfigMap(
                     f"{name}-triton-config",
                     metadata={"name": config_map_name(model), "namespace": ns, "labels": labels},
-                    data={CONFIG_FILE: config_text},
+                    data=config_data,
                     opts=child,
                 )
             )

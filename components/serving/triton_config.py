@@ -24,6 +24,7 @@ the tests against Triton's own ``model_config.proto``). What it sets, and why:
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from inferplane.blueprint.model import TensorRtInput
 from inferplane.components.serving import promql
@@ -161,6 +162,9 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
 
 
 # --- the server ---------------------------------------------------------------------------
+LIVE_PATH: Final = "/v2/health/live"
+
+
 def triton_args(model: ServedModel, release: str) -> list[str]:
     """``tritonserver`` arguments: exactly this model, strict readiness, fixed ports.
 
@@ -211,7 +215,7 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
             mount("dshm", "/dev/shm"),
             mount("models", MODELS_DIR, read_only=True),
         ],
-        **probes(model, ready_path=f"/v2/models/{model.name}/ready", live_path="/v2/health/live"),
+        **probes(model, ready_path=f"/v2/models/{model.name}/ready", live_path=LIVE_PATH),
     }
 
 

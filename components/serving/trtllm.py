@@ -26,18 +26,37 @@ mandatory settings (tensorrtllm_backend ``docs/model_config.md``) are filled lik
   send it); ``logits_datatype`` -> ``TYPE_FP32``, as the backend's examples use.
 
 Inputs and outputs are the template's decoder-only subset (token ids in, token ids out;
-sampling controls optional), declared as the template declares them. Tokenization
-(the template's ensemble with Python pre/post-processing models) and Triton's OpenAI
-frontend are not part of the served repository: the frontend of Triton 25.08 is a beta that
-installs its requirements with pip at start (server ``python/openai/README.md`` at v2.60.0
-and through v2.63.0), which a read-only, offline pod cannot do.
+sampling controls optional), declared as the template declares them. Users send text: the
+repository also holds the release's text pipeline (`trtllm_text`: ``ensemble``,
+``preprocessing``, ``postprocessing``), so ``/v2/models/ensemble/generate`` takes
+``text_input``, and the readiness probe asks for ``ensemble`` (ready once all its models are).
 
-Warm-up: no ``model_warmup``. Triton's warm-up samples hold zeros or random data, and the
-backend's required ``input_lengths`` would be 0 or garbage. The engine carries its compiled
-kernels (nothing is compiled on the first request, unlike a torch.compile'd server), and the
-model reports ready only once the backend has loaded every rank and allocated its KV cache:
-the startup probe (``startup_timeout_s``) waits for that, probes and drain are the other
-Triton models' (`containers.probes`, ``--exit-timeout-secs``).
+No OpenAI-compatible endpoint: Triton's OpenAI frontend of this release is a beta
+(server ``python/openai/README.md`` at v2.60.0, the 25.08 release) that runs as its own
+Python process (``openai_frontend/main.py``, embedding Triton through the ``tritonserver``
+wheel) instead of ``tritonserver``, and its TensorRT-LLM instructions install the Triton
+wheels and the frontend's requirements with pip inside the ``-trtllm-python-py3`` container
+(same README, "TensorRT-LLM", step 2). The generic image build preinstalls them (server
+``build.py`` at v2.60.0: ``pip3 install -r python/openai/requirements.txt``), but the trtllm
+image is built otherwise (it lacks what that build lays out, e.g. ``/app``: tensorrtllm_backend
+issues #721, #739), so nothing says the frontend runs in a read-only, offline pod without a
+pip install at start. ``trtllm-serve`` in the same image is an OpenAI server of its own,
+without Triton (its metrics, batching and probes). The text endpoint is the one documented.
+
+Warm-up: ``model_warmup`` on the ``tensorrtllm`` model (an ensemble may not have one, see
+`trtllm_text`) with a real prompt: ``WARMUP_TOKENS`` token ids of `WARMUP_PROMPT`, tokenized
+by the build Job with the model's own tokenizer and stored with the engine, given as
+``input_data_file`` (Triton ``model_config.proto``, ``ModelWarmup.Input.input_data_file``:
+raw data read from the model directory's ``warmup`` folder; core ``src/
+backend_model_instance.cc`` reads it as is), asking for ``WARMUP_OUTPUT_TOKENS`` tokens so
+both the context (prefill) and generation phases run. What it buys: with CUDA's lazy module
+loading (the default since CUDA 12.2; CUDA C++ Programming Guide, "Lazy Loading",
+https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading) each kernel is
+loaded on its first launch, so the first request would load every attention and GEMM kernel
+of both phases; and the runtime's stream-ordered memory pool grows on first use (TensorRT-LLM
+``docs/source/reference/memory.md``, "Memory pool"). Triton runs warm-up before the model is
+ready, so the startup probe still passes only after it (`containers.probes`). Zero or random
+warm-up data would not do: ``input_lengths`` must match real ids.
 
 Tensor parallelism runs in the backend's orchestrator mode (``TRTLLM_ORCHESTRATOR=1``):
 one ``tritonserver`` process spawns one worker per GPU rank (tensorrtllm_backend v0.21.0
@@ -54,17 +73,34 @@ from inferplane.components.serving.containers import (
     MODELS_DIR,
     Manifest,
     mount,
+    probes,
     shell,
     store_container,
     store_sync,
 )
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
-from inferplane.components.serving.triton_config import CONFIG_FILE, triton_container
+from inferplane.components.serving.triton_config import CONFIG_FILE, LIVE_PATH, triton_container
+from inferplane.components.serving.trtllm_text import ENSEMBLE, layout_commands
 
 BACKEND: Final = "tensorrtllm"
 BATCHING_STRATEGY: Final = "inflight_fused_batching"
 LOGITS_DATATYPE: Final = "TYPE_FP32"
 FEATURES_DATATYPE: Final = {"fp16": "TYPE_FP16", "bf16": "TYPE_BF16", "fp32": "TYPE_FP32"}
+
+WARMUP_DIR: Final = "warmup"
+"""Triton reads ``input_data_file`` from this folder of the model directory."""
+WARMUP_TOKENS: Final = 32
+"""Prompt tokens of the warm-up request: the first of `WARMUP_PROMPT`'s ids."""
+WARMUP_OUTPUT_TOKENS: Final = 8
+"""Tokens the warm-up generates: several generation steps after the context phase."""
+WARMUP_PROMPT: Final = (
+    "You are a helpful assistant. Summarise in two sentences why the sky looks blue during "
+    "the day and red at sunset, for a reader who has never studied physics, and then suggest "
+    "one simple experiment with a glass of water and a torch that shows the same effect."
+)
+"""Plain English, long enough for `WARMUP_TOKENS` ids with any common tokenizer."""
+WARMUP_FILES: Final = ("input_ids", "input_lengths", "request_output_len")
+"""The warm-up inputs, one file each (little-endian int32), written by the build Job."""
 
 # (name, data type, dims, reshape to a scalar, optional, allow ragged batch), from the
 # template's input list: the decoder-only generation inputs.
@@ -168,6 +204,24 @@ def _outputs() -> list[str]:
     return [*lines, "]"]
 
 
+def _warmup() -> list[str]:
+    """One warm-up request of real token ids (see the module docstring)."""
+    dims = {"input_ids": WARMUP_TOKENS, "input_lengths": 1, "request_output_len": 1}
+    lines = ["model_warmup [", "  {", '    name: "prompt"', "    batch_size: 1", "    count: 1"]
+    for name in WARMUP_FILES:
+        lines += [
+            "    inputs {",
+            f'      key: "{name}"',
+            "      value {",
+            "        data_type: TYPE_INT32",
+            f"        dims: [ {dims[name]} ]",
+            f'        input_data_file: "{name}"',
+            "      }",
+            "    }",
+        ]
+    return [*lines, "  }", "]"]
+
+
 def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
     """The ``config.pbtxt`` of a TensorRT-LLM model (see the module docstring)."""
     llm = model.tensorrt_llm
@@ -201,6 +255,7 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
         "    kind: KIND_CPU",
         "  }",
         "]",
+        *_warmup(),
     ]
     for key, value in parameters(model).items():
         lines += [
@@ -216,9 +271,25 @@ def trtllm_container(env: ServingEnvironment, model: ServedModel, image: str) ->
     """The ``tritonserver`` container, in orchestrator mode when the engine has several
     ranks (see the module docstring)."""
     container = triton_container(env, model, image)
+    # Load the ensemble only: Triton loads an ensemble's composing models with it (core
+    # src/model_repository_manager/model_repository_manager.cc, ``PollModels``: "A polling
+    # chain is needed if the polled model is ensemble, so that all (up-to-date) composing
+    # models are exposed"), so the pod still loads one model, its text pipeline.
+    own = f"--load-model={model.name}"
+    container["args"] = [
+        *(arg for arg in container["args"] if arg != own),
+        f"--load-model={ENSEMBLE}",
+    ]
+    # Ready when the text endpoint is: the ensemble is ready once all its models are.
+    container.update(probes(model, ready_path=_ready(ENSEMBLE), live_path=LIVE_PATH))
     extra = [
         # MPI and the backend's workers look the user up; uid 1000 may have no passwd entry.
         {"name": "USER", "value": "inferplane"},
+        # The tokenizer models read the tokenizer stored with the engine; nothing may
+        # reach the Hugging Face Hub from a serving pod.
+        {"name": "HF_HUB_OFFLINE", "value": "1"},
+        {"name": "TRANSFORMERS_OFFLINE", "value": "1"},
+        {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
     ]
     if model.gpus > 1:
         extra.append({"name": "TRTLLM_ORCHESTRATOR", "value": "1"})
@@ -226,11 +297,16 @@ def trtllm_container(env: ServingEnvironment, model: ServedModel, image: str) ->
     return container
 
 
+def _ready(name: str) -> str:
+    return f"/v2/models/{name}/ready"
+
+
 def trtllm_fetch_container(
     env: ServingEnvironment, model: ServedModel, engine_uri: str
 ) -> Manifest:
-    """Lays out the one-model repository: ``/models/<m>/config.pbtxt`` from the ConfigMap
-    and the engine directory (every rank) into ``/models/<m>/1/``."""
+    """Lays out the repository: ``/models/<m>/config.pbtxt`` from the ConfigMap, the engine
+    directory (every rank, the tokenizer) into ``/models/<m>/1/``, its warm-up inputs into
+    ``/models/<m>/warmup/``, and the text pipeline (`trtllm_text`)."""
     version_dir = engine_dir(model)
     return store_container(
         env,
@@ -239,6 +315,8 @@ def trtllm_fetch_container(
             f'mkdir -p "{version_dir}"',
             f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"',
             store_sync(env, '"$ENGINE_URI"', f'"{version_dir}"'),
+            f'mv "{version_dir}/{WARMUP_DIR}" "{MODELS_DIR}/{model.name}/{WARMUP_DIR}"',
+            *layout_commands(CONFIG_DIR),
         ),
         [{"name": "ENGINE_URI", "value": engine_uri}],
         [mount("models", MODELS_DIR), mount("triton-config", CONFIG_DIR, read_only=True)],

@@ -7,7 +7,8 @@ on a node of the serving pool, holding as many GPUs as a serving replica (one en
 per GPU), in ``nvcr.io/nvidia/tritonserver:<release>-trtllm-python-py3`` of the same NGC
 release as the serving image, and stored under a content key:
 
-    <model_store>/.inferplane/engines/<model>/<key>/   (rank<i>.engine, config.json, ...)
+    <model_store>/.inferplane/engines/<model>/<key>/   (rank<i>.engine, config.json, ...,
+                                                        tokenizer/, warmup/)
 
 `build_settings` lists what the key hashes: the checkpoint (``hf://org/name@revision`` or
 its store URI), the engine's limits (batch, input and sequence lengths), quantization of
@@ -24,6 +25,12 @@ Triton 25.08's trtllm image ships TensorRT-LLM 0.21.0 (Triton compatibility matr
 https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/introduction/compatibility.html).
 Quantization names map to ``tensorrt_llm.quantization.QuantAlgo`` members as
 ``examples/quantization/quantize.py`` maps its ``--qformat`` values.
+
+With the engine the build stores what serving needs from the checkpoint, so a serving pod
+never reads the checkpoint or the Hub: the tokenizer (``AutoTokenizer.save_pretrained`` into
+``tokenizer/``, read by the text pipeline, `trtllm_text`) and the warm-up request's inputs
+(``warmup/``: the first `trtllm.WARMUP_TOKENS` ids of `trtllm.WARMUP_PROMPT` in that
+tokenizer, as little-endian int32 files, see `trtllm`).
 
 The pod: an init container (cloud CLI) skips everything when the engine's completion marker
 exists, else copies a store checkpoint in; an init container in the TensorRT-LLM image
@@ -78,9 +85,17 @@ from inferplane.components.serving.engine_build import (
 )
 from inferplane.components.serving.secrets import secret_env, secret_mounts, secret_volume
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.trtllm import (
+    WARMUP_DIR,
+    WARMUP_OUTPUT_TOKENS,
+    WARMUP_PROMPT,
+    WARMUP_TOKENS,
+)
+from inferplane.components.serving.trtllm_text import TOKENIZER_SUBDIR
 
-KEY_SCHEMA: Final = "trtllm-1"
-"""Part of every TensorRT-LLM engine key: raising it rebuilds them all."""
+KEY_SCHEMA: Final = "trtllm-2"
+"""Part of every TensorRT-LLM engine key: raising it rebuilds them all (2: the engine
+directory also holds the tokenizer and the warm-up inputs)."""
 BUILD_TIMEOUT: Final = "180m"
 """A 70B checkpoint download, fp8 calibration and a four-rank build take well over an hour."""
 COMPLETE_MARKER: Final = "inferplane-build-complete"
@@ -131,6 +146,24 @@ llm = LLM(
     build_config=build,
 )
 llm.save(spec["engine_dir"])
+
+# What serving needs from the checkpoint: its tokenizer, and a real warm-up prompt in it.
+import os, struct
+from transformers import AutoTokenizer
+tokenizer = AutoTokenizer.from_pretrained(spec["checkpoint"])
+tokenizer.save_pretrained(os.path.join(spec["engine_dir"], spec["tokenizer_subdir"]))
+ids = tokenizer.encode(spec["warmup_prompt"], add_special_tokens=True)[: spec["warmup_tokens"]]
+if len(ids) < spec["warmup_tokens"]:
+    sys.exit(f"the warm-up prompt is only {len(ids)} tokens, {spec['warmup_tokens']} needed")
+warmup = os.path.join(spec["engine_dir"], spec["warmup_dir"])
+os.makedirs(warmup)
+for name, values in (
+    ("input_ids", ids),
+    ("input_lengths", [len(ids)]),
+    ("request_output_len", [spec["warmup_output_tokens"]]),
+):
+    with open(os.path.join(warmup, name), "wb") as out:
+        out.write(struct.pack(f"<{len(values)}i", *values))
 """
 
 # Downloads the pinned revision of an hf:// checkpoint (huggingface_hub comes with the
@@ -210,6 +243,11 @@ def build_spec(model: ServedModel) -> dict[str, Any]:
         "max_input_len": llm.max_input_len,
         "max_seq_len": llm.max_seq_len,
         "paged_context_fmha": paged_context_fmha(model),
+        "tokenizer_subdir": TOKENIZER_SUBDIR,
+        "warmup_dir": WARMUP_DIR,
+        "warmup_prompt": WARMUP_PROMPT,
+        "warmup_tokens": WARMUP_TOKENS,
+        "warmup_output_tokens": WARMUP_OUTPUT_TOKENS,
     }
 
 

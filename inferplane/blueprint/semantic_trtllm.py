@@ -39,6 +39,9 @@ PRECISION_BYTES: Final[Mapping[str, float]] = {"fp32": 4, "fp16": 2, "bf16": 2}
 """Bytes per value of an unquantized checkpoint, and of an unquantized KV cache."""
 KV_CACHE_BYTES: Final[Mapping[str, float]] = {"fp8": 1, "int8": 1}
 FP8_FORMATS: Final = frozenset({"fp8", "w4a8_awq"})
+PIPELINE_NAMES: Final = ("ensemble", "preprocessing", "postprocessing")
+"""The text pipeline's models in a TensorRT-LLM model's Triton repository (the release's
+names; `inferplane.components.serving.trtllm_text`)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,13 @@ def check_model(
     if llm is None:
         return
     section: YamlPath = (*path, "tensorrt_llm")
+    if path[-1] in PIPELINE_NAMES:
+        error(
+            path,
+            f"a TensorRT-LLM model cannot be named {path[-1]!r}: its Triton repository "
+            "serves the text pipeline under the names " + ", ".join(PIPELINE_NAMES),
+            "rename the model",
+        )
     if "tensorrt" in model:
         error(
             (*path, "tensorrt"),

@@ -199,3 +199,12 @@ def test_time_to_first_token_needs_a_streaming_model() -> None:
         "only for a streaming TensorRT-LLM model; set tensorrt_llm.streaming: true (clients "
         "then stream), or use slo.p95_ms",
     ]
+
+
+def test_the_text_pipeline_names_are_reserved() -> None:
+    text = edit("  chat70b:\n", "  ensemble:\n")
+    assert diagnostics(text) == [
+        "bp.yaml:23:5: error: models.ensemble: a TensorRT-LLM model cannot be named "
+        "'ensemble': its Triton repository serves the text pipeline under the names ensemble, "
+        "preprocessing, postprocessing; rename the model"
+    ]

@@ -45,7 +45,7 @@ def test_blueprint_plans_and_its_triton_configs_parse(path: Path, env: str, tmp_
     result = inferplane("plan", str(path), "--env", env, "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
-    configs = sorted((out / "triton").glob("*/config.pbtxt")) if (out / "triton").exists() else []
+    configs = sorted((out / "triton").glob("*/*.pbtxt")) if (out / "triton").exists() else []
     if not configs:
         return
     python = triton_python()

@@ -31,7 +31,7 @@ from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
 from inferplane.blueprint.resolve import parse_source, resolve
 from inferplane.components.serving.spec import ServingArgsError, model_source
 from inferplane.components.serving.triton_config import triton_args
-from inferplane.components.serving.trtllm import render_config_pbtxt
+from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
 from inferplane.components.serving.trtllm_build import (
     BUILD_SCRIPT,
     build_settings,
@@ -101,6 +101,12 @@ def test_build_spec_maps_quantization_to_llm_api_names(llm_env):
         "max_input_len": 8192,
         "max_seq_len": 12288,
         "paged_context_fmha": True,
+        # What serving needs from the checkpoint, stored with the engine.
+        "tokenizer_subdir": "tokenizer",
+        "warmup_dir": "warmup",
+        "warmup_prompt": WARMUP_PROMPT,
+        "warmup_tokens": 32,
+        "warmup_output_tokens": 8,
     }
     awq, _ = args_of_mf(_llm(llm_env, quantization="int4_awq", kv_cache_quantization="int8"), MODEL)
     assert (build_spec(awq)["quant_algo"], build_spec(awq)["kv_cache_quant_algo"]) == (
@@ -147,7 +153,10 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     assert triton["image"] == build["image"]
     assert {"name": "TRTLLM_ORCHESTRATOR", "value": "1"} in triton["env"]
     assert triton["resources"]["limits"]["nvidia.com/gpu"] == "4"
-    assert triton["readinessProbe"]["httpGet"]["path"] == f"/v2/models/{MODEL}/ready"
+    # Ready once the text endpoint is: the ensemble, loaded with its composing models.
+    assert triton["readinessProbe"]["httpGet"]["path"] == "/v2/models/ensemble/ready"
+    assert triton["startupProbe"]["httpGet"]["path"] == "/v2/models/ensemble/ready"
+    assert [a for a in triton["args"] if a.startswith("--load-model")] == ["--load-model=ensemble"]
     fetch = container(deployment, "fetch-engine", init=True)
     assert {"name": "ENGINE_URI", "value": uri} in fetch["env"]
     assert (
