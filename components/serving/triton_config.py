@@ -212,7 +212,11 @@ def cache_args(model: ServedModel) -> list[str]:
     (`response_cache`); keys from triton-inference-server/redis_cache ``README.md`` and
     ``src/redis_cache.cc`` (branch r25.08). No ``password`` flag: the cache reads
     ``TRITONCACHE_REDIS_PASSWORD`` from the environment (`response_cache.password_env`), so
-    the password is in neither the pod spec nor the process list.
+    the password is in neither the pod spec nor the process list. The NGC
+    ``tritonserver:<release>-py3`` images ship the library
+    (``/opt/tritonserver/caches/redis/libtritoncache_redis.so``: server r25.08
+    ``docs/user_guide/response_cache.md``; ``build.py`` builds ``all_caches = ["local",
+    "redis"]`` for the release containers).
     """
     cache = model.response_cache
     if cache is None or not cache.enabled:
