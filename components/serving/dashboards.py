@@ -157,6 +157,16 @@ def build_dashboard(
                 rules.KV_CACHE_RATIO,
             ),
         ]
+    if scope.response_cache:
+        traffic.append(
+            _panel(
+                "Response cache hit rate",
+                "percentunit",
+                [(promql.cache_hit_ratio(scope), "hits / lookups")],
+                "Requests answered from the response cache without running the model. Low "
+                "with repeated inputs: the cache is too small (response_cache.size_mb).",
+            )
+        )
     if vllm:
         traffic.append(
             _panel(

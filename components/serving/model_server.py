@@ -22,6 +22,9 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   `network_policies`).
 - ``ModelAutoscaler`` (ScaledObject ``<model>``) and ``ModelMonitoring`` (ServiceMonitor,
   PrometheusRule, dashboard).
+- ``ResponseCacheStore`` (Triton with ``response_cache.backend: redis``): a Valkey server
+  per zone, its Service ``<model>-cache``, Secret and NetworkPolicies (`response_cache`);
+  the Deployment waits for it.
 
 Every object carries `naming.model_labels` plus the pool and latency-class labels.
 
@@ -69,6 +72,10 @@ from inferplane.components.serving.load_balancer import (
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
+from inferplane.components.serving.response_cache import (
+    ResponseCacheStore,
+    ResponseCacheStoreArgs,
+)
 from inferplane.components.serving.secrets import (
     env_var_name,
     model_secret,
@@ -330,6 +337,15 @@ class ModelServer(pulumi.ComponentResource):
                 opts=child,
             )
         )
+
+        cache = model.response_cache
+        if model.server == "triton" and cache is not None and cache.redis:
+            # Triton pings the cache server when it starts: the servers come first.
+            before_pods += ResponseCacheStore(
+                f"{name}-response-cache",
+                ResponseCacheStoreArgs(model, env, ns, args.provider),
+                opts=pulumi.ResourceOptions(parent=self),
+            ).ready
 
         model_uri = model.source.uri
         self.engine_uri = None

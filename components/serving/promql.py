@@ -343,6 +343,19 @@ def compute_time_ms(scope: Scope, by: Sequence[str] = ()) -> str:
     return f"{spent} / {done} * 1000"
 
 
+def cache_hit_ratio(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Share of lookups answered from Triton's response cache. Triton itself counts hits and
+    misses per model ("Triton-reported Response Cache Metrics"), so the series are the same
+    for the local and the Redis cache (triton-inference-server/server r25.08
+    ``docs/user_guide/metrics.md`` l.390-413)."""
+    if scope.server != "triton" or not scope.response_cache:
+        raise ValueError(f"{scope.model} has no Triton response cache")
+    sel = scope.server_selector()
+    hits = _agg("sum", _rate(f"nv_cache_num_hits_per_model{sel}"), by)
+    misses = _agg("sum", _rate(f"nv_cache_num_misses_per_model{sel}"), by)
+    return f"{hits} / ({hits} + {misses})"
+
+
 def success_rate(scope: Scope, by: Sequence[str] = ()) -> str:
     """Requests/s that completed without error."""
     if scope.server == "triton":

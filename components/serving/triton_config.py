@@ -17,8 +17,9 @@ the tests against Triton's own ``model_config.proto``). What it sets, and why:
   zeros (random bytes would be out-of-range token ids, and an out-of-range gather can
   crash the engine); every other input is FP32 random data. A model whose inputs differ
   from that convention should not use ``warmup``.
-- ``response_cache { enable: true }`` when enabled; the server-side cache size comes with
-  ``--cache-config`` (`triton_args`): both are needed.
+- ``response_cache { enable: true }`` when enabled, for either backend; the server-side
+  cache (local size, or the Redis server) comes with ``--cache-config`` (`cache_args`):
+  both are needed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import re
 from typing import Final
 
 from inferplane.blueprint.model import TensorRtInput
-from inferplane.components.serving import promql
+from inferplane.components.serving import promql, response_cache
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     HOME,
@@ -192,9 +193,54 @@ def triton_args(model: ServedModel, release: str) -> list[str]:
             f"--grpc-max-connection-age={GRPC_MAX_CONNECTION_AGE_MS}",
             f"--grpc-max-connection-age-grace={model.max_request_s * 1000}",
         ]
-    if model.response_cache is not None and model.response_cache.enabled:
-        args.append(f"--cache-config=local,size={model.response_cache.size_mb * 1024 * 1024}")
-    return args
+    return args + cache_args(model)
+
+
+REDIS_CONNECT_TIMEOUT_MS = 1000
+"""Connecting to the zone's Valkey; redis_cache's default 0 waits forever."""
+REDIS_SOCKET_TIMEOUT_MS = 100
+"""One cache command; redis_cache's default 0 waits forever, which would hang a request
+on a stalled server instead of computing the answer."""
+REDIS_WAIT_TIMEOUT_MS = 50
+"""Waiting for a pooled connection (default 1000 ms, redis_cache `RedisCache::Create`)."""
+REDIS_POOL_SIZE = 8
+"""Connections per Triton process (default 1): concurrent requests share them."""
+
+
+def cache_args(model: ServedModel) -> list[str]:
+    """``--cache-config`` flags: one setting per flag, as ``<cache>,<key>=<value>`` (server
+    r25.08 ``docs/user_guide/response_cache.md``; a second ``,key=value`` in the same flag
+    would become part of the first value).
+
+    ``local``: ``size`` in bytes of CPU memory. ``redis``: the zone-local Valkey Service
+    (`response_cache`); keys from triton-inference-server/redis_cache ``README.md`` and
+    ``src/redis_cache.cc`` (branch r25.08). No ``password`` flag: the cache reads
+    ``TRITONCACHE_REDIS_PASSWORD`` from the environment (`response_cache.password_env`), so
+    the password is in neither the pod spec nor the process list. The NGC
+    ``tritonserver:<release>-py3`` images ship the library
+    (``/opt/tritonserver/caches/redis/libtritoncache_redis.so``: server r25.08
+    ``docs/user_guide/response_cache.md``; ``build.py`` builds ``all_caches = ["local",
+    "redis"]`` for the release containers).
+    """
+    cache = model.response_cache
+    if cache is None or not cache.enabled:
+        return []
+    if not cache.redis:
+        return [f"--cache-config=local,size={cache.size_mb * 1024 * 1024}"]
+    settings = {
+        "host": response_cache.service_name(model),
+        "port": response_cache.PORT,
+        "connect_timeout": REDIS_CONNECT_TIMEOUT_MS,
+        "socket_timeout": REDIS_SOCKET_TIMEOUT_MS,
+        "wait_timeout": REDIS_WAIT_TIMEOUT_MS,
+        "pool_size": REDIS_POOL_SIZE,
+    }
+    return [f"--cache-config=redis,{key}={value}" for key, value in settings.items()]
+
+
+def cache_env(model: ServedModel) -> list[Manifest]:
+    cache = model.response_cache
+    return [response_cache.password_env(model)] if cache is not None and cache.redis else []
 
 
 def triton_container(env: ServingEnvironment, model: ServedModel, image: str) -> Manifest:
@@ -203,7 +249,7 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
         "image": image,
         "command": ["tritonserver"],
         "args": triton_args(model, model.release(env)),
-        "env": [{"name": "HOME", "value": HOME}],
+        "env": [{"name": "HOME", "value": HOME}, *cache_env(model)],
         "ports": [
             {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()
         ],

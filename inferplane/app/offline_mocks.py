@@ -261,6 +261,16 @@ CLUSTER_SCOPED_KINDS = frozenset(
 """Kinds that live outside any namespace (core kinds plus the add-ons' cluster-wide CRDs)."""
 
 
+RANDOM_PASSWORD = "random:index/randomPassword:RandomPassword"
+
+
+def _password(name: str, length: int) -> str:
+    """A stand-in for pulumi-random's generated password: letters and digits of `length`,
+    stable per resource. The real one exists only in the deployed stack's state; the SDK
+    marks ``result`` secret (``additional_secret_outputs``), so a recording masks it."""
+    return stable_hex("password", name, length=min(length, 64))
+
+
 class CloudMocks(Mocks):
     """Mocks whose outputs look like the real providers' (see the module docstring)."""
 
@@ -285,6 +295,9 @@ class CloudMocks(Mocks):
             rid = _gcp(self.facts, typ, args.name, state)
         elif typ.startswith("kubernetes:"):
             rid = _kubernetes(self.facts, typ, args.name, state)
+        elif typ == RANDOM_PASSWORD:
+            rid = "none"  # the provider's ID for every RandomPassword
+            state["result"] = _password(args.name, int(args.inputs.get("length", 16)))
         else:
             rid = f"{args.name}-{stable_hex(typ, args.name, length=8)}"
         if not args.resource_id and typ.startswith(("aws:", "gcp:")):

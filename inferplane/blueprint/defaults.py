@@ -36,6 +36,10 @@ TENSORRT_IMAGE: Final = "nvcr.io/nvidia/tensorrt:{release}-py3"
 # Triton with the TensorRT-LLM backend, and TensorRT-LLM itself for engine builds.
 TRITON_TRTLLM_IMAGE: Final = "nvcr.io/nvidia/tritonserver:{release}-trtllm-python-py3"
 VLLM_IMAGE: Final = "vllm/vllm-openai:{version}"
+VALKEY_IMAGE: Final = "docker.io/valkey/valkey:9.0.8-alpine"
+"""The response cache server (`response_cache.backend: redis`): Valkey, the BSD-licensed
+fork of Redis, from the Valkey project's own Docker Hub repository; 9.0.8 released
+2026-11-18 (https://valkey.io/download/releases/v9-0-8/, tags ``9.0.8``/``9.0.8-alpine``)."""
 AWS_CLI_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.50"
 GCLOUD_IMAGE: Final = "gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim"
 
@@ -66,6 +70,7 @@ MAX_REQUEST_S: Final = 60
 EXPOSE_BY_SERVER: Final[dict[str, str]] = {"vllm": "http", "triton": "both"}
 TENSORRT_BUILDER_OPTIMIZATION_LEVEL: Final = 3
 RESPONSE_CACHE_SIZE_MB: Final = 256
+RESPONSE_CACHE_BACKEND: Final = "local"
 BATCHING_MAX_QUEUE_DELAY_US: Final = 1000
 VLLM_SPECULATIVE_TOKENS: Final = 3
 VLLM_MAX_LORAS: Final = 4

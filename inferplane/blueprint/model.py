@@ -158,6 +158,12 @@ class Batching:
 class ResponseCache:
     enabled: bool
     size_mb: int
+    backend: str = "local"
+    """``local`` (Triton's in-process cache) or ``redis`` (a zone-local Valkey per zone)."""
+
+    @property
+    def redis(self) -> bool:
+        return self.enabled and self.backend == "redis"
 
 
 @dataclass(frozen=True)

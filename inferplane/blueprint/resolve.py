@@ -251,6 +251,7 @@ def _model(
         response_cache=ResponseCache(
             enabled=spec["response_cache"].get("enabled", True),
             size_mb=spec["response_cache"].get("size_mb", defaults.RESPONSE_CACHE_SIZE_MB),
+            backend=spec["response_cache"].get("backend", defaults.RESPONSE_CACHE_BACKEND),
         )
         if "response_cache" in spec
         else None,

@@ -510,6 +510,7 @@ CHECKS.extend(
     [
         semantic_serving.check_defaulted_ranges,
         semantic_serving.check_warmup_inputs,
+        semantic_serving.check_response_cache_applies,
         semantic_serving.check_instance_types,
         semantic_serving.check_alert_routing,
         semantic_serving.check_precision_applies,

@@ -3,6 +3,7 @@
 The Kubernetes objects of a model are named after it (see the components): Deployment,
 Service, PodDisruptionBudget, ScaledObject, ServiceMonitor and PrometheusRule ``<model>``;
 Service ``<model>-lb``; Service ``<model>-grpc`` (headless, models exposing gRPC);
+Service, NetworkPolicies and Deployments ``<model>-cache[-*]`` (a Redis response cache);
 ConfigMaps ``<model>-triton-config`` and ``<model>-dashboard``;
 Secret ``<model>-secrets``; Jobs ``<model>-engine-<key>``. Two models may not derive the
 same name for objects of one kind, and the blueprint's namespace may not be one that
@@ -41,6 +42,17 @@ LB_SUFFIX = "-lb"
 other derived names end in suffixes no model name can produce twice."""
 GRPC_SUFFIX = "-grpc"
 """The headless Service ``<model>-grpc`` of a model exposing gRPC (client-side balancing)."""
+CACHE_SUFFIX = "-cache"
+"""A model with ``response_cache.backend: redis`` owns the Service and NetworkPolicies
+``<model>-cache`` and ``<model>-cache-egress`` and a Deployment ``<model>-cache-<zone>``
+per zone (`inferplane.components.serving.response_cache`)."""
+
+
+def _redis_cache(model: object) -> bool:
+    if not isinstance(model, dict) or model.get("server") != "triton":
+        return False
+    cache = model.get("response_cache") or {}
+    return bool(cache.get("enabled", True) and cache.get("backend") == "redis")
 
 
 def _serves_grpc(model: object) -> bool:
@@ -84,6 +96,23 @@ def check_collisions(env: EnvView) -> None:
                 f"Service {name!r}",
                 f"rename model {name!r} (a model X exposing gRPC owns the Service X{GRPC_SUFFIX})",
             )
+        for other, model in models.items():
+            owned = f"{other}{CACHE_SUFFIX}"
+            if (name == owned or name.startswith(f"{owned}-")) and _redis_cache(model):
+                env.error(
+                    ("models", name),
+                    f"model {name!r} and the Redis response cache of model {other!r} both "
+                    f"name objects {name!r}",
+                    f"rename model {name!r} (a model X with a Redis cache owns the names "
+                    f"X{CACHE_SUFFIX} and X{CACHE_SUFFIX}-*)",
+                )
 
 
-__all__ = ["GRPC_SUFFIX", "LB_SUFFIX", "RESERVED_NAMESPACES", "check_collisions", "check_namespace"]
+__all__ = [
+    "CACHE_SUFFIX",
+    "GRPC_SUFFIX",
+    "LB_SUFFIX",
+    "RESERVED_NAMESPACES",
+    "check_collisions",
+    "check_namespace",
+]

@@ -75,6 +75,22 @@ def check_warmup_inputs(env: EnvView) -> None:
             )
 
 
+def check_response_cache_applies(env: EnvView) -> None:
+    """Triton's response cache "does not currently support decoupled models" (server r25.08
+    ``docs/user_guide/response_cache.md``, Known Limitations), and the TensorRT-LLM
+    backend's model is decoupled when it streams; nor are sampled generations answers to
+    replay. So no cache, local or Redis, for a TensorRT-LLM model."""
+    for name, model in (env.data.get("models") or {}).items():
+        if model["server"] == "triton" and "tensorrt_llm" in model and "response_cache" in model:
+            env.error(
+                ("models", name, "response_cache"),
+                "Triton's response cache does not apply to a TensorRT-LLM model",
+                "remove it: generations are sampled, and a streaming (decoupled) model "
+                "cannot be cached; tensorrt_llm.enable_kv_cache_reuse reuses shared prompt "
+                "prefixes instead",
+            )
+
+
 def check_instance_types(env: EnvView) -> None:
     """An explicit `instance_type` must carry the pool's GPU (and as many as
     `gpus_per_node` when the catalog knows the exact type); on GCP the GPU must exist there

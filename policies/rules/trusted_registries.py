@@ -126,6 +126,7 @@ RULE = Rule(
                 "public.ecr.aws/aws-cli/*",
                 "gcr.io/google.com/cloudsdktool/*",
                 "registry.k8s.io/pause",
+                "docker.io/valkey/valkey",
                 "*.dkr.ecr.{region}.amazonaws.com/*",
                 "{region}-docker.pkg.dev/{project}/*",
                 "gcr.io/{project}/*",

@@ -177,7 +177,10 @@ def model(draw: st.DrawFn, pools: dict[str, dict[str, Any]]) -> dict[str, Any]:
             if (max_batch or _rare(draw)) and draw(st.booleans()):
                 spec["warmup"] = {"batch_sizes": sorted({1, max_batch or 1})}
         if draw(st.booleans()):
-            spec["response_cache"] = {"enabled": True, "size_mb": 128}
+            # Both backends, without a draw of its own (a new draw would reshuffle the
+            # derandomized examples): the Redis one wherever the model batches.
+            backend = "redis" if max_batch else "local"
+            spec["response_cache"] = {"enabled": True, "size_mb": 128, "backend": backend}
         spec["expose"] = {"protocol": draw(st.sampled_from(["grpc", "http", "both"]))}
         metric = draw(st.sampled_from(["queue_depth", "gpu_utilization", "p95_latency_ms"]))
         spec["autoscaling"] = {"metric": metric, "target": 20}

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.model import Signal, Wake
+from inferplane.blueprint.model import ResponseCache, Signal, Wake
 from inferplane.blueprint.resolve import load_blueprint, parse_source, resolve, resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +88,14 @@ def test_relative_sources_resolve_under_the_store(envs: dict) -> None:
     )
     src = envs["prod"].models["ranker"].source
     assert (src.scheme, src.bucket, src.key) == ("gs", "acme-models-usc1", "reranker/model.onnx")
+
+
+def test_response_cache_backend_defaults_to_local(envs: dict) -> None:
+    cache = envs["prod"].models["ranker"].response_cache
+    assert (cache.enabled, cache.backend, cache.redis) == (True, "local", False)
+    toxicity = resolve_file(ROOT / "blueprints" / "llm-serving.yaml", "prod").models["toxicity"]
+    assert toxicity.response_cache == ResponseCache(enabled=True, size_mb=512, backend="redis")
+    assert toxicity.response_cache.redis
 
 
 def test_parse_hf_source() -> None:

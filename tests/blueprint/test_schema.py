@@ -548,6 +548,22 @@ def test_error_wording(old: str, new: str, expected: str) -> None:
             id="section-of-the-other-server",
         ),
         pytest.param(
+            "    vllm: {max_model_len: 8192, gpu_memory_utilization: 0.9}",
+            "    response_cache: {backend: redis}",
+            "bp.yaml:35:5: error: models.chat.response_cache: `response_cache` applies only to "
+            "`server: triton` models; remove it (vLLM reuses repeated prompt prefixes itself: "
+            "`vllm.enable_prefix_caching`), or use `server: triton`",
+            id="response-cache-on-vllm",
+        ),
+        pytest.param(
+            "    batching: {max_batch_size: 32, max_queue_delay_us: 2000}",
+            "    batching: {max_batch_size: 32, max_queue_delay_us: 2000}\n"
+            "    response_cache: {backend: memcached}",
+            'bp.yaml:46:31: error: models.ranker.response_cache.backend: "memcached" is not one '
+            "of local, redis; choose one of these values",
+            id="response-cache-backend",
+        ),
+        pytest.param(
             "    cluster: {existing: prod-gke}",
             "    cluster: {existing: prod-gke, create: true}",
             "bp.yaml:20:43: error: environments.prod.cluster.create: `create: true` contradicts "
@@ -682,6 +698,12 @@ def test_error_wording(old: str, new: str, expected: str) -> None:
 )
 def test_more_error_wording(old: str, new: str, expected: str) -> None:
     assert problems(old, new) == [expected]
+
+
+def test_a_redis_response_cache_on_triton_is_valid() -> None:
+    old = "    batching: {max_batch_size: 32, max_queue_delay_us: 2000}"
+    cache = "\n    response_cache: {enabled: true, backend: redis, size_mb: 512}"
+    assert problems(old, old + cache) == []
 
 
 def test_overrides_need_no_required_keys_but_keep_shapes_and_value_checks() -> None:

@@ -174,6 +174,21 @@ CASES = [
         [],
         id="no-grpc-service-no-collision",
     ),
+    pytest.param(
+        edit("    tensorrt: {}\n", "    tensorrt: {}\n    response_cache: {backend: redis}\n")
+        + "  rank-cache:\n    server: vllm\n    source: other/\n    pool: l4\n"
+        + "  rank-cache-b:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [
+            "bp.yaml:36:5: error: models.rank-cache: model 'rank-cache' and the Redis response cache of model 'rank' both name objects 'rank-cache'; rename model 'rank-cache' (a model X with a Redis cache owns the names X-cache and X-cache-*)",
+            "bp.yaml:40:5: error: models.rank-cache-b: model 'rank-cache-b' and the Redis response cache of model 'rank' both name objects 'rank-cache-b'; rename model 'rank-cache-b' (a model X with a Redis cache owns the names X-cache and X-cache-*)",
+        ],
+        id="redis-cache-collision",
+    ),
+    pytest.param(
+        BASE + "  rank-cache:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [],
+        id="no-redis-cache-no-collision",
+    ),
     # A custom Triton image must name the NGC release it is built from: the engine is built
     # with that release's TensorRT, and an engine loads only in the TensorRT that built it
     # (TensorRT support matrix, "Engine Portability").

@@ -36,6 +36,10 @@ def test_repository(image: str, expected: tuple[str, str]) -> None:
         ("vllm-openai:v0.10.2", AWS, False),
         ("registry.k8s.io/pause:3.10", AWS, True),
         ("registry.k8s.io/pause-evil:3.10", AWS, False),
+        ("docker.io/valkey/valkey:9.0.8-alpine", AWS, True),
+        ("valkey/valkey:9.0.8-alpine", GCP, True),
+        ("docker.io/valkey/valkey-evil:9.0.8", AWS, False),
+        ("valkey:9.0.8", AWS, False),  # docker.io/library/valkey: not the project's own
         ("123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:1", AWS, True),
         ("123456789012.dkr.ecr.us-east-1.amazonaws.com.evil.io/vllm:1", AWS, False),
         # A wildcard of the host never spans into the path.

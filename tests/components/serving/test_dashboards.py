@@ -36,6 +36,7 @@ COMMON_PANELS = [
     "GPU memory used",
 ]
 VLLM_PANELS = ["Time to first token (p95)", "Generated tokens"]
+CACHE_PANEL = "Response cache hit rate"
 
 
 @pytest.fixture(params=MODELS, ids=[f"{e}-{m}" for e, m in MODELS])
@@ -73,6 +74,8 @@ def test_panels_per_server(case: tuple[Environment, Model, dict[str, Any]]) -> N
     _, model, board = case
     expected = set(COMMON_PANELS) | (set(VLLM_PANELS) if model.server == "vllm" else set())
     expected |= {f"Scaling on {s.metric}" for s in model.autoscaling.signals}
+    if model.response_cache is not None and model.response_cache.enabled:
+        expected.add(CACHE_PANEL)
     assert set(panels(board)) == expected
     rows = [p["title"] for p in board["panels"] if p["type"] == "row"]
     assert rows == ["Latency", "Traffic", "Capacity", "Autoscaling signals"]
@@ -92,6 +95,27 @@ def test_every_listed_signal_has_a_panel_at_its_target(
     assert "kube_deployment_spec_replicas" in queue["expr"]  # per replica, as the HPA reads it
     (ttft,) = by_title["Scaling on ttft_p95_ms"]["targets"]
     assert "vllm:time_to_first_token_seconds_bucket" in ttft["expr"]
+
+
+@pytest.mark.parametrize("backend", ["local", "redis"])
+def test_a_cached_triton_model_shows_its_hit_rate(
+    reference_env: Callable[[str], Environment], backend: str
+) -> None:
+    env = reference_env("prod")
+    ranker = env.models["ranker"]
+    assert ranker.response_cache is not None
+    cache = dataclasses.replace(ranker.response_cache, backend=backend)
+    board = dashboards.dashboard(
+        *args_of(env, dataclasses.replace(ranker, response_cache=cache)), NS
+    )
+    (target,) = panels(board)[CACHE_PANEL]["targets"]
+    sel = '{namespace="support-assistant", model="ranker"}'
+    hits = f"sum(rate(nv_cache_num_hits_per_model{sel}[2m]))"
+    misses = f"sum(rate(nv_cache_num_misses_per_model{sel}[2m]))"
+    assert target["expr"] == f"{hits} / ({hits} + {misses})"
+    parse(target["expr"])
+    uncached = dataclasses.replace(ranker, response_cache=None)
+    assert CACHE_PANEL not in panels(dashboards.dashboard(*args_of(env, uncached), NS))
 
 
 def test_every_query_targets_the_prometheus_datasource_and_known_series(
