@@ -2,6 +2,9 @@
 
 Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive from `name`):
 
+- ``WeightsStaging`` (Job ``weights-<key[:10]>``) per ``hf://`` source the environment
+  does not stage already (`ModelServerArgs.weights_staging`): the Deployment (and a
+  TensorRT-LLM build) waits for the copy in the model store.
 - ``TensorRtEngineBuild`` (Triton with ``tensorrt``) or ``TensorRtLlmEngineBuild`` (Triton
   with ``tensorrt_llm``): Job ``<model>-engine-<key[:10]>``; the Deployment waits for it, so
   pods start only once the engine exists.
@@ -32,7 +35,7 @@ Arguments are a `spec.ServedModel` and a `spec.ServingEnvironment`, fillable by 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -67,12 +70,7 @@ from inferplane.components.serving.load_balancer import (
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
-from inferplane.components.serving.secrets import (
-    model_secret,
-    secret_env,
-    secret_mounts,
-    secret_volume,
-)
+from inferplane.components.serving.secrets import model_secret, secret_env
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
@@ -88,6 +86,13 @@ from inferplane.components.serving.trtllm_build import (
     trtllm_image,
 )
 from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
+from inferplane.components.serving.weights import (
+    HubSource,
+    WeightsStaging,
+    WeightsStagingArgs,
+    hub_sources,
+    plan_staging,
+)
 
 GRPC_SUFFIX: Final = "-grpc"
 CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"
@@ -107,12 +112,6 @@ def server_image(env: ServingEnvironment, model: ServedModel) -> str:
 
 def config_map_name(model: ServedModel) -> str:
     return f"{model.name}-triton-config"
-
-
-def reads_store(model: ServedModel) -> bool:
-    """True when the serving pod reads the model store (its fetch init container), so it
-    uses the cloud identity; vLLM downloads an hf:// repository itself, without it."""
-    return model.server == "triton" or model.source.scheme != "hf"
 
 
 def serving_pod_spec(
@@ -138,17 +137,12 @@ def serving_pod_spec(
         volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
     else:
         server = vllm_container(env, model, image)
-        fetch = vllm_fetch_container(env, model)
-        if fetch is not None:
-            init.append(fetch)
+        init.append(vllm_fetch_container(env, model))
     if with_secrets:
-        server["env"] = [*server["env"], *secret_env(model)]
-        files = secret_volume(model)
-        if files is not None:
-            volumes.append(files)
-            server["volumeMounts"] = [*server["volumeMounts"], *secret_mounts(model)]
+        # Never the Hub token: only the staging Job of an hf:// source holds it.
+        server["env"] = [*server["env"], *secret_env(model, hub_token=False)]
     spec: Manifest = {
-        **service_account(env, naming.MODEL_READER_SA, cloud_identity=reads_store(model)),
+        **service_account(env, naming.MODEL_READER_SA),
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": termination_grace_s(model),
         "securityContext": pod_security_context(),
@@ -262,6 +256,10 @@ class ModelServerArgs:
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None
     """AWS: one private subnet per environment zone, for the internal NLB. None on GCP (and
     on AWS the controller then discovers subnets itself)."""
+    weights_staging: Mapping[HubSource, WeightsStaging] | None = None
+    """The environment's staging of hf:// sources (one Job per repository and revision,
+    shared by the models that name it); a source of this model missing here is staged by a
+    ``WeightsStaging`` child of its own."""
 
 
 class ModelServer(pulumi.ComponentResource):
@@ -307,12 +305,25 @@ class ModelServer(pulumi.ComponentResource):
                 f"{name}-egress",
                 env=env,
                 model_name=model.name,
-                cloud_identity=reads_store(model),
+                cloud_identity=True,
                 namespace=ns,
                 labels=labels,
                 opts=child,
             )
         )
+
+        # hf:// weights, drafts, adapters and checkpoints come from their staged copies.
+        staged = args.weights_staging or {}
+        planned = plan_staging([model])
+        for source in hub_sources(model):
+            staging = staged.get(source)
+            if staging is None:
+                staging = WeightsStaging(
+                    f"{name}-weights-{source.key[:10]}",
+                    WeightsStagingArgs(planned[source], env, ns, args.provider),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            before_pods.append(staging.job)
 
         model_uri = model.source.uri
         self.engine_uri = None
@@ -327,7 +338,7 @@ class ModelServer(pulumi.ComponentResource):
                 before_pods.append(build.job)
                 self.engine_uri = model_uri = build.engine_uri
             if model.tensorrt_llm is not None:
-                # The build reads the model's Secret (a gated checkpoint's Hub token file).
+                # The build reads an hf:// checkpoint's staged copy: after its staging Job.
                 llm_build = TensorRtLlmEngineBuild(
                     f"{name}-engine",
                     TensorRtLlmEngineBuildArgs(model, env, ns, args.provider),

@@ -224,9 +224,11 @@ def file_secrets(model: ServedModel) -> list[ModelSecret]:
     return [ref for ref in model.secrets if env_var_name(ref) in FILE_VARIABLES]
 
 
-def secret_env(model: ServedModel) -> list[dict[str, Any]]:
+def secret_env(model: ServedModel, hub_token: bool = True) -> list[dict[str, Any]]:
     """The container ``env`` entries that expose a model's secrets (empty without any):
-    the file's path for a secret read as a file, else the value itself.
+    the file's path for a secret read as a file, else the value itself. Without
+    `hub_token`, the Hugging Face token (the only secret read as a file) is left out: a
+    serving pod never gets it, only the Job that stages hf:// weights (`weights`).
 
     Raises `ServingArgsError` when two entries would set the same variable.
     """
@@ -235,6 +237,8 @@ def secret_env(model: ServedModel) -> list[dict[str, Any]]:
     for ref in model.secrets:
         name = env_var_name(ref)
         entry: dict[str, Any]
+        if name in FILE_VARIABLES and not hub_token:
+            continue
         if name in FILE_VARIABLES:
             entry = {"name": FILE_VARIABLES[name], "value": secret_file(ref)}
         else:

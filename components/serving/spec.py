@@ -267,6 +267,7 @@ class ServedModel:
             )
         if self.tensorrt_llm is not None:
             self._check_tensorrt_llm()
+        self._check_hub_pins()
         if (
             low == 0
             and self.wake is None
@@ -310,6 +311,34 @@ class ServedModel:
                 f"{llm.max_seq_len} is shorter than max_input_len {llm.max_input_len}",
                 "give max_seq_len >= max_input_len",
             )
+
+    def _check_hub_pins(self) -> None:
+        """Every hf:// reference is staged into the model store keyed by its revision
+        (`inferplane.components.serving.weights`): an unpinned one has no key."""
+        refs: list[tuple[FieldPath, str, str | None]] = []
+        if self.source.scheme == "hf":
+            refs.append((("source",), self.source.uri, self.source.hf_revision))
+        spec = self.vllm.speculative if self.vllm else None
+        if spec and spec.draft_repo:
+            refs.append(
+                (
+                    ("vllm", "speculative", "draft_model"),
+                    f"hf://{spec.draft_repo}",
+                    spec.draft_revision,
+                )
+            )
+        for adapter in self.vllm.lora.adapters if self.vllm and self.vllm.lora else ():
+            if adapter.source.scheme == "hf":
+                at: FieldPath = ("vllm", "lora", "adapters", adapter.name)
+                refs.append((at, adapter.source.uri, adapter.source.hf_revision))
+        for where, uri, revision in refs:
+            if not revision:
+                self._fail(
+                    where,
+                    f"{uri} has no revision; hf:// weights are staged into the model store "
+                    "keyed by repository and revision",
+                    "pin it: hf://org/name@<revision> (a commit, tag or branch)",
+                )
 
     def _fail(self, where: FieldPath, problem: str, fix: str) -> None:
         raise ServingArgsError(self.name, where, problem, fix)
