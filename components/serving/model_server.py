@@ -315,6 +315,7 @@ class ModelServer(pulumi.ComponentResource):
         # hf:// weights, drafts, adapters and checkpoints come from their staged copies.
         staged = args.weights_staging or {}
         planned = plan_staging([model])
+        staging_jobs: list[pulumi.Resource] = []
         for source in hub_sources(model):
             staging = staged.get(source)
             if staging is None:
@@ -323,7 +324,8 @@ class ModelServer(pulumi.ComponentResource):
                     WeightsStagingArgs(planned[source], env, ns, args.provider),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
-            before_pods.append(staging.job)
+            staging_jobs.append(staging.job)
+        before_pods += staging_jobs
 
         model_uri = model.source.uri
         self.engine_uri = None
@@ -341,7 +343,9 @@ class ModelServer(pulumi.ComponentResource):
                 # The build reads an hf:// checkpoint's staged copy: after its staging Job.
                 llm_build = TensorRtLlmEngineBuild(
                     f"{name}-engine",
-                    TensorRtLlmEngineBuildArgs(model, env, ns, args.provider),
+                    TensorRtLlmEngineBuildArgs(
+                        model, env, ns, args.provider, after=tuple(staging_jobs)
+                    ),
                     opts=pulumi.ResourceOptions(parent=self, depends_on=list(before_pods)),
                 )
                 before_pods.append(llm_build.job)

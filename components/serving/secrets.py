@@ -237,8 +237,6 @@ def secret_env(model: ServedModel, hub_token: bool = True) -> list[dict[str, Any
     for ref in model.secrets:
         name = env_var_name(ref)
         entry: dict[str, Any]
-        if name in FILE_VARIABLES and not hub_token:
-            continue
         if name in FILE_VARIABLES:
             entry = {"name": FILE_VARIABLES[name], "value": secret_file(ref)}
         else:
@@ -255,7 +253,8 @@ def secret_env(model: ServedModel, hub_token: bool = True) -> list[dict[str, Any
                 "keep one of them",
             )
         owner[entry["name"]] = ref.name
-        out.append(entry)
+        if hub_token or name not in FILE_VARIABLES:
+            out.append(entry)
     return out
 
 

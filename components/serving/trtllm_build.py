@@ -311,6 +311,8 @@ class TensorRtLlmEngineBuildArgs:
     """Namespace of the build Job; it must hold the ``engine-builder`` ServiceAccount."""
     provider: k8s.Provider
     """The cluster's provider; every resource passes it explicitly."""
+    after: tuple[pulumi.Resource, ...] = ()
+    """What the build Job waits for: the staging Job of an hf:// checkpoint."""
 
 
 class TensorRtLlmEngineBuild(pulumi.ComponentResource):
@@ -344,7 +346,16 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
         metadata, spec = job_manifest(env, model, args.namespace)
         # The build (checkpoint download, store upload) gets an ONNX build's egress.
         self.network_policy, self.job = build_resources(
-            name, env, model, args.namespace, metadata, spec, self, args.provider, BUILD_TIMEOUT
+            name,
+            env,
+            model,
+            args.namespace,
+            metadata,
+            spec,
+            self,
+            args.provider,
+            BUILD_TIMEOUT,
+            args.after,
         )
         self.register_outputs(
             {
