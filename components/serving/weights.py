@@ -106,6 +106,8 @@ COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 KEY_LABEL: Final = "inferplane.dev/weights-key"
 REPO_ANNOTATION: Final = "inferplane.dev/hf-repo"
 REVISION_ANNOTATION: Final = "inferplane.dev/hf-revision"
+TOKEN_OF_ANNOTATION: Final = "inferplane.dev/secret-of"
+"""On the token Secret: ``<model>/<secret>``, the reference its value was read from."""
 DRAFT_DIR: Final = f"{MODELS_DIR}/draft"
 """Where a serving pod copies its EAGLE draft model."""
 
@@ -434,6 +436,9 @@ class WeightsStaging(pulumi.ComponentResource):
                         "name": token_secret_name(source),
                         "namespace": args.namespace,
                         "labels": metadata["labels"],
+                        "annotations": {
+                            TOKEN_OF_ANNOTATION: f"{staging.token_owner}/{staging.token.name}"
+                        },
                     },
                     type="Opaque",
                     string_data={TOKEN_KEY: value},
