@@ -9,12 +9,16 @@ Each entry names where the value lives — never the value itself:
   must be the environment's own).
 
 Every value is wrapped in `pulumi.Output.secret`, so it is encrypted in the Pulumi state and
-masked in previews; it reaches the pods only through one Kubernetes Secret
-(``<model>-secrets``, ``stringData``). Entry ``hf_token`` is meant for environment variable
-``HF_TOKEN`` (`env_var_name`), and how the server container gets it depends on what reads it:
+masked in previews; it reaches the pods only through Kubernetes Secrets (``<model>-secrets``,
+``stringData``, and for the Hugging Face token the staging Job's own copy). Entry
+``hf_token`` is meant for environment variable ``HF_TOKEN`` (`env_var_name`), and how a
+container gets a secret depends on what reads it:
 
 - as a file, where the consumer reads one (`FILE_VARIABLES`): the Secret is mounted
-  read-only at `SECRETS_DIR` and only the file's path is in the environment. A file is
+  read-only at `SECRETS_DIR` and only the file's path is in the environment. The Hugging
+  Face token is the only such secret, and only the Job that stages a model's ``hf://``
+  sources into the model store reads it (`weights`); no serving container gets it
+  (`secret_env` with ``hub_token=False``). A file is
   not inherited by every child process, does not show in ``/proc/<pid>/environ`` or crash
   dumps, and follows a rotated value without a restart. The Hugging Face token is read
   this way: huggingface_hub's `get_token` tries ``HF_TOKEN`` and then the file at

@@ -58,12 +58,13 @@ class ServingArgsError(ValueError):
 
 
 def model_source(uri: str) -> ModelSource:
-    """A `ModelSource` from an absolute ``s3://``, ``gs://`` or ``hf://repo[@revision]`` URI."""
+    """A `ModelSource` from an absolute ``s3://``, ``gs://`` or ``hf://repo@revision`` URI
+    (`ServedModel` refuses an hf:// source without its revision)."""
     scheme, sep, rest = uri.partition("://")
     if not sep or not rest or scheme not in ("s3", "gs", "hf"):
         raise ValueError(
             f"model source {uri!r} is not an absolute s3://, gs:// or hf:// URI; "
-            "give e.g. hf://Qwen/Qwen2.5-7B-Instruct or s3://bucket/models/chat/"
+            "give e.g. hf://Qwen/Qwen2.5-7B-Instruct@<revision> or s3://bucket/models/chat/"
         )
     if scheme == "hf":
         repo, _, revision = rest.partition("@")
@@ -74,10 +75,10 @@ def model_source(uri: str) -> ModelSource:
 
 @dataclass(frozen=True)
 class ModelSecret:
-    """A secret the model server gets, by reference, for environment variable ``NAME``
-    (upper-cased, other characters as ``_``): as a file named by ``HF_TOKEN_PATH`` for the
-    Hugging Face token, as the variable itself otherwise (`secrets.FILE_VARIABLES`);
-    exactly one source is set."""
+    """A secret of the model, by reference, for environment variable ``NAME`` (upper-cased,
+    other characters as ``_``): the model server gets it as that variable; the Hugging Face
+    token goes only to the Job that stages the model's hf:// sources, as a file named by
+    ``HF_TOKEN_PATH`` (`secrets.FILE_VARIABLES`); exactly one source is set."""
 
     name: str
     """Key in the model's Kubernetes Secret, e.g. ``hf_token``."""

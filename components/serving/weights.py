@@ -49,6 +49,7 @@ copy, serves both clouds.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -106,6 +107,8 @@ COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 KEY_LABEL: Final = "inferplane.dev/weights-key"
 REPO_ANNOTATION: Final = "inferplane.dev/hf-repo"
 REVISION_ANNOTATION: Final = "inferplane.dev/hf-revision"
+USED_BY_ANNOTATION: Final = "inferplane.dev/used-by"
+"""On the Job: the models reading the staged copy, comma-separated."""
 TOKEN_OF_ANNOTATION: Final = "inferplane.dev/secret-of"
 """On the token Secret: ``<model>/<secret>``, the reference its value was read from."""
 DRAFT_DIR: Final = f"{MODELS_DIR}/draft"
@@ -228,6 +231,8 @@ class Staging:
     token: ModelSecret | None
     token_owner: str | None
     """The model whose token reference `token` is (for messages)."""
+    used_by: tuple[str, ...] = ()
+    """The models that read the staged copy (annotation `USED_BY_ANNOTATION`)."""
 
 
 def plan_staging(models: list[ServedModel]) -> dict[HubSource, Staging]:
@@ -239,9 +244,10 @@ def plan_staging(models: list[ServedModel]) -> dict[HubSource, Staging]:
         for source in hub_sources(model):
             found = out.get(source)
             if found is None:
-                out[source] = Staging(source, model.pool, token, model.name if token else None)
+                found = Staging(source, model.pool, token, model.name if token else None)
             elif found.token is None and token is not None:
-                out[source] = Staging(source, found.pool, token, model.name)
+                found = dataclasses.replace(found, token=token, token_owner=model.name)
+            out[source] = dataclasses.replace(found, used_by=(*found.used_by, model.name))
     return out
 
 
@@ -364,6 +370,7 @@ def job_manifest(
             "pulumi.com/replaceUnready": "true",
             REPO_ANNOTATION: staging.source.repo,
             REVISION_ANNOTATION: staging.source.revision,
+            USED_BY_ANNOTATION: ",".join(staging.used_by),
         },
     }
     spec = {"template": {"metadata": {"labels": labels}, "spec": pod_spec(env, staging)}}
@@ -405,7 +412,8 @@ class WeightsStaging(pulumi.ComponentResource):
         super().__init__("inferplane:serving:WeightsStaging", name, None, opts)
         env, staging = args.env, args.staging
         source = staging.source
-        self.staged_uri = staged_uri(env, source, staging.token_owner or "")
+        first = staging.used_by[0] if staging.used_by else source.uri
+        self.staged_uri = staged_uri(env, source, first)
         self.job_name = source.job_name
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         metadata, spec = job_manifest(env, staging, args.namespace)

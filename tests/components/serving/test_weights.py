@@ -76,7 +76,9 @@ def staging_jobs(rec: Recording) -> list[Any]:
 def test_one_job_for_two_models_with_the_same_repo_and_revision(twins: Recording) -> None:
     (job,) = staging_jobs(twins)
     assert job.get("metadata", "name") == SOURCE.job_name
-    assert job.get("metadata", "annotations")["inferplane.dev/hf-revision"] == REVISION
+    annotations = job.get("metadata", "annotations")
+    assert annotations["inferplane.dev/hf-revision"] == REVISION
+    assert annotations["inferplane.dev/used-by"] == "chat,chat-b"
     for model in ("chat", "chat-b"):
         deployment = k8s_object(twins, DEPLOYMENT, model)
         # Pods start only once the copy is complete.
