@@ -33,12 +33,8 @@ from inferplane.components.serving.spec import (
     ServingEnvironment,
     ServingPool,
 )
-from inferplane.components.serving.weights import (
-    HubSource,
-    WeightsStaging,
-    WeightsStagingArgs,
-    plan_staging,
-)
+from inferplane.components.serving.weights import HubSource, plan_staging
+from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
 
 
 def serving_environment(env: Environment) -> ServingEnvironment:

@@ -86,13 +86,8 @@ from inferplane.components.serving.trtllm_build import (
     trtllm_image,
 )
 from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
-from inferplane.components.serving.weights import (
-    HubSource,
-    WeightsStaging,
-    WeightsStagingArgs,
-    hub_sources,
-    plan_staging,
-)
+from inferplane.components.serving.weights import HubSource, hub_sources, plan_staging
+from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
 
 GRPC_SUFFIX: Final = "-grpc"
 CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"

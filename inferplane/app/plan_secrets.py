@@ -16,7 +16,7 @@ from typing import Any
 from inferplane.app.offline import Recording
 from inferplane.blueprint.model import Environment, SecretRef
 from inferplane.components.serving.secrets import secret_name
-from inferplane.components.serving.weights import TOKEN_KEY, TOKEN_OF_ANNOTATION
+from inferplane.components.serving.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
 
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod")
 

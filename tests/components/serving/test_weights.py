@@ -38,12 +38,8 @@ from inferplane.blueprint.model import (
 )
 from inferplane.blueprint.resolve import resolve_file
 from inferplane.components.serving.spec import ServingArgsError, model_source
-from inferplane.components.serving.weights import (
-    COMPLETE_MARKER,
-    DOWNLOAD_SCRIPT,
-    HubSource,
-    staged_uri,
-)
+from inferplane.components.serving.weights import HubSource, staged_uri
+from inferplane.components.serving.weights_job import COMPLETE_MARKER, DOWNLOAD_SCRIPT
 from inferplane.components.stack_serving import served_model, serving_environment
 
 ROOT = Path(__file__).resolve().parents[3]
