@@ -14,8 +14,9 @@ as they copy an s3:// or gs:// source (`vllm.vllm_fetch_container`), with the hu
 
 The pod (all containers hardened like the servers):
 
-- init ``check-staged`` (cloud CLI): the completion marker (`weights_job.COMPLETE_MARKER`) exists under
-  the staged prefix -> every later step is a no-op, so a re-run costs one request;
+- init ``check-staged`` (cloud CLI): the completion marker (`weights_job.COMPLETE_MARKER`)
+  exists under the staged prefix -> every later step is a no-op, so a re-run costs one
+  request;
 - init ``download`` (the pinned vLLM image, which ships huggingface_hub as a vLLM
   dependency): ``snapshot_download(repo_id, revision=, local_dir=)`` (huggingface/
   huggingface_hub ``src/huggingface_hub/_snapshot_download.py``); it alone holds the Hub
