@@ -1,10 +1,12 @@
 """Cloud identities for reading the model store, bound to Kubernetes ServiceAccounts.
 
-Two identities per environment:
+Three identities per environment:
 - ``model-reader`` (serving pods): read-only, on the model store's bucket *and prefix*
   (plus any model source given as an absolute URI outside the store);
 - ``engine-builder`` (TensorRT engine builds): the same reads, and writes only under
-  ``<model_store>/.inferplane/engines/``.
+  ``<model_store>/.inferplane/engines/``;
+- ``weights-stager`` (the Jobs that copy ``hf://`` sources into the store): reads and
+  writes only under ``<model_store>/.inferplane/hub/``, nothing else of the store.
 
 AWS: IAM roles for service accounts (IRSA) trusted only for that ServiceAccount and the STS
 audience. GCP: service accounts bound through Workload Identity, with IAM conditions that
@@ -62,6 +64,27 @@ def engine_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
     return store_bucket, f"{store_prefix}{naming.ENGINE_PREFIX}/"
 
 
+def hub_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
+    """(bucket, prefix) where staging Jobs write: ``<store prefix>.inferplane/hub/``."""
+    return store_bucket, f"{store_prefix}{naming.HUB_PREFIX}/"
+
+
+def s3_write_statement(bucket: str, prefix: str) -> dict[str, Any]:
+    """PutObject (and aborting its multipart uploads) under one prefix."""
+    return {
+        "Effect": "Allow",
+        "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
+        "Resource": f"arn:aws:s3:::{bucket}/{prefix}*",
+    }
+
+
+def s3_stager_policy(store_bucket: str, store_prefix: str) -> str:
+    """Read, list and write the hub prefix only: the completion marker is read there and
+    ``aws s3 sync`` lists the destination before it uploads."""
+    hub = hub_location(store_bucket, store_prefix)
+    return iam.document([*s3_read_statements([hub]), s3_write_statement(*hub)])
+
+
 def s3_reader_policy(read_locations: Sequence[tuple[str, str]]) -> str:
     return iam.document(s3_read_statements(read_locations))
 
@@ -69,12 +92,7 @@ def s3_reader_policy(read_locations: Sequence[tuple[str, str]]) -> str:
 def s3_builder_policy(
     read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str
 ) -> str:
-    bucket, prefix = engine_location(store_bucket, store_prefix)
-    write = {
-        "Effect": "Allow",
-        "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
-        "Resource": f"arn:aws:s3:::{bucket}/{prefix}*",
-    }
+    write = s3_write_statement(*engine_location(store_bucket, store_prefix))
     return iam.document([*s3_read_statements(read_locations), write])
 
 
@@ -110,16 +128,19 @@ class ModelStoreAccessArgs:
 
 
 class ModelStoreAccess(pulumi.ComponentResource):
-    """Read-only and engine-writing identities for the model store, with their
-    Kubernetes ServiceAccounts (`naming.MODEL_READER_SA`, `naming.ENGINE_BUILDER_SA`).
+    """Read-only, engine-writing and hub-staging identities for the model store, with
+    their Kubernetes ServiceAccounts (`naming.MODEL_READER_SA`, `naming.ENGINE_BUILDER_SA`,
+    `naming.WEIGHTS_STAGER_SA`).
 
     Outputs:
-      reader_identity / builder_identity: IAM role ARN (AWS) or service-account email (GCP).
+      reader_identity / builder_identity / stager_identity: IAM role ARN (AWS) or
+        service-account email (GCP).
       service_accounts: ServiceAccount name -> `ServiceAccount`.
     """
 
     reader_identity: pulumi.Output[str]
     builder_identity: pulumi.Output[str]
+    stager_identity: pulumi.Output[str]
     service_accounts: dict[str, k8s.core.v1.ServiceAccount]
 
     def __init__(
@@ -134,22 +155,37 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 naming.ENGINE_BUILDER_SA,
                 s3_builder_policy(reads, args.store_bucket, args.store_prefix),
             )
+            self.stager_identity = self._aws_role(
+                naming.WEIGHTS_STAGER_SA, s3_stager_policy(args.store_bucket, args.store_prefix)
+            )
             annotation = IRSA_ANNOTATION
         else:
-            self.reader_identity = self._gcp_account(naming.MODEL_READER_SA, "reader", False)
-            self.builder_identity = self._gcp_account(naming.ENGINE_BUILDER_SA, "builder", True)
+            engines = engine_location(args.store_bucket, args.store_prefix)
+            hub = hub_location(args.store_bucket, args.store_prefix)
+            self.reader_identity = self._gcp_account(naming.MODEL_READER_SA, "reader")
+            self.builder_identity = self._gcp_account(
+                naming.ENGINE_BUILDER_SA, "builder", write=("engine-write", "engines", engines)
+            )
+            self.stager_identity = self._gcp_account(
+                naming.WEIGHTS_STAGER_SA,
+                "stager",
+                write=("hub-write", "hub", hub),
+                reads=(hub,),
+            )
             annotation = GKE_ANNOTATION
         self.service_accounts = {
             sa: self._service_account(sa, annotation, identity)
             for sa, identity in (
                 (naming.MODEL_READER_SA, self.reader_identity),
                 (naming.ENGINE_BUILDER_SA, self.builder_identity),
+                (naming.WEIGHTS_STAGER_SA, self.stager_identity),
             )
         }
         self.register_outputs(
             {
                 "reader_identity": self.reader_identity,
                 "builder_identity": self.builder_identity,
+                "stager_identity": self.stager_identity,
                 "service_accounts": self.service_accounts,
             }
         )
@@ -171,7 +207,16 @@ class ModelStoreAccess(pulumi.ComponentResource):
         )
         return arn
 
-    def _gcp_account(self, sa: str, role: str, writes_engines: bool) -> pulumi.Output[str]:
+    def _gcp_account(
+        self,
+        sa: str,
+        role: str,
+        write: tuple[str, str, tuple[str, str]] | None = None,
+        reads: Sequence[tuple[str, str]] | None = None,
+    ) -> pulumi.Output[str]:
+        """Service account `sa` reading `reads` (default: the store and every source) and,
+        with `write` = (condition title, resource suffix, (bucket, prefix)), creating
+        objects under that prefix only."""
         args = self._args
         if args.workload_pool is None or args.project is None:
             raise ValueError("ModelStoreAccess on GCP needs workload_pool and project")
@@ -186,7 +231,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
         )
         member = account.email.apply(lambda email: f"serviceAccount:{email}")
         grants: list[pulumi.CustomResource] = []
-        for i, (bucket, prefix) in enumerate(args.read_locations):
+        for i, (bucket, prefix) in enumerate(args.read_locations if reads is None else reads):
             grants.append(
                 gcp.storage.BucketIAMMember(
                     f"{self._name}-{sa}-read-{i}",
@@ -199,15 +244,15 @@ class ModelStoreAccess(pulumi.ComponentResource):
                     opts=opts,
                 )
             )
-        if writes_engines:
-            bucket, prefix = engine_location(args.store_bucket, args.store_prefix)
+        if write is not None:
+            title, suffix, (bucket, prefix) = write
             grants.append(
                 gcp.storage.BucketIAMMember(
-                    f"{self._name}-{sa}-write-engines",
+                    f"{self._name}-{sa}-write-{suffix}",
                     bucket=bucket,
                     role=GCS_WRITE_ROLE,
                     member=member,
-                    condition=_condition("engine-write", gcs_write_condition(bucket, prefix)),
+                    condition=_condition(title, gcs_write_condition(bucket, prefix)),
                     opts=opts,
                 )
             )
@@ -238,7 +283,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 },
                 annotations={annotation: identity},
             ),
-            # Model servers and engine builds never call the Kubernetes API.
+            # Model servers, engine builds and staging Jobs never call the Kubernetes API.
             automount_service_account_token=False,
             opts=pulumi.ResourceOptions(parent=self, provider=self._args.provider),
         )

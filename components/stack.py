@@ -1,5 +1,6 @@
 """One blueprint environment as one component: cluster, GPU node pools, add-ons, the
-blueprint's namespace and environment facts, model-store identities, and every model.
+blueprint's namespace and environment facts, model-store identities, the staging of every
+hf:// source into the model store, and every model.
 
 The graph is kept wide: node pools, add-ons, the namespace and the identities each depend
 on the cluster only, and every model on the add-ons, namespace and identities.
@@ -20,7 +21,11 @@ from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
 from inferplane.components.identity import ModelStoreAccess
 from inferplane.components.node_pool import GpuNodePool
-from inferplane.components.stack_serving import alert_receiver_secrets, model_server
+from inferplane.components.stack_serving import (
+    alert_receiver_secrets,
+    model_server,
+    weights_staging,
+)
 
 
 def environment_data(env: Environment) -> dict[str, str]:
@@ -53,7 +58,8 @@ class InferenceStack(pulumi.ComponentResource):
       model_endpoints: model name -> the address of the model's load balancer.
       grpc_endpoints: model name -> the in-cluster target for client-side gRPC balancing
         (``dns:///<model>-grpc.<ns>.svc.cluster.local:8001``), for models exposing gRPC.
-      cluster, node_pools, addons, store_access, models: the child components.
+      cluster, node_pools, addons, store_access, weights_staging, models: the child
+        components (`weights_staging`: one per distinct hf:// repository and revision).
     """
 
     cluster_name: pulumi.Output[str]
@@ -133,6 +139,8 @@ class InferenceStack(pulumi.ComponentResource):
         )
 
         # `stack_serving` maps the blueprint to the serving components' arguments.
+        after = (namespace, self.store_access, *guard_rails)
+        self.weights_staging = weights_staging(name, env, provider, opts=child(*after))
         self.models = {
             model.name: model_server(
                 f"{name}-{model.name}",
@@ -140,7 +148,8 @@ class InferenceStack(pulumi.ComponentResource):
                 model,
                 provider,
                 lb_subnet_ids=cluster.lb_subnet_ids,
-                opts=child(self.addons, namespace, self.store_access, *guard_rails),
+                opts=child(self.addons, *after),
+                weights_staging=self.weights_staging,
             )
             for model in env.models.values()
         }

@@ -8,8 +8,9 @@ reported as a `BlueprintError` at the blueprint value that set the field.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -32,6 +33,8 @@ from inferplane.components.serving.spec import (
     ServingEnvironment,
     ServingPool,
 )
+from inferplane.components.serving.weights import HubSource, plan_staging
+from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
 
 
 def serving_environment(env: Environment) -> ServingEnvironment:
@@ -142,15 +145,37 @@ def model_server(
     provider: k8s.Provider,
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None,
     opts: pulumi.ResourceOptions | None = None,
+    weights_staging: Mapping[HubSource, WeightsStaging] | None = None,
 ) -> ModelServer:
-    """`ModelServer` `name` for `model`; problems are `BlueprintError`s at their value."""
+    """`ModelServer` `name` for `model`; problems are `BlueprintError`s at their value.
+    `weights_staging`: the environment's (`weights_staging`)."""
     if not is_offline():
         problems = secret_env_diagnostics(env, model)
         if problems:
             raise BlueprintError(problems)
     args = model_server_args(env, model, provider, lb_subnet_ids)
+    args = dataclasses.replace(args, weights_staging=weights_staging)
     with blueprint_errors(env, model):
         return ModelServer(name, args, opts=opts)
+
+
+def weights_staging(
+    name: str,
+    env: Environment,
+    provider: k8s.Provider,
+    opts: pulumi.ResourceOptions | None = None,
+) -> dict[HubSource, WeightsStaging]:
+    """One `WeightsStaging` (``<name>-weights-<key[:10]>``) per distinct hf:// source of
+    the environment's models, shared by every model naming it."""
+    served = {m.name: served_model(env, m) for m in env.models.values()}
+    serving_env = serving_environment(env)
+    out: dict[HubSource, WeightsStaging] = {}
+    for source, staging in plan_staging(list(served.values())).items():
+        owner = env.models[staging.token_owner] if staging.token_owner else None
+        args = WeightsStagingArgs(staging, serving_env, naming.namespace(env.blueprint), provider)
+        with blueprint_errors(env, owner) if owner else nullcontext():
+            out[source] = WeightsStaging(f"{name}-weights-{source.key[:10]}", args, opts=opts)
+    return out
 
 
 def alert_receiver_secrets(

@@ -370,13 +370,15 @@ def build_resources(
     parent: pulumi.Resource,
     provider: k8s.Provider,
     timeout: str = BUILD_TIMEOUT,
+    after: Sequence[pulumi.Resource] = (),
 ) -> tuple[k8s.networking.v1.NetworkPolicy, k8s.batch.v1.Job]:
     """A build's NetworkPolicy and its Job ``<name>-<key[:10]>``, which starts only once the
-    policy allows its egress (the namespace denies by default)."""
+    policy allows its egress (the namespace denies by default) and `after` exist (the
+    staging Job of an hf:// checkpoint)."""
     policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
     key = job_metadata["labels"][ENGINE_KEY_LABEL]
     job = build_job(
-        f"{name}-{key[:10]}", job_metadata, job_spec, parent, provider, timeout, [policy]
+        f"{name}-{key[:10]}", job_metadata, job_spec, parent, provider, timeout, [policy, *after]
     )
     return policy, job
 

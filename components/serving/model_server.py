@@ -2,6 +2,9 @@
 
 Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive from `name`):
 
+- ``WeightsStaging`` (Job ``weights-<key[:10]>``) per ``hf://`` source the environment
+  does not stage already (`ModelServerArgs.weights_staging`): the Deployment (and a
+  TensorRT-LLM build) waits for the copy in the model store.
 - ``TensorRtEngineBuild`` (Triton with ``tensorrt``) or ``TensorRtLlmEngineBuild`` (Triton
   with ``tensorrt_llm``): Job ``<model>-engine-<key[:10]>``; the Deployment waits for it, so
   pods start only once the engine exists.
@@ -34,9 +37,8 @@ Arguments are a `spec.ServedModel` and a `spec.ServingEnvironment`, fillable by 
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -44,7 +46,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
-from inferplane.blueprint.secret_refs import FILE_VARIABLES
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
     PORTS,
@@ -76,13 +77,7 @@ from inferplane.components.serving.response_cache import (
     ResponseCacheStore,
     ResponseCacheStoreArgs,
 )
-from inferplane.components.serving.secrets import (
-    env_var_name,
-    model_secret,
-    secret_env,
-    secret_mounts,
-    secret_volume,
-)
+from inferplane.components.serving.secrets import model_secret, secret_env
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
@@ -99,6 +94,8 @@ from inferplane.components.serving.trtllm_build import (
 )
 from inferplane.components.serving.trtllm_text import pipeline_files
 from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
+from inferplane.components.serving.weights import HubSource, hub_sources, plan_staging
+from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
 
 GRPC_SUFFIX: Final = "-grpc"
 CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"
@@ -118,24 +115,6 @@ def server_image(env: ServingEnvironment, model: ServedModel) -> str:
 
 def config_map_name(model: ServedModel) -> str:
     return f"{model.name}-triton-config"
-
-
-def reads_store(model: ServedModel) -> bool:
-    """True when the serving pod reads the model store (its fetch init container), so it
-    uses the cloud identity; vLLM downloads an hf:// repository itself, without it."""
-    return model.server == "triton" or model.source.scheme != "hf"
-
-
-def served_secrets(model: ServedModel) -> ServedModel:
-    """`model` with the secrets its serving pod gets: a TensorRT-LLM model's Hub token is
-    the build Job's (the engine, tokenizer and warm-up inputs come from the store), so its
-    serving pod has none and cannot reach a gated repository."""
-    if model.tensorrt_llm is None:
-        return model
-    kept = tuple(
-        ref for ref in model.secrets if FILE_VARIABLES.get(env_var_name(ref)) != "HF_TOKEN_PATH"
-    )
-    return dataclasses.replace(model, secrets=kept)
 
 
 def serving_pod_spec(
@@ -161,18 +140,12 @@ def serving_pod_spec(
         volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
     else:
         server = vllm_container(env, model, image)
-        fetch = vllm_fetch_container(env, model)
-        if fetch is not None:
-            init.append(fetch)
-    served = served_secrets(model)
+        init.append(vllm_fetch_container(env, model))
     if with_secrets:
-        server["env"] = [*server["env"], *secret_env(served)]
-        files = secret_volume(served)
-        if files is not None:
-            volumes.append(files)
-            server["volumeMounts"] = [*server["volumeMounts"], *secret_mounts(served)]
+        # Never the Hub token: only the staging Job of an hf:// source holds it.
+        server["env"] = [*server["env"], *secret_env(model, hub_token=False)]
     spec: Manifest = {
-        **service_account(env, naming.MODEL_READER_SA, cloud_identity=reads_store(model)),
+        **service_account(env, naming.MODEL_READER_SA),
         "enableServiceLinks": False,
         "terminationGracePeriodSeconds": termination_grace_s(model),
         "securityContext": pod_security_context(),
@@ -286,6 +259,10 @@ class ModelServerArgs:
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None
     """AWS: one private subnet per environment zone, for the internal NLB. None on GCP (and
     on AWS the controller then discovers subnets itself)."""
+    weights_staging: Mapping[HubSource, WeightsStaging] | None = None
+    """The environment's staging of hf:// sources (one Job per repository and revision,
+    shared by the models that name it); a source of this model missing here is staged by a
+    ``WeightsStaging`` child of its own."""
 
 
 class ModelServer(pulumi.ComponentResource):
@@ -331,7 +308,7 @@ class ModelServer(pulumi.ComponentResource):
                 f"{name}-egress",
                 env=env,
                 model_name=model.name,
-                cloud_identity=reads_store(model),
+                cloud_identity=True,
                 namespace=ns,
                 labels=labels,
                 opts=child,
@@ -347,6 +324,21 @@ class ModelServer(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self),
             ).ready
 
+        # hf:// weights, drafts, adapters and checkpoints come from their staged copies.
+        staged = args.weights_staging or {}
+        planned = plan_staging([model])
+        staging_jobs: list[pulumi.Resource] = []
+        for source in hub_sources(model):
+            staging = staged.get(source)
+            if staging is None:
+                staging = WeightsStaging(
+                    f"{name}-weights-{source.key[:10]}",
+                    WeightsStagingArgs(planned[source], env, ns, args.provider),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            staging_jobs.append(staging.job)
+        before_pods += staging_jobs
+
         model_uri = model.source.uri
         self.engine_uri = None
         config_text = None
@@ -360,10 +352,12 @@ class ModelServer(pulumi.ComponentResource):
                 before_pods.append(build.job)
                 self.engine_uri = model_uri = build.engine_uri
             if model.tensorrt_llm is not None:
-                # The build reads the model's Secret (a gated checkpoint's Hub token file).
+                # The build reads an hf:// checkpoint's staged copy: after its staging Job.
                 llm_build = TensorRtLlmEngineBuild(
                     f"{name}-engine",
-                    TensorRtLlmEngineBuildArgs(model, env, ns, args.provider),
+                    TensorRtLlmEngineBuildArgs(
+                        model, env, ns, args.provider, after=tuple(staging_jobs)
+                    ),
                     opts=pulumi.ResourceOptions(parent=self, depends_on=list(before_pods)),
                 )
                 before_pods.append(llm_build.job)

@@ -9,12 +9,16 @@ Each entry names where the value lives — never the value itself:
   must be the environment's own).
 
 Every value is wrapped in `pulumi.Output.secret`, so it is encrypted in the Pulumi state and
-masked in previews; it reaches the pods only through one Kubernetes Secret
-(``<model>-secrets``, ``stringData``). Entry ``hf_token`` is meant for environment variable
-``HF_TOKEN`` (`env_var_name`), and how the server container gets it depends on what reads it:
+masked in previews; it reaches the pods only through Kubernetes Secrets (``<model>-secrets``,
+``stringData``, and for the Hugging Face token the staging Job's own copy). Entry
+``hf_token`` is meant for environment variable ``HF_TOKEN`` (`env_var_name`), and how a
+container gets a secret depends on what reads it:
 
 - as a file, where the consumer reads one (`FILE_VARIABLES`): the Secret is mounted
-  read-only at `SECRETS_DIR` and only the file's path is in the environment. A file is
+  read-only at `SECRETS_DIR` and only the file's path is in the environment. The Hugging
+  Face token is the only such secret, and only the Job that stages a model's ``hf://``
+  sources into the model store reads it (`weights`); no serving container gets it
+  (`secret_env` with ``hub_token=False``). A file is
   not inherited by every child process, does not show in ``/proc/<pid>/environ`` or crash
   dumps, and follows a rotated value without a restart. The Hugging Face token is read
   this way: huggingface_hub's `get_token` tries ``HF_TOKEN`` and then the file at
@@ -224,9 +228,11 @@ def file_secrets(model: ServedModel) -> list[ModelSecret]:
     return [ref for ref in model.secrets if env_var_name(ref) in FILE_VARIABLES]
 
 
-def secret_env(model: ServedModel) -> list[dict[str, Any]]:
+def secret_env(model: ServedModel, hub_token: bool = True) -> list[dict[str, Any]]:
     """The container ``env`` entries that expose a model's secrets (empty without any):
-    the file's path for a secret read as a file, else the value itself.
+    the file's path for a secret read as a file, else the value itself. Without
+    `hub_token`, the Hugging Face token (the only secret read as a file) is left out: a
+    serving pod never gets it, only the Job that stages hf:// weights (`weights`).
 
     Raises `ServingArgsError` when two entries would set the same variable.
     """
@@ -251,7 +257,8 @@ def secret_env(model: ServedModel) -> list[dict[str, Any]]:
                 "keep one of them",
             )
         owner[entry["name"]] = ref.name
-        out.append(entry)
+        if hub_token or name not in FILE_VARIABLES:
+            out.append(entry)
     return out
 
 

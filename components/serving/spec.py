@@ -58,12 +58,13 @@ class ServingArgsError(ValueError):
 
 
 def model_source(uri: str) -> ModelSource:
-    """A `ModelSource` from an absolute ``s3://``, ``gs://`` or ``hf://repo[@revision]`` URI."""
+    """A `ModelSource` from an absolute ``s3://``, ``gs://`` or ``hf://repo@revision`` URI
+    (`ServedModel` refuses an hf:// source without its revision)."""
     scheme, sep, rest = uri.partition("://")
     if not sep or not rest or scheme not in ("s3", "gs", "hf"):
         raise ValueError(
             f"model source {uri!r} is not an absolute s3://, gs:// or hf:// URI; "
-            "give e.g. hf://Qwen/Qwen2.5-7B-Instruct or s3://bucket/models/chat/"
+            "give e.g. hf://Qwen/Qwen2.5-7B-Instruct@<revision> or s3://bucket/models/chat/"
         )
     if scheme == "hf":
         repo, _, revision = rest.partition("@")
@@ -74,10 +75,10 @@ def model_source(uri: str) -> ModelSource:
 
 @dataclass(frozen=True)
 class ModelSecret:
-    """A secret the model server gets, by reference, for environment variable ``NAME``
-    (upper-cased, other characters as ``_``): as a file named by ``HF_TOKEN_PATH`` for the
-    Hugging Face token, as the variable itself otherwise (`secrets.FILE_VARIABLES`);
-    exactly one source is set."""
+    """A secret of the model, by reference, for environment variable ``NAME`` (upper-cased,
+    other characters as ``_``): the model server gets it as that variable; the Hugging Face
+    token goes only to the Job that stages the model's hf:// sources, as a file named by
+    ``HF_TOKEN_PATH`` (`secrets.FILE_VARIABLES`); exactly one source is set."""
 
     name: str
     """Key in the model's Kubernetes Secret, e.g. ``hf_token``."""
@@ -267,6 +268,7 @@ class ServedModel:
             )
         if self.tensorrt_llm is not None:
             self._check_tensorrt_llm()
+        self._check_hub_pins()
         if (
             low == 0
             and self.wake is None
@@ -310,6 +312,34 @@ class ServedModel:
                 f"{llm.max_seq_len} is shorter than max_input_len {llm.max_input_len}",
                 "give max_seq_len >= max_input_len",
             )
+
+    def _check_hub_pins(self) -> None:
+        """Every hf:// reference is staged into the model store keyed by its revision
+        (`inferplane.components.serving.weights`): an unpinned one has no key."""
+        refs: list[tuple[FieldPath, str, str | None]] = []
+        if self.source.scheme == "hf":
+            refs.append((("source",), self.source.uri, self.source.hf_revision))
+        spec = self.vllm.speculative if self.vllm else None
+        if spec and spec.draft_repo:
+            refs.append(
+                (
+                    ("vllm", "speculative", "draft_model"),
+                    f"hf://{spec.draft_repo}",
+                    spec.draft_revision,
+                )
+            )
+        for adapter in self.vllm.lora.adapters if self.vllm and self.vllm.lora else ():
+            if adapter.source.scheme == "hf":
+                at: FieldPath = ("vllm", "lora", "adapters", adapter.name)
+                refs.append((at, adapter.source.uri, adapter.source.hf_revision))
+        for where, uri, revision in refs:
+            if not revision:
+                self._fail(
+                    where,
+                    f"{uri} has no revision; hf:// weights are staged into the model store "
+                    "keyed by repository and revision",
+                    "pin it: hf://org/name@<revision> (a commit, tag or branch)",
+                )
 
     def _fail(self, where: FieldPath, problem: str, fix: str) -> None:
         raise ServingArgsError(self.name, where, problem, fix)

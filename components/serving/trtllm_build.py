@@ -33,17 +33,17 @@ never reads the checkpoint or the Hub: the tokenizer (``AutoTokenizer.save_pretr
 tokenizer, as little-endian int32 files, see `trtllm`).
 
 The pod: an init container (cloud CLI) skips everything when the engine's completion marker
-exists, else copies a store checkpoint in; an init container in the TensorRT-LLM image
-downloads an ``hf://`` checkpoint at its pinned revision (the Hub token from the model's
-Secret, mounted as the file ``HF_TOKEN_PATH`` names, for gated repositories) and builds;
-the main container uploads the engine and writes the marker last, so a half-uploaded
-engine never counts as built.
+exists, else copies the checkpoint in: a store directory, or the staged copy of an
+``hf://`` checkpoint (`weights.staged_uri`; the model's ``WeightsStaging`` Job, which alone
+holds the Hub token, runs first); an init container in the TensorRT-LLM image builds; the
+main container uploads the engine and writes the marker last, so a half-uploaded engine
+never counts as built.
 
-The build pod needs egress to the Hugging Face hub for an ``hf://`` checkpoint, and for
-weight quantization, which calibrates on a dataset TensorRT-LLM fetches from the hub (the
-LLM API's ``CalibConfig`` default, ``cnn_dailymail``; not checked against 0.21 here). Its
-work volume holds the checkpoint and the engine: about three times the quantized weights
-for a bf16 checkpoint quantized to fp8 (size the pool's ``disk_gib`` for it).
+The build pod keeps egress to TCP 443 beyond the store for weight quantization, which
+calibrates on a public dataset TensorRT-LLM fetches from the hub (the LLM API's
+``CalibConfig`` default, ``cnn_dailymail``; not checked against 0.21 here). Its work volume
+holds the checkpoint and the engine: about three times the quantized weights for a bf16
+checkpoint quantized to fp8 (size the pool's ``disk_gib`` for it).
 """
 
 from __future__ import annotations
@@ -83,7 +83,6 @@ from inferplane.components.serving.engine_build import (
     job_name,
     keyed_job_manifest,
 )
-from inferplane.components.serving.secrets import secret_env, secret_mounts, secret_volume
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.trtllm import (
     WARMUP_DIR,
@@ -92,6 +91,7 @@ from inferplane.components.serving.trtllm import (
     WARMUP_TOKENS,
 )
 from inferplane.components.serving.trtllm_text import TOKENIZER_SUBDIR
+from inferplane.components.serving.weights import source_uri
 
 KEY_SCHEMA: Final = "trtllm-2"
 """Part of every TensorRT-LLM engine key: raising it rebuilds them all (2: the engine
@@ -164,14 +164,6 @@ for name, values in (
 ):
     with open(os.path.join(warmup, name), "wb") as out:
         out.write(struct.pack(f"<{len(values)}i", *values))
-"""
-
-# Downloads the pinned revision of an hf:// checkpoint (huggingface_hub comes with the
-# transformers dependency of TensorRT-LLM); argv: repo, revision, target directory.
-DOWNLOAD_SCRIPT: Final = """\
-import sys
-from huggingface_hub import snapshot_download
-snapshot_download(repo_id=sys.argv[1], revision=sys.argv[2], local_dir=sys.argv[3])
 """
 
 
@@ -252,21 +244,9 @@ def build_spec(model: ServedModel) -> dict[str, Any]:
 
 
 def build_script(model: ServedModel) -> list[str]:
-    """Shell lines of the build container: download (hf://), then build."""
-    lines = []
-    if model.source.scheme == "hf":
-        repo, revision = model.source.hf_repo, model.source.hf_revision
-        if not repo or not revision:
-            raise ServingArgsError(
-                model.name,
-                ("source",),
-                "an engine is keyed by the checkpoint's revision, and none is given",
-                "give hf://org/name@revision",
-            )
-        lines.append(shlex.join(["python3", "-c", DOWNLOAD_SCRIPT, repo, revision, CHECKPOINT_DIR]))
+    """Shell lines of the build container: build from the checkpoint directory."""
     spec = json.dumps(build_spec(model), sort_keys=True)
-    lines.append(shlex.join(["python3", "-c", BUILD_SCRIPT, spec]))
-    return lines
+    return [shlex.join(["python3", "-c", BUILD_SCRIPT, spec])]
 
 
 def _fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
@@ -276,13 +256,14 @@ def _fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
         f'  touch {EXISTS_FILE}; echo "engine already built: $ENGINE_URI"; exit 0',
         "fi",
     ]
-    extra = [{"name": "ENGINE_URI", "value": engine_uri(model, env)}]
-    if model.source.scheme != "hf":
-        lines += [
-            f'mkdir -p "{CHECKPOINT_DIR}"',
-            store_sync(env, '"$SOURCE_URI"', f'"{CHECKPOINT_DIR}"'),
-        ]
-        extra.append({"name": "SOURCE_URI", "value": model.source.uri})
+    extra = [
+        {"name": "ENGINE_URI", "value": engine_uri(model, env)},
+        {"name": "SOURCE_URI", "value": source_uri(env, model, model.source)},
+    ]
+    lines += [
+        f'mkdir -p "{CHECKPOINT_DIR}"',
+        store_sync(env, '"$SOURCE_URI"', f'"{CHECKPOINT_DIR}"'),
+    ]
     return store_container(env, "fetch-checkpoint", shell(*lines), extra, [mount("work", WORK_DIR)])
 
 
@@ -298,7 +279,7 @@ def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
         "name": "trtllm-build",
         "image": trtllm_image(model.release(env)),
         "command": shell(f"if [ -f {EXISTS_FILE} ]; then exit 0; fi", *build_script(model)),
-        "env": [*environment, *secret_env(model)],
+        "env": environment,
         # One engine rank per GPU: the build holds a serving replica's GPUs and share.
         "resources": serving_resources(model),
         "securityContext": container_security_context(),
@@ -307,8 +288,6 @@ def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
             mount("work", WORK_DIR),
-            # The Hugging Face token, read as a file (HF_TOKEN_PATH; see `secrets`).
-            *secret_mounts(model),
         ],
     }
 
@@ -346,7 +325,6 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
             empty_dir("home"),
             empty_dir("tmp"),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
-            *([secrets] if (secrets := secret_volume(model)) else []),
         ],
     }
 
@@ -368,10 +346,11 @@ class TensorRtLlmEngineBuildArgs:
     env: ServingEnvironment
     """The environment: model store (where the engine goes), Triton release, cloud."""
     namespace: str
-    """Namespace of the build Job; it must hold the ``engine-builder`` ServiceAccount (and
-    the model's Secret when it has secrets, e.g. ``hf_token`` for a gated checkpoint)."""
+    """Namespace of the build Job; it must hold the ``engine-builder`` ServiceAccount."""
     provider: k8s.Provider
     """The cluster's provider; every resource passes it explicitly."""
+    after: tuple[pulumi.Resource, ...] = ()
+    """What the build Job waits for: the staging Job of an hf:// checkpoint."""
 
 
 class TensorRtLlmEngineBuild(pulumi.ComponentResource):
@@ -405,7 +384,16 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
         metadata, spec = job_manifest(env, model, args.namespace)
         # The build (checkpoint download, store upload) gets an ONNX build's egress.
         self.network_policy, self.job = build_resources(
-            name, env, model, args.namespace, metadata, spec, self, args.provider, BUILD_TIMEOUT
+            name,
+            env,
+            model,
+            args.namespace,
+            metadata,
+            spec,
+            self,
+            args.provider,
+            BUILD_TIMEOUT,
+            args.after,
         )
         self.register_outputs(
             {

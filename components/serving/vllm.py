@@ -1,10 +1,12 @@
 """The vLLM container of a model: `vllm serve` with the model's settings.
 
 One model per server (vLLM's design); the OpenAI-compatible API and ``/metrics`` share port
-``http``. Weights from s3/gs are copied into the ``models`` volume by an init container and
-served with the Hugging Face hub offline; ``hf://org/name@revision`` is downloaded by vLLM
-itself at start, pinned to the revision, with the token from the model's Secret (a file
-named by ``HF_TOKEN_PATH``, `secrets`).
+``http``. Every weight a replica loads — the model, an EAGLE draft model, LoRA adapters —
+is copied from the model store into the ``models`` volume by an init container and served
+with the Hugging Face hub offline (``HF_HUB_OFFLINE=1``): an ``hf://org/name@revision``
+source is read from its staged copy (`weights.staged_uri`, written once per repository and
+revision by the staging Job), so the serving pod holds no Hub token and passes vLLM no
+``hf://`` name; ``--served-model-name`` keeps the name clients use.
 
 The image runs as root by default; here it runs as uid 10001 with ``HOME`` (and so every
 cache: torch.compile, Triton kernels, FlashInfer JIT, HF) on a writable emptyDir, so the root
@@ -31,15 +33,13 @@ from inferplane.components.serving.containers import (
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
+from inferplane.components.serving.weights import DRAFT_DIR, hub_source, source_uri, staged_uri
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
 
 def vllm_weights(model: ServedModel) -> str:
-    """What `vllm serve` loads: the local copy of s3/gs weights, or the hf repository."""
-    if model.source.scheme == "hf":
-        assert model.source.hf_repo is not None
-        return model.source.hf_repo
+    """What `vllm serve` loads: the local copy of the weights, whatever their source."""
     return f"{MODELS_DIR}/{model.name}"
 
 
@@ -62,7 +62,6 @@ def vllm_args(model: ServedModel) -> list[str]:
         weights=vllm_weights(model),
         port=PORTS["http"],
         served_names=[model.name, *s.served_model_aliases],
-        revision=model.source.hf_revision if model.source.scheme == "hf" else None,
         tensor_parallel_size=model.gpus,
         dtype=VLLM_DTYPE.get(model.precision),
         quantization=quantization,
@@ -77,8 +76,8 @@ def vllm_args(model: ServedModel) -> list[str]:
         speculative=speculative_config(
             spec.method,
             spec.num_speculative_tokens,
-            draft_repo=spec.draft_repo,
-            draft_revision=spec.draft_revision,
+            # The staged draft's local copy: no revision, the directory is that revision.
+            draft_repo=DRAFT_DIR if spec.draft_repo else None,
             prompt_lookup_max=spec.prompt_lookup_max,
             prompt_lookup_min=spec.prompt_lookup_min,
         )
@@ -93,12 +92,6 @@ def vllm_args(model: ServedModel) -> list[str]:
     )
 
 
-def _uses_hub(model: ServedModel) -> bool:
-    """vLLM downloads from the Hugging Face hub at start: hf:// weights or an EAGLE draft."""
-    spec = model.vllm.speculative if model.vllm else None
-    return model.source.scheme == "hf" or bool(spec and spec.draft_repo)
-
-
 def vllm_env(model: ServedModel) -> list[Manifest]:
     out = [
         {"name": "HOME", "value": HOME},
@@ -109,12 +102,10 @@ def vllm_env(model: ServedModel) -> list[Manifest]:
         {"name": "VLLM_NO_USAGE_STATS", "value": "1"},
         {"name": "DO_NOT_TRACK", "value": "1"},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
+        # Every file is local: the hub is never asked, not even for a revision check.
+        {"name": "HF_HUB_OFFLINE", "value": "1"},
+        {"name": "TRANSFORMERS_OFFLINE", "value": "1"},
     ]
-    if not _uses_hub(model):
-        out += [
-            {"name": "HF_HUB_OFFLINE", "value": "1"},
-            {"name": "TRANSFORMERS_OFFLINE", "value": "1"},
-        ]
     # vllm.env, verbatim (validation refused owned and secret-looking names).
     out += [{"name": k, "value": v} for k, v in (model.vllm.env if model.vllm else ())]
     return out
@@ -134,32 +125,30 @@ def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> M
             mount("home", HOME),
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
-            # hf:// weights (and EAGLE drafts) download into HF_HOME on this volume at start.
-            mount("models", MODELS_DIR, read_only=not _uses_hub(model)),
+            mount("models", MODELS_DIR, read_only=True),
         ],
         **probes(model, ready_path="/health", live_path="/health"),
     }
 
 
-def vllm_fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest | None:
-    """Copies s3/gs weights and LoRA adapters into the models volume; None when there is
-    nothing to copy (hf:// weights, which vLLM downloads, and no adapters)."""
-    lines: list[str] = []
-    uris: list[Manifest] = []
-    if model.source.scheme != "hf":
-        lines += [
-            f'mkdir -p "{MODELS_DIR}/{model.name}"',
-            store_sync(env, '"$MODEL_URI"', f'"{MODELS_DIR}/{model.name}"'),
-        ]
-        uris.append({"name": "MODEL_URI", "value": model.source.uri})
+def vllm_fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
+    """Copies the weights, an EAGLE draft model and LoRA adapters from the model store
+    (an hf:// source from its staged copy) into the models volume."""
+    copies = [("MODEL_URI", source_uri(env, model, model.source), f"{MODELS_DIR}/{model.name}")]
+    spec = model.vllm.speculative if model.vllm else None
+    if spec and spec.draft_repo:
+        draft = hub_source(
+            model.name, ("vllm", "speculative", "draft_model"), spec.draft_repo, spec.draft_revision
+        )
+        copies.append(("DRAFT_URI", staged_uri(env, draft, model.name), DRAFT_DIR))
     adapters = model.vllm.lora.adapters if model.vllm and model.vllm.lora else ()
     for i, adapter in enumerate(adapters):
+        copies.append(
+            (f"LORA_URI_{i}", source_uri(env, model, adapter.source), lora_dir(adapter.name))
+        )
+    lines: list[str] = []
+    for variable, _, target in copies:
         # URIs go through the environment, never into the shell text.
-        lines += [
-            f'mkdir -p "{lora_dir(adapter.name)}"',
-            store_sync(env, f'"$LORA_URI_{i}"', f'"{lora_dir(adapter.name)}"'),
-        ]
-        uris.append({"name": f"LORA_URI_{i}", "value": adapter.source.uri})
-    if not lines:
-        return None
+        lines += [f'mkdir -p "{target}"', store_sync(env, f'"${variable}"', f'"{target}"')]
+    uris = [{"name": variable, "value": uri} for variable, uri, _ in copies]
     return store_container(env, "fetch-weights", shell(*lines), uris, [mount("models", MODELS_DIR)])

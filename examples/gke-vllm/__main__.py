@@ -11,8 +11,15 @@ must already run what the components' objects rely on:
 - KEDA (the ScaledObject) and kube-prometheus-stack (ServiceMonitor, PrometheusRule, the
   Prometheus KEDA queries) in the namespace ``monitoring``, release ``kube-prometheus-stack``.
 
-Created here: the namespace, the ``model-reader`` ServiceAccount the pods run as, and the
-`ModelServer` (Deployment, Services, PDB, NetworkPolicy, ScaledObject, monitoring).
+- a GCS bucket for the model store (``modelStore``, e.g. ``gs://acme-ml-dev-models/``) and
+  Workload Identity on the cluster (pool ``<project>.svc.id.goog``).
+
+Created here: the namespace, the store identities and their ServiceAccounts
+(`ModelStoreAccess`: ``model-reader`` reads the store, ``weights-stager`` writes only its
+``.inferplane/hub/`` prefix), and the `ModelServer` (the Job that stages the pinned
+``hf://`` weights into the store once, Deployment, Services, PDB, NetworkPolicies,
+ScaledObject, monitoring). Replicas copy the staged weights from the store: none talks to
+the Hugging Face hub or holds the token.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
 from inferplane.blueprint.model import Autoscaling, MinMax, Slo, VllmSettings
+from inferplane.components.cloud import Ownership
+from inferplane.components.identity import ModelStoreAccess, ModelStoreAccessArgs
 from inferplane.components.serving import (
     ModelSecret,
     ModelServer,
@@ -40,12 +48,23 @@ provider = k8s.Provider("gke", kubeconfig=config.get_secret("kubeconfig"))
 k8s_opts = pulumi.ResourceOptions(provider=provider)
 
 namespace = k8s.core.v1.Namespace("llm", metadata={"name": NAMESPACE}, opts=k8s_opts)
-# Weights come from Hugging Face, so the reader needs no cloud identity; to read gs://, bind
-# it to a Google service account with Workload Identity (iam.gke.io/gcp-service-account).
-reader = k8s.core.v1.ServiceAccount(
-    "model-reader",
-    metadata={"name": naming.MODEL_READER_SA, "namespace": NAMESPACE},
-    opts=pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
+project = config.require("project")
+store = config.require("modelStore")
+store_bucket, _, store_prefix = store.removeprefix("gs://").partition("/")
+access = ModelStoreAccess(
+    "llm",
+    ModelStoreAccessArgs(
+        cloud="gcp",
+        owner=Ownership(blueprint="llm-demo", environment=pulumi.get_stack()),
+        namespace=NAMESPACE,
+        provider=provider,
+        store_bucket=store_bucket,
+        store_prefix=store_prefix,
+        read_locations=((store_bucket, store_prefix),),
+        project=project,
+        workload_pool=f"{project}.svc.id.goog",
+    ),
+    opts=pulumi.ResourceOptions(depends_on=[namespace]),
 )
 
 pool = ServingPool(
@@ -58,7 +77,8 @@ pool = ServingPool(
 model = ServedModel(
     name="qwen",
     server="vllm",
-    source=model_source("hf://Qwen/Qwen2.5-1.5B-Instruct"),
+    # Pinned: the staged copy in the store is keyed by the revision (a commit of the repo).
+    source=model_source("hf://Qwen/Qwen2.5-1.5B-Instruct@989aa7980e4cf806f80c7fef2b1adb7bc71aa306"),
     pool=pool,
     replicas=MinMax(min=1, max=4),  # one warm replica; KEDA adds up to three more
     precision="bf16",
@@ -76,13 +96,14 @@ environment = ServingEnvironment(
     environment=pulumi.get_stack(),
     cloud="gcp",
     region=config.require("region"),
-    project=config.require("project"),
+    project=project,
+    model_store_uri=store,
 )
 
 server = ModelServer(
     "qwen",
     ModelServerArgs(model=model, env=environment, namespace=NAMESPACE, provider=provider),
-    opts=pulumi.ResourceOptions(depends_on=[namespace, reader]),
+    opts=pulumi.ResourceOptions(depends_on=[namespace, access]),
 )
 
 pulumi.export("deployment", server.deployment_name)

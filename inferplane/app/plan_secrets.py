@@ -3,8 +3,9 @@ which kind of source and name, and where it lands in the cluster — never a val
 
 The references come from the blueprint (`Environment`); where each is mounted comes from
 the planned objects themselves (every container ``env[].valueFrom.secretKeyRef`` and
-secret volume naming the model's Secret and key), so the list shows what the stack
-actually does with it.
+secret volume naming the model's Secret and key, or a copy of it: the Hub token Secret of
+a staging Job), so the list shows what the stack actually does with it. A Hub token of a
+model without an ``hf://`` source is mounted nowhere: no serving pod gets it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from inferplane.app.offline import Recording
 from inferplane.blueprint.model import Environment, SecretRef
 from inferplane.components.serving.secrets import secret_name
+from inferplane.components.serving.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
 
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod")
 
@@ -61,16 +63,32 @@ def mounts(recording: Recording) -> Iterator[tuple[str, str, str]]:
                     yield str(secret.get("secretName")), str(item.get("key")), where
 
 
+def copies(recording: Recording) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """(model, secret) -> [(Secret name, key)] of the Secrets holding a copy of that
+    reference's value: the Hub token of a staging Job (`weights.TOKEN_OF_ANNOTATION`)."""
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for res in recording.of_type("kubernetes:core/v1:Secret"):
+        metadata = res.inputs.get("metadata") or {}
+        owner = (metadata.get("annotations") or {}).get(TOKEN_OF_ANNOTATION)
+        if owner and "/" in owner:
+            model, _, secret = str(owner).partition("/")
+            out.setdefault((model, secret), []).append((str(metadata.get("name")), TOKEN_KEY))
+    return out
+
+
 def secret_references(env: Environment, recording: Recording) -> list[dict[str, Any]]:
-    """Every secret reference of `env`'s models, with where the plan mounts it."""
+    """Every secret reference of `env`'s models, with where the plan mounts it (the model's
+    Secret, and any copy: a staging Job's Hub token)."""
     used: dict[tuple[str, str], list[str]] = {}
     for secret, key, where in mounts(recording):
         used.setdefault((secret, key), []).append(where)
+    copied = copies(recording)
     out = []
     for model in sorted(env.models.values(), key=lambda m: m.name):
         holder = secret_name(model.name)
         for ref in sorted(model.secrets, key=lambda r: r.name):
             kind, source = source_of(ref)
+            places = [(holder, ref.name), *copied.get((model.name, ref.name), [])]
             out.append(
                 {
                     "model": model.name,
@@ -78,7 +96,8 @@ def secret_references(env: Environment, recording: Recording) -> list[dict[str, 
                     "source": kind,
                     "source_name": source,
                     "kubernetes_secret": holder,
-                    "mounted_in": sorted(used.get((holder, ref.name), [])),
+                    "copied_to": sorted(name for name, _ in places[1:]),
+                    "mounted_in": sorted(w for place in places for w in used.get(place, [])),
                 }
             )
     return out
@@ -90,9 +109,10 @@ def render(references: list[dict[str, Any]]) -> list[str]:
         return ["Secret references: none"]
     lines = ["Secret references (values are never read by a plan):"]
     for r in references:
+        holders = ", ".join([r["kubernetes_secret"], *r["copied_to"]])
         lines.append(
             f"  models.{r['model']}.secrets.{r['name']}: {r['source']} {r['source_name']} "
-            f"-> Secret {r['kubernetes_secret']}"
+            f"-> Secret {holders}"
         )
         lines += [f"      mounted in {where}" for where in r["mounted_in"]] or [
             "      mounted nowhere"

@@ -220,6 +220,68 @@ GPUS: Mapping[str, GpuType] = _ro(
 )
 
 
+_GB_IN_GIB = 10**9 / 2**30
+
+LOCAL_NVME: Mapping[str, tuple[int, int, str]] = _ro(
+    {
+        # AWS instance store, "<disks> x <size> GB NVMe SSD" (decimal GB): the EC2 instance
+        # types guide, https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html
+        # ("Instance store specifications"). g4dn/g5/g6/g6e rows were checked against a
+        # copy of the EC2 pricing data's "storage" attribute (an aws-cdk-style instance list,
+        # e.g. "g6.48xlarge ... Storage: 8 x 940 NVMe SSD"); the p4d/p4de/p5/p5en/p6 rows
+        # were not re-read here.
+        "g4dn.2xlarge": (1, 225, "GB"),
+        "g4dn.12xlarge": (1, 900, "GB"),
+        "g4dn.metal": (2, 900, "GB"),
+        "g5.2xlarge": (1, 450, "GB"),
+        "g5.12xlarge": (1, 3800, "GB"),
+        "g5.48xlarge": (2, 3800, "GB"),
+        "g6.2xlarge": (1, 450, "GB"),
+        "g6.12xlarge": (4, 940, "GB"),
+        "g6.48xlarge": (8, 940, "GB"),
+        "g6e.2xlarge": (1, 450, "GB"),
+        "g6e.12xlarge": (2, 1900, "GB"),
+        "g6e.48xlarge": (4, 1900, "GB"),
+        "p4d.24xlarge": (8, 1000, "GB"),
+        "p4de.24xlarge": (8, 1000, "GB"),
+        "p5.4xlarge": (1, 3840, "GB"),
+        "p5.48xlarge": (8, 3840, "GB"),
+        "p5en.48xlarge": (8, 3840, "GB"),
+        "p6-b200.48xlarge": (8, 3840, "GB"),
+        # GCE Local SSD that comes with the machine type (375 GiB disks):
+        # https://cloud.google.com/compute/docs/accelerator-optimized-machines and
+        # https://cloud.google.com/compute/docs/disks/local-ssd. A2 Standard (a2-highgpu,
+        # a2-megagpu), G2 and N1 machines can *attach* Local SSD but come without it: 0
+        # here, since inferplane's node pools attach none. a3-highgpu-8g (16 disks) was
+        # checked against a public machine table; the other rows were not re-read here.
+        "a2-ultragpu-1g": (1, 375, "GiB"),
+        "a2-ultragpu-2g": (2, 375, "GiB"),
+        "a2-ultragpu-4g": (4, 375, "GiB"),
+        "a2-ultragpu-8g": (8, 375, "GiB"),
+        "a3-highgpu-1g": (2, 375, "GiB"),
+        "a3-highgpu-2g": (4, 375, "GiB"),
+        "a3-highgpu-4g": (8, 375, "GiB"),
+        "a3-highgpu-8g": (16, 375, "GiB"),
+        "a3-ultragpu-8g": (32, 375, "GiB"),
+        "a4-highgpu-8g": (32, 375, "GiB"),
+    }
+)
+"""Instance type -> (disks, size per disk, unit) of the node-local NVMe / Local SSD it comes
+with. Types not listed have none. Recorded only: inferplane's node pools do not format or
+mount it (EKS needs a local-storage setup in the node bootstrap, GKE an ephemeral-storage
+Local SSD config), so weights are copied to the pod's emptyDir on the boot disk."""
+
+
+def local_nvme_gib(instance_type: str | None) -> int:
+    """GiB of node-local NVMe (AWS instance store) or bundled Local SSD (GCE) that
+    `instance_type` comes with; 0 when none or unknown (`LOCAL_NVME`)."""
+    found = LOCAL_NVME.get(instance_type or "")
+    if found is None:
+        return 0
+    disks, size, unit = found
+    return disks * size if unit == "GiB" else int(disks * size * _GB_IN_GIB)
+
+
 def gpu(gpu_id: str) -> GpuType:
     """The catalog entry for `gpu_id`; KeyError when unknown (the schema prevents that)."""
     return GPUS[gpu_id]

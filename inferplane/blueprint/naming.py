@@ -67,6 +67,12 @@ ENGINE_BUILDER_SA = "engine-builder"
 """ServiceAccount of TensorRT engine builds: reads the store, writes only the engine prefix."""
 ENGINE_PREFIX = ".inferplane/engines"
 """Engines are written under ``<model_store>/<ENGINE_PREFIX>/<model>/<key>/``."""
+WEIGHTS_STAGER_SA = "weights-stager"
+"""ServiceAccount of the Jobs that stage ``hf://`` sources: reads and writes only the hub
+prefix (`HUB_PREFIX`) of the model store."""
+HUB_PREFIX = ".inferplane/hub"
+"""Staged ``hf://org/name@revision`` sources live under
+``<model_store>/<HUB_PREFIX>/<org>/<name>/<revision>/``."""
 
 
 def namespace(blueprint: str) -> str:

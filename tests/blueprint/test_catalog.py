@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from inferplane.blueprint import catalog
 from inferplane.blueprint.catalog import GPUS, tensorrt_major, tensorrt_version
 
 REQUIRED = (
@@ -55,3 +56,23 @@ def test_tensorrt_of_an_ngc_release() -> None:
     assert tensorrt_major("25.08") == 10
     assert tensorrt_major("26.02") == 11
     assert tensorrt_version("23.01") == "10.0"  # older than the table: its first row
+
+
+def test_local_nvme_of_the_catalog_instance_types() -> None:
+    # AWS sizes are decimal GB (2 x 3800 GB = 7078 GiB); GCE Local SSD disks are 375 GiB.
+    assert catalog.local_nvme_gib("g5.48xlarge") == 7078
+    assert catalog.local_nvme_gib("g6.2xlarge") == 419
+    assert catalog.local_nvme_gib("p5.48xlarge") == 28610
+    assert catalog.local_nvme_gib("a3-highgpu-8g") == 6000
+    # Local SSD a machine can attach but does not come with, or none at all: 0.
+    assert catalog.local_nvme_gib("g2-standard-8") == 0
+    assert catalog.local_nvme_gib("a2-highgpu-1g") == 0
+    assert catalog.local_nvme_gib("n1-standard-8") == 0
+    assert catalog.local_nvme_gib(None) == 0
+    # Every row names an instance type of the catalog.
+    known = {
+        t
+        for g in catalog.GPUS.values()
+        for t in (*g.aws_instances.values(), *g.gcp_machines.values())
+    }
+    assert set(catalog.LOCAL_NVME) <= known

@@ -13,6 +13,7 @@ from test_semantic import BASE, edit
 
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.resolve import load_blueprint
+from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
 from inferplane.blueprint.semantic_vllm import advisories
 
@@ -21,6 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def errors(text: str) -> list[str]:
     return [d.format() for d in check(load_text(text, "bp.yaml"))]
+
+
+def validated(text: str) -> list[str]:
+    """Every diagnostic `validate` gives, the schema's included."""
+    return [d.format() for d in validate_document(load_text(text, "bp.yaml"))]
 
 
 def warnings(text: str) -> list[str]:
@@ -440,3 +446,19 @@ def test_env_may_not_shadow_a_secret_reference() -> None:
 
 def test_plain_env_passes() -> None:
     assert errors(chat("    vllm: {env: {VLLM_ATTENTION_BACKEND: FLASHINFER}}\n")) == []
+
+
+# --- hf:// adapters: staged like weights, so pinned ------------------------------------------
+def test_an_hf_adapter_pinned_to_a_revision_is_accepted() -> None:
+    text = chat("    vllm:\n      lora:\n        adapters: {tone: 'hf://acme/tone-lora@v3'}\n")
+    assert validated(text) == []
+
+
+def test_an_unpinned_hf_adapter_is_refused_at_its_line() -> None:
+    text = chat("    vllm:\n      lora:\n        adapters: {tone: 'hf://acme/tone-lora'}\n")
+    assert validated(text) == [
+        'bp.yaml:28:26: error: models.chat.vllm.lora.adapters.tone: "hf://acme/tone-lora" '
+        "is not a pinned Hugging Face adapter; an hf:// adapter needs a revision: "
+        "hf://org/name@<revision> (a commit, tag or branch); it is staged into the model store "
+        "keyed by it"
+    ]

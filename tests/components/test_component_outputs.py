@@ -65,6 +65,7 @@ def test_the_docstring_reader_finds_every_entry() -> None:
     assert documented_outputs(ModelStoreAccess) == {
         "reader_identity",
         "builder_identity",
+        "stager_identity",
         "service_accounts",
     }
 

@@ -57,7 +57,9 @@ def service_accounts(rec: Recording) -> dict[str, dict[str, Any]]:
 
 
 # --- AWS ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA])
+@pytest.mark.parametrize(
+    "sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA, naming.WEIGHTS_STAGER_SA]
+)
 def test_irsa_trust_is_limited_to_the_service_account(staging: Environment, sa: str) -> None:
     rec = cloud_recording(staging)
     roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
@@ -140,7 +142,35 @@ def test_builder_writes_only_under_the_engine_prefix(staging_prefixed: Environme
     assert [s for s in builder if s in reader] == reader
 
 
-@pytest.mark.parametrize("sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA])
+def test_stager_reads_and_writes_only_the_hub_prefix(staging_prefixed: Environment) -> None:
+    """The staging Jobs' role: nothing of the store beyond ``.inferplane/hub/`` (the marker
+    is read there, ``aws s3 sync`` lists it, the copy is written there)."""
+    policies = role_policies(cloud_recording(staging_prefixed))
+    stager = policies["support-assistant-staging-weights-stager-policy"]["Statement"]
+    hub = "team/models/.inferplane/hub/"
+    assert stager == [
+        {
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": f"arn:aws:s3:::acme-models-use1/{hub}*",
+        },
+        {
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": "arn:aws:s3:::acme-models-use1",
+            "Condition": {"StringLike": {"s3:prefix": [f"{hub}*"]}},
+        },
+        {
+            "Effect": "Allow",
+            "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
+            "Resource": f"arn:aws:s3:::acme-models-use1/{hub}*",
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    "sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA, naming.WEIGHTS_STAGER_SA]
+)
 def test_aws_service_accounts_carry_their_role(staging: Environment, sa: str) -> None:
     rec = cloud_recording(staging)
     account = service_accounts(rec)[sa]
@@ -198,6 +228,21 @@ def test_gcp_builder_creates_objects_only_under_the_engine_prefix(
     )
 
 
+def test_gcp_stager_reads_and_creates_only_under_the_hub_prefix(
+    prod_prefixed: Environment,
+) -> None:
+    members = bucket_members(cloud_recording(prod_prefixed))
+    prefix = "projects/_/buckets/acme-models-usc1/objects/team/models/.inferplane/hub/"
+    write = members["support-assistant-prod-weights-stager-write-hub"]
+    assert write["role"] == "roles/storage.objectCreator"
+    assert write["condition"]["expression"] == f'resource.name.startsWith("{prefix}")'
+    read = members["support-assistant-prod-weights-stager-read-0"]
+    assert read["role"] == "roles/storage.objectViewer"
+    assert read["condition"]["expression"].startswith(f'resource.name.startsWith("{prefix}")')
+    stager = [m for n, m in members.items() if n.startswith("support-assistant-prod-weights")]
+    assert len(stager) == 2  # one read, one write: nothing else of the store
+
+
 def test_gcp_store_without_prefix_is_read_bucket_wide(prod: Environment) -> None:
     members = bucket_members(cloud_recording(prod))
     assert "condition" not in members["support-assistant-prod-model-reader-read-0"]
@@ -210,7 +255,11 @@ def test_gcp_store_without_prefix_is_read_bucket_wide(prod: Environment) -> None
 
 @pytest.mark.parametrize(
     ("sa", "account"),
-    [(naming.MODEL_READER_SA, "reader"), (naming.ENGINE_BUILDER_SA, "builder")],
+    [
+        (naming.MODEL_READER_SA, "reader"),
+        (naming.ENGINE_BUILDER_SA, "builder"),
+        (naming.WEIGHTS_STAGER_SA, "stager"),
+    ],
 )
 def test_workload_identity_binds_each_service_account(
     prod: Environment, sa: str, account: str

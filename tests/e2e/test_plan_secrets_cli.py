@@ -8,6 +8,9 @@ from pathlib import Path
 
 from test_plan_cli import HF_TOKEN, REFERENCE, all_text, inferplane
 
+from inferplane.blueprint.loader import load
+from inferplane.components.serving.weights import HubSource
+
 CONFIG_VALUE = "hf_config_value_9a2c"
 
 
@@ -35,7 +38,9 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
     assert section.splitlines() == [
         " (values are never read by a plan):",
         "  models.chat.secrets.hf_token: from_env HF_TOKEN -> Secret chat-secrets",
-        "      mounted in Deployment chat, volume secrets",
+        # chat reads its weights from the store: nothing needs the Hub token, and no
+        # serving pod ever gets it.
+        "      mounted nowhere",
         "  models.chat.secrets.openai_api_key: from_pulumi_config openaiKey -> Secret chat-secrets",
         "      mounted in Deployment chat, container vllm, env OPENAI_API_KEY",
     ]
@@ -47,7 +52,8 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
             "source": "from_env",
             "source_name": "HF_TOKEN",
             "kubernetes_secret": "chat-secrets",
-            "mounted_in": ["Deployment chat, volume secrets"],
+            "copied_to": [],
+            "mounted_in": [],
         },
         {
             "model": "chat",
@@ -55,6 +61,7 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
             "source": "from_pulumi_config",
             "source_name": "openaiKey",
             "kubernetes_secret": "chat-secrets",
+            "copied_to": [],
             "mounted_in": ["Deployment chat, container vllm, env OPENAI_API_KEY"],
         },
     ]
@@ -70,3 +77,17 @@ def test_plan_without_secrets_says_so(tmp_path: Path) -> None:
     result = inferplane("plan", str(blueprint), "--env", "staging")
     assert result.returncode == 0, result.stderr
     assert "\nSecret references: none\n" in result.stdout
+
+
+def test_the_hub_token_of_an_hf_model_lands_only_in_its_staging_job(tmp_path: Path) -> None:
+    blueprint = Path(__file__).resolve().parents[2] / "blueprints" / "chat-minimal.yaml"
+    env = next(iter(load(blueprint).data["environments"]))
+    result = inferplane("plan", str(blueprint), "--env", env, env={"HF_TOKEN": HF_TOKEN})
+    assert result.returncode == 0, result.stderr
+    section = result.stdout.split("\nSecret references", 1)[1].split("\nWrote ", 1)[0]
+    job = HubSource("Qwen/Qwen2.5-7B-Instruct", "a09a35458c702b33eeacc393d103063234e8bc28")
+    lines = section.splitlines()
+    assert lines[1].endswith(f"-> Secret chat-secrets, {job.job_name}-hub-token")
+    assert lines[2] == f"      mounted in Job {job.job_name}, volume secrets"
+    assert not lines[3].startswith("      mounted")  # and nowhere else
+    assert HF_TOKEN not in result.stdout + result.stderr

@@ -14,12 +14,17 @@ import yaml
 from inferplane.app.offline import SECRET, RecordedResource, Recording, run_callable
 from inferplane.app.offline_mocks import CloudFacts
 from inferplane.blueprint import naming
+from inferplane.components.serving.weights import HubSource
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gke-vllm"
 PROJECT = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())["name"]
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE = "kubernetes:core/v1:Service"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+JOB = "kubernetes:batch/v1:Job"
+REVISION = "989aa7980e4cf806f80c7fef2b1adb7bc71aa306"
+STAGED = f"gs://acme-ml-dev-models/.inferplane/hub/Qwen/Qwen2.5-1.5B-Instruct/{REVISION}/"
+JOB_NAME = HubSource("Qwen/Qwen2.5-1.5B-Instruct", REVISION).job_name
 
 
 def example_config() -> dict[str, str]:
@@ -68,7 +73,7 @@ def test_deployment_serves_the_model_with_vllm_on_one_l4(recording: Recording) -
     assert server["image"] == "vllm/vllm-openai:" + _pinned_vllm()
     assert server["command"] == ["vllm", "serve"]
     assert server["args"] == [
-        "Qwen/Qwen2.5-1.5B-Instruct",
+        "/models/qwen",
         "--port", "8000",
         "--served-model-name", "qwen",
         "--tensor-parallel-size", "1",
@@ -92,9 +97,23 @@ def test_deployment_serves_the_model_with_vllm_on_one_l4(recording: Recording) -
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
             "effect": "NoSchedule"} in pod["tolerations"]  # fmt: skip
     assert pod["serviceAccountName"] == naming.MODEL_READER_SA
-    assert pod["automountServiceAccountToken"] is False  # hf:// needs no identity, no token
-    assert "initContainers" not in pod  # hf:// weights: vLLM downloads them itself
-    assert not [e for e in server["env"] if e["name"] == "HF_TOKEN"]  # no token configured
+    # The replica copies the staged weights from the store (Workload Identity on GKE).
+    (fetch,) = pod["initContainers"]
+    assert {"name": "MODEL_URI", "value": STAGED} in fetch["env"]
+    assert {"name": "HF_HUB_OFFLINE", "value": "1"} in server["env"]
+    assert not [e for e in server["env"] if e["name"].startswith("HF_TOKEN")]
+
+
+def test_weights_are_staged_once_by_a_job_the_deployment_waits_for(recording: Recording) -> None:
+    (job,) = recording.of_type(JOB)
+    pod = job.get("spec", "template", "spec")
+    assert pod["serviceAccountName"] == naming.WEIGHTS_STAGER_SA
+    upload = pod["containers"][0]
+    assert {"name": "STAGED_URI", "value": STAGED} in upload["env"]
+    assert job.urn in one(recording, DEPLOYMENT, "qwen").depends_on
+    # The stager's ServiceAccount is bound to its own Google service account.
+    sa = one(recording, "kubernetes:core/v1:ServiceAccount", naming.WEIGHTS_STAGER_SA)
+    assert "iam.gke.io/gcp-service-account" in sa.get("metadata", "annotations")
 
 
 def test_scaled_object_keeps_one_warm_replica_and_scales_on_queue_depth(
@@ -143,13 +162,15 @@ def test_hf_token_from_config_stays_secret(monkeypatch: pytest.MonkeyPatch) -> N
     assert secret.get("stringData") == {"hf_token": SECRET}
     assert "hf_example_token_7d1c" not in json.dumps([r.inputs for r in rec])
     (server,) = one(rec, DEPLOYMENT, "qwen").get("spec", "template", "spec", "containers")
-    # huggingface_hub reads the token from the file HF_TOKEN_PATH names
-    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in server[
+    assert not [e for e in server["env"] if e["name"].startswith("HF_TOKEN")]
+    # Only the staging Job reads the token: as the file HF_TOKEN_PATH names, from its own Secret.
+    token = one(rec, "kubernetes:core/v1:Secret", f"{JOB_NAME}-hub-token")
+    assert token.get("stringData") == {"hf_token": SECRET}
+    (job,) = rec.of_type(JOB)
+    download = job.get("spec", "template", "spec", "initContainers")[1]
+    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in download[
         "env"
     ]
-    assert {"name": "secrets", "mountPath": "/var/run/secrets/inferplane", "readOnly": True} in (
-        server["volumeMounts"]
-    )
 
 
 def _pinned_vllm() -> str:

@@ -13,7 +13,12 @@ import pulumi_kubernetes as k8s
 from inferplane.app.offline import RecordedResource, Recording, run_program
 from inferplane.blueprint.model import Environment, Model
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.stack_serving import model_server, served_model, serving_environment
+from inferplane.components.stack_serving import (
+    model_server,
+    served_model,
+    serving_environment,
+    weights_staging,
+)
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE = "kubernetes:core/v1:Service"
@@ -34,7 +39,8 @@ def serve(
     config: dict[str, str] | None = None,
 ) -> Recording:
     """Run one ModelServer per model (all of `env`'s by default) offline, as the stack does
-    (`stack_serving.model_server`: blueprint mapped to the serving args, errors located)."""
+    (`stack_serving.model_server`: blueprint mapped to the serving args, errors located),
+    with the environment's staging of hf:// sources (`stack_serving.weights_staging`)."""
 
     def program(e: Environment) -> object:
         provider = k8s.Provider("cluster")
@@ -44,9 +50,15 @@ def serve(
             else None
         )
         servers = {}
+        staged = weights_staging(f"{e.blueprint}-{e.name}", e, provider)
         for name in models or list(e.models):
             server = model_server(
-                f"{e.blueprint}-{e.name}-{name}", e, e.models[name], provider, subnets
+                f"{e.blueprint}-{e.name}-{name}",
+                e,
+                e.models[name],
+                provider,
+                subnets,
+                weights_staging=staged,
             )
             pulumi.export(f"{name}.endpoint", server.endpoint)
             pulumi.export(f"{name}.deployment", server.deployment_name)

@@ -229,8 +229,8 @@ def test_vllm_hf_source_precision_and_settings(staging):
     )
     env = with_model(staging, "chat", source=hf, precision="bf16", gpus=2, vllm=settings)
     assert vllm_args(args_of(env, "chat")[1]) == [
-        "Qwen/Qwen2.5-7B-Instruct", "--port", "8000", "--served-model-name", "chat",
-        "--revision", "abc123", "--tensor-parallel-size", "2", "--dtype", "bfloat16",
+        "/models/chat", "--port", "8000", "--served-model-name", "chat",
+        "--tensor-parallel-size", "2", "--dtype", "bfloat16",
         "--max-num-batched-tokens", "4096", "--kv-cache-dtype", "fp8",
         "--no-enable-prefix-caching", "--enable-chunked-prefill", "--enforce-eager",
     ]  # fmt: skip
@@ -242,13 +242,18 @@ def test_vllm_hf_source_precision_and_settings(staging):
 
     rec = serve(env, ["chat"])
     d = k8s_object(rec, DEPLOYMENT, "chat")
-    assert "initContainers" not in pod_spec(d)  # vLLM downloads hf:// itself
+    # The staged copy, like any store source: the same init container, the same path.
+    fetch = container(d, "fetch-weights", init=True)
+    assert {
+        "name": "MODEL_URI",
+        "value": f"{env.model_store}.inferplane/hub/Qwen/Qwen2.5-7B-Instruct/abc123/",
+    } in fetch["env"]
     c = container(d, "vllm")
-    names = [e["name"] for e in c["env"]]
-    assert "HF_HUB_OFFLINE" not in names
-    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in c["env"]
+    env_vars = {e["name"]: e.get("value") for e in c["env"]}
+    assert env_vars["HF_HUB_OFFLINE"] == "1"
+    assert not any(name.startswith("HF_TOKEN") for name in env_vars)
     models_mount = next(m for m in c["volumeMounts"] if m["name"] == "models")
-    assert "readOnly" not in models_mount  # the hub cache lives there
+    assert models_mount["readOnly"] is True
     assert c["resources"]["requests"]["nvidia.com/gpu"] == "2"
 
 
@@ -407,24 +412,12 @@ def test_secret_is_never_plain(served):
     assert OFFLINE_PLACEHOLDER not in json.dumps([r.inputs for r in rec])
     d = k8s_object(rec, DEPLOYMENT, "chat")
     c = container(d, "vllm")
-    # The token is a file (huggingface_hub reads HF_TOKEN_PATH), never an env value.
-    assert [e for e in c["env"] if e["name"].startswith("HF_TOKEN")] == [
-        {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"}
-    ]
+    # The Hub token stays in the Secret: no serving container gets it, as a variable or a
+    # file (only the staging Job of an hf:// source does, `weights`).
+    assert not [e for e in c["env"] if e["name"].startswith("HF_TOKEN")]
     assert all("valueFrom" not in e for e in c["env"])
-    assert {
-        "name": "secrets",
-        "secret": {
-            "secretName": "chat-secrets",
-            "items": [{"key": "hf_token", "path": "hf_token"}],
-            "defaultMode": 0o440,
-        },
-    } in pod_spec(d)["volumes"]
-    assert {
-        "name": "secrets",
-        "mountPath": "/var/run/secrets/inferplane",
-        "readOnly": True,
-    } in c["volumeMounts"]
+    assert all(v["name"] != "secrets" for v in pod_spec(d)["volumes"])
+    assert all(m["name"] != "secrets" for m in c["volumeMounts"])
     # Only the server mounts it; the fetch container never sees the token.
     for init in pod_spec(d).get("initContainers", []):
         assert all(m["name"] != "secrets" for m in init["volumeMounts"])

@@ -18,6 +18,7 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.model import ModelSource
 from inferplane.components.serving.network_policies import public_ipv4_blocks, store_except
 from inferplane.components.serving.spec import ServingEnvironment
+from inferplane.components.serving.weights import HubSource
 
 NAMESPACE = naming.namespace("support-assistant")
 KUBE_DNS_PEER = {
@@ -274,9 +275,10 @@ def test_variants_have_their_policies(staging):
     assert names == {"chat", "chat-egress"}
 
 
-def test_hf_download_needs_no_cloud_identity(prod):
-    """vLLM fetching hf:// itself reads no store: on GKE neither the API token nor the
-    metadata server; it still reaches the hub over HTTPS."""
+def test_hf_model_reads_its_staged_copy_and_only_the_staging_job_reaches_out(prod):
+    """An hf:// model's pods read the staged copy from the store like any store source
+    (the store identity, the store rule); the staging Job ``weights-<key>`` has its own
+    policy: no ingress, DNS and TCP 443 beyond the cluster (the hub and the store)."""
     hf = ModelSource(
         uri="hf://Qwen/Qwen2.5-7B-Instruct@abc123",
         scheme="hf",
@@ -286,7 +288,21 @@ def test_hf_download_needs_no_cloud_identity(prod):
         hf_revision="abc123",
     )
     rec = serve(with_model(prod, "chat", source=hf), ["chat"])
-    assert policy(rec, "chat-egress")["egress"] == [DNS_RULES["prod"], STORE_RULE]
+    assert policy(rec, "chat-egress")["egress"] == [
+        DNS_RULES["prod"],
+        STORE_RULE,
+        *GKE_METADATA_RULES,
+    ]
     spec = k8s_object(rec, "kubernetes:apps/v1:Deployment", "chat").get("spec", "template", "spec")
-    assert spec["automountServiceAccountToken"] is False
     assert spec["serviceAccountName"] == "model-reader"
+    job = HubSource("Qwen/Qwen2.5-7B-Instruct", "abc123").job_name
+    staging = policy(rec, job)
+    assert staging["policyTypes"] == ["Ingress", "Egress"]
+    assert staging["ingress"] == []
+    assert staging["egress"] == [DNS_RULES["prod"], STORE_RULE, *GKE_METADATA_RULES]
+    assert staging["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == (
+        "weights-staging"
+    )
+    # The staging Job starts only once its policy allows its egress.
+    job_resource = k8s_object(rec, "kubernetes:batch/v1:Job", job)
+    assert k8s_object(rec, NETWORK_POLICY, job).urn in job_resource.depends_on

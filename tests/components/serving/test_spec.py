@@ -113,7 +113,7 @@ def test_secret_and_pool_and_source_errors():
         model_source("models/chat")
     assert str(err.value) == (
         "model source 'models/chat' is not an absolute s3://, gs:// or hf:// URI; give e.g. "
-        "hf://Qwen/Qwen2.5-7B-Instruct or s3://bucket/models/chat/"
+        "hf://Qwen/Qwen2.5-7B-Instruct@<revision> or s3://bucket/models/chat/"
     )
     assert model_source("hf://org/model@v2").hf_revision == "v2"
     assert model_source("gs://bucket/a/b/").key == "a/b/"

@@ -39,9 +39,11 @@ from inferplane.components.serving.trtllm_build import (
     engine_key,
     engine_uri,
 )
+from inferplane.components.serving.weights import HubSource
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = "chat-70b"
+_LLAMA = ("meta-llama/Llama-3.3-70B-Instruct", "6f6073b423013f6a7d4d9f39144961bfbfbc386b")
 
 
 @pytest.fixture(scope="module")
@@ -125,19 +127,20 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     build = container(job, "trtllm-build", init=True)
     assert build["image"] == "nvcr.io/nvidia/tritonserver:25.08-trtllm-python-py3"
     assert build["resources"]["limits"]["nvidia.com/gpu"] == "4"
-    # The Hub token as a file (huggingface_hub reads HF_TOKEN_PATH), from the model's Secret.
-    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in build[
-        "env"
-    ]
-    [volume] = [v for v in spec["volumes"] if "secret" in v]
-    assert volume["secret"]["secretName"] == f"{MODEL}-secrets"
-    assert {
-        "name": volume["name"],
-        "mountPath": "/var/run/secrets/inferplane",
-        "readOnly": True,
-    } in (build["volumeMounts"])
+    # The checkpoint is the staged copy: the build holds no Hub token and downloads nothing.
+    assert not [e for e in build["env"] if e["name"].startswith("HF_TOKEN")]
+    assert not [v for v in spec["volumes"] if "secret" in v]
     script = build["command"][2]
-    assert "6f6073b423013f6a7d4d9f39144961bfbfbc386b /build/checkpoint" in script
+    assert "snapshot_download" not in script
+    fetch = container(job, "fetch-checkpoint", init=True)
+    staged = next(e["value"] for e in fetch["env"] if e["name"] == "SOURCE_URI")
+    assert staged.endswith(
+        "/.inferplane/hub/meta-llama/Llama-3.3-70B-Instruct/"
+        "6f6073b423013f6a7d4d9f39144961bfbfbc386b/"
+    )
+    # ... and waits for the staging Job that wrote it.
+    staging = k8s_object(rec, JOB, HubSource(*_LLAMA).job_name)
+    assert staging.urn in job.depends_on
     assert 'llm.save(spec["engine_dir"])' in script and BUILD_SCRIPT.splitlines()[0] in script
     uri = engine_uri(model, env)
     assert uri == f"gs://acme-llm-models-usc1/.inferplane/engines/{MODEL}/{key}/"

@@ -228,16 +228,17 @@ def test_serving_pod_lays_out_the_pipeline_and_has_no_hub_access(llm_env):
     triton = container(deployment, "triton")
     env = {e["name"]: e.get("value") for e in triton["env"]}
     assert env["HF_HUB_OFFLINE"] == "1" and env["TRANSFORMERS_OFFLINE"] == "1"
-    # The Hub token is the build Job's only: not in the serving pod in any form.
+    # The Hub token is the weights-staging Job's only: not in the serving pod in any form.
     assert not {"HF_TOKEN", "HF_TOKEN_PATH", "HUGGING_FACE_HUB_TOKEN"} & set(env)
     volumes = pod_spec(deployment)["volumes"]
     assert not [v for v in volumes if "secret" in v]
     model, env_args = args_of_mf(llm_env, MODEL)
     job = k8s_object(rec, JOB, f"{MODEL}-engine-{engine_key(model, env_args)[:10]}")
     build = container(job, "trtllm-build", init=True)
-    assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in build[
-        "env"
-    ]
+    # Nor in the engine build: it reads the staged checkpoint from the model store.
+    assert not {"HF_TOKEN", "HF_TOKEN_PATH", "HUGGING_FACE_HUB_TOKEN"} & {
+        e["name"] for e in build["env"]
+    }
     script = container(deployment, "fetch-engine", init=True)["command"][2]
     assert f'mv "/models/{MODEL}/1/warmup" "/models/{MODEL}/warmup"' in script
     for name in ("ensemble", "preprocessing", "postprocessing"):

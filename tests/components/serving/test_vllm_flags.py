@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from serving_fixtures import container, k8s_object, serve, with_model
+from serving_fixtures import args_of, container, k8s_object, serve, with_model
 
 from inferplane.blueprint import defaults, vllm_owned
 from inferplane.blueprint.model import Lora, LoraAdapter, ModelSource, Speculative, VllmSettings
@@ -96,19 +96,28 @@ def test_latency_features_become_flags(staging) -> None:
     ]  # fmt: skip
 
 
-def test_lora_adapters_are_staged_by_the_fetch_container(staging) -> None:
+def test_lora_adapters_are_copied_by_the_fetch_container(staging) -> None:
     hf = ModelSource("hf://a/b@main", "hf", None, None, hf_repo="a/b", hf_revision="main")
-    lora = Lora((LoraAdapter("tone", ModelSource("s3://b/tone/", "s3", "b", "tone/")),), 1, None)
+    tone = LoraAdapter("tone", ModelSource("s3://b/tone/", "s3", "b", "tone/"))
+    style = LoraAdapter(
+        "style",
+        ModelSource("hf://c/style@v1", "hf", None, None, hf_repo="c/style", hf_revision="v1"),
+    )
+    lora = Lora((tone, style), 2, None)
     env = with_model(staging, "chat", source=hf, vllm=VllmSettings(lora=lora))
-    fetch = vllm_fetch_container(env, env.models["chat"])
-    assert fetch is not None
+    fetch = vllm_fetch_container(*args_of(env, "chat"))
+    store = env.model_store
     assert {"name": "LORA_URI_0", "value": "s3://b/tone/"} in fetch["env"]
+    # hf:// weights and adapters: their staged copies, never the hub.
+    assert {"name": "MODEL_URI", "value": f"{store}.inferplane/hub/a/b/main/"} in fetch["env"]
+    assert {"name": "LORA_URI_1", "value": f"{store}.inferplane/hub/c/style/v1/"} in fetch["env"]
     script = fetch["command"][-1]
     assert 'aws s3 sync --only-show-errors "$LORA_URI_0" "/models/lora/tone"' in script
-    assert "MODEL_URI" not in script  # vLLM downloads hf:// weights itself
+    assert 'aws s3 sync --only-show-errors "$LORA_URI_1" "/models/lora/style"' in script
+    assert 'aws s3 sync --only-show-errors "$MODEL_URI" "/models/chat"' in script
 
 
-def test_env_passes_through_and_a_hub_draft_keeps_the_hub_online(staging) -> None:
+def test_env_passes_through_and_a_hub_draft_is_read_from_its_staged_copy(staging) -> None:
     settings = VllmSettings(
         env=(("VLLM_ATTENTION_BACKEND", "FLASHINFER"),),
         speculative=Speculative("eagle3", 3, draft_repo="a/draft", draft_revision="main"),
@@ -116,10 +125,17 @@ def test_env_passes_through_and_a_hub_draft_keeps_the_hub_online(staging) -> Non
     env = with_model(staging, "chat", vllm=settings)
     names = {e["name"]: e["value"] for e in vllm_env(env.models["chat"])}
     assert names["VLLM_ATTENTION_BACKEND"] == "FLASHINFER"
-    assert "HF_HUB_OFFLINE" not in names
-    c = container(k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat"), "vllm")
+    assert names["HF_HUB_OFFLINE"] == "1"
+    d = k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat")
+    c = container(d, "vllm")
     models = next(m for m in c["volumeMounts"] if m["name"] == "models")
-    assert not models.get("readOnly")  # the draft downloads into HF_HOME there
+    assert models["readOnly"] is True
+    config = json.loads(c["args"][c["args"].index("--speculative-config") + 1])
+    assert config == {"method": "eagle3", "num_speculative_tokens": 3, "model": "/models/draft"}
+    fetch = container(d, "fetch-weights", init=True)
+    draft = f"{env.model_store}.inferplane/hub/a/draft/main/"
+    assert {"name": "DRAFT_URI", "value": draft} in fetch["env"]
+    assert not any("hf://" in a for a in c["args"])
 
 
 @pytest.mark.parametrize("env_name", ["staging"])

@@ -1,0 +1,289 @@
+"""The staging Job of one ``hf://`` source (`weights`): the pod, its NetworkPolicy, its
+copy of the Hub token, and the `WeightsStaging` component that creates them.
+
+The pod: an init container (cloud CLI) skips everything when the completion marker is in
+the store; an init container in the pinned vLLM image downloads the pinned revision with
+huggingface_hub, the only container holding the token; the main container (cloud CLI,
+ServiceAccount ``weights-stager``) uploads the copy and writes the marker last. See the
+`weights` module docstring for the sources and choices.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from inferplane.blueprint import defaults, naming
+from inferplane.components.serving.containers import (
+    HOME,
+    WORK_DIR,
+    Manifest,
+    container_security_context,
+    empty_dir,
+    gpu_placement,
+    mount,
+    pod_security_context,
+    service_account,
+    shell,
+    store_container,
+    store_copy,
+    store_exists,
+)
+from inferplane.components.serving.engine_build import build_job
+from inferplane.components.serving.network_policies import isolated_store_client_spec
+from inferplane.components.serving.secrets import (
+    SECRET_FILE_MODE,
+    SECRETS_DIR,
+    SECRETS_VOLUME,
+    is_offline,
+    secret_value,
+)
+from inferplane.components.serving.spec import ServingEnvironment
+from inferplane.components.serving.weights import HubSource, Staging, staged_uri
+
+STAGING_TIMEOUT: Final = "180m"
+"""How long `pulumi up` waits for one staging Job: a 140 GB (70B bf16) repository is
+downloaded from the hub and uploaded to the store; the Deployments wait for it."""
+COMPLETE_MARKER: Final = "inferplane-staging-complete"
+"""Written under the staged prefix after every file: the copy is complete when it exists."""
+SNAPSHOT_DIR: Final = f"{WORK_DIR}/snapshot"
+SKIP_FILE: Final = f"{WORK_DIR}/already-staged"
+TOKEN_KEY: Final = "hf_token"
+COMPONENT: Final = "weights-staging"
+COMPONENT_LABEL: Final = "app.kubernetes.io/component"
+KEY_LABEL: Final = "inferplane.dev/weights-key"
+REPO_ANNOTATION: Final = "inferplane.dev/hf-repo"
+REVISION_ANNOTATION: Final = "inferplane.dev/hf-revision"
+USED_BY_ANNOTATION: Final = "inferplane.dev/used-by"
+"""On the Job: the models reading the staged copy, comma-separated."""
+TOKEN_OF_ANNOTATION: Final = "inferplane.dev/secret-of"
+"""On the token Secret: ``<model>/<secret>``, the reference its value was read from."""
+
+# Run in the vLLM image; argv: repository, revision, target directory.
+DOWNLOAD_SCRIPT: Final = """\
+import sys
+from huggingface_hub import snapshot_download
+snapshot_download(repo_id=sys.argv[1], revision=sys.argv[2], local_dir=sys.argv[3])
+"""
+
+
+def pod_labels(env: ServingEnvironment, source: HubSource) -> dict[str, str]:
+    """Labels of the staging pod; never a model's selector labels."""
+    return {
+        "app.kubernetes.io/name": COMPONENT,
+        "app.kubernetes.io/part-of": f"{env.part_of}-weights",
+        "app.kubernetes.io/managed-by": "inferplane",
+        COMPONENT_LABEL: COMPONENT,
+        naming.ENVIRONMENT_LABEL: env.environment,
+        KEY_LABEL: source.key,
+    }
+
+
+def token_secret_name(source: HubSource) -> str:
+    return f"{source.job_name}-hub-token"
+
+
+def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
+    environment: list[Manifest] = [
+        {"name": "HOME", "value": HOME},
+        {"name": "HF_HOME", "value": f"{WORK_DIR}/.huggingface"},
+        {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
+        {"name": "HF_REPO", "value": staging.source.repo},
+        {"name": "HF_REVISION", "value": staging.source.revision},
+    ]
+    mounts = [mount("home", HOME), mount("tmp", "/tmp"), mount("work", WORK_DIR)]
+    if staging.token is not None:
+        environment.append({"name": "HF_TOKEN_PATH", "value": f"{SECRETS_DIR}/{TOKEN_KEY}"})
+        mounts.append({"name": SECRETS_VOLUME, "mountPath": SECRETS_DIR, "readOnly": True})
+    return {
+        "name": "download",
+        "image": defaults.VLLM_IMAGE.format(version=env.vllm_version),
+        "command": shell(
+            f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
+            # Blueprint text reaches the script only as quoted variables.
+            f'python3 -c {shlex.quote(DOWNLOAD_SCRIPT)} "$HF_REPO" "$HF_REVISION" "{SNAPSHOT_DIR}"',
+            f'rm -rf "{SNAPSHOT_DIR}/.cache"',
+        ),
+        "env": environment,
+        "resources": {
+            "requests": {"cpu": "2", "memory": "4Gi"},
+            "limits": {"memory": "8Gi"},
+        },
+        "securityContext": container_security_context(),
+        "volumeMounts": mounts,
+    }
+
+
+def store_upload(env: ServingEnvironment, src: str, dst: str) -> str:
+    """Copies directory `src` under prefix `dst`, skipping objects already there."""
+    if env.cloud == "aws":
+        return f"aws s3 sync --only-show-errors {src} {dst}"
+    return f"gcloud storage rsync --recursive --no-clobber {src} {dst}"
+
+
+def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
+    marker = f'"${{STAGED_URI}}{COMPLETE_MARKER}"'
+    uri_env = [{"name": "STAGED_URI", "value": staged_uri(env, staging.source)}]
+    work = [mount("work", WORK_DIR)]
+    check = store_container(
+        env,
+        "check-staged",
+        shell(
+            f"if {store_exists(env, marker)}; then",
+            f'  touch {SKIP_FILE}; echo "already staged: $STAGED_URI"',
+            "fi",
+        ),
+        uri_env,
+        work,
+    )
+    upload = store_container(
+        env,
+        "upload",
+        shell(
+            f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
+            store_upload(env, f'"{SNAPSHOT_DIR}"', '"$STAGED_URI"'),
+            f'date -u > "{WORK_DIR}/{COMPLETE_MARKER}"',
+            store_copy(env, f'"{WORK_DIR}/{COMPLETE_MARKER}"', marker),
+            'echo "staged at $STAGED_URI"',
+        ),
+        uri_env,
+        work,
+    )
+    volumes = [empty_dir("work"), empty_dir("home"), empty_dir("tmp")]
+    if staging.token is not None:
+        volumes.append(
+            {
+                "name": SECRETS_VOLUME,
+                "secret": {
+                    "secretName": token_secret_name(staging.source),
+                    "items": [{"key": TOKEN_KEY, "path": TOKEN_KEY}],
+                    "defaultMode": SECRET_FILE_MODE,
+                },
+            }
+        )
+    return {
+        **service_account(env, naming.WEIGHTS_STAGER_SA),
+        "enableServiceLinks": False,
+        "restartPolicy": "Never",
+        "securityContext": pod_security_context(),
+        **gpu_placement(staging.pool),
+        "initContainers": [check, _download_container(env, staging)],
+        "containers": [upload],
+        "volumes": volumes,
+    }
+
+
+def job_manifest(
+    env: ServingEnvironment, staging: Staging, namespace: str
+) -> tuple[Manifest, Manifest]:
+    """(metadata, spec) of the staging Job."""
+    labels = pod_labels(env, staging.source)
+    metadata = {
+        "name": staging.source.job_name,
+        "namespace": namespace,
+        "labels": labels,
+        "annotations": {
+            "pulumi.com/replaceUnready": "true",
+            REPO_ANNOTATION: staging.source.repo,
+            REVISION_ANNOTATION: staging.source.revision,
+            USED_BY_ANNOTATION: ",".join(staging.used_by),
+        },
+    }
+    spec = {"template": {"metadata": {"labels": labels}, "spec": pod_spec(env, staging)}}
+    return metadata, spec
+
+
+@dataclass(frozen=True)
+class WeightsStagingArgs:
+    """Inputs of `WeightsStaging`."""
+
+    staging: Staging
+    """The source, the pool the Job runs on and the token it uses (`plan_staging`)."""
+    env: ServingEnvironment
+    """The environment: model store, cloud, vLLM version (the download image)."""
+    namespace: str
+    """Namespace of the Job; it must hold the ``weights-stager`` ServiceAccount."""
+    provider: k8s.Provider
+    """The cluster's provider; every resource passes it explicitly."""
+
+
+class WeightsStaging(pulumi.ComponentResource):
+    """Copies one ``hf://`` repository at one revision into the model store, once.
+
+    Outputs:
+        staged_uri: ``<store>/.inferplane/hub/<org>/<name>/<revision>/``.
+        job_name: ``weights-<key[:10]>``.
+        job: the Job resource; depend on it to start only once the copy is complete.
+        network_policy: NetworkPolicy ``weights-<key[:10]>`` of the pod.
+    """
+
+    staged_uri: str
+    job_name: str
+    job: k8s.batch.v1.Job
+    network_policy: k8s.networking.v1.NetworkPolicy
+
+    def __init__(
+        self, name: str, args: WeightsStagingArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("inferplane:serving:WeightsStaging", name, None, opts)
+        env, staging = args.env, args.staging
+        source = staging.source
+        first = staging.used_by[0] if staging.used_by else source.uri
+        self.staged_uri = staged_uri(env, source, first)
+        self.job_name = source.job_name
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        metadata, spec = job_manifest(env, staging, args.namespace)
+        before: list[pulumi.Resource] = []
+        self.network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-network-policy",
+            metadata={
+                "name": source.job_name,
+                "namespace": args.namespace,
+                "labels": metadata["labels"],
+            },
+            spec=isolated_store_client_spec(pod_labels(env, source), env),
+            opts=child,
+        )
+        before.append(self.network_policy)
+        if staging.token is not None:
+            value = secret_value(
+                staging.token,
+                env,
+                model=staging.token_owner or source.repo,
+                offline=is_offline(),
+                parent=self,
+            )
+            before.append(
+                k8s.core.v1.Secret(
+                    f"{name}-hub-token",
+                    metadata={
+                        "name": token_secret_name(source),
+                        "namespace": args.namespace,
+                        "labels": metadata["labels"],
+                        "annotations": {
+                            TOKEN_OF_ANNOTATION: f"{staging.token_owner}/{staging.token.name}"
+                        },
+                    },
+                    type="Opaque",
+                    string_data={TOKEN_KEY: value},
+                    opts=pulumi.ResourceOptions.merge(
+                        child,
+                        pulumi.ResourceOptions(additional_secret_outputs=["data", "stringData"]),
+                    ),
+                )
+            )
+        self.job = build_job(
+            f"{name}-job", metadata, spec, self, args.provider, STAGING_TIMEOUT, before
+        )
+        self.register_outputs(
+            {
+                "staged_uri": self.staged_uri,
+                "job_name": self.job_name,
+                "job": self.job,
+                "network_policy": self.network_policy,
+            }
+        )
