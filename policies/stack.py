@@ -18,6 +18,7 @@ from inferplane.blueprint.facts import EnvFacts, PoolFacts, environment_facts, f
 from inferplane.blueprint.model import Environment
 from inferplane.policies.resources import (
     CONFIG_MAP,
+    DAEMON_SET,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
     JOB,
@@ -25,6 +26,7 @@ from inferplane.policies.resources import (
     SCALED_OBJECT,
     SERVICE,
     SERVING_KINDS,
+    WORKLOAD_KINDS,
     ImageRef,
     Resource,
     _dict,
@@ -179,6 +181,20 @@ class Stack:
         """Deployments of pause pods holding a pool's spare GPUs (`is_spare_gpu_placeholder`)."""
         return tuple(r for r in self.of_type(*SERVING_KINDS) if is_spare_gpu_placeholder(r))
 
+    @cached_property
+    def _images_outside_prepull(self) -> frozenset[str]:
+        return frozenset(
+            c.image
+            for r in self.of_type(*WORKLOAD_KINDS)
+            if not is_image_prepull(r)
+            for c in (*r.init_containers, *r.containers)
+        )
+
+    def prepull_copy(self, r: Resource, image: str) -> bool:
+        """True when `image` in workload `r` is a pre-pull DaemonSet's copy of an image
+        another workload of the stack runs: image rules report it there, at the model."""
+        return is_image_prepull(r) and image in self._images_outside_prepull
+
     def spare_gpu_units(self, pool: str, zone: str | None = None) -> float:
         """GPU units the placeholders of `pool` hold (in `zone`, or in all zones): their
         replicas times each pod's units of the pool's GPU resource."""
@@ -268,6 +284,15 @@ def is_spare_gpu_placeholder(r: Resource) -> bool:
         return False
     images = [c.image for c in (*r.containers, *r.init_containers)]
     return bool(images) and all(ImageRef.parse(i).repository == PAUSE_REPOSITORY for i in images)
+
+
+def is_image_prepull(r: Resource) -> bool:
+    """A pool's pre-pull DaemonSet (`inferplane.components.serving.image_prepull`)."""
+    return (
+        r.type == DAEMON_SET
+        and not r.model
+        and r.pod_labels.get(naming.ROLE_LABEL) == naming.IMAGE_PREPULL_ROLE
+    )
 
 
 def wake_paths(model: ModelView) -> tuple[str, ...]:
