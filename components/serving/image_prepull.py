@@ -5,8 +5,10 @@ scheduled, it adds minutes to a scale-out. One DaemonSet per pool runs on each o
 pool's nodes from the moment the node is Ready: its init containers are the exact images
 (same string, so the same tag or digest) of every container of every serving pod placed on
 the pool, each running a no-op, so the kubelet pulls them all; then a pause container
-keeps the pod, and the node keeps the images (the kubelet's image garbage collection
-removes only images no container uses).
+keeps the pod. The kubelet's image garbage collection spares every image a container the
+runtime lists uses, exited ones included (kubernetes ``pkg/kubelet/images/
+image_gc_manager.go``, ``detectImages``: ``GetPods(ctx, true)``), so the images stay while
+the runtime keeps the pod's exited init containers.
 
 The images come from `model_server.pod_images`, which reads them off the same pod spec
 the Deployment gets. Engine-build images are not pulled here: a build runs once, not on
