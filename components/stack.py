@@ -21,9 +21,14 @@ from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
 from inferplane.components.identity import ModelStoreAccess
 from inferplane.components.node_pool import GpuNodePool
+from inferplane.components.serving.image_prepull import ImagePrePull
+from inferplane.components.serving.spare_gpus import SpareGpus
 from inferplane.components.stack_serving import (
     alert_receiver_secrets,
+    image_prepull_args,
     model_server,
+    models_on,
+    spare_gpus_args,
     weights_staging,
 )
 
@@ -59,7 +64,8 @@ class InferenceStack(pulumi.ComponentResource):
       grpc_endpoints: model name -> the in-cluster target for client-side gRPC balancing
         (``dns:///<model>-grpc.<ns>.svc.cluster.local:8001``), for models exposing gRPC.
       cluster, node_pools, addons, store_access, weights_staging, models: the child
-        components (`weights_staging`: one per distinct hf:// repository and revision).
+        components (`weights_staging`: one per distinct hf:// repository and revision);
+      image_prepull, spare_gpus: pool name -> the pool's `ImagePrePull` / `SpareGpus`.
     """
 
     cluster_name: pulumi.Output[str]
@@ -137,6 +143,28 @@ class InferenceStack(pulumi.ComponentResource):
             stack_args.store_access_args(env, namespace.metadata.name, provider, cluster),
             opts=child(cluster),
         )
+
+        # Per pool some model uses: its nodes pull the serving images as they join, and
+        # `spare_gpus` per zone are held by placeholders that a new replica preempts.
+        pool_opts = pulumi.ResourceOptions(parent=self, depends_on=[namespace, *guard_rails])
+        served_pools = [p for p in env.pools.values() if models_on(env, p)]
+        self.image_prepull = {
+            pool.name: ImagePrePull(
+                f"{name}-{pool.name}-image-prepull",
+                image_prepull_args(env, pool, provider),
+                opts=pool_opts,
+            )
+            for pool in served_pools
+        }
+        self.spare_gpus = {
+            pool.name: SpareGpus(
+                f"{name}-{pool.name}-spare-gpus",
+                spare_gpus_args(env, pool, provider),
+                opts=pool_opts,
+            )
+            for pool in served_pools
+            if pool.spare_gpus > 0
+        }
 
         # `stack_serving` maps the blueprint to the serving components' arguments.
         after = (namespace, self.store_access, *guard_rails)

@@ -18,7 +18,8 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
-from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
+from inferplane.components.serving.image_prepull import ImagePrePullArgs
+from inferplane.components.serving.model_server import ModelServer, ModelServerArgs, pod_images
 from inferplane.components.serving.secrets import (
     is_offline,
     missing_fix,
@@ -26,6 +27,7 @@ from inferplane.components.serving.secrets import (
     missing_state,
     secret_value,
 )
+from inferplane.components.serving.spare_gpus import SpareGpusArgs
 from inferplane.components.serving.spec import (
     ModelSecret,
     ServedModel,
@@ -176,6 +178,43 @@ def weights_staging(
         with blueprint_errors(env, owner) if owner else nullcontext():
             out[source] = WeightsStaging(f"{name}-weights-{source.key[:10]}", args, opts=opts)
     return out
+
+
+def models_on(env: Environment, pool: GpuPool) -> list[Model]:
+    return [m for m in env.models.values() if m.pool == pool.name]
+
+
+def spare_gpus_args(env: Environment, pool: GpuPool, provider: k8s.Provider) -> SpareGpusArgs:
+    """`pool`'s spare GPUs (`GpuPool.spare_gpus` > 0, on a pool some model uses: the
+    blueprint layer refuses others). A placeholder holds one replica of the pool's largest
+    model, and `spare_gpus` is a whole number of them (`semantic_spare`)."""
+    return SpareGpusArgs(
+        pool=serving_pool(env, pool),
+        spare_gpu_units_per_zone=pool.spare_gpus,
+        gpu_units_per_pod=max(m.gpus for m in models_on(env, pool)),
+        part_of=env.blueprint,
+        environment=env.name,
+        namespace=naming.namespace(env.blueprint),
+        provider=provider,
+    )
+
+
+def image_prepull_args(env: Environment, pool: GpuPool, provider: k8s.Provider) -> ImagePrePullArgs:
+    """The pre-pull DaemonSet of `pool`: every image of every serving pod on it."""
+    serving_env = serving_environment(env)
+    images: list[str] = []
+    for model in models_on(env, pool):
+        served = served_model(env, model)
+        with blueprint_errors(env, model):
+            images.extend(pod_images(serving_env, served))
+    return ImagePrePullArgs(
+        pool=serving_pool(env, pool),
+        images=tuple(dict.fromkeys(images)),
+        part_of=env.blueprint,
+        environment=env.name,
+        namespace=naming.namespace(env.blueprint),
+        provider=provider,
+    )
 
 
 def alert_receiver_secrets(

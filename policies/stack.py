@@ -13,11 +13,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.facts import EnvFacts, PoolFacts, environment_facts, from_config_map
 from inferplane.blueprint.model import Environment
 from inferplane.policies.resources import (
     CONFIG_MAP,
+    DAEMON_SET,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
     JOB,
@@ -25,11 +26,16 @@ from inferplane.policies.resources import (
     SCALED_OBJECT,
     SERVICE,
     SERVING_KINDS,
+    WORKLOAD_KINDS,
+    ImageRef,
     Resource,
     _dict,
     _list,
     as_number,
+    gpu_units,
 )
+
+PAUSE_REPOSITORY = ImageRef.parse(defaults.PAUSE_IMAGE).repository
 
 
 @dataclass(frozen=True)
@@ -162,8 +168,46 @@ class Stack:
 
     @cached_property
     def serving_workloads(self) -> tuple[Resource, ...]:
-        """Long-running workloads that hold GPUs: the model servers."""
-        return tuple(r for r in self.of_type(*SERVING_KINDS) if r.requests_gpu)
+        """Long-running workloads that hold GPUs: the model servers (spare-GPU placeholders
+        excluded)."""
+        return tuple(
+            r
+            for r in self.of_type(*SERVING_KINDS)
+            if r.requests_gpu and not is_spare_gpu_placeholder(r)
+        )
+
+    @cached_property
+    def spare_gpu_placeholders(self) -> tuple[Resource, ...]:
+        """Deployments of pause pods holding a pool's spare GPUs (`is_spare_gpu_placeholder`)."""
+        return tuple(r for r in self.of_type(*SERVING_KINDS) if is_spare_gpu_placeholder(r))
+
+    @cached_property
+    def _images_outside_prepull(self) -> frozenset[str]:
+        return frozenset(
+            c.image
+            for r in self.of_type(*WORKLOAD_KINDS)
+            if not is_image_prepull(r)
+            for c in (*r.init_containers, *r.containers)
+        )
+
+    def prepull_copy(self, r: Resource, image: str) -> bool:
+        """True when `image` in workload `r` is a pre-pull DaemonSet's copy of an image
+        another workload of the stack runs: image rules report it there, at the model."""
+        return is_image_prepull(r) and image in self._images_outside_prepull
+
+    def spare_gpu_units(self, pool: str, zone: str | None = None) -> float:
+        """GPU units the placeholders of `pool` hold (in `zone`, or in all zones): their
+        replicas times each pod's units of the pool's GPU resource."""
+        facts = self.pool(pool)
+        total = 0.0
+        for r in self.spare_gpu_placeholders:
+            if (r.pod_labels.get(naming.POOL_LABEL) or r.labels.get(naming.POOL_LABEL)) != pool:
+                continue
+            if zone is not None and r.node_selection(naming.TOPOLOGY_ZONE_LABEL) != (zone,):
+                continue
+            replicas = as_number(r.spec.get("replicas", 1)) or 0.0
+            total += replicas * gpu_units(r, facts.gpu_resource if facts else None)
+        return total
 
     @cached_property
     def models(self) -> Mapping[str, ModelView]:
@@ -230,6 +274,25 @@ class Stack:
 
     def iter_models(self) -> Iterator[ModelView]:
         yield from sorted(self.models.values(), key=lambda m: m.name)
+
+
+def is_spare_gpu_placeholder(r: Resource) -> bool:
+    """A spare-GPU placeholder (`inferplane.components.serving.spare_gpus`): labelled with
+    `naming.SPARE_GPU_ROLE`, belonging to no model, and running nothing but the pause image.
+    A model server cannot pass for one: its server image is not the pause image."""
+    if r.model or r.pod_labels.get(naming.ROLE_LABEL) != naming.SPARE_GPU_ROLE:
+        return False
+    images = [c.image for c in (*r.containers, *r.init_containers)]
+    return bool(images) and all(ImageRef.parse(i).repository == PAUSE_REPOSITORY for i in images)
+
+
+def is_image_prepull(r: Resource) -> bool:
+    """A pool's pre-pull DaemonSet (`inferplane.components.serving.image_prepull`)."""
+    return (
+        r.type == DAEMON_SET
+        and not r.model
+        and r.pod_labels.get(naming.ROLE_LABEL) == naming.IMAGE_PREPULL_ROLE
+    )
 
 
 def wake_paths(model: ModelView) -> tuple[str, ...]:

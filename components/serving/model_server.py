@@ -159,6 +159,14 @@ def serving_pod_spec(
     return spec
 
 
+def pod_images(env: ServingEnvironment, model: ServedModel) -> tuple[str, ...]:
+    """Every image of `model`'s serving pod (init containers first), read off the pod spec
+    its Deployment gets: what `image_prepull.ImagePrePull` pulls onto the pool's nodes."""
+    spec = serving_pod_spec(env, model, model.source.uri, with_secrets=False)
+    containers = [*spec.get("initContainers", ()), *spec["containers"]]
+    return tuple(dict.fromkeys(str(c["image"]) for c in containers))
+
+
 def deployment_spec(
     env: ServingEnvironment,
     model: ServedModel,

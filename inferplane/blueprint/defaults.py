@@ -42,6 +42,10 @@ fork of Redis, from the Valkey project's own Docker Hub repository; 9.0.8 releas
 2026-11-18 (https://valkey.io/download/releases/v9-0-8/, tags ``9.0.8``/``9.0.8-alpine``)."""
 AWS_CLI_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.50"
 GCLOUD_IMAGE: Final = "gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim"
+# The pause image of placeholder and pre-pull pods: kubeadm's sandbox image since Kubernetes
+# 1.31 (kubernetes/kubernetes PR #125112, "start using registry.k8s.io/pause:3.10"); the
+# registry is in trusted-registries' defaults.
+PAUSE_IMAGE: Final = "registry.k8s.io/pause:3.10"
 
 # --- environment ---------------------------------------------------------------------------
 KUBERNETES_VERSION: Final = "1.33"

@@ -61,6 +61,11 @@ ENVIRONMENT_CONFIGMAP = "inferplane-environment"
 """A ConfigMap in the blueprint's namespace with the environment's facts (blueprint,
 environment, cloud, region, zones as a comma list, pools as JSON) so that policies — online
 in CrossGuard as well as offline — can check placement without the blueprint."""
+ROLE_LABEL = "inferplane.dev/role"
+"""On the pool-level pods that serve no model: `SPARE_GPU_ROLE` placeholders and
+`IMAGE_PREPULL_ROLE` pre-pull daemons. Policies tell placeholders from model servers by it."""
+SPARE_GPU_ROLE = "spare-gpu"
+IMAGE_PREPULL_ROLE = "image-prepull"
 MODEL_READER_SA = "model-reader"
 """ServiceAccount of serving pods: read-only access to the environment's model store."""
 ENGINE_BUILDER_SA = "engine-builder"
@@ -151,3 +156,9 @@ def short_hash(*parts: str, length: int = 12) -> str:
     """A stable hex digest of `parts`, for content-addressed names (engine keys)."""
     digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
     return digest[:length]
+
+
+def spare_gpu_priority_class(blueprint: str, env: str, pool: str) -> str:
+    """The cluster-wide PriorityClass of one pool's spare-GPU placeholders; blueprint and
+    environment in the name, because PriorityClasses are not namespaced."""
+    return f"{blueprint}-{env}-{pool}-spare-gpus"

@@ -20,6 +20,7 @@ from inferplane.blueprint import (
     semantic_network,
     semantic_scaling,
     semantic_serving,
+    semantic_spare,
     semantic_trtllm,
     semantic_vllm,
 )
@@ -509,6 +510,7 @@ def _check_waivers(doc: Document) -> list[Diagnostic]:
 CHECKS.extend(
     [
         semantic_serving.check_defaulted_ranges,
+        semantic_spare.check_spare_gpus,
         semantic_serving.check_warmup_inputs,
         semantic_serving.check_response_cache_applies,
         semantic_serving.check_instance_types,

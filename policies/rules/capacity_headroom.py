@@ -67,22 +67,30 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             units = gpu_units(model.workloads[0], pool.gpu_resource)
             if top is not None and units:
                 demand.append((model, top, units))
-        needed = sum(top * units for _, top, units in demand)
+        # Placeholders keep their GPUs until a replica preempts one, and are then replaced
+        # on a new node: at max replicas they still need their own GPUs, or the pool has
+        # no spare left exactly when a surge is under way.
+        spare_gpus = stack.spare_gpu_units(pool_name)
+        needed = sum(top * units for _, top, units in demand) + spare_gpus
         unit = "MIG slices" if pool.slices_per_gpu > 1 else "GPUs"
         target, field = f"gpu_pools.{pool_name}", ("gpu_pools", pool_name, "nodes", "max")
         ref = groups[0].resource.ref if groups else None
         if needed > capacity:
+            parts = [f"{m.name} {top:g}x{units:g}" for m, top, units in demand]
+            if spare_gpus:
+                parts.append(f"spare_gpus {spare_gpus:g}")
             yield Finding(
                 target,
                 field,
                 f"at max replicas the models on pool {pool_name} need {needed:g} {unit} ("
-                + ", ".join(f"{m.name} {top:g}x{units:g}" for m, top, units in demand)
+                + ", ".join(parts)
                 + f") but its nodes.max across zones gives {capacity:g}; raise nodes.max or "
-                "lower replicas.max",
+                "lower replicas.max" + (" or spare_gpus" if spare_gpus else ""),
                 ref,
             )
             continue
-        spare = capacity - needed
+        # A surge pod preempts a placeholder: its GPUs are room for a rollout.
+        spare = capacity - needed + spare_gpus
         for model, top, units in demand:
             w = model.workloads[0]
             extra, down = surge(w, top)
@@ -119,18 +127,21 @@ RULE = Rule(
         "more GPUs than the pool can ever have, the extra replicas stay Pending exactly "
         "when traffic peaks. GPUs are scarce, so a rollout with maxSurge needs a spare GPU "
         "or it deadlocks; rolling with maxSurge 0 instead needs at least two replicas to "
-        "stay up."
+        "stay up. Spare GPUs (placeholders a replica preempts) count on top of the "
+        "replicas: they are re-created on a new node once preempted."
     ),
     remediation=(
         "Raise gpu_pools.<p>.nodes.max (per zone) until it covers the models' "
-        "replicas.max x gpus plus one replica's GPUs, or lower replicas.max."
+        "replicas.max x gpus plus spare_gpus per zone plus one replica's GPUs, or lower "
+        "replicas.max."
     ),
     links=(
         "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment",
     ),
     sources=(
         "Resources only: ScaledObject maxReplicaCount (or workload replicas), Deployment "
-        "rollout strategy, serving pods' GPU limits, node group maximums, and GPUs per node "
+        "rollout strategy, serving pods' GPU limits, spare-GPU placeholders' replicas and GPU "
+        "limits, node group maximums, and GPUs per node "
         "from the environment ConfigMap (without it the rule is skipped)."
     ),
     passing_example="""\

@@ -49,7 +49,7 @@ def unpinned(image: str, config: RuleConfig) -> str | None:
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     for r in stack.of_type(*WORKLOAD_KINDS):
         for c in (*r.init_containers, *r.containers):
-            if not c.image:
+            if not c.image or stack.prepull_copy(r, c.image):
                 continue
             why = unpinned(c.image, config)
             if why:

@@ -78,7 +78,7 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             if c.get("imagePullPolicy") == "Never":
                 continue
             image = str(c["image"])
-            if trusted(image, patterns, facts):
+            if trusted(image, patterns, facts) or stack.prepull_copy(r, image):
                 continue
             host, path = repository(image)
             target, field = _field(stack, r)

@@ -96,6 +96,10 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
                 units = gpu_units(model.workloads[0], pool.gpu_resource)
                 if units:
                     demand.append((model.name, warm_here * units))
+            # Spare GPUs are held on the same minimum nodes, or a surge finds none free.
+            spare = stack.spare_gpu_units(pool_name, zone)
+            if spare:
+                demand.append(("spare_gpus", spare))
             needed = sum(u for _, u in demand)
             if needed > held:
                 unit = "MIG slices" if pool.slices_per_gpu > 1 else "GPUs"
@@ -105,7 +109,9 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
                     f"gpu_pools.{pool_name}",
                     ("gpu_pools", pool_name, "nodes", "min"),
                     f"in zone {zone}, nodes.min {nodes} ({held:g} {unit}) cannot hold the "
-                    f"{needed:g} {unit} of the warm replicas placed there ("
+                    f"{needed:g} {unit} of the warm replicas placed there"
+                    + (" and its spare GPUs" if spare else "")
+                    + " ("
                     + ", ".join(f"{name} {u:g}" for name, u in demand)
                     + f"); raise nodes.min to {nodes_needed}",
                     (in_zone[0] if in_zone else groups[0]).resource.ref,
@@ -133,15 +139,16 @@ RULE = Rule(
         "must always be rendered, and idleReplicaCount must not undercut it. With zone-local "
         "routing each client zone needs its own warm replica, and a warm replica needs a "
         "warm GPU: the pool's minimum nodes in each zone must hold the GPUs (or MIG slices) "
-        "of every warm replica placed there. Batch models may scale to zero. A waived "
+        "of every warm replica placed there, plus the pool's spare_gpus, which placeholders "
+        "hold on the same nodes. Batch models may scale to zero. A waived "
         "realtime model at zero is still told apart by how it comes back: its own HTTP "
         "requests through the KEDA HTTP add-on, a wake schedule, or nothing at all."
     ),
     remediation=(
         "Set models.<m>.replicas.min to at least the number of zones of the model's pool "
         "(the default does this), and raise gpu_pools.<p>.nodes.min until each zone holds "
-        "the warm replicas' GPUs. For an environment where cold starts are acceptable, add "
-        "a waiver with a reason and an expiry."
+        "the warm replicas' GPUs plus spare_gpus. For an environment where cold starts are "
+        "acceptable, add a waiver with a reason and an expiry."
     ),
     links=(
         "https://keda.sh/docs/2.20/reference/scaledobject-spec/#minreplicacount",
@@ -159,7 +166,8 @@ RULE = Rule(
     sources=(
         "Resources only: ScaledObject minReplicaCount/idleReplicaCount (or the workload's "
         "replicas) and, at zero, its cron and HTTP add-on triggers; the serving pods' GPU "
-        "limits, node group minimums, and the pools' zones and GPUs per node from the "
+        "limits, the spare-GPU placeholders' replicas and GPU limits, node group minimums, "
+        "and the pools' zones and GPUs per node from the "
         "environment ConfigMap. Offline and online alike."
     ),
     passing_example="""\

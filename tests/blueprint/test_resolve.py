@@ -45,7 +45,8 @@ def test_staging_overrides_are_merged_and_located(envs: dict) -> None:
     # untouched fields keep the base value and location
     assert chat.precision == "fp8"
     assert staging.locate(("models", "chat", "precision")).line == line_of("precision: fp8")
-    assert staging.pools["l4"].nodes.min == 3
+    assert staging.pools["l4"].nodes.min == 4
+    assert staging.pools["l4"].spare_gpus == 1
 
 
 def test_prod_keeps_base_values(envs: dict) -> None:

@@ -68,7 +68,7 @@ def test_eks_node_group_fields(staging: Environment) -> None:
     assert l4["amiType"] == "AL2023_x86_64_NVIDIA"
     assert l4["capacityType"] == "ON_DEMAND"
     assert l4["diskSize"] == 200
-    assert l4["scalingConfig"] == {"minSize": 3, "maxSize": 6, "desiredSize": 3}
+    assert l4["scalingConfig"] == {"minSize": 4, "maxSize": 7, "desiredSize": 4}
     assert l4["taints"] == [GPU_TAINT]
     assert l4["labels"] == {
         naming.POOL_LABEL: "l4",
@@ -175,8 +175,8 @@ def test_gke_pools_follow_each_pools_zones(prod: Environment) -> None:
 def test_gke_pool_fields(prod: Environment) -> None:
     pools = gpu_groups(cloud_recording(prod), GKE_POOL)
     l4 = pools["support-assistant-prod-l4-b"].inputs
-    assert l4["autoscaling"] == {"minNodeCount": 3, "maxNodeCount": 10}
-    assert l4["initialNodeCount"] == 3
+    assert l4["autoscaling"] == {"minNodeCount": 4, "maxNodeCount": 10}
+    assert l4["initialNodeCount"] == 4
     config = l4["nodeConfig"]
     assert config["machineType"] == "g2-standard-8"
     assert config["imageType"] == "COS_CONTAINERD"

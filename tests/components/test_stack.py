@@ -66,6 +66,11 @@ def test_direct_children_of_the_stack(
     }
     expected |= {("inferplane:node_pool:GpuNodePool", f"{name}-{p}") for p in env.pools}
     expected |= {("inferplane:serving:ModelServer", f"{name}-{m}") for m in env.models}
+    # Per pool a model uses: its pre-pull DaemonSet, and its placeholders when it keeps
+    # spare GPUs (l4, one per zone).
+    used = {m.pool for m in env.models.values()}
+    expected |= {("inferplane:serving:ImagePrePull", f"{name}-{p}-image-prepull") for p in used}
+    expected |= {("inferplane:serving:SpareGpus", f"{name}-l4-spare-gpus")}
     assert children == expected
 
 
@@ -163,7 +168,7 @@ def test_environment_data_of_prod(prod: Environment) -> None:
             "units_per_node": 1,
             "sharing": "exclusive",
             "zones": ["us-central1-a", "us-central1-b"],
-            "nodes_min": 3,
+            "nodes_min": 4,
             "nodes_max": 10,
         },
     }

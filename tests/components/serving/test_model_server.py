@@ -285,15 +285,14 @@ def test_drain_and_rollout_timings(served):
 
 
 def test_single_replica_surges_only_with_room(staging):
-    # staging l4: 6 nodes x 1 GPU at most; chat 2 + ranker 2 + toxicity 2 at max -> no room
-    tight = serve(staging, ["ranker"])
+    # l4 at 6 nodes x 1 GPU at most; chat 2 + ranker 2 + toxicity 2 at max -> no room
+    nodes = staging.pools["l4"].nodes.__class__
+    tight = serve(with_pool(staging, "l4", nodes=nodes(4, 6)), ["ranker"])
     assert k8s_object(tight, DEPLOYMENT, "ranker").get("spec", "strategy", "rollingUpdate") == {
         "maxSurge": 0,
         "maxUnavailable": 1,
     }
-    roomy = serve(
-        with_pool(staging, "l4", nodes=staging.pools["l4"].nodes.__class__(2, 7)), ["ranker"]
-    )
+    roomy = serve(with_pool(staging, "l4", nodes=nodes(2, 7)), ["ranker"])
     assert k8s_object(roomy, DEPLOYMENT, "ranker").get("spec", "strategy", "rollingUpdate") == {
         "maxSurge": 1,
         "maxUnavailable": 0,

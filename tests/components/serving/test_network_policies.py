@@ -199,15 +199,25 @@ def _pod_labels(resource: RecordedResource) -> dict[str, str]:
     return labels
 
 
+POD_KINDS = ("Deployment", "Job", "DaemonSet")
+POOL_ROLES = (naming.SPARE_GPU_ROLE, naming.IMAGE_PREPULL_ROLE)
+
+
 @pytest.mark.parametrize("env_name", ["staging", "prod"])
 def test_each_pod_gets_exactly_its_policies(reference_recording, env_name):
     rec = reference_recording(env_name)
     assert pods(rec, NAMESPACE)
     for r in rec:
         kind = r.type.rsplit(":", 1)[-1]
-        if kind not in ("Deployment", "Job") or r.get("metadata", "namespace") != NAMESPACE:
+        if kind not in POD_KINDS or r.get("metadata", "namespace") != NAMESPACE:
             continue
         selected = _policies_of(rec, _pod_labels(r))
+        if r.get("metadata", "labels", naming.ROLE_LABEL) in POOL_ROLES:
+            # Spare-GPU placeholders and pre-pull daemons run pause and no-ops: the
+            # namespace's default-deny holds them, with no policy of their own.
+            assert set(selected) == {"default-deny", "allow-dns"}, r.name
+            assert [rule for spec in selected.values() for rule in spec.get("ingress") or []] == []
+            continue
         model = r.get("metadata", "labels")["inferplane.dev/model"]
         if kind == "Job":
             assert set(selected) == {"default-deny", "allow-dns", f"{model}-engine-build"}
