@@ -36,7 +36,7 @@ from inferplane.components.serving.spec import (
 
 def serving_environment(env: Environment) -> ServingEnvironment:
     """The environment facts every serving object of `env` needs."""
-    created = env.cluster.create
+    created, addons = env.cluster.create, env.cluster.addons
     return ServingEnvironment(
         part_of=env.blueprint,
         environment=env.name,
@@ -47,7 +47,12 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         triton_release=env.versions.triton,
         vllm_version=env.versions.vllm,
         keda_version=env.versions.keda,
-        prometheus_url=naming.PROMETHEUS_URL,
+        prometheus_url=addons.prometheus.query_url,
+        prometheus_namespace=addons.prometheus.namespace,
+        prometheus_labels=dict(addons.prometheus.selector_labels),
+        dashboard_labels=dict(addons.prometheus.dashboard_label),
+        keda_http_namespace=addons.keda_http_add_on.namespace,
+        keda_http_release=addons.keda_http_add_on.release,
         # An attached cluster's version and network are not known from the blueprint.
         kubernetes_version=env.cluster.kubernetes_version if created else None,
         vpc_cidr=env.cluster.vpc_cidr if created else None,

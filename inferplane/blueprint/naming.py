@@ -30,11 +30,14 @@ name being ``keda-add-ons-http`` too."""
 KEDA_HTTP_INTERCEPTOR_PORT = 8080
 """Its port: chart value ``interceptor.proxy.port`` (values.yaml: 8080); container port name
 ``proxy``."""
-KEDA_HTTP_EXTERNAL_SCALER = (
-    f"{KEDA_HTTP_RELEASE}-external-scaler.{KEDA_NAMESPACE}.svc.cluster.local:9090"
-)
-"""The add-on's scaler (gRPC ``scaler.grpcPort`` 9090, Service ``scaler.service``
-``external-scaler``), the address of a ScaledObject's ``external-push`` trigger."""
+
+
+def keda_http_external_scaler(namespace: str) -> str:
+    """The HTTP add-on's scaler in `namespace` (gRPC ``scaler.grpcPort`` 9090, Service
+    ``{{ .Chart.Name }}-external-scaler``, whatever the release is called), the address of
+    a ScaledObject's ``external-push`` trigger."""
+    return f"{KEDA_HTTP_RELEASE}-external-scaler.{namespace}.svc.cluster.local:9090"
+
 
 # --- GPU nodes ----------------------------------------------------------------------------
 GPU_TAINT_KEY = "nvidia.com/gpu"
@@ -72,6 +75,15 @@ ENGINE_PREFIX = ".inferplane/engines"
 def namespace(blueprint: str) -> str:
     """The Kubernetes namespace of one blueprint's serving objects."""
     return blueprint
+
+
+def cluster_scoped_name(blueprint: str, name: str) -> str:
+    """The name of a cluster-scoped object one blueprint owns (a PriorityClass, a
+    ClusterRole, ...): ``<blueprint>-<name>`` (63 characters at most, with a stable hash when
+    longer), so two blueprints on one cluster never claim the same object. Objects of a
+    shared add-on, installed once per cluster by the blueprint that sets it to ``install``
+    (`inferplane.blueprint.addons`), keep the add-on's fixed names instead."""
+    return label_value(f"{blueprint}-{name}")
 
 
 def stack_name(blueprint: str, env: str) -> str:
