@@ -167,7 +167,7 @@ def _check_prometheus(env: EnvView, addons: Mapping[str, Any]) -> None:
         env.error(
             ("observability", "prometheus"),
             "`observability.prometheus` configures the Prometheus inferplane installs, and "
-            "this environment uses an existing one",
+            f"environment {env.name!r} uses an existing one",
             "remove it: the existing Prometheus keeps its own retention and storage",
         )
     alerts = obs.get("alerts") or {}
@@ -175,8 +175,8 @@ def _check_prometheus(env: EnvView, addons: Mapping[str, Any]) -> None:
         if key in alerts:
             env.error(
                 ("observability", "alerts", key),
-                f"`alerts.{key}` configures the Alertmanager inferplane installs, and this "
-                "environment uses an existing Prometheus",
+                f"`alerts.{key}` configures the Alertmanager inferplane installs, and "
+                f"environment {env.name!r} uses an existing Prometheus",
                 "remove it and route the alerts in the existing Alertmanager: the "
                 "blueprint's alerting rules still reach it",
             )
