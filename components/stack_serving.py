@@ -74,6 +74,9 @@ def serving_pool(env: Environment, pool: GpuPool) -> ServingPool:
         gpu_resource=pool.gpu_resource,
         gpu_units_per_node=pool.gpu_units_per_node,
         instance_type=pool.instance_type,
+        # The labels `node_pool.node_labels` gives the pool's nodes: the pool name alone
+        # would also select a same-named pool of another blueprint on the cluster.
+        node_selector={naming.POOL_LABEL: pool.name, naming.BLUEPRINT_LABEL: env.blueprint},
         spare_gpu_units_at_max=capacity - demand,
     )
 

@@ -44,6 +44,10 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
 POOL_LABEL = "inferplane.dev/pool"
+BLUEPRINT_LABEL = "inferplane.dev/blueprint"
+"""On every GPU node beside `POOL_LABEL`: pool names are unique within one blueprint only,
+so two blueprints on one cluster may both have a pool ``l4``; pods select both labels and
+never land on (or make an autoscaler grow) the other blueprint's nodes."""
 NGC_RELEASE_ANNOTATION = "inferplane.dev/ngc-release"
 """On a Triton pod template: the NGC release its image is built from (the tag of an NGC
 image, or a custom image's declared ``base_release``), which its TensorRT engines must match."""

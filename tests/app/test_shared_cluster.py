@@ -222,3 +222,23 @@ def test_installed_add_ons_report_to_an_existing_prometheus(second_env: Environm
     namespaces = sorted(r.inputs["metadata"]["name"] for r in k8s(rec, "Namespace"))
     assert namespaces == ["gpu-operator", "keda", "shared-search"]
     assert not [r for r in k8s(rec, "Secret") if r.inputs["metadata"]["namespace"] == "monitoring"]
+
+
+def test_pods_select_only_their_own_blueprints_nodes(first: Recording, second: Recording) -> None:
+    """Pool names are unique per blueprint only: nodes carry the blueprint too, and serving
+    pods and engine builds select both, so a same-named pool of another blueprint on the
+    cluster never takes (or grows for) them."""
+    for rec, other in ((first, second), (second, first)):
+        own_nodes = [r.inputs["labels"] for r in rec.of_type("aws:eks/nodeGroup:NodeGroup")]
+        other_nodes = [r.inputs["labels"] for r in other.of_type("aws:eks/nodeGroup:NodeGroup")]
+        pods = [
+            r.inputs["spec"]["template"]["spec"]
+            for r in rec.resources
+            if r.type in ("kubernetes:apps/v1:Deployment", "kubernetes:batch/v1:Job")
+        ]
+        assert pods and own_nodes
+        for pod in pods:
+            selector = pod["nodeSelector"].items()
+            assert dict(selector)[naming.BLUEPRINT_LABEL] == own_nodes[0][naming.BLUEPRINT_LABEL]
+            assert any(selector <= labels.items() for labels in own_nodes)
+            assert not any(selector <= labels.items() for labels in other_nodes)
