@@ -73,10 +73,40 @@ def check_addons(env: EnvView) -> None:
                 "remove `mode: existing` (inferplane installs it), or attach to the cluster "
                 "with `existing: <cluster name>`",
             )
+    _check_shared_cluster(env)
     _check_namespaces(env, addons)
     _check_gpu_sharing(env, addons)
     _check_http_add_on(env, addons)
     _check_prometheus(env, addons)
+
+
+def _cluster_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    cluster = spec.get("cluster") or {}
+    if not cluster.get("existing"):
+        return None
+    location = cluster.get("location", spec["region"])
+    return (spec["cloud"], spec.get("project"), location, cluster["existing"])
+
+
+def _check_shared_cluster(env: EnvView) -> None:
+    """Two environments of one blueprint on one cluster would both create the blueprint's
+    namespace (and its objects, named alike): the second is refused."""
+    key = _cluster_key(env.spec)
+    if key is None:
+        return
+    for name, other in env.doc.data["environments"].items():
+        if name == env.name:
+            return
+        if _cluster_key(other) == key:
+            env.error(
+                ("environments", env.name, "cluster", "existing"),
+                f"environment {name!r} attaches to cluster {key[-1]!r} too, and both would "
+                f"create the namespace {naming.namespace(env.data['name'])!r} and the objects "
+                "in it",
+                "attach each environment of a blueprint to its own cluster; two blueprints "
+                "(with different names) may share one",
+            )
+            return
 
 
 def _check_namespaces(env: EnvView, addons: Mapping[str, Any]) -> None:

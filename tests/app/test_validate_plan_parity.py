@@ -240,6 +240,15 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
     env_names = draw(st.lists(st.sampled_from(ENV_NAMES), min_size=1, max_size=2, unique=True))
     clouds = {name: draw(st.sampled_from(["aws", "gcp"])) for name in env_names}
     envs = {name: draw(environment(clouds[name])) for name in env_names}
+    # Two environments of one blueprint on one cluster are refused (both would create its
+    # namespace) unless rarely: give each its own cluster.
+    attached = [e["cluster"] for e in envs.values() if "existing" in e["cluster"]]
+    if (
+        len(attached) == 2
+        and attached[0]["existing"] == attached[1]["existing"]
+        and not _rare(draw)
+    ):
+        attached[1]["existing"] += "-2"
     pool_names = draw(
         st.lists(st.sampled_from(["l4", "big", "shared-gpus"]), min_size=1, max_size=2, unique=True)
     )

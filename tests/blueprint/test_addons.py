@@ -248,3 +248,20 @@ def test_cluster_scoped_names_carry_the_blueprint() -> None:
     long = naming.cluster_scoped_name("b" * 40, "p" * 40)
     assert len(long) == 63 and long.startswith("b" * 40)
     assert long != naming.cluster_scoped_name("b" * 40, "p" * 39 + "q")
+
+
+def test_two_environments_of_one_blueprint_on_one_cluster() -> None:
+    text = edit(
+        "environments:\n",
+        "environments:\n  prod2:\n    cloud: gcp\n    project: demo-prod\n    region: us-central1\n"
+        "    zones: [us-central1-a]\n    model_store: gs://models-usc1/\n"
+        "    cluster: {existing: prod-gke}\n",
+    )
+    assert errors(text) == [
+        "bp.yaml:24:25: error: environments.prod.cluster.existing: environment 'prod2' attaches to cluster 'prod-gke' too, and both would create the namespace 'demo' and the objects in it; attach each environment of a blueprint to its own cluster; two blueprints (with different names) may share one"
+    ]
+    # Another project's cluster of the same name is another cluster.
+    assert (
+        errors(text.replace("project: demo-prod\n    region", "project: demo-other\n    region", 1))
+        == []
+    )
