@@ -68,13 +68,22 @@ def _gpu_toleration() -> dict[str, str]:
     return {"key": naming.GPU_TAINT_KEY, "operator": "Exists", "effect": naming.GPU_TAINT_EFFECT}
 
 
+def monitor_labels(labels: Mapping[str, str] | None) -> dict[str, str]:
+    """Labels of the add-ons' own ServiceMonitors: what the cluster's Prometheus selects
+    (`labels`), by default the installed kube-prometheus-stack's ``release`` label."""
+    return dict(labels) if labels else {"release": naming.PROMETHEUS_RELEASE}
+
+
 def gpu_operator_values(
-    cloud: str, mig_enabled: bool, time_slices_by_pool: Mapping[str, int]
+    cloud: str,
+    mig_enabled: bool,
+    time_slices_by_pool: Mapping[str, int],
+    prometheus_labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """NVIDIA GPU Operator values: drivers come with the node image (EKS AMI) or Google's
     installer (GKE), the Operator runs the device plugin, GFD, DCGM exporter and, with MIG
     pools (`mig_enabled`), the MIG manager; time-slicing pools get their device-plugin
-    config (`device_plugin_config`)."""
+    config (`device_plugin_config`). `prometheus_labels`: see `monitor_labels`."""
     values: dict[str, Any] = {
         "cdi": {"enabled": True},
         "driver": {"enabled": False},
@@ -86,7 +95,7 @@ def gpu_operator_values(
             "serviceMonitor": {
                 "enabled": True,
                 "honorLabels": True,
-                "additionalLabels": {"release": naming.PROMETHEUS_RELEASE},
+                "additionalLabels": monitor_labels(prometheus_labels),
             },
         },
         "daemonsets": {"tolerations": [_gpu_toleration()]},
@@ -116,10 +125,10 @@ def gpu_operator_values(
     return values
 
 
-def keda_values() -> dict[str, Any]:
+def keda_values(prometheus_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
     """KEDA values: its own metrics scraped, so scaler errors (Prometheus unreachable,
-    bad query) can alert."""
-    monitor = {"enabled": True, "additionalLabels": {"release": naming.PROMETHEUS_RELEASE}}
+    bad query) can alert. `prometheus_labels`: see `monitor_labels`."""
+    monitor = {"enabled": True, "additionalLabels": monitor_labels(prometheus_labels)}
     return {
         "prometheus": {
             "operator": {"enabled": True, "serviceMonitor": monitor},

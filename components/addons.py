@@ -2,7 +2,9 @@
 wakes on its own HTTP traffic), kube-prometheus-stack, and on EKS the AWS Load Balancer
 Controller and Cluster Autoscaler (each with its own IRSA role).
 
-Each add-on is a pinned Helm release (versions in the args, repositories in
+An add-on the environment marks ``existing`` (`inferplane.blueprint.addons`) is skipped
+whole: no namespace, release or IAM role; the serving objects use its coordinates instead.
+Each installed add-on is a pinned Helm release (versions in the args, repositories in
 `inferplane.blueprint.defaults`) whose values come from `addon_values`. Namespaces are
 explicit resources so their Pod Security labels are part of the plan.
 """
@@ -17,28 +19,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components import addon_iam, addon_values, alerting, iam
+from inferplane.components import addon_iam, addon_values, alerting, gke_driver, iam
 from inferplane.components.cloud import Cloud, Ownership, aws_tags
+from inferplane.components.gke_driver import GKE_DRIVER_INSTALLER
+
+__all__ = ["EBS_STORAGE_CLASS", "GKE_DRIVER_INSTALLER", "ClusterAddons", "ClusterAddonsArgs"]
 
 LBC_RELEASE = "aws-load-balancer-controller"
 CA_RELEASE = "cluster-autoscaler"
 EBS_STORAGE_CLASS = "inferplane-gp3"
-GKE_DRIVER_INSTALLER = "inferplane-nvidia-driver-installer"
-GKE_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
-"""Preloaded on GKE COS nodes (hence never pulled)."""
-GKE_INSTALLER_COMMAND = ("/cos-gpu-installer", "install")
-"""No ``--version``: the installer then installs the *default* driver of the node's COS
-release, which GKE ships per node version, so the driver changes only when the node pool's
-GKE version does. ``--version=latest`` would take whatever newest driver COS publishes
-when a node boots, so two nodes of one pool could run different drivers, and a new driver
-could arrive with no change to the cluster at all (cos_gpu_installer
-``internal/commands/install.go``: "It will install the default GPU driver if the flag is
-not set explicitly. Set the flag to 'latest' to install the latest GPU driver version";
-Google's own ``nvidia-driver-installer/cos/daemonset-preloaded.yaml`` in
-GoogleCloudPlatform/container-engine-accelerators runs it without the flag; the GKE
-equivalent of the node pool setting is ``gpu_driver_version = "DEFAULT"``: "install the
-default driver version for your GKE node version",
-https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
 RELEASE_TIMEOUT_S = 1200
 PRIVILEGED = {
     "pod-security.kubernetes.io/enforce": "privileged",
@@ -96,8 +85,8 @@ class ClusterAddonsArgs:
     keda_version: str = defaults.VERSIONS["keda"]
     """KEDA chart version."""
     keda_http_add_on: bool = False
-    """Install the KEDA HTTP add-on (some model at zero wakes on its own HTTP traffic).
-    Default: not installed."""
+    """Some model at zero wakes on its own HTTP traffic, so the cluster needs the KEDA HTTP
+    add-on (installed unless `install_keda_http_add_on` is False). Default: not needed."""
     keda_http_add_on_version: str = defaults.VERSIONS["keda_http_add_on"]
     """KEDA HTTP add-on chart version (``keda-add-ons-http``)."""
     kube_prometheus_stack_version: str = defaults.VERSIONS["kube_prometheus_stack"]
@@ -106,6 +95,27 @@ class ClusterAddonsArgs:
     """AWS Load Balancer Controller chart version (AWS)."""
     cluster_autoscaler_version: str = defaults.VERSIONS["cluster_autoscaler"]
     """Cluster Autoscaler chart version (AWS)."""
+    install_prometheus: bool = True
+    """Install kube-prometheus-stack (with its namespace, Alertmanager receivers and, on a
+    created EKS cluster, its StorageClass). False: the cluster runs a Prometheus already.
+    Default: installed (likewise for the add-ons below)."""
+    prometheus_labels: Mapping[str, str] | None = None
+    """The labels the cluster's Prometheus selects ServiceMonitors by, set on the installed
+    add-ons' own ServiceMonitors. Default: ``release: kube-prometheus-stack``."""
+    install_gpu_operator: bool = True
+    """Install the GPU Operator (and on GKE Google's driver installer beside it). False: the
+    cluster runs one already, configured for the blueprint's pools."""
+    install_keda: bool = True
+    """Install KEDA. False: the cluster runs it already, in `keda_namespace`."""
+    keda_namespace: str = naming.KEDA_NAMESPACE
+    """Where KEDA runs (installed or not); an installed HTTP add-on goes beside it."""
+    install_keda_http_add_on: bool = True
+    """With `keda_http_add_on`: install it. False: the cluster runs it already."""
+    install_aws_load_balancer_controller: bool = True
+    """AWS: install the Load Balancer Controller and its IRSA role."""
+    install_cluster_autoscaler: bool = True
+    """AWS: install the Cluster Autoscaler and its IRSA role. False: the cluster scales its
+    nodes itself (its own autoscaler, or Karpenter)."""
     vpc_id: pulumi.Input[str] | None = None
     """AWS: the cluster's VPC (required on AWS: the load balancer controller needs it)."""
     oidc_provider_arn: pulumi.Input[str] | None = None
@@ -133,11 +143,50 @@ class ClusterAddons(pulumi.ComponentResource):
         super().__init__("inferplane:addons:ClusterAddons", name, None, opts)
         self._name, self._provider = name, args.provider
         self.releases, self.namespaces = {}, {}
-        gpu_ns = self._namespace(naming.GPU_OPERATOR_NAMESPACE, PRIVILEGED)
-        monitoring_ns = self._namespace(naming.MONITORING_NAMESPACE, PRIVILEGED)
-        keda_ns = self._namespace(naming.KEDA_NAMESPACE, {})
-
         self.storage_class = None
+        # An `existing` add-on gets no namespace, release or IAM role here: the cluster runs
+        # it already, and the serving objects use its coordinates (`stack_serving`).
+        prometheus = self._monitoring(args) if args.install_prometheus else None
+        after_prometheus = [prometheus] if prometheus is not None else []
+        if args.install_gpu_operator:
+            self._gpu_operator(args, after_prometheus)
+        keda: list[pulumi.Resource] = []
+        if args.install_keda:
+            keda_ns = self._namespace(args.keda_namespace, {})
+            keda = [
+                keda_ns,
+                self._release(
+                    naming.KEDA_RELEASE,
+                    "keda",
+                    args.keda_version,
+                    args.keda_namespace,
+                    addon_values.keda_values(args.prometheus_labels),
+                    [keda_ns, *after_prometheus],
+                ),
+            ]
+        if args.keda_http_add_on and args.install_keda_http_add_on:
+            # Beside KEDA, whose ScaledObject CRD its operator and the interceptor's own
+            # ScaledObject need; model load balancers select its interceptor pods there.
+            self._release(
+                naming.KEDA_HTTP_RELEASE,
+                "keda-add-ons-http",
+                args.keda_http_add_on_version,
+                args.keda_namespace,
+                addon_values.keda_http_add_on_values(),
+                keda,
+            )
+        if args.cloud == "aws":
+            self._aws_controllers(args)
+        self.register_outputs(
+            {
+                "releases": self.releases,
+                "namespaces": self.namespaces,
+                "storage_class": self.storage_class,
+            }
+        )
+
+    def _monitoring(self, args: ClusterAddonsArgs) -> k8s.helm.v3.Release:
+        monitoring_ns = self._namespace(naming.MONITORING_NAMESPACE, PRIVILEGED)
         before_monitoring: list[pulumi.Resource] = [monitoring_ns]
         if args.cloud == "aws" and args.gp3_storage_class:
             before_monitoring.append(self._gp3_storage_class())
@@ -155,7 +204,7 @@ class ClusterAddons(pulumi.ComponentResource):
             alertmanager = addon_values.alertmanager_values(
                 args.alert_receivers, args.alert_route_receiver
             )
-        prometheus = self._release(
+        return self._release(
             naming.PROMETHEUS_RELEASE,
             "kube-prometheus-stack",
             args.kube_prometheus_stack_version,
@@ -170,7 +219,10 @@ class ClusterAddons(pulumi.ComponentResource):
             ),
             before_monitoring,
         )
-        before_gpu: list[pulumi.Resource] = [gpu_ns, prometheus]
+
+    def _gpu_operator(self, args: ClusterAddonsArgs, after: list[pulumi.Resource]) -> None:
+        gpu_ns = self._namespace(naming.GPU_OPERATOR_NAMESPACE, PRIVILEGED)
+        before_gpu: list[pulumi.Resource] = [gpu_ns, *after]
         if args.cloud == "gcp":
             before_gpu += self._gke_gpu_prerequisites()
         self._release(
@@ -179,37 +231,9 @@ class ClusterAddons(pulumi.ComponentResource):
             args.gpu_operator_version,
             naming.GPU_OPERATOR_NAMESPACE,
             addon_values.gpu_operator_values(
-                args.cloud, args.mig_enabled, args.time_slices_by_pool
+                args.cloud, args.mig_enabled, args.time_slices_by_pool, args.prometheus_labels
             ),
             before_gpu,
-        )
-        keda = self._release(
-            naming.KEDA_RELEASE,
-            "keda",
-            args.keda_version,
-            naming.KEDA_NAMESPACE,
-            addon_values.keda_values(),
-            [keda_ns, prometheus],
-        )
-        if args.keda_http_add_on:
-            # Beside KEDA, whose ScaledObject CRD its operator and the interceptor's own
-            # ScaledObject need; model load balancers select its interceptor pods there.
-            self._release(
-                naming.KEDA_HTTP_RELEASE,
-                "keda-add-ons-http",
-                args.keda_http_add_on_version,
-                naming.KEDA_NAMESPACE,
-                addon_values.keda_http_add_on_values(),
-                [keda_ns, keda],
-            )
-        if args.cloud == "aws":
-            self._aws_controllers(args)
-        self.register_outputs(
-            {
-                "releases": self.releases,
-                "namespaces": self.namespaces,
-                "storage_class": self.storage_class,
-            }
         )
 
     # --- building blocks ---------------------------------------------------------------
@@ -289,101 +313,14 @@ class ClusterAddons(pulumi.ComponentResource):
             ),
             opts=self._opts([self.namespaces[naming.GPU_OPERATOR_NAMESPACE]]),
         )
-        return [quota, self._gke_driver_installer()]
-
-    def _gke_driver_installer(self) -> k8s.apps.v1.DaemonSet:
-        dir_ = addon_values.GKE_NVIDIA_DIR
-        labels = {"k8s-app": GKE_DRIVER_INSTALLER}
-        host = {
-            "dev": "/dev",
-            "vulkan-icd-mount": f"{dir_}/vulkan/icd.d",
-            "nvidia-install-dir-host": dir_,
-            "root-mount": "/",
-            "cos-tools": "/var/lib/cos-tools",
-        }
-        mounts = {
-            "nvidia-install-dir-host": "/usr/local/nvidia",
-            "vulkan-icd-mount": "/etc/vulkan/icd.d",
-            "dev": "/dev",
-            "root-mount": "/root",
-            "cos-tools": "/build/cos-tools",
-        }
-        env = {
-            "NVIDIA_INSTALL_DIR_HOST": dir_,
-            "NVIDIA_INSTALL_DIR_CONTAINER": "/usr/local/nvidia",
-            "VULKAN_ICD_DIR_HOST": f"{dir_}/vulkan/icd.d",
-            "VULKAN_ICD_DIR_CONTAINER": "/etc/vulkan/icd.d",
-            "ROOT_MOUNT_DIR": "/root",
-            "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
-            "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools",
-        }
-        # Only GPU nodes that opted out of GKE's device plugin (ours): nodes of other pools
-        # keep GKE's managed driver installation.
-        affinity = {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
-                                {
-                                    "key": "gke-no-default-nvidia-gpu-device-plugin",
-                                    "operator": "In",
-                                    "values": ["true"],
-                                },
-                            ]
-                        }
-                    ]
-                }
-            }
-        }
-        return k8s.apps.v1.DaemonSet(
-            f"{self._name}-nvidia-driver-installer",
-            metadata={
-                "name": GKE_DRIVER_INSTALLER,
-                "namespace": naming.KUBE_SYSTEM_NAMESPACE,
-                "labels": labels,
-            },
-            spec={
-                "selector": {"matchLabels": labels},
-                "updateStrategy": {"type": "RollingUpdate"},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        "affinity": affinity,
-                        "tolerations": [{"operator": "Exists"}],
-                        "hostNetwork": True,
-                        "hostPID": True,
-                        "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
-                        "initContainers": [
-                            {
-                                "name": "nvidia-driver-installer",
-                                "image": GKE_INSTALLER_IMAGE,
-                                "imagePullPolicy": "Never",
-                                "command": list(GKE_INSTALLER_COMMAND),
-                                "env": [{"name": k, "value": v} for k, v in env.items()],
-                                "resources": {"requests": {"cpu": "150m"}},
-                                "securityContext": {"privileged": True},
-                                "volumeMounts": [
-                                    {"name": n, "mountPath": p} for n, p in mounts.items()
-                                ],
-                            }
-                        ],
-                        "containers": [
-                            {
-                                "name": "pause",
-                                "image": "registry.k8s.io/pause:3.10",
-                                "resources": {"requests": {"cpu": "1m", "memory": "8Mi"}},
-                            }
-                        ],
-                    },
-                },
-            },
-            opts=self._opts(),
+        installer = gke_driver.driver_installer(
+            f"{self._name}-nvidia-driver-installer", self._opts()
         )
+        return [quota, installer]
 
     def _aws_controllers(self, args: ClusterAddonsArgs) -> None:
+        if not (args.install_aws_load_balancer_controller or args.install_cluster_autoscaler):
+            return
         if args.oidc_provider_arn is None or args.oidc_issuer is None or args.vpc_id is None:
             raise ValueError("ClusterAddons on AWS needs vpc_id, oidc_provider_arn, oidc_issuer")
         cluster = args.cluster_name
@@ -394,37 +331,39 @@ class ClusterAddons(pulumi.ComponentResource):
             "tags": aws_tags(args.owner),
             "parent": self,
         }
-        _, lbc_role_arn = iam.irsa_role(
-            f"{self._name}-{LBC_RELEASE}",
-            service_account=addon_values.LBC_SERVICE_ACCOUNT,
-            policy=addon_iam.aws_load_balancer_controller_policy(cluster),
-            description=f"AWS Load Balancer Controller of {cluster}",
-            **irsa,  # type: ignore[arg-type]
-        )
-        self._release(
-            LBC_RELEASE,
-            "aws-load-balancer-controller",
-            args.aws_load_balancer_controller_version,
-            naming.KUBE_SYSTEM_NAMESPACE,
-            addon_values.aws_load_balancer_controller_values(
-                args.region, cluster, args.vpc_id, lbc_role_arn
-            ),
-            [],
-        )
-        _, ca_role_arn = iam.irsa_role(
-            f"{self._name}-{CA_RELEASE}",
-            service_account=addon_values.CA_SERVICE_ACCOUNT,
-            policy=addon_iam.cluster_autoscaler_policy(cluster),
-            description=f"Cluster Autoscaler of {cluster}",
-            **irsa,  # type: ignore[arg-type]
-        )
-        self._release(
-            CA_RELEASE,
-            "cluster-autoscaler",
-            args.cluster_autoscaler_version,
-            naming.KUBE_SYSTEM_NAMESPACE,
-            addon_values.cluster_autoscaler_values(
-                args.region, args.kubernetes_version, cluster, ca_role_arn
-            ),
-            [],
-        )
+        if args.install_aws_load_balancer_controller:
+            _, lbc_role_arn = iam.irsa_role(
+                f"{self._name}-{LBC_RELEASE}",
+                service_account=addon_values.LBC_SERVICE_ACCOUNT,
+                policy=addon_iam.aws_load_balancer_controller_policy(cluster),
+                description=f"AWS Load Balancer Controller of {cluster}",
+                **irsa,  # type: ignore[arg-type]
+            )
+            self._release(
+                LBC_RELEASE,
+                "aws-load-balancer-controller",
+                args.aws_load_balancer_controller_version,
+                naming.KUBE_SYSTEM_NAMESPACE,
+                addon_values.aws_load_balancer_controller_values(
+                    args.region, cluster, args.vpc_id, lbc_role_arn
+                ),
+                [],
+            )
+        if args.install_cluster_autoscaler:
+            _, ca_role_arn = iam.irsa_role(
+                f"{self._name}-{CA_RELEASE}",
+                service_account=addon_values.CA_SERVICE_ACCOUNT,
+                policy=addon_iam.cluster_autoscaler_policy(cluster),
+                description=f"Cluster Autoscaler of {cluster}",
+                **irsa,  # type: ignore[arg-type]
+            )
+            self._release(
+                CA_RELEASE,
+                "cluster-autoscaler",
+                args.cluster_autoscaler_version,
+                naming.KUBE_SYSTEM_NAMESPACE,
+                addon_values.cluster_autoscaler_values(
+                    args.region, args.kubernetes_version, cluster, ca_role_arn
+                ),
+                [],
+            )

@@ -148,9 +148,12 @@ def labels_gpu_for_autoscaler(pool: GpuNodePoolArgs) -> bool:
 
 
 def node_labels(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
-    """Kubernetes labels of the nodes of `pool` in `zone`."""
+    """Kubernetes labels of the nodes of `pool` in `zone`. Both clouds update them in place
+    (EKS ``UpdateNodegroupConfig`` ``labels``; GKE node pools since terraform-provider-google
+    4.48.0, GoogleCloudPlatform/magic-modules#6941), so adding one replaces no node."""
     labels = {
         naming.POOL_LABEL: pool.pool_name,
+        naming.BLUEPRINT_LABEL: pool.owner.blueprint,
         naming.GPU_LABEL: pool.gpu.id,
         naming.ZONE_LABEL: zone,
     }

@@ -135,7 +135,7 @@ def addons_args(
 ) -> ClusterAddonsArgs:
     """`alert_receiver_secrets`: the receivers' credentials by Secret key
     (`stack_serving.alert_receiver_secrets`)."""
-    obs, versions = env.observability, env.versions
+    obs, versions, addons = env.observability, env.versions, env.cluster.addons
     return ClusterAddonsArgs(
         cloud=env.cloud,
         provider=cluster.provider,
@@ -163,6 +163,14 @@ def addons_args(
         kube_prometheus_stack_version=versions.kube_prometheus_stack,
         aws_load_balancer_controller_version=versions.aws_load_balancer_controller,
         cluster_autoscaler_version=versions.cluster_autoscaler,
+        install_prometheus=not addons.prometheus.existing,
+        prometheus_labels=dict(addons.prometheus.selector_labels),
+        install_gpu_operator=not addons.gpu_operator.existing,
+        install_keda=not addons.keda.existing,
+        keda_namespace=addons.keda.namespace,
+        install_keda_http_add_on=not addons.keda_http_add_on.existing,
+        install_aws_load_balancer_controller=not addons.aws_load_balancer_controller.existing,
+        install_cluster_autoscaler=not addons.cluster_autoscaler.existing,
         vpc_id=cluster.vpc_id,
         oidc_provider_arn=cluster.oidc_provider_arn,
         oidc_issuer=cluster.oidc_issuer,

@@ -41,7 +41,7 @@ from inferplane.components.serving.weights_job import WeightsStaging, WeightsSta
 
 def serving_environment(env: Environment) -> ServingEnvironment:
     """The environment facts every serving object of `env` needs."""
-    created = env.cluster.create
+    created, addons = env.cluster.create, env.cluster.addons
     return ServingEnvironment(
         part_of=env.blueprint,
         environment=env.name,
@@ -52,7 +52,12 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         triton_release=env.versions.triton,
         vllm_version=env.versions.vllm,
         keda_version=env.versions.keda,
-        prometheus_url=naming.PROMETHEUS_URL,
+        prometheus_url=addons.prometheus.query_url,
+        prometheus_namespace=addons.prometheus.namespace,
+        prometheus_labels=dict(addons.prometheus.selector_labels),
+        dashboard_labels=dict(addons.prometheus.dashboard_label),
+        keda_http_namespace=addons.keda_http_add_on.namespace,
+        keda_http_release=addons.keda_http_add_on.release,
         # An attached cluster's version and network are not known from the blueprint.
         kubernetes_version=env.cluster.kubernetes_version if created else None,
         vpc_cidr=env.cluster.vpc_cidr if created else None,
@@ -74,6 +79,9 @@ def serving_pool(env: Environment, pool: GpuPool) -> ServingPool:
         gpu_resource=pool.gpu_resource,
         gpu_units_per_node=pool.gpu_units_per_node,
         instance_type=pool.instance_type,
+        # The labels `node_pool.node_labels` gives the pool's nodes: the pool name alone
+        # would also select a same-named pool of another blueprint on the cluster.
+        node_selector={naming.POOL_LABEL: pool.name, naming.BLUEPRINT_LABEL: env.blueprint},
         spare_gpu_units_at_max=capacity - demand,
     )
 

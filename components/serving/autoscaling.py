@@ -144,7 +144,7 @@ def triggers(
     2.20 ``scalers/cron.md`` says the same of a cron trigger beside others."""
     scope = promql.Scope.of(env, model, namespace, deployment_name)
     found = [prometheus_trigger(env, model, scope, s) for s in model.autoscaling.signals]
-    found += [t for t in (wake.cron_trigger(model), wake.http_trigger(model)) if t is not None]
+    found += [t for t in (wake.cron_trigger(model), wake.http_trigger(env, model)) if t is not None]
     return found
 
 

@@ -90,9 +90,9 @@ def lb_service_name(model: ServedModel, env: ServingEnvironment | None = None) -
     return f"{model.name}-lb"
 
 
-def lb_namespace(model: ServedModel, namespace: str) -> str:
+def lb_namespace(env: ServingEnvironment, model: ServedModel, namespace: str) -> str:
     """The model's namespace, or the interceptor's for a model that wakes on its traffic."""
-    return naming.KEDA_NAMESPACE if model.wakes_on_traffic else namespace
+    return env.keda_http_namespace if model.wakes_on_traffic else namespace
 
 
 def exposed_ports(model: ServedModel) -> list[str]:
@@ -175,7 +175,7 @@ def lb_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
         spec["allocateLoadBalancerNodePorts"] = False
     else:
         spec["externalTrafficPolicy"] = "Local"
-    return wake.interceptor_lb_spec(spec) if model.wakes_on_traffic else spec
+    return wake.interceptor_lb_spec(env, spec) if model.wakes_on_traffic else spec
 
 
 def _vpc_cidr(env: ServingEnvironment) -> str:
@@ -209,15 +209,13 @@ def network_policy_spec(env: ServingEnvironment, model: ServedModel) -> Manifest
                 "from": [
                     {
                         "namespaceSelector": {
-                            "matchLabels": {
-                                "kubernetes.io/metadata.name": naming.MONITORING_NAMESPACE
-                            }
+                            "matchLabels": {"kubernetes.io/metadata.name": env.prometheus_namespace}
                         }
                     }
                 ],
                 "ports": [{"protocol": "TCP", "port": PORTS[metrics]}],
             },
-            *([wake.interceptor_ingress()] if model.wakes_on_traffic else []),
+            *([wake.interceptor_ingress(env)] if model.wakes_on_traffic else []),
         ],
     }
 
@@ -238,7 +236,7 @@ def model_load_balancer(
         name,
         metadata={
             "name": lb_service_name(model, env),
-            "namespace": lb_namespace(model, namespace),
+            "namespace": lb_namespace(env, model, namespace),
             "labels": labels,
             "annotations": lb_annotations(env, model, lb_subnet_ids),
         },

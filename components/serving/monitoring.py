@@ -6,11 +6,13 @@
   the ClusterIP Service: scraping both would duplicate every series.
 - PrometheusRule ``<model>``: `inferplane.components.serving.rules` (recording rules always, alerts
   when ``observability.alerts.enabled``).
-- ConfigMap ``<model>-dashboard`` labelled ``grafana_dashboard: "1"`` when
-  ``observability.grafana.enabled``; Grafana's sidecar loads it from any namespace.
+- ConfigMap ``<model>-dashboard`` labelled for Grafana's sidecar when
+  ``observability.grafana.enabled``; the sidecar loads it from any namespace.
 
-ServiceMonitor and PrometheusRule carry ``release: kube-prometheus-stack``, the label the
-chart's Prometheus selects them by.
+ServiceMonitor and PrometheusRule carry the labels the cluster's Prometheus Operator selects
+them by (`ServingEnvironment.prometheus_labels`: ``release: kube-prometheus-stack`` for the
+installed chart), the dashboard the labels its Grafana sidecar loads
+(`ServingEnvironment.dashboard_labels`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ SCRAPE_INTERVAL: Final = "15s"
 SCRAPE_TIMEOUT: Final = "10s"
 METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
 """Name of the Service port that serves /metrics, by server."""
-DASHBOARD_LABEL: Final = {"grafana_dashboard": "1"}
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class ModelMonitoringArgs:
 def release_labels(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:
     return {
         **naming.model_labels(env.part_of, env.environment, model.name),
-        "release": naming.PROMETHEUS_RELEASE,
+        **env.prometheus_labels,
     }
 
 
@@ -153,7 +154,7 @@ class ModelMonitoring(pulumi.ComponentResource):
                     namespace=args.namespace,
                     labels={
                         **naming.model_labels(env.part_of, env.environment, model.name),
-                        **DASHBOARD_LABEL,
+                        **env.dashboard_labels,
                     },
                 ),
                 data=dashboard_data(env, model, args.namespace, args.deployment_name),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import addons, defaults, naming
 from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.model import (
     Autoscaling,
@@ -372,6 +372,22 @@ class ServingEnvironment:
     2.18 rejects fallback on ``Value`` triggers, so those go without."""
     prometheus_url: str = naming.PROMETHEUS_URL
     """The Prometheus KEDA queries: the in-cluster kube-prometheus-stack unless set."""
+    prometheus_namespace: str = naming.MONITORING_NAMESPACE
+    """Where Prometheus' pods run: the models' NetworkPolicies admit scrapes from there."""
+    prometheus_labels: Mapping[str, str] = field(
+        default_factory=lambda: dict(addons.PROMETHEUS_SELECTOR)
+    )
+    """On every ServiceMonitor and PrometheusRule: what the Prometheus Operator selects
+    them by (kube-prometheus-stack's ``release`` label unless set)."""
+    dashboard_labels: Mapping[str, str] = field(
+        default_factory=lambda: dict(addons.DASHBOARD_LABEL)
+    )
+    """On every dashboard ConfigMap: what Grafana's dashboard sidecar loads them by."""
+    keda_http_namespace: str = naming.KEDA_NAMESPACE
+    """The KEDA HTTP add-on's namespace: its interceptor and scaler, and the load balancers
+    of models that wake on their own traffic."""
+    keda_http_release: str = naming.KEDA_HTTP_RELEASE
+    """The HTTP add-on's Helm release: its interceptor pods' ``app.kubernetes.io/instance``."""
     kubernetes_version: str | None = None
     """The cluster's ``major.minor``. From 1.34 Services prefer same-zone endpoints; None
     (unknown, e.g. an existing cluster): the older ``PreferClose``."""

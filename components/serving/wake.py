@@ -56,13 +56,19 @@ from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 SKIP_SCALED_OBJECT: Final = "httpscaledobject.keda.sh/skip-scaledobject-creation"
-INTERCEPTOR_SELECTOR: Final = {
-    "app.kubernetes.io/component": "interceptor",
-    "app.kubernetes.io/name": "http-add-on",
-    "app.kubernetes.io/instance": naming.KEDA_HTTP_RELEASE,
-}
-"""The interceptor pods' labels (kedacore/charts ``http-add-on/templates/interceptor/
-deployment.yaml`` and ``_helpers.tpl`` ``keda-http-add-on.matchLabels``)."""
+
+
+def interceptor_selector(env: ServingEnvironment) -> dict[str, str]:
+    """The interceptor pods' labels (kedacore/charts ``http-add-on/templates/interceptor/
+    deployment.yaml`` and ``_helpers.tpl`` ``keda-http-add-on.matchLabels``: the instance
+    label is the Helm release name)."""
+    return {
+        "app.kubernetes.io/component": "interceptor",
+        "app.kubernetes.io/name": "http-add-on",
+        "app.kubernetes.io/instance": env.keda_http_release,
+    }
+
+
 INTERCEPTOR_PORT_NAME: Final = "proxy"
 CONCURRENCY_TARGET: Final = 100
 """Concurrent requests per replica the add-on's trigger aims at when the model names no
@@ -91,7 +97,7 @@ def cron_trigger(model: ServedModel) -> dict[str, Any] | None:
     }
 
 
-def http_trigger(model: ServedModel) -> dict[str, Any] | None:
+def http_trigger(env: ServingEnvironment, model: ServedModel) -> dict[str, Any] | None:
     """The ``external-push`` trigger that reads the add-on's scaler for this model's
     HTTPScaledObject; None unless the model wakes on its own traffic."""
     if not model.wakes_on_traffic:
@@ -101,7 +107,7 @@ def http_trigger(model: ServedModel) -> dict[str, Any] | None:
         "name": "http-requests",
         "metricType": "AverageValue",
         "metadata": {
-            "scalerAddress": naming.KEDA_HTTP_EXTERNAL_SCALER,
+            "scalerAddress": naming.keda_http_external_scaler(env.keda_http_namespace),
             "httpScaledObject": model.name,
         },
     }
@@ -118,7 +124,7 @@ def concurrency_target(model: ServedModel) -> int:
 def lb_in_cluster_hosts(env: ServingEnvironment, model: ServedModel) -> list[str]:
     """The load balancer Service's own DNS names, for clients inside the cluster."""
     name = naming.wake_lb_name(env.part_of, env.environment, model.name)
-    ns = naming.KEDA_NAMESPACE
+    ns = env.keda_http_namespace
     return [f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"]
 
 
@@ -142,11 +148,11 @@ def http_scaled_object_spec(
     }
 
 
-def interceptor_lb_spec(base: Manifest) -> Manifest:
+def interceptor_lb_spec(env: ServingEnvironment, base: Manifest) -> Manifest:
     """The model's load balancer spec (`load_balancer.lb_service_spec`) pointed at the
     interceptor: its pods, its ``proxy`` port behind the model's ``http`` port."""
     spec = dict(base)
-    spec["selector"] = dict(INTERCEPTOR_SELECTOR)
+    spec["selector"] = interceptor_selector(env)
     spec["ports"] = [
         {
             "name": "http",
@@ -158,7 +164,7 @@ def interceptor_lb_spec(base: Manifest) -> Manifest:
     return spec
 
 
-def interceptor_ingress() -> Manifest:
+def interceptor_ingress(env: ServingEnvironment) -> Manifest:
     """NetworkPolicy ingress for the interceptor's pods on the model's ``http`` port: with
     ``interceptor.directPodRouting`` (default true, values.yaml) it connects to the ready
     pods' own addresses, which the model's policy must admit like any client."""
@@ -166,9 +172,9 @@ def interceptor_ingress() -> Manifest:
         "from": [
             {
                 "namespaceSelector": {
-                    "matchLabels": {"kubernetes.io/metadata.name": naming.KEDA_NAMESPACE}
+                    "matchLabels": {"kubernetes.io/metadata.name": env.keda_http_namespace}
                 },
-                "podSelector": {"matchLabels": dict(INTERCEPTOR_SELECTOR)},
+                "podSelector": {"matchLabels": interceptor_selector(env)},
             }
         ],
         "ports": [{"protocol": "TCP", "port": PORTS["http"]}],

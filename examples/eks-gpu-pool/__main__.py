@@ -4,8 +4,9 @@
 provider and, in the pool's zone, the private subnet of its VPC tagged
 ``kubernetes.io/role/internal-elb=1``) and creates only the nodes' IAM role.
 `GpuNodePool` then adds one managed node group of L4 nodes in that single zone: labelled
-with pool, GPU and zone, tainted ``nvidia.com/gpu=present:NoSchedule`` so only GPU pods
-land there, and tagged for the Cluster Autoscaler (which can start it from zero).
+with pool, owner (`Ownership.blueprint`), GPU and zone, tainted
+``nvidia.com/gpu=present:NoSchedule`` so only GPU pods land there, and tagged for the
+Cluster Autoscaler (which can start it from zero).
 
 Run with ``pulumi up -s dev`` after ``pulumi config set clusterName <cluster>``.
 """

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint.addons import Addons
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.blueprint.source import SourceMap
@@ -50,6 +51,8 @@ class ClusterSpec:
     """GKE: the cluster's location (region or zone). AWS: the region."""
     vpc_cidr: str
     """The VPC's address range when the cluster is created."""
+    addons: Addons = field(default_factory=Addons)
+    """Which add-ons the stack installs and where the ones it uses run."""
 
 
 @dataclass(frozen=True)

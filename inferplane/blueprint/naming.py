@@ -30,17 +30,24 @@ name being ``keda-add-ons-http`` too."""
 KEDA_HTTP_INTERCEPTOR_PORT = 8080
 """Its port: chart value ``interceptor.proxy.port`` (values.yaml: 8080); container port name
 ``proxy``."""
-KEDA_HTTP_EXTERNAL_SCALER = (
-    f"{KEDA_HTTP_RELEASE}-external-scaler.{KEDA_NAMESPACE}.svc.cluster.local:9090"
-)
-"""The add-on's scaler (gRPC ``scaler.grpcPort`` 9090, Service ``scaler.service``
-``external-scaler``), the address of a ScaledObject's ``external-push`` trigger."""
+
+
+def keda_http_external_scaler(namespace: str) -> str:
+    """The HTTP add-on's scaler in `namespace` (gRPC ``scaler.grpcPort`` 9090, Service
+    ``{{ .Chart.Name }}-external-scaler``, whatever the release is called), the address of
+    a ScaledObject's ``external-push`` trigger."""
+    return f"{KEDA_HTTP_RELEASE}-external-scaler.{namespace}.svc.cluster.local:9090"
+
 
 # --- GPU nodes ----------------------------------------------------------------------------
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
 POOL_LABEL = "inferplane.dev/pool"
+BLUEPRINT_LABEL = "inferplane.dev/blueprint"
+"""On every GPU node beside `POOL_LABEL`: pool names are unique within one blueprint only,
+so two blueprints on one cluster may both have a pool ``l4``; pods select both labels and
+never land on (or make an autoscaler grow) the other blueprint's nodes."""
 NGC_RELEASE_ANNOTATION = "inferplane.dev/ngc-release"
 """On a Triton pod template: the NGC release its image is built from (the tag of an NGC
 image, or a custom image's declared ``base_release``), which its TensorRT engines must match."""
@@ -83,6 +90,15 @@ HUB_PREFIX = ".inferplane/hub"
 def namespace(blueprint: str) -> str:
     """The Kubernetes namespace of one blueprint's serving objects."""
     return blueprint
+
+
+def cluster_scoped_name(blueprint: str, name: str) -> str:
+    """The name of a cluster-scoped object one blueprint owns (a PriorityClass, a
+    ClusterRole, ...): ``<blueprint>-<name>`` (63 characters at most, with a stable hash when
+    longer), so two blueprints on one cluster never claim the same object. Objects of a
+    shared add-on, installed once per cluster by the blueprint that sets it to ``install``
+    (`inferplane.blueprint.addons`), keep the add-on's fixed names instead."""
+    return label_value(f"{blueprint}-{name}")
 
 
 def stack_name(blueprint: str, env: str) -> str:

@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from inferplane.blueprint import catalog, defaults, wake
+from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 from inferplane.blueprint.model import (
     AlertReceiver,
@@ -136,6 +137,7 @@ def resolve(doc: Document, env_name: str) -> Environment:
             kubernetes_version=str(cluster.get("kubernetes_version", defaults.KUBERNETES_VERSION)),
             location=cluster.get("location", region),
             vpc_cidr=cluster.get("vpc_cidr", defaults.VPC_CIDR),
+            addons=resolve_addons(cluster.get("addons")),
         ),
         pools=MappingProxyType(pools),
         models=MappingProxyType(models),

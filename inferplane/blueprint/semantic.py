@@ -16,6 +16,7 @@ from inferplane.blueprint import (
     catalog,
     defaults,
     secret_refs,
+    semantic_addons,
     semantic_names,
     semantic_network,
     semantic_scaling,
@@ -523,6 +524,7 @@ CHECKS.extend(
         semantic_network.check_gke_zonal_affinity,
         semantic_names.check_namespace,
         semantic_names.check_collisions,
+        semantic_addons.check_addons,
     ]
 )
 

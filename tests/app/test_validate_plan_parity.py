@@ -63,8 +63,49 @@ def environment(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
             cluster["kubernetes_version"] = draw(st.sampled_from(["1.32", "1.33"]))
     else:
         cluster = {"existing": draw(st.sampled_from(["prod-gke", "shared-eks", "c1"]))}
+        if draw(st.booleans()):
+            cluster["addons"] = draw(addons(cloud))
     env["cluster"] = cluster
     return env
+
+
+EXISTING_PROMETHEUS = {
+    "mode": "existing",
+    "namespace": "observability",
+    "query_url": "http://prom.observability.svc:9090/prom",
+    "selector_labels": {"prometheus": "platform", "example.com/team": "ml"},
+}
+
+
+@st.composite
+def addons(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
+    """An attached cluster's add-ons: each left out, installed, or existing with
+    coordinates. An existing GPU Operator beside a GPU-sharing pool, or an existing KEDA
+    without a word on the HTTP add-on beside a model at zero, is refused by validate."""
+    found: dict[str, Any] = {}
+    namespaced = {
+        "gpu_operator": "nvidia",
+        "keda": "autoscaling",
+        "keda_http_add_on": "http-proxy",
+    }
+    for key, namespace in namespaced.items():
+        choice = draw(st.sampled_from(["absent", "install", "existing"]))
+        if choice == "install":
+            found[key] = {"mode": "install"}
+        elif choice == "existing":
+            found[key] = {"mode": "existing", "namespace": namespace}
+            if key == "keda_http_add_on" and draw(st.booleans()):
+                found[key]["release"] = "http-add-on"
+    if draw(st.booleans()):
+        prometheus = dict(EXISTING_PROMETHEUS)
+        if draw(st.booleans()):
+            prometheus["dashboard_label"] = {"example.com/dashboard": "yes"}
+        found["prometheus"] = prometheus
+    if cloud == "aws":
+        for key in ("aws_load_balancer_controller", "cluster_autoscaler"):
+            if draw(st.booleans()):
+                found[key] = {"mode": draw(st.sampled_from(["install", "existing"]))}
+    return found
 
 
 def _rare(draw: st.DrawFn) -> bool:
@@ -202,6 +243,15 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
     env_names = draw(st.lists(st.sampled_from(ENV_NAMES), min_size=1, max_size=2, unique=True))
     clouds = {name: draw(st.sampled_from(["aws", "gcp"])) for name in env_names}
     envs = {name: draw(environment(clouds[name])) for name in env_names}
+    # Two environments of one blueprint on one cluster are refused (both would create its
+    # namespace) unless rarely: give each its own cluster.
+    attached = [e["cluster"] for e in envs.values() if "existing" in e["cluster"]]
+    if (
+        len(attached) == 2
+        and attached[0]["existing"] == attached[1]["existing"]
+        and not _rare(draw)
+    ):
+        attached[1]["existing"] += "-2"
     pool_names = draw(
         st.lists(st.sampled_from(["l4", "big", "shared-gpus"]), min_size=1, max_size=2, unique=True)
     )
@@ -270,6 +320,7 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
 
 
 REFUSED: list[str] = []
+WITH_EXISTING_ADDONS: list[str] = []
 ACCEPTED: list[str] = []
 
 
@@ -297,6 +348,8 @@ def test_validate_accepts_implies_plan_and_check_succeed(
         REFUSED.append(str(exc))
         return
     ACCEPTED.append(path.name)
+    if "mode: existing" in path.read_text(encoding="utf-8"):
+        WITH_EXISTING_ADDONS.append(path.name)
     recordings: dict[str, offline.Recording] = {}
     for name in names:
         env = resolve(doc, name)
@@ -318,3 +371,11 @@ def test_the_generator_mostly_writes_valid_blueprints() -> None:
     if not ACCEPTED and not REFUSED:
         pytest.skip("runs after the property test")
     assert len(ACCEPTED) >= 2 * len(REFUSED), "\n\n".join(REFUSED[:5])
+
+
+def test_the_generator_writes_existing_add_ons_that_plan() -> None:
+    """Some accepted examples attach to a cluster with existing add-ons (runs after the
+    property test)."""
+    if not ACCEPTED:
+        pytest.skip("runs after the property test")
+    assert WITH_EXISTING_ADDONS, "no accepted example uses an existing add-on"

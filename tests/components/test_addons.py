@@ -15,6 +15,7 @@ from cloud_fixtures import attached, cloud_recording, parsed, with_pool
 
 from inferplane.app.offline import Recording
 from inferplane.blueprint import defaults, naming
+from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.model import Environment, Observability
 from inferplane.components import addon_values, stack_args
 from inferplane.components.addons import EBS_STORAGE_CLASS, GKE_DRIVER_INSTALLER
@@ -482,3 +483,73 @@ def test_eks_has_no_gke_prerequisites(staging: Environment) -> None:
     rec = cloud_recording(staging)
     assert rec.of_type("kubernetes:core/v1:ResourceQuota") == []
     assert rec.of_type("kubernetes:apps/v1:DaemonSet") == []
+
+
+# --- add-ons the cluster already runs ----------------------------------------------------------
+def with_addons(env: Environment, raw: dict[str, Any]) -> Environment:
+    cluster = dataclasses.replace(env.cluster, addons=resolve_addons(raw))
+    return dataclasses.replace(env, cluster=cluster)
+
+
+EVERY_ADDON_EXISTING = {
+    "gpu_operator": {"mode": "existing", "namespace": "nvidia"},
+    "keda": {"mode": "existing", "namespace": "autoscaling"},
+    "prometheus": {
+        "mode": "existing",
+        "namespace": "observability",
+        "query_url": "http://prom.observability.svc:9090",
+        "selector_labels": {"prometheus": "platform"},
+    },
+}
+
+
+def test_existing_add_ons_on_gke_install_nothing(prod: Environment) -> None:
+    """No release, no add-on namespace, and on GKE neither the GPU Operator's critical-pods
+    quota nor the COS driver installer that come with an installed GPU Operator."""
+    rec = cloud_recording(with_addons(prod, EVERY_ADDON_EXISTING))
+    kinds = {r.type.rsplit(":", 1)[-1] for r in rec.resources if r.type.startswith("kubernetes:")}
+    assert not kinds & {"Release", "Namespace", "DaemonSet", "ResourceQuota", "Secret"}
+    assert rec.of_type(RELEASE) == []
+
+
+def test_existing_add_ons_on_eks_create_no_controller_roles(staging: Environment) -> None:
+    every = {
+        **EVERY_ADDON_EXISTING,
+        "aws_load_balancer_controller": {"mode": "existing"},
+        "cluster_autoscaler": {"mode": "existing"},
+    }
+    rec = cloud_recording(with_addons(attached(staging, "shared-eks"), every))
+    assert rec.of_type(RELEASE) == []
+    roles = [r.name for r in rec.of_type("aws:iam/role:Role")]
+    assert not [
+        n for n in roles if n.endswith(("-cluster-autoscaler", "-load-balancer-controller"))
+    ]
+    assert not [r for r in rec.resources if r.type.endswith(":StorageClass")]
+
+
+def test_an_existing_autoscaler_leaves_the_load_balancer_controller(staging: Environment) -> None:
+    """Karpenter or the cluster's own autoscaler: only the Cluster Autoscaler and its role go."""
+    env = with_addons(attached(staging, "shared-eks"), {"cluster_autoscaler": {"mode": "existing"}})
+    rec = cloud_recording(env)
+    assert sorted(releases(rec)) == [
+        "aws-load-balancer-controller",
+        naming.GPU_OPERATOR_RELEASE,
+        naming.KEDA_RELEASE,
+        naming.PROMETHEUS_RELEASE,
+    ]
+    roles = [r.name for r in rec.of_type("aws:iam/role:Role")]
+    assert [n for n in roles if n.endswith("-aws-load-balancer-controller")]
+    assert not [n for n in roles if n.endswith("-cluster-autoscaler")]
+
+
+def test_the_http_add_on_installs_beside_an_existing_keda(staging: Environment) -> None:
+    chat = staging.models["chat"]
+    cold = dataclasses.replace(chat, replicas=dataclasses.replace(chat.replicas, min=0))
+    env = dataclasses.replace(staging, models={**staging.models, "chat": cold})
+    env = with_addons(
+        attached(env, "shared-eks"),
+        {"keda": {"mode": "existing", "namespace": "autoscaling"}, "keda_http_add_on": {}},
+    )
+    found = releases(cloud_recording(env))
+    assert naming.KEDA_RELEASE not in found
+    assert found[naming.KEDA_HTTP_RELEASE].inputs["namespace"] == "autoscaling"

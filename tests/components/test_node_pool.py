@@ -72,6 +72,7 @@ def test_eks_node_group_fields(staging: Environment) -> None:
     assert l4["taints"] == [GPU_TAINT]
     assert l4["labels"] == {
         naming.POOL_LABEL: "l4",
+        naming.BLUEPRINT_LABEL: "support-assistant",
         naming.GPU_LABEL: "nvidia-l4",
         naming.ZONE_LABEL: "us-east-1a",
         "k8s.amazonaws.com/accelerator": "nvidia-l4",
@@ -194,6 +195,7 @@ def test_gke_pool_fields(prod: Environment) -> None:
     ]
     assert config["labels"] == {
         naming.POOL_LABEL: "l4",
+        naming.BLUEPRINT_LABEL: "support-assistant",
         naming.GPU_LABEL: "nvidia-l4",
         naming.ZONE_LABEL: "us-central1-b",
         "gke-no-default-nvidia-gpu-device-plugin": "true",

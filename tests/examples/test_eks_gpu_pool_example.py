@@ -72,6 +72,7 @@ def test_autoscaler_can_start_the_group_from_zero(recording: Recording) -> None:
         "taint/nvidia.com/gpu": "present:NoSchedule",
         "resources/nvidia.com/gpu": "1",
         f"label/{naming.POOL_LABEL}": "l4",
+        f"label/{naming.BLUEPRINT_LABEL}": "eks-gpu-pool",
         f"label/{naming.GPU_LABEL}": "nvidia-l4",
         f"label/{naming.ZONE_LABEL}": "us-east-1b",
         "label/k8s.amazonaws.com/accelerator": "nvidia-l4",
@@ -82,6 +83,7 @@ def test_node_group_labels_taint_and_scaling(recording: Recording) -> None:
     (group,) = recording.of_type(NODE_GROUP)
     assert group.inputs["labels"] == {
         naming.POOL_LABEL: "l4",
+        naming.BLUEPRINT_LABEL: "eks-gpu-pool",
         naming.GPU_LABEL: "nvidia-l4",
         naming.ZONE_LABEL: "us-east-1b",
         "k8s.amazonaws.com/accelerator": "nvidia-l4",

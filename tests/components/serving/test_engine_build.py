@@ -181,7 +181,10 @@ def test_build_job(served, env_name, request):
     pod = pod_spec(job)
     assert pod["serviceAccountName"] == "engine-builder"
     assert pod["restartPolicy"] == "Never"
-    assert pod["nodeSelector"] == {"inferplane.dev/pool": "l4"}
+    assert pod["nodeSelector"] == {
+        "inferplane.dev/pool": "l4",
+        "inferplane.dev/blueprint": "support-assistant",
+    }
     assert pod["tolerations"] == [
         {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
     ]
@@ -267,7 +270,10 @@ def test_mig_build_uses_the_slice(served, staging):
     job = k8s_object(rec, JOB, f"nightly-embed-engine-{key[:10]}")
     build = pod_spec(job)["initContainers"][1]
     assert build["resources"]["limits"]["nvidia.com/mig-3g.40gb"] == "1"
-    assert pod_spec(job)["nodeSelector"] == {"inferplane.dev/pool": "h100"}
+    assert pod_spec(job)["nodeSelector"] == {
+        "inferplane.dev/pool": "h100",
+        "inferplane.dev/blueprint": "support-assistant",
+    }
 
 
 def test_key_change_means_new_job(staging):

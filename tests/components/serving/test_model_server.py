@@ -88,7 +88,11 @@ def test_pinned_to_pool_and_zones(served, env_name, model, zones):
     d = k8s_object(served(env_name), DEPLOYMENT, model)
     spec = pod_spec(d)
     pool = "h100" if model == "nightly-embed" else "l4"
-    assert spec["nodeSelector"] == {"inferplane.dev/pool": pool}
+    # The blueprint label too: another blueprint on the cluster may have a pool of that name.
+    assert spec["nodeSelector"] == {
+        "inferplane.dev/pool": pool,
+        "inferplane.dev/blueprint": "support-assistant",
+    }
     assert spec["tolerations"] == [GPU_TAINT]
     required = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert required == {

@@ -123,7 +123,8 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     key = engine_key(model, env)
     job = k8s_object(rec, JOB, f"{MODEL}-engine-{key[:10]}")
     spec = pod_spec(job)
-    assert spec["nodeSelector"] == {"inferplane.dev/pool": "h100x4"}
+    assert spec["nodeSelector"]["inferplane.dev/pool"] == "h100x4"
+    assert set(spec["nodeSelector"]) == {"inferplane.dev/pool", "inferplane.dev/blueprint"}
     build = container(job, "trtllm-build", init=True)
     assert build["image"] == "nvcr.io/nvidia/tritonserver:25.08-trtllm-python-py3"
     assert build["resources"]["limits"]["nvidia.com/gpu"] == "4"

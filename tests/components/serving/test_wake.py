@@ -21,6 +21,7 @@ from inferplane.blueprint import naming
 from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.model import Environment, Wake
 from inferplane.components.serving import autoscaling, wake
+from inferplane.components.serving.spec import ServingEnvironment
 
 NS = "support-assistant"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
@@ -222,7 +223,8 @@ def test_the_model_admits_the_interceptor(
     served: Callable[[str], Recording], served_cold: Recording
 ) -> None:
     policy = k8s_object(served_cold, NETWORK_POLICY, "chat")
-    interceptor = wake.interceptor_ingress()
+    env = ServingEnvironment(part_of="x", environment="e", cloud="aws", region="us-east-1")
+    interceptor = wake.interceptor_ingress(env)
     assert interceptor in policy.inputs["spec"]["ingress"]
     assert interceptor["ports"] == [{"protocol": "TCP", "port": 8000}]
     warm = k8s_object(served("prod"), NETWORK_POLICY, "chat")

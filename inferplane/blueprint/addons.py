@@ -1,0 +1,140 @@
+"""Which cluster add-ons an environment installs, and where the ones it uses run.
+
+``environments.<env>.cluster.addons`` says, per add-on, ``mode: install`` (the default: the
+pinned chart, at the fixed release name and namespace of `naming`) or ``mode: existing``
+with the coordinates the stack needs to use one the cluster already runs. `Addons` holds
+the result with the defaults filled in, so components read one set of coordinates whether
+the add-on is installed or not.
+
+Installed once per cluster: a second blueprint on the same cluster sets the add-ons the
+first one installs to ``existing``. Everything else a blueprint creates is in its own
+namespace or carries its name (`naming.cluster_scoped_name`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final
+
+from inferplane.blueprint import naming
+
+INSTALL: Final = "install"
+EXISTING: Final = "existing"
+ADDON_KEYS: Final = (
+    "gpu_operator",
+    "keda",
+    "keda_http_add_on",
+    "prometheus",
+    "aws_load_balancer_controller",
+    "cluster_autoscaler",
+)
+AWS_ONLY: Final = ("aws_load_balancer_controller", "cluster_autoscaler")
+PROMETHEUS_SELECTOR: Final = MappingProxyType({"release": naming.PROMETHEUS_RELEASE})
+"""kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by
+``release: <release name>`` (chart values ``prometheus.prometheusSpec.
+serviceMonitorSelectorNilUsesHelmValues``/``ruleSelectorNilUsesHelmValues``, default true)."""
+DASHBOARD_LABEL: Final = MappingProxyType({"grafana_dashboard": "1"})
+"""The Grafana chart's dashboard sidecar default: ``sidecar.dashboards.label:
+grafana_dashboard``, ``labelValue: "1"`` (grafana/helm-charts ``charts/grafana/values.yaml``)."""
+
+
+@dataclass(frozen=True)
+class Addon:
+    """One add-on without coordinates (`existing`: the cluster runs it already)."""
+
+    existing: bool = False
+
+
+@dataclass(frozen=True)
+class NamespacedAddon:
+    """One add-on and the namespace it runs in (given, or the fixed one it installs into)."""
+
+    namespace: str
+    existing: bool = False
+
+
+@dataclass(frozen=True)
+class KedaHttpAddon:
+    """The KEDA HTTP add-on: its namespace (interceptor, scaler, the models' wake load
+    balancers) and Helm release name (its interceptor pods' ``app.kubernetes.io/instance``)."""
+
+    namespace: str
+    release: str = naming.KEDA_HTTP_RELEASE
+    existing: bool = False
+
+
+@dataclass(frozen=True)
+class PrometheusAddon:
+    """The Prometheus the models report to."""
+
+    namespace: str = naming.MONITORING_NAMESPACE
+    """Where its pods run: the models' NetworkPolicies admit scrapes from there."""
+    query_url: str = naming.PROMETHEUS_URL
+    """KEDA's Prometheus triggers query it (``serverAddress``)."""
+    selector_labels: Mapping[str, str] = field(default_factory=lambda: PROMETHEUS_SELECTOR)
+    """On every ServiceMonitor and PrometheusRule: what its operator selects them by."""
+    dashboard_label: Mapping[str, str] = field(default_factory=lambda: DASHBOARD_LABEL)
+    """On every dashboard ConfigMap: what Grafana's sidecar loads them by."""
+    existing: bool = False
+
+
+@dataclass(frozen=True)
+class Addons:
+    """Every add-on of one environment. Default: all installed."""
+
+    gpu_operator: NamespacedAddon = field(
+        default_factory=lambda: NamespacedAddon(naming.GPU_OPERATOR_NAMESPACE)
+    )
+    keda: NamespacedAddon = field(default_factory=lambda: NamespacedAddon(naming.KEDA_NAMESPACE))
+    keda_http_add_on: KedaHttpAddon = field(
+        default_factory=lambda: KedaHttpAddon(naming.KEDA_NAMESPACE)
+    )
+    prometheus: PrometheusAddon = field(default_factory=PrometheusAddon)
+    aws_load_balancer_controller: Addon = field(default_factory=Addon)
+    cluster_autoscaler: Addon = field(default_factory=Addon)
+
+    def existing_namespaces(self) -> dict[str, str]:
+        """Add-on key -> namespace, for every `existing` add-on that names one."""
+        found: dict[str, str] = {}
+        for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus"):
+            addon = getattr(self, key)
+            if addon.existing:
+                found[key] = addon.namespace
+        return found
+
+
+def is_existing(spec: Mapping[str, Any] | None) -> bool:
+    return bool(spec) and (spec or {}).get("mode", INSTALL) == EXISTING
+
+
+def resolve_addons(raw: Mapping[str, Any] | None) -> Addons:
+    """`Addons` of a validated ``cluster.addons`` mapping (None: all installed)."""
+    raw = raw or {}
+    gpu, keda, http, prom = (raw.get(k) or {} for k in ADDON_KEYS[:4])
+    keda_ns = keda["namespace"] if is_existing(keda) else naming.KEDA_NAMESPACE
+    prometheus = PrometheusAddon()
+    if is_existing(prom):
+        prometheus = PrometheusAddon(
+            namespace=prom["namespace"],
+            query_url=prom["query_url"],
+            selector_labels=MappingProxyType(dict(prom["selector_labels"])),
+            dashboard_label=MappingProxyType(dict(prom.get("dashboard_label") or DASHBOARD_LABEL)),
+            existing=True,
+        )
+    return Addons(
+        gpu_operator=NamespacedAddon(gpu["namespace"], existing=True)
+        if is_existing(gpu)
+        else NamespacedAddon(naming.GPU_OPERATOR_NAMESPACE),
+        keda=NamespacedAddon(keda_ns, existing=is_existing(keda)),
+        # An installed HTTP add-on goes beside KEDA, whose ScaledObject CRD it needs.
+        keda_http_add_on=KedaHttpAddon(
+            http["namespace"], http.get("release", naming.KEDA_HTTP_RELEASE), existing=True
+        )
+        if is_existing(http)
+        else KedaHttpAddon(keda_ns),
+        prometheus=prometheus,
+        aws_load_balancer_controller=Addon(is_existing(raw.get("aws_load_balancer_controller"))),
+        cluster_autoscaler=Addon(is_existing(raw.get("cluster_autoscaler"))),
+    )

@@ -1,0 +1,215 @@
+"""Semantic checks of ``environments.<env>.cluster.addons``: what an `existing` add-on can
+and cannot do for the blueprint, checked where the blueprint says it.
+
+The schema already requires the coordinates of each `existing` add-on; here the checks
+that need the rest of the environment: the cluster it runs on, the cloud, the pools'
+GPU sharing, the models that wake on traffic and the observability settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
+
+from inferplane.blueprint import defaults, naming, wake
+from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, is_existing
+from inferplane.blueprint.errors import YamlPath
+
+if TYPE_CHECKING:
+    from inferplane.blueprint.semantic_env import EnvView
+
+MANAGED_PROMETHEUS: Final = (
+    (
+        re.compile(r"(^|\.)monitoring\.googleapis\.com$"),
+        "Google Cloud Managed Service for Prometheus",
+        # GMP collects from PodMonitoring/ClusterPodMonitoring objects
+        # (monitoring.googleapis.com/v1) and its query API takes OAuth2 tokens
+        # (https://cloud.google.com/stackdriver/docs/managed-prometheus/query-api-ui).
+        "it collects PodMonitoring objects, not ServiceMonitors, and its query API needs "
+        "OAuth2 tokens",
+    ),
+    (
+        re.compile(r"^aps-workspaces\.[a-z0-9-]+\.amazonaws\.com$"),
+        "Amazon Managed Service for Prometheus",
+        # AMP's query API needs SigV4-signed requests
+        # (https://docs.aws.amazon.com/prometheus/latest/userguide/AMP-onboard-query.html).
+        "its query API needs SigV4-signed requests and it has no Prometheus Operator",
+    ),
+)
+"""Query endpoints of managed Prometheus services: the ServiceMonitors, PrometheusRules and
+unauthenticated KEDA queries the blueprint relies on do not work with them."""
+AWS_ONLY_FIX: Final = {
+    "aws_load_balancer_controller": "GKE provisions the load balancers itself",
+    "cluster_autoscaler": "GKE scales its node pools itself",
+}
+
+
+def _addons(env: EnvView) -> Mapping[str, Any]:
+    return (env.spec.get("cluster") or {}).get("addons") or {}
+
+
+def _path(env: EnvView, *rest: str) -> YamlPath:
+    return ("environments", env.name, "cluster", "addons", *rest)
+
+
+def check_addons(env: EnvView) -> None:
+    addons = _addons(env)
+    created = bool((env.spec.get("cluster") or {}).get("create"))
+    for key in ADDON_KEYS:
+        spec = addons.get(key)
+        if key in AWS_ONLY and spec is not None and env.spec["cloud"] != "aws":
+            env.error(
+                _path(env, key),
+                f"`{key}` is an AWS add-on",
+                f"remove it: {AWS_ONLY_FIX[key]}",
+            )
+        elif created and is_existing(spec):
+            env.error(
+                _path(env, key, "mode"),
+                "an `existing` add-on needs an attached cluster: a cluster this blueprint "
+                "creates runs no add-ons before its first deploy",
+                "remove `mode: existing` (inferplane installs it), or attach to the cluster "
+                "with `existing: <cluster name>`",
+            )
+    _check_shared_cluster(env)
+    _check_namespaces(env, addons)
+    _check_gpu_sharing(env, addons)
+    _check_http_add_on(env, addons)
+    _check_prometheus(env, addons)
+
+
+def _cluster_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    cluster = spec.get("cluster") or {}
+    if not cluster.get("existing"):
+        return None
+    location = cluster.get("location", spec["region"])
+    return (spec["cloud"], spec.get("project"), location, cluster["existing"])
+
+
+def _check_shared_cluster(env: EnvView) -> None:
+    """Two environments of one blueprint on one cluster would both create the blueprint's
+    namespace (and its objects, named alike): the second is refused."""
+    key = _cluster_key(env.spec)
+    if key is None:
+        return
+    for name, other in env.doc.data["environments"].items():
+        if name == env.name:
+            return
+        if _cluster_key(other) == key:
+            env.error(
+                ("environments", env.name, "cluster", "existing"),
+                f"environment {name!r} attaches to cluster {key[-1]!r} too, and both would "
+                f"create the namespace {naming.namespace(env.data['name'])!r} and the objects "
+                "in it",
+                "attach each environment of a blueprint to its own cluster; two blueprints "
+                "(with different names) may share one",
+            )
+            return
+
+
+def _check_namespaces(env: EnvView, addons: Mapping[str, Any]) -> None:
+    """The stack creates the blueprint's namespace (default-deny, Pod Security
+    ``restricted``): an add-on cannot already run in it."""
+    own = naming.namespace(env.data["name"])
+    for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus"):
+        spec = addons.get(key) or {}
+        if is_existing(spec) and spec.get("namespace") == own:
+            env.error(
+                _path(env, key, "namespace"),
+                f"namespace {own!r} is the blueprint's own namespace, which it creates for its "
+                "serving objects",
+                "give the namespace the add-on runs in; a blueprint and an add-on never share one",
+            )
+
+
+def _check_gpu_sharing(env: EnvView, addons: Mapping[str, Any]) -> None:
+    """The GPU Operator's ClusterPolicy names ONE device-plugin ConfigMap
+    (``devicePlugin.config.name``) whose keys nodes select by label: time-slicing pools need
+    their keys in it, and MIG pools need the ``mixed`` strategy and the MIG manager
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html,
+    gpu-operator-mig.html). An existing GPU Operator keeps its own ClusterPolicy, which a
+    blueprint cannot change without taking it over from its owner."""
+    if not is_existing(addons.get("gpu_operator")):
+        return
+    for name, pool in (env.data.get("gpu_pools") or {}).items():
+        sharing = pool.get("sharing", defaults.POOL_SHARING)
+        if sharing in ("time_slicing", "mig"):
+            env.error(
+                _path(env, "gpu_operator", "mode"),
+                f"pool {name!r} shares its GPUs ({sharing}), which needs the device-plugin "
+                "configuration of the GPU Operator inferplane installs; an existing GPU "
+                "Operator keeps its own ClusterPolicy",
+                f"use `mode: install` for the GPU Operator, or `sharing: exclusive` on pool "
+                f"{name!r}",
+            )
+
+
+def _wakes_on_traffic(env: EnvView) -> list[str]:
+    found = []
+    pools = env.data.get("gpu_pools") or {}
+    for name, model in (env.data.get("models") or {}).items():
+        replicas = model.get("replicas") or {}
+        low = replicas.get("min")
+        if low is None:
+            realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
+            zones = (pools.get(model["pool"]) or {}).get("zones") or env.spec["zones"]
+            low, _ = defaults.default_replicas(realtime, len(zones))
+        server = model["server"]
+        protocol = (model.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server])
+        if wake.wakes_on_traffic(server, protocol, low):
+            found.append(name)
+    return found
+
+
+def _check_http_add_on(env: EnvView, addons: Mapping[str, Any]) -> None:
+    """With an existing KEDA, the HTTP add-on's default (installed beside it) could install
+    a second copy next to one the cluster already runs: say which it is."""
+    if not is_existing(addons.get("keda")) or "keda_http_add_on" in addons:
+        return
+    waking = _wakes_on_traffic(env)
+    if waking:
+        env.error(
+            _path(env, "keda"),
+            f"model {waking[0]!r} wakes on its own HTTP traffic through the KEDA HTTP add-on, "
+            "and with an existing KEDA the blueprint must say whether the cluster runs it",
+            "add `keda_http_add_on: {mode: existing, namespace: <its namespace>}`, or "
+            "`keda_http_add_on: {mode: install}` to install it beside KEDA",
+        )
+
+
+def _check_prometheus(env: EnvView, addons: Mapping[str, Any]) -> None:
+    prom = addons.get("prometheus") or {}
+    if not is_existing(prom):
+        return
+    host = urlsplit(prom["query_url"]).hostname or ""
+    for pattern, service, why in MANAGED_PROMETHEUS:
+        if pattern.search(host):
+            env.error(
+                _path(env, "prometheus", "query_url"),
+                f"{service} is not supported: {why}",
+                "give a Prometheus run by the Prometheus Operator (such as kube-prometheus-stack) "
+                "that answers queries without authentication, or use `mode: install`",
+            )
+    obs = env.data.get("observability") or {}
+    if "prometheus" in obs:
+        env.error(
+            ("observability", "prometheus"),
+            "`observability.prometheus` configures the Prometheus inferplane installs, and "
+            f"environment {env.name!r} uses an existing one",
+            "remove it: the existing Prometheus keeps its own retention and storage",
+        )
+    alerts = obs.get("alerts") or {}
+    for key in ("receivers", "route"):
+        if key in alerts:
+            env.error(
+                ("observability", "alerts", key),
+                f"`alerts.{key}` configures the Alertmanager inferplane installs, and "
+                f"environment {env.name!r} uses an existing Prometheus",
+                "remove it and route the alerts in the existing Alertmanager: the "
+                "blueprint's alerting rules still reach it",
+            )
+
+
+__all__ = ["MANAGED_PROMETHEUS", "check_addons"]
