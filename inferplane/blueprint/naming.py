@@ -177,4 +177,4 @@ def short_hash(*parts: str, length: int = 12) -> str:
 def spare_gpu_priority_class(blueprint: str, env: str, pool: str) -> str:
     """The cluster-wide PriorityClass of one pool's spare-GPU placeholders; blueprint and
     environment in the name, because PriorityClasses are not namespaced."""
-    return f"{blueprint}-{env}-{pool}-spare-gpus"
+    return cluster_scoped_name(blueprint, f"{env}-{pool}-spare-gpus")

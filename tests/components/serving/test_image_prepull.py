@@ -85,7 +85,9 @@ def test_the_daemon_set_runs_on_its_pool_only_and_holds_nothing(path: Path, env:
         assert ds["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
         kubernetes_validate.validate(ds, "1.33", strict=True)
         pod = ds["spec"]["template"]["spec"]
-        assert pod["nodeSelector"] == {naming.POOL_LABEL: pool}
+        # Its own blueprint's nodes only: pool names are unique within one blueprint.
+        blueprint = ds["metadata"]["labels"]["app.kubernetes.io/part-of"]
+        assert pod["nodeSelector"] == {naming.POOL_LABEL: pool, naming.BLUEPRINT_LABEL: blueprint}
         assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
                 "effect": "NoSchedule"} in pod["tolerations"]  # fmt: skip
         assert pod["automountServiceAccountToken"] is False
