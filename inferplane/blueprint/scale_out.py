@@ -151,11 +151,12 @@ class Constants:
 
     unknown_llm_parameters_billions: float = 8
     """An LLM whose size neither ``model_info`` nor the built-in table gives (a model-store
-    source): assumed 8 billion parameters, the common size served on one GPU, at the
+    source). Assumption: 8 billion parameters, the common size served on one GPU, at the
     model's precision."""
 
     unknown_model_gb: float = 1
-    """An ONNX/TensorRT model (the store does not say its size): assumed 1 GB."""
+    """An ONNX/TensorRT model (the store does not say its size). Assumption: 1 GB, a
+    cross-encoder or classifier of a few hundred million weights in 16 bits."""
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Constants:
