@@ -279,7 +279,7 @@ def _model(name: str, raw: Any) -> ScaleOutInputs:
     weights = data["weights_gb"]
     return ScaleOutInputs(
         latency_class=text("latency_class"),
-        runtime=runtime,  # type: ignore[arg-type]  # checked above
+        runtime=runtime,
         pool=text("pool"),
         units_per_replica=num("units_per_replica"),
         spare_units=num("spare_units"),

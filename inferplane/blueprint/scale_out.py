@@ -179,9 +179,10 @@ def constant_docs() -> dict[str, str]:
     assert isinstance(cls, ast.ClassDef)
     out: dict[str, str] = {}
     for node, nxt in itertools.pairwise(cls.body):
-        named = isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-        if named and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
-            out[node.target.id] = " ".join(str(nxt.value.value).split())  # type: ignore[union-attr]
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            out[node.target.id] = " ".join(str(nxt.value.value).split())
     return out
 
 
