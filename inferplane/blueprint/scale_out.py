@@ -15,7 +15,9 @@ order:
   kept free by placeholder pods that serving pods preempt) than one replica requests.
 - ``image_pull``: only on a new node. A node that already runs has the serving images of
   its pool's models (the pool's pre-pull DaemonSet pulls them when the node joins); a new
-  node pulls them while the replica waits for the same bytes.
+  node pulls them while the replica waits for the same bytes. No pool enables GKE image
+  streaming or a secondary boot disk (`inferplane.components.node_pool`), which would
+  shorten this part on GKE.
 - ``weights``: the copy from the environment's model store (s3/gs in the region; an
   ``hf://`` source is staged there once and replicas read the staged copy) onto the node.
 - ``engine_load``: the weights into GPU memory plus the server's own start-up.
