@@ -10,9 +10,11 @@ import pytest
 
 from inferplane.app import plan
 
+# The reference keeps a spare GPU per zone on l4 (no node, no image pull for its realtime
+# models) and none on the batch pool h100.
 CHAT_LINE = (
-    "  scale-out chat: 569 s (node 300 s, image_pull 120 s, engine_load 64 s, weights 40 s, "
-    "prometheus_scrape 15 s, hpa_reaction 15 s, readiness 15 s)"
+    "  scale-out chat: 149 s (engine_load 64 s, weights 40 s, prometheus_scrape 15 s, "
+    "hpa_reaction 15 s, readiness 15 s)"
 )
 
 
@@ -33,28 +35,28 @@ def test_plan_prints_and_writes_every_models_budget(
         CHAT_LINE,
         "  scale-out nightly-embed: 461 s (node 300 s, image_pull 100 s, metrics_poll 15 s, "
         "prometheus_scrape 15 s, readiness 15 s, engine_load 11 s, weights 5 s)",
-        "  scale-out ranker: 463 s (node 300 s, image_pull 100 s, prometheus_scrape 15 s, "
-        "hpa_reaction 15 s, readiness 15 s, engine_load 11 s, weights 5 s, warmup 2 s)",
-        "  scale-out toxicity: 461 s (node 300 s, image_pull 100 s, prometheus_scrape 15 s, "
-        "hpa_reaction 15 s, readiness 15 s, engine_load 11 s, weights 5 s)",
+        "  scale-out ranker: 63 s (prometheus_scrape 15 s, hpa_reaction 15 s, readiness 15 s, "
+        "engine_load 11 s, weights 5 s, warmup 2 s)",
+        "  scale-out toxicity: 61 s (prometheus_scrape 15 s, hpa_reaction 15 s, readiness 15 s, "
+        "engine_load 11 s, weights 5 s)",
     ]
     doc = json.loads((out / "plan.json").read_text())
     assert list(doc) == ["blueprint", "environment", "models", "secrets", "resources"]
     assert list(doc["models"]) == ["chat", "nightly-embed", "ranker", "toxicity"]
     chat = doc["models"]["chat"]["scale_out"]
     assert {k: chat[k] for k in ("total_s", "parts", "dominant")} == {
-        "total_s": 569,
+        "total_s": 149,
         "parts": {
             "prometheus_scrape": 15,
             "hpa_reaction": 15,
-            "node": 300,
-            "image_pull": 120,
             "weights": 40,
             "engine_load": 64,
             "readiness": 15,
         },
-        "dominant": "node",
+        "dominant": "engine_load",
     }
+    embed = doc["models"]["nightly-embed"]["scale_out"]
+    assert (embed["total_s"], embed["dominant"]) == (461, "node")  # h100 keeps no spare
     assert list(chat["notes"]) == list(chat["parts"])  # every part says where it comes from
 
 
@@ -65,12 +67,17 @@ def test_the_policy_config_corrects_the_estimates(
     config.write_text("scale-out-budget:\n  node_provision_s: 100\n  engine_init_s_vllm: 30\n")
     out = tmp_path / "plan"
     assert plan.run(_args(reference_blueprint, out, "--policy-config", str(config))) == 0
+    printed = capsys.readouterr().out.splitlines()
     assert (
-        "  scale-out chat: 339 s (image_pull 120 s, node 100 s, weights 40 s, engine_load 34 s, "
-        "prometheus_scrape 15 s, hpa_reaction 15 s, readiness 15 s)"
-    ) in capsys.readouterr().out.splitlines()
+        "  scale-out chat: 119 s (weights 40 s, engine_load 34 s, prometheus_scrape 15 s, "
+        "hpa_reaction 15 s, readiness 15 s)"
+    ) in printed
+    assert (
+        "  scale-out nightly-embed: 261 s (node 100 s, image_pull 100 s, metrics_poll 15 s, "
+        "prometheus_scrape 15 s, readiness 15 s, engine_load 11 s, weights 5 s)"
+    ) in printed
     chat = json.loads((out / "plan.json").read_text())["models"]["chat"]["scale_out"]
-    assert chat["total_s"] == 339
+    assert chat["total_s"] == 119
 
 
 def test_an_invalid_policy_config_is_a_located_error(

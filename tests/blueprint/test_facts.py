@@ -167,7 +167,7 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "runtime": "vllm",
         "pool": "l4",
         "units_per_replica": 1,
-        "spare_units": 0,
+        "spare_units": 1,
         "weights_gb": None,  # a model-store source names no model: the budget assumes a size
         "weights_basis": "size unknown (a model-store source without model_info)",
         "weights_precision_bytes": 1,

@@ -22,7 +22,7 @@ def with_spare(env: Environment, pool: str, spare: int) -> Environment:
 def test_without_spare_gpus_every_realtime_model_is_reported(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = reference_env("prod")
+    env = with_spare(reference_env("prod"), "l4", 0)
     found = RULE.run(Stack.of([], env))
     assert [(f.target, f.field) for f in found] == [
         ("models.chat", ("gpu_pools", "l4", "spare_gpus")),
@@ -43,7 +43,8 @@ def test_with_a_spare_gpu_the_reference_realtime_models_are_within_the_bound(
     reference_env: Callable[[str], Environment],
 ) -> None:
     for name in ("staging", "prod"):
-        env = with_spare(reference_env(name), "l4", 1)
+        env = reference_env(name)
+        assert env.pools["l4"].spare_gpus == 1
         assert RULE.run(Stack.of([], env)) == []
 
 
@@ -52,7 +53,7 @@ def test_a_large_known_model_is_reported_for_its_weights(
 ) -> None:
     from inferplane.blueprint import llm_catalog
 
-    env = with_spare(reference_env("prod"), "l4", 1)
+    env = reference_env("prod")
     chat = dataclasses.replace(
         env.models["chat"], llm=llm_catalog.lookup("Qwen/Qwen3-8B"), precision="bf16"
     )
@@ -72,7 +73,7 @@ def test_a_large_known_model_is_reported_for_its_weights(
 def test_the_bound_and_the_estimates_come_from_the_config(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = reference_env("prod")
+    env = with_spare(reference_env("prod"), "l4", 0)
     stack = Stack.of([], env)
     assert RULE.run(stack, {"max_total_s": 600}) == []
     # Nodes that come up in 20 s and images that pull at 1 GB/s: only the triton models pass.
@@ -83,12 +84,14 @@ def test_the_bound_and_the_estimates_come_from_the_config(
 def test_the_rule_reads_the_published_facts_online(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = reference_env("prod")
+    env = with_spare(reference_env("prod"), "l4", 0)
     published = facts_module.from_config_map(
         facts_module.to_config_map(facts_module.environment_facts(env))
     )
     online = Stack(resources=(), env=None, facts=published)
-    assert [f.message for f in RULE.run(online)] == [f.message for f in RULE.run(Stack.of([], env))]
+    offline = [f.message for f in RULE.run(Stack.of([], env))]
+    assert len(offline) == 3
+    assert [f.message for f in RULE.run(online)] == offline
 
 
 def test_without_facts_the_rule_is_skipped() -> None:
