@@ -90,7 +90,7 @@ def test_validate_plan_and_check_run_from_the_installed_copy(
     assert run.returncode == 0, run.stderr
     # The one advisory: the chat model's GPU memory fit (its source names no known model).
     assert run.stderr.startswith(
-        "app.yaml:75:13: warning: models.chat.source: GPU memory fit not checked"
+        "app.yaml:76:13: warning: models.chat.source: GPU memory fit not checked"
     )
     assert run.stderr.count("\n") == 1
     assert run.stdout == "app.yaml: valid (2 environments: staging, prod)\n"

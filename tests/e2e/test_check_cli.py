@@ -247,7 +247,7 @@ def test_policy_config_can_make_an_advisory_fail(tmp_path: Path) -> None:
     config.write_text('{"latency-signal": "mandatory"}\n')
     proc = check(str(REFERENCE), "--policy-config", str(config), "--format", "github")
     assert proc.returncode == 1
-    assert "::error file=blueprints/support-assistant.yaml,line=123,col=27," in proc.stdout
+    assert "::error file=blueprints/support-assistant.yaml,line=124,col=27," in proc.stdout
 
 
 def test_sarif_output_file(tmp_path: Path) -> None:

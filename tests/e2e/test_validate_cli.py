@@ -59,7 +59,7 @@ def test_what_could_not_be_checked_is_a_warning_with_exit_0() -> None:
     result = inferplane("validate", str(REFERENCE))
     assert result.returncode == 0
     assert result.stderr == (
-        f"{REFERENCE}:75:13: warning: models.chat.source: GPU memory fit not checked: a "
+        f"{REFERENCE}:76:13: warning: models.chat.source: GPU memory fit not checked: a "
         "model-store source does not say which model it is; add model_info: hf_repo "
         "(org/name, when it is a common open model inferplane knows) or its numbers "
         "(parameters_billions, layers, heads, kv_heads, head_dim)\n"
@@ -79,7 +79,7 @@ def test_a_model_that_cannot_fit_is_refused(tmp_path: Path) -> None:
     result = inferplane("validate", str(big))
     assert result.returncode == 2
     assert result.stderr == (
-        f"{big}:75:13: error: models.chat.source: "
+        f"{big}:76:13: error: models.chat.source: "
         "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 135.4 GiB (weights 131.4 + KV cache 2.5 for 1 × 8192 tokens + "
         "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
