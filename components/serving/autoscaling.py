@@ -44,14 +44,14 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, timing
 from inferplane.blueprint.model import Signal
 from inferplane.components.serving import promql, wake
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 FALLBACK_FAILURE_THRESHOLD: Final = 3
 """Failed polls (15 s apart) before KEDA switches to the fallback replica count."""
-POLLING_INTERVAL_S: Final = 15
+POLLING_INTERVAL_S: Final = timing.POLLING_INTERVAL_S
 SCALE_DOWN_PERIOD_S: Final = 60
 """At most one replica leaves per this many seconds, after the stabilisation window."""
 KEDA_VALUE_FALLBACK_SINCE: Final = (2, 18)

@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import defaults, naming, timing
 from inferplane.components.serving.spec import (
     ServedModel,
     ServingArgsError,
@@ -64,7 +64,7 @@ DRAIN_MARGIN_S: Final = 15
 ROLLOUT_MARGIN_S: Final = 900
 """Rollout time beyond the startup timeout: a node scale-up, a 10-20 GB image pull and the
 weight download all happen before the startup probe starts counting."""
-PROBE_PERIOD_S: Final = 10
+PROBE_PERIOD_S: Final = timing.PROBE_PERIOD_S
 AWAIT_MARGIN_S: Final = 300
 """Beyond the rollout: the cloud load balancer's provisioning (an NLB takes minutes) and the
 Endpoints' 10 s settling (`await_timeout_s`)."""
@@ -375,13 +375,15 @@ def shm_size_mib(model: ServedModel) -> int:
 
 
 # --- probes and drain -------------------------------------------------------------------
-def http_probe(path: str, period_s: int, failures: int, timeout_s: int = 5) -> Manifest:
+def http_probe(
+    path: str, period_s: int, failures: int, timeout_s: int = 5, successes: int = 1
+) -> Manifest:
     return {
         "httpGet": {"path": path, "port": "http"},
         "periodSeconds": period_s,
         "failureThreshold": failures,
         "timeoutSeconds": timeout_s,
-        "successThreshold": 1,
+        "successThreshold": successes,
     }
 
 
@@ -392,7 +394,13 @@ def probes(model: ServedModel, ready_path: str, live_path: str) -> Manifest:
         "startupProbe": http_probe(
             ready_path, PROBE_PERIOD_S, math.ceil(model.startup_timeout_s / PROBE_PERIOD_S)
         ),
-        "readinessProbe": http_probe(ready_path, 5, 2, timeout_s=3),
+        "readinessProbe": http_probe(
+            ready_path,
+            timing.READINESS_PERIOD_S,
+            timing.READINESS_FAILURE_THRESHOLD,
+            timeout_s=3,
+            successes=timing.READINESS_SUCCESS_THRESHOLD,
+        ),
         "livenessProbe": http_probe(live_path, PROBE_PERIOD_S, 6),
         "lifecycle": {"preStop": {"exec": {"command": ["sleep", str(PRESTOP_SLEEP_S)]}}},
     }

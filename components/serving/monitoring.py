@@ -23,11 +23,11 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, timing
 from inferplane.components.serving import dashboards, rules
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
-SCRAPE_INTERVAL: Final = "15s"
+SCRAPE_INTERVAL: Final = f"{timing.SCRAPE_INTERVAL_S}s"
 SCRAPE_TIMEOUT: Final = "10s"
 METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
 """Name of the Service port that serves /metrics, by server."""

@@ -1,8 +1,11 @@
-"""`inferplane plan BLUEPRINT --env ENV [--out DIR]`: what `pulumi up -s ENV` would create.
+"""`inferplane plan BLUEPRINT --env ENV [--out DIR] [--policy-config FILE]`: what `pulumi up -s
+ENV` would create.
 
 Validates the whole blueprint, runs the stack program offline (`inferplane.app.offline`), and
 prints the resource tree — each resource with the facts a reviewer looks for (zone,
-instance type, GPUs, min/max, chart and version, replicas) — then the count per type.
+instance type, GPUs, min/max, chart and version, replicas) — then the count per type, then
+each model's scale-out budget (`inferplane.blueprint.scale_out`; its estimates are the
+``scale-out-budget`` rule's keys in the policy config).
 With `--out DIR` it also writes plan.json, the Kubernetes manifests, the Helm releases and
 the Triton model configs (`inferplane.app.plan_output`). Nothing is written unless the whole
 plan succeeds.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ from inferplane.blueprint.errors import BlueprintError, printable
 
 if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
     from inferplane.app.offline import RecordedResource, Recording
+    from inferplane.blueprint.scale_out import Budget, Constants
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,14 +41,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="also write plan.json, manifests/, helm/ and triton/ to DIR (replaced whole)",
     )
+    parser.add_argument(
+        "--policy-config",
+        metavar="FILE",
+        help="policy config whose scale-out-budget keys correct the budget's estimates",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from inferplane.app import plan_output
+    from inferplane.blueprint import scale_out
     from inferplane.blueprint.resolve import resolve_file
 
     try:
         env = resolve_file(args.blueprint, args.env)
+        budgets = scale_out.budgets(env, scale_out_constants(args.policy_config))
         if args.out is not None:  # fail before the run, and again at write time
             plan_output.check_out_dir(args.out)
         from inferplane.app.offline import run_program
@@ -71,19 +82,53 @@ def run(args: argparse.Namespace) -> int:
     print(file=out)
     for line in plan_secrets.render(secrets):
         print(line, file=out)
+    print(file=out)
+    for line in render_budgets(budgets):
+        print(printable(line), file=out)
     for message in recording.messages:
         if message.severity in {"warning", "error"}:
             print(printable(f"{message.severity}: {message.text}"), file=sys.stderr)
     if args.out is not None:
         try:
             written = plan_output.write_atomically(
-                args.out, plan_output.files(recording, env.blueprint, env.name, secrets)
+                args.out,
+                plan_output.files(
+                    recording, env.blueprint, env.name, secrets, model_entries(budgets)
+                ),
             )
         except plan_output.OutputDirError as exc:
             return usage_error("inferplane plan", f"--out {exc}")
         print(printable(f"Wrote {len(written)} files to {args.out}"), file=out)
     print(f"Planned offline in {recording.wall_time_s:.2f}s", file=out)
     return EXIT_OK
+
+
+# --- scale-out budget -------------------------------------------------------------------------
+BUDGET_RULE = "scale-out-budget"
+
+
+def scale_out_constants(config_file: str | None) -> Constants:
+    """The budget's estimates: defaults, corrected by the policy config's ``scale-out-budget``
+    keys when a file is given (BlueprintError, located, when the file is invalid)."""
+    from inferplane.blueprint.scale_out import Constants
+    from inferplane.policies import config
+    from inferplane.policies.rules import rule
+
+    if config_file is None:
+        return Constants()
+    return Constants.from_values(config.load(config_file).values_for(rule(BUDGET_RULE)))
+
+
+def model_entries(budgets: Mapping[str, Budget]) -> dict[str, dict[str, Any]]:
+    """plan.json's ``models``: per model ``{"scale_out": {total_s, parts, dominant, notes}}``."""
+    return {name: {"scale_out": b.as_json()} for name, b in sorted(budgets.items())}
+
+
+def render_budgets(budgets: Mapping[str, Budget]) -> list[str]:
+    """One line per model: the budget, then its parts, largest first."""
+    lines = ["Scale-out budget (traffic spike to one more ready replica):"]
+    lines += [f"  {b.line(name)}" for name, b in sorted(budgets.items())]
+    return lines
 
 
 # --- rendering ------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The files `inferplane plan --out DIR` writes, rendered from an offline `Recording`.
 
-    DIR/plan.json                                   every resource: type, name, parent,
-                                                    depends_on, provider, options, inputs
+    DIR/plan.json                                   per model its scale-out budget; every
+                                                    resource: type, name, parent, depends_on,
+                                                    provider, options, inputs
     DIR/manifests/<NN>-<kind>-<namespace>-<name>.yaml  each Kubernetes object the stack creates
     DIR/helm/<release>.yaml                         chart, repository, version, namespace, values
     DIR/triton/<model>/<file>                       Triton model configs carried in ConfigMaps
@@ -21,7 +22,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,13 +109,16 @@ def plan_document(
     blueprint: str,
     environment: str,
     secrets: list[dict[str, Any]] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The content of plan.json; `secrets` lists the secret references (no values) that
-    `inferplane.app.plan_secrets` found."""
+    `inferplane.app.plan_secrets` found; `models` what the plan knows per model
+    (``{name: {"scale_out": {...}}}``, `inferplane.app.plan.model_entries`), sorted by name."""
     names = {r.urn: r.name for r in recording}
     return {
         "blueprint": blueprint,
         "environment": environment,
+        "models": {name: dict((models or {})[name]) for name in sorted(models or {})},
         "secrets": secrets or [],
         "resources": [_entry(res, names) for _, res in tree_order(recording)],
     }
@@ -284,9 +288,10 @@ def files(
     blueprint: str,
     environment: str,
     secrets: list[dict[str, Any]] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Iterable[tuple[str, str]]:
     """Every output file as (relative path, text)."""
-    doc = plan_document(recording, blueprint, environment, secrets)
+    doc = plan_document(recording, blueprint, environment, secrets, models)
     yield PLAN_FILE, json.dumps(doc, indent=2, sort_keys=False) + "\n"
     for name, obj in manifests(recording):
         yield f"manifests/{name}", dump_yaml(obj)

@@ -1,8 +1,8 @@
 """The environment facts: what a stack publishes about its environment for the rules.
 
 CrossGuard never sees the blueprint, so every stack deploys the `naming.ENVIRONMENT_CONFIGMAP`
-ConfigMap with the facts the rules need (zones, GPU pools, the environment's waivers). This
-module is the one contract for that ConfigMap:
+ConfigMap with the facts the rules need (zones, GPU pools, the environment's waivers, each
+model's scale-out inputs). This module is the one contract for that ConfigMap:
 
 - `environment_facts(env)` builds the facts from a resolved `Environment`;
 - `to_config_map(facts)` writes them as the ConfigMap's `data`;
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from inferplane.blueprint.model import Environment, GpuPool, Waiver
+from inferplane.blueprint.scale_out import RUNTIMES, ScaleOutInputs, inputs_of
 
-FACTS_VERSION = "1"
+FACTS_VERSION = "2"
 """Bump when a key changes meaning; a reader refuses any other version."""
 
 T = TypeVar("T")
@@ -65,6 +66,8 @@ class EnvFacts:
     pools: Mapping[str, PoolFacts]
     waivers: tuple[Waiver, ...]
     """The blueprint's waivers that apply to this environment."""
+    models: Mapping[str, ScaleOutInputs]
+    """Per model, what its scale-out budget rests on (`inferplane.blueprint.scale_out`)."""
 
 
 def pool_facts(pool: GpuPool) -> PoolFacts:
@@ -92,6 +95,7 @@ def environment_facts(env: Environment) -> EnvFacts:
         zones=tuple(env.zones),
         pools={name: pool_facts(pool) for name, pool in env.pools.items()},
         waivers=tuple(w for w in env.waivers if w.applies_to(env.name)),
+        models={name: inputs_of(env, env.models[name]) for name in sorted(env.models)},
     )
 
 
@@ -109,7 +113,30 @@ _POOL_KEYS = (
     "nodes_max",
 )
 _WAIVER_KEYS = ("rule", "target", "environments", "reason", "expires", "path")
-_KEYS = ("version", "blueprint", "environment", "cloud", "region", "zones", "pools", "waivers")
+_MODEL_KEYS = (
+    "latency_class",
+    "runtime",
+    "pool",
+    "units_per_replica",
+    "spare_units",
+    "weights_gb",
+    "weights_basis",
+    "weights_precision_bytes",
+    "store",
+    "warmup_batches",
+    "from_zero",
+)
+_KEYS = (
+    "version",
+    "blueprint",
+    "environment",
+    "cloud",
+    "region",
+    "zones",
+    "pools",
+    "waivers",
+    "models",
+)
 
 
 def _pool_json(pool: PoolFacts) -> dict[str, Any]:
@@ -143,6 +170,10 @@ def to_config_map(facts: EnvFacts) -> dict[str, str]:
             {name: _pool_json(p) for name, p in facts.pools.items()}, sort_keys=True
         ),
         "waivers": json.dumps([_waiver_json(w) for w in facts.waivers], sort_keys=True),
+        "models": json.dumps(
+            {name: {k: getattr(m, k) for k in _MODEL_KEYS} for name, m in facts.models.items()},
+            sort_keys=True,
+        ),
     }
 
 
@@ -225,6 +256,44 @@ def _waiver(index: int, raw: Any) -> Waiver:
     )
 
 
+def _number(where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise FactsError(f"{where}: expected number, got {type(value).__name__}")
+    return float(value)
+
+
+def _model(name: str, raw: Any) -> ScaleOutInputs:
+    where = f"models.{name}"
+    data = _typed(where, raw, dict)
+    _keys(where, data, _MODEL_KEYS)
+
+    def num(key: str) -> int:
+        return _typed(f"{where}.{key}", data[key], int)
+
+    def text(key: str) -> str:
+        return _typed(f"{where}.{key}", data[key], str)
+
+    runtime = text("runtime")
+    if runtime not in RUNTIMES:
+        raise FactsError(f"{where}.runtime: {runtime!r} is not one of {', '.join(RUNTIMES)}")
+    weights = data["weights_gb"]
+    return ScaleOutInputs(
+        latency_class=text("latency_class"),
+        runtime=runtime,
+        pool=text("pool"),
+        units_per_replica=num("units_per_replica"),
+        spare_units=num("spare_units"),
+        weights_gb=None if weights is None else _number(f"{where}.weights_gb", weights),
+        weights_basis=text("weights_basis"),
+        weights_precision_bytes=_number(
+            f"{where}.weights_precision_bytes", data["weights_precision_bytes"]
+        ),
+        store=text("store"),
+        warmup_batches=num("warmup_batches"),
+        from_zero=_typed(f"{where}.from_zero", data["from_zero"], bool),
+    )
+
+
 def from_config_map(data: Mapping[str, Any]) -> EnvFacts:
     """The facts in a ConfigMap's `data`; FactsError names the first key that is wrong."""
     _keys("environment facts", data, _KEYS)
@@ -236,6 +305,7 @@ def from_config_map(data: Mapping[str, Any]) -> EnvFacts:
         )
     pools = _json("pools", text("pools"), dict)
     waivers = _json("waivers", text("waivers"), list)
+    models = _json("models", text("models"), dict)
     return EnvFacts(
         blueprint=text("blueprint"),
         environment=text("environment"),
@@ -244,4 +314,5 @@ def from_config_map(data: Mapping[str, Any]) -> EnvFacts:
         zones=_strings("zones", _json("zones", text("zones"), list)),
         pools={name: _pool(name, raw) for name, raw in pools.items()},
         waivers=tuple(_waiver(i, raw) for i, raw in enumerate(waivers)),
+        models={name: _model(name, raw) for name, raw in models.items()},
     )

@@ -19,6 +19,7 @@ from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.addons import Addons
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.errors import Location, YamlPath
+from inferplane.blueprint.llm_catalog import LlmFacts
 from inferplane.blueprint.source import SourceMap
 
 Cloud = Literal["aws", "gcp"]
@@ -333,6 +334,9 @@ class Model:
     """`replicas.wake`: a schedule that brings the model back from zero replicas."""
     base_release: str | None = None
     """The NGC release a custom Triton `image` is built from (see `triton_release`)."""
+    llm: LlmFacts | None = None
+    """An LLM's architecture (parameters, attention shape): from `model_info`, else the
+    built-in table by its `hf://` source; None when neither names it or it is no LLM."""
 
     @property
     def realtime(self) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, wake
+from inferplane.blueprint import catalog, defaults, semantic_vllm, wake
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 from inferplane.blueprint.model import (
@@ -261,6 +261,7 @@ def _model(
         if "warmup" in spec
         else None,
         wake=_wake(replicas.get("wake")),
+        llm=semantic_vllm.facts_of(spec)[0] if server == "vllm" or "tensorrt_llm" in spec else None,
     )
 
 

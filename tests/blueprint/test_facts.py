@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from inferplane.blueprint import facts
 from inferplane.blueprint.facts import EnvFacts, FactsError, PoolFacts
 from inferplane.blueprint.model import Environment, Waiver
+from inferplane.blueprint.scale_out import RUNTIMES, ScaleOutInputs
 
 text = st.text(max_size=12)
 count = st.integers(min_value=0, max_value=2**31)
@@ -44,6 +45,23 @@ waiver = st.builds(
 )
 
 
+size = st.none() | st.floats(min_value=0, max_value=1e4, allow_nan=False)
+model = st.builds(
+    ScaleOutInputs,
+    latency_class=text,
+    runtime=st.sampled_from(RUNTIMES),
+    pool=text,
+    units_per_replica=count,
+    spare_units=count,
+    weights_gb=size,
+    weights_basis=text,
+    weights_precision_bytes=st.sampled_from([0.5, 1.0, 2.0, 4.0]),
+    store=text,
+    warmup_batches=count,
+    from_zero=st.booleans(),
+)
+
+
 @st.composite
 def env_facts(draw: st.DrawFn) -> EnvFacts:
     names = draw(st.lists(text, max_size=3, unique=True))
@@ -55,6 +73,7 @@ def env_facts(draw: st.DrawFn) -> EnvFacts:
         zones=tuple(draw(st.lists(text, max_size=3))),
         pools={name: draw(pool(name)) for name in names},
         waivers=tuple(draw(st.lists(waiver, max_size=3))),
+        models={name: draw(model) for name in draw(st.lists(text, max_size=3, unique=True))},
     )
 
 
@@ -91,14 +110,14 @@ def test_a_missing_key_is_named(reference_env: Callable[[str], Environment]) -> 
     del data["zones"]
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: missing zones (facts version 1)"
+    assert str(err.value) == "environment facts: missing zones (facts version 2)"
 
 
 def test_an_unknown_key_is_named(reference_env: Callable[[str], Environment]) -> None:
     data = {**_data(reference_env), "units": "8"}
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: unknown units (facts version 1)"
+    assert str(err.value) == "environment facts: unknown units (facts version 2)"
 
 
 def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -109,7 +128,7 @@ def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environmen
     data["pools"] = json.dumps(pools)
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 1)")
+    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 2)")
 
 
 def test_a_wrong_type_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -127,7 +146,7 @@ def test_another_version_is_refused(reference_env: Callable[[str], Environment])
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
     assert str(err.value) == (
-        "version: '0' is not the version this inferplane reads ('1'); "
+        "version: '0' is not the version this inferplane reads ('2'); "
         "check with the inferplane that deployed the stack"
     )
 
@@ -136,3 +155,47 @@ def test_json_that_is_not_json_is_named(reference_env: Callable[[str], Environme
     data = {**_data(reference_env), "waivers": "[{"}
     with pytest.raises(FactsError, match=r"^waivers: not JSON \("):
         facts.from_config_map(data)
+
+
+def test_the_reference_publishes_each_models_scale_out_inputs(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    data = _data(reference_env)
+    chat = json.loads(data["models"])["chat"]
+    assert chat == {
+        "latency_class": "realtime",
+        "runtime": "vllm",
+        "pool": "l4",
+        "units_per_replica": 1,
+        "spare_units": 1,
+        "weights_gb": None,  # a model-store source names no model: the budget assumes a size
+        "weights_basis": "size unknown (a model-store source without model_info)",
+        "weights_precision_bytes": 1,
+        "store": "gs",
+        "warmup_batches": 0,
+        "from_zero": False,
+    }
+
+
+def test_a_model_with_an_unknown_runtime_is_named(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    data = _data(reference_env)
+    models = json.loads(data["models"])
+    models["chat"]["runtime"] = "tgi"
+    data["models"] = json.dumps(models)
+    with pytest.raises(FactsError) as err:
+        facts.from_config_map(data)
+    assert str(err.value) == "models.chat.runtime: 'tgi' is not one of vllm, triton, trtllm"
+
+
+def test_a_model_size_that_is_no_number_is_named(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    data = _data(reference_env)
+    models = json.loads(data["models"])
+    models["ranker"]["weights_gb"] = "1 GB"
+    data["models"] = json.dumps(models)
+    with pytest.raises(FactsError) as err:
+        facts.from_config_map(data)
+    assert str(err.value) == "models.ranker.weights_gb: expected number, got str"

@@ -34,7 +34,7 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
         env={"OPENAI_API_KEY": CONFIG_VALUE},
     )
     assert result.returncode == 0, result.stderr
-    section = result.stdout.split("\nSecret references", 1)[1].split("\nWrote ", 1)[0]
+    section = result.stdout.split("\nSecret references", 1)[1].split("\n\n", 1)[0]
     assert section.splitlines() == [
         " (values are never read by a plan):",
         "  models.chat.secrets.hf_token: from_env HF_TOKEN -> Secret chat-secrets",

@@ -40,6 +40,7 @@ def env_configmap(zones: tuple[str, ...] = ZONES) -> Resource:
         zones=zones,
         pools={"l4": pool},
         waivers=(),
+        models={},
     )
     return res(
         R.CONFIG_MAP,

@@ -1,0 +1,385 @@
+"""The scale-out budget: seconds from a traffic spike to one more ready replica of a model.
+
+A new replica waits for everything below in series, and the budget is their sum, in this
+order:
+
+- ``metrics_poll`` (models that may be at zero only): KEDA's own polling loop activates a
+  ScaledObject from zero (`timing.POLLING_INTERVAL_S`). From one replica on, the HPA asks
+  KEDA's metrics server itself, which queries Prometheus on every request (no
+  ``useCachedMetrics``), so the polling interval is not on that path (keda-docs
+  ``content/docs/2.20/concepts/scaling-deployments.md``, "Caching Metrics").
+- ``prometheus_scrape``: the newest sample of the signal may be one scrape interval old
+  (`timing.SCRAPE_INTERVAL_S`).
+- ``hpa_reaction`` (models with a replica): the HPA controller's sync period.
+- ``node``: only when the pool holds fewer spare GPU units per zone (`GpuPool.spare_gpus`,
+  kept free by placeholder pods that serving pods preempt) than one replica requests.
+- ``image_pull``: only on a new node. A node that already runs has the serving images of
+  its pool's models (the pool's pre-pull DaemonSet pulls them when the node joins); a new
+  node pulls them while the replica waits for the same bytes. No pool enables GKE image
+  streaming or a secondary boot disk (`inferplane.components.node_pool`), which would
+  shorten this part on GKE.
+- ``weights``: the copy from the environment's model store (s3/gs in the region; an
+  ``hf://`` source is staged there once and replicas read the staged copy) onto the node.
+- ``engine_load``: the weights into GPU memory plus the server's own start-up.
+- ``warmup``: Triton's ``model_warmup`` samples, one per warm-up batch size.
+- ``readiness``: the startup probe's period, then the readiness probe's period × its
+  success threshold (`timing`).
+
+Periodic waits count a full period (the spike may land just after a poll): the budget is
+a bound to plan with, not an average.
+
+Every number that is not set by the stack itself is a field of `Constants`, documented
+with its source (or labelled an assumption), and overridable in the policy config under
+the ``scale-out-budget`` rule. The inputs per model (`ScaleOutInputs`) travel in the
+environment facts, so the rule computes the same budget online as `inferplane plan` does.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import itertools
+import math
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from inferplane.blueprint import fit, timing
+from inferplane.blueprint.model import Environment, Model
+
+Runtime = Literal["vllm", "triton", "trtllm"]
+RUNTIMES: Final[tuple[Runtime, ...]] = ("vllm", "triton", "trtllm")
+
+PART_ORDER: Final = (
+    "metrics_poll",
+    "prometheus_scrape",
+    "hpa_reaction",
+    "node",
+    "image_pull",
+    "weights",
+    "engine_load",
+    "warmup",
+    "readiness",
+)
+
+TRTLLM_QUANTIZATION_BYTES: Final[dict[str, float]] = {
+    "fp8": 1,
+    "int8_sq": 1,
+    "int8_wo": 1,
+    "int4_awq": 0.5,
+    "int4_wo": 0.5,
+    "w4a8_awq": 0.5,
+}
+"""Bytes per weight of a TensorRT-LLM engine by `tensorrt_llm.quantization` (8-bit modes 1,
+4-bit weight modes 0.5); without quantization the engine holds `precision` weights."""
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The estimates the budget rests on. Every field is a key of the ``scale-out-budget``
+    rule's policy config; the defaults are what `inferplane plan` prints."""
+
+    hpa_sync_period_s: float = 15
+    """kube-controller-manager ``--horizontal-pod-autoscaler-sync-period``, default 15 s
+    (https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/,
+    "How does a HorizontalPodAutoscaler work?"; EKS accepts 10-15 s:
+    https://docs.aws.amazon.com/eks/latest/APIReference/API_HorizontalPodAutoscalerControllerConfigRequest.html)."""
+
+    node_provision_s: float = 300
+    """A new GPU node, from the pending pod to an allocatable GPU. The cluster autoscaler
+    decides within 30 s on small clusters (kubernetes/autoscaler
+    ``cluster-autoscaler/FAQ.md``, "What are the Service Level Objectives for Cluster
+    Autoscaler?"); the cloud then boots the instance, the kubelet joins and the NVIDIA
+    device plugin advertises the GPU — "it can take up to 15 minutes before it reports that
+    GPU is allocatable" (kubernetes/autoscaler ``cluster-autoscaler/utils/gpu/gpu.go``).
+    Assumption: 5 minutes, between the decision and that upper bound."""
+
+    image_pull_mb_per_s: float = 100
+    """Pulling and unpacking a serving image on a fresh node, MB/s. Assumption: containerd
+    fetches 3 layers at once by default (``max_concurrent_downloads``, containerd
+    ``docs/cri/config.md``) at about 25 MB/s per layer from ECR and up to 130 MB/s from a
+    nearby cache (containerd/containerd#8160), and unpacks gzip layers serially."""
+
+    image_gb_vllm: float = 12
+    """Compressed size of the pinned vLLM image, GB: "around 12 GB" for
+    ``vllm/vllm-openai`` (vllm-project/vllm#27154)."""
+
+    image_gb_triton: float = 10
+    """Compressed size of the NGC Triton image (``tritonserver:<release>-py3``), GB.
+    Assumption (the NGC catalog lists about 10 GB for recent releases)."""
+
+    image_gb_trtllm: float = 16
+    """Compressed size of the NGC Triton TensorRT-LLM image
+    (``tritonserver:<release>-trtllm-python-py3``), GB. Assumption: the Triton image plus
+    the TensorRT-LLM runtime and its Python stack."""
+
+    store_read_mb_per_s: float = 200
+    """Copying weights from the same-region store onto the node (``aws s3 sync`` /
+    ``gcloud storage rsync`` into the pod's emptyDir), MB/s. Assumption: the store serves
+    far more (about 85-90 MB/s per connection and the AWS CLI opens 10 by default:
+    https://docs.aws.amazon.com/whitepapers/latest/s3-optimizing-performance-best-practices/horizontal-scaling-and-request-parallelization-for-high-throughput.html,
+    https://docs.aws.amazon.com/cli/latest/topic/s3-config.html); the node's boot disk
+    bounds it (gp3 baseline 125 MiB/s:
+    https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html; pd-balanced
+    140 MB/s plus 0.28 MB/s per GB: https://cloud.google.com/compute/docs/disks/performance),
+    with the page cache absorbing part of the writes."""
+
+    gpu_load_gb_per_s: float = 2
+    """Reading weights from the node's page cache into GPU memory, GB/s. Assumption: well
+    under PCIe Gen4 x16 (about 25 GB/s); deserialisation on the CPU dominates."""
+
+    engine_init_s_vllm: float = 60
+    """vLLM's start beyond reading weights: process start, the profiling run, the KV-cache
+    allocation, ``torch.compile`` and CUDA graph capture. The compile cache lives in the
+    pod's emptyDir (``XDG_CACHE_HOME``), so every new replica compiles again. Assumption
+    between two published logs: "init engine (profile, create kv cache, warmup model) took
+    34.11 seconds" with a warm compile cache, and about 30 s more before the first answer
+    (vllm-project/vllm#20264); 87 s for an 8B model on an L4 with compilation
+    (vllm-project/vllm#11078)."""
+
+    engine_init_s_triton: float = 10
+    """Triton's start and the load of one ONNX or TensorRT model beyond its bytes.
+    Assumption."""
+
+    engine_init_s_trtllm: float = 30
+    """Triton's start with the TensorRT-LLM backend beyond the engine's bytes: the runtime,
+    the KV-cache pool, the executor. Assumption."""
+
+    warmup_s_per_batch: float = 1
+    """One ``model_warmup`` sample run by Triton before the model reports ready.
+    Assumption (one batch through a realtime-sized model)."""
+
+    unknown_llm_parameters_billions: float = 8
+    """An LLM whose size neither ``model_info`` nor the built-in table gives (a model-store
+    source). Assumption: 8 billion parameters, the common size served on one GPU, at the
+    model's precision."""
+
+    unknown_model_gb: float = 1
+    """An ONNX/TensorRT model (the store does not say its size). Assumption: 1 GB, a
+    cross-encoder or classifier of a few hundred million weights in 16 bits."""
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Constants:
+        """The defaults with every known key of `values` (e.g. a rule's effective config)
+        over them; other keys are ignored."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: float(v) for k, v in values.items() if k in names})
+
+    def image_gb(self, runtime: Runtime) -> float:
+        return float(getattr(self, f"image_gb_{runtime}"))
+
+    def engine_init_s(self, runtime: Runtime) -> float:
+        return float(getattr(self, f"engine_init_s_{runtime}"))
+
+
+def constant_docs() -> dict[str, str]:
+    """Field name -> its docstring, whitespace folded (the rule's config descriptions)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(Constants)))
+    cls = tree.body[0]
+    assert isinstance(cls, ast.ClassDef)
+    out: dict[str, str] = {}
+    for node, nxt in itertools.pairwise(cls.body):
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            continue
+        if isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            out[node.target.id] = " ".join(str(nxt.value.value).split())
+    return out
+
+
+@dataclass(frozen=True)
+class ScaleOutInputs:
+    """What the budget needs to know about one model, as the stack publishes it."""
+
+    latency_class: str
+    runtime: Runtime
+    pool: str
+    units_per_replica: int
+    """`gpu_resource` units one replica requests (GPUs, MIG slices or time slices)."""
+    spare_units: int
+    """`gpu_resource` units the pool keeps free per zone (`GpuPool.spare_gpus`)."""
+    weights_gb: float | None
+    """Bytes of weights (or engine) a replica copies, in GB; None: unknown (a default)."""
+    weights_basis: str
+    """Where `weights_gb` comes from, for the part's note."""
+    weights_precision_bytes: float
+    """Bytes per weight: sizes an unknown LLM from `Constants.unknown_llm_parameters_billions`."""
+    store: str
+    """Where replicas read weights from: ``s3`` or ``gs`` (the staged copy for hf://)."""
+    warmup_batches: int
+    from_zero: bool
+    """`replicas.min` is 0: KEDA's polling activates the first replica."""
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    seconds: float
+    note: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The scale-out budget of one model: parts in `PART_ORDER`, each rounded up to a whole
+    second, and their total."""
+
+    parts: tuple[Part, ...]
+
+    @property
+    def total_s(self) -> int:
+        return int(sum(p.seconds for p in self.parts))
+
+    @property
+    def dominant(self) -> str:
+        """The largest part (the earlier one on a tie)."""
+        return max(self.parts, key=lambda p: p.seconds).name
+
+    def part(self, name: str) -> Part | None:
+        return next((p for p in self.parts if p.name == name), None)
+
+    def as_json(self) -> dict[str, Any]:
+        """``{total_s, parts: {name: seconds}, dominant, notes: {name: note}}`` in part order."""
+        return {
+            "total_s": self.total_s,
+            "parts": {p.name: int(p.seconds) for p in self.parts},
+            "dominant": self.dominant,
+            "notes": {p.name: p.note for p in self.parts},
+        }
+
+    def line(self, model: str) -> str:
+        """``scale-out chat: 149 s (engine_load 64 s, weights 41 s, ...)``, largest first."""
+        ranked = sorted(self.parts, key=lambda p: -p.seconds)
+        inner = ", ".join(f"{p.name} {int(p.seconds)} s" for p in ranked if p.seconds > 0)
+        return f"scale-out {model}: {self.total_s} s ({inner})"
+
+
+def runtime_of(model: Model) -> Runtime:
+    if model.server == "vllm":
+        return "vllm"
+    return "trtllm" if model.tensorrt_llm is not None else "triton"
+
+
+def _bytes_per_weight(model: Model) -> float:
+    if model.tensorrt_llm is not None and model.tensorrt_llm.quantization:
+        return TRTLLM_QUANTIZATION_BYTES[model.tensorrt_llm.quantization]
+    quantization = model.vllm.quantization if model.vllm else None
+    return fit.weight_bytes(model.precision, quantization)
+
+
+def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
+    """The budget's inputs for `model` in `env`."""
+    pool = env.pool_of(model)
+    per_weight = _bytes_per_weight(model)
+    weights_gb: float | None = None
+    if model.llm is not None:
+        weights_gb = round(model.llm.parameters * per_weight / 1e9, 2)
+        basis = (
+            f"{model.llm.parameters_billions:g}B parameters x {per_weight:g} B ({model.llm.source})"
+        )
+    elif runtime_of(model) == "triton":
+        basis = "size unknown (an ONNX/TensorRT model)"
+    else:
+        basis = "size unknown (a model-store source without model_info)"
+    store = env.model_store.split("://", 1)[0]
+    if model.source.scheme in ("s3", "gs") and model.source.bucket != env.store_bucket:
+        store = model.source.scheme
+    return ScaleOutInputs(
+        latency_class=model.latency_class,
+        runtime=runtime_of(model),
+        pool=pool.name,
+        units_per_replica=model.gpus,
+        spare_units=pool.spare_gpus,
+        weights_gb=weights_gb,
+        weights_basis=basis,
+        weights_precision_bytes=per_weight,
+        store=store,
+        warmup_batches=len(model.warmup.batch_sizes) if model.warmup else 0,
+        from_zero=model.replicas.min == 0,
+    )
+
+
+def _up(seconds: float) -> float:
+    return float(math.ceil(seconds - 1e-9))
+
+
+def _weights_gb(inputs: ScaleOutInputs, c: Constants) -> tuple[float, str]:
+    if inputs.weights_gb is not None:
+        return inputs.weights_gb, inputs.weights_basis
+    if inputs.runtime == "triton":
+        return c.unknown_model_gb, f"{inputs.weights_basis}: assumed {c.unknown_model_gb:g} GB"
+    gb = c.unknown_llm_parameters_billions * inputs.weights_precision_bytes
+    return gb, (
+        f"{inputs.weights_basis}: assumed {c.unknown_llm_parameters_billions:g}B parameters "
+        f"x {inputs.weights_precision_bytes:g} B"
+    )
+
+
+def budget(inputs: ScaleOutInputs, c: Constants | None = None) -> Budget:
+    """The budget of one model from its inputs and the constants (defaults when None)."""
+    c = c or Constants()
+    parts: list[Part] = []
+    if inputs.from_zero:
+        parts.append(
+            Part("metrics_poll", timing.POLLING_INTERVAL_S, "KEDA pollingInterval (from zero)")
+        )
+    parts.append(
+        Part("prometheus_scrape", timing.SCRAPE_INTERVAL_S, "ServiceMonitor scrape interval")
+    )
+    if not inputs.from_zero:
+        parts.append(Part("hpa_reaction", _up(c.hpa_sync_period_s), "HPA sync period"))
+    if inputs.spare_units < inputs.units_per_replica:
+        why = (
+            f"pool {inputs.pool} keeps {inputs.spare_units} spare GPU unit(s) per zone, "
+            f"a replica needs {inputs.units_per_replica}"
+        )
+        parts.append(Part("node", _up(c.node_provision_s), why))
+        image_gb = c.image_gb(inputs.runtime)
+        parts.append(
+            Part(
+                "image_pull",
+                _up(image_gb * 1000 / c.image_pull_mb_per_s),
+                f"{image_gb:g} GB {inputs.runtime} image at {c.image_pull_mb_per_s:g} MB/s "
+                "on the new node",
+            )
+        )
+    gb, basis = _weights_gb(inputs, c)
+    parts.append(
+        Part(
+            "weights",
+            _up(gb * 1000 / c.store_read_mb_per_s),
+            f"{gb:g} GB from the {inputs.store} model store at {c.store_read_mb_per_s:g} MB/s; "
+            f"{basis}",
+        )
+    )
+    init = c.engine_init_s(inputs.runtime)
+    parts.append(
+        Part(
+            "engine_load",
+            _up(gb / c.gpu_load_gb_per_s + init),
+            f"{gb:g} GB at {c.gpu_load_gb_per_s:g} GB/s + {init:g} s {inputs.runtime} start",
+        )
+    )
+    if inputs.warmup_batches:
+        parts.append(
+            Part(
+                "warmup",
+                _up(inputs.warmup_batches * c.warmup_s_per_batch),
+                f"{inputs.warmup_batches} warm-up batch size(s) x {c.warmup_s_per_batch:g} s",
+            )
+        )
+    ready = timing.PROBE_PERIOD_S + timing.READINESS_PERIOD_S * timing.READINESS_SUCCESS_THRESHOLD
+    parts.append(
+        Part(
+            "readiness",
+            ready,
+            f"startup probe period {timing.PROBE_PERIOD_S} s + readiness probe "
+            f"{timing.READINESS_PERIOD_S} s x {timing.READINESS_SUCCESS_THRESHOLD}",
+        )
+    )
+    return Budget(tuple(parts))
+
+
+def budgets(env: Environment, c: Constants | None = None) -> dict[str, Budget]:
+    """The budget of every model of `env`, by model name (sorted)."""
+    return {name: budget(inputs_of(env, env.models[name]), c) for name in sorted(env.models)}

@@ -1,0 +1,93 @@
+"""`inferplane plan` prints each model's scale-out budget and writes it to plan.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from inferplane.app import plan
+
+# The reference keeps a spare GPU per zone on l4 (no node, no image pull for its realtime
+# models) and none on the batch pool h100.
+CHAT_LINE = (
+    "  scale-out chat: 149 s (engine_load 64 s, weights 40 s, prometheus_scrape 15 s, "
+    "hpa_reaction 15 s, readiness 15 s)"
+)
+
+
+def _args(blueprint: Path, out: Path, *extra: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    plan.add_arguments(parser)
+    return parser.parse_args([str(blueprint), "--env", "prod", "--out", str(out), *extra])
+
+
+def test_plan_prints_and_writes_every_models_budget(
+    reference_blueprint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "plan"
+    assert plan.run(_args(reference_blueprint, out)) == 0
+    printed = capsys.readouterr().out.splitlines()
+    start = printed.index("Scale-out budget (traffic spike to one more ready replica):")
+    assert printed[start + 1 : start + 5] == [
+        CHAT_LINE,
+        "  scale-out nightly-embed: 461 s (node 300 s, image_pull 100 s, metrics_poll 15 s, "
+        "prometheus_scrape 15 s, readiness 15 s, engine_load 11 s, weights 5 s)",
+        "  scale-out ranker: 63 s (prometheus_scrape 15 s, hpa_reaction 15 s, readiness 15 s, "
+        "engine_load 11 s, weights 5 s, warmup 2 s)",
+        "  scale-out toxicity: 61 s (prometheus_scrape 15 s, hpa_reaction 15 s, readiness 15 s, "
+        "engine_load 11 s, weights 5 s)",
+    ]
+    doc = json.loads((out / "plan.json").read_text())
+    assert list(doc) == ["blueprint", "environment", "models", "secrets", "resources"]
+    assert list(doc["models"]) == ["chat", "nightly-embed", "ranker", "toxicity"]
+    chat = doc["models"]["chat"]["scale_out"]
+    assert {k: chat[k] for k in ("total_s", "parts", "dominant")} == {
+        "total_s": 149,
+        "parts": {
+            "prometheus_scrape": 15,
+            "hpa_reaction": 15,
+            "weights": 40,
+            "engine_load": 64,
+            "readiness": 15,
+        },
+        "dominant": "engine_load",
+    }
+    embed = doc["models"]["nightly-embed"]["scale_out"]
+    assert (embed["total_s"], embed["dominant"]) == (461, "node")  # h100 keeps no spare
+    assert list(chat["notes"]) == list(chat["parts"])  # every part says where it comes from
+
+
+def test_the_policy_config_corrects_the_estimates(
+    reference_blueprint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "policy.yaml"
+    config.write_text("scale-out-budget:\n  node_provision_s: 100\n  engine_init_s_vllm: 30\n")
+    out = tmp_path / "plan"
+    assert plan.run(_args(reference_blueprint, out, "--policy-config", str(config))) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert (
+        "  scale-out chat: 119 s (weights 40 s, engine_load 34 s, prometheus_scrape 15 s, "
+        "hpa_reaction 15 s, readiness 15 s)"
+    ) in printed
+    assert (
+        "  scale-out nightly-embed: 261 s (node 100 s, image_pull 100 s, metrics_poll 15 s, "
+        "prometheus_scrape 15 s, readiness 15 s, engine_load 11 s, weights 5 s)"
+    ) in printed
+    chat = json.loads((out / "plan.json").read_text())["models"]["chat"]["scale_out"]
+    assert chat["total_s"] == 119
+
+
+def test_an_invalid_policy_config_is_a_located_error(
+    reference_blueprint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "policy.yaml"
+    config.write_text("scale-out-budget:\n  node_provision_s: -1\n")
+    out = tmp_path / "plan"
+    assert plan.run(_args(reference_blueprint, out, "--policy-config", str(config))) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"{config}:2:")
+    assert "scale-out-budget.node_provision_s" in captured.err
+    assert not out.exists()

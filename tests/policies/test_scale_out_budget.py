@@ -1,0 +1,98 @@
+"""scale-out-budget on the reference blueprint: it reports realtime models that wait for a
+node, names the dominant part and its fix, and follows the policy config."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from inferplane.blueprint import facts as facts_module
+from inferplane.blueprint.model import Environment
+from inferplane.policies.rules import rule
+from inferplane.policies.stack import Stack
+
+RULE = rule("scale-out-budget")
+
+
+def with_spare(env: Environment, pool: str, spare: int) -> Environment:
+    pools = {**env.pools, pool: dataclasses.replace(env.pools[pool], spare_gpus=spare)}
+    return dataclasses.replace(env, pools=pools)
+
+
+def test_without_spare_gpus_every_realtime_model_is_reported(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = with_spare(reference_env("prod"), "l4", 0)
+    found = RULE.run(Stack.of([], env))
+    assert [(f.target, f.field) for f in found] == [
+        ("models.chat", ("gpu_pools", "l4", "spare_gpus")),
+        ("models.ranker", ("gpu_pools", "l4", "spare_gpus")),
+        ("models.toxicity", ("gpu_pools", "l4", "spare_gpus")),
+    ]  # nightly-embed is a batch model: it may wait
+    # Judged on what the blueprint states: the ONNX model's size is unknown, so no weights
+    # part and the engine load is the server's start alone (463 s in the plan).
+    assert found[1].message == (
+        "a scale-out of ranker needs about 457 s from a traffic spike to one more ready "
+        "replica, over the 120 s bound; node dominates with 300 s (pool l4 keeps 0 spare GPU "
+        "unit(s) per zone, a replica needs 1); keep spare_gpus: 1 (or more) on pool l4, so a "
+        "new replica preempts a placeholder on a running node that already holds the image"
+    )
+
+
+def test_with_a_spare_gpu_the_reference_realtime_models_are_within_the_bound(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    for name in ("staging", "prod"):
+        env = reference_env(name)
+        assert env.pools["l4"].spare_gpus == 1
+        assert RULE.run(Stack.of([], env)) == []
+
+
+def test_a_large_known_model_is_reported_for_its_weights(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    from inferplane.blueprint import llm_catalog
+
+    env = reference_env("prod")
+    chat = dataclasses.replace(
+        env.models["chat"], llm=llm_catalog.lookup("Qwen/Qwen3-8B"), precision="bf16"
+    )
+    env = dataclasses.replace(env, models={**env.models, "chat": chat})
+    [finding] = RULE.run(Stack.of([], env))
+    assert finding.field == ("models", "chat", "source")
+    assert finding.message == (
+        "a scale-out of chat needs about 196 s from a traffic spike to one more ready "
+        "replica, over the 120 s bound; weights dominates with 82 s (16.38 GB from the gs "
+        "model store at 200 MB/s; 8.19B parameters x 2 B "
+        "(https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json)); serve a smaller or "
+        "quantized checkpoint, or keep more warm replicas (replicas.min) so that fewer "
+        "scale-outs wait for it"
+    )
+
+
+def test_the_bound_and_the_estimates_come_from_the_config(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = with_spare(reference_env("prod"), "l4", 0)
+    stack = Stack.of([], env)
+    assert RULE.run(stack, {"max_total_s": 600}) == []
+    # Nodes that come up in 20 s and images that pull at 1 GB/s: only the triton models pass.
+    fast = {"node_provision_s": 20, "image_pull_mb_per_s": 1000}
+    assert [f.target for f in RULE.run(stack, fast)] == ["models.chat"]
+
+
+def test_the_rule_reads_the_published_facts_online(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = with_spare(reference_env("prod"), "l4", 0)
+    published = facts_module.from_config_map(
+        facts_module.to_config_map(facts_module.environment_facts(env))
+    )
+    online = Stack(resources=(), env=None, facts=published)
+    offline = [f.message for f in RULE.run(Stack.of([], env))]
+    assert len(offline) == 3
+    assert [f.message for f in RULE.run(online)] == offline
+
+
+def test_without_facts_the_rule_is_skipped() -> None:
+    assert RULE.run(Stack(resources=())) == []
