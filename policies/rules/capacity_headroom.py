@@ -146,10 +146,10 @@ RULE = Rule(
     ),
     passing_example="""\
 gpu_pools:
-  l4: {gpu: nvidia-l4, nodes: {min: 2, max: 6}}   # 2 zones: 12 GPUs
+  l4: {gpu: nvidia-l4, nodes: {min: 3, max: 7}, spare_gpus: 1}   # 2 zones: 14 GPUs
 models:
   chat: {pool: l4, gpus: 1, replicas: {min: 2, max: 8}}
-  ranker: {pool: l4, gpus: 1, replicas: {min: 2, max: 4}}   # 8 + 4 = 12 GPUs at most
+  ranker: {pool: l4, gpus: 1, replicas: {min: 2, max: 4}}   # 8 + 4 + 2 spare = 14 GPUs
 """,
     failing_example="""\
 gpu_pools:

@@ -172,7 +172,10 @@ RULE = Rule(
     ),
     passing_example="""\
 gpu_pools:
-  l4: {gpu: nvidia-l4, nodes: {min: 2, max: 6}}   # per zone; ranker shares the pool
+  l4:   # per zone: chat's and ranker's warm replica, and one spare GPU
+    gpu: nvidia-l4
+    nodes: {min: 3, max: 6}
+    spare_gpus: 1
 models:
   chat:
     pool: l4
