@@ -110,12 +110,21 @@ def ordered_images(images: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(unique, key=custom))
 
 
+NO_GPU: Final = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
+"""CUDA images set ``NVIDIA_VISIBLE_DEVICES=all``, so where the NVIDIA runtime is the node's
+default a pull container would be handed every GPU of the node. ``void``: "nvidia-container-
+runtime will have the same behavior as runc (i.e. neither GPUs nor capabilities are exposed)"
+(NVIDIA container toolkit user guide, "GPU Enumeration",
+https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html)."""
+
+
 def pull_container(index: int, image: str) -> Manifest:
     return {
         "name": f"pull-{index}",
         "image": image,
         "imagePullPolicy": "IfNotPresent",
         "command": list(NO_OP),
+        "env": [NO_GPU],
         "resources": RESOURCES,
         "securityContext": container_security_context(),
     }

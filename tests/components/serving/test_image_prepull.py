@@ -97,6 +97,11 @@ def test_the_daemon_set_runs_on_its_pool_only_and_holds_nothing(path: Path, env:
             assert not any(k.startswith("nvidia.com/") for k in c["resources"].get("limits", {}))
             assert c["imagePullPolicy"] == "IfNotPresent"
         assert all(c["command"] == NO_OP for c in pod["initContainers"])
+        # CUDA images default to every GPU of the node; a pull container gets none.
+        assert all(
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"} in c["env"]
+            for c in pod["initContainers"]
+        )
         assert images(pod, "containers") == [defaults.PAUSE_IMAGE]
 
 
