@@ -27,7 +27,8 @@ def messages(tmp_path: Path, changes: dict[str, object], rule: str) -> dict[str,
 
 
 def test_the_minimum_must_hold_the_spare_gpus_too(tmp_path: Path) -> None:
-    found = messages(tmp_path, {"gpu_pools.l4.spare_gpus": 1}, "warm-replicas")
+    # The golden pool keeps one spare GPU per zone at nodes.min 3: one node less is short.
+    found = messages(tmp_path, {"gpu_pools.l4.nodes.min": 2}, "warm-replicas")
     assert found["staging"] == [
         "in zone us-east-1a, nodes.min 2 (2 GPUs) cannot hold the 3 GPUs of the warm "
         "replicas placed there and its spare GPUs (chat 1, ranker 1, spare_gpus 1); raise "
