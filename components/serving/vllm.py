@@ -44,8 +44,9 @@ def vllm_weights(model: ServedModel) -> str:
 
 
 def lora_dir(name: str) -> str:
-    """Where an adapter's files are copied in the models volume."""
-    return f"{MODELS_DIR}/lora/{name}"
+    """Where an adapter's files are copied in the models volume: under a dot directory,
+    which no model's own directory (a DNS-1123 label) can be, as for `weights.DRAFT_DIR`."""
+    return f"{MODELS_DIR}/.lora/{name}"
 
 
 def vllm_args(model: ServedModel) -> list[str]:

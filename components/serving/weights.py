@@ -67,8 +67,10 @@ from inferplane.components.serving.spec import (
     ServingPool,
 )
 
-DRAFT_DIR: Final = f"{MODELS_DIR}/draft"
-"""Where a serving pod copies its EAGLE draft model."""
+DRAFT_DIR: Final = f"{MODELS_DIR}/.draft"
+"""Where a serving pod copies its EAGLE draft model: a dot name, which no model's own
+directory (``/models/<model>``, a DNS-1123 label) can be, so a model named ``draft`` keeps
+its weights apart from its draft's."""
 
 
 @dataclass(frozen=True, order=True)

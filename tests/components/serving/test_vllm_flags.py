@@ -3,7 +3,9 @@ is owned by the blueprint (so `extra_args` cannot set it twice)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
 import pytest
 from serving_fixtures import args_of, container, k8s_object, serve, with_model
@@ -89,7 +91,7 @@ def test_latency_features_become_flags(staging) -> None:
     tail = args[args.index("--enable-lora") :]
     assert tail == [
         "--enable-lora", "--max-loras", "1", "--max-lora-rank", "32",
-        "--lora-modules", "tone=/models/lora/tone",
+        "--lora-modules", "tone=/models/.lora/tone",
         "--chat-template", "{{ messages }}",
         "--tool-call-parser", "llama3_json", "--enable-auto-tool-choice",
         "--swap-space", "8",
@@ -112,8 +114,8 @@ def test_lora_adapters_are_copied_by_the_fetch_container(staging) -> None:
     assert {"name": "MODEL_URI", "value": f"{store}.inferplane/hub/a/b/main/"} in fetch["env"]
     assert {"name": "LORA_URI_1", "value": f"{store}.inferplane/hub/c/style/v1/"} in fetch["env"]
     script = fetch["command"][-1]
-    assert 'aws s3 sync --only-show-errors "$LORA_URI_0" "/models/lora/tone"' in script
-    assert 'aws s3 sync --only-show-errors "$LORA_URI_1" "/models/lora/style"' in script
+    assert 'aws s3 sync --only-show-errors "$LORA_URI_0" "/models/.lora/tone"' in script
+    assert 'aws s3 sync --only-show-errors "$LORA_URI_1" "/models/.lora/style"' in script
     assert 'aws s3 sync --only-show-errors "$MODEL_URI" "/models/chat"' in script
 
 
@@ -131,7 +133,7 @@ def test_env_passes_through_and_a_hub_draft_is_read_from_its_staged_copy(staging
     models = next(m for m in c["volumeMounts"] if m["name"] == "models")
     assert models["readOnly"] is True
     config = json.loads(c["args"][c["args"].index("--speculative-config") + 1])
-    assert config == {"method": "eagle3", "num_speculative_tokens": 3, "model": "/models/draft"}
+    assert config == {"method": "eagle3", "num_speculative_tokens": 3, "model": "/models/.draft"}
     fetch = container(d, "fetch-weights", init=True)
     draft = f"{env.model_store}.inferplane/hub/a/draft/main/"
     assert {"name": "DRAFT_URI", "value": draft} in fetch["env"]
@@ -147,3 +149,20 @@ def test_rendered_deployment_carries_the_flags(staging, env_name) -> None:
     c = container(k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat"), "vllm")
     assert c["args"][-5:] == ["--tool-call-parser", "hermes", "--enable-auto-tool-choice",
                               "--swap-space", "8"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["draft", "lora"])
+def test_a_model_named_like_the_draft_or_adapter_directory_keeps_its_own(staging, name) -> None:
+    # /models/<model> is the model's copy; drafts and adapters live under dot directories
+    # that no DNS-1123 model name can produce, so neither overwrites the model's files.
+    tone = LoraAdapter("tone", ModelSource("s3://b/tone/", "s3", "b", "tone/"))
+    settings = VllmSettings(
+        speculative=Speculative("eagle3", 3, draft_repo="a/draft", draft_revision="main"),
+        lora=Lora((tone,), 1, None),
+    )
+    model = dataclasses.replace(staging.models["chat"], name=name, vllm=settings)
+    env = dataclasses.replace(staging, models={name: model})
+    script = vllm_fetch_container(*args_of(env, name))["command"][-1]
+    targets = re.findall(r'sync --only-show-errors "\$\w+" "([^"]+)"', script)
+    assert f"/models/{name}" in targets
+    assert len(targets) == len(set(targets)) == 3
