@@ -1,12 +1,14 @@
 """Cloud identities for reading the model store, bound to Kubernetes ServiceAccounts.
 
-Three identities per environment:
+Four identities per environment:
 - ``model-reader`` (serving pods): read-only, on the model store's bucket *and prefix*
   (plus any model source given as an absolute URI outside the store);
 - ``engine-builder`` (TensorRT engine builds): the same reads, and writes only under
   ``<model_store>/.inferplane/engines/``;
 - ``weights-stager`` (the Jobs that copy ``hf://`` sources into the store): reads and
-  writes only under ``<model_store>/.inferplane/hub/``, nothing else of the store.
+  writes only under ``<model_store>/.inferplane/hub/``, nothing else of the store;
+- ``vllm-compiler`` (the Jobs that stage a vLLM model's ``torch.compile`` cache): the
+  model-reader's reads, and writes only under ``<model_store>/.inferplane/vllm-compile/``.
 
 AWS: IAM roles for service accounts (IRSA) trusted only for that ServiceAccount and the STS
 audience. GCP: service accounts bound through Workload Identity, with IAM conditions that
@@ -69,6 +71,12 @@ def hub_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
     return store_bucket, f"{store_prefix}{naming.HUB_PREFIX}/"
 
 
+def compile_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
+    """(bucket, prefix) where compile-cache Jobs write:
+    ``<store prefix>.inferplane/vllm-compile/``."""
+    return store_bucket, f"{store_prefix}{naming.VLLM_COMPILE_PREFIX}/"
+
+
 def s3_write_statement(bucket: str, prefix: str) -> dict[str, Any]:
     """PutObject (and aborting its multipart uploads) under one prefix."""
     return {
@@ -93,6 +101,15 @@ def s3_builder_policy(
     read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str
 ) -> str:
     write = s3_write_statement(*engine_location(store_bucket, store_prefix))
+    return iam.document([*s3_read_statements(read_locations), write])
+
+
+def s3_compiler_policy(
+    read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str
+) -> str:
+    """The reader's reads (the weights, and the cache's own marker in the store) and writes
+    under the compile-cache prefix only."""
+    write = s3_write_statement(*compile_location(store_bucket, store_prefix))
     return iam.document([*s3_read_statements(read_locations), write])
 
 
@@ -128,19 +145,20 @@ class ModelStoreAccessArgs:
 
 
 class ModelStoreAccess(pulumi.ComponentResource):
-    """Read-only, engine-writing and hub-staging identities for the model store, with
-    their Kubernetes ServiceAccounts (`naming.MODEL_READER_SA`, `naming.ENGINE_BUILDER_SA`,
-    `naming.WEIGHTS_STAGER_SA`).
+    """Read-only, engine-writing, hub-staging and compile-cache identities for the model
+    store, with their Kubernetes ServiceAccounts (`naming.MODEL_READER_SA`,
+    `naming.ENGINE_BUILDER_SA`, `naming.WEIGHTS_STAGER_SA`, `naming.VLLM_COMPILER_SA`).
 
     Outputs:
-      reader_identity / builder_identity / stager_identity: IAM role ARN (AWS) or
-        service-account email (GCP).
+      reader_identity / builder_identity / stager_identity / compiler_identity: IAM role ARN
+        (AWS) or service-account email (GCP).
       service_accounts: ServiceAccount name -> `ServiceAccount`.
     """
 
     reader_identity: pulumi.Output[str]
     builder_identity: pulumi.Output[str]
     stager_identity: pulumi.Output[str]
+    compiler_identity: pulumi.Output[str]
     service_accounts: dict[str, k8s.core.v1.ServiceAccount]
 
     def __init__(
@@ -158,6 +176,10 @@ class ModelStoreAccess(pulumi.ComponentResource):
             self.stager_identity = self._aws_role(
                 naming.WEIGHTS_STAGER_SA, s3_stager_policy(args.store_bucket, args.store_prefix)
             )
+            self.compiler_identity = self._aws_role(
+                naming.VLLM_COMPILER_SA,
+                s3_compiler_policy(reads, args.store_bucket, args.store_prefix),
+            )
             annotation = IRSA_ANNOTATION
         else:
             engines = engine_location(args.store_bucket, args.store_prefix)
@@ -172,6 +194,15 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 write=("hub-write", "hub", hub),
                 reads=(hub,),
             )
+            self.compiler_identity = self._gcp_account(
+                naming.VLLM_COMPILER_SA,
+                "compiler",
+                write=(
+                    "compile-write",
+                    "compile",
+                    compile_location(args.store_bucket, args.store_prefix),
+                ),
+            )
             annotation = GKE_ANNOTATION
         self.service_accounts = {
             sa: self._service_account(sa, annotation, identity)
@@ -179,6 +210,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 (naming.MODEL_READER_SA, self.reader_identity),
                 (naming.ENGINE_BUILDER_SA, self.builder_identity),
                 (naming.WEIGHTS_STAGER_SA, self.stager_identity),
+                (naming.VLLM_COMPILER_SA, self.compiler_identity),
             )
         }
         self.register_outputs(
@@ -186,6 +218,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 "reader_identity": self.reader_identity,
                 "builder_identity": self.builder_identity,
                 "stager_identity": self.stager_identity,
+                "compiler_identity": self.compiler_identity,
                 "service_accounts": self.service_accounts,
             }
         )
@@ -283,7 +316,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 },
                 annotations={annotation: identity},
             ),
-            # Model servers, engine builds and staging Jobs never call the Kubernetes API.
+            # Model servers, builds and staging Jobs never call the Kubernetes API.
             automount_service_account_token=False,
             opts=pulumi.ResourceOptions(parent=self, provider=self._args.provider),
         )

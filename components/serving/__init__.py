@@ -4,7 +4,9 @@
   Secret, Triton config, and the children below.
 - `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``);
   `trtllm_build.TensorRtLlmEngineBuild`: the TensorRT-LLM engine Job (``tensorrt_llm``),
-  served by `trtllm` (the ``tensorrtllm`` backend's config and container).
+  served by `trtllm` (the ``tensorrtllm`` backend's config and container);
+  `vllm_compile.VllmCompileCache`: the Job that stages a vLLM model's ``torch.compile``
+  cache in the store.
 - `triton_config`: ``config.pbtxt`` and the ``tritonserver`` container; `vllm`: the
   ``vllm serve`` container; `containers`: placement, sizing, probes, hardening.
 - `load_balancer`: the region-local LoadBalancer Service and the NetworkPolicy.
@@ -48,6 +50,7 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
         TensorRtLlmEngineBuild,
         TensorRtLlmEngineBuildArgs,
     )
+    from inferplane.components.serving.vllm_compile import VllmCompileCache, VllmCompileCacheArgs
 
 _EXPORTS = {
     "ModelServer": "inferplane.components.serving.model_server",
@@ -56,6 +59,8 @@ _EXPORTS = {
     "TensorRtEngineBuildArgs": "inferplane.components.serving.engine_build",
     "TensorRtLlmEngineBuild": "inferplane.components.serving.trtllm_build",
     "TensorRtLlmEngineBuildArgs": "inferplane.components.serving.trtllm_build",
+    "VllmCompileCache": "inferplane.components.serving.vllm_compile",
+    "VllmCompileCacheArgs": "inferplane.components.serving.vllm_compile",
     "ModelAutoscaler": "inferplane.components.serving.autoscaling",
     "ModelAutoscalerArgs": "inferplane.components.serving.autoscaling",
     "ModelMonitoring": "inferplane.components.serving.monitoring",
@@ -85,6 +90,8 @@ __all__ = [
     "TensorRtEngineBuildArgs",
     "TensorRtLlmEngineBuild",
     "TensorRtLlmEngineBuildArgs",
+    "VllmCompileCache",
+    "VllmCompileCacheArgs",
     "model_source",
     "render_config_pbtxt",
 ]

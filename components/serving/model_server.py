@@ -8,6 +8,9 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
 - ``TensorRtEngineBuild`` (Triton with ``tensorrt``) or ``TensorRtLlmEngineBuild`` (Triton
   with ``tensorrt_llm``): Job ``<model>-engine-<key[:10]>``; the Deployment waits for it, so
   pods start only once the engine exists.
+- ``VllmCompileCache`` (vLLM, unless ``enforce_eager``): Job ``<model>-compile-<key[:10]>``
+  stages the model's ``torch.compile`` cache in the store (`vllm_compile`); the Deployment
+  waits for it and its pods copy the cache, so a new replica skips the compile.
 - ConfigMap ``<model>-triton-config`` (Triton): the model's ``config.pbtxt``.
 - Secret ``<model>-secrets`` (when the model has secrets), values as Pulumi secrets.
 - Deployment ``<model>``: one container serving exactly this model (see `containers`,
@@ -93,7 +96,14 @@ from inferplane.components.serving.trtllm_build import (
     trtllm_image,
 )
 from inferplane.components.serving.trtllm_text import pipeline_files
-from inferplane.components.serving.vllm import vllm_container, vllm_fetch_container
+from inferplane.components.serving.vllm import CACHE_VOLUME, vllm_container, vllm_fetch_container
+from inferplane.components.serving.vllm_compile import (
+    VllmCompileCache,
+    VllmCompileCacheArgs,
+    cache_uri,
+    compile_key,
+    compiles,
+)
 from inferplane.components.serving.weights import HubSource, hub_sources, plan_staging
 from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
 
@@ -140,7 +150,9 @@ def serving_pod_spec(
         volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
     else:
         server = vllm_container(env, model, image)
-        init.append(vllm_fetch_container(env, model))
+        staged = cache_uri(env, compile_key(env, model)) if compiles(model, env) else None
+        init.append(vllm_fetch_container(env, model, compile_cache_uri=staged))
+        volumes.append(empty_dir(CACHE_VOLUME))
     if with_secrets:
         # Never the Hub token: only the staging Job of an hf:// source holds it.
         server["env"] = [*server["env"], *secret_env(model, hub_token=False)]
@@ -346,6 +358,15 @@ class ModelServer(pulumi.ComponentResource):
                 )
             staging_jobs.append(staging.job)
         before_pods += staging_jobs
+
+        if compiles(model, env):
+            # The serving pods copy the staged cache: they start once it is there.
+            compile_cache = VllmCompileCache(
+                f"{name}-compile",
+                VllmCompileCacheArgs(model, env, ns, args.provider, after=tuple(staging_jobs)),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            before_pods.append(compile_cache.job)
 
         model_uri = model.source.uri
         self.engine_uri = None

@@ -9,8 +9,13 @@ revision by the staging Job), so the serving pod holds no Hub token and passes v
 ``hf://`` name; ``--served-model-name`` keeps the name clients use.
 
 The image runs as root by default; here it runs as uid 10001 with ``HOME`` (and so every
-cache: torch.compile, Triton kernels, FlashInfer JIT, HF) on a writable emptyDir, so the root
-filesystem stays read-only. Usage statistics and hub telemetry are turned off.
+cache: Triton kernels, FlashInfer JIT, HF) on a writable emptyDir, so the root filesystem
+stays read-only. ``VLLM_CACHE_ROOT`` is its own emptyDir (`CACHE_ROOT`): vLLM keeps its
+``torch.compile`` artifacts under ``$VLLM_CACHE_ROOT/torch_compile_cache/<hash>/``
+(vllm v0.10.2 ``vllm/compilation/backends.py``), and the fetch init container copies the
+model's staged cache there when the store has one (`vllm_compile`), so a new replica loads
+the compiled graphs instead of compiling them. Usage statistics and hub telemetry are
+turned off.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     store_container,
+    store_exists,
     store_sync,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -36,6 +42,19 @@ from inferplane.components.serving.vllm_flags import speculative_config, vllm_fl
 from inferplane.components.serving.weights import DRAFT_DIR, hub_source, source_uri, staged_uri
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+CACHE_ROOT: Final = "/vllm-cache"
+"""``VLLM_CACHE_ROOT`` of serving pods and compile-cache Jobs (an emptyDir, volume
+``vllm-cache``); v0.10.2 reads it in ``vllm/envs.py`` (default ``$XDG_CACHE_HOME/vllm``)."""
+COMPILE_CACHE_DIR: Final = f"{CACHE_ROOT}/torch_compile_cache"
+"""Where vLLM v0.10.2 writes and looks up its ``torch.compile`` artifacts:
+``os.path.join(envs.VLLM_CACHE_ROOT, "torch_compile_cache", hash_key)`` in
+``VllmBackend.__call__`` (``vllm/compilation/backends.py``); Inductor's and Triton's caches
+are redirected inside it (``InductorAdaptor.initialize_cache`` in
+``vllm/compilation/compiler_interface.py``: "users only need to copy the cache_dir to
+another machine to reuse the cache")."""
+CACHE_VOLUME: Final = "vllm-cache"
+COMPILE_CACHE_MARKER: Final = "inferplane-compile-complete"
+"""Written last under a staged compile cache's prefix: the cache is complete when it exists."""
 
 
 def vllm_weights(model: ServedModel) -> str:
@@ -99,6 +118,7 @@ def vllm_env(model: ServedModel) -> list[Manifest]:
         # torch.compile and Triton kernels look the user up; uid 10001 has no passwd entry.
         {"name": "USER", "value": "inferplane"},
         {"name": "XDG_CACHE_HOME", "value": f"{HOME}/.cache"},
+        {"name": "VLLM_CACHE_ROOT", "value": CACHE_ROOT},
         {"name": "HF_HOME", "value": f"{MODELS_DIR}/.huggingface"},
         {"name": "VLLM_NO_USAGE_STATS", "value": "1"},
         {"name": "DO_NOT_TRACK", "value": "1"},
@@ -127,14 +147,15 @@ def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> M
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
             mount("models", MODELS_DIR, read_only=True),
+            mount(CACHE_VOLUME, CACHE_ROOT),
         ],
         **probes(model, ready_path="/health", live_path="/health"),
     }
 
 
-def vllm_fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    """Copies the weights, an EAGLE draft model and LoRA adapters from the model store
-    (an hf:// source from its staged copy) into the models volume."""
+def weight_copies(env: ServingEnvironment, model: ServedModel) -> list[tuple[str, str, str]]:
+    """(variable, store URI, local directory) of every weight a replica copies: the model
+    (an hf:// source from its staged copy), an EAGLE draft model, LoRA adapters."""
     copies = [("MODEL_URI", source_uri(env, model, model.source), f"{MODELS_DIR}/{model.name}")]
     spec = model.vllm.speculative if model.vllm else None
     if spec and spec.draft_repo:
@@ -147,9 +168,41 @@ def vllm_fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifes
         copies.append(
             (f"LORA_URI_{i}", source_uri(env, model, adapter.source), lora_dir(adapter.name))
         )
-    lines: list[str] = []
+    return copies
+
+
+def vllm_fetch_container(
+    env: ServingEnvironment,
+    model: ServedModel,
+    compile_cache_uri: str | None = None,
+    skip_file: str | None = None,
+) -> Manifest:
+    """Copies the weights, an EAGLE draft model and LoRA adapters from the model store
+    (an hf:// source from its staged copy) into the models volume, and the staged
+    ``torch.compile`` cache at `compile_cache_uri` (a directory URI ending in ``/``) into
+    `COMPILE_CACHE_DIR` when its completion marker is there (a miss compiles as before).
+    With `skip_file`, nothing is copied once that file exists (a compile-cache Job whose
+    cache is already staged)."""
+    copies = weight_copies(env, model)
+    lines: list[str] = [f'if [ -f "{skip_file}" ]; then exit 0; fi'] if skip_file else []
     for variable, _, target in copies:
         # URIs go through the environment, never into the shell text.
         lines += [f'mkdir -p "{target}"', store_sync(env, f'"${variable}"', f'"{target}"')]
     uris = [{"name": variable, "value": uri} for variable, uri, _ in copies]
-    return store_container(env, "fetch-weights", shell(*lines), uris, [mount("models", MODELS_DIR)])
+    mounts = [mount("models", MODELS_DIR)]
+    if compile_cache_uri is not None:
+        marker = f'"${{COMPILE_CACHE_URI}}{COMPILE_CACHE_MARKER}"'
+        lines += [
+            f"if {store_exists(env, marker)}; then",
+            f'  mkdir -p "{COMPILE_CACHE_DIR}"',
+            "  "
+            + store_sync(
+                env, '"${COMPILE_CACHE_URI}torch_compile_cache"', f'"{COMPILE_CACHE_DIR}"'
+            ),
+            "else",
+            '  echo "no staged torch.compile cache at $COMPILE_CACHE_URI: vLLM compiles"',
+            "fi",
+        ]
+        uris.append({"name": "COMPILE_CACHE_URI", "value": compile_cache_uri})
+        mounts.append(mount(CACHE_VOLUME, CACHE_ROOT))
+    return store_container(env, "fetch-weights", shell(*lines), uris, mounts)

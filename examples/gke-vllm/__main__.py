@@ -16,10 +16,11 @@ must already run what the components' objects rely on:
 
 Created here: the namespace, the store identities and their ServiceAccounts
 (`ModelStoreAccess`: ``model-reader`` reads the store, ``weights-stager`` writes only its
-``.inferplane/hub/`` prefix), and the `ModelServer` (the Job that stages the pinned
-``hf://`` weights into the store once, Deployment, Services, PDB, NetworkPolicies,
-ScaledObject, monitoring). Replicas copy the staged weights from the store: none talks to
-the Hugging Face hub or holds the token.
+``.inferplane/hub/`` prefix, ``vllm-compiler`` only ``.inferplane/vllm-compile/``), and the
+`ModelServer` (the Job that stages the pinned ``hf://`` weights into the store once, the Job
+that stages vLLM's ``torch.compile`` cache once, Deployment, Services, PDB,
+NetworkPolicies, ScaledObject, monitoring). Replicas copy the staged weights and compile
+cache from the store: none talks to the Hugging Face hub or holds the token.
 """
 
 from __future__ import annotations

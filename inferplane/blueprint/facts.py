@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from inferplane.blueprint.model import Environment, GpuPool, Waiver
 from inferplane.blueprint.scale_out import RUNTIMES, ScaleOutInputs, inputs_of
 
-FACTS_VERSION = "2"
+FACTS_VERSION = "3"
 """Bump when a key changes meaning; a reader refuses any other version."""
 
 T = TypeVar("T")
@@ -125,6 +125,7 @@ _MODEL_KEYS = (
     "store",
     "warmup_batches",
     "from_zero",
+    "compile_cache",
 )
 _KEYS = (
     "version",
@@ -291,6 +292,7 @@ def _model(name: str, raw: Any) -> ScaleOutInputs:
         store=text("store"),
         warmup_batches=num("warmup_batches"),
         from_zero=_typed(f"{where}.from_zero", data["from_zero"], bool),
+        compile_cache=_typed(f"{where}.compile_cache", data["compile_cache"], bool),
     )
 
 

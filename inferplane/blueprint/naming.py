@@ -85,6 +85,11 @@ prefix (`HUB_PREFIX`) of the model store."""
 HUB_PREFIX = ".inferplane/hub"
 """Staged ``hf://org/name@revision`` sources live under
 ``<model_store>/<HUB_PREFIX>/<org>/<name>/<revision>/``."""
+VLLM_COMPILER_SA = "vllm-compiler"
+"""ServiceAccount of the Jobs that stage a vLLM model's ``torch.compile`` cache: reads the
+store, writes only the compile-cache prefix (`VLLM_COMPILE_PREFIX`)."""
+VLLM_COMPILE_PREFIX = ".inferplane/vllm-compile"
+"""Staged compile caches live under ``<model_store>/<VLLM_COMPILE_PREFIX>/<model>/<key>/``."""
 
 
 def namespace(blueprint: str) -> str:

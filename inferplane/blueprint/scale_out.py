@@ -20,7 +20,9 @@ order:
   shorten this part on GKE.
 - ``weights``: the copy from the environment's model store (s3/gs in the region; an
   ``hf://`` source is staged there once and replicas read the staged copy) onto the node.
-- ``engine_load``: the weights into GPU memory plus the server's own start-up.
+- ``engine_load``: the weights into GPU memory plus the server's own start-up; a vLLM
+  model whose ``torch.compile`` artifacts are staged in the model store (every vLLM model
+  that compiles, `compiles_vllm_graph`) skips Inductor's compile on a new replica.
 - ``warmup``: Triton's ``model_warmup`` samples, one per warm-up batch size.
 - ``readiness``: the startup probe's period, then the readiness probe's period × its
   success threshold (`timing`).
@@ -139,6 +141,17 @@ class Constants:
     (vllm-project/vllm#20264); 87 s for an 8B model on an L4 with compilation
     (vllm-project/vllm#11078)."""
 
+    vllm_compile_cache_saved_s: float = 16
+    """What a staged ``torch.compile`` cache takes off `engine_init_s_vllm`: Inductor's
+    compile (14.77 s) and Triton's kernel compilation (about 5 s) of an 8B model's cold start
+    (vllm-project/vllm#11005), less loading the cached artifacts (4.19 s for an 8B model,
+    vllm-project/vllm#16848). Still paid on every start: Dynamo's bytecode transform (4.6 s
+    in #11005, 7.51 s in vllm-project/vllm#20264) — v0.10.2 names the cache directory after
+    the files Dynamo traced (``vllm/compilation/backends.py``, ``VllmBackend.__call__``), so
+    Dynamo runs before the cache is found — and CUDA graph capture (10 s in #11005, 17 s in
+    #20264), which vLLM does not cache. #20264 measures a whole warm start: "init engine
+    (profile, create kv cache, warmup model) took 34.11 seconds" with the cache reused."""
+
     engine_init_s_triton: float = 10
     """Triton's start and the load of one ONNX or TensorRT model beyond its bytes.
     Assumption."""
@@ -170,8 +183,11 @@ class Constants:
     def image_gb(self, runtime: Runtime) -> float:
         return float(getattr(self, f"image_gb_{runtime}"))
 
-    def engine_init_s(self, runtime: Runtime) -> float:
-        return float(getattr(self, f"engine_init_s_{runtime}"))
+    def engine_init_s(self, runtime: Runtime, compile_cache: bool = False) -> float:
+        init = float(getattr(self, f"engine_init_s_{runtime}"))
+        if runtime == "vllm" and compile_cache:
+            return max(0.0, init - self.vllm_compile_cache_saved_s)
+        return init
 
 
 def constant_docs() -> dict[str, str]:
@@ -210,6 +226,9 @@ class ScaleOutInputs:
     warmup_batches: int
     from_zero: bool
     """`replicas.min` is 0: KEDA's polling activates the first replica."""
+    compile_cache: bool = False
+    """A vLLM model whose ``torch.compile`` cache is staged in the model store: a new
+    replica loads the compiled graphs instead of compiling them (`compiles_vllm_graph`)."""
 
 
 @dataclass(frozen=True)
@@ -260,6 +279,13 @@ def runtime_of(model: Model) -> Runtime:
     return "trtllm" if model.tensorrt_llm is not None else "triton"
 
 
+def compiles_vllm_graph(model: Model) -> bool:
+    """A vLLM model that runs ``torch.compile`` (all but ``vllm.enforce_eager``): the stack
+    stages its compile cache in the model store
+    (`inferplane.components.serving.vllm_compile`)."""
+    return model.server == "vllm" and not (model.vllm is not None and model.vllm.enforce_eager)
+
+
 def _bytes_per_weight(model: Model) -> float:
     if model.tensorrt_llm is not None and model.tensorrt_llm.quantization:
         return TRTLLM_QUANTIZATION_BYTES[model.tensorrt_llm.quantization]
@@ -296,6 +322,7 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
         store=store,
         warmup_batches=len(model.warmup.batch_sizes) if model.warmup else 0,
         from_zero=model.replicas.min == 0,
+        compile_cache=compiles_vllm_graph(model),
     )
 
 
@@ -352,12 +379,15 @@ def budget(inputs: ScaleOutInputs, c: Constants | None = None) -> Budget:
             f"{basis}",
         )
     )
-    init = c.engine_init_s(inputs.runtime)
+    init = c.engine_init_s(inputs.runtime, inputs.compile_cache)
+    start = f"{inputs.runtime} start"
+    if inputs.runtime == "vllm" and inputs.compile_cache:
+        start += " with the staged torch.compile cache"
     parts.append(
         Part(
             "engine_load",
             _up(gb / c.gpu_load_gb_per_s + init),
-            f"{gb:g} GB at {c.gpu_load_gb_per_s:g} GB/s + {init:g} s {inputs.runtime} start",
+            f"{gb:g} GB at {c.gpu_load_gb_per_s:g} GB/s + {init:g} s {start}",
         )
     )
     if inputs.warmup_batches:

@@ -13,7 +13,7 @@ from inferplane.app import plan
 # The reference keeps a spare GPU per zone on l4 (no node, no image pull for its realtime
 # models) and none on the batch pool h100.
 CHAT_LINE = (
-    "  scale-out chat: 149 s (engine_load 64 s, weights 40 s, prometheus_scrape 15 s, "
+    "  scale-out chat: 133 s (engine_load 48 s, weights 40 s, prometheus_scrape 15 s, "
     "hpa_reaction 15 s, readiness 15 s)"
 )
 
@@ -45,12 +45,12 @@ def test_plan_prints_and_writes_every_models_budget(
     assert list(doc["models"]) == ["chat", "nightly-embed", "ranker", "toxicity"]
     chat = doc["models"]["chat"]["scale_out"]
     assert {k: chat[k] for k in ("total_s", "parts", "dominant")} == {
-        "total_s": 149,
+        "total_s": 133,
         "parts": {
             "prometheus_scrape": 15,
             "hpa_reaction": 15,
             "weights": 40,
-            "engine_load": 64,
+            "engine_load": 48,
             "readiness": 15,
         },
         "dominant": "engine_load",
@@ -64,12 +64,15 @@ def test_the_policy_config_corrects_the_estimates(
     reference_blueprint: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = tmp_path / "policy.yaml"
-    config.write_text("scale-out-budget:\n  node_provision_s: 100\n  engine_init_s_vllm: 30\n")
+    config.write_text(
+        "scale-out-budget:\n  node_provision_s: 100\n  engine_init_s_vllm: 30\n"
+        "  vllm_compile_cache_saved_s: 10\n"
+    )
     out = tmp_path / "plan"
     assert plan.run(_args(reference_blueprint, out, "--policy-config", str(config))) == 0
     printed = capsys.readouterr().out.splitlines()
     assert (
-        "  scale-out chat: 119 s (weights 40 s, engine_load 34 s, prometheus_scrape 15 s, "
+        "  scale-out chat: 109 s (weights 40 s, engine_load 24 s, prometheus_scrape 15 s, "
         "hpa_reaction 15 s, readiness 15 s)"
     ) in printed
     assert (
@@ -77,7 +80,7 @@ def test_the_policy_config_corrects_the_estimates(
         "prometheus_scrape 15 s, readiness 15 s, engine_load 11 s, weights 5 s)"
     ) in printed
     chat = json.loads((out / "plan.json").read_text())["models"]["chat"]["scale_out"]
-    assert chat["total_s"] == 119
+    assert chat["total_s"] == 109  # 8 GB / 2 GB/s + (30 - 10) s
 
 
 def test_an_invalid_policy_config_is_a_located_error(

@@ -59,6 +59,7 @@ model = st.builds(
     store=text,
     warmup_batches=count,
     from_zero=st.booleans(),
+    compile_cache=st.booleans(),
 )
 
 
@@ -110,14 +111,14 @@ def test_a_missing_key_is_named(reference_env: Callable[[str], Environment]) -> 
     del data["zones"]
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: missing zones (facts version 2)"
+    assert str(err.value) == "environment facts: missing zones (facts version 3)"
 
 
 def test_an_unknown_key_is_named(reference_env: Callable[[str], Environment]) -> None:
     data = {**_data(reference_env), "units": "8"}
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: unknown units (facts version 2)"
+    assert str(err.value) == "environment facts: unknown units (facts version 3)"
 
 
 def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -128,7 +129,7 @@ def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environmen
     data["pools"] = json.dumps(pools)
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 2)")
+    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 3)")
 
 
 def test_a_wrong_type_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -146,7 +147,7 @@ def test_another_version_is_refused(reference_env: Callable[[str], Environment])
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
     assert str(err.value) == (
-        "version: '0' is not the version this inferplane reads ('2'); "
+        "version: '0' is not the version this inferplane reads ('3'); "
         "check with the inferplane that deployed the stack"
     )
 
@@ -174,6 +175,7 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "store": "gs",
         "warmup_batches": 0,
         "from_zero": False,
+        "compile_cache": True,
     }
 
 

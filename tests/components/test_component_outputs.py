@@ -66,6 +66,7 @@ def test_the_docstring_reader_finds_every_entry() -> None:
         "reader_identity",
         "builder_identity",
         "stager_identity",
+        "compiler_identity",
         "service_accounts",
     }
 

@@ -14,6 +14,7 @@ from inferplane.app.offline import Recording
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import parse_source
+from inferplane.components.cloud import gcp_account_id
 from inferplane.components.identity import gcs_read_condition
 
 NAMESPACE = "support-assistant"
@@ -58,7 +59,13 @@ def service_accounts(rec: Recording) -> dict[str, dict[str, Any]]:
 
 # --- AWS ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA, naming.WEIGHTS_STAGER_SA]
+    "sa",
+    [
+        naming.MODEL_READER_SA,
+        naming.ENGINE_BUILDER_SA,
+        naming.WEIGHTS_STAGER_SA,
+        naming.VLLM_COMPILER_SA,
+    ],
 )
 def test_irsa_trust_is_limited_to_the_service_account(staging: Environment, sa: str) -> None:
     rec = cloud_recording(staging)
@@ -142,6 +149,35 @@ def test_builder_writes_only_under_the_engine_prefix(staging_prefixed: Environme
     assert [s for s in builder if s in reader] == reader
 
 
+def test_compiler_writes_only_under_the_compile_prefix(staging_prefixed: Environment) -> None:
+    """The compile-cache Jobs' role: the reader's reads (weights, the cache's marker) and
+    writes under ``.inferplane/vllm-compile/`` only."""
+    policies = role_policies(cloud_recording(staging_prefixed))
+    compiler = policies["support-assistant-staging-vllm-compiler-policy"]["Statement"]
+    reader = policies["support-assistant-staging-model-reader-policy"]["Statement"]
+    assert [s for s in compiler if s not in reader] == [
+        {
+            "Effect": "Allow",
+            "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
+            "Resource": "arn:aws:s3:::acme-models-use1/team/models/.inferplane/vllm-compile/*",
+        }
+    ]
+    assert [s for s in compiler if s in reader] == reader
+
+
+def test_gcp_compiler_creates_objects_under_the_compile_prefix_only(prod: Environment) -> None:
+    members = bucket_members(cloud_recording(prod))
+    mine = {n: m for n, m in members.items() if "-vllm-compiler-" in n}
+    write = mine["support-assistant-prod-vllm-compiler-write-compile"]
+    assert write["role"] == "roles/storage.objectCreator"
+    assert write["condition"]["expression"] == (
+        "resource.name.startsWith("
+        '"projects/_/buckets/acme-models-usc1/objects/.inferplane/vllm-compile/")'
+    )
+    others = [m["role"] for m in mine.values() if m is not write]
+    assert others and set(others) == {"roles/storage.objectViewer"}
+
+
 def test_stager_reads_and_writes_only_the_hub_prefix(staging_prefixed: Environment) -> None:
     """The staging Jobs' role: nothing of the store beyond ``.inferplane/hub/`` (the marker
     is read there, ``aws s3 sync`` lists it, the copy is written there)."""
@@ -169,7 +205,13 @@ def test_stager_reads_and_writes_only_the_hub_prefix(staging_prefixed: Environme
 
 
 @pytest.mark.parametrize(
-    "sa", [naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA, naming.WEIGHTS_STAGER_SA]
+    "sa",
+    [
+        naming.MODEL_READER_SA,
+        naming.ENGINE_BUILDER_SA,
+        naming.WEIGHTS_STAGER_SA,
+        naming.VLLM_COMPILER_SA,
+    ],
 )
 def test_aws_service_accounts_carry_their_role(staging: Environment, sa: str) -> None:
     rec = cloud_recording(staging)
@@ -259,13 +301,16 @@ def test_gcp_store_without_prefix_is_read_bucket_wide(prod: Environment) -> None
         (naming.MODEL_READER_SA, "reader"),
         (naming.ENGINE_BUILDER_SA, "builder"),
         (naming.WEIGHTS_STAGER_SA, "stager"),
+        (naming.VLLM_COMPILER_SA, "compiler"),
     ],
 )
 def test_workload_identity_binds_each_service_account(
     prod: Environment, sa: str, account: str
 ) -> None:
     rec = cloud_recording(prod)
-    email = f"support-assistant-prod-{account}@acme-ml-prod.iam.gserviceaccount.com"
+    # Longer than 30 characters, an id is shortened with a hash (`gcp_account_id`).
+    account_id = gcp_account_id("support-assistant-prod", account)
+    email = f"{account_id}@acme-ml-prod.iam.gserviceaccount.com"
     bindings = {r.name: r.inputs for r in rec.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
     binding = bindings[f"support-assistant-prod-{sa}-workload-identity"]
     assert binding["role"] == "roles/iam.workloadIdentityUser"

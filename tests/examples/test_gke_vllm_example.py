@@ -105,7 +105,7 @@ def test_deployment_serves_the_model_with_vllm_on_one_l4(recording: Recording) -
 
 
 def test_weights_are_staged_once_by_a_job_the_deployment_waits_for(recording: Recording) -> None:
-    (job,) = recording.of_type(JOB)
+    (job,) = [j for j in recording.of_type(JOB) if j.get("metadata", "name") == JOB_NAME]
     pod = job.get("spec", "template", "spec")
     assert pod["serviceAccountName"] == naming.WEIGHTS_STAGER_SA
     upload = pod["containers"][0]
@@ -166,7 +166,7 @@ def test_hf_token_from_config_stays_secret(monkeypatch: pytest.MonkeyPatch) -> N
     # Only the staging Job reads the token: as the file HF_TOKEN_PATH names, from its own Secret.
     token = one(rec, "kubernetes:core/v1:Secret", f"{JOB_NAME}-hub-token")
     assert token.get("stringData") == {"hf_token": SECRET}
-    (job,) = rec.of_type(JOB)
+    (job,) = [j for j in rec.of_type(JOB) if j.get("metadata", "name") == JOB_NAME]
     download = job.get("spec", "template", "spec", "initContainers")[1]
     assert {"name": "HF_TOKEN_PATH", "value": "/var/run/secrets/inferplane/hf_token"} in download[
         "env"

@@ -61,7 +61,7 @@ def test_a_large_known_model_is_reported_for_its_weights(
     [finding] = RULE.run(Stack.of([], env))
     assert finding.field == ("models", "chat", "source")
     assert finding.message == (
-        "a scale-out of chat needs about 196 s from a traffic spike to one more ready "
+        "a scale-out of chat needs about 180 s from a traffic spike to one more ready "
         "replica, over the 120 s bound; weights dominates with 82 s (16.38 GB from the gs "
         "model store at 200 MB/s; 8.19B parameters x 2 B "
         "(https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json)); serve a smaller or "

@@ -227,7 +227,7 @@ def test_build_pods_are_not_serving_pods(served):
 
 
 def test_gcs_existence_check_and_copy(served):
-    job = next(iter(served("prod").of_type(JOB)))
+    job = next(j for j in served("prod").of_type(JOB) if "-engine-" in j.name)
     fetch = pod_spec(job)["initContainers"][0]["command"][2]
     assert 'gcloud storage objects describe "$ENGINE_URI"' in fetch
     # the model's directory: external data files live beside the model
@@ -235,7 +235,7 @@ def test_gcs_existence_check_and_copy(served):
 
 
 def test_s3_existence_check(served):
-    job = next(iter(served("staging").of_type(JOB)))
+    job = next(j for j in served("staging").of_type(JOB) if "-engine-" in j.name)
     fetch = pod_spec(job)["initContainers"][0]["command"][2]
     assert 'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}"' in fetch
     assert 'aws s3 sync --only-show-errors "$SOURCE_DIR" /build/onnx' in fetch

@@ -220,7 +220,8 @@ def test_each_pod_gets_exactly_its_policies(reference_recording, env_name):
             continue
         model = r.get("metadata", "labels")["inferplane.dev/model"]
         if kind == "Job":
-            assert set(selected) == {"default-deny", "allow-dns", f"{model}-engine-build"}
+            build = "vllm-compile" if "-compile-" in r.get("metadata", "name") else "engine-build"
+            assert set(selected) == {"default-deny", "allow-dns", f"{model}-{build}"}
         else:
             assert set(selected) == {"default-deny", "allow-dns", model, f"{model}-egress"}
         ingress = [rule for spec in selected.values() for rule in spec.get("ingress") or []]
@@ -279,8 +280,15 @@ def test_store_rule_leaves_out_a_public_vpc(staging):
 
 
 def test_variants_have_their_policies(staging):
-    """A model without an engine build has only its two serving policies."""
+    """A model without a build Job has only its two serving policies; a vLLM model's
+    compile-cache Job has its own."""
     rec: Recording = serve(staging, ["chat"])
+    names = {r.get("metadata", "name") for r in rec.of_type(NETWORK_POLICY)}
+    assert names == {"chat", "chat-egress", "chat-vllm-compile"}
+    chat = staging.models["chat"]
+    assert chat.vllm is not None
+    eager = dataclasses.replace(chat.vllm, enforce_eager=True)
+    rec = serve(with_model(staging, "chat", vllm=eager), ["chat"])
     names = {r.get("metadata", "name") for r in rec.of_type(NETWORK_POLICY)}
     assert names == {"chat", "chat-egress"}
 
