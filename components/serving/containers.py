@@ -392,7 +392,9 @@ def probes(model: ServedModel, ready_path: str, live_path: str) -> Manifest:
     loading pod is never killed; readiness means loaded and warm."""
     return {
         "startupProbe": http_probe(
-            ready_path, PROBE_PERIOD_S, math.ceil(model.startup_timeout_s / PROBE_PERIOD_S)
+            ready_path,
+            timing.STARTUP_PERIOD_S,
+            math.ceil(model.startup_timeout_s / timing.STARTUP_PERIOD_S),
         ),
         "readinessProbe": http_probe(
             ready_path,

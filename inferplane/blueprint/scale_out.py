@@ -398,12 +398,12 @@ def budget(inputs: ScaleOutInputs, c: Constants | None = None) -> Budget:
                 f"{inputs.warmup_batches} warm-up batch size(s) x {c.warmup_s_per_batch:g} s",
             )
         )
-    ready = timing.PROBE_PERIOD_S + timing.READINESS_PERIOD_S * timing.READINESS_SUCCESS_THRESHOLD
+    ready = timing.STARTUP_PERIOD_S + timing.READINESS_PERIOD_S * timing.READINESS_SUCCESS_THRESHOLD
     parts.append(
         Part(
             "readiness",
             ready,
-            f"startup probe period {timing.PROBE_PERIOD_S} s + readiness probe "
+            f"startup probe period {timing.STARTUP_PERIOD_S} s + readiness probe "
             f"{timing.READINESS_PERIOD_S} s x {timing.READINESS_SUCCESS_THRESHOLD}",
         )
     )

@@ -45,16 +45,16 @@ def test_vllm_8b_on_l4_without_a_spare_gpu_waits_for_a_node_and_its_image(
     # 16.06 GB / 2 GB/s + (60 - 16) s with the staged compile cache = 52.03 s -> 53;
     # 12 GB image / 100 MB/s = 120 s.
     assert parts(env, "chat") == {
-        "prometheus_scrape": 15,
+        "prometheus_scrape": 5,
         "hpa_reaction": 15,
         "node": 300,
         "image_pull": 120,
         "weights": 81,
         "engine_load": 53,
-        "readiness": 15,
+        "readiness": 10,
     }
     found = budget(inputs_of(env, env.models["chat"]))
-    assert (found.total_s, found.dominant) == (599, "node")
+    assert (found.total_s, found.dominant) == (584, "node")
 
 
 def test_vllm_8b_on_l4_with_a_spare_gpu_has_no_node_and_no_image_part(
@@ -63,16 +63,16 @@ def test_vllm_8b_on_l4_with_a_spare_gpu_has_no_node_and_no_image_part(
     env = llama_8b(reference_env("prod"), spare=1)
     found = budget(inputs_of(env, env.models["chat"]))
     assert found.as_json()["parts"] == {
-        "prometheus_scrape": 15,
+        "prometheus_scrape": 5,
         "hpa_reaction": 15,
         "weights": 81,
         "engine_load": 53,
-        "readiness": 15,
+        "readiness": 10,
     }
-    assert (found.total_s, found.dominant) == (179, "weights")
+    assert (found.total_s, found.dominant) == (164, "weights")
     assert found.line("chat") == (
-        "scale-out chat: 179 s (weights 81 s, engine_load 53 s, prometheus_scrape 15 s, "
-        "hpa_reaction 15 s, readiness 15 s)"
+        "scale-out chat: 164 s (weights 81 s, engine_load 53 s, hpa_reaction 15 s, "
+        "readiness 10 s, prometheus_scrape 5 s)"
     )
     assert found.part("weights") is not None
     assert found.as_json()["notes"]["weights"] == (
@@ -88,15 +88,15 @@ def test_triton_onnx_model_of_unknown_size_assumes_one_gigabyte(
     found = budget(inputs_of(env, env.models["ranker"]))
     # 1 GB / 200 MB/s = 5 s; 1 GB / 2 GB/s + 10 s = 10.5 -> 11 s; two warm-up batch sizes.
     assert found.as_json()["parts"] == {
-        "prometheus_scrape": 15,
+        "prometheus_scrape": 5,
         "hpa_reaction": 15,
         "weights": 5,
         "engine_load": 11,
         "warmup": 2,
-        "readiness": 15,
+        "readiness": 10,
     }
-    assert found.total_s == 63
-    assert found.dominant == "prometheus_scrape"  # the earliest of the 15 s parts
+    assert found.total_s == 48
+    assert found.dominant == "hpa_reaction"
     assert found.as_json()["notes"]["weights"].endswith(
         "size unknown (an ONNX/TensorRT model): assumed 1 GB"
     )
@@ -111,16 +111,16 @@ def test_tensorrt_llm_70b_copies_its_fp8_engine(llm_serving: Environment) -> Non
     # 70.55e9 weights x 1 B (fp8 engine) = 70.55 GB: 352.75 s -> 353 from the store;
     # 70.55 / 2 + 30 = 65.3 s -> 66; 16 GB image / 100 MB/s = 160 s; 4 GPUs, no spare.
     assert parts(llm_serving, "chat-70b") == {
-        "prometheus_scrape": 15,
+        "prometheus_scrape": 5,
         "hpa_reaction": 15,
         "node": 300,
         "image_pull": 160,
         "weights": 353,
         "engine_load": 66,
-        "readiness": 15,
+        "readiness": 10,
     }
     found = budget(inputs_of(llm_serving, llm_serving.models["chat-70b"]))
-    assert (found.total_s, found.dominant) == (924, "weights")
+    assert (found.total_s, found.dominant) == (909, "weights")
 
 
 @pytest.mark.parametrize(("spare", "node"), [(0, True), (3, True), (4, False), (8, False)])
@@ -167,7 +167,7 @@ def test_constants_from_a_policy_config_replace_the_defaults(
     )
     got = parts(env, "chat", c)
     assert (got["node"], got["image_pull"]) == (90, 30)  # 12 GB at 400 MB/s
-    assert budget(inputs_of(env, env.models["chat"]), c).total_s == 599 - 210 - 90
+    assert budget(inputs_of(env, env.models["chat"]), c).total_s == 584 - 210 - 90
 
 
 def test_a_staged_compile_cache_takes_the_compile_off_a_vllm_start(
@@ -179,8 +179,8 @@ def test_a_staged_compile_cache_takes_the_compile_off_a_vllm_start(
     # 8 GB / 2 GB/s + 60 s cold start = 64 s; with the cache 60 - 16 = 44 s: 48 s.
     cold = budget(dataclasses.replace(inputs, compile_cache=False))
     warm = budget(inputs)
-    assert (cold.as_json()["parts"]["engine_load"], cold.total_s) == (64, 149)
-    assert (warm.as_json()["parts"]["engine_load"], warm.total_s) == (48, 133)
+    assert (cold.as_json()["parts"]["engine_load"], cold.total_s) == (64, 134)
+    assert (warm.as_json()["parts"]["engine_load"], warm.total_s) == (48, 118)
     assert warm.as_json()["notes"]["engine_load"] == (
         "8 GB at 2 GB/s + 44 s vllm start with the staged torch.compile cache"
     )
@@ -228,7 +228,7 @@ def test_the_readiness_part_is_the_stacks_probe_periods() -> None:
     )
     ready = budget(inputs).part("readiness")
     assert ready is not None and ready.seconds == (
-        timing.PROBE_PERIOD_S + timing.READINESS_PERIOD_S * timing.READINESS_SUCCESS_THRESHOLD
+        timing.STARTUP_PERIOD_S + timing.READINESS_PERIOD_S * timing.READINESS_SUCCESS_THRESHOLD
     )
 
 

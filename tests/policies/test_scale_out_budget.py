@@ -30,9 +30,9 @@ def test_without_spare_gpus_every_realtime_model_is_reported(
         ("models.toxicity", ("gpu_pools", "l4", "spare_gpus")),
     ]  # nightly-embed is a batch model: it may wait
     # Judged on what the blueprint states: the ONNX model's size is unknown, so no weights
-    # part and the engine load is the server's start alone (463 s in the plan).
+    # part and the engine load is the server's start alone (448 s in the plan).
     assert found[1].message == (
-        "a scale-out of ranker needs about 457 s from a traffic spike to one more ready "
+        "a scale-out of ranker needs about 442 s from a traffic spike to one more ready "
         "replica, over the 120 s bound; node dominates with 300 s (pool l4 keeps 0 spare GPU "
         "unit(s) per zone, a replica needs 1); keep spare_gpus: 1 (or more) on pool l4, so a "
         "new replica preempts a placeholder on a running node that already holds the image"
@@ -61,7 +61,7 @@ def test_a_large_known_model_is_reported_for_its_weights(
     [finding] = RULE.run(Stack.of([], env))
     assert finding.field == ("models", "chat", "source")
     assert finding.message == (
-        "a scale-out of chat needs about 180 s from a traffic spike to one more ready "
+        "a scale-out of chat needs about 165 s from a traffic spike to one more ready "
         "replica, over the 120 s bound; weights dominates with 82 s (16.38 GB from the gs "
         "model store at 200 MB/s; 8.19B parameters x 2 B "
         "(https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json)); serve a smaller or "
@@ -76,8 +76,8 @@ def test_the_bound_and_the_estimates_come_from_the_config(
     env = with_spare(reference_env("prod"), "l4", 0)
     stack = Stack.of([], env)
     assert RULE.run(stack, {"max_total_s": 600}) == []
-    # Nodes that come up in 20 s and images that pull at 1 GB/s: only the triton models pass.
-    fast = {"node_provision_s": 20, "image_pull_mb_per_s": 1000}
+    # Nodes that come up in 40 s and images that pull at 1 GB/s: only the triton models pass.
+    fast = {"node_provision_s": 40, "image_pull_mb_per_s": 1000}
     assert [f.target for f in RULE.run(stack, fast)] == ["models.chat"]
 
 

@@ -269,8 +269,8 @@ def test_probes_never_kill_a_loading_pod(served, model, server, ready, live):
     c = container(k8s_object(served("prod"), DEPLOYMENT, model), server)
     startup = c["startupProbe"]
     assert startup["httpGet"] == {"path": ready, "port": "http"}
-    assert startup["periodSeconds"] == 10
-    assert startup["failureThreshold"] == 120  # startup_timeout_s 1200 / 10
+    assert startup["periodSeconds"] == 5
+    assert startup["failureThreshold"] == 240  # startup_timeout_s 1200 / 5
     assert c["readinessProbe"]["httpGet"] == {"path": ready, "port": "http"}
     assert c["livenessProbe"]["httpGet"] == {"path": live, "port": "http"}
     assert c["lifecycle"] == {"preStop": {"exec": {"command": ["sleep", "15"]}}}

@@ -63,7 +63,7 @@ def test_service_monitor_validates_and_scrapes_the_named_port(
     (endpoint,) = spec["endpoints"]
     assert endpoint["port"] == ("metrics" if model.server == "triton" else "http")
     assert endpoint["path"] == "/metrics"
-    assert endpoint["interval"] == "15s"
+    assert endpoint["interval"] == "5s"
     # The LoadBalancer Service shares the selector labels: only the ClusterIP one is kept.
     (keep,) = endpoint["relabelings"]
     assert keep == {
