@@ -98,3 +98,15 @@ def test_the_schema_states_the_same_numbers() -> None:
     for cloud, machine in (("aws", "m6i.xlarge"), ("gcp", "e2-standard-4")):
         assert f"{system_nodes.ALLOCATABLE_MIB[cloud]} MiB" in text
         assert machine in text
+
+
+def test_a_size_set_by_an_override_is_blamed_in_the_override() -> None:
+    text = edit(
+        "    cluster: {create: true}\n",
+        "    cluster: {create: true}\n    overrides:\n      models:\n"
+        "        rank:\n          response_cache: {size_mb: 6000}\n",
+        cache(256),
+    )
+    assert errors(text) == [
+        "bp.yaml:14:37: error: environments.stg.overrides.models.rank.response_cache.size_mb: in environment 'stg' the Redis cache of model 'rank' in zone 'us-east-1a' requests 9064 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`"
+    ]
