@@ -22,12 +22,13 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import defaults, naming, system_nodes
 from inferplane.components import iam
 from inferplane.components.cloud import Ownership, aws_tags, present
 
-SYSTEM_INSTANCE_TYPE = "m6i.xlarge"
-"""System nodes run the add-ons (operators, Prometheus, Grafana), never model servers."""
+SYSTEM_INSTANCE_TYPE = system_nodes.EKS_INSTANCE_TYPE
+"""System nodes run the add-ons (operators, Prometheus, Grafana), never model servers;
+validation checks what fits on them (`inferplane.blueprint.system_nodes`)."""
 SYSTEM_NODES_MIN = 2
 SYSTEM_NODES_MAX = 4
 SYSTEM_ROLE_LABEL = "inferplane.dev/role"

@@ -19,11 +19,12 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from inferplane.blueprint import defaults
+from inferplane.blueprint import defaults, system_nodes
 from inferplane.components.cloud import Ownership, gcp_account_id, gcp_labels, present
 
-SYSTEM_MACHINE_TYPE = "e2-standard-4"
-"""System nodes run the add-ons (operators, Prometheus, Grafana), never model servers."""
+SYSTEM_MACHINE_TYPE = system_nodes.GKE_MACHINE_TYPE
+"""System nodes run the add-ons (operators, Prometheus, Grafana), never model servers;
+validation checks what fits on them (`inferplane.blueprint.system_nodes`)."""
 SYSTEM_NODES_PER_ZONE_MIN = 1
 SYSTEM_NODES_PER_ZONE_MAX = 3
 SYSTEM_ROLE_LABEL = "inferplane.dev/role"

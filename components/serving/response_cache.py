@@ -50,7 +50,8 @@ default (Azure Cache for Redis ``maxmemory-reserved`` / ``maxfragmentationmemory
 https://learn.microsoft.com/en-us/answers/questions/2182594/how-should-i-set-maxmemory-reserved-and-maxfragmen).
 1.5 leaves room for a fragmentation ratio of 1.5, more than those reserves, and there is
 no fork to pay for since nothing is persisted (``save ""``, ``appendonly no``: a cache
-restarts empty).
+restarts empty). Validation refuses, on clusters the blueprint creates, a cache whose
+request no system node can hold (`inferplane.blueprint.semantic_cache`).
 
 Triton needs the server at start: the cache library pings it when Triton creates the cache
 (redis_cache ``src/redis_cache.cc`` `init_client`, "Failed to ping Redis server."), so the
@@ -68,7 +69,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import defaults, naming, system_nodes
 from inferplane.components.serving.containers import (
     Manifest,
     container_security_context,
@@ -86,9 +87,10 @@ CONFIG_KEY: Final = "valkey.conf"
 CONFIG_DIR: Final = "/etc/valkey"
 DATA_DIR: Final = "/data"
 PASSWORD_LENGTH: Final = 40
-MEMORY_OVERHEAD_FACTOR: Final = 1.5
-MEMORY_BASE_MIB: Final = 64
-"""The server itself, client buffers and the allocator's metadata (see the module docstring)."""
+MEMORY_OVERHEAD_FACTOR: Final = system_nodes.VALKEY_OVERHEAD_FACTOR
+MEMORY_BASE_MIB: Final = system_nodes.VALKEY_BASE_MIB
+"""The server itself, client buffers and the allocator's metadata (see the module docstring).
+The formula lives in the blueprint layer, which refuses a cache no system node can hold."""
 CPU_REQUEST: Final = "250m"
 CACHE_FOR_LABEL: Final = "inferplane.dev/response-cache-for"
 ZONE_LABEL: Final = "inferplane.dev/zone"
@@ -112,7 +114,7 @@ def deployment_name(model: ServedModel, zone: str) -> str:
 
 def memory_limit_mib(model: ServedModel) -> int:
     size = model.response_cache.size_mb if model.response_cache else 0
-    return int(size * MEMORY_OVERHEAD_FACTOR) + MEMORY_BASE_MIB
+    return system_nodes.valkey_memory_mib(size)
 
 
 def cache_selector(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:

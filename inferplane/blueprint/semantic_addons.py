@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from inferplane.blueprint import defaults, naming, wake
+from inferplane.blueprint import defaults, naming, semantic_names, wake
 from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, is_existing
 from inferplane.blueprint.errors import YamlPath
 
@@ -40,6 +40,17 @@ MANAGED_PROMETHEUS: Final = (
 )
 """Query endpoints of managed Prometheus services: the ServiceMonitors, PrometheusRules and
 unauthenticated KEDA queries the blueprint relies on do not work with them."""
+IN_CLUSTER_SERVICE: Final = re.compile(
+    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?\.[a-z0-9]([-a-z0-9]*[a-z0-9])?\.svc(\.cluster\.local)?"
+)
+"""``<service>.<namespace>.svc[.cluster.local]``: a Service's name and its namespace are
+DNS-1123 labels (https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/#services)."""
+ADDON_NAMESPACE_EXAMPLE: Final = {
+    "gpu_operator": naming.GPU_OPERATOR_NAMESPACE,
+    "keda": naming.KEDA_NAMESPACE,
+    "keda_http_add_on": naming.KEDA_NAMESPACE,
+    "prometheus": naming.MONITORING_NAMESPACE,
+}
 AWS_ONLY_FIX: Final = {
     "aws_load_balancer_controller": "GKE provisions the load balancers itself",
     "cluster_autoscaler": "GKE scales its node pools itself",
@@ -111,16 +122,30 @@ def _check_shared_cluster(env: EnvView) -> None:
 
 def _check_namespaces(env: EnvView, addons: Mapping[str, Any]) -> None:
     """The stack creates the blueprint's namespace (default-deny, Pod Security
-    ``restricted``): an add-on cannot already run in it."""
+    ``restricted``): an add-on cannot already run in it. Nor in a namespace Kubernetes owns
+    (`semantic_names.kubernetes_owns`): the blueprint creates objects in the add-ons'
+    namespaces (the wake load balancer of a model goes beside the HTTP add-on), which must
+    never land among the cluster's system objects."""
     own = naming.namespace(env.data["name"])
     for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus"):
         spec = addons.get(key) or {}
-        if is_existing(spec) and spec.get("namespace") == own:
+        if not is_existing(spec):
+            continue
+        namespace = spec.get("namespace")
+        if namespace == own:
             env.error(
                 _path(env, key, "namespace"),
                 f"namespace {own!r} is the blueprint's own namespace, which it creates for its "
                 "serving objects",
                 "give the namespace the add-on runs in; a blueprint and an add-on never share one",
+            )
+        elif isinstance(namespace, str) and semantic_names.kubernetes_owns(namespace):
+            env.error(
+                _path(env, key, "namespace"),
+                f"namespace {namespace!r} belongs to Kubernetes, and the blueprint would place "
+                "objects of its own in it",
+                "run the add-on in a namespace of its own (such as "
+                f"{ADDON_NAMESPACE_EXAMPLE[key]!r}); default and the kube- namespaces are refused",
             )
 
 
@@ -179,19 +204,40 @@ def _check_http_add_on(env: EnvView, addons: Mapping[str, Any]) -> None:
         )
 
 
-def _check_prometheus(env: EnvView, addons: Mapping[str, Any]) -> None:
-    prom = addons.get("prometheus") or {}
-    if not is_existing(prom):
-        return
-    host = urlsplit(prom["query_url"]).hostname or ""
+def _check_query_url(env: EnvView, url: str) -> None:
+    """KEDA sends queries naming the blueprint's namespace and models to `url` and scales
+    GPU Deployments on the answers: only a Service inside the cluster may give them. A
+    Service's DNS name is ``<service>.<namespace>.svc.<cluster domain>`` ("DNS for Services
+    and Pods", https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/#services),
+    ``cluster.local`` by default; the schema already refuses credentials, query strings and
+    fragments."""
+    path = _path(env, "prometheus", "query_url")
+    host = urlsplit(url).hostname or ""
     for pattern, service, why in MANAGED_PROMETHEUS:
         if pattern.search(host):
             env.error(
-                _path(env, "prometheus", "query_url"),
+                path,
                 f"{service} is not supported: {why}",
                 "give a Prometheus run by the Prometheus Operator (such as kube-prometheus-stack) "
                 "that answers queries without authentication, or use `mode: install`",
             )
+            return
+    if not IN_CLUSTER_SERVICE.fullmatch(host):
+        env.error(
+            path,
+            f"host {host!r} is not the DNS name of a Service in the cluster, and KEDA "
+            "would scale the GPU Deployments on the answers of whatever server it names",
+            "give the in-cluster Service of the Prometheus as "
+            "<service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as "
+            "http://prometheus-operated.monitoring.svc:9090",
+        )
+
+
+def _check_prometheus(env: EnvView, addons: Mapping[str, Any]) -> None:
+    prom = addons.get("prometheus") or {}
+    if not is_existing(prom):
+        return
+    _check_query_url(env, prom["query_url"])
     obs = env.data.get("observability") or {}
     if "prometheus" in obs:
         env.error(

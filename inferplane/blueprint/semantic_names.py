@@ -21,21 +21,25 @@ from inferplane.blueprint import defaults, naming
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
 
-RESERVED_NAMESPACES = frozenset(
-    {
-        "default",
-        naming.KUBE_SYSTEM_NAMESPACE,
-        "kube-public",
-        "kube-node-lease",
-        naming.GPU_OPERATOR_NAMESPACE,
-        naming.KEDA_NAMESPACE,
-        naming.MONITORING_NAMESPACE,
-    }
+KUBERNETES_NAMESPACES = frozenset(
+    {"default", naming.KUBE_SYSTEM_NAMESPACE, "kube-public", "kube-node-lease"}
 )
 """Namespaces that exist in every cluster ("Initial namespaces",
-https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/) and the
-ones the add-ons install into (`naming`). The ``kube-`` prefix is reserved for Kubernetes
-system namespaces (same page)."""
+https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/). The
+``kube-`` prefix is reserved for Kubernetes system namespaces (same page): see
+`kubernetes_owns`."""
+RESERVED_NAMESPACES = KUBERNETES_NAMESPACES | {
+    naming.GPU_OPERATOR_NAMESPACE,
+    naming.KEDA_NAMESPACE,
+    naming.MONITORING_NAMESPACE,
+}
+"""`KUBERNETES_NAMESPACES` and the ones the add-ons install into (`naming`)."""
+
+
+def kubernetes_owns(namespace: str) -> bool:
+    """An initial namespace of every cluster, or one with the ``kube-`` prefix."""
+    return namespace in KUBERNETES_NAMESPACES or namespace.startswith("kube-")
+
 
 LB_SUFFIX = "-lb"
 """Services of one model: ``<model>`` (ClusterIP) and ``<model>-lb`` (LoadBalancer); the
@@ -65,7 +69,7 @@ def _serves_grpc(model: object) -> bool:
 def check_namespace(env: EnvView) -> None:
     name = env.data["name"]
     ns = naming.namespace(name)
-    if ns in RESERVED_NAMESPACES or ns.startswith("kube-"):
+    if ns in RESERVED_NAMESPACES or kubernetes_owns(ns):
         env.error(
             ("name",),
             f"the blueprint name {name!r} is also the namespace of its serving objects, and "
@@ -111,8 +115,10 @@ def check_collisions(env: EnvView) -> None:
 __all__ = [
     "CACHE_SUFFIX",
     "GRPC_SUFFIX",
+    "KUBERNETES_NAMESPACES",
     "LB_SUFFIX",
     "RESERVED_NAMESPACES",
     "check_collisions",
     "check_namespace",
+    "kubernetes_owns",
 ]

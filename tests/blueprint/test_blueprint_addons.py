@@ -176,7 +176,7 @@ CASES = [
         id="http-add-on-installed-beside-existing-keda",
     ),
     pytest.param(
-        gke(PROM % "'http://p:9090'")
+        gke(PROM % "'http://p.monitoring.svc:9090'")
         + "observability:\n  prometheus: {retention: 30d}\n  alerts:\n    receivers:\n"
         "      - {name: ml, webhook: {url: {from_pulumi_config: hookUrl}}}\n    route: {receiver: ml}\n",
         [
@@ -185,6 +185,69 @@ CASES = [
             "bp.yaml:43:12: error: observability.alerts.route: `alerts.route` configures the Alertmanager inferplane installs, and environment 'prod' uses an existing Prometheus; remove it and route the alerts in the existing Alertmanager: the blueprint's alerting rules still reach it",
         ],
         id="observability-of-an-installed-prometheus",
+    ),
+    pytest.param(
+        gke(PROM % "'https://prometheus.example.com:9090/api'"),
+        [
+            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'prometheus.example.com' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+        ],
+        id="query-url-outside-the-cluster",
+    ),
+    pytest.param(
+        gke(PROM % "'http://10.0.0.12:9090'"),
+        [
+            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host '10.0.0.12' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+        ],
+        id="query-url-ip-address",
+    ),
+    pytest.param(
+        gke(PROM % "'http://p:9090'"),
+        [
+            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'p' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+        ],
+        id="query-url-short-name",
+    ),
+    pytest.param(
+        gke(PROM % "'http://prom.svc.evil.example:9090'"),
+        [
+            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'prom.svc.evil.example' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+        ],
+        id="query-url-svc-inside-an-outside-name",
+    ),
+    pytest.param(
+        gke(PROM % "'https://kps-prometheus.monitoring.svc.cluster.local:9443/prometheus'"),
+        [],
+        id="query-url-full-service-name",
+    ),
+    pytest.param(
+        gke("        keda: {mode: existing, namespace: kube-system}\n"),
+        [
+            "bp.yaml:20:43: error: environments.prod.cluster.addons.keda.namespace: namespace 'kube-system' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'keda'); default and the kube- namespaces are refused"
+        ],
+        id="addon-in-kube-system",
+    ),
+    pytest.param(
+        cold(
+            gke(
+                "        keda: {mode: existing, namespace: keda}\n        keda_http_add_on: {mode: existing, namespace: default}\n"
+            )
+        ),
+        [
+            "bp.yaml:21:55: error: environments.prod.cluster.addons.keda_http_add_on.namespace: namespace 'default' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'keda'); default and the kube- namespaces are refused"
+        ],
+        id="http-add-on-in-default",
+    ),
+    pytest.param(
+        gke(
+            "        gpu_operator: {mode: existing, namespace: kube-public}\n"
+            + PROM.replace("namespace: monitoring", "namespace: kube-node-lease")
+            % "'http://p.monitoring.svc:9090'"
+        ),
+        [
+            "bp.yaml:20:51: error: environments.prod.cluster.addons.gpu_operator.namespace: namespace 'kube-public' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'gpu-operator'); default and the kube- namespaces are refused",
+            "bp.yaml:21:49: error: environments.prod.cluster.addons.prometheus.namespace: namespace 'kube-node-lease' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'monitoring'); default and the kube- namespaces are refused",
+        ],
+        id="addons-in-kube-public-and-kube-node-lease",
     ),
     pytest.param(gke(PROM % "'http://kps-prometheus.monitoring.svc:9090'"), [], id="valid"),
 ]
@@ -200,7 +263,7 @@ def test_an_override_of_observability_is_blamed_in_the_override() -> None:
         "    model_store: gs://models-usc1/\n",
         "    model_store: gs://models-usc1/\n    overrides:\n"
         "      observability:\n        prometheus: {retention: 30d}\n",
-        gke(PROM % "'http://p:9090'"),
+        gke(PROM % "'http://p.monitoring.svc:9090'"),
     )
     assert errors(text) == [
         "bp.yaml:19:21: error: environments.prod.overrides.observability.prometheus: `observability.prometheus` configures the Prometheus inferplane installs, and environment 'prod' uses an existing one; remove it: the existing Prometheus keeps its own retention and storage"
