@@ -11,10 +11,11 @@ owns (names in `naming`): per pool the spare-GPU placeholder Deployments
 ``hf://`` source the staging Job and NetworkPolicy ``weights-<10 hex digits>`` and Secret
 ``weights-<10 hex digits>-hub-token``. Two models may not derive the same name for objects of
 one kind, nor a model claim a name of those objects (no model owns a DaemonSet, and no
-model-derived Secret ends in ``-hub-token``: those two cannot collide), and the blueprint's namespace may not be one that
-Kubernetes or the add-ons own. Length limits: the schema caps every name the user writes
-so that every derived name fits; what only the combination can exceed is hashed by
-`naming` (node groups, service account ids, label values).
+model-derived Secret ends in ``-hub-token``: those two cannot collide), and the
+blueprint's namespace may not be one that Kubernetes or the add-ons own. Length limits: the
+schema caps every name the user writes so that every derived name fits; what only the
+combination can exceed is hashed by `naming` (node groups, service account ids, label
+values).
 """
 
 from __future__ import annotations

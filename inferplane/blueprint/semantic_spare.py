@@ -8,6 +8,7 @@ concern: they count the placeholders' GPUs from the generated objects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from inferplane.blueprint import defaults
@@ -57,7 +58,7 @@ def check_spare_gpus(env: EnvView) -> None:
             )
 
 
-def _blame(env: EnvView, where: YamlPath, inputs: list[YamlPath]) -> tuple[YamlPath, str]:
+def _blame(env: EnvView, where: YamlPath, inputs: Sequence[YamlPath]) -> tuple[YamlPath, str]:
     """Where to point and how to scope the message: the pool's ``spare_gpus`` when this
     environment's overrides set none of the numbers; else the first override that did
     (``spare_gpus`` itself first), with "in environment <env>, " since the other

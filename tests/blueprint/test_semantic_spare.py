@@ -76,9 +76,9 @@ def test_an_override_is_blamed_at_the_override() -> None:
     )
     assert diagnostics(text) == [
         "bp.yaml:14:23: error: environments.stg.overrides.gpu_pools.l4.spare_gpus: in "
-        "environment 'stg', 1 spare GPUs per zone is not a whole number of replicas of chat (2 GPUs each), the largest "
-        "model on pool 'l4': a preempted placeholder must free room for any replica; use a "
-        "multiple of 2, e.g. spare_gpus: 2"
+        "environment 'stg', 1 spare GPUs per zone is not a whole number of replicas of chat "
+        "(2 GPUs each), the largest model on pool 'l4': a preempted placeholder must free "
+        "room for any replica; use a multiple of 2, e.g. spare_gpus: 2"
     ]
 
 
