@@ -78,7 +78,7 @@ class ImagePrePullArgs:
 
 
 def daemon_set_name(pool: str) -> str:
-    return f"{pool}-image-prepull"
+    return naming.image_prepull_daemon_set(pool)
 
 
 def labels(args: ImagePrePullArgs) -> dict[str, str]:

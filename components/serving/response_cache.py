@@ -101,15 +101,15 @@ Credentials"; branch r25.08, a3a3121)."""
 
 
 def service_name(model: ServedModel) -> str:
-    return f"{model.name}-cache"
+    return naming.response_cache_service(model.name)
 
 
 def secret_name(model: ServedModel) -> str:
-    return f"{model.name}-response-cache"
+    return naming.response_cache_secret(model.name)
 
 
 def deployment_name(model: ServedModel, zone: str) -> str:
-    return f"{model.name}-cache-{naming.zone_suffix(zone)}"
+    return naming.response_cache_deployment(model.name, zone)
 
 
 def memory_limit_mib(model: ServedModel) -> int:

@@ -106,7 +106,7 @@ def priority_class(args: SpareGpusArgs) -> Manifest:
 
 
 def deployment_name(pool: str, zone: str) -> str:
-    return f"{pool}-spare-gpus-{zone}"
+    return naming.spare_gpus_deployment(pool, zone)
 
 
 def replicas_per_zone(args: SpareGpusArgs) -> int:

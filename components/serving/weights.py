@@ -93,7 +93,7 @@ class HubSource:
 
     @property
     def job_name(self) -> str:
-        return f"weights-{self.key[:10]}"
+        return naming.weights_job(self.key)
 
     @property
     def path(self) -> str:

@@ -84,7 +84,7 @@ def pod_labels(env: ServingEnvironment, source: HubSource) -> dict[str, str]:
 
 
 def token_secret_name(source: HubSource) -> str:
-    return f"{source.job_name}-hub-token"
+    return naming.weights_token_secret(source.key)
 
 
 def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:

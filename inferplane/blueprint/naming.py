@@ -183,3 +183,50 @@ def spare_gpu_priority_class(blueprint: str, env: str, pool: str) -> str:
     """The cluster-wide PriorityClass of one pool's spare-GPU placeholders; blueprint and
     environment in the name, because PriorityClasses are not namespaced."""
     return cluster_scoped_name(blueprint, f"{env}-{pool}-spare-gpus")
+
+
+# --- objects in the blueprint's namespace that no model owns --------------------------------
+# Their names live here, beside the check that refuses a model name claiming one of them
+# (`inferplane.blueprint.semantic_names`), so the components and validate cannot drift.
+SPARE_GPUS_INFIX = "-spare-gpus-"
+IMAGE_PREPULL_SUFFIX = "-image-prepull"
+WEIGHTS_PREFIX = "weights-"
+WEIGHTS_KEY_LENGTH = 10
+"""Staging objects carry this many hex digits of the source's content key."""
+RESPONSE_CACHE_SUFFIX = "-cache"
+RESPONSE_CACHE_SECRET_SUFFIX = "-response-cache"
+
+
+def spare_gpus_deployment(pool: str, zone: str) -> str:
+    """The Deployment of one pool's spare-GPU placeholders in one zone."""
+    return f"{pool}{SPARE_GPUS_INFIX}{zone}"
+
+
+def image_prepull_daemon_set(pool: str) -> str:
+    """The DaemonSet pre-pulling one pool's serving images."""
+    return f"{pool}{IMAGE_PREPULL_SUFFIX}"
+
+
+def weights_job(key: str) -> str:
+    """The Job (and the NetworkPolicy of its pod) staging one hub source, by content key."""
+    return f"{WEIGHTS_PREFIX}{key[:WEIGHTS_KEY_LENGTH]}"
+
+
+def weights_token_secret(key: str) -> str:
+    """The Secret holding the hub token of one staging Job."""
+    return f"{weights_job(key)}-hub-token"
+
+
+def response_cache_service(model: str) -> str:
+    """The Service (and ingress NetworkPolicy) of a model's Redis response cache."""
+    return f"{model}{RESPONSE_CACHE_SUFFIX}"
+
+
+def response_cache_secret(model: str) -> str:
+    """The Secret holding the password of a model's Redis response cache."""
+    return f"{model}{RESPONSE_CACHE_SECRET_SUFFIX}"
+
+
+def response_cache_deployment(model: str, zone: str) -> str:
+    """The Deployment of a model's Redis response cache in one zone."""
+    return f"{response_cache_service(model)}-{zone_suffix(zone)}"

@@ -1,4 +1,5 @@
-"""Property: every blueprint `validate` accepts plans in every environment, and `check`
+"""Property: every blueprint `validate` accepts plans in every environment, naming no
+Kubernetes object (kind, namespace, name) twice, and `check`
 never fails with an internal error.
 
 Blueprints are generated across the schema (both clouds, created and existing clusters,
@@ -17,6 +18,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_shared_cluster import identities
 
 from inferplane.app import check, offline
 from inferplane.blueprint import catalog
@@ -235,7 +237,19 @@ def model(draw: st.DrawFn, pools: dict[str, dict[str, Any]]) -> dict[str, Any]:
         spec["replicas"] = {"min": draw(st.integers(0, 3))}
     elif replicas == "max":
         spec["replicas"] = {"max": draw(st.integers(1, 3))}
+    batch_min = 0 if spec.get("latency_class") == "batch" else 1  # the defaults
+    if spec.get("replicas", {}).get("min", batch_min) == 0 and "expose" in spec:
+        # A Triton model at zero wakes on HTTP traffic only (without a new draw, which would
+        # reshuffle the derandomized examples): validate refuses gRPC at zero.
+        spec["expose"]["protocol"] = "http"
     return spec
+
+
+MODEL_NAMES = ("chat", "ranker", "embed-batch", "m" * 40)
+NEAR_DERIVED_NAMES = ("l4-image-prepull", "weights-ranker", "ranker-response-cache")
+"""Accepted names close to those of generated objects: the plan must still name nothing twice."""
+DERIVED_NAMES = ("chat-lb", "l4-spare-gpus-us-east-1a", "weights-0123abcdef", "ranker-cache-a")
+"""Names of objects other models or pools own (when those exist): validate refuses them."""
 
 
 @st.composite
@@ -259,7 +273,7 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
     model_names = draw(
         st.lists(
             st.sampled_from(
-                ["chat", "ranker", "embed-batch", "m" * 40] + (["chat-lb"] if _rare(draw) else [])
+                [*MODEL_NAMES, *NEAR_DERIVED_NAMES] + (list(DERIVED_NAMES) if _rare(draw) else [])
             ),
             min_size=1,
             max_size=3,
@@ -267,6 +281,12 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
         )
     )
     models = {name: draw(model(pools)) for name in model_names}
+    for name, spec in pools.items():
+        # Spare GPUs in whole replicas of the pool's largest model (its placeholder
+        # Deployments are among the names a model may claim).
+        sizes = [m.get("gpus", 1) for m in models.values() if m["pool"] == name]
+        if sizes and draw(st.booleans()):
+            spec["spare_gpus"] = max(sizes)
     for env in envs.values():
         overrides: dict[str, Any] = {}
         if draw(st.booleans()):
@@ -357,6 +377,8 @@ def test_validate_accepts_implies_plan_and_check_succeed(
             recordings[name] = offline.run_program(env)  # plan
         except BlueprintError as exc:
             pytest.fail(f"validate accepted, plan of {name} refused:\n{exc}")
+        claimed = identities(recordings[name])
+        assert [i for i, n in claimed.items() if n > 1] == [], f"{name}: an object twice"
     # check: the same environments, reusing each plan's recording; any exception other than
     # BlueprintError would be an internal error (exit 3).
     with monkeypatch.context() as patched:

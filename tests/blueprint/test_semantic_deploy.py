@@ -189,6 +189,29 @@ CASES = [
         [],
         id="no-redis-cache-no-collision",
     ),
+    # Objects no model owns (names in `naming`): a pool's spare-GPU placeholder Deployments
+    # and the weight-staging Job and NetworkPolicy.
+    pytest.param(
+        BASE + "  l4-spare-gpus-us-east-1a:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [
+            "bp.yaml:35:5: error: models.l4-spare-gpus-us-east-1a: model 'l4-spare-gpus-us-east-1a' has the name form l4-spare-gpus-<zone> of the Deployments holding the spare GPUs of pool 'l4': both would be the Deployment of that name; rename model 'l4-spare-gpus-us-east-1a' (a pool P owns the Deployment names P-spare-gpus-<zone>)"
+        ],
+        id="spare-gpus-collision",
+    ),
+    pytest.param(
+        BASE + "  weights-0a1b2c3d4e:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [
+            "bp.yaml:35:5: error: models.weights-0a1b2c3d4e: model 'weights-0a1b2c3d4e' has the name form weights-<10 hex digits> of the Job and NetworkPolicy staging an hf:// source: its NetworkPolicy could be theirs; rename model 'weights-0a1b2c3d4e' (names weights-<10 hex digits> are kept for weight staging)"
+        ],
+        id="weights-collision",
+    ),
+    pytest.param(
+        BASE
+        + "  weights-classifier:\n    server: vllm\n    source: other/\n    pool: l4\n"
+        + "  l4-image-prepull:\n    server: vllm\n    source: other/\n    pool: l4\n",
+        [],
+        id="no-staging-or-daemon-set-collision",
+    ),
     # A custom Triton image must name the NGC release it is built from: the engine is built
     # with that release's TensorRT, and an engine loads only in the TensorRT that built it
     # (TensorRT support matrix, "Engine Portability").

@@ -75,8 +75,46 @@ def test_an_override_is_blamed_at_the_override() -> None:
         "          spare_gpus: 1\n",
     )
     assert diagnostics(text) == [
-        "bp.yaml:14:23: error: environments.stg.overrides.gpu_pools.l4.spare_gpus: 1 spare "
-        "GPUs per zone is not a whole number of replicas of chat (2 GPUs each), the largest "
-        "model on pool 'l4': a preempted placeholder must free room for any replica; use a "
-        "multiple of 2, e.g. spare_gpus: 2"
+        "bp.yaml:14:23: error: environments.stg.overrides.gpu_pools.l4.spare_gpus: in "
+        "environment 'stg', 1 spare GPUs per zone is not a whole number of replicas of chat "
+        "(2 GPUs each), the largest model on pool 'l4': a preempted placeholder must free "
+        "room for any replica; use a multiple of 2, e.g. spare_gpus: 2"
+    ]
+
+
+PROD = """\
+  prod:
+    cloud: aws
+    region: us-east-1
+    zones: [us-east-1b]
+    model_store: s3://models-use1/
+    cluster: {create: true}
+    overrides:
+      models:
+        chat:
+          gpus: 4
+"""
+
+
+def test_a_model_override_is_blamed_at_the_override_with_its_environment() -> None:
+    # stg keeps the blueprint's numbers (2 spare GPUs, chat on 2 GPUs) and is fine; prod's
+    # 4-GPU chat makes the same spare_gpus wrong there alone.
+    text = edit("gpu_pools:\n", PROD + "gpu_pools:\n")
+    assert diagnostics(text) == [
+        "bp.yaml:20:17: error: environments.prod.overrides.models.chat.gpus: in environment "
+        "'prod', 2 spare GPUs per zone is not a whole number of replicas of chat (4 GPUs "
+        "each), the largest model on pool 'l4': a preempted placeholder must free room for "
+        "any replica; use a multiple of 4, e.g. spare_gpus: 4"
+    ]
+
+
+def test_a_model_moved_off_the_pool_is_blamed_at_the_override() -> None:
+    moved = PROD.replace("          gpus: 4\n", "          pool: idle\n          gpus: 1\n")
+    moved += "        embed:\n          pool: idle\n"
+    text = edit("gpu_pools:\n", moved + "gpu_pools:\n")
+    assert diagnostics(text) == [
+        "bp.yaml:20:17: error: environments.prod.overrides.models.chat.pool: in environment "
+        "'prod', pool 'l4' keeps 2 spare GPUs per zone, but no model runs on it: they would "
+        "hold GPU nodes for nothing; remove spare_gpus, or place a model on the pool "
+        "(models.<m>.pool)"
     ]
