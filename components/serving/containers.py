@@ -75,6 +75,14 @@ MEMORY_ALLOCATABLE: Final = 0.80
 RESERVED_MEMORY_GIB: Final = 2
 """A node's memory minus the kubelet's reservation (EKS/GKE reserve 5-11 %) and the daemon
 sets' share: 80 % of it, less 2 GiB."""
+NO_GPU: Final = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
+"""For a container of a CUDA image on a GPU node that requests no GPU (image pre-pull, the
+staging Job's download). CUDA images set ``NVIDIA_VISIBLE_DEVICES=all``, so where the NVIDIA
+runtime is the node's default such a container would be handed every GPU of the node.
+``void``: "nvidia-container-runtime will have the same behavior as runc (i.e. neither GPUs
+nor capabilities are exposed)" (NVIDIA container toolkit user guide, "GPU Enumeration",
+https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html)."""
+
 FALLBACK_VCPUS_PER_GPU: Final = 4
 FALLBACK_MEMORY_GIB_PER_GPU: Final = 16
 """Per GPU unit, for an `instance_type` the table below does not know."""

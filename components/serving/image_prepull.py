@@ -42,6 +42,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
 from inferplane.components.serving.containers import (
+    NO_GPU,
     Manifest,
     container_security_context,
     gpu_placement,
@@ -108,14 +109,6 @@ def ordered_images(images: Sequence[str]) -> tuple[str, ...]:
         return not image.startswith(prefixes)
 
     return tuple(sorted(unique, key=custom))
-
-
-NO_GPU: Final = {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"}
-"""CUDA images set ``NVIDIA_VISIBLE_DEVICES=all``, so where the NVIDIA runtime is the node's
-default a pull container would be handed every GPU of the node. ``void``: "nvidia-container-
-runtime will have the same behavior as runc (i.e. neither GPUs nor capabilities are exposed)"
-(NVIDIA container toolkit user guide, "GPU Enumeration",
-https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html)."""
 
 
 def pull_container(index: int, image: str) -> Manifest:

@@ -155,7 +155,7 @@ def serving_pod_spec(
         volumes.append(empty_dir(CACHE_VOLUME))
     if with_secrets:
         # Never the Hub token: only the staging Job of an hf:// source holds it.
-        server["env"] = [*server["env"], *secret_env(model, hub_token=False)]
+        server["env"] = [*server["env"], *secret_env(model)]
     spec: Manifest = {
         **service_account(env, naming.MODEL_READER_SA),
         "enableServiceLinks": False,
@@ -418,7 +418,7 @@ class ModelServer(pulumi.ComponentResource):
         deployment = k8s.apps.v1.Deployment(
             name,
             metadata={"name": model.name, "namespace": ns, "labels": labels},
-            spec=deployment_spec(env, model, model_uri, secret is not None, config_text),
+            spec=deployment_spec(env, model, model_uri, bool(model.secrets), config_text),
             opts=pulumi.ResourceOptions.merge(
                 child,
                 pulumi.ResourceOptions(

@@ -9,24 +9,23 @@ Each entry names where the value lives — never the value itself:
   must be the environment's own).
 
 Every value is wrapped in `pulumi.Output.secret`, so it is encrypted in the Pulumi state and
-masked in previews; it reaches the pods only through Kubernetes Secrets (``<model>-secrets``,
-``stringData``, and for the Hugging Face token the staging Job's own copy). Entry
-``hf_token`` is meant for environment variable ``HF_TOKEN`` (`env_var_name`), and how a
-container gets a secret depends on what reads it:
+masked in previews; it reaches the pods only through Kubernetes Secrets, ``stringData``.
+Entry ``hf_token`` is meant for environment variable ``HF_TOKEN`` (`env_var_name`), and how
+a container gets a secret depends on what reads it:
 
-- as a file, where the consumer reads one (`FILE_VARIABLES`): the Secret is mounted
-  read-only at `SECRETS_DIR` and only the file's path is in the environment. The Hugging
-  Face token is the only such secret, and only the Job that stages a model's ``hf://``
-  sources into the model store reads it (`weights`); no serving container gets it
-  (`secret_env` with ``hub_token=False``). A file is
-  not inherited by every child process, does not show in ``/proc/<pid>/environ`` or crash
-  dumps, and follows a rotated value without a restart. The Hugging Face token is read
-  this way: huggingface_hub's `get_token` tries ``HF_TOKEN`` and then the file at
-  ``HF_TOKEN_PATH`` (huggingface/huggingface_hub ``src/huggingface_hub/constants.py``
+- the Hugging Face token (`FILE_VARIABLES`) is read only by the Job that stages a model's
+  ``hf://`` sources into the model store (`weights`), from its own Secret
+  ``weights-<key>-hub-token`` mounted read-only at `SECRETS_DIR`, with only the file's
+  path in the environment. It is never in ``<model>-secrets`` and no serving container
+  gets it (`served_secrets`). A file is not inherited by every child process and does not
+  show in ``/proc/<pid>/environ`` or crash dumps: huggingface_hub's `get_token` tries
+  ``HF_TOKEN`` and then the file at ``HF_TOKEN_PATH`` (huggingface/huggingface_hub
+  ``src/huggingface_hub/constants.py``
   ``HF_TOKEN_PATH = ... os.getenv("HF_TOKEN_PATH", os.path.join(HF_HOME, "token"))``;
   ``src/huggingface_hub/utils/_auth.py`` `_get_token_from_file`), since v0.23.0 (#2185);
-- as an environment variable (``secretKeyRef``), for every other name (e.g. an API key a
-  client library reads): inferplane cannot know whether the process reading it takes a file
+- every other secret (e.g. an API key a client library reads) is in the model's Secret
+  ``<model>-secrets`` and reaches the server as an environment variable
+  (``secretKeyRef``): inferplane cannot know whether the process reading it takes a file
   instead. Such a variable keeps the value it had when the container started.
 
 Offline runs (`inferplane plan`/`check`, Pulumi config ``inferplane:offline: true``) have no
@@ -57,6 +56,7 @@ from inferplane.components.serving.spec import (
 OFFLINE_PLACEHOLDER: Final = "offline-placeholder"
 """The value every secret has in an offline run."""
 SECRETS_DIR: Final = "/var/run/secrets/inferplane"
+"""Where the staging Job mounts the Hub token (`weights_job`)."""
 SECRETS_VOLUME: Final = "secrets"
 SECRET_FILE_MODE: Final = 0o440
 """Read-only for the owner and the pod's fsGroup (the containers' gid), nobody else."""
@@ -218,71 +218,49 @@ def _gcp_secret(secret_id: str) -> tuple[str, str | None]:
     return secret, (version or None) if sep else None
 
 
-def secret_file(ref: ModelSecret) -> str:
-    """Where a secret read as a file is mounted."""
-    return f"{SECRETS_DIR}/{ref.name}"
-
-
 def file_secrets(model: ServedModel) -> list[ModelSecret]:
-    """The secrets of `model` its server reads from files (`FILE_VARIABLES`)."""
+    """The secrets of `model` read from files (`FILE_VARIABLES`): the Hugging Face token,
+    which only the staging Job of an hf:// source gets (`weights`)."""
     return [ref for ref in model.secrets if env_var_name(ref) in FILE_VARIABLES]
 
 
-def secret_env(model: ServedModel, hub_token: bool = True) -> list[dict[str, Any]]:
-    """The container ``env`` entries that expose a model's secrets (empty without any):
-    the file's path for a secret read as a file, else the value itself. Without
-    `hub_token`, the Hugging Face token (the only secret read as a file) is left out: a
-    serving pod never gets it, only the Job that stages hf:// weights (`weights`).
+def served_secrets(model: ServedModel) -> list[ModelSecret]:
+    """The secrets of `model` its serving pods get: every one but the Hub token."""
+    return [ref for ref in model.secrets if env_var_name(ref) not in FILE_VARIABLES]
 
-    Raises `ServingArgsError` when two entries would set the same variable.
+
+def secret_env(model: ServedModel) -> list[dict[str, Any]]:
+    """The server container's ``env`` entries (``secretKeyRef`` into ``<model>-secrets``)
+    of `served_secrets` (empty without any). The Hugging Face token is left out: a serving
+    pod never gets it, only the Job that stages hf:// weights (`weights`).
+
+    Raises `ServingArgsError` when two entries would set the same variable (for the Hub
+    token, the variable naming its file).
     """
     out: list[dict[str, Any]] = []
     owner: dict[str, str] = {}
     for ref in model.secrets:
         name = env_var_name(ref)
-        entry: dict[str, Any]
-        if name in FILE_VARIABLES:
-            entry = {"name": FILE_VARIABLES[name], "value": secret_file(ref)}
-        else:
-            entry = {
-                "name": name,
-                "valueFrom": {"secretKeyRef": {"name": secret_name(model.name), "key": ref.name}},
-            }
-        if entry["name"] in owner:
+        variable = FILE_VARIABLES.get(name, name)
+        if variable in owner:
             raise ServingArgsError(
                 model.name,
                 ("secrets", ref.name),
-                f"secrets {owner[entry['name']]!r} and {ref.name!r} both set environment "
-                f"variable {entry['name']}",
+                f"secrets {owner[variable]!r} and {ref.name!r} both set environment "
+                f"variable {variable}",
                 "keep one of them",
             )
-        owner[entry["name"]] = ref.name
-        if hub_token or name not in FILE_VARIABLES:
-            out.append(entry)
+        owner[variable] = ref.name
+        if name not in FILE_VARIABLES:
+            out.append(
+                {
+                    "name": name,
+                    "valueFrom": {
+                        "secretKeyRef": {"name": secret_name(model.name), "key": ref.name}
+                    },
+                }
+            )
     return out
-
-
-def secret_volume(model: ServedModel) -> dict[str, Any] | None:
-    """The volume holding the secrets read as files, or None when there are none."""
-    files = file_secrets(model)
-    if not files:
-        return None
-    return {
-        "name": SECRETS_VOLUME,
-        "secret": {
-            "secretName": secret_name(model.name),
-            "items": [{"key": ref.name, "path": ref.name} for ref in files],
-            "defaultMode": SECRET_FILE_MODE,
-        },
-    }
-
-
-def secret_mounts(model: ServedModel) -> list[dict[str, Any]]:
-    """The server container's mount of `secret_volume` (empty without it). Not a
-    ``subPath`` mount, so a rotated value reaches the file."""
-    if not file_secrets(model):
-        return []
-    return [{"name": SECRETS_VOLUME, "mountPath": SECRETS_DIR, "readOnly": True}]
 
 
 def model_secret(
@@ -294,19 +272,20 @@ def model_secret(
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> k8s.core.v1.Secret | None:
-    """The Kubernetes Secret of `model`'s secrets, or None when it has none.
+    """The Kubernetes Secret of `model`'s `served_secrets`, or None when it has none.
 
-    `opts` must carry the parent and provider. Values go in ``stringData`` as Pulumi
-    secrets. A rotated value updates the Secret in place; running pods keep the value they
-    started with in environment variables until they are restarted; a secret mounted as a
-    file (`FILE_VARIABLES`) follows the new value.
+    The Hub token is never in it: only the staging Job's own Secret holds that
+    (`weights_job`). `opts` must carry the parent and provider. Values go in
+    ``stringData`` as Pulumi secrets. A rotated value updates the Secret in place; running
+    pods keep the value they started with in environment variables until they are restarted.
     """
-    if not model.secrets:
+    served = served_secrets(model)
+    if not served:
         return None
     offline = is_offline()
     data = {
         ref.name: secret_value(ref, env, model=model.name, offline=offline, parent=opts.parent)
-        for ref in model.secrets
+        for ref in served
     }
     return k8s.core.v1.Secret(
         name,

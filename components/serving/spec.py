@@ -338,7 +338,8 @@ class ServedModel:
                     where,
                     f"{uri} has no revision; hf:// weights are staged into the model store "
                     "keyed by repository and revision",
-                    "pin it: hf://org/name@<revision> (a commit, tag or branch)",
+                    "pin it: hf://org/name@<commit SHA> "
+                    "(a tag or branch is staged once, never refreshed)",
                 )
 
     def _fail(self, where: FieldPath, problem: str, fix: str) -> None:

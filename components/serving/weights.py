@@ -8,9 +8,11 @@ checkpoint — is copied once into the environment's model store, at
 
 (`staged_uri`; a revision holding ``/``, e.g. ``refs/pr/1``, becomes one path segment
 ``rev-<hash>``), by a Job ``weights-<key[:10]>`` (`weights_job`) keyed by repository and
-revision (`HubSource.key`). Two models of one environment naming the same repository and revision
-share one Job. Replicas then copy the staged directory from the same-region store exactly
-as they copy an s3:// or gs:// source (`vllm.vllm_fetch_container`), with the hub offline.
+revision (`HubSource.key`): once, so a branch or tag is frozen at what it named then
+(validate warns; pin a commit SHA). Two models of one environment naming the same
+repository and revision share one Job. Replicas then copy the staged directory from the
+same-region store exactly as they copy an s3:// or gs:// source
+(`vllm.vllm_fetch_container`), with the hub offline.
 
 The pod (all containers hardened like the servers):
 
@@ -18,8 +20,10 @@ The pod (all containers hardened like the servers):
   exists under the staged prefix -> every later step is a no-op, so a re-run costs one
   request;
 - init ``download`` (the pinned vLLM image, which ships huggingface_hub as a vLLM
-  dependency): ``snapshot_download(repo_id, revision=, local_dir=)`` (huggingface/
-  huggingface_hub ``src/huggingface_hub/_snapshot_download.py``); it alone holds the Hub
+  dependency, and ``NVIDIA_VISIBLE_DEVICES=void``: no GPU): ``snapshot_download(repo_id,
+  revision=, local_dir=, ignore_patterns=)`` (huggingface/huggingface_hub
+  ``src/huggingface_hub/_snapshot_download.py``), without the ``original/`` files vLLM skips
+  too (`weights_job.IGNORE_PATTERNS`); it alone holds the Hub
   token, as the file ``HF_TOKEN_PATH`` names (`secrets`), from the Secret
   ``weights-<key[:10]>-hub-token`` this component writes from the token reference of the
   first model (in blueprint order) that uses the source and has one. ``local_dir`` keeps
@@ -80,7 +84,8 @@ class HubSource:
     repo: str
     """``org/name``."""
     revision: str
-    """A commit, tag or branch."""
+    """A commit, tag or branch; a tag or branch is staged as it is the first time the Job
+    runs and never refreshed (the completion marker stops every later run)."""
 
     @property
     def uri(self) -> str:
@@ -116,7 +121,7 @@ def hub_source(
             field,
             f"hf://{repo or ''} has no revision; the weights are staged into the model store "
             "keyed by repository and revision",
-            "pin it: hf://org/name@<revision> (a commit, tag or branch)",
+            "pin it: hf://org/name@<commit SHA> (a tag or branch is staged once, never refreshed)",
         )
     return HubSource(repo, revision)
 

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import defaults, naming
 from inferplane.components.serving.containers import (
     HOME,
+    NO_GPU,
     WORK_DIR,
     Manifest,
     container_security_context,
@@ -63,11 +64,32 @@ USED_BY_ANNOTATION: Final = "inferplane.dev/used-by"
 TOKEN_OF_ANNOTATION: Final = "inferplane.dev/secret-of"
 """On the token Secret: ``<model>/<secret>``, the reference its value was read from."""
 
-# Run in the vLLM image; argv: repository, revision, target directory.
+IGNORE_PATTERNS: Final = ("original/**/*", "original/*")
+"""Files of a repository the staging Job leaves out: Llama's ``original/`` copy of the weights
+in Meta's own format (``original/consolidated.*.pth``), as large as the safetensors vLLM
+loads, which every replica would otherwise copy from the store as well. vLLM skips it when
+it downloads: vllm-project/vllm ``vllm/config/load.py`` ``LoadConfig.ignore_patterns``
+``Field(default_factory=lambda: ["original/**/*"])``, "Default to "original/**/*" to avoid
+repeated loading of llama's checkpoints" (the older ``LoadConfig.__post_init__`` falls back to
+the same list when none is given). That pattern is passed as it is, plus ``original/*``:
+huggingface_hub's ``snapshot_download(..., ignore_patterns=)`` matches repository paths with
+`fnmatch.fnmatch` (``src/huggingface_hub/utils/_paths.py`` `filter_repo_objects`), where
+``original/**/*`` needs a second ``/`` and so misses ``original/consolidated.00.pth``; vLLM
+itself never fetches those files because it also passes ``allow_patterns=["*.safetensors"]``
+when the repository has safetensors (``vllm/model_executor/model_loader/weight_utils.py``
+``download_weights_from_hf``). ``original/*`` matches every file under ``original/``."""
+
+# Run in the vLLM image; argv: repository, revision, target directory, then the patterns
+# of the files to leave out.
 DOWNLOAD_SCRIPT: Final = """\
 import sys
 from huggingface_hub import snapshot_download
-snapshot_download(repo_id=sys.argv[1], revision=sys.argv[2], local_dir=sys.argv[3])
+snapshot_download(
+    repo_id=sys.argv[1],
+    revision=sys.argv[2],
+    local_dir=sys.argv[3],
+    ignore_patterns=sys.argv[4:] or None,
+)
 """
 
 
@@ -89,6 +111,8 @@ def token_secret_name(source: HubSource) -> str:
 
 def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
     environment: list[Manifest] = [
+        # A CUDA image on a GPU node, without a GPU request: it must see no GPU.
+        NO_GPU,
         {"name": "HOME", "value": HOME},
         {"name": "HF_HOME", "value": f"{WORK_DIR}/.huggingface"},
         {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
@@ -105,7 +129,8 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
         "command": shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
             # Blueprint text reaches the script only as quoted variables.
-            f'python3 -c {shlex.quote(DOWNLOAD_SCRIPT)} "$HF_REPO" "$HF_REVISION" "{SNAPSHOT_DIR}"',
+            f'python3 -c {shlex.quote(DOWNLOAD_SCRIPT)} "$HF_REPO" "$HF_REVISION" "{SNAPSHOT_DIR}" '
+            + " ".join(shlex.quote(p) for p in IGNORE_PATTERNS),
             f'rm -rf "{SNAPSHOT_DIR}/.cache"',
         ),
         "env": environment,

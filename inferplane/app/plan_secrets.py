@@ -4,8 +4,9 @@ which kind of source and name, and where it lands in the cluster — never a val
 The references come from the blueprint (`Environment`); where each is mounted comes from
 the planned objects themselves (every container ``env[].valueFrom.secretKeyRef`` and
 secret volume naming the model's Secret and key, or a copy of it: the Hub token Secret of
-a staging Job), so the list shows what the stack actually does with it. A Hub token of a
-model without an ``hf://`` source is mounted nowhere: no serving pod gets it.
+a staging Job), so the list shows what the stack actually does with it. The Hub token is
+in no model Secret: only the staging Jobs' own Secrets hold it, so a Hub token of a model
+without an ``hf://`` source is in no Secret at all and mounted nowhere.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from inferplane.app.offline import Recording
 from inferplane.blueprint.model import Environment, SecretRef
+from inferplane.blueprint.secret_refs import FILE_VARIABLES, env_var_name
 from inferplane.components.serving.secrets import secret_name
 from inferplane.components.serving.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
 
@@ -77,18 +79,20 @@ def copies(recording: Recording) -> dict[tuple[str, str], list[tuple[str, str]]]
 
 
 def secret_references(env: Environment, recording: Recording) -> list[dict[str, Any]]:
-    """Every secret reference of `env`'s models, with where the plan mounts it (the model's
-    Secret, and any copy: a staging Job's Hub token)."""
+    """Every secret reference of `env`'s models, with where the plan mounts it: the model's
+    Secret (``kubernetes_secret``; None for the Hub token, which is never in it) and any
+    copy (``copied_to``: a staging Job's Hub token Secret)."""
     used: dict[tuple[str, str], list[str]] = {}
     for secret, key, where in mounts(recording):
         used.setdefault((secret, key), []).append(where)
     copied = copies(recording)
     out = []
     for model in sorted(env.models.values(), key=lambda m: m.name):
-        holder = secret_name(model.name)
         for ref in sorted(model.secrets, key=lambda r: r.name):
             kind, source = source_of(ref)
-            places = [(holder, ref.name), *copied.get((model.name, ref.name), [])]
+            holder = None if env_var_name(ref.name) in FILE_VARIABLES else secret_name(model.name)
+            copies_ = copied.get((model.name, ref.name), [])
+            places = [*([(holder, ref.name)] if holder else []), *copies_]
             out.append(
                 {
                     "model": model.name,
@@ -96,7 +100,7 @@ def secret_references(env: Environment, recording: Recording) -> list[dict[str, 
                     "source": kind,
                     "source_name": source,
                     "kubernetes_secret": holder,
-                    "copied_to": sorted(name for name, _ in places[1:]),
+                    "copied_to": sorted(name for name, _ in copies_),
                     "mounted_in": sorted(w for place in places for w in used.get(place, [])),
                 }
             )
@@ -109,10 +113,12 @@ def render(references: list[dict[str, Any]]) -> list[str]:
         return ["Secret references: none"]
     lines = ["Secret references (values are never read by a plan):"]
     for r in references:
-        holders = ", ".join([r["kubernetes_secret"], *r["copied_to"]])
+        holders = [h for h in (r["kubernetes_secret"], *r["copied_to"]) if h]
+        # A Hub token no staging Job needs is in no Secret: nothing reads it.
+        target = f"Secret {', '.join(holders)}" if holders else "no Secret"
         lines.append(
             f"  models.{r['model']}.secrets.{r['name']}: {r['source']} {r['source_name']} "
-            f"-> Secret {holders}"
+            f"-> {target}"
         )
         lines += [f"      mounted in {where}" for where in r["mounted_in"]] or [
             "      mounted nowhere"

@@ -13,7 +13,9 @@ Advisories (`advisories`, printed by ``inferplane validate`` as warnings, exit 0
 could not be checked or may disappoint: a model whose architecture is unknown (no table row,
 no `model_info`), no `max_model_len` (so no KV cache estimate), and fewer full-length
 sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; see
-`inferplane.blueprint.fit`).
+`inferplane.blueprint.fit`); and, for every model, the hub advisories of
+`inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
+uses).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from inferplane.blueprint import (
     defaults,
     fit,
     llm_catalog,
+    semantic_hub,
     semantic_trtllm,
     semantic_trtllm_fit,
     vllm_owned,
@@ -62,7 +65,8 @@ def advisories(doc: Document) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for name in doc.data["environments"]:
         env = EnvView(doc, name)
-        for f in findings(env):
+        hub = [Finding("warning", *advisory) for advisory in semantic_hub.findings(env)]
+        for f in [*findings(env), *hub]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")

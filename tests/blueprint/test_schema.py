@@ -446,8 +446,8 @@ def test_golden_blueprint_is_valid() -> None:
             "source: hf://meta-llama/Llama-3.1-8B-Instruct",
             'bp.yaml:33:13: error: models.chat.source: "hf://meta-llama/Llama-3.1-8B-Instruct" '
             "is not a pinned Hugging Face source; an hf:// source needs a revision: "
-            "hf://org/name@<revision> (a commit, tag or branch), so every replica loads the same "
-            "weights",
+            "hf://org/name@<revision>, best a commit SHA (a tag or branch is staged once and "
+            "never refreshed)",
             id="hf-without-revision",
         ),
         pytest.param(

@@ -124,12 +124,18 @@ def test_an_override_that_breaks_the_fit_is_blamed_in_the_override() -> None:
 def test_reference_blueprint_still_validates() -> None:
     doc, envs = load_blueprint(ROOT / "blueprints" / "support-assistant.yaml")
     assert envs == ("staging", "prod")
-    # Its chat model comes from the model store, so its fit is an advisory, not an error.
+    # Its chat model comes from the model store, so its fit is an advisory, not an error,
+    # and its Hub token is read by nothing (only a staging Job of an hf:// source reads one).
     assert [(d.severity, d.message) for d in advisories(doc)] == [
         (
             "warning",
             "GPU memory fit not checked: a model-store source does not say which model it is",
-        )
+        ),
+        (
+            "warning",
+            "nothing uses this Hugging Face token: the model has no hf:// source, draft model "
+            "or LoRA adapter, and no serving pod ever gets the token",
+        ),
     ]
 
 
@@ -145,7 +151,7 @@ def test_an_unknown_model_is_an_advisory_not_an_error() -> None:
 
 
 def test_an_hf_model_outside_the_table_is_an_advisory() -> None:
-    text = chat("", source="hf://acme/house-model@v1")
+    text = chat("", source="hf://acme/house-model@0123456789abcdef0123456789abcdef01234567")
     assert errors(text) == []
     assert [w.split(": warning: ")[1] for w in warnings(text)] == [
         "models.chat.source: GPU memory fit not checked: acme/house-model is not in the "
@@ -459,6 +465,6 @@ def test_an_unpinned_hf_adapter_is_refused_at_its_line() -> None:
     assert validated(text) == [
         'bp.yaml:28:26: error: models.chat.vllm.lora.adapters.tone: "hf://acme/tone-lora" '
         "is not a pinned Hugging Face adapter; an hf:// adapter needs a revision: "
-        "hf://org/name@<revision> (a commit, tag or branch); it is staged into the model store "
-        "keyed by it"
+        "hf://org/name@<revision>, best a commit SHA; it is staged into the model store keyed "
+        "by it (a tag or branch is staged once and never refreshed)"
     ]

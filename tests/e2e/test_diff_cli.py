@@ -28,16 +28,21 @@ def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The reference blueprint's prod plan, and the plan after raising chat's max replicas
-    and removing the ranker model."""
+    """The reference blueprint's prod plan (with an API key, so chat has a Secret of its own:
+    the Hub token is never in it), and the plan after raising chat's max replicas and
+    removing the ranker model."""
     tmp = tmp_path_factory.mktemp("diff")
+    token = "      hf_token: {from_env: HF_TOKEN}"
     text = REFERENCE.read_text(encoding="utf-8")
+    assert token in text
+    text = text.replace(token, token + "\n      openai_api_key: {from_pulumi_config: openaiKey}")
     edited = text.replace("replicas: {min: 2, max: 8}", "replicas: {min: 2, max: 12}", 1)
     assert edited != text
-    blueprint = tmp / "edited.yaml"
+    base, blueprint = tmp / "base.yaml", tmp / "edited.yaml"
+    base.write_text(text, encoding="utf-8")
     blueprint.write_text(edited, encoding="utf-8")
     old, new = tmp / "old", tmp / "new"
-    for source, out in ((REFERENCE, old), (blueprint, new)):
+    for source, out in ((base, old), (blueprint, new)):
         run = inferplane("plan", str(source), "--env", "prod", "--out", str(out))
         assert run.returncode == 0, run.stderr
     # A resource only in the new plan, and one only in the old: edited plan.json files.
@@ -47,7 +52,7 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     )
     gone = doc["resources"].pop(0)
     secret = next(r for r in doc["resources"] if r["type"] == "kubernetes:core/v1:Secret")
-    secret["inputs"]["stringData"] = {"hf_token": "hf_plaintext_must_not_show"}
+    secret["inputs"]["stringData"] = {"openai_api_key": "plaintext_must_not_show"}
     (new / "plan.json").write_text(json.dumps(doc))
     (tmp / "gone").write_text(f"{gone['type']} {gone['name']}")
     return old, new
@@ -68,8 +73,10 @@ def test_diff_lists_added_removed_and_changed_fields(plans: tuple[Path, Path]) -
     )
     assert "    inputs.spec.maxReplicaCount: 8 → 12" in lines[i + 1 :]
     # Secrets are masked, whatever a plan file holds.
-    assert "hf_plaintext_must_not_show" not in run.stdout
-    assert any(line.endswith("inputs.stringData.hf_token: [secret] (changed)") for line in lines)
+    assert "plaintext_must_not_show" not in run.stdout
+    assert any(
+        line.endswith("inputs.stringData.openai_api_key: [secret] (changed)") for line in lines
+    )
     assert lines[-1].startswith("1 to add, 1 to remove, ")
 
 

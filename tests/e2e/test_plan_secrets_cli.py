@@ -37,9 +37,9 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
     section = result.stdout.split("\nSecret references", 1)[1].split("\n\n", 1)[0]
     assert section.splitlines() == [
         " (values are never read by a plan):",
-        "  models.chat.secrets.hf_token: from_env HF_TOKEN -> Secret chat-secrets",
-        # chat reads its weights from the store: nothing needs the Hub token, and no
-        # serving pod ever gets it.
+        # chat reads its weights from the store: no staging Job needs the Hub token, and
+        # no model Secret ever holds it, so it is in no Secret at all.
+        "  models.chat.secrets.hf_token: from_env HF_TOKEN -> no Secret",
         "      mounted nowhere",
         "  models.chat.secrets.openai_api_key: from_pulumi_config openaiKey -> Secret chat-secrets",
         "      mounted in Deployment chat, container vllm, env OPENAI_API_KEY",
@@ -51,7 +51,7 @@ def test_plan_lists_secret_references_without_values(tmp_path: Path) -> None:
             "name": "hf_token",
             "source": "from_env",
             "source_name": "HF_TOKEN",
-            "kubernetes_secret": "chat-secrets",
+            "kubernetes_secret": None,
             "copied_to": [],
             "mounted_in": [],
         },
@@ -87,7 +87,8 @@ def test_the_hub_token_of_an_hf_model_lands_only_in_its_staging_job(tmp_path: Pa
     section = result.stdout.split("\nSecret references", 1)[1].split("\nWrote ", 1)[0]
     job = HubSource("Qwen/Qwen2.5-7B-Instruct", "a09a35458c702b33eeacc393d103063234e8bc28")
     lines = section.splitlines()
-    assert lines[1].endswith(f"-> Secret chat-secrets, {job.job_name}-hub-token")
+    # Only the staging Job's own Secret holds the token: chat-secrets does not exist.
+    assert lines[1].endswith(f"-> Secret {job.job_name}-hub-token")
     assert lines[2] == f"      mounted in Job {job.job_name}, volume secrets"
     assert not lines[3].startswith("      mounted")  # and nowhere else
     assert HF_TOKEN not in result.stdout + result.stderr

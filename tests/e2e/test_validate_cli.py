@@ -63,6 +63,10 @@ def test_what_could_not_be_checked_is_a_warning_with_exit_0() -> None:
         "model-store source does not say which model it is; add model_info: hf_repo "
         "(org/name, when it is a common open model inferplane knows) or its numbers "
         "(parameters_billions, layers, heads, kv_heads, head_dim)\n"
+        f"{REFERENCE}:92:17: warning: models.chat.secrets.hf_token: nothing uses this Hugging "
+        "Face token: the model has no hf:// source, draft model or LoRA adapter, and no "
+        "serving pod ever gets the token; remove it, or reference the weights as "
+        "hf://org/name@<commit SHA>\n"
     )
 
 

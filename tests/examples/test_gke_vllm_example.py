@@ -156,10 +156,17 @@ def test_every_object_uses_the_configured_provider(recording: Recording) -> None
         assert resource.provider is not None and resource.provider.endswith("::gke"), resource
 
 
+QWEN_SHA = "989aa7980e4cf806f80c7fef2b1adb7bc71aa306"
+
+
 def test_hf_token_from_config_stays_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     rec = run_example(monkeypatch, {f"{PROJECT}:hfToken": "hf_example_token_7d1c"})
-    secret = one(rec, "kubernetes:core/v1:Secret", "qwen-secrets")
-    assert secret.get("stringData") == {"hf_token": SECRET}
+    # Only the staging Job's own Secret holds the token; the model has no Secret of its own.
+    secrets = rec.of_type("kubernetes:core/v1:Secret")
+    assert [r.get("metadata", "name") for r in secrets if r.get("stringData")] == [
+        f"{HubSource('Qwen/Qwen2.5-1.5B-Instruct', QWEN_SHA).job_name}-hub-token"
+    ]
+    assert all(r.get("stringData") == {"hf_token": SECRET} for r in secrets)
     assert "hf_example_token_7d1c" not in json.dumps([r.inputs for r in rec])
     (server,) = one(rec, DEPLOYMENT, "qwen").get("spec", "template", "spec", "containers")
     assert not [e for e in server["env"] if e["name"].startswith("HF_TOKEN")]

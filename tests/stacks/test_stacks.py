@@ -12,7 +12,7 @@ import pulumi
 import pytest
 import yaml
 
-from inferplane.app.offline import SECRET, Recording, facts_of, run_callable
+from inferplane.app.offline import Recording, facts_of, run_callable
 from inferplane.app.program import main
 from inferplane.blueprint import naming
 from inferplane.blueprint.resolve import load_blueprint, resolve_file
@@ -98,9 +98,9 @@ def test_stack_runs_under_mocks_and_matches_its_blueprint(
     assert rec.outputs["grpc_endpoints"] == {
         m: f"dns:///{m}-grpc.{ns}.svc.cluster.local:8001" for m in grpc
     }
-    # Unlike offline runs, a stack reads the real token; it stays a secret all the way.
-    secret = next(r for r in rec if r.get("metadata", "name") == "chat-secrets")
-    assert secret.inputs["stringData"] == {"hf_token": SECRET}
+    # Unlike offline runs, a stack reads the real token; it stays a secret all the way, and
+    # in no Secret at all: chat reads the store, and only a staging Job keeps a Hub token.
+    assert not [r for r in rec if r.get("metadata", "name") == "chat-secrets"]
     dump = json.dumps([[r.type, r.name, r.inputs] for r in rec] + [rec.outputs], default=str)
     assert HF_TOKEN not in dump
 

@@ -13,7 +13,8 @@ import pytest
 from serving_fixtures import serve, with_model
 
 from inferplane.app.offline import RecordedResource, Recording
-from inferplane.blueprint.model import MinMax, ModelSource, VllmSettings
+from inferplane.blueprint.model import MinMax, ModelSource, SecretRef, VllmSettings
+from inferplane.components.serving.weights import HubSource
 
 KUBERNETES_VERSION = "1.33"
 CORE_GROUPS = {
@@ -27,12 +28,13 @@ CORE_GROUPS = {
     "scheduling.k8s.io",
     "autoscaling",
 }
+# No Secret: the reference models' only secret is the Hub token, which only a staging Job's
+# Secret holds (the variants below cover a model's own Secret).
 SERVING_KINDS = {
     "Deployment",
     "Service",
     "Job",
     "ConfigMap",
-    "Secret",
     "PodDisruptionBudget",
     "NetworkPolicy",
 }
@@ -111,7 +113,19 @@ def test_variants_are_valid(staging, prod):
         kv_cache_dtype="fp8",
         enforce_eager=True,
     )
-    env = with_model(staging, "chat", source=hf, precision="bf16", vllm=settings)
+    api_key = SecretRef(
+        name="vllm_api_key",
+        path=("models", "chat", "secrets", "vllm_api_key"),
+        from_pulumi_config="vllmApiKey",
+    )
+    env = with_model(
+        staging,
+        "chat",
+        source=hf,
+        precision="bf16",
+        vllm=settings,
+        secrets=(*staging.models["chat"].secrets, api_key),
+    )
     env = with_model(env, "toxicity", tensorrt=None, batching=None)
     recordings = [serve(env, ["chat", "toxicity"])]
     external = with_model(prod, "ranker", replicas=MinMax(1, 2))
@@ -119,6 +133,13 @@ def test_variants_are_valid(staging, prod):
         external, load_balancer=dataclasses.replace(external.load_balancer, scheme="external")
     )
     recordings.append(serve(external, ["ranker"]))
+    # The hf:// chat model: its own Secret (the API key) and its staging Job's (the token).
+    job = HubSource("Qwen/Qwen2.5-7B-Instruct", "abc123").job_name
+    secrets = [r for r in core_objects(recordings[0]) if r.type.endswith(":Secret")]
+    assert sorted(r.inputs["metadata"]["name"] for r in secrets) == [
+        "chat-secrets",
+        f"{job}-hub-token",
+    ]
     for rec in recordings:
         objects = core_objects(rec)
         assert objects

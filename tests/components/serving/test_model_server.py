@@ -378,7 +378,7 @@ def test_labels_on_every_object(served):
     assert batch["inferplane.dev/pool"] == "h100"
 
 
-def test_deployment_waits_for_engine_config_and_secret(served):
+def test_deployment_waits_for_engine_and_config(served):
     rec = served("staging")
     ranker = k8s_object(rec, DEPLOYMENT, "ranker")
     [job] = [
@@ -386,6 +386,10 @@ def test_deployment_waits_for_engine_config_and_secret(served):
     ]
     assert job.urn in ranker.depends_on
     assert k8s_object(rec, CONFIG_MAP, "ranker-triton-config").urn in ranker.depends_on
+
+
+def test_deployment_waits_for_its_secret(staging):
+    rec = serve(_secret_ref(staging, from_pulumi_config="vllmApiKey"), ["chat"])
     chat = k8s_object(rec, DEPLOYMENT, "chat")
     assert k8s_object(rec, SECRET_TYPE, "chat-secrets").urn in chat.depends_on
 
@@ -408,29 +412,38 @@ def test_config_change_rolls_the_pods(staging):
     )
 
 
-def test_secret_is_never_plain(served):
+def test_the_hub_token_is_in_no_model_secret(served):
     rec = served("staging")
-    secret = k8s_object(rec, SECRET_TYPE, "chat-secrets")
-    assert secret.get("stringData") == {"hf_token": SECRET}
-    assert OFFLINE_PLACEHOLDER not in json.dumps([r.inputs for r in rec])
+    # chat's only secret is the Hub token: only a staging Job's own Secret may hold it, and
+    # chat reads its weights from the store, so nothing holds it.
+    assert not [r for r in rec.of_type(SECRET_TYPE) if r.get("metadata", "name") == "chat-secrets"]
     d = k8s_object(rec, DEPLOYMENT, "chat")
     c = container(d, "vllm")
-    # The Hub token stays in the Secret: no serving container gets it, as a variable or a
-    # file (only the staging Job of an hf:// source does, `weights`).
+    # No serving container gets it, as a variable or a file (only the staging Job of an
+    # hf:// source does, `weights`).
     assert not [e for e in c["env"] if e["name"].startswith("HF_TOKEN")]
     assert all("valueFrom" not in e for e in c["env"])
     assert all(v["name"] != "secrets" for v in pod_spec(d)["volumes"])
     assert all(m["name"] != "secrets" for m in c["volumeMounts"])
-    # Only the server mounts it; the fetch container never sees the token.
     for init in pod_spec(d).get("initContainers", []):
         assert all(m["name"] != "secrets" for m in init["volumeMounts"])
 
 
+def test_secret_is_never_plain(staging):
+    rec = serve(_secret_ref(staging, from_pulumi_config="vllmApiKey"), ["chat"])
+    secret = k8s_object(rec, SECRET_TYPE, "chat-secrets")
+    assert secret.get("stringData") == {"vllm_api_key": SECRET}
+    assert OFFLINE_PLACEHOLDER not in json.dumps([r.inputs for r in rec])
+
+
 def test_secret_from_env_stays_secret_online(staging, monkeypatch):
-    monkeypatch.setenv("HF_TOKEN", "hf_live_token_value_123")
-    rec = serve(staging, ["chat"], config={"inferplane:offline": "false"})
-    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {"hf_token": SECRET}
-    assert "hf_live_token_value_123" not in json.dumps([r.inputs for r in rec])
+    monkeypatch.setenv("VLLM_KEY_SOURCE", "live_key_value_123")
+    env = _secret_ref(staging, from_env="VLLM_KEY_SOURCE")
+    rec = serve(env, ["chat"], config={"inferplane:offline": "false"})
+    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {
+        "vllm_api_key": SECRET
+    }
+    assert "live_key_value_123" not in json.dumps([r.inputs for r in rec])
 
 
 def test_missing_secret_env_is_a_blueprint_error(staging, monkeypatch):
@@ -536,19 +549,23 @@ def test_children_and_names(served):
             assert child.provider is not None and child.provider.endswith("::cluster")
 
 
-def _secret_ref(env, **source):
+def _secret_ref(env, name: str = "vllm_api_key", **source):
+    """`env` with chat's only secret `name` (by default a key the server reads, which its
+    own Secret holds), read from `source`."""
     from inferplane.blueprint.model import SecretRef
 
-    ref = SecretRef(name="hf_token", path=("models", "chat", "secrets", "hf_token"), **source)
+    ref = SecretRef(name=name, path=("models", "chat", "secrets", name), **source)
     return with_model(env, "chat", secrets=(ref,))
 
 
 def test_secret_from_pulumi_config(staging):
-    env = _secret_ref(staging, from_pulumi_config="hfToken")
-    config = {"inferplane:offline": "false", "inferplane:hfToken": "hf_config_value_456"}
+    env = _secret_ref(staging, from_pulumi_config="vllmApiKey")
+    config = {"inferplane:offline": "false", "inferplane:vllmApiKey": "config_value_456"}
     rec = serve(env, ["chat"], config=config)
-    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {"hf_token": SECRET}
-    assert "hf_config_value_456" not in json.dumps([r.inputs for r in rec])
+    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {
+        "vllm_api_key": SECRET
+    }
+    assert "config_value_456" not in json.dumps([r.inputs for r in rec])
 
 
 @pytest.mark.parametrize(
@@ -575,7 +592,9 @@ def test_offline_never_reads_secrets(staging, monkeypatch):
     env = _secret_ref(staging, from_secret_manager="prod/hf-token")
     rec = serve(env, ["chat"])  # offline: a placeholder, no lookup, no error
     assert not [i for i in rec.invokes if "secretmanager" in i.token]
-    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {"hf_token": SECRET}
+    assert k8s_object(rec, SECRET_TYPE, "chat-secrets").get("stringData") == {
+        "vllm_api_key": SECRET
+    }
 
 
 # --- pulumi up: the Services wait for the Deployment, with the model's load budget ---------

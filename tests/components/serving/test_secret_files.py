@@ -6,11 +6,22 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from serving_fixtures import DEPLOYMENT, container, k8s_object, pod_spec, serve, with_model
+from serving_fixtures import (
+    DEPLOYMENT,
+    SECRET,
+    container,
+    k8s_object,
+    pod_spec,
+    serve,
+    with_model,
+)
+from test_weights import CASES, staging_jobs
 
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.model import SecretRef
 from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.secret_refs import TOKEN_NAMES, env_var_name
+from inferplane.components.serving.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
 
 
 def _secrets(env, *names: str):
@@ -75,3 +86,42 @@ def test_two_secrets_for_one_variable_are_an_error(reference_blueprint, tmp_path
         "error: models.chat.secrets: secrets 'hf_token' and 'hugging_face_hub_token' both set "
         "environment variable HF_TOKEN_PATH; keep one of them"
     )
+
+
+@pytest.mark.parametrize(("path", "env_name"), CASES, ids=lambda v: getattr(v, "name", v))
+def test_only_staging_job_secrets_hold_the_hub_token(path, env_name):
+    """Over every blueprint: a Secret holding a Hub token is a staging Job's own, one for
+    each staging Job that reads one; a model's Secret holds only its other secrets."""
+    env = resolve_file(path, env_name)
+    rec = serve(env)
+    tokens = {TOKEN_KEY} | {
+        ref.name
+        for model in env.models.values()
+        for ref in model.secrets
+        if env_var_name(ref.name) in TOKEN_NAMES
+    }
+    holders = []
+    for secret in rec.of_type(SECRET):
+        keys = {*(secret.get("stringData") or {}), *(secret.get("data") or {})}
+        if keys & tokens:
+            assert secret.get("metadata", "annotations", TOKEN_OF_ANNOTATION), secret.name
+            holders.append(secret.get("metadata", "name"))
+    reading = [
+        job.get("metadata", "name")
+        for job in staging_jobs(rec)
+        if "secret" in str(pod_spec(job)["volumes"])
+    ]
+    assert sorted(holders) == sorted(f"{job}-hub-token" for job in reading)
+    hf_with_token = [
+        m
+        for m in env.models.values()
+        if m.source.scheme == "hf" and any(env_var_name(r.name) in TOKEN_NAMES for r in m.secrets)
+    ]
+    assert bool(holders) == bool(hf_with_token)
+    for model in env.models.values():
+        model_secret = f"{model.name}-secrets"
+        assert model_secret not in holders
+        served = [r.name for r in model.secrets if env_var_name(r.name) not in TOKEN_NAMES]
+        found = [r for r in rec.of_type(SECRET) if r.get("metadata", "name") == model_secret]
+        # A model's Secret exists only for the secrets its server reads.
+        assert [sorted(r.get("stringData")) for r in found] == ([sorted(served)] if served else [])

@@ -201,8 +201,8 @@ def test_unpinned_hf_is_refused_by_the_component_args(
     shown = "hf://Qwen/Qwen2.5-7B-Instruct" if field == "source" else "hf://a/draft"
     assert str(err.value) == (
         f"model 'chat': {field}: {shown} has no revision; hf:// weights are staged into the "
-        "model store keyed by repository and revision; pin it: hf://org/name@<revision> "
-        "(a commit, tag or branch)"
+        "model store keyed by repository and revision; pin it: hf://org/name@<commit SHA> "
+        "(a tag or branch is staged once, never refreshed)"
     )
 
 
@@ -215,7 +215,7 @@ def test_unpinned_hf_from_a_blueprint_is_located(staging: Environment) -> None:
     assert str(diag).endswith(
         "error: models.chat.source: hf://Qwen/Qwen2.5-7B-Instruct has no revision; hf:// "
         "weights are staged into the model store keyed by repository and revision; pin it: "
-        "hf://org/name@<revision> (a commit, tag or branch)"
+        "hf://org/name@<commit SHA> (a tag or branch is staged once, never refreshed)"
     )
 
 

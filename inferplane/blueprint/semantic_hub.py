@@ -1,0 +1,73 @@
+"""Advisories about ``hf://`` references and the Hugging Face token (`advisories`, printed
+by ``inferplane validate`` as warnings, exit 0).
+
+Every ``hf://org/name@revision`` (a model's source, an EAGLE draft model, a LoRA adapter)
+is staged into the model store once per repository and revision, and a completion marker
+stops every later run (`inferplane.components.serving.weights`). A revision that is not a
+full commit SHA (a branch or tag, such as ``main``, or a short SHA the hub resolves like a
+name) is therefore frozen at whatever it named the first time the Job ran: the hub may
+move it, the store never follows. The warning says so at the reference.
+
+The token (``secrets.hf_token``, or any name `secret_refs.TOKEN_NAMES` lists) is read only
+by the Job staging a model's ``hf://`` references; no serving pod ever gets it. A model
+with a token but no ``hf://`` reference has a secret nothing reads: the warning says so at
+the secret.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.secret_refs import TOKEN_NAMES, env_var_name
+from inferplane.blueprint.semantic_env import EnvView
+
+Advisory = tuple[YamlPath, str, str]
+"""(where, message, hint) of one warning."""
+
+COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
+"""A full Git commit id, as the hub shows it (lower-case hex)."""
+
+
+def hf_references(model: Mapping[str, Any]) -> Iterator[tuple[YamlPath, str]]:
+    """(path under the model, reference) of every ``hf://`` reference of one model."""
+    source = model.get("source")
+    if isinstance(source, str) and source.startswith("hf://"):
+        yield ("source",), source
+    settings = model.get("vllm") or {}
+    draft = (settings.get("speculative") or {}).get("draft_model")
+    if isinstance(draft, str) and draft.startswith("hf://"):
+        yield ("vllm", "speculative", "draft_model"), draft
+    adapters = (settings.get("lora") or {}).get("adapters") or {}
+    for name, uri in adapters.items():
+        if isinstance(uri, str) and uri.startswith("hf://"):
+            yield ("vllm", "lora", "adapters", name), uri
+
+
+def findings(env: EnvView) -> Iterator[Advisory]:
+    """The hub advisories of one environment's models."""
+    for name, model in (env.data.get("models") or {}).items():
+        path: YamlPath = ("models", name)
+        references = list(hf_references(model))
+        for field, uri in references:
+            repo, _, revision = uri.removeprefix("hf://").partition("@")
+            if revision and not COMMIT_SHA.fullmatch(revision):
+                yield (
+                    (*path, *field),
+                    f"revision {revision!r} of hf://{repo} is not a commit: it is staged "
+                    "into the model store once and never refreshed, whatever the hub's "
+                    f"{revision!r} names later",
+                    f"pin a commit: hf://{repo}@<40-hex commit SHA>",
+                )
+        if references:
+            continue
+        for secret in model.get("secrets") or {}:
+            if env_var_name(secret) in TOKEN_NAMES:
+                yield (
+                    (*path, "secrets", secret),
+                    "nothing uses this Hugging Face token: the model has no hf:// source, "
+                    "draft model or LoRA adapter, and no serving pod ever gets the token",
+                    "remove it, or reference the weights as hf://org/name@<commit SHA>",
+                )
