@@ -27,6 +27,7 @@ above the placeholders'.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,6 +38,7 @@ from inferplane.blueprint import defaults, naming
 from inferplane.components.serving.containers import (
     Manifest,
     container_security_context,
+    gpu_placement,
     pod_security_context,
 )
 from inferplane.components.serving.spec import ServingPool
@@ -114,35 +116,8 @@ def replicas_per_zone(args: SpareGpusArgs) -> int:
 
 
 def zone_placement(pool: ServingPool, zone: str) -> Manifest:
-    """Pinned to `pool`'s nodes in `zone`: node selector, GPU taint, zone affinity."""
-    return {
-        "nodeSelector": pool.selector,
-        "tolerations": [
-            {
-                "key": naming.GPU_TAINT_KEY,
-                "operator": "Equal",
-                "value": naming.GPU_TAINT_VALUE,
-                "effect": naming.GPU_TAINT_EFFECT,
-            }
-        ],
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": naming.TOPOLOGY_ZONE_LABEL,
-                                    "operator": "In",
-                                    "values": [zone],
-                                }
-                            ]
-                        }
-                    ]
-                }
-            }
-        },
-    }
+    """Pinned to `pool`'s nodes in `zone`: the serving pods' placement, narrowed to `zone`."""
+    return gpu_placement(dataclasses.replace(pool, zones=(zone,)))
 
 
 def placeholder_pod_spec(args: SpareGpusArgs, zone: str) -> Manifest:
