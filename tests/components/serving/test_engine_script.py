@@ -20,7 +20,10 @@ import pytest
 from inferplane.components.serving.engine_script import build_script
 
 SH = shutil.which("sh")
-pytestmark = pytest.mark.skipif(SH is None, reason="needs a POSIX shell")
+# Under CI the shell is required: the tests run and fail rather than skip without it.
+pytestmark = pytest.mark.skipif(
+    SH is None and os.environ.get("CI") != "true", reason="needs a POSIX shell"
+)
 
 FAKE_TENSORRT = """
 import json, os
