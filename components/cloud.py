@@ -104,6 +104,16 @@ def cloud_provider(
     )
 
 
+def moved_from_parent(
+    opts: pulumi.ResourceOptions | None,
+) -> list[pulumi.Input[str | pulumi.Alias]]:
+    """Aliases for the children of a cluster component: before `EksCluster`/`GkeCluster`
+    existed they were children of its parent (`Cluster`), so their URNs move with an
+    ``Alias(parent=…)`` instead of being replaced."""
+    parent = opts.parent if opts is not None else None
+    return [pulumi.Alias(parent=parent)] if parent is not None else []
+
+
 def present(value: str | None, what: str) -> str:
     """`value`, which the cloud always reports once the resource exists."""
     if not value:

@@ -24,7 +24,7 @@ import pulumi_aws as aws
 
 from inferplane.blueprint import defaults, naming, system_nodes
 from inferplane.components import iam
-from inferplane.components.cloud import Ownership, aws_tags, present
+from inferplane.components.cloud import Ownership, aws_tags, moved_from_parent, present
 
 SYSTEM_INSTANCE_TYPE = system_nodes.EKS_INSTANCE_TYPE
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers;
@@ -189,11 +189,7 @@ class EksCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("inferplane:cluster:EksCluster", name, None, opts)
         self._name, self._args = name, args
-        # Before this component existed its children were the parent's (`Cluster`'s).
-        parent = opts.parent if opts is not None else None
-        self._moved_from: list[pulumi.Input[str | pulumi.Alias]] = (
-            [pulumi.Alias(parent=parent)] if parent is not None else []
-        )
+        self._moved_from = moved_from_parent(opts)
         self.ready = []
         self.control_plane_subnet_ids = []
         if args.create:

@@ -20,7 +20,13 @@ import pulumi
 import pulumi_gcp as gcp
 
 from inferplane.blueprint import defaults, system_nodes
-from inferplane.components.cloud import Ownership, gcp_account_id, gcp_labels, present
+from inferplane.components.cloud import (
+    Ownership,
+    gcp_account_id,
+    gcp_labels,
+    moved_from_parent,
+    present,
+)
 
 SYSTEM_MACHINE_TYPE = system_nodes.GKE_MACHINE_TYPE
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers;
@@ -183,11 +189,7 @@ class GkeCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("inferplane:cluster:GkeCluster", name, None, opts)
         self._name, self._args = name, args
-        # Before this component existed its children were the parent's (`Cluster`'s).
-        parent = opts.parent if opts is not None else None
-        self._moved_from: list[pulumi.Input[str | pulumi.Alias]] = (
-            [pulumi.Alias(parent=parent)] if parent is not None else []
-        )
+        self._moved_from = moved_from_parent(opts)
         self.ready = []
         if args.create:
             self._create()
