@@ -1,0 +1,149 @@
+"""The add-ons an environment marks `existing`, made to exist on the local control plane.
+
+Helm charts cannot be fetched here, so add-ons in `install` mode are not exercised; an
+environment deployed end to end sets every add-on to `existing`, and this module provides
+what those add-ons own that the stack's objects depend on: their namespaces and their
+CustomResourceDefinitions, read from the upstream files —
+
+- KEDA: every CRD of the pinned operator's own module (`config/crd/bases/`), since the
+  operator watches all of them; and the KEDA operator itself (`cmd/operator`), run out of
+  cluster against the local API server, so ScaledObjects become HorizontalPodAutoscalers;
+- the KEDA HTTP add-on: `HTTPScaledObject` and `InterceptorRoute` (shared/reference, 0.15.0);
+- Prometheus: the prometheus-operator CRDs (ServiceMonitor, PodMonitor, PrometheusRule);
+- the GPU Operator: `ClusterPolicy`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import cluster
+import yaml
+from kube import Kube
+from tools import TOOLS
+
+from inferplane.blueprint.model import Environment
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE = Path(os.environ.get("INFERPLANE_REFERENCE", REPO.parent / "shared" / "reference"))
+
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def _docs(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def keda_crds() -> list[Path]:
+    """Every CRD of the pinned KEDA release (its module's `config/crd/bases/`)."""
+    return sorted((TOOLS["keda"]().share() / "crds").glob("*.yaml"))
+
+
+def reference_crds(key: str) -> list[Path]:
+    files = {
+        "keda_http_add_on": [
+            "keda-http-add-on-0.15.0/crd-httpscaledobjects.yaml",
+            "keda-http-add-on-0.15.0/crd-interceptorroutes.yaml",
+        ],
+        "prometheus": [
+            "prometheus-operator/crd/monitoring.coreos.com_servicemonitors.yaml",
+            "prometheus-operator/crd/monitoring.coreos.com_podmonitors.yaml",
+            "prometheus-operator/crd/monitoring.coreos.com_prometheusrules.yaml",
+        ],
+        "gpu_operator": ["gpu-operator/helm/crds/nvidia.com_clusterpolicies.yaml"],
+    }[key]
+    paths = [REFERENCE / f for f in files]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise FileNotFoundError(
+            f"upstream CRDs not found: {missing}; set INFERPLANE_REFERENCE to the folder of "
+            "the reference copies (shared/reference)"
+        )
+    return paths
+
+
+def apply_crds(client: Kube, paths: list[Path]) -> list[str]:
+    names = []
+    for path in paths:
+        for doc in _docs(path):
+            if doc.get("kind") != "CustomResourceDefinition":
+                continue
+            doc.get("metadata", {}).pop("creationTimestamp", None)
+            doc.pop("status", None)
+            client.create(CRD_PATH, doc)
+            names.append(doc["metadata"]["name"])
+    for name in names:
+        client.wait(
+            f"CRD {name} established",
+            lambda n=name: any(
+                c["type"] == "Established" and c["status"] == "True"
+                for c in client.get(f"{CRD_PATH}/{n}").get("status", {}).get("conditions", [])
+            ),
+            60,
+        )
+    return names
+
+
+def namespace(client: Kube, name: str) -> None:
+    client.create(
+        "/api/v1/namespaces",
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+    )
+
+
+def preinstall(client: Kube, env: Environment, kubeconfig: Path) -> dict[str, Any]:
+    addons = env.cluster.addons
+    done: dict[str, Any] = {}
+    refused = [
+        key
+        for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus")
+        if not getattr(addons, key).existing
+    ]
+    if refused:
+        raise RuntimeError(
+            f"add-ons {refused} are `install` in this environment: their Helm charts cannot be "
+            "fetched here, so the end-to-end run needs every add-on `existing`"
+        )
+    for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus"):
+        addon = getattr(addons, key)
+        namespace(client, addon.namespace)
+        paths = keda_crds() if key == "keda" else reference_crds(key)
+        done[key] = {"namespace": addon.namespace, "crds": apply_crds(client, paths)}
+    return done
+
+
+def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) -> int:
+    """The real KEDA operator (cmd/operator of github.com/kedacore/keda/v2), out of cluster.
+
+    Flags and variables from that release's `cmd/operator/main.go` and its Helm chart's
+    operator Deployment: `KEDA_CLUSTER_OBJECT_NAMESPACE`/`POD_NAMESPACE` name its own
+    namespace, `WATCH_NAMESPACE=""` watches all; cert rotation (for its webhooks and metrics
+    server, which do not run here) is off.
+    """
+    ns = env.cluster.addons.keda.namespace
+    environ = dict(os.environ)
+    environ.update(
+        {
+            "KUBECONFIG": str(kubeconfig),
+            "WATCH_NAMESPACE": "",
+            "POD_NAMESPACE": ns,
+            "KEDA_CLUSTER_OBJECT_NAMESPACE": ns,
+            "POD_NAME": "keda-operator-e2e",
+            "OPERATOR_NAME": "keda-operator",
+        }
+    )
+    return cluster.spawn(
+        state,
+        "keda-operator",
+        [
+            str(bindir / "keda-operator"),
+            "--leader-elect=false",
+            "--enable-cert-rotation=false",
+            "--metrics-bind-address=127.0.0.1:0",
+            "--health-probe-bind-address=127.0.0.1:0",
+            "--zap-log-level=info",
+        ],
+        environ,
+    )

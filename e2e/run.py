@@ -1,0 +1,356 @@
+"""`./dev e2e BLUEPRINT --env ENV [--keep]`: deploy one environment for real, on loopback.
+
+With the real Pulumi CLI and Kubernetes provider (built by e2e/tools.py), a local file state
+backend and a local control plane (e2e/cluster.py) whose KWOK nodes are the environment's
+GPU pools per zone:
+
+1. `pulumi preview --policy-pack policies`: its verdicts must equal `inferplane check`'s;
+2. `pulumi up`, with the add-ons the environment marks `existing` pre-installed from their
+   upstream CRDs, and the real KEDA operator running out of cluster (ScaledObjects -> HPAs);
+3. assertions: every Deployment Ready, each pod on a node of its pool and zone, no GPU
+   shared between models on exclusive/MIG pools, every pod admitted under its namespace's
+   Pod Security level, spare-GPU placeholders preempted when a model needs their GPUs;
+4. a second `pulumi up` changes nothing; `pulumi destroy` leaves nothing of the blueprint.
+
+Prints one JSON report. Exit 0 when every step passed, 1 otherwise. `--keep` leaves the
+control plane running and prints the kubeconfig path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import addons  # noqa: E402
+import cluster  # noqa: E402
+import nodes as node_shapes  # noqa: E402
+import verify  # noqa: E402
+from tools import TOOLS, build  # noqa: E402
+
+VENV = Path(os.environ.get("VENV", REPO / ".venv")).resolve()
+
+
+class StepFailed(Exception):
+    pass
+
+
+class Report:
+    def __init__(self, blueprint: str, environment: str) -> None:
+        self.data: dict[str, Any] = {
+            "blueprint": blueprint,
+            "environment": environment,
+            "steps": [],
+            "passed": False,
+        }
+
+    def step(self, name: str, fn: Callable[[], Any]) -> Any:
+        start = time.monotonic()
+        entry: dict[str, Any] = {"step": name}
+        self.data["steps"].append(entry)
+        print(f"== {name}", file=sys.stderr, flush=True)
+        try:
+            result = fn()
+        except Exception as err:
+            entry.update(outcome="failed", seconds=round(time.monotonic() - start, 1))
+            entry["error"] = str(err) if isinstance(err, StepFailed) else traceback.format_exc()
+            print(f"   failed: {entry['error']}", file=sys.stderr, flush=True)
+            raise StepFailed(name) from err
+        entry.update(outcome="passed", seconds=round(time.monotonic() - start, 1))
+        if result is not None:
+            entry["detail"] = result
+        return result
+
+
+def tool_path() -> dict[str, Path]:
+    out = {}
+    for name, make in TOOLS.items():
+        out[name] = build(make())
+    return out
+
+
+def plugin_dir(state: Path, bins: dict[str, Path]) -> Path:
+    """One folder on PATH: the CLI, the providers, and the language host beside its shim."""
+    d = state / "bin"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    for folder in bins.values():
+        for f in folder.iterdir():
+            (d / f.name).symlink_to(f)
+    host = d / "pulumi-language-python"
+    host.write_text(
+        f"#!/bin/sh\nexec '{VENV / 'bin' / 'python'}' '{HERE / 'langhost.py'}' "
+        f"-use-executor '{d / 'pulumi-language-python-exec'}' \"$@\"\n"
+    )
+    host.chmod(0o755)
+    return d
+
+
+def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
+    """A Pulumi project like stacks/, whose one stack is `environment` of `blueprint`."""
+    proj = state / "project"
+    proj.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "stacks" / "__main__.py", proj / "__main__.py")
+    text = (REPO / "stacks" / "Pulumi.yaml").read_text()
+    text = text.replace("virtualenv: ../.venv", f"virtualenv: {VENV}")
+    (proj / "Pulumi.yaml").write_text(text)
+    (proj / f"Pulumi.{environment}.yaml").write_text(
+        "config:\n"
+        f"  inferplane:blueprint: {json.dumps(str(blueprint))}\n"
+        f"  inferplane:environment: {json.dumps(environment)}\n"
+    )
+    return proj
+
+
+class Pulumi:
+    def __init__(self, state: Path, bindir: Path, proj: Path, stack: str, kubeconfig: Path):
+        self.proj = proj
+        self.stack = stack
+        self.state = state
+        self.env = {
+            "HOME": os.environ.get("HOME", str(state)),
+            "LANG": "C.UTF-8",
+            "PATH": f"{bindir}{os.pathsep}{VENV / 'bin'}{os.pathsep}/usr/bin:/bin",
+            "PULUMI_HOME": str(state / "pulumi-home"),
+            "PULUMI_BACKEND_URL": f"file://{state / 'backend'}",
+            "PULUMI_CONFIG_PASSPHRASE": secrets.token_hex(16),
+            # Nothing is downloaded: the plugins on PATH are the ones used
+            # (sdk/go/common/workspace/plugins.go, GetPluginPath).
+            "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+            "PULUMI_SKIP_UPDATE_CHECK": "true",
+            "PULUMI_SKIP_CONFIRMATIONS": "true",
+            "KUBECONFIG": str(kubeconfig),
+        }
+        (state / "backend").mkdir(parents=True, exist_ok=True)
+
+    def run(
+        self, *args: str, check: bool = True, log: str | None = None
+    ) -> subprocess.CompletedProcess:
+        cmd = [
+            "pulumi",
+            *args,
+            "--non-interactive",
+            "--color",
+            "never",
+            "--cwd",
+            str(self.proj),
+        ]
+        print(f"   $ {' '.join(cmd)}", file=sys.stderr, flush=True)
+        res = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=1800)
+        if log:
+            (self.state / "logs" / f"{log}.log").write_text(
+                res.stdout + "\n--- stderr\n" + res.stderr
+            )
+        if check and res.returncode != 0:
+            tail = "\n".join((res.stdout + res.stderr).splitlines()[-60:])
+            raise StepFailed(f"pulumi {args[0]} exited {res.returncode}:\n{tail}")
+        return res
+
+    def events(self, name: str) -> list[dict]:
+        path = self.state / "logs" / f"{name}.events.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def changes_of(events: list[dict]) -> dict[str, int]:
+    for ev in events:
+        if "summaryEvent" in ev:
+            return dict(ev["summaryEvent"].get("resourceChanges") or {})
+    return {}
+
+
+def policy_verdicts_of(events: list[dict]) -> list[dict]:
+    out = []
+    for ev in events:
+        pe = ev.get("policyEvent")
+        if pe:
+            out.append(
+                {
+                    "rule": pe.get("policyName"),
+                    "level": pe.get("enforcementLevel"),
+                    "urn": pe.get("resourceUrn") or "",
+                }
+            )
+    return sorted(out, key=lambda v: (v["rule"], v["urn"], v["level"]))
+
+
+def check_verdicts(blueprint: Path, environment: str) -> list[dict]:
+    res = subprocess.run(
+        [
+            str(VENV / "bin" / "inferplane"),
+            "check",
+            str(blueprint),
+            "--env",
+            environment,
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if res.returncode not in (0, 1):
+        raise StepFailed(f"inferplane check exited {res.returncode}: {res.stderr[-2000:]}")
+    data = json.loads(res.stdout)
+    out = []
+    for r in data["results"]:
+        if r["status"] != "violation" or r.get("waiver"):
+            continue
+        out.append(
+            {
+                "rule": r["rule"],
+                "level": r["level"],
+                "urn": (r.get("resource") or {}).get("urn") or "",
+            }
+        )
+    return sorted(out, key=lambda v: (v["rule"], v["urn"], v["level"]))
+
+
+def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
+    from inferplane.blueprint.resolve import load_blueprint, resolve
+
+    report = Report(str(blueprint), environment)
+    doc, _ = load_blueprint(blueprint)
+    env = resolve(doc, environment)
+    if env.cloud != "kubernetes":
+        raise SystemExit(
+            f"error: environment {environment!r} is cloud {env.cloud!r}: the "
+            "end-to-end run deploys `cloud: kubernetes` environments only"
+        )
+    cp: cluster.ControlPlane | None = None
+    try:
+        bins = report.step("tools", tool_path)
+        bindir = plugin_dir(state, bins)
+        shapes = node_shapes.nodes_for(env)
+
+        def start() -> dict:
+            nonlocal cp
+            cp = cluster.up(state, shapes)
+            return {"nodes": len(shapes), "kubeconfig": str(cp.kubeconfig)}
+
+        report.step("control plane", start)
+        assert cp is not None
+        client = cp.client()
+
+        def prepare() -> dict:
+            done = addons.preinstall(client, env, cp.kubeconfig)
+            pid = addons.start_keda(state, bins["keda"], cp.kubeconfig, env)
+            done["keda_operator"] = f"running out of cluster, pid {pid}"
+            return done
+
+        report.step("existing add-ons", prepare)
+        proj = project_dir(state, blueprint.resolve(), environment)
+        pulumi = Pulumi(state, bindir, proj, environment, cp.kubeconfig)
+        report.step(
+            "stack init", lambda: pulumi.run("stack", "init", environment, log="init") and None
+        )
+
+        def preview() -> dict:
+            ev = state / "logs" / "preview.events.jsonl"
+            pulumi.run(
+                "preview",
+                "--stack",
+                environment,
+                "--policy-pack",
+                str(REPO / "policies"),
+                "--event-log",
+                str(ev),
+                check=False,
+                log="preview",
+            )
+            got = policy_verdicts_of(pulumi.events("preview"))
+            want = check_verdicts(blueprint, environment)
+            if got != want:
+                raise StepFailed(
+                    "pulumi preview --policy-pack and inferplane check disagree:\n"
+                    f"  preview only: {[v for v in got if v not in want]}\n"
+                    f"  check only:   {[v for v in want if v not in got]}"
+                )
+            return {"verdicts": len(got), "changes": changes_of(pulumi.events("preview"))}
+
+        report.step("preview with policies = check", preview)
+
+        def up(name: str) -> dict:
+            ev = state / "logs" / f"{name}.events.jsonl"
+            pulumi.run(
+                "up",
+                "--stack",
+                environment,
+                "--yes",
+                "--skip-preview",
+                "--event-log",
+                str(ev),
+                log=name,
+            )
+            return {"changes": changes_of(pulumi.events(name))}
+
+        report.step("up", lambda: up("up"))
+        report.step("deployed as declared", lambda: verify.deployed(client, env))
+        report.step("placeholders preempted", lambda: verify.preemption(client, env))
+
+        def up_again() -> dict:
+            result = up("up-again")
+            changed = {k: v for k, v in result["changes"].items() if k != "same" and v}
+            if changed:
+                raise StepFailed(f"the second `pulumi up` changed something: {changed}")
+            return result
+
+        report.step("second up is a no-op", up_again)
+
+        def destroy() -> dict:
+            pulumi.run("destroy", "--stack", environment, "--yes", "--skip-preview", log="destroy")
+            left = verify.leftovers(client, env)
+            if left:
+                raise StepFailed(f"objects of the blueprint left after destroy: {left}")
+            return {"left": left}
+
+        report.step("destroy leaves nothing", destroy)
+        report.data["passed"] = True
+    except StepFailed:
+        pass
+    finally:
+        if cp is not None:
+            try:
+                report.data["pods"] = verify.pod_table(cp.client())
+            except Exception as err:
+                report.data["pods"] = f"could not list pods: {err}"
+        if keep and cp is not None:
+            report.data["kubeconfig"] = str(cp.kubeconfig)
+            report.data["stop"] = f"python e2e/cluster.py down {state}"
+        else:
+            cluster.down(state)
+    return report.data
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="./dev e2e", description=__doc__.split("\n\n")[0])
+    ap.add_argument("blueprint", type=Path)
+    ap.add_argument("--env", required=True)
+    ap.add_argument("--keep", action="store_true", help="leave the control plane running")
+    ap.add_argument("--state", type=Path, help="state folder (default: a new temporary one)")
+    args = ap.parse_args(argv)
+    state = (args.state or Path(tempfile.mkdtemp(prefix="inferplane-e2e-"))).resolve()
+    state.mkdir(parents=True, exist_ok=True)
+    data = run(args.blueprint, args.env, args.keep, state)
+    data["state"] = str(state)
+    print(json.dumps(data, indent=2))
+    return 0 if data["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,424 @@
+"""Build the real tools of the end-to-end run from their Go modules, and cache them.
+
+    python e2e/tools.py build [NAME...]   # build what is missing (all by default)
+    python e2e/tools.py path NAME          # print the cached folder of NAME (exit 1: not built)
+    python e2e/tools.py status             # one line per tool: cached or not, and where
+    python e2e/tools.py cached             # exit 0 when every tool is built (1: says which not)
+
+Every pin lives in e2e/tools.toml. A tool is cached under
+``${XDG_CACHE_HOME:-~/.cache}/inferplane/tools/<name>-<version>-<recipe>/bin`` where
+``<recipe>`` hashes everything that decides the build (module, version, replaces, flags), so a
+change of pin or recipe builds anew and an unchanged one is never rebuilt. Go is a build tool
+here: each tool is built in a throw-away wrapper module that requires the upstream module at
+its pinned version (``go build <import path>``), the way `go install` would if the upstream
+go.mod had no replace lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PINS_FILE = HERE / "tools.toml"
+PROXY = os.environ.get("GOPROXY", "https://proxy.golang.org").split(",")[0]
+
+
+def pins() -> dict:
+    return tomllib.loads(PINS_FILE.read_text())
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "inferplane" / "tools"
+
+
+def go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            # Static binaries: the tools run on the machine that built them, and no C
+            # toolchain is needed.
+            "CGO_ENABLED": "0",
+            # The wrapper modules' go.sum is written as the build resolves them.
+            "GOFLAGS": "-mod=mod -buildvcs=false",
+            "GOTOOLCHAIN": pins()["go"]["toolchain"],
+        }
+    )
+    return env
+
+
+def proxy_get(path: str) -> str:
+    """A file of the Go module proxy (a .mod or .info), as text."""
+    with urllib.request.urlopen(f"{PROXY}/{path}", timeout=120) as resp:
+        return resp.read().decode()
+
+
+def upstream_gomod(module: str, version: str) -> str:
+    return proxy_get(f"{module.lower()}/@v/{version}.mod")
+
+
+_REPLACE_BLOCK = re.compile(r"^replace\s*\((.*?)^\)", re.S | re.M)
+_REPLACE_LINE = re.compile(r"^replace[ \t]+([^\s(].*)$", re.M)
+
+
+def gomod_replaces(text: str) -> list[tuple[str, str]]:
+    """(old, new) of every replace directive in a go.mod text."""
+    lines: list[str] = []
+    for block in _REPLACE_BLOCK.findall(text):
+        lines += [ln.split("//")[0].strip() for ln in block.splitlines()]
+    lines += [m.split("//")[0].strip() for m in _REPLACE_LINE.findall(text)]
+    out = []
+    for ln in lines:
+        if "=>" in ln:
+            old, new = (s.strip() for s in ln.split("=>", 1))
+            out.append((old, new))
+    return out
+
+
+@dataclass
+class Tool:
+    name: str
+    version: str
+    # import path -> output binary name
+    binaries: dict[str, str]
+    requires: list[tuple[str, str]]
+    replaces: list[str] = field(default_factory=list)
+    ldflags: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    # Data files copied from the module cache into the tool's folder, so a run needs nothing
+    # but the cache: (module@version, path or glob in the module, destination in the folder).
+    module_files: list[tuple[str, str, str]] = field(default_factory=list)
+    # A custom build (instead of the wrapper module), called with (tool, workdir, bindir).
+    custom: Callable[[Tool, Path, Path], None] | None = None
+
+    def recipe(self) -> str:
+        data = json.dumps(
+            [
+                self.binaries,
+                self.requires,
+                self.replaces,
+                self.ldflags,
+                self.tags,
+                self.module_files,
+                self.custom.__name__ if self.custom else None,
+                RECIPE_REVISION,
+            ],
+            sort_keys=True,
+        )
+        return hashlib.sha256(data.encode()).hexdigest()[:10]
+
+    def folder(self) -> Path:
+        return cache_root() / f"{self.name}-{self.version}-{self.recipe()}"
+
+    def bindir(self) -> Path:
+        return self.folder() / "bin"
+
+    def share(self) -> Path:
+        return self.folder() / "share"
+
+    def built(self) -> bool:
+        return (self.folder() / "DONE").is_file()
+
+
+# Bumped when the build code below changes in a way the recipe fields do not show.
+RECIPE_REVISION = 1
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
+    print(f"+ (cd {cwd} && {' '.join(cmd)})", file=sys.stderr, flush=True)
+    subprocess.run(cmd, cwd=cwd, env=env or go_env(), check=True, timeout=3600)
+
+
+def _wrapper_module(tool: Tool, work: Path) -> None:
+    reqs = "\n".join(f"\t{m} {v}" for m, v in tool.requires)
+    reps = "\n".join(f"\t{r}" for r in tool.replaces)
+    text = f"module inferplane.local/build/{tool.name}\n\ngo 1.26\n\nrequire (\n{reqs}\n)\n"
+    if reps:
+        text += f"\nreplace (\n{reps}\n)\n"
+    (work / "go.mod").write_text(text)
+    # A file that imports every main package keeps `go mod` from pruning them; it is not built.
+    imports = "\n".join(f'\t_ "{p}"' for p in tool.binaries)
+    (work / "tools.go").write_text(f"//go:build tools\n\npackage tools\n\nimport (\n{imports}\n)\n")
+
+
+def _go_build(tool: Tool, work: Path, out: Path) -> None:
+    for pkg, binary in tool.binaries.items():
+        cmd = ["go", "build", "-trimpath", "-o", str(out / binary)]
+        if tool.tags:
+            cmd += ["-tags", ",".join(tool.tags)]
+        cmd += ["-ldflags", " ".join(["-s", "-w", *tool.ldflags])]
+        cmd.append(pkg)
+        _run(cmd, work)
+
+
+def _module_dir(module: str, version: str, work: Path) -> Path:
+    res = subprocess.run(
+        ["go", "mod", "download", "-json", f"{module}@{version}"],
+        cwd=work,
+        env=go_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    return Path(json.loads(res.stdout)["Dir"])
+
+
+def build(tool: Tool) -> Path:
+    if tool.built():
+        return tool.bindir()
+    start = time.monotonic()
+    folder = tool.folder()
+    shutil.rmtree(folder, ignore_errors=True)
+    out = folder / "bin"
+    out.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix=f"inferplane-build-{tool.name}-") as tmp:
+        work = Path(tmp)
+        if tool.custom:
+            tool.custom(tool, work, out)
+        else:
+            _wrapper_module(tool, work)
+            _go_build(tool, work, out)
+        for modver, pattern, dest in tool.module_files:
+            module, version = modver.split("@")
+            moddir = _module_dir(module, version, work)
+            sources = sorted(moddir.glob(pattern))
+            if not sources:
+                raise FileNotFoundError(f"{pattern} is not in {modver}")
+            for src in sources:
+                target = folder / dest
+                if len(sources) > 1 or dest.endswith("/"):
+                    target = folder / dest / src.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, target)
+                target.chmod(0o755 if dest.startswith("bin/") else 0o644)
+    seconds = round(time.monotonic() - start, 1)
+    (folder / "DONE").write_text(json.dumps({"version": tool.version, "seconds": seconds}) + "\n")
+    print(f"built {tool.name} {tool.version} in {seconds} s -> {out}", file=sys.stderr)
+    return out
+
+
+# --- the tools -------------------------------------------------------------------------------
+
+
+def pulumi_tool() -> Tool:
+    p = pins()["pulumi"]
+    ver = f"v{p['version']}"
+    return Tool(
+        name="pulumi",
+        version=ver,
+        binaries={"github.com/pulumi/pulumi/pkg/v3/cmd/pulumi": "pulumi"},
+        requires=[
+            ("github.com/pulumi/pulumi/pkg/v3", ver),
+            ("github.com/pulumi/pulumi/sdk/v3", ver),
+        ],
+        replaces=list(p["replaces"]),
+        ldflags=[f"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version={ver}"],
+        # The Python language host starts programs through this script of the sdk/v3 module
+        # (sdk/python/cmd/pulumi-language-python-exec); it must sit beside the host on PATH.
+        module_files=[
+            (
+                f"github.com/pulumi/pulumi/sdk/v3@{ver}",
+                "python/cmd/pulumi-language-python-exec",
+                "bin/pulumi-language-python-exec",
+            )
+        ],
+    )
+
+
+def staging_replaces(gomod: str, version: str) -> list[str]:
+    """k8s.io/kubernetes requires its staging modules at v0.0.0, replaced by folders of its
+    own repository (``k8s.io/api => ./staging/src/k8s.io/api``); each is published as
+    ``k8s.io/<name> v0.<minor>.<patch>`` of the same release."""
+    published = "v0." + version.lstrip("v").split(".", 1)[1]
+    return [
+        f"{old} => {old} {published}"
+        for old, new in gomod_replaces(gomod)
+        if new.startswith("./staging/")
+    ]
+
+
+def kubernetes_tool() -> Tool:
+    ver = pins()["kubernetes"]["version"]
+    replaces = staging_replaces(upstream_gomod("k8s.io/kubernetes", ver), ver)
+    major_minor_patch = ver.lstrip("v").split(".")
+    ldflags = [
+        f"-X k8s.io/component-base/version.gitVersion={ver}",
+        f"-X k8s.io/component-base/version.gitMajor={major_minor_patch[0]}",
+        f"-X k8s.io/component-base/version.gitMinor={major_minor_patch[1]}",
+        "-X k8s.io/component-base/version.gitTreeState=clean",
+    ]
+    return Tool(
+        name="kubernetes",
+        version=ver,
+        binaries={
+            "k8s.io/kubernetes/cmd/kube-apiserver": "kube-apiserver",
+            "k8s.io/kubernetes/cmd/kube-controller-manager": "kube-controller-manager",
+            "k8s.io/kubernetes/cmd/kube-scheduler": "kube-scheduler",
+        },
+        requires=[("k8s.io/kubernetes", ver)],
+        replaces=replaces,
+        ldflags=ldflags,
+        tags=["providerless"],
+    )
+
+
+def etcd_tool() -> Tool:
+    ver = pins()["etcd"]["version"]
+    gomod = upstream_gomod("go.etcd.io/etcd/server/v3", ver)
+    # server/go.mod's replaces are relative (=> ../api ...): the same release of each.
+    requires = [("go.etcd.io/etcd/server/v3", ver)]
+    requires += [(old, ver) for old, new in gomod_replaces(gomod) if new.startswith("../")]
+    return Tool(
+        name="etcd",
+        version=ver,
+        binaries={"go.etcd.io/etcd/server/v3": "etcd"},
+        requires=requires,
+    )
+
+
+def kwok_tool() -> Tool:
+    ver = pins()["kwok"]["version"]
+    return Tool(
+        name="kwok",
+        version=ver,
+        binaries={"sigs.k8s.io/kwok/cmd/kwok": "kwok"},
+        requires=[("sigs.k8s.io/kwok", ver)],
+        ldflags=[f"-X sigs.k8s.io/kwok/pkg/consts.Version={ver}"],
+        # `kwok` refuses to start without Stage objects; its module ships them.
+        module_files=[
+            (f"sigs.k8s.io/kwok@{ver}", f"kustomize/stage/{path}", "share/stages/")
+            for path in (
+                "node/fast/node-initialize.yaml",
+                "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+                "pod/fast/pod-ready.yaml",
+                "pod/fast/pod-complete.yaml",
+                "pod/fast/pod-delete.yaml",
+            )
+        ],
+    )
+
+
+def keda_tool() -> Tool:
+    ver = pins()["keda"]["version"]
+    gomod = upstream_gomod("github.com/kedacore/keda/v2", ver)
+    replaces = [f"{o} => {n}" for o, n in gomod_replaces(gomod) if not n.startswith(".")]
+    return Tool(
+        name="keda",
+        version=ver,
+        binaries={"github.com/kedacore/keda/v2/cmd/operator": "keda-operator"},
+        requires=[("github.com/kedacore/keda/v2", ver)],
+        replaces=replaces,
+        ldflags=[f"-X github.com/kedacore/keda/v2/version.Version={ver}"],
+        # The operator watches every CRD of its release.
+        module_files=[
+            (f"github.com/kedacore/keda/v2@{ver}", "config/crd/bases/*.yaml", "share/crds/")
+        ],
+    )
+
+
+def _build_kubernetes_provider(tool: Tool, work: Path, out: Path) -> None:
+    """The provider embeds generated files its module zip lacks: generate them, then build."""
+    p = pins()["kubernetes_provider"]
+    (work / "go.mod").write_text("module inferplane.local/build/dl\n\ngo 1.26\n")
+    moddir = _module_dir(p["module"], p["version"], work)
+    tree = work / "provider"
+    shutil.copytree(moddir, tree)
+    for root, dirs, files in os.walk(tree):
+        for name in dirs + files:
+            path = Path(root) / name
+            path.chmod(path.stat().st_mode | stat.S_IWUSR)
+    gomod = (tree / "go.mod").read_text()
+    # Drop relative replaces (the sibling sdk/ folder is not in the module zip): the SDK
+    # module then resolves from the proxy at the version go.mod requires.
+    gomod = re.sub(r"^\s*\S+\s*=>\s*\.\.?/\S*\s*$", "", gomod, flags=re.M)
+    gomod = re.sub(r"^replace\s+\S+(\s+\S+)?\s*=>\s*\.\.?/\S*\s*$", "", gomod, flags=re.M)
+    (tree / "go.mod").write_text(gomod)
+    env = go_env()
+    env["VERSION"] = p["plugin_version"]
+    gen = tree / "cmd" / "pulumi-resource-kubernetes"
+    _run(["go", "run", "generate.go"], gen, env)
+    _run(
+        [
+            "go",
+            "build",
+            "-trimpath",
+            "-o",
+            str(out / "pulumi-resource-kubernetes"),
+            "-ldflags",
+            "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version="
+            + p["plugin_version"],
+            "./cmd/pulumi-resource-kubernetes",
+        ],
+        tree,
+        env,
+    )
+
+
+def kubernetes_provider_tool() -> Tool:
+    p = pins()["kubernetes_provider"]
+    return Tool(
+        name="pulumi-kubernetes",
+        version=p["version"],
+        binaries={},
+        requires=[(p["module"], p["version"])],
+        ldflags=[p["plugin_version"]],
+        custom=_build_kubernetes_provider,
+    )
+
+
+TOOLS: dict[str, Callable[[], Tool]] = {
+    "kubernetes": kubernetes_tool,
+    "etcd": etcd_tool,
+    "kwok": kwok_tool,
+    "pulumi": pulumi_tool,
+    "pulumi-kubernetes": kubernetes_provider_tool,
+    "keda": keda_tool,
+}
+
+
+def main(argv: list[str]) -> int:
+    cmd = argv[0] if argv else "status"
+    names = argv[1:] or list(TOOLS)
+    if cmd == "build":
+        for name in names:
+            build(TOOLS[name]())
+        return 0
+    if cmd == "path":
+        tool = TOOLS[names[0]]()
+        if not tool.built():
+            return 1
+        print(tool.bindir())
+        return 0
+    if cmd == "cached":
+        missing = [n for n in names if not TOOLS[n]().built()]
+        if missing:
+            print(f"not built: {', '.join(missing)}")
+            return 1
+        return 0
+    if cmd == "status":
+        for name in names:
+            tool = TOOLS[name]()
+            state = "cached" if tool.built() else "missing"
+            print(f"{name:18} {tool.version:40} {state:8} {tool.bindir()}")
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,315 @@
+"""What the end-to-end run asserts about a deployed environment, read from the API server."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+from kube import Kube, KubeError
+
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Environment
+
+ZONE = naming.TOPOLOGY_ZONE_LABEL
+
+
+class Failed(Exception):
+    pass
+
+
+def _ready(obj: dict) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in obj.get("status", {}).get("conditions", [])
+    )
+
+
+def _gpu_requests(pod: dict) -> dict[str, int]:
+    out: dict[str, int] = defaultdict(int)
+    for c in pod["spec"].get("containers", []):
+        for k, v in (c.get("resources", {}).get("requests") or {}).items():
+            if k.startswith("nvidia.com/"):
+                out[k] += int(v)
+    return out
+
+
+def _node_affinity_zones(pod: dict) -> set[str] | None:
+    """Zones a pod's required node affinity allows (None: no zone term)."""
+    aff = pod["spec"].get("affinity", {}).get("nodeAffinity", {})
+    req = aff.get("requiredDuringSchedulingIgnoredDuringExecution", {})
+    zones: set[str] | None = None
+    for term in req.get("nodeSelectorTerms", []):
+        for expr in term.get("matchExpressions", []):
+            if expr.get("key") == ZONE and expr.get("operator") == "In":
+                zones = (zones or set()) | set(expr.get("values", []))
+    sel = pod["spec"].get("nodeSelector", {})
+    if ZONE in sel:
+        zones = {sel[ZONE]}
+    return zones
+
+
+def pod_table(client: Kube) -> list[dict]:
+    nodes = {n["metadata"]["name"]: n for n in client.items("/api/v1/nodes")}
+    rows = []
+    for pod in client.items("/api/v1/pods"):
+        node = pod["spec"].get("nodeName", "")
+        labels = nodes.get(node, {}).get("metadata", {}).get("labels", {})
+        rows.append(
+            {
+                "pod": f"{pod['metadata']['namespace']}/{pod['metadata']['name']}",
+                "node": node,
+                "zone": labels.get(ZONE, ""),
+                "pool": labels.get(naming.POOL_LABEL, ""),
+                "phase": pod.get("status", {}).get("phase"),
+                "ready": _ready(pod),
+            }
+        )
+    return rows
+
+
+def blueprint_pods(client: Kube, env: Environment) -> list[dict]:
+    ns = naming.namespace(env.blueprint)
+    return client.items(f"/api/v1/namespaces/{ns}/pods")
+
+
+def _wait_deployments_ready(client: Kube, ns: str, timeout: float = 120) -> list[dict]:
+    def ready() -> list[dict] | None:
+        deps = client.items(f"/apis/apps/v1/namespaces/{ns}/deployments")
+        for d in deps:
+            want = d["spec"].get("replicas", 1)
+            st = d.get("status", {})
+            if st.get("readyReplicas", 0) < want or st.get("updatedReplicas", 0) < want:
+                return None
+        return deps
+
+    return client.wait(f"every Deployment in {ns} Ready", ready, timeout)
+
+
+def deployed(client: Kube, env: Environment) -> dict[str, Any]:
+    """Deployments Ready; pods on their pool's nodes in a zone they may use; GPUs not shared
+    beyond a node's capacity; pods admitted under the namespace's Pod Security level."""
+    ns = naming.namespace(env.blueprint)
+    problems: list[str] = []
+    deps = _wait_deployments_ready(client, ns)
+    nodes = {n["metadata"]["name"]: n for n in client.items("/api/v1/nodes")}
+    pods = [
+        p for p in blueprint_pods(client, env) if p.get("status", {}).get("phase") != "Succeeded"
+    ]
+    used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    models_on: dict[str, set[str]] = defaultdict(set)
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        node_name = pod["spec"].get("nodeName")
+        if not node_name:
+            # Placeholders may wait for a GPU a model took: that is their job.
+            role = pod["metadata"].get("labels", {}).get(naming.ROLE_LABEL)
+            if role != naming.SPARE_GPU_ROLE:
+                problems.append(f"pod {name} is not scheduled")
+            continue
+        node = nodes[node_name]["metadata"]["labels"]
+        sel = pod["spec"].get("nodeSelector", {})
+        pool = sel.get(naming.POOL_LABEL)
+        if pool:
+            if node.get(naming.POOL_LABEL) != pool:
+                problems.append(f"pod {name} wants pool {pool} but runs on {node_name}")
+            if node.get(naming.BLUEPRINT_LABEL) != env.blueprint:
+                problems.append(f"pod {name} runs on {node_name} of another blueprint")
+            if pool in env.pools and node.get(ZONE) not in env.pools[pool].zones:
+                problems.append(
+                    f"pod {name} runs in zone {node.get(ZONE)}, not one of pool {pool}'s"
+                )
+        zones = _node_affinity_zones(pod)
+        if zones is not None and node.get(ZONE) not in zones:
+            problems.append(
+                f"pod {name} runs in {node.get(ZONE)}, outside its zones {sorted(zones)}"
+            )
+        if zones is None and pool and node.get(ZONE) not in env.zones:
+            problems.append(f"pod {name} runs in {node.get(ZONE)}, outside the environment's zones")
+        for res, n in _gpu_requests(pod).items():
+            used[node_name][res] += n
+            model = pod["metadata"].get("labels", {}).get(naming.MODEL_LABEL)
+            if model:
+                models_on[node_name].add(model)
+    for node_name, res in used.items():
+        alloc = nodes[node_name].get("status", {}).get("allocatable", {})
+        for r, n in res.items():
+            if n > int(alloc.get(r, 0)):
+                problems.append(
+                    f"node {node_name} has {n} {r} requested, {alloc.get(r, 0)} allocatable"
+                )
+    problems += _pod_security(client, ns, pods)
+    problems += _jobs(client, ns)
+    if problems:
+        raise Failed("; ".join(problems))
+    return {
+        "deployments": len(deps),
+        "pods": len(pods),
+        "gpu_nodes_used": len(used),
+        "models_per_node": {k: sorted(v) for k, v in sorted(models_on.items())},
+    }
+
+
+def _pod_security(client: Kube, ns: str, pods: list[dict]) -> list[str]:
+    """Each running pod, created again as a server-side dry run, passes the namespace's
+    PodSecurity admission (its `enforce` level is what the stack set)."""
+    labels = client.get(f"/api/v1/namespaces/{ns}")["metadata"].get("labels", {})
+    level = labels.get("pod-security.kubernetes.io/enforce")
+    problems = [] if level else [f"namespace {ns} enforces no Pod Security level"]
+    for pod in pods:
+        meta = pod["metadata"]
+        clone = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"generateName": "psa-check-", "namespace": ns, "labels": {}},
+            "spec": {k: v for k, v in pod["spec"].items() if k not in ("nodeName",)},
+        }
+        try:
+            client.request("POST", f"/api/v1/namespaces/{ns}/pods", clone, query={"dryRun": "All"})
+        except KubeError as err:
+            if err.status == 403:
+                problems.append(f"pod {meta['name']} violates Pod Security {level}: {err}")
+            else:
+                raise
+    return problems
+
+
+def _jobs(client: Kube, ns: str) -> list[str]:
+    def finished() -> list[dict] | None:
+        jobs = client.items(f"/apis/batch/v1/namespaces/{ns}/jobs")
+        for j in jobs:
+            st = j.get("status", {})
+            if not st.get("succeeded") and not st.get("failed"):
+                return None
+        return jobs or [{}]
+
+    try:
+        jobs = client.wait(f"every Job in {ns} finished", finished, 60)
+    except TimeoutError as err:
+        return [str(err)]
+    return [
+        f"job {j['metadata']['name']} failed"
+        for j in jobs
+        if j and j.get("status", {}).get("failed")
+    ]
+
+
+def preemption(client: Kube, env: Environment) -> dict[str, Any]:
+    """Raise one model's ScaledObject minReplicaCount by the spare GPUs of its pool in one
+    zone: the HPA (KEDA's) scales it out, the new replicas preempt the placeholders and
+    become Ready. Restores the ScaledObject afterwards."""
+    ns = naming.namespace(env.blueprint)
+    candidates = [
+        (m, env.pools[m.pool])
+        for m in env.models.values()
+        if env.pools[m.pool].spare_gpus and m.replicas.min > 0
+    ]
+    if not candidates:
+        return {"skipped": "no pool keeps spare GPUs for a model with warm replicas"}
+    model, pool = candidates[0]
+    sos = client.items(f"/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects")
+    mine = [s for s in sos if s["metadata"].get("labels", {}).get(naming.MODEL_LABEL) == model.name]
+    if not mine:
+        raise Failed(f"no ScaledObject for model {model.name}")
+    so = mine[0]
+    so_path = f"/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects/{so['metadata']['name']}"
+    target = so["spec"]["scaleTargetRef"]["name"]
+    dep_path = f"/apis/apps/v1/namespaces/{ns}/deployments/{target}"
+    before = client.get(dep_path)["spec"].get("replicas", 1)
+    extra = max(1, pool.spare_gpus // max(1, model.gpus))
+    old_min = so["spec"].get("minReplicaCount", 0)
+    new_min = before + extra
+    placeholders_before = _placeholders(client, ns, pool.name)
+    client.merge_patch(
+        so_path,
+        {
+            "spec": {
+                "minReplicaCount": new_min,
+                "maxReplicaCount": max(new_min, so["spec"].get("maxReplicaCount", new_min)),
+            }
+        },
+    )
+    start = time.monotonic()
+    try:
+        client.wait(
+            f"{target} scaled to {new_min} by its HPA",
+            lambda: client.get(dep_path)["spec"].get("replicas", 0) >= new_min,
+            90,
+        )
+        client.wait(
+            f"{new_min} ready replicas of {target}",
+            lambda: client.get(dep_path).get("status", {}).get("readyReplicas", 0) >= new_min,
+            90,
+        )
+        seconds = round(time.monotonic() - start, 1)
+        placeholders_after = _placeholders(client, ns, pool.name)
+        if (
+            placeholders_after["running"] >= placeholders_before["running"]
+            and placeholders_before["running"]
+        ):
+            raise Failed(
+                f"{target} grew to {new_min} replicas but no placeholder of pool {pool.name} "
+                f"gave up its GPU ({placeholders_before} -> {placeholders_after})"
+            )
+    finally:
+        client.merge_patch(
+            so_path,
+            {
+                "spec": {
+                    "minReplicaCount": old_min,
+                    "maxReplicaCount": so["spec"].get("maxReplicaCount"),
+                }
+            },
+        )
+    return {
+        "model": model.name,
+        "replicas": f"{before} -> {new_min}",
+        "seconds_to_ready": seconds,
+        "placeholders": {"before": placeholders_before, "after": placeholders_after},
+    }
+
+
+def _placeholders(client: Kube, ns: str, pool: str) -> dict[str, int]:
+    pods = client.items(
+        f"/api/v1/namespaces/{ns}/pods",
+        labelSelector=f"{naming.ROLE_LABEL}={naming.SPARE_GPU_ROLE}",
+    )
+    pods = [p for p in pods if p["spec"].get("nodeSelector", {}).get(naming.POOL_LABEL) == pool]
+    running = sum(1 for p in pods if p["spec"].get("nodeName") and _ready(p))
+    return {"running": running, "pending": len(pods) - running}
+
+
+def leftovers(client: Kube, env: Environment) -> list[str]:
+    """Objects of the blueprint still in the cluster: its namespace, anything labelled with
+    it, and cluster-scoped objects named after it."""
+    left = []
+    ns = naming.namespace(env.blueprint)
+    try:
+        obj = client.get(f"/api/v1/namespaces/{ns}")
+        if not obj["metadata"].get("deletionTimestamp"):
+            left.append(f"namespace/{ns}")
+    except KubeError as err:
+        if err.status != 404:
+            raise
+    sel = f"{naming.BLUEPRINT_LABEL}={env.blueprint}"
+    for path, kind in (
+        ("/apis/scheduling.k8s.io/v1/priorityclasses", "priorityclass"),
+        ("/apis/rbac.authorization.k8s.io/v1/clusterroles", "clusterrole"),
+        ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", "clusterrolebinding"),
+        ("/api/v1/namespaces", "namespace"),
+    ):
+        for o in client.items(path):
+            name = o["metadata"]["name"]
+            labels = o["metadata"].get("labels", {})
+            mine = labels.get(naming.BLUEPRINT_LABEL) == env.blueprint or name.startswith(
+                f"{env.blueprint}-"
+            )
+            if mine and not o["metadata"].get("deletionTimestamp"):
+                left.append(f"{kind}/{name}")
+    for path in ("/api/v1/pods", "/api/v1/services", "/apis/apps/v1/deployments"):
+        for o in client.items(path, labelSelector=sel):
+            if not o["metadata"].get("deletionTimestamp"):
+                left.append(
+                    f"{path.rsplit('/', 1)[1]}/{o['metadata']['namespace']}/{o['metadata']['name']}"
+                )
+    return sorted(set(left))
