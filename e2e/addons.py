@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 
 import cluster
@@ -24,6 +25,7 @@ import yaml
 from kube import Kube
 from tools import TOOLS
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,6 +116,63 @@ def preinstall(client: Kube, env: Environment, kubeconfig: Path) -> dict[str, An
     return done
 
 
+def keda_certs(state: Path) -> Path:
+    """The certificates of the operator's gRPC metrics service: it loads ``ca.crt``,
+    ``tls.crt`` and ``tls.key`` from ``--cert-dir`` and exits without them
+    (pkg/metricsservice/server.go `Start`, pkg/util/certificate.go `LoadGrpcTLSCredentials`);
+    without cert rotation nothing else writes them."""
+    pki = state / "pki"
+    certs = state / "keda-certs"
+    certs.mkdir(exist_ok=True)
+    (certs / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run = cluster.openssl
+    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr",
+        "-subj", "/CN=keda-operator", cwd=certs)  # fmt: skip
+    run("x509", "-req", "-in", "tls.csr", "-CA", str(pki / "ca.crt"), "-CAkey",
+        str(pki / "ca.key"), "-CAcreateserial", "-out", "tls.crt", "-days", "30",
+        "-extfile", "san.ext", cwd=certs)  # fmt: skip
+    (certs / "ca.crt").write_bytes((pki / "ca.crt").read_bytes())
+    return certs
+
+
+def platform_namespace(client: Kube, env: Environment) -> dict[str, Any]:
+    """What a platform team prepares for a `cloud: kubernetes` environment before its first
+    `pulumi up`: the blueprint's namespace, with the model store's credential Secrets in it
+    (one per role the blueprint names; pods read Secrets only in their own namespace). The
+    keys are made up: nothing here reaches a store."""
+    ns = naming.namespace(env.blueprint)
+    namespace(client, ns)
+    secrets = env.model_store_secrets
+    names = sorted(
+        {
+            n
+            for n in (
+                secrets.reader,
+                secrets.engine_builder,
+                secrets.weights_stager,
+                secrets.vllm_compiler,
+            )
+            if n
+        }
+        if secrets
+        else set()
+    )
+    for name in names:
+        client.create(
+            f"/api/v1/namespaces/{ns}/secrets",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name, "namespace": ns},
+                "stringData": {
+                    "AWS_ACCESS_KEY_ID": f"e2e-{name}",
+                    "AWS_SECRET_ACCESS_KEY": token_hex(20),
+                },
+            },
+        )
+    return {"namespace": ns, "secrets": names}
+
+
 def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) -> int:
     """The real KEDA operator (cmd/operator of github.com/kedacore/keda/v2), out of cluster.
 
@@ -123,6 +182,7 @@ def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) ->
     server, which do not run here) is off.
     """
     ns = env.cluster.addons.keda.namespace
+    certs = keda_certs(state)
     environ = dict(os.environ)
     environ.update(
         {
@@ -142,6 +202,9 @@ def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) ->
             "--leader-elect=false",
             "--enable-cert-rotation=false",
             "--metrics-bind-address=127.0.0.1:0",
+            f"--metrics-service-bind-address=127.0.0.1:{cluster.free_port()}",
+            f"--cert-dir={certs}",
+            f"--ca-dir={certs}",
             "--health-probe-bind-address=127.0.0.1:0",
             "--zap-log-level=info",
         ],

@@ -44,7 +44,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _openssl(*args: str, cwd: Path) -> None:
+def openssl(*args: str, cwd: Path) -> None:
     subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
 
 
@@ -54,7 +54,7 @@ def make_pki(pki: Path) -> None:
     if (pki / "admin.crt").exists():
         return
     days = "30"
-    _openssl(
+    openssl(
         "req",
         "-x509",
         "-newkey",
@@ -81,7 +81,7 @@ def make_pki(pki: Path) -> None:
         ("server", "/CN=kube-apiserver", "server.ext"),
         ("admin", "/O=system:masters/CN=inferplane-e2e-admin", "client.ext"),
     ):
-        _openssl(
+        openssl(
             "req",
             "-newkey",
             "rsa:2048",
@@ -94,7 +94,7 @@ def make_pki(pki: Path) -> None:
             subj,
             cwd=pki,
         )
-        _openssl(
+        openssl(
             "x509",
             "-req",
             "-in",
@@ -112,8 +112,8 @@ def make_pki(pki: Path) -> None:
             ext,
             cwd=pki,
         )
-    _openssl("genrsa", "-out", "sa.key", "2048", cwd=pki)
-    _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki)
+    openssl("genrsa", "-out", "sa.key", "2048", cwd=pki)
+    openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki)
 
 
 def kubeconfig(state: Path, port: int, context: str = CONTEXT) -> Path:
@@ -307,8 +307,7 @@ def up(state: Path, nodes: list[dict] | None = None, timeout: float = 60) -> Con
             "https://kubernetes.default.svc.cluster.local",
             "--authorization-mode",
             "RBAC",
-            "--allow-privileged",
-            "true",
+            "--allow-privileged=true",
             "--cert-dir",
             str(state / "apiserver-certs"),
         ],
@@ -347,9 +346,10 @@ def up(state: Path, nodes: list[dict] | None = None, timeout: float = 60) -> Con
             POD_CIDR,
             "--service-cluster-ip-range",
             SERVICE_CIDR,
-            # Nodes come from KWOK with their own podCIDR; no cloud, no node IPAM.
+            # Nodes come from KWOK with their own podCIDR: no node IPAM. (The providerless build
+            # has no cloud controllers to turn off.)
             "--controllers",
-            "*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller",
+            "*,-nodeipam",
         ],
     )
     spawn(

@@ -133,6 +133,10 @@ class Pulumi:
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_SKIP_CONFIRMATIONS": "true",
+            # `--event-log` (engine events as JSON lines, policy verdicts included) is
+            # registered only with debug commands on (pkg/cmd/pulumi/operations/preview.go,
+            # up.go, destroy.go: `if env.DebugCommands.Value()`).
+            "PULUMI_DEBUG_COMMANDS": "true",
             "KUBECONFIG": str(kubeconfig),
         }
         (state / "backend").mkdir(parents=True, exist_ok=True)
@@ -233,6 +237,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             "end-to-end run deploys `cloud: kubernetes` environments only"
         )
     cp: cluster.ControlPlane | None = None
+    platform_secrets: list[str] = []
     try:
         bins = report.step("tools", tool_path)
         bindir = plugin_dir(state, bins)
@@ -249,6 +254,8 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
 
         def prepare() -> dict:
             done = addons.preinstall(client, env, cp.kubeconfig)
+            done["platform"] = addons.platform_namespace(client, env)
+            platform_secrets.extend(done["platform"]["secrets"])
             pid = addons.start_keda(state, bins["keda"], cp.kubeconfig, env)
             done["keda_operator"] = f"running out of cluster, pid {pid}"
             return done
@@ -314,7 +321,8 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
 
         def destroy() -> dict:
             pulumi.run("destroy", "--stack", environment, "--yes", "--skip-preview", log="destroy")
-            left = verify.leftovers(client, env)
+            platform = {f"secrets/{n}" for n in platform_secrets}
+            left = verify.leftovers(client, env, platform)
             if left:
                 raise StepFailed(f"objects of the blueprint left after destroy: {left}")
             return {"left": left}

@@ -279,24 +279,80 @@ def _placeholders(client: Kube, ns: str, pool: str) -> dict[str, int]:
     return {"running": running, "pending": len(pods) - running}
 
 
-def leftovers(client: Kube, env: Environment) -> list[str]:
-    """Objects of the blueprint still in the cluster: its namespace, anything labelled with
-    it, and cluster-scoped objects named after it."""
+# Namespaced kinds the stack creates (core, apps, batch, policy, networking, autoscaling and
+# the add-ons' CRDs): after `destroy`, none may be left in the blueprint's namespace.
+NAMESPACED = (
+    "/api/v1/namespaces/{ns}/pods",
+    "/api/v1/namespaces/{ns}/services",
+    "/api/v1/namespaces/{ns}/configmaps",
+    "/api/v1/namespaces/{ns}/secrets",
+    "/api/v1/namespaces/{ns}/serviceaccounts",
+    "/apis/apps/v1/namespaces/{ns}/deployments",
+    "/apis/apps/v1/namespaces/{ns}/daemonsets",
+    "/apis/batch/v1/namespaces/{ns}/jobs",
+    "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+    "/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies",
+    "/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers",
+    "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles",
+    "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+    "/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects",
+    "/apis/keda.sh/v1alpha1/namespaces/{ns}/triggerauthentications",
+    "/apis/http.keda.sh/v1alpha1/namespaces/{ns}/httpscaledobjects",
+    "/apis/monitoring.coreos.com/v1/namespaces/{ns}/servicemonitors",
+    "/apis/monitoring.coreos.com/v1/namespaces/{ns}/podmonitors",
+    "/apis/monitoring.coreos.com/v1/namespaces/{ns}/prometheusrules",
+)
+# What exists in a namespace the stack did not put there: the platform's Secrets (given),
+# the ServiceAccount and CA bundle Kubernetes adds to every namespace.
+KUBERNETES_OWNED = {"serviceaccounts/default", "configmaps/kube-root-ca.crt"}
+
+
+def leftovers(client: Kube, env: Environment, keep: set[str] | None = None) -> list[str]:
+    """Objects of the blueprint still in the cluster after `destroy`: anything in its
+    namespace but what the platform put there (`keep`, as ``<plural>/<name>``) and what
+    Kubernetes adds; labels the stack set on a namespace it does not own; anything labelled
+    with the blueprint in another namespace; cluster-scoped objects named after it."""
+    keep = (keep or set()) | KUBERNETES_OWNED
     left = []
     ns = naming.namespace(env.blueprint)
     try:
         obj = client.get(f"/api/v1/namespaces/{ns}")
-        if not obj["metadata"].get("deletionTimestamp"):
-            left.append(f"namespace/{ns}")
     except KubeError as err:
         if err.status != 404:
             raise
+        obj = None
+    if obj and not obj["metadata"].get("deletionTimestamp"):
+        if not env.kubernetes:
+            left.append(f"namespace/{ns}")
+        stale = sorted(
+            k
+            for k in obj["metadata"].get("labels", {})
+            if k.startswith(("pod-security.kubernetes.io/", "inferplane.dev/"))
+        )
+        if stale:
+            left.append(f"namespace/{ns} labels {stale}")
+        for path in NAMESPACED:
+            try:
+                items = client.items(path.format(ns=ns))
+            except KubeError as err:
+                if err.status == 404:
+                    continue
+                raise
+            plural = path.rsplit("/", 1)[1]
+            for o in items:
+                key = f"{plural}/{o['metadata']['name']}"
+                if key not in keep and not o["metadata"].get("deletionTimestamp"):
+                    left.append(f"{ns}/{key}")
     sel = f"{naming.BLUEPRINT_LABEL}={env.blueprint}"
+    for path in ("/api/v1/pods", "/api/v1/services", "/apis/apps/v1/deployments"):
+        for o in client.items(path, labelSelector=sel):
+            if not o["metadata"].get("deletionTimestamp"):
+                plural = path.rsplit("/", 1)[1]
+                left.append(f"{o['metadata']['namespace']}/{plural}/{o['metadata']['name']}")
     for path, kind in (
         ("/apis/scheduling.k8s.io/v1/priorityclasses", "priorityclass"),
         ("/apis/rbac.authorization.k8s.io/v1/clusterroles", "clusterrole"),
         ("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", "clusterrolebinding"),
-        ("/api/v1/namespaces", "namespace"),
     ):
         for o in client.items(path):
             name = o["metadata"]["name"]
@@ -306,10 +362,4 @@ def leftovers(client: Kube, env: Environment) -> list[str]:
             )
             if mine and not o["metadata"].get("deletionTimestamp"):
                 left.append(f"{kind}/{name}")
-    for path in ("/api/v1/pods", "/api/v1/services", "/apis/apps/v1/deployments"):
-        for o in client.items(path, labelSelector=sel):
-            if not o["metadata"].get("deletionTimestamp"):
-                left.append(
-                    f"{path.rsplit('/', 1)[1]}/{o['metadata']['namespace']}/{o['metadata']['name']}"
-                )
     return sorted(set(left))
