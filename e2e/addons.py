@@ -81,7 +81,7 @@ def apply_crds(client: Kube, paths: list[Path]) -> list[str]:
             f"CRD {name} established",
             lambda n=name: any(
                 c["type"] == "Established" and c["status"] == "True"
-                for c in client.get(f"{CRD_PATH}/{n}").get("status", {}).get("conditions", [])
+                for c in (client.get(f"{CRD_PATH}/{n}").get("status") or {}).get("conditions") or []
             ),
             60,
         )

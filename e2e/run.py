@@ -240,6 +240,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
     platform_secrets: list[str] = []
     try:
         bins = report.step("tools", tool_path)
+        report.data["steps"][-1]["detail"] = {k: str(v) for k, v in bins.items()}
         bindir = plugin_dir(state, bins)
         shapes = node_shapes.nodes_for(env)
 
@@ -356,7 +357,7 @@ def main(argv: list[str]) -> int:
     state.mkdir(parents=True, exist_ok=True)
     data = run(args.blueprint, args.env, args.keep, state)
     data["state"] = str(state)
-    print(json.dumps(data, indent=2))
+    print(json.dumps(data, indent=2, default=str))
     return 0 if data["passed"] else 1
 
 

@@ -271,6 +271,20 @@ class _RecordingMonitor(mocks.MockMonitor):
         self.registered_outputs: dict[str, dict[str, Any]] = {}
         self.stack_urn = ""
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives the resource: its type qualified by the parent's whole
+        qualified type (``a$b$c``), not only the parent's last type as the SDK's
+        `MockMonitor.make_urn` does. pulumi/pulumi sdk/go/common/resource/urn/urn.go `New`
+        prefixes ``parentType + "$"`` where the engine passes ``parent.QualifiedType()``
+        (pkg/resource/deploy/step_generator.go), and leaves the root stack type out. Policy
+        results name resources by URN: `inferplane check` must name the ones `pulumi
+        preview --policy-pack` names."""
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != STACK_TYPE:
+                type_ = f"{parent_type}${type_}"
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
+
     def _record(self, request: Any, props: Any, read: bool) -> None:
         urn = self.make_urn(request.parent, request.type, request.name)
         parent = request.parent or None

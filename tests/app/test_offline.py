@@ -65,6 +65,30 @@ def everything(rec: Recording) -> str:
     )
 
 
+def test_urns_carry_every_ancestor_type_as_the_engine_makes_them() -> None:
+    """The engine qualifies a child's type with its parent's whole qualified type
+    (pulumi/pulumi sdk/go/common/resource/urn/urn.go `New` with `parent.QualifiedType()`);
+    the SDK's MockMonitor keeps only the parent's last type. `pulumi preview --policy-pack`
+    reported a Deployment under InferenceStack > ModelServer as
+    `...InferenceStack$...ModelServer$kubernetes:apps/v1:Deployment::...` while
+    `inferplane check` named it `...ModelServer$kubernetes:apps/v1:Deployment::...`."""
+
+    class Outer(pulumi.ComponentResource):
+        def __init__(self, name: str) -> None:
+            super().__init__("inferplane:test:Outer", name, None, None)
+            Box(f"{name}-box", opts=pulumi.ResourceOptions(parent=self))
+            self.register_outputs({})
+
+    rec = run_callable(lambda: Outer("top"), stack="staging", facts=AWS, config={})
+    assert rec.named("top", "inferplane:test:Outer").urn == (
+        "urn:pulumi:staging::inferplane::inferplane:test:Outer::top"
+    )
+    assert rec.named("top-box-lb", "kubernetes:core/v1:Service").urn == (
+        "urn:pulumi:staging::inferplane::"
+        "inferplane:test:Outer$inferplane:test:Box$kubernetes:core/v1:Service::top-box-lb"
+    )
+
+
 def test_records_types_names_parents_providers_and_dependencies() -> None:
     rec = run_callable(box_program, stack="staging", facts=AWS, config={})
     assert [r.type for r in rec.children(None)] == ["inferplane:test:Box"]
