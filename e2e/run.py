@@ -12,8 +12,9 @@ GPU pools per zone:
    Pod Security level, spare-GPU placeholders preempted when a model needs their GPUs;
 4. a second `pulumi up` changes nothing; `pulumi destroy` leaves nothing of the blueprint.
 
-Prints one JSON report. Exit 0 when every step passed, 1 otherwise. `--keep` leaves the
-control plane running and prints the kubeconfig path.
+Prints one JSON report. Exit 0 when every step passed, 1 otherwise, 2 when the environment
+needs a tool that cannot be built here (the report's `not_run` says which and why).
+`--keep` leaves the control plane running and prints the kubeconfig path.
 """
 
 from __future__ import annotations
@@ -225,6 +226,50 @@ def check_verdicts(blueprint: Path, environment: str) -> list[dict]:
     return sorted(out, key=lambda v: (v["rule"], v["urn"], v["level"]))
 
 
+NOT_RUNNABLE = 2
+
+
+def unavailable_plugins(env: Any) -> list[str]:
+    """Why this environment cannot be deployed here, if it cannot: a Redis response cache's
+    password is a `pulumi_random.RandomPassword`, and the random provider
+    (github.com/pulumi/pulumi-random/provider/v4) is not served by the Go module proxy, so no
+    `pulumi-resource-random` can be built (e2e/tools.toml)."""
+    cached = [m.name for m in env.models.values() if m.response_cache and m.response_cache.redis]
+    if cached:
+        return [
+            f"models {cached} keep a Redis response cache, whose password needs the random "
+            "provider plugin, which cannot be built here (its Go module is not served)"
+        ]
+    return []
+
+
+def secret_inputs(env: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """Made-up values for the secrets the blueprint reads when `pulumi up` runs, as a user
+    provides them: runner variables (``from_env``) and Pulumi config (``from_pulumi_config``,
+    set with ``pulumi config set --secret``)."""
+    refs = [r for m in env.models.values() for r in m.secrets]
+    refs += [r for rc in env.observability.alert_receivers for r in rc.secrets]
+    variables = {r.from_env: f"e2e-secret-{secrets.token_hex(12)}" for r in refs if r.from_env}
+    config = {
+        r.from_pulumi_config: f"e2e-secret-{secrets.token_hex(12)}"
+        for r in refs
+        if r.from_pulumi_config
+    }
+    return variables, config
+
+
+def plain_text_leaks(values: list[str], folders: list[Path]) -> list[str]:
+    """Files under `folders` (state, logs, event logs) that hold any of `values` in plain text."""
+    found = []
+    for folder in folders:
+        for path in folder.rglob("*"):
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            found += [f"{path}: {v[:14]}..." for v in values if v.encode() in data]
+    return found
+
+
 def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
     from inferplane.blueprint.resolve import load_blueprint, resolve
 
@@ -236,6 +281,10 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             f"error: environment {environment!r} is cloud {env.cloud!r}: the "
             "end-to-end run deploys `cloud: kubernetes` environments only"
         )
+    blocked = unavailable_plugins(env)
+    if blocked:
+        report.data["not_run"] = blocked
+        return report.data
     cp: cluster.ControlPlane | None = None
     platform_secrets: list[str] = []
     try:
@@ -264,13 +313,20 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
         report.step("existing add-ons", prepare)
         proj = project_dir(state, blueprint.resolve(), environment)
         pulumi = Pulumi(state, bindir, proj, environment, cp.kubeconfig)
-        report.step(
-            "stack init", lambda: pulumi.run("stack", "init", environment, log="init") and None
-        )
+        variables, config = secret_inputs(env)
+        pulumi.env.update(variables)
+
+        def init() -> dict:
+            pulumi.run("stack", "init", environment, log="init")
+            for key, value in config.items():
+                pulumi.run("config", "set", "--stack", environment, "--secret", key, value)
+            return {"secret_variables": sorted(variables), "secret_config": sorted(config)}
+
+        report.step("stack init", init)
 
         def preview() -> dict:
             ev = state / "logs" / "preview.events.jsonl"
-            pulumi.run(
+            res = pulumi.run(
                 "preview",
                 "--stack",
                 environment,
@@ -282,6 +338,10 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
                 log="preview",
             )
             got = policy_verdicts_of(pulumi.events("preview"))
+            mandatory = [v for v in got if v["level"] == "mandatory"]
+            if res.returncode != 0 and not mandatory:
+                tail = "\n".join((res.stdout + res.stderr).splitlines()[-40:])
+                raise StepFailed(f"pulumi preview exited {res.returncode}:\n{tail}")
             want = check_verdicts(blueprint, environment)
             if got != want:
                 raise StepFailed(
@@ -308,6 +368,15 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             return {"changes": changes_of(pulumi.events(name))}
 
         report.step("up", lambda: up("up"))
+
+        def no_leaks() -> dict:
+            values = [*variables.values(), *config.values()]
+            leaks = plain_text_leaks(values, [state / "backend", state / "logs"])
+            if leaks:
+                raise StepFailed(f"secret values in plain text: {leaks}")
+            return {"secrets_checked": len(values)}
+
+        report.step("no secret in state or logs", no_leaks)
         report.step("deployed as declared", lambda: verify.deployed(client, env))
         report.step("placeholders preempted", lambda: verify.preemption(client, env))
 
@@ -358,6 +427,13 @@ def main(argv: list[str]) -> int:
     data = run(args.blueprint, args.env, args.keep, state)
     data["state"] = str(state)
     print(json.dumps(data, indent=2, default=str))
+    where = f"{args.blueprint} --env {args.env}"
+    if data.get("not_run"):
+        print(f"e2e: {where}: not run: {'; '.join(data['not_run'])}", file=sys.stderr)
+        return NOT_RUNNABLE
+    steps = ", ".join(f"{s['step']} {s['seconds']} s" for s in data["steps"])
+    verdict = "passed" if data["passed"] else "FAILED"
+    print(f"e2e: {where}: {verdict} ({steps})", file=sys.stderr)
     return 0 if data["passed"] else 1
 
 

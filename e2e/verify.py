@@ -138,6 +138,7 @@ def deployed(client: Kube, env: Environment) -> dict[str, Any]:
                 problems.append(
                     f"node {node_name} has {n} {r} requested, {alloc.get(r, 0)} allocatable"
                 )
+    problems += _hpas(client, ns)
     problems += _pod_security(client, ns, pods)
     problems += _jobs(client, ns)
     if problems:
@@ -148,6 +149,26 @@ def deployed(client: Kube, env: Environment) -> dict[str, Any]:
         "gpu_nodes_used": len(used),
         "models_per_node": {k: sorted(v) for k, v in sorted(models_on.items())},
     }
+
+
+def _hpas(client: Kube, ns: str) -> list[str]:
+    """KEDA turned every ScaledObject into a HorizontalPodAutoscaler on its target."""
+
+    def converted() -> bool:
+        hpas = client.items(f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers")
+        targets = {h["spec"]["scaleTargetRef"]["name"] for h in hpas}
+        missing = [
+            so["metadata"]["name"]
+            for so in client.items(f"/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects")
+            if so["spec"]["scaleTargetRef"]["name"] not in targets
+        ]
+        return not missing
+
+    try:
+        client.wait(f"an HPA for every ScaledObject in {ns}", converted, 60)
+    except TimeoutError as err:
+        return [str(err)]
+    return []
 
 
 def _pod_security(client: Kube, ns: str, pods: list[dict]) -> list[str]:
@@ -216,7 +237,10 @@ def preemption(client: Kube, env: Environment) -> dict[str, Any]:
     target = so["spec"]["scaleTargetRef"]["name"]
     dep_path = f"/apis/apps/v1/namespaces/{ns}/deployments/{target}"
     before = client.get(dep_path)["spec"].get("replicas", 1)
-    extra = max(1, pool.spare_gpus // max(1, model.gpus))
+    # Enough replicas to take every free GPU of the pool and then one more: that one has
+    # room only where a placeholder runs, so the scheduler must preempt one.
+    units = model.gpus
+    extra = free_units(client, pool.name, pool.gpu_resource) // units + 1
     old_min = so["spec"].get("minReplicaCount", 0)
     new_min = before + extra
     placeholders_before = _placeholders(client, ns, pool.name)
@@ -243,10 +267,7 @@ def preemption(client: Kube, env: Environment) -> dict[str, Any]:
         )
         seconds = round(time.monotonic() - start, 1)
         placeholders_after = _placeholders(client, ns, pool.name)
-        if (
-            placeholders_after["running"] >= placeholders_before["running"]
-            and placeholders_before["running"]
-        ):
+        if placeholders_after["running"] >= placeholders_before["running"]:
             raise Failed(
                 f"{target} grew to {new_min} replicas but no placeholder of pool {pool.name} "
                 f"gave up its GPU ({placeholders_before} -> {placeholders_after})"
@@ -267,6 +288,17 @@ def preemption(client: Kube, env: Environment) -> dict[str, Any]:
         "seconds_to_ready": seconds,
         "placeholders": {"before": placeholders_before, "after": placeholders_after},
     }
+
+
+def free_units(client: Kube, pool: str, resource: str) -> int:
+    """GPU units of `pool`'s nodes that no running pod requests."""
+    nodes = client.items("/api/v1/nodes", labelSelector=f"{naming.POOL_LABEL}={pool}")
+    free = {n["metadata"]["name"]: int(n["status"]["allocatable"].get(resource, 0)) for n in nodes}
+    for pod in client.items("/api/v1/pods"):
+        node = pod["spec"].get("nodeName")
+        if node in free and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+            free[node] -= _gpu_requests(pod).get(resource, 0)
+    return sum(max(0, v) for v in free.values())
 
 
 def _placeholders(client: Kube, ns: str, pool: str) -> dict[str, int]:
