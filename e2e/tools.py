@@ -68,7 +68,15 @@ def proxy_get(path: str) -> str:
 
 
 def upstream_gomod(module: str, version: str) -> str:
-    return proxy_get(f"{module.lower()}/@v/{version}.mod")
+    """The go.mod of a published module version (immutable once published, so kept beside
+    the tools: deciding whether a tool is cached needs no network)."""
+    kept = cache_root() / "gomod" / f"{module.replace('/', '+')}@{version}.mod"
+    if kept.is_file():
+        return kept.read_text()
+    text = proxy_get(f"{module.lower()}/@v/{version}.mod")
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(text)
+    return text
 
 
 _REPLACE_BLOCK = re.compile(r"^replace\s*\((.*?)^\)", re.S | re.M)
