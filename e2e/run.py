@@ -229,18 +229,34 @@ def check_verdicts(blueprint: Path, environment: str) -> list[dict]:
 NOT_RUNNABLE = 2
 
 
-def unavailable_plugins(env: Any) -> list[str]:
-    """Why this environment cannot be deployed here, if it cannot: a Redis response cache's
-    password is a `pulumi_random.RandomPassword`, and the random provider
-    (github.com/pulumi/pulumi-random/provider/v4) is not served by the Go module proxy, so no
-    `pulumi-resource-random` can be built (e2e/tools.toml)."""
+def not_runnable(env: Any) -> list[str]:
+    """Why this environment cannot be deployed here, if it cannot.
+
+    - An add-on in `install` mode is a Helm release of its upstream chart, and no chart can
+      be fetched here: the environment must mark every add-on `existing`.
+    - A Redis response cache's password is a `pulumi_random.RandomPassword`, and the random
+      provider (github.com/pulumi/pulumi-random/provider/v4) is not served by the Go module
+      proxy, so no `pulumi-resource-random` can be built (e2e/tools.toml).
+    """
+    reasons = []
+    installed = [
+        key
+        for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus")
+        if not getattr(env.cluster.addons, key).existing
+    ]
+    if installed:
+        reasons.append(
+            f"add-ons {', '.join(installed)} are `install`: their Helm charts cannot be "
+            "fetched here (mark them `existing` to deploy end to end)"
+        )
     cached = [m.name for m in env.models.values() if m.response_cache and m.response_cache.redis]
     if cached:
-        return [
-            f"models {cached} keep a Redis response cache, whose password needs the random "
-            "provider plugin, which cannot be built here (its Go module is not served)"
-        ]
-    return []
+        reasons.append(
+            f"models {', '.join(cached)} keep a Redis response cache, whose password needs "
+            "the random provider plugin, which cannot be built here (its Go module is not "
+            "served)"
+        )
+    return reasons
 
 
 def secret_inputs(env: Any) -> tuple[dict[str, str], dict[str, str]]:
@@ -281,7 +297,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             f"error: environment {environment!r} is cloud {env.cloud!r}: the "
             "end-to-end run deploys `cloud: kubernetes` environments only"
         )
-    blocked = unavailable_plugins(env)
+    blocked = not_runnable(env)
     if blocked:
         report.data["not_run"] = blocked
         return report.data
@@ -303,7 +319,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
         client = cp.client()
 
         def prepare() -> dict:
-            done = addons.preinstall(client, env, cp.kubeconfig)
+            done = addons.preinstall(client, env)
             done["platform"] = addons.platform_namespace(client, env)
             platform_secrets.extend(done["platform"]["secrets"])
             pid = addons.start_keda(state, bins["keda"], cp.kubeconfig, env)
