@@ -255,6 +255,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     engine_exists = store_exists(env, '"$ENGINE_URI"')
     fetch = store_container(
         env,
+        naming.ENGINE_BUILDER_SA,
         "fetch-onnx",
         shell(
             f"if {engine_exists}; then",
@@ -282,6 +283,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     }
     upload = store_container(
         env,
+        naming.ENGINE_BUILDER_SA,
         "upload-engine",
         shell(
             f"if [ -f {EXISTS_MARKER} ] || {engine_exists}; then",

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import TensorRtInput
 from inferplane.components.serving import promql, response_cache
 from inferplane.components.serving.containers import (
@@ -280,6 +281,7 @@ def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_ur
     if model.tensorrt is not None:
         return store_container(
             env,
+            naming.MODEL_READER_SA,
             "fetch-model",
             shell(
                 f'mkdir -p "{version_dir}"',
@@ -292,6 +294,7 @@ def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_ur
     directory, file = source_location(model)
     return store_container(
         env,
+        naming.MODEL_READER_SA,
         "fetch-model",
         shell(
             f'mkdir -p "{version_dir}"',

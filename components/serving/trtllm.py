@@ -68,6 +68,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from inferplane.blueprint import naming
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,
@@ -310,6 +311,7 @@ def trtllm_fetch_container(
     version_dir = engine_dir(model)
     return store_container(
         env,
+        naming.MODEL_READER_SA,
         "fetch-engine",
         shell(
             f'mkdir -p "{version_dir}"',

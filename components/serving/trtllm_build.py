@@ -264,7 +264,14 @@ def _fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
         f'mkdir -p "{CHECKPOINT_DIR}"',
         store_sync(env, '"$SOURCE_URI"', f'"{CHECKPOINT_DIR}"'),
     ]
-    return store_container(env, "fetch-checkpoint", shell(*lines), extra, [mount("work", WORK_DIR)])
+    return store_container(
+        env,
+        naming.ENGINE_BUILDER_SA,
+        "fetch-checkpoint",
+        shell(*lines),
+        extra,
+        [mount("work", WORK_DIR)],
+    )
 
 
 def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
@@ -296,6 +303,7 @@ def _upload_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     marker = f'"${{ENGINE_URI}}{COMPLETE_MARKER}"'
     return store_container(
         env,
+        naming.ENGINE_BUILDER_SA,
         "upload-engine",
         shell(
             f"if [ -f {EXISTS_FILE} ] || {store_exists(env, marker)}; then",

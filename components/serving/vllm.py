@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import VllmSettings
 from inferplane.components.serving.containers import (
     HOME,
@@ -205,4 +206,6 @@ def vllm_fetch_container(
         ]
         uris.append({"name": "COMPILE_CACHE_URI", "value": compile_cache_uri})
         mounts.append(mount(CACHE_VOLUME, CACHE_ROOT))
-    return store_container(env, "fetch-weights", shell(*lines), uris, mounts)
+    return store_container(
+        env, naming.MODEL_READER_SA, "fetch-weights", shell(*lines), uris, mounts
+    )

@@ -207,6 +207,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
     work = mount("work", WORK_DIR)
     check = store_container(
         env,
+        naming.VLLM_COMPILER_SA,
         "check-staged",
         shell(
             f"if {store_exists(env, marker)}; then",
@@ -220,6 +221,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
     fetch["volumeMounts"].append(work)
     upload = store_container(
         env,
+        naming.VLLM_COMPILER_SA,
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",

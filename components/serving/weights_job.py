@@ -28,6 +28,7 @@ from inferplane.components.serving.containers import (
     gpu_placement,
     mount,
     pod_security_context,
+    s3_cli,
     service_account,
     shell,
     store_container,
@@ -145,7 +146,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
 
 def store_upload(env: ServingEnvironment, src: str, dst: str) -> str:
     """Copies directory `src` under prefix `dst`, skipping objects already there."""
-    if env.cloud == "aws":
+    if s3_cli(env):
         return f"aws s3 sync --only-show-errors {src} {dst}"
     return f"gcloud storage rsync --recursive --no-clobber {src} {dst}"
 
@@ -156,6 +157,7 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
     work = [mount("work", WORK_DIR)]
     check = store_container(
         env,
+        naming.WEIGHTS_STAGER_SA,
         "check-staged",
         shell(
             f"if {store_exists(env, marker)}; then",
@@ -167,6 +169,7 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
     )
     upload = store_container(
         env,
+        naming.WEIGHTS_STAGER_SA,
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",

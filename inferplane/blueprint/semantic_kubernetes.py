@@ -2,7 +2,8 @@
 
 A kubernetes environment names an existing cluster by kubeconfig context. inferplane calls
 no cloud API there: it creates no nodes and scales none, so a pool describes the nodes that
-exist (`nodes.min == nodes.max`), and whatever would pick a cloud instance is refused. The
+exist (`nodes.min == nodes.max`), and whatever this environment says about cloud instances
+(an overridden `instance_type`, `capacity: spot`) is refused. The
 model store is S3-compatible, read and written with credentials from Secrets that already
 exist in the cluster, one per role; a role the stack uses needs its Secret.
 """
@@ -48,6 +49,30 @@ def check_kubernetes(env: EnvView) -> None:
     _check_pools(env)
     _check_load_balancer(env)
     _check_writers(env)
+    for path in _secret_manager_refs(env.data, ()):
+        env.error(
+            path,
+            f"kubernetes environment {env.name!r} has no cloud secret manager to read from "
+            "(nothing deploys it with cloud credentials)",
+            "use `from_env` or `from_pulumi_config` in a blueprint with a kubernetes environment",
+        )
+
+
+def _secret_manager_refs(node: Any, path: YamlPath) -> list[YamlPath]:
+    """Paths of every ``from_secret_manager`` in the models and alert receivers."""
+    found: list[YamlPath] = []
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if not path and key not in ("models", "observability"):
+                continue
+            if key == "from_secret_manager":
+                found.append((*path, key))
+            else:
+                found += _secret_manager_refs(value, (*path, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            found += _secret_manager_refs(item, (*path, i))
+    return found
 
 
 def _check_pools(env: EnvView) -> None:
@@ -65,7 +90,9 @@ def _check_pools(env: EnvView) -> None:
                 f"set `nodes: {{min: {low}, max: {low}}}` for this environment (under "
                 f"environments.{env.name}.overrides.gpu_pools.{name})",
             )
-        if "instance_type" in pool:
+        # A base `instance_type` is for the cloud environments and is not applied here; one
+        # this environment's overrides set would be silently ignored, so it is refused.
+        if "instance_type" in pool and _overridden(env, (*path, "instance_type")):
             env.error(
                 (*path, "instance_type"),
                 f"kubernetes environment {env.name!r} creates no nodes, so it has no instance type",
@@ -77,6 +104,11 @@ def _check_pools(env: EnvView) -> None:
                 f"kubernetes environment {env.name!r} creates no nodes, so none of them is spot",
                 "remove `capacity` (or set it to on_demand) for this environment",
             )
+
+
+def _overridden(env: EnvView, path: YamlPath) -> bool:
+    """Whether this environment's `overrides` wrote the value at `path`."""
+    return env.doc.source.written(path, env.origins)[1][:1] == ("environments",)
 
 
 def _check_load_balancer(env: EnvView) -> None:

@@ -202,6 +202,38 @@ CASES = [
 ]
 
 
+CASES += [
+    pytest.param(
+        "        l4: {nodes: {min: 2, max: 2}}",
+        "        l4: {nodes: {min: 2, max: 2}, instance_type: g6.xlarge}",
+        "bp.yaml:18:54: error: environments.local.overrides.gpu_pools.l4.instance_type: "
+        "kubernetes environment 'local' creates no nodes, so it has no instance type; remove "
+        "it; the pool's nodes exist already and carry the labels the plan lists",
+        id="overridden-instance-type-refused",
+    ),
+    pytest.param(
+        "    replicas: {min: 2, max: 4}\n",
+        "    replicas: {min: 2, max: 4}\n    secrets:\n      hf_token: {from_secret_manager: "
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf}\n",
+        "bp.yaml:43:39: error: models.chat.secrets.hf_token.from_secret_manager: kubernetes "
+        "environment 'local' has no cloud secret manager to read from (nothing deploys it "
+        "with cloud credentials); use `from_env` or `from_pulumi_config` in a blueprint with "
+        "a kubernetes environment",
+        id="secret-manager-refused",
+    ),
+]
+
+
+def test_a_base_instance_type_is_for_the_cloud_environments() -> None:
+    text = edit("    zones: [zone-a]\n", "")
+    text = edit(
+        "    nodes: {min: 2, max: 4}\n",
+        "    nodes: {min: 2, max: 4}\n    instance_type: g6.xlarge\n",
+        text,
+    )
+    assert diagnostics(text) == []
+
+
 @pytest.mark.parametrize(("old", "new", "expected"), CASES)
 def test_diagnostics(old: str, new: str, expected: str) -> None:
     text = edit("    zones: [zone-a]\n", "")
@@ -263,4 +295,18 @@ def test_node_shape_imports_no_pulumi() -> None:
         "import sys, inferplane.blueprint.node_shape\n"
         "assert not any(m.split('.')[0] in ('pulumi', 'pulumi_kubernetes') for m in sys.modules)"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_documented_node_shape_is_the_computed_one() -> None:
+    """The schema (and so blueprints/README.md) names every label and the taint that
+    `required_node_shape` asks the nodes of a kubernetes environment for."""
+    from inferplane.blueprint.schema import schema
+
+    text = schema()["$defs"]["gpuPool"]["properties"]["nodes"]["description"]
+    env = _local()
+    keys = {k for shape in required_node_shape(env) for k in shape.labels}
+    keys.add(naming.DEVICE_PLUGIN_CONFIG_LABEL)  # time-slicing pools (none in the example)
+    for key in keys:
+        assert f"`{key}=" in text, key
+    assert "`nvidia.com/gpu=present:NoSchedule`" in text
