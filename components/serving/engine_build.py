@@ -64,14 +64,16 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     source_location,
+)
+from inferplane.components.serving.engine_script import build_script
+from inferplane.components.serving.network_policies import isolated_store_client_spec
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_copy,
     store_exists,
     store_sync,
 )
-from inferplane.components.serving.engine_script import build_script
-from inferplane.components.serving.network_policies import isolated_store_client_spec
-from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 ENGINE_FILE: Final = "model.plan"
 KEY_SCHEMA: Final = "2"

@@ -42,11 +42,13 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     source_location,
+)
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_copy,
     store_sync,
 )
-from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 CONFIG_FILE = "config.pbtxt"
 GRPC_MAX_CONNECTION_AGE_MS = 60_000

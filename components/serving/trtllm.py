@@ -76,10 +76,12 @@ from inferplane.components.serving.containers import (
     mount,
     probes,
     shell,
+)
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_sync,
 )
-from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.triton_config import CONFIG_FILE, LIVE_PATH, triton_container
 from inferplane.components.serving.trtllm_text import ENSEMBLE, layout_commands
 

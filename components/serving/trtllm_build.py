@@ -71,10 +71,6 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     shm_size_mib,
-    store_container,
-    store_copy,
-    store_exists,
-    store_sync,
 )
 from inferplane.components.serving.engine_build import (
     build_resources,
@@ -84,6 +80,12 @@ from inferplane.components.serving.engine_build import (
     keyed_job_manifest,
 )
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
+    store_container,
+    store_copy,
+    store_exists,
+    store_sync,
+)
 from inferplane.components.serving.trtllm import (
     WARMUP_DIR,
     WARMUP_OUTPUT_TOKENS,

@@ -34,11 +34,13 @@ from inferplane.components.serving.containers import (
     probes,
     serving_resources,
     shell,
+)
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_exists,
     store_sync,
 )
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
 from inferplane.components.serving.weights import DRAFT_DIR, hub_source, source_uri, staged_uri
 

@@ -28,12 +28,8 @@ from inferplane.components.serving.containers import (
     gpu_placement,
     mount,
     pod_security_context,
-    s3_cli,
     service_account,
     shell,
-    store_container,
-    store_copy,
-    store_exists,
 )
 from inferplane.components.serving.engine_build import build_job
 from inferplane.components.serving.network_policies import isolated_store_client_spec
@@ -45,6 +41,12 @@ from inferplane.components.serving.secrets import (
     secret_value,
 )
 from inferplane.components.serving.spec import ServingEnvironment
+from inferplane.components.serving.store_cli import (
+    s3_cli,
+    store_container,
+    store_copy,
+    store_exists,
+)
 from inferplane.components.serving.weights import HubSource, Staging, staged_uri
 
 STAGING_TIMEOUT: Final = "180m"
