@@ -118,12 +118,16 @@ def _check_shared_cluster(env: EnvView) -> None:
         if name == env.name:
             return
         if _cluster_key(other) == key:
-            field = "context" if key[0] == "kubernetes" else "existing"
+            kube = key[0] == "kubernetes"
+            namespace = naming.namespace(env.data["name"])
             env.error(
-                ("environments", env.name, "cluster", field),
+                ("environments", env.name, "cluster", "context" if kube else "existing"),
                 f"environment {name!r} attaches to cluster {key[-1]!r} too, and both would "
-                f"create the namespace {naming.namespace(env.data['name'])!r} and the objects "
-                "in it",
+                + (
+                    f"deploy into the namespace {namespace!r}, creating the same objects"
+                    if kube
+                    else f"create the namespace {namespace!r} and the objects in it"
+                ),
                 "attach each environment of a blueprint to its own cluster; two blueprints "
                 "(with different names) may share one",
             )

@@ -224,6 +224,26 @@ CASES += [
 ]
 
 
+def test_two_environments_on_one_context_are_refused() -> None:
+    text = edit("    zones: [zone-a]\n", "")
+    second = (
+        "  local2:\n    cloud: kubernetes\n    region: local\n    zones: [zone-a, zone-b]\n"
+        "    model_store: s3://models/demo/\n"
+        "    model_store_endpoint: http://store.inferplane-system.svc:9000\n"
+        "    model_store_secrets: {reader: r, engine_builder: b, vllm_compiler: c}\n"
+        "    cluster: {context: inferplane-local}\n"
+        "    overrides:\n      gpu_pools: {l4: {nodes: {min: 2, max: 2}}}\n"
+        "      load_balancer: {allowed_cidrs: [10.0.0.0/8]}\n"
+    )
+    text = edit("  prod:\n", second + "  prod:\n", text)
+    assert diagnostics(text) == [
+        "bp.yaml:27:24: error: environments.local2.cluster.context: environment 'local' "
+        "attaches to cluster 'inferplane-local' too, and both would deploy into the namespace "
+        "'demo', creating the same objects; attach each environment of a blueprint to its "
+        "own cluster; two blueprints (with different names) may share one"
+    ]
+
+
 def test_a_base_instance_type_is_for_the_cloud_environments() -> None:
     text = edit("    zones: [zone-a]\n", "")
     text = edit(
