@@ -103,6 +103,10 @@ def gpu_operator_values(
     if cloud == "aws":
         # The AL2023 NVIDIA AMI ships the container toolkit and configures containerd.
         values["toolkit"] = {"enabled": False}
+    elif cloud == "kubernetes":
+        # Nodes of a kubernetes environment bring the NVIDIA driver (documented in the
+        # README); the operator installs the container toolkit where the chart puts it.
+        values["toolkit"] = {"enabled": True}
     else:
         values["hostPaths"] = {"driverInstallDir": GKE_NVIDIA_DIR}
         values["toolkit"] = {

@@ -23,7 +23,8 @@ MANAGED_BY = "inferplane"
 
 _GCP_LABEL_INVALID = re.compile(r"[^a-z0-9_-]")
 
-Cloud = Literal["aws", "gcp"]
+Cloud = Literal["aws", "gcp", "kubernetes"]
+"""``kubernetes``: a cluster by kubeconfig context, where no cloud API is called."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,9 @@ def cloud_provider(
     parent: pulumi.Resource,
 ) -> aws.Provider | gcp.Provider:
     """An AWS or GCP provider pinned to `region` (and on GCP `project`), tagging everything
-    it creates with `owner`."""
+    it creates with `owner`. A kubernetes environment has none (ValueError)."""
+    if cloud == "kubernetes":
+        raise ValueError("a kubernetes environment calls no cloud API: it has no cloud provider")
     opts = pulumi.ResourceOptions(parent=parent)
     if cloud == "aws":
         return aws.Provider(

@@ -1,5 +1,6 @@
-"""The Kubernetes cluster an environment runs on (EKS or GKE), created or attached, and
-the Kubernetes provider every in-cluster resource uses explicitly."""
+"""The Kubernetes cluster an environment runs on (EKS or GKE, created or attached; or any
+conformant cluster named by a kubeconfig context), and the Kubernetes provider every
+in-cluster resource uses explicitly."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ class ClusterArgs:
     """Arguments of `Cluster`."""
 
     cloud: Cloud
-    """``aws`` (EKS) or ``gcp`` (GKE)."""
+    """``aws`` (EKS), ``gcp`` (GKE) or ``kubernetes`` (the cluster of `context`)."""
     cluster_name: str
     """The cluster's name: the name a created cluster gets, or the existing one's."""
     owner: Ownership
@@ -48,11 +49,17 @@ class ClusterArgs:
     internal_load_balancers: bool = True
     """GCP: models are served through internal load balancers, so an attached cluster is
     checked for zonal affinity (`GkeClusterArgs.internal_load_balancers`). Default: internal."""
+    context: str | None = None
+    """Kubernetes: the kubeconfig context of the cluster (required there; unused on AWS
+    and GCP). The kubeconfig is the one the provider finds itself: ``KUBECONFIG``, else
+    ``~/.kube/config``."""
 
 
 class Cluster(pulumi.ComponentResource):
     """An EKS or GKE cluster (an `EksCluster` or `GkeCluster` child) and a
-    `pulumi_kubernetes.Provider` for it.
+    `pulumi_kubernetes.Provider` for it; on ``kubernetes`` only the provider, for the
+    kubeconfig context (`name` is the context, `endpoint` names it, `kubeconfig` is empty:
+    the provider reads the kubeconfig from ``KUBECONFIG`` itself).
 
     Outputs:
       provider: the Kubernetes provider (kubeconfig with an exec credential plugin:
@@ -92,12 +99,15 @@ class Cluster(pulumi.ComponentResource):
         self.lb_subnet_ids = self.node_role_arn = None
         self.location = self.workload_pool = self.node_service_account = None
         self.subnet_ids_by_zone = {}
-        ready = self._eks(name, args) if args.cloud == "aws" else self._gke(name, args)
-        self.provider = k8s.Provider(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
-        )
+        if args.cloud == "kubernetes":
+            self.provider = self._context(name, args)
+        else:
+            ready = self._eks(name, args) if args.cloud == "aws" else self._gke(name, args)
+            self.provider = k8s.Provider(
+                f"{name}-k8s",
+                kubeconfig=self.kubeconfig,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
+            )
         self.register_outputs(
             {
                 "provider": self.provider,
@@ -114,6 +124,23 @@ class Cluster(pulumi.ComponentResource):
                 "workload_pool": self.workload_pool,
                 "node_service_account": self.node_service_account,
             }
+        )
+
+    def _context(self, name: str, args: ClusterArgs) -> k8s.Provider:
+        """A provider for the kubeconfig context `args.context`; nothing else is created.
+
+        With no ``kubeconfig`` argument the provider reads ``$KUBECONFIG`` and `context`
+        picks the cluster in it (the provider's inputs, documented in pulumi-kubernetes
+        ``sdk/go/kubernetes/config/config.go``: ``kubeconfig`` "will be used instead of
+        $KUBECONFIG"; ``context``: "the name of the kubeconfig context to use"). The
+        kubeconfig and its credentials therefore never enter Pulumi state."""
+        if not args.context:
+            raise ValueError("Cluster on kubernetes needs a kubeconfig context")
+        self.name = pulumi.Output.from_input(args.context)
+        self.endpoint = pulumi.Output.from_input(f"kubeconfig context {args.context}")
+        self.kubeconfig = pulumi.Output.secret("")
+        return k8s.Provider(
+            f"{name}-k8s", context=args.context, opts=pulumi.ResourceOptions(parent=self)
         )
 
     def _eks(self, name: str, args: ClusterArgs) -> list[pulumi.Resource]:

@@ -12,13 +12,15 @@ Four identities per environment:
 
 AWS: IAM roles for service accounts (IRSA) trusted only for that ServiceAccount and the STS
 audience. GCP: service accounts bound through Workload Identity, with IAM conditions that
-limit them to the prefix.
+limit them to the prefix. Kubernetes: no cloud identity; the ServiceAccounts alone, and each
+role's S3 keys come from a Secret that already exists in the namespace
+(`ModelStoreAccessArgs.store_secrets`), whose scope is the store's own bucket policy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -142,6 +144,9 @@ class ModelStoreAccessArgs:
     """AWS: the OIDC issuer, host and path without ``https://``."""
     workload_pool: pulumi.Input[str] | None = None
     """GCP: the cluster's Workload Identity pool, ``<project>.svc.id.goog``."""
+    store_secrets: Mapping[str, str] = field(default_factory=dict)
+    """Kubernetes: ServiceAccount name -> the existing Secret with that role's keys (a role
+    the stack never uses may have none)."""
 
 
 class ModelStoreAccess(pulumi.ComponentResource):
@@ -151,7 +156,8 @@ class ModelStoreAccess(pulumi.ComponentResource):
 
     Outputs:
       reader_identity / builder_identity / stager_identity / compiler_identity: IAM role ARN
-        (AWS) or service-account email (GCP).
+        (AWS), service-account email (GCP), or the name of the role's Secret (Kubernetes;
+        ``""`` for a role without one).
       service_accounts: ServiceAccount name -> `ServiceAccount`.
     """
 
@@ -166,7 +172,15 @@ class ModelStoreAccess(pulumi.ComponentResource):
     ) -> None:
         super().__init__("inferplane:identity:ModelStoreAccess", name, None, opts)
         self._name, self._args = name, args
-        if args.cloud == "aws":
+        annotation: str | None
+        if args.cloud == "kubernetes":
+            secret = args.store_secrets.get
+            self.reader_identity = pulumi.Output.from_input(secret(naming.MODEL_READER_SA, ""))
+            self.builder_identity = pulumi.Output.from_input(secret(naming.ENGINE_BUILDER_SA, ""))
+            self.stager_identity = pulumi.Output.from_input(secret(naming.WEIGHTS_STAGER_SA, ""))
+            self.compiler_identity = pulumi.Output.from_input(secret(naming.VLLM_COMPILER_SA, ""))
+            annotation = None
+        elif args.cloud == "aws":
             reads = args.read_locations
             self.reader_identity = self._aws_role(naming.MODEL_READER_SA, s3_reader_policy(reads))
             self.builder_identity = self._aws_role(
@@ -303,7 +317,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
         return iam.after(account.email, *grants)
 
     def _service_account(
-        self, sa: str, annotation: str, identity: pulumi.Output[str]
+        self, sa: str, annotation: str | None, identity: pulumi.Output[str]
     ) -> k8s.core.v1.ServiceAccount:
         return k8s.core.v1.ServiceAccount(
             f"{self._name}-{sa}",
@@ -314,7 +328,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                     "app.kubernetes.io/managed-by": "inferplane",
                     "app.kubernetes.io/part-of": self._args.owner.blueprint,
                 },
-                annotations={annotation: identity},
+                annotations={annotation: identity} if annotation else None,
             ),
             # Model servers, builds and staging Jobs never call the Kubernetes API.
             automount_service_account_token=False,

@@ -208,6 +208,11 @@ class GpuNodePool(pulumi.ComponentResource):
         self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("inferplane:node_pool:GpuNodePool", name, None, opts)
+        if args.cloud == "kubernetes":
+            raise ValueError(
+                "a kubernetes environment's nodes exist already: GpuNodePool creates none "
+                "(`inferplane.blueprint.node_shape.required_node_shape` says what they carry)"
+            )
         self.node_groups = {}
         self.node_group_names = {}
         owner = args.owner

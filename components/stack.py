@@ -44,6 +44,32 @@ def environment_data(env: Environment) -> dict[str, str]:
 POD_READINESS_GATE_LABEL = "elbv2.k8s.aws/pod-readiness-gate-inject"
 
 
+def blueprint_namespace(
+    name: str,
+    env: Environment,
+    namespace: str,
+    labels: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.core.v1.Namespace | k8s.core.v1.NamespacePatch:
+    """The blueprint's namespace, with `labels` (Pod Security among them).
+
+    On aws and gcp the stack creates it. On a kubernetes environment the platform has
+    created it already, with the model store's credential Secrets in it (pods read a
+    Secret only in their own namespace), so the stack only applies its labels with a
+    server-side-apply patch: a Patch resource "modif[ies] existing Kubernetes resources"
+    and never creates the object, and deleting it removes only the fields it set
+    (https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/),
+    so ``pulumi destroy`` leaves the namespace and its Secrets to the platform."""
+    metadata = k8s.meta.v1.ObjectMetaPatchArgs(name=namespace, labels=labels)
+    if env.kubernetes:
+        return k8s.core.v1.NamespacePatch(f"{name}-namespace", metadata=metadata, opts=opts)
+    return k8s.core.v1.Namespace(
+        f"{name}-namespace",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=namespace, labels=labels),
+        opts=opts,
+    )
+
+
 @dataclass(frozen=True)
 class InferenceStackArgs:
     """Arguments of `InferenceStack`."""
@@ -79,12 +105,18 @@ class InferenceStack(pulumi.ComponentResource):
     ) -> None:
         super().__init__("inferplane:stack:InferenceStack", name, None, opts)
         env = args.env
-        cloud = cloud_provider(
-            name, env.cloud, env.region, env.project, stack_args.ownership(env), self
+        # A kubernetes environment calls no cloud API: no cloud provider, no node groups.
+        cloud = (
+            None
+            if env.kubernetes
+            else cloud_provider(
+                name, env.cloud, env.region, env.project, stack_args.ownership(env), self
+            )
         )
 
         def child(*after: pulumi.Resource) -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(parent=self, providers=[cloud], depends_on=list(after))
+            providers = [cloud] if cloud is not None else None
+            return pulumi.ResourceOptions(parent=self, providers=providers, depends_on=list(after))
 
         self.cluster = Cluster(name, stack_args.cluster_args(env), opts=child())
         cluster = self.cluster
@@ -96,6 +128,7 @@ class InferenceStack(pulumi.ComponentResource):
                 opts=child(cluster),
             )
             for pool in env.pools.values()
+            if not env.kubernetes
         }
         # The receivers' credentials are read through the cloud provider the cluster uses.
         receiver_secrets = alert_receiver_secrets(env, cluster)
@@ -120,11 +153,7 @@ class InferenceStack(pulumi.ComponentResource):
         ns_labels.update(
             hardening.pod_security_labels(env.cluster.kubernetes_version if created else None)
         )
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=self.namespace, labels=ns_labels),
-            opts=k8s_opts,
-        )
+        namespace = blueprint_namespace(name, env, self.namespace, ns_labels, k8s_opts)
         # Default-deny plus DNS; the models' pods wait for them, so no pod ever runs with
         # the namespace open (and none starts before it can resolve names).
         guard_rails = hardening.namespace_network_policies(

@@ -32,6 +32,8 @@ def cluster_name(env: Environment) -> str:
     Known before anything is created, so autoscaler tags and IAM conditions can use it."""
     if env.cluster.existing:
         return env.cluster.existing
+    if env.cluster.context:
+        return env.cluster.context
     return naming.stack_name(env.blueprint, env.name)
 
 
@@ -47,6 +49,7 @@ def cluster_args(env: Environment) -> ClusterArgs:
         extra_node_zones=env.node_zones[len(env.zones) :],
         project=env.project,
         gke_location=spec.location if env.cloud == "gcp" else None,
+        context=spec.context,
         kubernetes_version=spec.kubernetes_version,
         vpc_cidr=spec.vpc_cidr,
         internal_load_balancers=env.load_balancer.scheme == "internal",
@@ -195,4 +198,20 @@ def store_access_args(
         oidc_provider_arn=cluster.oidc_provider_arn,
         oidc_issuer=cluster.oidc_issuer,
         workload_pool=cluster.workload_pool,
+        store_secrets=store_secrets(env),
     )
+
+
+def store_secrets(env: Environment) -> dict[str, str]:
+    """A kubernetes environment's credential Secrets by the ServiceAccount of their role;
+    empty on aws and gcp (their pods read the store through a cloud identity)."""
+    secrets = env.model_store_secrets
+    if secrets is None:
+        return {}
+    by_sa = {
+        naming.MODEL_READER_SA: secrets.reader,
+        naming.ENGINE_BUILDER_SA: secrets.engine_builder,
+        naming.WEIGHTS_STAGER_SA: secrets.weights_stager,
+        naming.VLLM_COMPILER_SA: secrets.vllm_compiler,
+    }
+    return {sa: name for sa, name in by_sa.items() if name}

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
+from inferplane.components import stack_args
 from inferplane.components.serving.image_prepull import ImagePrePullArgs
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs, pod_images
 from inferplane.components.serving.secrets import (
@@ -63,6 +64,11 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         vpc_cidr=env.cluster.vpc_cidr if created else None,
         lb_scheme=env.load_balancer.scheme,
         lb_allowed_cidrs=env.load_balancer.allowed_cidrs,
+        lb_service_type="ClusterIP"
+        if env.cluster.load_balancer == "cluster_ip"
+        else "LoadBalancer",
+        store_endpoint=env.model_store_endpoint,
+        store_secrets=stack_args.store_secrets(env),
         alerts=env.observability.alerts_enabled,
         grafana_dashboard=env.observability.grafana_enabled,
     )

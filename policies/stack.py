@@ -133,6 +133,12 @@ class Stack:
         if self.facts is None and self.env is not None:
             self.facts = environment_facts(self.env)
 
+    @property
+    def fixed_nodes(self) -> bool:
+        """A ``kubernetes`` environment: no node autoscaler, and each pool's nodes are the
+        ones that exist (the facts' ``nodes_min`` == ``nodes_max`` per zone)."""
+        return self.facts is not None and self.facts.cloud == "kubernetes"
+
     @classmethod
     def of(cls, resources: Iterable[Resource], env: Environment | None = None) -> Stack:
         return cls(tuple(resources), env)

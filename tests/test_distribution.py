@@ -91,11 +91,11 @@ def test_validate_plan_and_check_run_from_the_installed_copy(
     # The two advisories: the chat model's GPU memory fit (its source names no known model)
     # and its Hub token, which nothing reads (no hf:// source).
     assert run.stderr.startswith(
-        "app.yaml:75:13: warning: models.chat.source: GPU memory fit not checked"
+        "app.yaml:97:13: warning: models.chat.source: GPU memory fit not checked"
     )
-    assert "app.yaml:92:17: warning: models.chat.secrets.hf_token: nothing uses" in run.stderr
+    assert "app.yaml:114:17: warning: models.chat.secrets.hf_token: nothing uses" in run.stderr
     assert run.stderr.count("\n") == 2
-    assert run.stdout == "app.yaml: valid (2 environments: staging, prod)\n"
+    assert run.stdout == "app.yaml: valid (3 environments: staging, prod, local)\n"
 
     run = _run(installed, tmp_path, "-m", "inferplane", "plan", "app.yaml", "--env", "prod")
     assert run.returncode == 0, run.stderr

@@ -20,8 +20,8 @@ The rules they encode (see shared/design/DOMAIN.md):
   links, and no service-account token where nothing needs it (`service_account`).
   Every path a server writes is an emptyDir: ``/tmp``, ``$HOME`` (caches: HF, torch
   compile, Triton kernels, CUDA), ``/models`` and a memory-backed ``/dev/shm``.
-- Cloud storage is reached with the cloud's own CLI image (`store_image`), under the
-  namespace's model-reader or engine-builder service account.
+- The model store is reached with a storage CLI (`inferplane.components.serving.store_cli`),
+  under the ServiceAccount of the pod's role (model reader, engine builder, ...).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from inferplane.blueprint import defaults, naming, timing
+from inferplane.blueprint import naming, timing
 from inferplane.components.serving.spec import (
     ServedModel,
     ServingArgsError,
@@ -246,53 +246,7 @@ def mount(name: str, path: str, read_only: bool = False) -> Manifest:
     return out
 
 
-# --- cloud storage ----------------------------------------------------------------------
-def store_image(env: ServingEnvironment) -> str:
-    return defaults.AWS_CLI_IMAGE if env.cloud == "aws" else defaults.GCLOUD_IMAGE
-
-
-def store_env(env: ServingEnvironment) -> list[Manifest]:
-    """Environment of a cloud-CLI container: region/project, and config dirs under $HOME."""
-    out = [{"name": "HOME", "value": HOME}]
-    if env.cloud == "aws":
-        out += [
-            {"name": "AWS_REGION", "value": env.region},
-            {"name": "AWS_DEFAULT_REGION", "value": env.region},
-        ]
-    else:
-        out += [
-            {"name": "CLOUDSDK_CONFIG", "value": f"{HOME}/gcloud"},
-            {"name": "CLOUDSDK_CORE_DISABLE_PROMPTS", "value": "1"},
-        ]
-        if env.project:
-            out.append({"name": "CLOUDSDK_CORE_PROJECT", "value": env.project})
-    return out
-
-
-def store_copy(env: ServingEnvironment, src: str, dst: str) -> str:
-    """Shell command copying one object (`src`, `dst`: shell words, e.g. ``"$URI"``)."""
-    if env.cloud == "aws":
-        return f"aws s3 cp --only-show-errors {src} {dst}"
-    return f"gcloud storage cp {src} {dst}"
-
-
-def store_sync(env: ServingEnvironment, src: str, dst: str) -> str:
-    """Shell command copying every object under prefix `src` into directory `dst`."""
-    if env.cloud == "aws":
-        return f"aws s3 sync --only-show-errors {src} {dst}"
-    return f"gcloud storage rsync --recursive {src} {dst}"
-
-
-def store_exists(env: ServingEnvironment, uri: str) -> str:
-    """Shell condition: true when object `uri` (a shell word) exists."""
-    if env.cloud == "aws":
-        return (
-            f'( u={uri}; u="${{u#s3://}}"; '
-            'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}" >/dev/null 2>&1 )'
-        )
-    return f"gcloud storage objects describe {uri} >/dev/null 2>&1"
-
-
+# --- model sources ----------------------------------------------------------------------
 def source_location(model: ServedModel) -> tuple[str, str]:
     """(directory URI with a trailing slash, file name) of a Triton model's ONNX source.
 
@@ -320,28 +274,6 @@ def source_location(model: ServedModel) -> tuple[str, str]:
 def shell(*lines: str) -> list[str]:
     """A container command running `lines` under ``sh -eu`` (stop at the first failure)."""
     return ["/bin/sh", "-c", "set -eu\n" + "\n".join(lines)]
-
-
-def store_container(
-    env: ServingEnvironment,
-    name: str,
-    script: list[str],
-    extra_env: list[Manifest],
-    mounts: list[Manifest],
-) -> Manifest:
-    """A cloud-CLI container (fetch or upload), hardened like the servers."""
-    return {
-        "name": name,
-        "image": store_image(env),
-        "command": script,
-        "env": store_env(env) + extra_env,
-        "resources": {
-            "requests": {"cpu": "1", "memory": "1Gi"},
-            "limits": {"memory": "2Gi"},
-        },
-        "securityContext": container_security_context(),
-        "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *mounts],
-    }
 
 
 # --- sizing -----------------------------------------------------------------------------

@@ -64,14 +64,16 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     source_location,
+)
+from inferplane.components.serving.engine_script import build_script
+from inferplane.components.serving.network_policies import isolated_store_client_spec
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_copy,
     store_exists,
     store_sync,
 )
-from inferplane.components.serving.engine_script import build_script
-from inferplane.components.serving.network_policies import isolated_store_client_spec
-from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 ENGINE_FILE: Final = "model.plan"
 KEY_SCHEMA: Final = "2"
@@ -255,6 +257,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     engine_exists = store_exists(env, '"$ENGINE_URI"')
     fetch = store_container(
         env,
+        naming.ENGINE_BUILDER_SA,
         "fetch-onnx",
         shell(
             f"if {engine_exists}; then",
@@ -282,6 +285,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     }
     upload = store_container(
         env,
+        naming.ENGINE_BUILDER_SA,
         "upload-engine",
         shell(
             f"if [ -f {EXISTS_MARKER} ] || {engine_exists}; then",

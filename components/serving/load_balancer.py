@@ -1,5 +1,15 @@
 """The region-local load balancer of one model, and the NetworkPolicy of its serving path.
 
+On a ``kubernetes`` environment the Service is the blueprint's choice
+(`ServingEnvironment.lb_service_type`): ``ClusterIP`` (the default: in-cluster clients only),
+or ``LoadBalancer`` with no annotations, which the cluster's own implementation serves. A
+LoadBalancer Service that no implementation serves never gets an address, and Pulumi's
+Kubernetes provider waits for ``.status.loadBalancer.ingress`` until its timeout (10
+minutes; pulumi-kubernetes ``provider/pkg/await/service.go``, `processServiceEvent` and
+``DefaultServiceTimeoutMins``) and then fails the update. That failure is the honest
+signal, so no ``pulumi.com/skipAwait`` is set. The NetworkPolicy admits exactly
+``load_balancer.allowed_cidrs`` there (validation requires them: no VPC range is known).
+
 Service ``<model>-lb`` (type LoadBalancer) exposes the ports of ``expose.protocol``
 (``http`` 8000, ``grpc`` 8001, or both), internal unless ``load_balancer.scheme: external``:
 
@@ -152,6 +162,8 @@ def lb_annotations(
     On AWS with an internal scheme, `lb_subnet_ids` (one private subnet per environment
     zone) pins the NLB to those zones; without it the controller discovers subnets itself.
     """
+    if env.cloud == "kubernetes":
+        return {}  # the cluster's own implementation, whatever it is, takes none of ours
     if env.cloud == "gcp":
         return {GKE_LB_TYPE: "Internal"} if internal(env) else {}
     base = aws_annotations(env, model)
@@ -162,8 +174,23 @@ def lb_annotations(
     )
 
 
+def lb_service_type(env: ServingEnvironment) -> str:
+    """``LoadBalancer`` on EKS and GKE; on kubernetes the blueprint's choice."""
+    return env.lb_service_type if env.cloud == "kubernetes" else "LoadBalancer"
+
+
 def lb_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    spec: Manifest = {
+    if lb_service_type(env) == "ClusterIP":
+        # In-cluster clients only: no source ranges (a ClusterIP Service has none; the
+        # NetworkPolicy admits `lb_allowed_cidrs`), no node hop to keep local.
+        spec: Manifest = {
+            "type": "ClusterIP",
+            "selector": naming.model_selector(env.part_of, model.name),
+            "ports": service_ports(exposed_ports(model)),
+            "trafficDistribution": traffic_distribution(env),
+        }
+        return wake.interceptor_lb_spec(env, spec) if model.wakes_on_traffic else spec
+    spec = {
         "type": "LoadBalancer",
         "selector": naming.model_selector(env.part_of, model.name),
         "ports": service_ports(exposed_ports(model)),
@@ -174,6 +201,8 @@ def lb_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     if env.cloud == "aws":
         spec["allocateLoadBalancerNodePorts"] = False
     else:
+        # GKE, and the cluster's own load balancer on kubernetes: client addresses are kept
+        # (the NetworkPolicy checks them) and there is no second hop to another node.
         spec["externalTrafficPolicy"] = "Local"
     return wake.interceptor_lb_spec(env, spec) if model.wakes_on_traffic else spec
 
@@ -185,6 +214,12 @@ def _vpc_cidr(env: ServingEnvironment) -> str:
 def source_cidrs(env: ServingEnvironment) -> list[str]:
     """Who may reach the serving ports (see the module docstring), smallest covering set."""
     wanted = list(env.lb_allowed_cidrs)
+    if env.cloud == "kubernetes" and not wanted:
+        # No VPC is known to stand in for the clients; never pick a range silently.
+        raise ValueError(
+            "a kubernetes environment's NetworkPolicy admits exactly lb_allowed_cidrs; "
+            "give at least one (load_balancer.allowed_cidrs)"
+        )
     if env.cloud == "aws" or not wanted:
         wanted.append(_vpc_cidr(env))
     networks = [ipaddress.ip_network(c, strict=False) for c in wanted]

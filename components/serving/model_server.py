@@ -68,7 +68,9 @@ from inferplane.components.serving.containers import (
 from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
 from inferplane.components.serving.load_balancer import (
     exposed_ports,
+    lb_namespace,
     lb_service_name,
+    lb_service_type,
     model_load_balancer,
     model_network_policy,
     service_ports,
@@ -293,7 +295,9 @@ class ModelServer(pulumi.ComponentResource):
         service_name: the ClusterIP Service (``<model>``).
         lb_service_name: the LoadBalancer Service (``<model>-lb``; for a model that wakes on
             its own HTTP traffic ``<blueprint>-<env>-<model>-lb`` in the KEDA namespace).
-        endpoint: the load balancer's hostname (AWS) or IP address (GCP), once assigned.
+        endpoint: the load balancer's hostname (AWS) or IP address (GCP, or the cluster's own
+            load balancer on kubernetes), once assigned; for a ClusterIP Service (kubernetes)
+            its in-cluster DNS name.
         grpc_endpoint: for a model exposing gRPC, the client-side balancing target
             ``dns:///<model>-grpc.<ns>.svc.cluster.local:8001`` (`grpc_service_spec`); else None.
         engine_uri: the TensorRT engine's store URI (Triton with ``tensorrt``) or the
@@ -446,6 +450,17 @@ class ModelServer(pulumi.ComponentResource):
             lb_subnet_ids=args.lb_subnet_ids,
             opts=after_deployment,
         )
+        # A ClusterIP Service (kubernetes) has no load balancer address: its DNS name is it.
+        address: pulumi.Output[str | None] = (
+            lb.metadata.apply(
+                lambda _: (
+                    f"{lb_service_name(model, env)}."
+                    f"{lb_namespace(env, model, ns)}.svc.cluster.local"
+                )
+            )
+            if lb_service_type(env) == "ClusterIP"
+            else lb.status.apply(_lb_address)
+        )
         self.grpc_endpoint = None
         if serves_grpc(model):
             # Headless: no await on Pods (service.go shouldWaitForPods), so no ordering needed.
@@ -474,7 +489,7 @@ class ModelServer(pulumi.ComponentResource):
                 deployment_name=model.name,
                 service_name=model.name,
                 # The interceptor routes by Host: the load balancer's address is one.
-                wake_hosts=lb.status.apply(lambda st: [a] if (a := _lb_address(st)) else [])
+                wake_hosts=address.apply(lambda a: [a] if a else [])
                 if model.wakes_on_traffic
                 else None,
             ),
@@ -492,7 +507,7 @@ class ModelServer(pulumi.ComponentResource):
         self.deployment_name = deployment.metadata.apply(lambda _: model.name)
         self.service_name = service.metadata.apply(lambda _: model.name)
         self.lb_service_name = lb.metadata.apply(lambda _: lb_service_name(model, env))
-        self.endpoint = lb.status.apply(_lb_address)
+        self.endpoint = address
         self.register_outputs(
             {
                 "deployment_name": self.deployment_name,

@@ -59,6 +59,8 @@ Cloud identity:
 from __future__ import annotations
 
 import ipaddress
+import re
+import urllib.parse
 from typing import Final
 
 import pulumi
@@ -159,9 +161,33 @@ def metadata_egress_rules(env: ServingEnvironment) -> list[Manifest]:
 
 def store_egress_rules(env: ServingEnvironment, cloud_identity: bool = True) -> list[Manifest]:
     """What a pod that reads or writes the model store needs besides DNS; without
-    `cloud_identity` (an hf:// download), HTTPS alone."""
+    `cloud_identity` (an hf:// download), HTTPS alone. On kubernetes also the
+    S3-compatible store's own endpoint (`store_endpoint_egress_rule`)."""
     metadata = metadata_egress_rules(env) if cloud_identity else []
-    return [https_egress_rule(env), *metadata]
+    endpoint = [store_endpoint_egress_rule(env)] if env.cloud == "kubernetes" else []
+    return [https_egress_rule(env), *metadata, *endpoint]
+
+
+_IN_CLUSTER = re.compile(r"^[a-z0-9-]+\.([a-z0-9-]+)\.svc(\.cluster\.local)?\.?$")
+
+
+def store_endpoint_egress_rule(env: ServingEnvironment) -> Manifest:
+    """TCP to a kubernetes environment's store endpoint, on its port (80/443 by scheme).
+
+    A Service name ``<svc>.<namespace>.svc[.cluster.local]`` is reached only in that
+    namespace (a NetworkPolicy sees the pods behind a Service, not its name); any other
+    host may be any address, so the rule opens that one port to every address. The
+    store's pods must listen on the endpoint's port: a policy sees the port after the
+    Service translates it."""
+    if not env.store_endpoint:
+        raise ValueError("a kubernetes environment needs store_endpoint")
+    url = urllib.parse.urlsplit(env.store_endpoint)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    ports = [{"protocol": "TCP", "port": port}]
+    match = _IN_CLUSTER.match(url.hostname or "")
+    if match:
+        return {"to": [namespace_selector(match.group(1))], "ports": ports}
+    return {"to": [{"ipBlock": {"cidr": ANY_IPV4}}], "ports": ports}
 
 
 def namespace_dns_policy_spec(cloud: str) -> Manifest:

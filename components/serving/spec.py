@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from inferplane.blueprint import addons, defaults, naming
 from inferplane.blueprint import wake as wake_paths
@@ -356,7 +357,8 @@ class ServingEnvironment:
     environment: str
     """The environment's name: label ``inferplane.dev/environment``, dashboards, alerts."""
     cloud: Cloud
-    """``aws`` (EKS) or ``gcp`` (GKE): load balancer annotations, storage CLI, secrets."""
+    """``aws`` (EKS), ``gcp`` (GKE) or ``kubernetes`` (any cluster: an S3-compatible store,
+    no cloud annotations): load balancer annotations, storage CLI, secrets."""
     region: str
     """The cloud region (the AWS CLI's region in fetch containers)."""
     project: str | None = None
@@ -398,7 +400,18 @@ class ServingEnvironment:
     lb_scheme: Scheme = defaults.LB_SCHEME
     """``internal`` (private addresses, the default) or ``external``."""
     lb_allowed_cidrs: tuple[str, ...] = ()
-    """Client ranges allowed through the load balancer; none: the VPC range only."""
+    """Client ranges allowed through the load balancer; none: the VPC range only (on
+    ``kubernetes``, where no VPC is known, at least one is required)."""
+    lb_service_type: Literal["LoadBalancer", "ClusterIP"] = "LoadBalancer"
+    """``kubernetes`` only: the type of each model's ``<model>-lb`` Service. ``ClusterIP``
+    (in-cluster clients only) or ``LoadBalancer`` served by the cluster's own
+    implementation, without cloud annotations. EKS and GKE always use ``LoadBalancer``."""
+    store_endpoint: str | None = None
+    """``kubernetes``: the S3-compatible store's URL (``AWS_ENDPOINT_URL`` of store pods)."""
+    store_secrets: Mapping[str, str] = field(default_factory=dict)
+    """``kubernetes``: ServiceAccount name -> the existing Secret with that role's S3 keys
+    (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``), given to store pods through
+    ``secretKeyRef``."""
     alerts: bool = defaults.ALERTS_ENABLED
     """Write alerting rules beside the recording rules (on unless set)."""
     grafana_dashboard: bool = defaults.GRAFANA_ENABLED

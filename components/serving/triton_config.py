@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import TensorRtInput
 from inferplane.components.serving import promql, response_cache
 from inferplane.components.serving.containers import (
@@ -41,11 +42,13 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     source_location,
+)
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_copy,
     store_sync,
 )
-from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 
 CONFIG_FILE = "config.pbtxt"
 GRPC_MAX_CONNECTION_AGE_MS = 60_000
@@ -280,6 +283,7 @@ def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_ur
     if model.tensorrt is not None:
         return store_container(
             env,
+            naming.MODEL_READER_SA,
             "fetch-model",
             shell(
                 f'mkdir -p "{version_dir}"',
@@ -292,6 +296,7 @@ def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_ur
     directory, file = source_location(model)
     return store_container(
         env,
+        naming.MODEL_READER_SA,
         "fetch-model",
         shell(
             f'mkdir -p "{version_dir}"',

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from inferplane.blueprint import naming
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,
@@ -75,10 +76,12 @@ from inferplane.components.serving.containers import (
     mount,
     probes,
     shell,
+)
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_sync,
 )
-from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.triton_config import CONFIG_FILE, LIVE_PATH, triton_container
 from inferplane.components.serving.trtllm_text import ENSEMBLE, layout_commands
 
@@ -310,6 +313,7 @@ def trtllm_fetch_container(
     version_dir = engine_dir(model)
     return store_container(
         env,
+        naming.MODEL_READER_SA,
         "fetch-engine",
         shell(
             f'mkdir -p "{version_dir}"',

@@ -71,10 +71,6 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     shm_size_mib,
-    store_container,
-    store_copy,
-    store_exists,
-    store_sync,
 )
 from inferplane.components.serving.engine_build import (
     build_resources,
@@ -84,6 +80,12 @@ from inferplane.components.serving.engine_build import (
     keyed_job_manifest,
 )
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.store_cli import (
+    store_container,
+    store_copy,
+    store_exists,
+    store_sync,
+)
 from inferplane.components.serving.trtllm import (
     WARMUP_DIR,
     WARMUP_OUTPUT_TOKENS,
@@ -264,7 +266,14 @@ def _fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
         f'mkdir -p "{CHECKPOINT_DIR}"',
         store_sync(env, '"$SOURCE_URI"', f'"{CHECKPOINT_DIR}"'),
     ]
-    return store_container(env, "fetch-checkpoint", shell(*lines), extra, [mount("work", WORK_DIR)])
+    return store_container(
+        env,
+        naming.ENGINE_BUILDER_SA,
+        "fetch-checkpoint",
+        shell(*lines),
+        extra,
+        [mount("work", WORK_DIR)],
+    )
 
 
 def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
@@ -296,6 +305,7 @@ def _upload_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     marker = f'"${{ENGINE_URI}}{COMPLETE_MARKER}"'
     return store_container(
         env,
+        naming.ENGINE_BUILDER_SA,
         "upload-engine",
         shell(
             f"if [ -f {EXISTS_FILE} ] || {store_exists(env, marker)}; then",

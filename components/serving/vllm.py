@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import VllmSettings
 from inferplane.components.serving.containers import (
     HOME,
@@ -33,11 +34,13 @@ from inferplane.components.serving.containers import (
     probes,
     serving_resources,
     shell,
+)
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_exists,
     store_sync,
 )
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
 from inferplane.components.serving.weights import DRAFT_DIR, hub_source, source_uri, staged_uri
 
@@ -205,4 +208,6 @@ def vllm_fetch_container(
         ]
         uris.append({"name": "COMPILE_CACHE_URI", "value": compile_cache_uri})
         mounts.append(mount(CACHE_VOLUME, CACHE_ROOT))
-    return store_container(env, "fetch-weights", shell(*lines), uris, mounts)
+    return store_container(
+        env, naming.MODEL_READER_SA, "fetch-weights", shell(*lines), uris, mounts
+    )

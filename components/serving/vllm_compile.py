@@ -66,14 +66,16 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
     shm_size_mib,
+)
+from inferplane.components.serving.engine_build import build_job
+from inferplane.components.serving.network_policies import isolated_store_client_spec
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store_cli import (
     store_container,
     store_copy,
     store_exists,
     store_sync,
 )
-from inferplane.components.serving.engine_build import build_job
-from inferplane.components.serving.network_policies import isolated_store_client_spec
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.vllm import (
     CACHE_ROOT,
     CACHE_VOLUME,
@@ -207,6 +209,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
     work = mount("work", WORK_DIR)
     check = store_container(
         env,
+        naming.VLLM_COMPILER_SA,
         "check-staged",
         shell(
             f"if {store_exists(env, marker)}; then",
@@ -220,6 +223,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
     fetch["volumeMounts"].append(work)
     upload = store_container(
         env,
+        naming.VLLM_COMPILER_SA,
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",

@@ -30,9 +30,6 @@ from inferplane.components.serving.containers import (
     pod_security_context,
     service_account,
     shell,
-    store_container,
-    store_copy,
-    store_exists,
 )
 from inferplane.components.serving.engine_build import build_job
 from inferplane.components.serving.network_policies import isolated_store_client_spec
@@ -44,6 +41,12 @@ from inferplane.components.serving.secrets import (
     secret_value,
 )
 from inferplane.components.serving.spec import ServingEnvironment
+from inferplane.components.serving.store_cli import (
+    s3_cli,
+    store_container,
+    store_copy,
+    store_exists,
+)
 from inferplane.components.serving.weights import HubSource, Staging, staged_uri
 
 STAGING_TIMEOUT: Final = "180m"
@@ -145,7 +148,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
 
 def store_upload(env: ServingEnvironment, src: str, dst: str) -> str:
     """Copies directory `src` under prefix `dst`, skipping objects already there."""
-    if env.cloud == "aws":
+    if s3_cli(env):
         return f"aws s3 sync --only-show-errors {src} {dst}"
     return f"gcloud storage rsync --recursive --no-clobber {src} {dst}"
 
@@ -156,6 +159,7 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
     work = [mount("work", WORK_DIR)]
     check = store_container(
         env,
+        naming.WEIGHTS_STAGER_SA,
         "check-staged",
         shell(
             f"if {store_exists(env, marker)}; then",
@@ -167,6 +171,7 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
     )
     upload = store_container(
         env,
+        naming.WEIGHTS_STAGER_SA,
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",

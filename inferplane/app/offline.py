@@ -352,7 +352,7 @@ def config_of(env: Environment) -> dict[str, str]:
     }
     if env.cloud == "aws":
         config["aws:region"] = env.region
-    else:
+    elif env.cloud == "gcp":
         config["gcp:region"] = env.region
         if env.project:
             config["gcp:project"] = env.project

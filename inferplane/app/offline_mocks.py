@@ -240,6 +240,7 @@ def _uuid(key: str) -> str:
 CLUSTER_SCOPED_KINDS = frozenset(
     {
         "Namespace",
+        "NamespacePatch",
         "Node",
         "PersistentVolume",
         "StorageClass",

@@ -27,6 +27,8 @@ from inferplane.blueprint.errors import BlueprintError, printable
 
 if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
     from inferplane.app.offline import RecordedResource, Recording
+    from inferplane.blueprint.model import Environment
+    from inferplane.blueprint.node_shape import NodeShape
     from inferplane.blueprint.scale_out import Budget, Constants
 
 
@@ -76,6 +78,11 @@ def run(args: argparse.Namespace) -> int:
     print(file=out)
     for line in render_counts(recording):
         print(line, file=out)
+    shapes = node_shapes(env)
+    if shapes is not None:
+        print(file=out)
+        for line in render_node_shapes(shapes):
+            print(printable(line), file=out)
     from inferplane.app import plan_secrets
 
     secrets = plan_secrets.secret_references(env, recording)
@@ -93,7 +100,12 @@ def run(args: argparse.Namespace) -> int:
             written = plan_output.write_atomically(
                 args.out,
                 plan_output.files(
-                    recording, env.blueprint, env.name, secrets, model_entries(budgets)
+                    recording,
+                    env.blueprint,
+                    env.name,
+                    secrets,
+                    model_entries(budgets),
+                    [s.to_json() for s in shapes] if shapes is not None else None,
                 ),
             )
         except plan_output.OutputDirError as exc:
@@ -101,6 +113,29 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"Wrote {len(written)} files to {args.out}"), file=out)
     print(f"Planned offline in {recording.wall_time_s:.2f}s", file=out)
     return EXIT_OK
+
+
+# --- a kubernetes environment's nodes ---------------------------------------------------------
+def node_shapes(env: Environment) -> tuple[NodeShape, ...] | None:
+    """The GPU nodes a kubernetes environment's cluster must already have; None elsewhere
+    (the stack creates them)."""
+    from inferplane.blueprint.node_shape import required_node_shape
+
+    return required_node_shape(env) if env.kubernetes else None
+
+
+def render_node_shapes(shapes: tuple[NodeShape, ...]) -> list[str]:
+    """Per pool and zone: how many nodes, their GPUs, and the labels and taints they carry
+    (nothing creates or labels them: the cluster's owner does)."""
+    lines = ["GPU nodes the cluster must have (nothing creates them; label and taint them so):"]
+    for s in shapes:
+        lines.append(
+            f"  pool {s.pool}, zone {s.zone}: {s.nodes_min} node(s), each with "
+            f"{s.gpu_units_per_node} x {s.gpu_resource} ({s.gpus_per_node} GPU(s))"
+        )
+        lines.append("    labels: " + ", ".join(f"{k}={v}" for k, v in s.labels.items()))
+        lines.append("    taints: " + ", ".join(f"{t.key}={t.value}:{t.effect}" for t in s.taints))
+    return lines
 
 
 # --- scale-out budget -------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """The files `inferplane plan --out DIR` writes, rendered from an offline `Recording`.
 
-    DIR/plan.json                                   per model its scale-out budget; every
-                                                    resource: type, name, parent, depends_on,
+    DIR/plan.json                                   per model its scale-out budget; on a
+                                                    kubernetes environment the GPU nodes it
+                                                    must have (``nodes``); every resource:
+                                                    type, name, parent, depends_on,
                                                     provider, options, inputs
     DIR/manifests/<NN>-<kind>-<namespace>-<name>.yaml  each Kubernetes object the stack creates
     DIR/helm/<release>.yaml                         chart, repository, version, namespace, values
@@ -110,18 +112,24 @@ def plan_document(
     environment: str,
     secrets: list[dict[str, Any]] | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
+    nodes: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The content of plan.json; `secrets` lists the secret references (no values) that
     `inferplane.app.plan_secrets` found; `models` what the plan knows per model
-    (``{name: {"scale_out": {...}}}``, `inferplane.app.plan.model_entries`), sorted by name."""
+    (``{name: {"scale_out": {...}}}``, `inferplane.app.plan.model_entries`), sorted by name;
+    `nodes` (a kubernetes environment only) the GPU nodes the cluster must already have,
+    per pool and zone (`inferplane.blueprint.node_shape.NodeShape.to_json`)."""
     names = {r.urn: r.name for r in recording}
-    return {
+    doc: dict[str, Any] = {
         "blueprint": blueprint,
         "environment": environment,
         "models": {name: dict((models or {})[name]) for name in sorted(models or {})},
         "secrets": secrets or [],
-        "resources": [_entry(res, names) for _, res in tree_order(recording)],
     }
+    if nodes is not None:
+        doc["nodes"] = nodes
+    doc["resources"] = [_entry(res, names) for _, res in tree_order(recording)]
+    return doc
 
 
 def _entry(res: RecordedResource, names: dict[str, str]) -> dict[str, Any]:
@@ -289,9 +297,10 @@ def files(
     environment: str,
     secrets: list[dict[str, Any]] | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
+    nodes: list[dict[str, Any]] | None = None,
 ) -> Iterable[tuple[str, str]]:
     """Every output file as (relative path, text)."""
-    doc = plan_document(recording, blueprint, environment, secrets, models)
+    doc = plan_document(recording, blueprint, environment, secrets, models, nodes)
     yield PLAN_FILE, json.dumps(doc, indent=2, sort_keys=False) + "\n"
     for name, obj in manifests(recording):
         yield f"manifests/{name}", dump_yaml(obj)

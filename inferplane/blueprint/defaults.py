@@ -99,6 +99,10 @@ def default_replicas(realtime: bool, zones: int) -> tuple[int, int]:
 
 # --- load_balancer, observability ----------------------------------------------------------
 LB_SCHEME: Final = "internal"
+SERVICE_TYPE: Final = "cluster_ip"
+"""A kubernetes environment's model Services: ClusterIP. A LoadBalancer Service on a cluster
+with no implementation never gets an address, and `pulumi up` waits for one until it times out
+(pulumi-kubernetes `provider/pkg/await/service.go` awaits `.status.loadBalancer.ingress`)."""
 PROMETHEUS_RETENTION: Final = "15d"
 PROMETHEUS_STORAGE_GIB: Final = 50
 GRAFANA_ENABLED: Final = True

@@ -22,7 +22,7 @@ from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.blueprint.llm_catalog import LlmFacts
 from inferplane.blueprint.source import SourceMap
 
-Cloud = Literal["aws", "gcp"]
+Cloud = Literal["aws", "gcp", "kubernetes"]
 Server = Literal["vllm", "triton"]
 LatencyClass = Literal["realtime", "batch"]
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
@@ -31,6 +31,7 @@ Protocol = Literal["http", "grpc", "both"]
 Sharing = Literal["exclusive", "mig", "time_slicing"]
 Capacity = Literal["on_demand", "spot"]
 Scheme = Literal["internal", "external"]
+ServiceType = Literal["cluster_ip", "load_balancer"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ class MinMax:
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """Create a cluster, or attach to an existing one by name."""
+    """Create a cluster, attach to an existing one by name, or (a `kubernetes` environment)
+    use the one a kubeconfig context names."""
 
     create: bool
     existing: str | None
@@ -54,6 +56,10 @@ class ClusterSpec:
     """The VPC's address range when the cluster is created."""
     addons: Addons = field(default_factory=Addons)
     """Which add-ons the stack installs and where the ones it uses run."""
+    context: str | None = None
+    """A `kubernetes` environment's kubeconfig context; None on aws and gcp."""
+    load_balancer: ServiceType = "cluster_ip"
+    """A `kubernetes` environment's Service type for the models' endpoints."""
 
 
 @dataclass(frozen=True)
@@ -418,6 +424,18 @@ class Waiver:
 
 
 @dataclass(frozen=True)
+class StoreSecrets:
+    """A `kubernetes` environment's model-store credentials: the names of existing
+    Kubernetes Secrets (keys `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), one per role;
+    None where the blueprint names none for a writer role."""
+
+    reader: str
+    engine_builder: str | None = None
+    weights_stager: str | None = None
+    vllm_compiler: str | None = None
+
+
+@dataclass(frozen=True)
 class Environment:
     """A blueprint resolved for one environment: everything one Pulumi stack provisions."""
 
@@ -440,6 +458,15 @@ class Environment:
     source: SourceMap = field(repr=False, compare=False)
     override_origins: Mapping[YamlPath, YamlPath] = field(repr=False, compare=False)
     """Effective path -> the path under `environments.<env>.overrides` that set it."""
+    model_store_endpoint: str | None = None
+    """A `kubernetes` environment's S3-compatible store URL; None on aws and gcp."""
+    model_store_secrets: StoreSecrets | None = None
+    """A `kubernetes` environment's credential Secrets; None on aws and gcp."""
+
+    @property
+    def kubernetes(self) -> bool:
+        """A `cloud: kubernetes` environment: no cloud API, no node provisioning."""
+        return self.cloud == "kubernetes"
 
     @property
     def path(self) -> YamlPath:

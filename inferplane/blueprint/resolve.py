@@ -37,6 +37,7 @@ from inferplane.blueprint.model import (
     Signal,
     Slo,
     Speculative,
+    StoreSecrets,
     TensorRt,
     TensorRtInput,
     TensorRtLlm,
@@ -138,6 +139,8 @@ def resolve(doc: Document, env_name: str) -> Environment:
             location=cluster.get("location", region),
             vpc_cidr=cluster.get("vpc_cidr", defaults.VPC_CIDR),
             addons=resolve_addons(cluster.get("addons")),
+            context=cluster.get("context"),
+            load_balancer=cluster.get("load_balancer", defaults.SERVICE_TYPE),
         ),
         pools=MappingProxyType(pools),
         models=MappingProxyType(models),
@@ -156,6 +159,10 @@ def resolve(doc: Document, env_name: str) -> Environment:
         waivers=waivers,
         source=doc.source,
         override_origins=MappingProxyType(origins),
+        model_store_endpoint=env.get("model_store_endpoint"),
+        model_store_secrets=StoreSecrets(**env["model_store_secrets"])
+        if env.get("model_store_secrets")
+        else None,
     )
 
 
@@ -167,7 +174,10 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
     gpu = catalog.gpu(spec["gpu"])
     gpus_per_node = spec.get("gpus_per_node", defaults.POOL_GPUS_PER_NODE)
     explicit = spec.get("instance_type")
-    instance_type = explicit or gpu.instance_type(cloud, gpus_per_node)
+    # A kubernetes environment's nodes exist already; inferplane does not know their type.
+    instance_type = (
+        "" if cloud == "kubernetes" else explicit or gpu.instance_type(cloud, gpus_per_node)
+    )
     if instance_type is None:  # semantic.check refuses this first; keep resolve total
         raise ValueError(f"no {cloud} instance type for {gpus_per_node} x {gpu.id}")
     nodes = spec.get("nodes") or {}

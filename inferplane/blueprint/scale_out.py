@@ -12,7 +12,11 @@ order:
   (`timing.SCRAPE_INTERVAL_S`).
 - ``hpa_reaction`` (models with a replica): the HPA controller's sync period.
 - ``node``: only when the pool holds fewer spare GPU units per zone (`GpuPool.spare_gpus`,
-  kept free by placeholder pods that serving pods preempt) than one replica requests.
+  kept free by placeholder pods that serving pods preempt) than one replica requests, and
+  only where a node autoscaler adds nodes. A ``kubernetes`` environment has none: no node
+  part is counted there, because a replica that finds no free GPU on the nodes that exist
+  never becomes ready at all (`capacity-headroom` checks that the models' maximum replicas
+  fit those nodes, `scale-out-budget` that a spare GPU waits for the next one).
 - ``image_pull``: only on a new node. A node that already runs has the serving images of
   its pool's models (the pool's pre-pull DaemonSet pulls them when the node joins); a new
   node pulls them while the replica waits for the same bytes. No pool enables GKE image
@@ -342,8 +346,11 @@ def _weights_gb(inputs: ScaleOutInputs, c: Constants) -> tuple[float, str]:
     )
 
 
-def budget(inputs: ScaleOutInputs, c: Constants | None = None) -> Budget:
-    """The budget of one model from its inputs and the constants (defaults when None)."""
+def budget(
+    inputs: ScaleOutInputs, c: Constants | None = None, *, node_autoscaler: bool = True
+) -> Budget:
+    """The budget of one model from its inputs and the constants (defaults when None).
+    Without a `node_autoscaler` (a kubernetes environment) no new node is ever counted."""
     c = c or Constants()
     parts: list[Part] = []
     if inputs.from_zero:
@@ -355,7 +362,7 @@ def budget(inputs: ScaleOutInputs, c: Constants | None = None) -> Budget:
     )
     if not inputs.from_zero:
         parts.append(Part("hpa_reaction", _up(c.hpa_sync_period_s), "HPA sync period"))
-    if inputs.spare_units < inputs.units_per_replica:
+    if node_autoscaler and inputs.spare_units < inputs.units_per_replica:
         why = (
             f"pool {inputs.pool} keeps {inputs.spare_units} spare GPU unit(s) per zone, "
             f"a replica needs {inputs.units_per_replica}"
@@ -412,4 +419,8 @@ def budget(inputs: ScaleOutInputs, c: Constants | None = None) -> Budget:
 
 def budgets(env: Environment, c: Constants | None = None) -> dict[str, Budget]:
     """The budget of every model of `env`, by model name (sorted)."""
-    return {name: budget(inputs_of(env, env.models[name]), c) for name in sorted(env.models)}
+    scaler = not env.kubernetes
+    return {
+        name: budget(inputs_of(env, env.models[name]), c, node_autoscaler=scaler)
+        for name in sorted(env.models)
+    }

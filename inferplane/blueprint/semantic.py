@@ -18,6 +18,7 @@ from inferplane.blueprint import (
     secret_refs,
     semantic_addons,
     semantic_cache,
+    semantic_kubernetes,
     semantic_names,
     semantic_network,
     semantic_scaling,
@@ -33,7 +34,7 @@ from inferplane.blueprint.source import Document
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")
 _TRITON_ONLY = ("tensorrt", "tensorrt_llm", "batching", "response_cache", "warmup")
-_CROSS_CLOUD = {"aws": "s3", "gcp": "gs"}
+_CROSS_CLOUD = {"aws": "s3", "gcp": "gs", "kubernetes": "s3"}
 
 
 def zone_pattern(cloud: str, region: str) -> re.Pattern[str]:
@@ -104,6 +105,8 @@ def _check_overrides_name_existing(doc: Document, env: EnvView) -> None:
 def _region_and_zones(env: EnvView) -> None:
     cloud, region = env.spec["cloud"], env.spec["region"]
     base: YamlPath = ("environments", env.name)
+    if cloud == semantic_kubernetes.KUBERNETES:
+        return  # node labels: any value the schema accepts (`semantic_kubernetes`)
     region_re = _AWS_REGION if cloud == "aws" else _GCP_REGION
     if not region_re.match(region):
         example = "us-east-1" if cloud == "aws" else "us-central1"
@@ -150,7 +153,7 @@ def _cluster(env: EnvView) -> None:
             "`create: true` and `existing` are both set",
             "either create a cluster, or attach to an existing one by name",
         )
-    elif not create and not existing:
+    elif not create and not existing and not cluster.get("context"):
         env.error(path, "no cluster to run on", "set `create: true`, or `existing: <cluster name>`")
     if existing and "vpc_cidr" in cluster:
         env.error(
@@ -181,7 +184,7 @@ def _pools_fit_catalog(env: EnvView) -> None:
         path: YamlPath = ("gpu_pools", name)
         gpu = catalog.gpu(pool["gpu"])
         per_node = pool.get("gpus_per_node", defaults.POOL_GPUS_PER_NODE)
-        if "instance_type" not in pool:
+        if "instance_type" not in pool and cloud != semantic_kubernetes.KUBERNETES:
             counts = gpu.gpu_counts(cloud)
             if not counts:
                 env.error(
@@ -283,7 +286,7 @@ def _models_fit(env: EnvView) -> None:
                 "upload the ONNX file under model_store and give its relative path; for an LLM "
                 "checkpoint, add a `tensorrt_llm:` section",
             )
-        other = "gs" if cloud == "aws" else "s3"
+        other = "s3" if cloud == "gcp" else "gs"
         if source.startswith(f"{other}://"):
             env.error(
                 (*path, "source"),
@@ -527,6 +530,7 @@ CHECKS.extend(
         semantic_names.check_namespace,
         semantic_names.check_collisions,
         semantic_addons.check_addons,
+        semantic_kubernetes.check_kubernetes,
     ]
 )
 

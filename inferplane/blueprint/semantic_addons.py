@@ -56,6 +56,12 @@ AWS_ONLY_FIX: Final = {
     "cluster_autoscaler": "GKE scales its node pools itself",
 }
 
+KUBERNETES_FIX: Final = {
+    "aws_load_balancer_controller": "a kubernetes environment's Services use the cluster's own "
+    "load balancer, if any (`cluster.load_balancer`)",
+    "cluster_autoscaler": "nothing scales the nodes of a kubernetes environment",
+}
+
 
 def _addons(env: EnvView) -> Mapping[str, Any]:
     return (env.spec.get("cluster") or {}).get("addons") or {}
@@ -74,7 +80,8 @@ def check_addons(env: EnvView) -> None:
             env.error(
                 _path(env, key),
                 f"`{key}` is an AWS add-on",
-                f"remove it: {AWS_ONLY_FIX[key]}",
+                "remove it: "
+                + (KUBERNETES_FIX if env.spec["cloud"] == "kubernetes" else AWS_ONLY_FIX)[key],
             )
         elif created and is_existing(spec):
             env.error(
@@ -93,6 +100,8 @@ def check_addons(env: EnvView) -> None:
 
 def _cluster_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
     cluster = spec.get("cluster") or {}
+    if cluster.get("context"):
+        return ("kubernetes", None, None, cluster["context"])
     if not cluster.get("existing"):
         return None
     location = cluster.get("location", spec["region"])
@@ -109,11 +118,16 @@ def _check_shared_cluster(env: EnvView) -> None:
         if name == env.name:
             return
         if _cluster_key(other) == key:
+            kube = key[0] == "kubernetes"
+            namespace = naming.namespace(env.data["name"])
             env.error(
-                ("environments", env.name, "cluster", "existing"),
+                ("environments", env.name, "cluster", "context" if kube else "existing"),
                 f"environment {name!r} attaches to cluster {key[-1]!r} too, and both would "
-                f"create the namespace {naming.namespace(env.data['name'])!r} and the objects "
-                "in it",
+                + (
+                    f"deploy into the namespace {namespace!r}, creating the same objects"
+                    if kube
+                    else f"create the namespace {namespace!r} and the objects in it"
+                ),
                 "attach each environment of a blueprint to its own cluster; two blueprints "
                 "(with different names) may share one",
             )

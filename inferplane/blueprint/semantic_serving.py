@@ -96,6 +96,8 @@ def check_instance_types(env: EnvView) -> None:
     `gpus_per_node` when the catalog knows the exact type); on GCP the GPU must exist there
     at all, since GKE attaches it as an accelerator of that type."""
     cloud = env.spec["cloud"]
+    if cloud == "kubernetes":
+        return  # refused outright there (`semantic_kubernetes`)
     for name, pool in (env.data.get("gpu_pools") or {}).items():
         if "instance_type" not in pool:
             continue

@@ -375,7 +375,7 @@ def _lora(
     lora = settings.get("lora")
     if not lora:
         return
-    other = "gs" if env.spec["cloud"] == "aws" else "s3"
+    other = "s3" if env.spec["cloud"] == "gcp" else "gs"
     for adapter, source in lora["adapters"].items():
         apath = (*path, "vllm", "lora", "adapters", adapter)
         if adapter in names:

@@ -79,13 +79,20 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             parts = [f"{m.name} {top:g}x{units:g}" for m, top, units in demand]
             if spare_gpus:
                 parts.append(f"spare_gpus {spare_gpus:g}")
+            if stack.fixed_nodes:
+                # No node autoscaler: what does not fit the nodes that exist stays Pending.
+                have = f"its nodes across zones (nothing adds more) give {capacity:g}"
+                fix = "add nodes and raise nodes.min and nodes.max to match, or lower replicas.max"
+            else:
+                have = f"its nodes.max across zones gives {capacity:g}"
+                fix = "raise nodes.max or lower replicas.max"
             yield Finding(
                 target,
                 field,
                 f"at max replicas the models on pool {pool_name} need {needed:g} {unit} ("
                 + ", ".join(parts)
-                + f") but its nodes.max across zones gives {capacity:g}; raise nodes.max or "
-                "lower replicas.max" + (" or spare_gpus" if spare_gpus else ""),
+                + f") but {have}; {fix}"
+                + (" or spare_gpus" if spare_gpus else ""),
                 ref,
             )
             continue
@@ -128,7 +135,9 @@ RULE = Rule(
         "when traffic peaks. GPUs are scarce, so a rollout with maxSurge needs a spare GPU "
         "or it deadlocks; rolling with maxSurge 0 instead needs at least two replicas to "
         "stay up. Spare GPUs (placeholders a replica preempts) count on top of the "
-        "replicas: they are re-created on a new node once preempted."
+        "replicas: they are re-created on a new node once preempted. On a kubernetes "
+        "environment nothing adds nodes: the pool's nodes (nodes.min == nodes.max) are all "
+        "there is, and a replica beyond them never becomes ready."
     ),
     remediation=(
         "Raise gpu_pools.<p>.nodes.max (per zone) until it covers the models' "

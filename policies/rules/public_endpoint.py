@@ -63,7 +63,11 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     for svc in stack.of_type(SERVICE):
         if svc.spec.get("type") != "LoadBalancer":
             continue
-        if not is_internal(svc):
+        # A kubernetes environment's Service carries no scheme: the cluster's own load
+        # balancer decides where its address lives, which nothing in the stack can show.
+        # Its source ranges and NetworkPolicy are still judged below.
+        scheme_known = stack.facts is None or stack.facts.cloud != "kubernetes"
+        if scheme_known and not is_internal(svc):
             yield Finding(
                 _target(svc),
                 ("load_balancer", "scheme"),
@@ -111,8 +115,10 @@ RULE = Rule(
         "own: exposed to the internet it invites abuse, cost and data exposure. GKE's "
         "default for a LoadBalancer Service is external, so internal must be explicit; a "
         "source range outside the private address space (RFC 1918, RFC 6598 shared space, "
-        "IPv6 unique-local) admits clients on the internet. Mandatory: a public endpoint "
-        "needs a waiver with a reason and an expiry."
+        "IPv6 unique-local) admits clients on the internet. On a kubernetes environment the "
+        "Service carries no scheme (the cluster's own load balancer decides where its "
+        "address lives), so only its source ranges and NetworkPolicy are judged there. "
+        "Mandatory: a public endpoint needs a waiver with a reason and an expiry."
     ),
     remediation=(
         "Keep load_balancer.scheme: internal (the default) and list only the clients' "

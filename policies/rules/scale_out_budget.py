@@ -38,14 +38,14 @@ def _config_keys() -> tuple[ConfigKey, ...]:
     return tuple(keys)
 
 
-def judged(inputs: ScaleOutInputs, constants: Constants) -> Budget:
+def judged(inputs: ScaleOutInputs, constants: Constants, node_autoscaler: bool = True) -> Budget:
     """The budget the rule judges: with an unknown model size counted as nothing, so the
     advisory rests on what the blueprint states (`inferplane plan` shows the assumed size)."""
     if inputs.weights_gb is None:
         constants = dataclasses.replace(
             constants, unknown_llm_parameters_billions=0, unknown_model_gb=0
         )
-    return budget(inputs, constants)
+    return budget(inputs, constants, node_autoscaler=node_autoscaler)
 
 
 def _blame(name: str, inputs: ScaleOutInputs, part: str) -> tuple[YamlPath, str]:
@@ -81,15 +81,28 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     for name, inputs in sorted(stack.facts.models.items()):
         if inputs.latency_class != "realtime":
             continue
-        found = judged(inputs, constants)
+        view = stack.models.get(name)
+        ref = view.workloads[0].ref if view and view.workloads else None
+        if stack.fixed_nodes and inputs.spare_units < inputs.units_per_replica:
+            # Nothing adds a node: the next replica is ready only on a GPU already free.
+            yield Finding(
+                f"models.{name}",
+                ("gpu_pools", inputs.pool, "spare_gpus"),
+                f"nothing adds nodes in environment {stack.environment!r}, and pool "
+                f"{inputs.pool} keeps {inputs.spare_units} spare GPU unit(s) per zone while a "
+                f"replica of {name} needs {inputs.units_per_replica}: a scale-out waits for "
+                "a GPU another pod frees, or never becomes ready; keep spare_gpus: "
+                f"{inputs.units_per_replica} (or more) on pool {inputs.pool}",
+                ref,
+            )
+            continue
+        found = judged(inputs, constants, node_autoscaler=not stack.fixed_nodes)
         if found.total_s <= bound:
             continue
         dominant = found.dominant
         part = found.part(dominant)
         assert part is not None
         field, fix = _blame(name, inputs, dominant)
-        view = stack.models.get(name)
-        ref = view.workloads[0].ref if view and view.workloads else None
         yield Finding(
             f"models.{name}",
             field,
@@ -112,7 +125,10 @@ RULE = Rule(
         "model that is a chain of waits: the signal's scrape, the HPA's sync, a new node "
         "when the pool has no free GPU, the image pull on that node, the weights' copy, "
         "the engine's load and warm-up, and the readiness probe. When the chain is longer "
-        "than a traffic spike, the spike is over (or users gave up) before help arrives."
+        "than a traffic spike, the spike is over (or users gave up) before help arrives. "
+        "On a kubernetes environment nothing adds nodes: a replica that finds no free GPU "
+        "never becomes ready, so there a realtime model's pool must keep spare_gpus for "
+        "one more replica."
     ),
     remediation=(
         "Fix the part that dominates: spare_gpus on the model's pool for `node` and "

@@ -78,14 +78,17 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
     for pool_name, models in sorted(by_pool.items()):
         pool = stack.pool(pool_name)
         groups = [g for g in stack.node_groups if g.pool == pool_name]
-        if pool is None or not groups or not any(m.realtime for m in models):
+        if pool is None or not any(m.realtime for m in models):
+            continue
+        if not groups and not stack.fixed_nodes:
             continue  # capacity is only knowable with the pool's facts and its node groups
         zones = stack.pool_zones(pool_name)
         for zone in zones:
             in_zone = [g for g in groups if g.zones and zone in g.zones]
             if any(g.min_nodes is None for g in in_zone):
                 continue  # unknown during preview
-            nodes = sum(g.min_nodes or 0 for g in in_zone)
+            # A kubernetes environment's nodes are described, not created: the facts' count.
+            nodes = pool.nodes_min if stack.fixed_nodes else sum(g.min_nodes or 0 for g in in_zone)
             held = nodes * pool.units_per_node
             demand: list[tuple[str, float]] = []
             for model in models:
@@ -113,8 +116,13 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
                     + (" and its spare GPUs" if spare else "")
                     + " ("
                     + ", ".join(f"{name} {u:g}" for name, u in demand)
-                    + f"); raise nodes.min to {nodes_needed}",
-                    (in_zone[0] if in_zone else groups[0]).resource.ref,
+                    + (
+                        f"); add nodes in {zone} until it has {nodes_needed}, and set "
+                        f"nodes.min and nodes.max to {nodes_needed}"
+                        if stack.fixed_nodes
+                        else f"); raise nodes.min to {nodes_needed}"
+                    ),
+                    (in_zone[0] if in_zone else groups[0]).resource.ref if groups else None,
                 )
 
 

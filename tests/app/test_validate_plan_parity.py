@@ -2,7 +2,8 @@
 Kubernetes object (kind, namespace, name) twice, and `check`
 never fails with an internal error.
 
-Blueprints are generated across the schema (both clouds, created and existing clusters,
+Blueprints are generated across the schema (both clouds and kubernetes contexts, created and
+existing clusters,
 several pools and models, both servers, every sharing mode, overrides), not mutated from
 one file. Plan and check run in-process, offline, as the CLI runs them; one recording per
 environment serves both.
@@ -42,8 +43,44 @@ class _NoAliases(yaml.SafeDumper):
         return True
 
 
+KUBE_SECRETS = {
+    "reader": "store-reader",
+    "engine_builder": "store-builder",
+    "weights_stager": "store-stager",
+    "vllm_compiler": "store-compiler",
+}
+
+
+def _kubernetes_environment(draw: st.DrawFn) -> dict[str, Any]:
+    """A cluster by kubeconfig context: node labels for region and zones, an S3-compatible
+    store with a Secret per role, the add-ons it may already run, its Service type."""
+    zones = draw(
+        st.lists(
+            st.sampled_from(["zone-a", "zone-b", "zone-c"]), min_size=1, max_size=3, unique=True
+        )
+    )
+    cluster: dict[str, Any] = {"context": draw(st.sampled_from(["inferplane-local", "kind-gpu"]))}
+    if draw(st.booleans()):
+        cluster["load_balancer"] = draw(st.sampled_from(["cluster_ip", "load_balancer"]))
+    if draw(st.integers(0, 3)) == 1:  # add-ons the cluster already runs
+        cluster["addons"] = draw(addons("kubernetes"))
+    return {
+        "cloud": "kubernetes",
+        "region": draw(st.sampled_from(["local", "dc1"])),
+        "zones": zones,
+        "model_store": "s3://models-bucket/base/",
+        "model_store_endpoint": draw(
+            st.sampled_from(["http://store.inferplane-system.svc:9000", "https://s3.example.com"])
+        ),
+        "model_store_secrets": dict(KUBE_SECRETS),
+        "cluster": cluster,
+    }
+
+
 @st.composite
 def environment(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
+    if cloud == "kubernetes":
+        return _kubernetes_environment(draw)
     region = draw(st.sampled_from(REGIONS[cloud]))
     zones = draw(
         st.lists(st.sampled_from(_zones(cloud, region)), min_size=1, max_size=3, unique=True)
@@ -118,7 +155,8 @@ def _rare(draw: st.DrawFn) -> bool:
 
 
 def _common_counts(gpu: catalog.GpuType, clouds: set[str]) -> list[int]:
-    counts = [set(gpu.gpu_counts(c)) for c in clouds]
+    # A kubernetes environment takes any count; the clouds' catalogs decide the rest.
+    counts = [set(gpu.gpu_counts(c)) for c in (clouds - {"kubernetes"} or {"aws"})]
     return sorted(set.intersection(*counts))
 
 
@@ -137,7 +175,7 @@ def pool(draw: st.DrawFn, clouds: set[str]) -> dict[str, Any]:
     if sharing == "time_slicing" and draw(st.booleans()):
         spec["time_slices"] = draw(st.integers(2, 8))
     if (len(clouds) == 1 or _rare(draw)) and draw(st.booleans()):
-        cloud = draw(st.sampled_from(sorted(clouds)))
+        cloud = draw(st.sampled_from(sorted(clouds - {"kubernetes"} or {"aws"})))
         spec["instance_type"] = gpu.instance_type(cloud, per_node)
     if _rare(draw):  # a GPU not offered on every cloud, with an explicit type
         other = draw(st.sampled_from(sorted(catalog.GPUS)))
@@ -256,10 +294,13 @@ DERIVED_NAMES = ("chat-lb", "l4-spare-gpus-us-east-1a", "weights-0123abcdef", "r
 @st.composite
 def blueprint(draw: st.DrawFn) -> dict[str, Any]:
     env_names = draw(st.lists(st.sampled_from(ENV_NAMES), min_size=1, max_size=2, unique=True))
-    clouds = {name: draw(st.sampled_from(["aws", "gcp"])) for name in env_names}
+    clouds = {name: draw(st.sampled_from(["aws", "gcp", "kubernetes"])) for name in env_names}
     envs = {name: draw(environment(clouds[name])) for name in env_names}
     # Two environments of one blueprint on one cluster are refused (both would create its
     # namespace) unless rarely: give each its own cluster.
+    contexts = [e["cluster"] for e in envs.values() if "context" in e["cluster"]]
+    if len(contexts) == 2 and contexts[0]["context"] == contexts[1]["context"]:
+        contexts[1]["context"] += "-2"
     attached = [e["cluster"] for e in envs.values() if "existing" in e["cluster"]]
     if (
         len(attached) == 2
@@ -297,6 +338,16 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
             target = draw(st.sampled_from(sorted(pools)))
             zones = env["zones"][: draw(st.integers(1, len(env["zones"])))]
             overrides["gpu_pools"] = {target: {"zones": zones, "nodes": {"min": 1, "max": 3}}}
+        if env["cloud"] == "kubernetes":
+            # Nodes that exist (min == max, none spot) and the clients' range, said here.
+            kube_pools = overrides.setdefault("gpu_pools", {})
+            for name in pools:
+                shape = kube_pools.setdefault(name, {})
+                shape["nodes"] = {"min": 3, "max": 3}
+                shape["capacity"] = "on_demand"
+                if any(z not in env["zones"] for z in pools[name].get("zones", [])):
+                    shape["zones"] = list(env["zones"])
+            overrides["load_balancer"] = {"scheme": "internal", "allowed_cidrs": ["10.0.0.0/8"]}
         if overrides:
             env["overrides"] = overrides
     doc: dict[str, Any] = {
@@ -342,6 +393,7 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
 
 REFUSED: list[str] = []
 WITH_EXISTING_ADDONS: list[str] = []
+WITH_KUBERNETES: list[str] = []
 ACCEPTED: list[str] = []
 
 
@@ -371,6 +423,8 @@ def test_validate_accepts_implies_plan_and_check_succeed(
     ACCEPTED.append(path.name)
     if "mode: existing" in path.read_text(encoding="utf-8"):
         WITH_EXISTING_ADDONS.append(path.name)
+    if any(e["cloud"] == "kubernetes" for e in data["environments"].values()):
+        WITH_KUBERNETES.append(path.name)
     recordings: dict[str, offline.Recording] = {}
     for name in names:
         env = resolve(doc, name)
@@ -410,3 +464,11 @@ def test_the_generator_writes_existing_add_ons_that_plan() -> None:
     if not ACCEPTED:
         _ran_alone()
     assert WITH_EXISTING_ADDONS, "no accepted example uses an existing add-on"
+
+
+def test_the_generator_writes_kubernetes_environments_that_plan() -> None:
+    """Some accepted examples run on a cluster named by kubeconfig context (runs after the
+    property test)."""
+    if not ACCEPTED:
+        _ran_alone()
+    assert WITH_KUBERNETES, "no accepted example has a kubernetes environment"

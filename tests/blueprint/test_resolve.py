@@ -17,7 +17,7 @@ REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 @pytest.fixture(scope="module")
 def envs() -> dict:
     doc, names = load_blueprint(REFERENCE)
-    assert names == ("staging", "prod")
+    assert names == ("staging", "prod", "local")
     return {name: resolve(doc, name) for name in names}
 
 
@@ -127,7 +127,7 @@ def test_unknown_environment_is_a_located_error() -> None:
     (diag,) = info.value.diagnostics
     assert diag.format() == (
         f"{REFERENCE}:{line_of('environments:')}:1: error: environments: no environment "
-        "named 'qa'; use one of: staging, prod"
+        "named 'qa'; use one of: staging, prod, local"
     )
 
 

@@ -367,7 +367,7 @@ def test_golden_blueprint_is_valid() -> None:
             "    cloud: gcp\n",
             "",
             "bp.yaml:14:3: error: environments.prod: missing required key `cloud`; add `cloud:` "
-            "with one of aws, gcp",
+            "with one of aws, gcp, kubernetes",
             id="missing-required-enum",
         ),
         pytest.param(
@@ -513,9 +513,10 @@ def test_error_wording(old: str, new: str, expected: str) -> None:
         ),
         pytest.param(
             "zones: [us-east-1a]",
-            "zones: [us-east-1]",
-            'bp.yaml:8:13: error: environments.staging.zones[0]: invalid value "us-east-1"; '
-            "write a zone name such as us-east-1a (AWS) or us-central1-a (GCP)",
+            "zones: [US-EAST-1A]",
+            'bp.yaml:8:13: error: environments.staging.zones[0]: invalid value "US-EAST-1A"; '
+            "write a zone name such as us-east-1a (AWS), us-central1-a (GCP) or zone-a "
+            "(kubernetes): lowercase letters, digits and '-'",
             id="pattern-with-format-hint",
         ),
         pytest.param(
@@ -574,9 +575,10 @@ def test_error_wording(old: str, new: str, expected: str) -> None:
         pytest.param(
             "    cluster: {existing: prod-gke}",
             '    cluster: {kubernetes_version: "1.33"}',
-            "bp.yaml:20:5: error: environments.prod.cluster: the cluster says neither `create` "
-            "nor `existing`; add `create: true` to create a cluster, or `existing: <cluster "
-            "name>` to use one",
+            "bp.yaml:20:5: error: environments.prod.cluster: the cluster says neither `create`, "
+            "`existing` nor `context`; add `create: true` to create a cluster, `existing: "
+            "<cluster name>` to use one, or on a kubernetes environment `context: <kubeconfig "
+            "context>`",
             id="cluster-neither",
         ),
         pytest.param(

@@ -123,7 +123,7 @@ def test_an_override_that_breaks_the_fit_is_blamed_in_the_override() -> None:
 
 def test_reference_blueprint_still_validates() -> None:
     doc, envs = load_blueprint(ROOT / "blueprints" / "support-assistant.yaml")
-    assert envs == ("staging", "prod")
+    assert envs == ("staging", "prod", "local")
     # Its chat model comes from the model store, so its fit is an advisory, not an error,
     # and its Hub token is read by nothing (only a staging Job of an hf:// source reads one).
     assert [(d.severity, d.message) for d in advisories(doc)] == [

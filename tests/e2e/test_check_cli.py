@@ -80,7 +80,11 @@ def test_a_waived_mandatory_rule_is_reported_and_summarised(tmp_path: Path) -> N
     assert result["location"] == {"file": str(path), "line": 32, "column": 27}
     assert result["waiver"]["reason"].startswith("Staging has no customer traffic")
     assert result["waiver"]["expires"] == "2026-08-30" and result["waiver"]["expired"] is False
-    assert {e["environment"] for e in report["summary"]["environments"]} == {"staging", "prod"}
+    assert {e["environment"] for e in report["summary"]["environments"]} == {
+        "staging",
+        "prod",
+        "local",
+    }
     line = len(REFERENCE.read_text().splitlines()) + 4
     assert report["summary"]["mandatory_waivers"] == [
         {
@@ -247,7 +251,7 @@ def test_policy_config_can_make_an_advisory_fail(tmp_path: Path) -> None:
     config.write_text('{"latency-signal": "mandatory"}\n')
     proc = check(str(REFERENCE), "--policy-config", str(config), "--format", "github")
     assert proc.returncode == 1
-    assert "::error file=blueprints/support-assistant.yaml,line=123,col=27," in proc.stdout
+    assert "::error file=blueprints/support-assistant.yaml,line=145,col=27," in proc.stdout
 
 
 def test_sarif_output_file(tmp_path: Path) -> None:

@@ -37,10 +37,10 @@ SUMMARY = (
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`bad.yaml` (the reference with an impossible GPU count on line 66) and `good.yaml`."""
+    """`bad.yaml` (the reference with an impossible GPU count on line 88) and `good.yaml`."""
     work = tmp_path_factory.mktemp("invalid")
     text = REFERENCE.read_text(encoding="utf-8")
-    assert text.splitlines()[65].strip() == "gpus_per_node: 8"
+    assert text.splitlines()[87].strip() == "gpus_per_node: 8"
     (work / "bad.yaml").write_text(text.replace("gpus_per_node: 8", "gpus_per_node: 3"))
     shutil.copy(REFERENCE, work / "good.yaml")
     return work
@@ -62,7 +62,7 @@ def test_text_prints_located_diagnostics_and_the_other_files_results(workdir: Pa
     proc = run_check(workdir, "text")
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        f"bad.yaml:66:20: error: {path}: {what}; {fix}" for path, what, fix in INVALID
+        f"bad.yaml:88:20: error: {path}: {what}; {fix}" for path, what, fix in INVALID
     ]
     assert proc.stdout.startswith("good.yaml · environment staging\n")
     assert "advisory latency-signal: models.toxicity" in proc.stdout
@@ -76,7 +76,7 @@ def test_json_carries_the_diagnostics_and_the_other_files_results(workdir: Path)
     assert report["diagnostics"] == [
         {
             "severity": "error",
-            "location": {"file": "bad.yaml", "line": 66, "column": 20},
+            "location": {"file": "bad.yaml", "line": 88, "column": 20},
             "field": path,
             "message": what,
             "hint": fix,
@@ -112,7 +112,7 @@ def test_sarif_reports_a_located_invalid_blueprint_result(workdir: Path) -> None
                 {
                     "physicalLocation": {
                         "artifactLocation": {"uri": "bad.yaml", "uriBaseId": "%SRCROOT%"},
-                        "region": {"startLine": 66, "startColumn": 20},
+                        "region": {"startLine": 88, "startColumn": 20},
                     }
                 }
             ],
@@ -132,7 +132,7 @@ def test_github_annotates_the_invalid_value_and_the_other_files_results(workdir:
     assert (proc.returncode, proc.stderr) == (2, "")
     lines = proc.stdout.splitlines()
     assert lines[:2] == [
-        f"::error file=bad.yaml,line=66,col=20,title=invalid-blueprint::{path}: {what}; {fix}"
+        f"::error file=bad.yaml,line=88,col=20,title=invalid-blueprint::{path}: {what}; {fix}"
         for path, what, fix in INVALID
     ]
     assert [line.split(" ", 1)[0] for line in lines[2:-1]] == ["::warning"]

@@ -244,3 +244,34 @@ def test_out_in_an_unwritable_directory_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"inferplane plan: error: --out {out}: cannot write")
     assert "Permission denied" in result.stderr or "Operation not permitted" in result.stderr
+
+
+def test_a_kubernetes_plan_lists_the_nodes_the_cluster_must_have(tmp_path: Path) -> None:
+    out = tmp_path / "local"
+    proc = inferplane("plan", str(REFERENCE), "--env", "local", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "Plan: support-assistant / local (kubernetes local; zones zone-a, zone-b)" in (
+        proc.stdout
+    )
+    lines = proc.stdout.splitlines()
+    start = lines.index(
+        "GPU nodes the cluster must have (nothing creates them; label and taint them so):"
+    )
+    assert lines[start + 1 : start + 4] == [
+        "  pool l4, zone zone-a: 5 node(s), each with 1 x nvidia.com/gpu (1 GPU(s))",
+        "    labels: inferplane.dev/pool=l4, inferplane.dev/blueprint=support-assistant, "
+        "inferplane.dev/gpu=nvidia-l4, inferplane.dev/zone=zone-a, "
+        "topology.kubernetes.io/zone=zone-a, topology.kubernetes.io/region=local",
+        "    taints: nvidia.com/gpu=present:NoSchedule",
+    ]
+    plan = json.loads((out / "plan.json").read_text())
+    assert [(n["pool"], n["zone"], n["nodes_min"]) for n in plan["nodes"]] == [
+        ("l4", "zone-a", 5),
+        ("l4", "zone-b", 5),
+        ("h100", "zone-a", 1),
+    ]
+    assert not [r for r in plan["resources"] if r["type"].split(":")[0] in ("aws", "gcp")]
+    # plans of aws and gcp environments carry no `nodes`: their node groups are resources
+    cloud = tmp_path / "prod"
+    assert inferplane("plan", str(REFERENCE), "--env", "prod", "--out", str(cloud)).returncode == 0
+    assert "nodes" not in json.loads((cloud / "plan.json").read_text())

@@ -28,7 +28,7 @@ def test_validate_the_bundled_blueprints() -> None:
     result = inferplane("validate", *map(str, sorted((ROOT / "blueprints").glob("*.yaml"))))
     elapsed = time.perf_counter() - started
     assert result.returncode == 0, result.stderr
-    assert f"{REFERENCE}: valid (2 environments: staging, prod)" in result.stdout
+    assert f"{REFERENCE}: valid (3 environments: staging, prod, local)" in result.stdout
     assert elapsed < 5  # a process start plus a few milliseconds of work
 
 
@@ -50,7 +50,7 @@ def test_one_bad_file_does_not_hide_the_good_ones(tmp_path: Path) -> None:
     bad.write_text("a: [")
     result = inferplane("validate", str(REFERENCE), str(bad))
     assert result.returncode == 2
-    assert "valid (2 environments" in result.stdout
+    assert "valid (3 environments" in result.stdout
     errors = [line for line in result.stderr.splitlines() if ": error: " in line]
     assert errors and all(line.startswith(f"{bad}:") for line in errors)
 
@@ -59,11 +59,11 @@ def test_what_could_not_be_checked_is_a_warning_with_exit_0() -> None:
     result = inferplane("validate", str(REFERENCE))
     assert result.returncode == 0
     assert result.stderr == (
-        f"{REFERENCE}:75:13: warning: models.chat.source: GPU memory fit not checked: a "
+        f"{REFERENCE}:97:13: warning: models.chat.source: GPU memory fit not checked: a "
         "model-store source does not say which model it is; add model_info: hf_repo "
         "(org/name, when it is a common open model inferplane knows) or its numbers "
         "(parameters_billions, layers, heads, kv_heads, head_dim)\n"
-        f"{REFERENCE}:92:17: warning: models.chat.secrets.hf_token: nothing uses this Hugging "
+        f"{REFERENCE}:114:17: warning: models.chat.secrets.hf_token: nothing uses this Hugging "
         "Face token: the model has no hf:// source, draft model or LoRA adapter, and no "
         "serving pod ever gets the token; remove it, or reference the weights as "
         "hf://org/name@<commit SHA>\n"
@@ -83,7 +83,7 @@ def test_a_model_that_cannot_fit_is_refused(tmp_path: Path) -> None:
     result = inferplane("validate", str(big))
     assert result.returncode == 2
     assert result.stderr == (
-        f"{big}:75:13: error: models.chat.source: "
+        f"{big}:97:13: error: models.chat.source: "
         "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 135.4 GiB (weights 131.4 + KV cache 2.5 for 1 × 8192 tokens + "
         "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "

@@ -4,6 +4,7 @@ naming the secret, before the model's Kubernetes Secret is created."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pulumi
@@ -17,7 +18,7 @@ from inferplane.app.program import main
 from inferplane.blueprint.resolve import resolve_file
 
 REFERENCE = STACKS / "../blueprints/support-assistant.yaml"
-MINIMAL = STACKS / "../blueprints/chat-minimal.yaml"  # one environment, prod, on AWS
+MINIMAL = STACKS / "../blueprints/chat-minimal.yaml"  # prod on AWS, local on kubernetes
 ENTRY = "hf_token: {from_env: HF_TOKEN}"
 
 
@@ -25,6 +26,11 @@ def _blueprint(tmp_path: Path, ref: str, base: Path = REFERENCE) -> tuple[str, i
     """`base` with chat's secret read from `ref`: path, line, column."""
     text = base.read_text()
     assert ENTRY in text
+    if "from_secret_manager" in ref:
+        # A kubernetes environment has no secret manager to read (validate refuses it):
+        # the cloud environments alone.
+        text, found = re.subn(r"\n  local:\n(?:    .*\n)+", "\n", text)
+        assert found == 1
     text = text.replace(ENTRY, f"hf_token: {{{ref}}}")
     path = tmp_path / "bp.yaml"
     path.write_text(text)

@@ -50,7 +50,7 @@ def test_every_environment_has_a_stack_file_and_back() -> None:
     environments: set[str] = set()
     for blueprint in blueprints:
         environments |= set(load_blueprint(STACKS / blueprint)[1])
-    assert stacks == environments == {"staging", "prod"}
+    assert stacks == environments == {"staging", "prod", "local"}
 
 
 def test_project_file_and_entry_point() -> None:
@@ -78,8 +78,10 @@ def test_stack_runs_under_mocks_and_matches_its_blueprint(
     # their providers to the blueprint anyway; this keeps `pulumi config` truthful).
     if env.cloud == "aws":
         assert config["aws:region"] == env.region
-    else:
+    elif env.cloud == "gcp":
         assert (config["gcp:project"], config["gcp:region"]) == (env.project, env.region)
+    else:
+        assert config["kubernetes:context"] == env.cluster.context
 
     rec = run_stack(stack, config, monkeypatch)
     roots = rec.children(None)

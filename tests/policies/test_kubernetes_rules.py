@@ -1,0 +1,92 @@
+"""The rules that reason about nodes and load balancers on a `cloud: kubernetes`
+environment (the reference blueprint's `local`): nothing adds nodes, the pools' nodes are
+the ones that exist, and a Service carries no scheme."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from inferplane.blueprint import scale_out
+from inferplane.blueprint.model import Environment, MinMax
+from inferplane.policies.rules import rule
+from inferplane.policies.stack import Stack
+
+Env = Callable[[str], Environment]
+
+
+def with_pool(env: Environment, pool: str, **changes: object) -> Environment:
+    pools = {**env.pools, pool: dataclasses.replace(env.pools[pool], **changes)}
+    return dataclasses.replace(env, pools=pools)
+
+
+def test_the_reference_local_environment_passes_the_node_rules(reference_env: Env) -> None:
+    env = reference_env("local")
+    stack = Stack.of([], env)
+    assert stack.fixed_nodes
+    for rule_id in ("scale-out-budget", "capacity-headroom", "warm-replicas"):
+        assert rule(rule_id).run(stack) == [], rule_id
+
+
+def test_no_node_is_counted_in_the_budget(reference_env: Env) -> None:
+    env = with_pool(reference_env("local"), "l4", spare_gpus=0)
+    budgets = scale_out.budgets(env)
+    assert budgets["chat"].part("node") is None
+    assert budgets["chat"].part("image_pull") is None
+    cloud = scale_out.budgets(with_pool(reference_env("prod"), "l4", spare_gpus=0))
+    assert cloud["chat"].part("node") is not None
+
+
+def test_without_a_spare_gpu_a_scale_out_never_becomes_ready(reference_env: Env) -> None:
+    env = with_pool(reference_env("local"), "l4", spare_gpus=0)
+    found = rule("scale-out-budget").run(Stack.of([], env))
+    assert [(f.target, f.field) for f in found] == [
+        ("models.chat", ("gpu_pools", "l4", "spare_gpus")),
+        ("models.ranker", ("gpu_pools", "l4", "spare_gpus")),
+        ("models.toxicity", ("gpu_pools", "l4", "spare_gpus")),
+    ]
+    assert found[0].message == (
+        "nothing adds nodes in environment 'local', and pool l4 keeps 0 spare GPU unit(s) per "
+        "zone while a replica of chat needs 1: a scale-out waits for a GPU another pod frees, "
+        "or never becomes ready; keep spare_gpus: 1 (or more) on pool l4"
+    )
+
+
+def test_capacity_counts_the_nodes_that_exist(reference_env: Env) -> None:
+    env = with_pool(reference_env("local"), "l4", nodes=MinMax(3, 3))
+    found = rule("capacity-headroom").run(_stack(env))
+    assert [f.target for f in found][:1] == ["gpu_pools.l4"]
+    assert found[0].message.startswith(
+        "at max replicas the models on pool l4 need 9 GPUs (chat 3x1, ranker 2x1, toxicity "
+        "2x1, spare_gpus 2) but its nodes across zones (nothing adds more) give 6; add nodes "
+        "and raise nodes.min and nodes.max to match, or lower replicas.max or spare_gpus"
+    )
+
+
+def test_warm_replicas_need_the_nodes_that_exist(reference_env: Env) -> None:
+    env = with_pool(reference_env("local"), "l4", nodes=MinMax(1, 1))
+    found = rule("warm-replicas").run(_stack(env))
+    capacity = [f for f in found if f.target == "gpu_pools.l4"]
+    assert capacity and capacity[0].message.endswith(
+        "; add nodes in zone-a until it has 4, and set nodes.min and nodes.max to 4"
+    )
+
+
+def test_a_load_balancer_service_is_judged_by_its_ranges_only(reference_env: Env) -> None:
+    env = reference_env("local")
+    env = dataclasses.replace(
+        env, cluster=dataclasses.replace(env.cluster, load_balancer="load_balancer")
+    )
+    assert rule("public-endpoint").run(_stack(env)) == []
+    wide = dataclasses.replace(
+        env, load_balancer=dataclasses.replace(env.load_balancer, allowed_cidrs=("0.0.0.0/0",))
+    )
+    found = rule("public-endpoint").run(_stack(wide))
+    assert found and all(f.field == ("load_balancer", "allowed_cidrs") for f in found)
+
+
+def _stack(env: Environment) -> Stack:
+    """The rules' view of `env`'s offline program, as `inferplane check` builds it."""
+    from inferplane.app.check import stack_of
+
+    return stack_of(env)
