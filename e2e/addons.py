@@ -122,6 +122,9 @@ def keda_certs(state: Path) -> Path:
         str(pki / "ca.key"), "-CAcreateserial", "-out", "tls.crt", "-days", "30",
         "-extfile", "san.ext", cwd=certs)  # fmt: skip
     (certs / "ca.crt").write_bytes((pki / "ca.crt").read_bytes())
+    # --ca-dir: every file in it must be a certificate (pkg/util/certificates.go getRootCAs)
+    (certs / "ca").mkdir(exist_ok=True)
+    (certs / "ca" / "ca.crt").write_bytes((pki / "ca.crt").read_bytes())
     return certs
 
 
@@ -194,7 +197,7 @@ def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) ->
             "--metrics-bind-address=127.0.0.1:0",
             f"--metrics-service-bind-address=127.0.0.1:{cluster.free_port()}",
             f"--cert-dir={certs}",
-            f"--ca-dir={certs}",
+            f"--ca-dir={certs / 'ca'}",
             "--health-probe-bind-address=127.0.0.1:0",
             "--zap-log-level=info",
         ],

@@ -14,7 +14,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted(
-    p for d in ("tests", "scripts", "examples", "e2e") for p in (ROOT / d).rglob("*.py") if p.is_file()
+    p
+    for d in ("tests", "scripts", "examples", "e2e")
+    for p in (ROOT / d).rglob("*.py")
+    if p.is_file()
 )
 BLOCKING = {"run", "check_output", "check_call", "call"}
 

@@ -37,7 +37,7 @@ def test_a_model_named_like_a_spare_gpu_deployment_is_refused(tmp_path: Path) ->
     with pytest.raises(BlueprintError) as refused:
         load_blueprint(path)
     assert [d.format() for d in refused.value.diagnostics] == [
-        f"{path}:43:5: error: models.l4-spare-gpus-eu-west-1a: model "
+        f"{path}:52:5: error: models.l4-spare-gpus-eu-west-1a: model "
         "'l4-spare-gpus-eu-west-1a' has the name form l4-spare-gpus-<zone> of the Deployments "
         "holding the spare GPUs of pool 'l4': both would be the Deployment of that name; "
         "rename model 'l4-spare-gpus-eu-west-1a' (a pool P owns the Deployment names "
@@ -50,7 +50,7 @@ def test_a_model_named_like_a_weight_staging_job_is_refused(tmp_path: Path) -> N
     with pytest.raises(BlueprintError) as refused:
         load_blueprint(path)
     assert [d.format() for d in refused.value.diagnostics] == [
-        f"{path}:43:5: error: models.weights-0123abcdef: model 'weights-0123abcdef' has the "
+        f"{path}:52:5: error: models.weights-0123abcdef: model 'weights-0123abcdef' has the "
         "name form weights-<10 hex digits> of the Job and NetworkPolicy staging an hf:// "
         "source: its NetworkPolicy could be theirs; rename model 'weights-0123abcdef' (names "
         "weights-<10 hex digits> are kept for weight staging)"
