@@ -26,6 +26,7 @@ import pulumi_gcp as gcp
 
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.catalog import GpuType
+from inferplane.blueprint.node_shape import gpu_node_labels
 from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_labels
 from inferplane.components.cluster_eks import GPU_AMI_TYPE
 from inferplane.components.cluster_gke import NODE_IMAGE, NODE_OAUTH_SCOPES
@@ -151,16 +152,14 @@ def node_labels(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
     """Kubernetes labels of the nodes of `pool` in `zone`. Both clouds update them in place
     (EKS ``UpdateNodegroupConfig`` ``labels``; GKE node pools since terraform-provider-google
     4.48.0, GoogleCloudPlatform/magic-modules#6941), so adding one replaces no node."""
-    labels = {
-        naming.POOL_LABEL: pool.pool_name,
-        naming.BLUEPRINT_LABEL: pool.owner.blueprint,
-        naming.GPU_LABEL: pool.gpu.id,
-        naming.ZONE_LABEL: zone,
-    }
-    if pool.mig_config:
-        labels[naming.MIG_CONFIG_LABEL] = pool.mig_config
-    if pool.sharing == "time_slicing":
-        labels[naming.DEVICE_PLUGIN_CONFIG_LABEL] = pool.pool_name
+    labels = gpu_node_labels(
+        pool=pool.pool_name,
+        blueprint=pool.owner.blueprint,
+        gpu=pool.gpu.id,
+        zone=zone,
+        mig_config=pool.mig_config,
+        time_slicing=pool.sharing == "time_slicing",
+    )
     if pool.cloud == "aws":
         if labels_gpu_for_autoscaler(pool):
             labels[AWS_ACCELERATOR_LABEL] = pool.gpu.id

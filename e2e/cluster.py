@@ -321,11 +321,11 @@ def up(state: Path, nodes: list[dict] | None = None, timeout: float = 60) -> Con
         timeout,
     )
     kc = str(cp.kubeconfig)
-    spawn(
-        state,
-        "kube-controller-manager",
-        [
-            str(k8s / "kube-controller-manager"),
+
+    def component(binary: str) -> list[str]:
+        """A control-plane component on the admin kubeconfig, serving on loopback only."""
+        return [
+            str(k8s / binary),
             "--kubeconfig",
             kc,
             "--authentication-kubeconfig",
@@ -337,6 +337,13 @@ def up(state: Path, nodes: list[dict] | None = None, timeout: float = 60) -> Con
             "--secure-port",
             str(free_port()),
             "--leader-elect=false",
+        ]
+
+    spawn(
+        state,
+        "kube-controller-manager",
+        [
+            *component("kube-controller-manager"),
             "--service-account-private-key-file",
             str(pki / "sa.key"),
             "--root-ca-file",
@@ -346,30 +353,13 @@ def up(state: Path, nodes: list[dict] | None = None, timeout: float = 60) -> Con
             POD_CIDR,
             "--service-cluster-ip-range",
             SERVICE_CIDR,
-            # Nodes come from KWOK with their own podCIDR: no node IPAM. (The providerless build
-            # has no cloud controllers to turn off.)
+            # Nodes come from KWOK with their own podCIDR: no node IPAM. (The providerless
+            # build has no cloud controllers to turn off.)
             "--controllers",
             "*,-nodeipam",
         ],
     )
-    spawn(
-        state,
-        "kube-scheduler",
-        [
-            str(k8s / "kube-scheduler"),
-            "--kubeconfig",
-            kc,
-            "--authentication-kubeconfig",
-            kc,
-            "--authorization-kubeconfig",
-            kc,
-            "--bind-address",
-            "127.0.0.1",
-            "--secure-port",
-            str(free_port()),
-            "--leader-elect=false",
-        ],
-    )
+    spawn(state, "kube-scheduler", component("kube-scheduler"))
     stages = kwok_stages(state)
     spawn(
         state,

@@ -70,22 +70,37 @@ def gpu_taint() -> Taint:
     return Taint(naming.GPU_TAINT_KEY, naming.GPU_TAINT_VALUE, naming.GPU_TAINT_EFFECT)
 
 
-def pool_labels(blueprint: str, pool: GpuPool, zone: str) -> dict[str, str]:
-    """The labels inferplane's own node groups put on every node of `pool` in `zone`, and
-    which a kubernetes environment's nodes must carry: the pool and blueprint (what pods
-    select), the GPU and zone (what policies read), and the GPU Operator's MIG or
-    time-slicing configuration label where the pool shares its GPUs."""
+def gpu_node_labels(
+    *, pool: str, blueprint: str, gpu: str, zone: str, mig_config: str | None, time_slicing: bool
+) -> dict[str, str]:
+    """The labels of every GPU node of one pool in one zone, on every cloud: the pool and
+    blueprint (what pods select), the GPU and zone (what policies read), and the GPU
+    Operator's MIG or time-slicing configuration label where the pool shares its GPUs.
+    `inferplane.components.node_pool` puts them on the node groups it creates."""
     labels = {
-        naming.POOL_LABEL: pool.name,
+        naming.POOL_LABEL: pool,
         naming.BLUEPRINT_LABEL: blueprint,
-        naming.GPU_LABEL: pool.gpu.id,
+        naming.GPU_LABEL: gpu,
         naming.ZONE_LABEL: zone,
     }
-    if pool.mig_config:
-        labels[naming.MIG_CONFIG_LABEL] = pool.mig_config
-    if pool.sharing == "time_slicing":
-        labels[naming.DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
+    if mig_config:
+        labels[naming.MIG_CONFIG_LABEL] = mig_config
+    if time_slicing:
+        labels[naming.DEVICE_PLUGIN_CONFIG_LABEL] = pool
     return labels
+
+
+def pool_labels(blueprint: str, pool: GpuPool, zone: str) -> dict[str, str]:
+    """`gpu_node_labels` of `pool` in `zone`: what inferplane's own node groups carry, and
+    what a kubernetes environment's nodes must carry."""
+    return gpu_node_labels(
+        pool=pool.name,
+        blueprint=blueprint,
+        gpu=pool.gpu.id,
+        zone=zone,
+        mig_config=pool.mig_config,
+        time_slicing=pool.sharing == "time_slicing",
+    )
 
 
 def required_node_shape(env: Environment) -> tuple[NodeShape, ...]:
@@ -118,6 +133,7 @@ __all__ = [
     "TOPOLOGY_REGION_LABEL",
     "NodeShape",
     "Taint",
+    "gpu_node_labels",
     "gpu_taint",
     "pool_labels",
     "required_node_shape",
