@@ -109,7 +109,8 @@ def preinstall(client: Kube, env: Environment) -> dict[str, Any]:
 def keda_certs(state: Path) -> Path:
     """The certificates of the operator's gRPC metrics service: it loads ``ca.crt``,
     ``tls.crt`` and ``tls.key`` from ``--cert-dir`` and exits without them
-    (pkg/metricsservice/server.go `Start`, pkg/util/certificate.go `LoadGrpcTLSCredentials`);
+    (pkg/metricsservice/server.go `Start`, pkg/metricsservice/utils/tls.go
+    `LoadGrpcTLSCredentials`);
     without cert rotation nothing else writes them."""
     pki = state / "pki"
     certs = state / "keda-certs"

@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import threading
+import tomllib
 from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
@@ -41,7 +42,14 @@ import grpc
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import language_pb2, language_pb2_grpc, plugin_pb2
 
-VERSION = "3.274.1"
+
+def _cli_version() -> str:
+    """The version of the CLI this host is built beside (e2e/tools.toml `[pulumi]`)."""
+    pins = Path(__file__).resolve().with_name("tools.toml").read_text()
+    return tomllib.loads(pins)["pulumi"]["version"]
+
+
+VERSION = _cli_version()
 EXEC_SHIM = "pulumi-language-python-exec"
 # main.go: pythonProcessExitedAfterShowingUserActionableMessage
 BAIL_EXIT_CODE = 32
@@ -157,10 +165,16 @@ class LanguageHost(language_pb2_grpc.LanguageRuntimeServicer):
             self.children.discard(proc)
 
     def stop_children(self) -> None:
+        """SIGINT, then SIGKILL after 5 s, as the Go host's `cmd.Cancel` and `WaitDelay`."""
         with self.lock:
-            for proc in self.children:
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGINT)
+            children = [p for p in self.children if p.poll() is None]
+        for proc in children:
+            proc.send_signal(signal.SIGINT)
+        for proc in children:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
     # -- the service ------------------------------------------------------------------------
 
@@ -320,6 +334,19 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+
+    # The Go host health-checks the engine and exits when it is gone (main.go `main` and
+    # `Handshake`: `rpcutil.Healthcheck`). The engine is the process that started this one:
+    # when it dies (a killed CLI), this process is re-parented, and stops with its children.
+    engine_pid = os.getppid()
+
+    def watch_engine() -> None:
+        while os.getppid() == engine_pid:
+            if server.wait_for_termination(timeout=1):
+                return
+        stop()
+
+    threading.Thread(target=watch_engine, daemon=True).start()
     server.wait_for_termination()
     return 0
 

@@ -23,7 +23,9 @@ import argparse
 import json
 import os
 import secrets
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,7 +43,7 @@ import addons  # noqa: E402
 import cluster  # noqa: E402
 import nodes as node_shapes  # noqa: E402
 import verify  # noqa: E402
-from tools import TOOLS, build  # noqa: E402
+from tools import TOOLS  # noqa: E402
 
 VENV = Path(os.environ.get("VENV", REPO / ".venv")).resolve()
 
@@ -78,10 +80,15 @@ class Report:
 
 
 def tool_path() -> dict[str, Path]:
-    out = {}
-    for name, make in TOOLS.items():
-        out[name] = build(make())
-    return out
+    """The cached tools; the run builds none (`./dev e2e-tools` does, once)."""
+    tools = {name: make() for name, make in TOOLS.items()}
+    missing = [name for name, tool in tools.items() if not tool.built()]
+    if missing:
+        raise StepFailed(
+            f"not built: {', '.join(missing)} (cache {tools[missing[0]].folder().parent}); "
+            "run ./dev e2e-tools first"
+        )
+    return {name: tool.bindir() for name, tool in tools.items()}
 
 
 def plugin_dir(state: Path, bins: dict[str, Path]) -> Path:
@@ -93,10 +100,12 @@ def plugin_dir(state: Path, bins: dict[str, Path]) -> Path:
         for f in folder.iterdir():
             (d / f.name).symlink_to(f)
     host = d / "pulumi-language-python"
-    host.write_text(
-        f"#!/bin/sh\nexec '{VENV / 'bin' / 'python'}' '{HERE / 'langhost.py'}' "
-        f"-use-executor '{d / 'pulumi-language-python-exec'}' \"$@\"\n"
+    python, script = (
+        shlex.quote(str(VENV / "bin" / "python")),
+        shlex.quote(str(HERE / "langhost.py")),
     )
+    shim = shlex.quote(str(d / "pulumi-language-python-exec"))
+    host.write_text(f'#!/bin/sh\nexec {python} {script} -use-executor {shim} "$@"\n')
     host.chmod(0o755)
     return d
 
@@ -143,8 +152,16 @@ class Pulumi:
         (state / "backend").mkdir(parents=True, exist_ok=True)
 
     def run(
-        self, *args: str, check: bool = True, log: str | None = None
+        self,
+        *args: str,
+        check: bool = True,
+        log: str | None = None,
+        stdin: str | None = None,
+        timeout: float = 1800,
     ) -> subprocess.CompletedProcess:
+        """Run the CLI in a process group of its own: on a timeout the whole group (the
+        engine, the language host, the program, the providers) is killed, not the CLI alone.
+        `stdin` feeds a value (a secret) that must not be on a command line."""
         cmd = [
             "pulumi",
             *args,
@@ -155,7 +172,22 @@ class Pulumi:
             str(self.proj),
         ]
         print(f"   $ {' '.join(cmd)}", file=sys.stderr, flush=True)
-        res = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=1800)
+        proc = subprocess.Popen(
+            cmd,
+            env=self.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(stdin or "", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate(timeout=30)
+            raise StepFailed(f"pulumi {args[0]} took over {timeout:.0f} s") from None
+        res = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
         if log:
             (self.state / "logs" / f"{log}.log").write_text(
                 res.stdout + "\n--- stderr\n" + res.stderr
@@ -173,10 +205,15 @@ class Pulumi:
 
 
 def changes_of(events: list[dict]) -> dict[str, int]:
+    """The summary's resource changes; StepFailed when the operation did not succeed or left
+    no summary (an empty answer must not read as "nothing changed")."""
     for ev in events:
         if "summaryEvent" in ev:
-            return dict(ev["summaryEvent"].get("resourceChanges") or {})
-    return {}
+            summary = ev["summaryEvent"]
+            if summary.get("result", "succeeded") != "succeeded":
+                raise StepFailed(f"the operation ended {summary.get('result')!r}")
+            return dict(summary.get("resourceChanges") or {})
+    raise StepFailed("the engine wrote no summary event")
 
 
 def policy_verdicts_of(events: list[dict]) -> list[dict]:
@@ -274,6 +311,12 @@ def secret_inputs(env: Any) -> tuple[dict[str, str], dict[str, str]]:
     return variables, config
 
 
+def state_folders(state: Path) -> list[Path]:
+    """What a run writes: the state backend, Pulumi's home, the project, the logs and event
+    logs. Not etcd's data (the cluster's own copy of its Secrets) or the tool links."""
+    return [state / d for d in ("backend", "pulumi-home", "project", "logs")]
+
+
 def plain_text_leaks(values: list[str], folders: list[Path]) -> list[str]:
     """Files under `folders` (state, logs, event logs) that hold any of `values` in plain text."""
     found = []
@@ -335,7 +378,9 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
         def init() -> dict:
             pulumi.run("stack", "init", environment, log="init")
             for key, value in config.items():
-                pulumi.run("config", "set", "--stack", environment, "--secret", key, value)
+                # The value goes in on standard input, never on a command line
+                # (`pulumi config set KEY` reads a non-terminal stdin).
+                pulumi.run("config", "set", "--stack", environment, "--secret", key, stdin=value)
             return {"secret_variables": sorted(variables), "secret_config": sorted(config)}
 
         report.step("stack init", init)
@@ -371,47 +416,67 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
 
         def up(name: str) -> dict:
             ev = state / "logs" / f"{name}.events.jsonl"
+            # With the policy pack, as in production: a mandatory violation stops the update.
             pulumi.run(
                 "up",
                 "--stack",
                 environment,
                 "--yes",
                 "--skip-preview",
+                "--policy-pack",
+                str(REPO / "policies"),
                 "--event-log",
                 str(ev),
                 log=name,
             )
             return {"changes": changes_of(pulumi.events(name))}
 
-        report.step("up", lambda: up("up"))
+        first = report.step("up", lambda: up("up"))
+        made_up = [*variables.values(), *config.values()]
 
         def no_leaks() -> dict:
-            values = [*variables.values(), *config.values()]
-            leaks = plain_text_leaks(values, [state / "backend", state / "logs"])
+            # Every made-up value reached the cluster (a Secret in the namespace holds it) ...
+            held = verify.secret_values(client, env)
+            lost = [v[:14] + "..." for v in made_up if v not in held]
+            if lost:
+                raise StepFailed(f"secret values that no Secret of the namespace holds: {lost}")
+            # ... and none is in plain text in the state, the logs or the event logs.
+            leaks = plain_text_leaks(made_up, state_folders(state))
             if leaks:
                 raise StepFailed(f"secret values in plain text: {leaks}")
-            return {"secrets_checked": len(values)}
+            return {"secrets_checked": len(made_up)}
 
-        report.step("no secret in state or logs", no_leaks)
+        report.step("secrets reach the cluster, never state or logs", no_leaks)
         report.step("deployed as declared", lambda: verify.deployed(client, env))
         report.step("placeholders preempted", lambda: verify.preemption(client, env))
 
         def up_again() -> dict:
             result = up("up-again")
-            changed = {k: v for k, v in result["changes"].items() if k != "same" and v}
-            if changed:
-                raise StepFailed(f"the second `pulumi up` changed something: {changed}")
+            created = first["changes"].get("create", 0)
+            if result["changes"] != {"same": created}:
+                raise StepFailed(
+                    f"the second `pulumi up` did more than keep the {created} resources the "
+                    f"first created: {result['changes']}"
+                )
             return result
 
         report.step("second up is a no-op", up_again)
 
         def destroy() -> dict:
+            exported = json.loads(pulumi.run("stack", "export", "--stack", environment).stdout)
+            objects = verify.stack_objects(exported)
             pulumi.run("destroy", "--stack", environment, "--yes", "--skip-preview", log="destroy")
+            # Every object the stack recorded is gone (404), and nothing else of the
+            # blueprint is left in its namespace, labelled with it, or named after it.
+            left = verify.still_there(client, objects)
             platform = {f"secrets/{n}" for n in platform_secrets}
-            left = verify.leftovers(client, env, platform)
+            left += verify.leftovers(client, env, platform)
             if left:
                 raise StepFailed(f"objects of the blueprint left after destroy: {left}")
-            return {"left": left}
+            leaks = plain_text_leaks(made_up, state_folders(state))
+            if leaks:
+                raise StepFailed(f"secret values in plain text after destroy: {leaks}")
+            return {"objects_removed": len(objects), "left": left}
 
         report.step("destroy leaves nothing", destroy)
         report.data["passed"] = True
@@ -440,6 +505,12 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     state = (args.state or Path(tempfile.mkdtemp(prefix="inferplane-e2e-"))).resolve()
     state.mkdir(parents=True, exist_ok=True)
+    # A reused state folder starts over: no stack, log or project of an earlier run.
+    for stale in ("backend", "pulumi-home", "project", "logs", "bin"):
+        shutil.rmtree(state / stale, ignore_errors=True)
+    # A termination (CI cancelled, `timeout`) unwinds through `run`'s cleanup, which stops
+    # the control plane and KEDA by PID.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     data = run(args.blueprint, args.env, args.keep, state)
     data["state"] = str(state)
     print(json.dumps(data, indent=2, default=str))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from collections import defaultdict
 from typing import Any
@@ -76,6 +77,8 @@ def blueprint_pods(client: Kube, env: Environment) -> list[dict]:
 def _wait_deployments_ready(client: Kube, ns: str, timeout: float = 120) -> list[dict]:
     def ready() -> list[dict] | None:
         deps = client.items(f"/apis/apps/v1/namespaces/{ns}/deployments")
+        if not deps:
+            raise Failed(f"no Deployment in namespace {ns}")
         for d in deps:
             want = d["spec"].get("replicas", 1)
             st = d.get("status", {})
@@ -126,6 +129,7 @@ def deployed(client: Kube, env: Environment) -> dict[str, Any]:
             )
         if zones is None and pool and node.get(ZONE) not in env.zones:
             problems.append(f"pod {name} runs in {node.get(ZONE)}, outside the environment's zones")
+        problems += _model_pod(env, pod, node)
         for res, n in _gpu_requests(pod).items():
             used[node_name][res] += n
             model = pod["metadata"].get("labels", {}).get(naming.MODEL_LABEL)
@@ -149,6 +153,102 @@ def deployed(client: Kube, env: Environment) -> dict[str, Any]:
         "gpu_nodes_used": len(used),
         "models_per_node": {k: sorted(v) for k, v in sorted(models_on.items())},
     }
+
+
+def _model_pod(env: Environment, pod: dict, node: dict[str, str]) -> list[str]:
+    """A serving pod of model M runs on a node of M's pool and holds exactly M's GPUs: it
+    requests `gpus` units of the pool's GPU resource, with limits equal to requests, so the
+    device plugin hands it whole devices (or MIG slices) no other pod gets."""
+    labels = pod["metadata"].get("labels", {})
+    name = labels.get(naming.MODEL_LABEL)
+    if name not in env.models or labels.get(naming.ROLE_LABEL):
+        return []
+    model = env.models[name]
+    pool = env.pools[model.pool]
+    problems = []
+    if node.get(naming.POOL_LABEL) != pool.name:
+        problems.append(f"pod {pod['metadata']['name']} of {name} is not on pool {pool.name}")
+    serving = [c for c in pod["spec"]["containers"] if c.get("resources", {}).get("requests")]
+    want = {pool.gpu_resource: str(model.gpus)}
+    for c in serving:
+        res = c["resources"]
+        got = {k: str(v) for k, v in res.get("requests", {}).items() if k.startswith("nvidia.com/")}
+        lim = {k: str(v) for k, v in res.get("limits", {}).items() if k.startswith("nvidia.com/")}
+        if got and (got != want or lim != want):
+            problems.append(
+                f"pod {pod['metadata']['name']} of {name} asks for {got} (limits {lim}), not {want}"
+            )
+    if not any(_gpu_requests(pod)):
+        problems.append(f"pod {pod['metadata']['name']} of {name} requests no GPU")
+    return problems
+
+
+def secret_values(client: Kube, env: Environment) -> set[str]:
+    """Every value every Secret of the blueprint's namespace holds, decoded."""
+    ns = naming.namespace(env.blueprint)
+    out = set()
+    for secret in client.items(f"/api/v1/namespaces/{ns}/secrets"):
+        for value in (secret.get("data") or {}).values():
+            out.add(base64.b64decode(value).decode(errors="replace"))
+    return out
+
+
+def stack_objects(exported: dict) -> list[dict[str, str]]:
+    """The Kubernetes objects a `pulumi stack export` records (Patch resources excluded:
+    they modify an object the stack does not own)."""
+    out = []
+    for res in exported.get("deployment", {}).get("resources", []):
+        typ = res.get("type", "")
+        if not typ.startswith("kubernetes:") or typ.endswith("Patch"):
+            continue
+        if typ.startswith("kubernetes:helm.sh"):
+            continue
+        outputs = res.get("outputs") or {}
+        meta = outputs.get("metadata") or {}
+        if outputs.get("apiVersion") and outputs.get("kind") and meta.get("name"):
+            out.append(
+                {
+                    "apiVersion": outputs["apiVersion"],
+                    "kind": outputs["kind"],
+                    "namespace": meta.get("namespace") or "",
+                    "name": meta["name"],
+                }
+            )
+    return out
+
+
+def _plural(client: Kube, api_version: str, kind: str, cache: dict) -> tuple[str, bool]:
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    if base not in cache:
+        cache[base] = client.get(base).get("resources", [])
+    for r in cache[base]:
+        if r.get("kind") == kind and "/" not in r["name"]:
+            return f"{base}/{{ns}}{r['name']}", bool(r.get("namespaced"))
+    raise Failed(f"the API server serves no {kind} in {api_version}")
+
+
+def still_there(client: Kube, objects: list[dict[str, str]], timeout: float = 60) -> list[str]:
+    """Objects of `objects` that still exist (404 means gone), after waiting for finalizers."""
+    cache: dict = {}
+    paths = []
+    for o in objects:
+        template, namespaced = _plural(client, o["apiVersion"], o["kind"], cache)
+        prefix = f"namespaces/{o['namespace']}/" if namespaced and o["namespace"] else ""
+        paths.append(
+            (
+                f"{o['kind']}/{o['namespace']}/{o['name']}",
+                template.format(ns=prefix) + f"/{o['name']}",
+            )
+        )
+
+    def remaining() -> list[str]:
+        return [what for what, path in paths if client.exists(path)]
+
+    try:
+        client.wait("every object of the stack deleted", lambda: not remaining(), timeout)
+    except TimeoutError:
+        return remaining()
+    return []
 
 
 def _hpas(client: Kube, ns: str) -> list[str]:
@@ -176,7 +276,8 @@ def _pod_security(client: Kube, ns: str, pods: list[dict]) -> list[str]:
     PodSecurity admission (its `enforce` level is what the stack set)."""
     labels = client.get(f"/api/v1/namespaces/{ns}")["metadata"].get("labels", {})
     level = labels.get("pod-security.kubernetes.io/enforce")
-    problems = [] if level else [f"namespace {ns} enforces no Pod Security level"]
+    # The stack sets `restricted` on the blueprint's namespace (components/hardening.py).
+    problems = [] if level == "restricted" else [f"namespace {ns} enforces {level!r}"]
     for pod in pods:
         meta = pod["metadata"]
         clone = {
@@ -267,6 +368,11 @@ def preemption(client: Kube, env: Environment) -> dict[str, Any]:
         )
         seconds = round(time.monotonic() - start, 1)
         placeholders_after = _placeholders(client, ns, pool.name)
+        preempted = client.wait(
+            "a placeholder preempted by the scheduler",
+            lambda: _preempted(client, ns, pool.name),
+            30,
+        )
         if placeholders_after["running"] >= placeholders_before["running"]:
             raise Failed(
                 f"{target} grew to {new_min} replicas but no placeholder of pool {pool.name} "
@@ -287,6 +393,7 @@ def preemption(client: Kube, env: Environment) -> dict[str, Any]:
         "replicas": f"{before} -> {new_min}",
         "seconds_to_ready": seconds,
         "placeholders": {"before": placeholders_before, "after": placeholders_after},
+        "preempted": preempted,
     }
 
 
@@ -299,6 +406,30 @@ def free_units(client: Kube, pool: str, resource: str) -> int:
         if node in free and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
             free[node] -= _gpu_requests(pod).get(resource, 0)
     return sum(max(0, v) for v in free.values())
+
+
+def _preempted(client: Kube, ns: str, pool: str) -> list[str]:
+    """Placeholder pods of `pool` the scheduler evicted for a pod of higher priority: their
+    ``DisruptionTarget`` condition says ``PreemptionByScheduler`` (Kubernetes "Pod
+    disruption conditions"), or, once the pod is gone, the scheduler's ``Preempted`` event
+    about it remains (pkg/scheduler/framework/preemption `prepareCandidate`)."""
+    prefix = f"{pool}{naming.SPARE_GPUS_INFIX}"
+    found = [
+        e["involvedObject"]["name"]
+        for e in client.items(f"/api/v1/namespaces/{ns}/events", fieldSelector="reason=Preempted")
+        if e.get("involvedObject", {}).get("name", "").startswith(prefix)
+    ]
+    pods = client.items(
+        f"/api/v1/namespaces/{ns}/pods",
+        labelSelector=f"{naming.ROLE_LABEL}={naming.SPARE_GPU_ROLE}",
+    )
+    for p in pods:
+        if p["spec"].get("nodeSelector", {}).get(naming.POOL_LABEL) != pool:
+            continue
+        for c in p.get("status", {}).get("conditions", []):
+            if c.get("type") == "DisruptionTarget" and c.get("reason") == "PreemptionByScheduler":
+                found.append(p["metadata"]["name"])
+    return found
 
 
 def _placeholders(client: Kube, ns: str, pool: str) -> dict[str, int]:

@@ -274,9 +274,9 @@ class _RecordingMonitor(mocks.MockMonitor):
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The URN the engine gives the resource: its type qualified by the parent's whole
         qualified type (``a$b$c``), not only the parent's last type as the SDK's
-        `MockMonitor.make_urn` does. pulumi/pulumi sdk/go/common/resource/urn/urn.go `New`
-        prefixes ``parentType + "$"`` where the engine passes ``parent.QualifiedType()``
-        (pkg/resource/deploy/step_generator.go), and leaves the root stack type out. Policy
+        `MockMonitor.make_urn` does. pulumi/pulumi pkg/resource/deploy/deployment.go
+        `generateURN` passes ``parent.QualifiedType()`` (skipping the root stack type) to
+        sdk/go/common/resource/urn/urn.go `New`, which prefixes it with ``$``. Policy
         results name resources by URN: `inferplane check` must name the ones `pulumi
         preview --policy-pack` names."""
         if parent:

@@ -67,7 +67,7 @@ def everything(rec: Recording) -> str:
 
 def test_urns_carry_every_ancestor_type_as_the_engine_makes_them() -> None:
     """The engine qualifies a child's type with its parent's whole qualified type
-    (pulumi/pulumi sdk/go/common/resource/urn/urn.go `New` with `parent.QualifiedType()`);
+    (pulumi/pulumi pkg/resource/deploy/deployment.go `generateURN`, urn.go `New`);
     the SDK's MockMonitor keeps only the parent's last type. `pulumi preview --policy-pack`
     reported a Deployment under InferenceStack > ModelServer as
     `...InferenceStack$...ModelServer$kubernetes:apps/v1:Deployment::...` while

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "e2e"))
 
@@ -59,7 +61,14 @@ def test_policy_verdicts_are_rule_level_and_resource_urn() -> None:
 
 def test_the_change_summary_is_read_from_the_summary_event() -> None:
     assert run.changes_of(EVENTS) == {"create": 78}
-    assert run.changes_of(EVENTS[:2]) == {}
+
+
+def test_no_summary_or_a_failed_one_is_no_answer_about_changes() -> None:
+    with pytest.raises(run.StepFailed, match="no summary"):
+        run.changes_of(EVENTS[:2])
+    failed = [{"summaryEvent": {"resourceChanges": {"same": 3}, "result": "failed"}}]
+    with pytest.raises(run.StepFailed, match="'failed'"):
+        run.changes_of(failed)
 
 
 def test_runner_variables_and_config_secrets_get_made_up_values() -> None:

@@ -104,6 +104,7 @@ def test_required_packages_are_the_resource_plugins_of_the_project_s_virtualenv(
     got = {p.name: p.version for p in host.GetRequiredPackages(req, timeout=120).packages}
     from importlib.metadata import version
 
+    # plugin versions as the SDK packages state them (no "v": the engine parses either)
     assert got["kubernetes"] == version("pulumi-kubernetes")
     assert got["random"] == version("pulumi-random")
     # pulumi-policy ships a pulumi-plugin.json too, but it is no resource plugin.
@@ -143,3 +144,42 @@ def test_the_policy_pack_starts_through_the_host_and_reports_its_port(
         stream.cancel()
     assert info.name == "inferplane"
     assert {p.name for p in info.policies} >= {"warm-replicas", "same-zone-placement"}
+
+
+@pytest.mark.parametrize(
+    ("code", "error", "bail"),
+    [(0, "", False), (32, "", True), (3, "program exited with non-zero exit code: 3", False)],
+)
+def test_the_program_s_exit_code_becomes_the_run_s_answer(
+    tmp_path: Path, code: int, error: str, bail: bool
+) -> None:
+    """main.go `Run`: 0 succeeds, 32 means the program already showed the user an actionable
+    message (bail), anything else is an error; the config arrives as PULUMI_CONFIG."""
+    shim = tmp_path / "shim.py"
+    shim.write_text(
+        "import json, os, sys\n"
+        "config = json.loads(os.environ['PULUMI_CONFIG'])\n"
+        f"sys.exit({code} if config == {{'p:k': 'v'}} else 99)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(E2E / "langhost.py"), "-use-executor", str(shim)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        channel = grpc.insecure_channel(f"127.0.0.1:{int(proc.stdout.readline())}")
+        stub = language_pb2_grpc.LanguageRuntimeStub(channel)
+        req = language_pb2.RunRequest(
+            project="p",
+            stack="s",
+            pwd=str(tmp_path),
+            config={"p:k": "v"},
+            info=_info(tmp_path, virtualenv=str(VENV)),
+        )
+        res = stub.Run(req, timeout=60)
+        channel.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert (res.error, res.bail) == (error, bail)
