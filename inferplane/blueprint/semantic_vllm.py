@@ -401,7 +401,10 @@ def _extra_args(
     version = (env.data.get("versions") or {}).get("vllm", defaults.VERSIONS["vllm"])
     pinned = version == defaults.VERSIONS["vllm"] and "image" not in model
     problems = vllm_owned.extra_args_problems(
-        settings.get("extra_args") or [], str(path[1]), version if pinned else None
+        settings.get("extra_args") or [],
+        str(path[1]),
+        defaults.VERSIONS["vllm"],
+        pinned,
     )
     for i, message, hint in problems:
         yield Finding("error", (*path, "vllm", "extra_args", i), message, hint)
@@ -411,7 +414,10 @@ def _env_vars(
     path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any]
 ) -> Iterator[Finding]:
     problems = vllm_owned.env_problems(
-        settings.get("env") or {}, str(path[1]), list(model.get("secrets") or {})
+        settings.get("env") or {},
+        str(path[1]),
+        list(model.get("secrets") or {}),
+        defaults.VERSIONS["vllm"],
     )
     for var, message, hint in problems:
         yield Finding("error", (*path, "vllm", "env", var), message, hint)
