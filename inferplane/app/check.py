@@ -161,10 +161,15 @@ def check_environments(
     advisory result per waiver that matched nothing in any of them."""
     results: list[Result] = []
     use = waivers.WaiverUse.new()
+    max_days = config.waiver_max_days
     for env, found in zip(environments, evaluate_environments(environments, config), strict=True):
-        results.extend(
-            waivers.apply(found, env.waivers, today, env.locate, use, config.waiver_max_days)
+        # The platform's waivers first (they alone may waive a mandatory rule), then the
+        # blueprint's (advisory rules only).
+        platform = waivers.platform_waivers(config.mandatory_waivers, env.blueprint)
+        found = waivers.apply(
+            found, platform, today, config.locate_mandatory_waiver, None, max_days, platform=True
         )
+        results.extend(waivers.apply(found, env.waivers, today, env.locate, use, max_days))
     if environments:
         first = environments[0]
         enabled = [r.id for r in all_rules() if config.level(r) != "disabled"]
