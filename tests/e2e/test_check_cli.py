@@ -360,3 +360,11 @@ def test_explain_prints_rationale_config_and_examples() -> None:
         timeout=120,
     )
     assert proc.returncode == 2 and "did you mean warm-replicas?" in proc.stderr
+
+
+def test_the_bundled_blueprints_pass_the_shipped_platform_config() -> None:
+    """What the pull-request workflow runs: every blueprint, together, with the platform's
+    policy config (policies/platform-config.yaml)."""
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints").rglob("*.yaml"))
+    proc = check("--policy-config", "policies/platform-config.yaml", "--", *files)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
