@@ -104,10 +104,7 @@ class HubSource:
     def path(self) -> str:
         """``<org>/<name>/<revision>`` under the hub prefix. The schema lets a revision hold
         ``/`` (``refs/pr/1``), and so ``..`` segments: such a revision becomes one segment."""
-        revision = self.revision
-        if "/" in revision:
-            revision = f"rev-{naming.short_hash(revision)}"
-        return f"{self.repo}/{revision}"
+        return f"{self.repo}/{naming.staged_revision_dir(self.revision)}"
 
 
 def hub_source(

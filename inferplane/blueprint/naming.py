@@ -94,6 +94,19 @@ VLLM_COMPILE_PREFIX = ".inferplane/vllm-compile"
 ``<model_store>/<VLLM_COMPILE_PREFIX>/<blueprint>/<model>/<key>/`` (`store_area`)."""
 
 
+STAGED_REVISION_PREFIX = "rev-"
+"""A staged revision holding ``/`` is the folder ``rev-<hash>`` (`staged_revision_dir`); a
+blueprint revision may not itself start with it, so no two revisions share a folder."""
+
+
+def staged_revision_dir(revision: str) -> str:
+    """The folder (one path segment) of a staged ``hf://`` revision under its repository:
+    the revision itself, or ``rev-<hash>`` when it holds ``/`` (``..`` segments included)."""
+    if "/" in revision:
+        return f"{STAGED_REVISION_PREFIX}{short_hash(revision)}"
+    return revision
+
+
 def store_area(prefix: str, blueprint: str) -> str:
     """The part of an inferplane prefix of the model store (`ENGINE_PREFIX`, `HUB_PREFIX`,
     `VLLM_COMPILE_PREFIX`) that one blueprint writes and reads, without a trailing ``/``.

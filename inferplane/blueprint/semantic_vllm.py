@@ -57,6 +57,8 @@ def check_env(env: EnvView) -> None:
     for f in findings(env):
         if f.severity == "error":
             env.error(f.path, f.message, f.hint)
+    for where, message, hint in semantic_hub.errors(env):
+        env.error(where, message, hint)
 
 
 def advisories(doc: Document) -> list[Diagnostic]:

@@ -610,3 +610,29 @@ def test_an_unpinned_hf_adapter_is_refused_at_its_line() -> None:
         "hf://org/name@<revision>, best a commit SHA; it is staged into the model store keyed "
         "by it (a tag or branch is staged once and never refreshed)"
     ]
+
+
+# --- hf:// revisions that cannot be staged safely ------------------------------------------
+def test_a_hub_pull_request_ref_is_refused() -> None:
+    assert errors(chat("", source="hf://acme/chat@refs/pr/7")) == [
+        "bp.yaml:25:13: error: models.chat.source: revision 'refs/pr/7' of hf://acme/chat is a "
+        "Hub pull request: its files are whatever the pull request's author pushed, not the "
+        "repository's; pin a commit of the repository itself: hf://acme/chat@<40-hex commit "
+        "SHA>"
+    ]
+
+
+def test_two_revisions_cannot_share_a_staged_folder() -> None:
+    from inferplane.blueprint import naming
+
+    folder = naming.staged_revision_dir("release/1")
+    assert folder.startswith("rev-")
+    text = chat(
+        f"    vllm:\n      lora:\n        adapters: {{tone: 'hf://acme/chat@{folder}'}}\n",
+        source="hf://acme/chat@release/1",
+    )
+    assert errors(text) == [
+        f"bp.yaml:28:26: error: models.chat.vllm.lora.adapters.tone: revision {folder!r} of "
+        "hf://acme/chat starts with 'rev-', how staged folders of other revisions are named; "
+        "pin a commit: hf://acme/chat@<40-hex commit SHA>"
+    ]
