@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from inferplane.policies.rules import rule
 
@@ -213,6 +215,10 @@ def failing_run(
     """One `inferplane check` over every rule's failing fixture (several blueprints at once)."""
     directory = tmp_path_factory.mktemp("failing")
     paths = {f.id: write(f, directory) for f in FAILING}
+    # Checked together, blueprints may not share a name: each fixture gets its own.
+    for i, path in enumerate(paths.values()):
+        text = path.read_text()
+        path.write_text(re.sub(r"(?m)^name: .*$", f"name: fixture-{i}", text, count=1))
     proc = check(*map(str, paths.values()), "--format", "json")
     assert "Traceback" not in proc.stderr
     return proc.returncode, json.loads(proc.stdout), paths
@@ -368,3 +374,38 @@ def test_the_bundled_blueprints_pass_the_shipped_platform_config() -> None:
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints").rglob("*.yaml"))
     proc = check("--policy-config", "policies/platform-config.yaml", "--", *files)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_blueprints_checked_together_may_not_share_a_name_or_a_joined_name(
+    tmp_path: Path,
+) -> None:
+    """`team-x` + `prod-eu` and `team-x-prod` + `eu` would name the same node groups, wake
+    load balancer and hosts; two files with one name would share a namespace."""
+    text = (ROOT / "blueprints" / "chat-minimal.yaml").read_text()
+    name_line = next(line for line in text.splitlines() if line.startswith("name: "))
+    env = next(iter(yaml.safe_load(text)["environments"]))
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(text.replace(name_line, "name: team-x"))
+    second.write_text(text.replace(name_line, "name: team-x"))
+    proc = check(str(first), str(second))
+    assert proc.returncode == 2
+    line = text.splitlines().index(name_line) + 1
+    assert (
+        f"{second}:{line}:7: error: name: blueprint name 'team-x' is also the name of "
+        f"{first}: the name keys its namespace, cloud resources and model-store areas; give "
+        "one of the blueprints another name"
+    ) in proc.stderr
+    # team-x + <env>-eu against team-x-<env> + eu.
+    renamed = text.replace(f"\n  {env}:", f"\n  {env}-eu:")
+    first.write_text(renamed.replace(name_line, "name: team-x"))
+    second.write_text(
+        text.replace(f"\n  {env}:", "\n  eu:").replace(name_line, f"name: team-x-{env}")
+    )
+    proc = check(str(first), str(second))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert (
+        f"error: environments.eu: blueprint 'team-x-{env}' environment 'eu' names its "
+        f"resources 'team-x-{env}-eu', as blueprint 'team-x' environment '{env}-eu' of "
+        f"{first} does; rename the environment or the blueprint so that "
+        "<blueprint>-<environment> differs"
+    ) in proc.stderr
