@@ -4,11 +4,16 @@ Four identities per environment:
 - ``model-reader`` (serving pods): read-only, on the model store's bucket *and prefix*
   (plus any model source given as an absolute URI outside the store);
 - ``engine-builder`` (TensorRT engine builds): the same reads, and writes only under
-  ``<model_store>/.inferplane/engines/``;
+  ``<model_store>/.inferplane/engines/<blueprint>/``;
 - ``weights-stager`` (the Jobs that copy ``hf://`` sources into the store): reads and
-  writes only under ``<model_store>/.inferplane/hub/``, nothing else of the store;
+  writes only under ``<model_store>/.inferplane/hub/<blueprint>/``, nothing else of the store;
 - ``vllm-compiler`` (the Jobs that stage a vLLM model's ``torch.compile`` cache): the
-  model-reader's reads, and writes only under ``<model_store>/.inferplane/vllm-compile/``.
+  model-reader's reads, and writes only under
+  ``<model_store>/.inferplane/vllm-compile/<blueprint>/``.
+
+Every write grant is the blueprint's own area (`naming.store_area`): blueprints that share a
+model store cannot overwrite each other's engines, staged weights or compile caches, which
+their replicas would then load and run.
 
 AWS: IAM roles for service accounts (IRSA) trusted only for that ServiceAccount and the STS
 audience. GCP: service accounts bound through Workload Identity, with IAM conditions that
@@ -63,20 +68,23 @@ def s3_read_statements(locations: Sequence[tuple[str, str]]) -> list[dict[str, A
     return statements
 
 
-def engine_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
-    """(bucket, prefix) where engine builds write: ``<store prefix>.inferplane/engines/``."""
-    return store_bucket, f"{store_prefix}{naming.ENGINE_PREFIX}/"
+def engine_location(store_bucket: str, store_prefix: str, blueprint: str) -> tuple[str, str]:
+    """(bucket, prefix) where the blueprint's engine builds write:
+    ``<store prefix>.inferplane/engines/<blueprint>/``."""
+    return store_bucket, f"{store_prefix}{naming.store_area(naming.ENGINE_PREFIX, blueprint)}/"
 
 
-def hub_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
-    """(bucket, prefix) where staging Jobs write: ``<store prefix>.inferplane/hub/``."""
-    return store_bucket, f"{store_prefix}{naming.HUB_PREFIX}/"
+def hub_location(store_bucket: str, store_prefix: str, blueprint: str) -> tuple[str, str]:
+    """(bucket, prefix) where the blueprint's staging Jobs write:
+    ``<store prefix>.inferplane/hub/<blueprint>/``."""
+    return store_bucket, f"{store_prefix}{naming.store_area(naming.HUB_PREFIX, blueprint)}/"
 
 
-def compile_location(store_bucket: str, store_prefix: str) -> tuple[str, str]:
-    """(bucket, prefix) where compile-cache Jobs write:
-    ``<store prefix>.inferplane/vllm-compile/``."""
-    return store_bucket, f"{store_prefix}{naming.VLLM_COMPILE_PREFIX}/"
+def compile_location(store_bucket: str, store_prefix: str, blueprint: str) -> tuple[str, str]:
+    """(bucket, prefix) where the blueprint's compile-cache Jobs write:
+    ``<store prefix>.inferplane/vllm-compile/<blueprint>/``."""
+    area = naming.store_area(naming.VLLM_COMPILE_PREFIX, blueprint)
+    return store_bucket, f"{store_prefix}{area}/"
 
 
 def s3_write_statement(bucket: str, prefix: str) -> dict[str, Any]:
@@ -88,10 +96,10 @@ def s3_write_statement(bucket: str, prefix: str) -> dict[str, Any]:
     }
 
 
-def s3_stager_policy(store_bucket: str, store_prefix: str) -> str:
-    """Read, list and write the hub prefix only: the completion marker is read there and
-    ``aws s3 sync`` lists the destination before it uploads."""
-    hub = hub_location(store_bucket, store_prefix)
+def s3_stager_policy(store_bucket: str, store_prefix: str, blueprint: str) -> str:
+    """Read, list and write the blueprint's hub prefix only: the completion marker is read
+    there and ``aws s3 sync`` lists the destination before it uploads."""
+    hub = hub_location(store_bucket, store_prefix, blueprint)
     return iam.document([*s3_read_statements([hub]), s3_write_statement(*hub)])
 
 
@@ -100,18 +108,18 @@ def s3_reader_policy(read_locations: Sequence[tuple[str, str]]) -> str:
 
 
 def s3_builder_policy(
-    read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str
+    read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str, blueprint: str
 ) -> str:
-    write = s3_write_statement(*engine_location(store_bucket, store_prefix))
+    write = s3_write_statement(*engine_location(store_bucket, store_prefix, blueprint))
     return iam.document([*s3_read_statements(read_locations), write])
 
 
 def s3_compiler_policy(
-    read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str
+    read_locations: Sequence[tuple[str, str]], store_bucket: str, store_prefix: str, blueprint: str
 ) -> str:
     """The reader's reads (the weights, and the cache's own marker in the store) and writes
-    under the compile-cache prefix only."""
-    write = s3_write_statement(*compile_location(store_bucket, store_prefix))
+    under the blueprint's compile-cache prefix only."""
+    write = s3_write_statement(*compile_location(store_bucket, store_prefix, blueprint))
     return iam.document([*s3_read_statements(read_locations), write])
 
 
@@ -132,7 +140,7 @@ class ModelStoreAccessArgs:
     """The model store's bucket (S3 or GCS, as `cloud`)."""
     store_prefix: str
     """The model store's key prefix, ``""`` (the whole bucket) or ending in ``/``; engine
-    builds write under ``<store_prefix>.inferplane/engines/``."""
+    builds write under ``<store_prefix>.inferplane/engines/<owner.blueprint>/``."""
     read_locations: tuple[tuple[str, str], ...]
     """(bucket, key prefix) pairs both identities may read: the store itself plus every
     model source outside it; an empty prefix reads the whole bucket."""
@@ -172,6 +180,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
     ) -> None:
         super().__init__("inferplane:identity:ModelStoreAccess", name, None, opts)
         self._name, self._args = name, args
+        bp = args.owner.blueprint
         annotation: str | None
         if args.cloud == "kubernetes":
             secret = args.store_secrets.get
@@ -185,19 +194,20 @@ class ModelStoreAccess(pulumi.ComponentResource):
             self.reader_identity = self._aws_role(naming.MODEL_READER_SA, s3_reader_policy(reads))
             self.builder_identity = self._aws_role(
                 naming.ENGINE_BUILDER_SA,
-                s3_builder_policy(reads, args.store_bucket, args.store_prefix),
+                s3_builder_policy(reads, args.store_bucket, args.store_prefix, bp),
             )
             self.stager_identity = self._aws_role(
-                naming.WEIGHTS_STAGER_SA, s3_stager_policy(args.store_bucket, args.store_prefix)
+                naming.WEIGHTS_STAGER_SA,
+                s3_stager_policy(args.store_bucket, args.store_prefix, bp),
             )
             self.compiler_identity = self._aws_role(
                 naming.VLLM_COMPILER_SA,
-                s3_compiler_policy(reads, args.store_bucket, args.store_prefix),
+                s3_compiler_policy(reads, args.store_bucket, args.store_prefix, bp),
             )
             annotation = IRSA_ANNOTATION
         else:
-            engines = engine_location(args.store_bucket, args.store_prefix)
-            hub = hub_location(args.store_bucket, args.store_prefix)
+            engines = engine_location(args.store_bucket, args.store_prefix, bp)
+            hub = hub_location(args.store_bucket, args.store_prefix, bp)
             self.reader_identity = self._gcp_account(naming.MODEL_READER_SA, "reader")
             self.builder_identity = self._gcp_account(
                 naming.ENGINE_BUILDER_SA, "builder", write=("engine-write", "engines", engines)
@@ -214,7 +224,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 write=(
                     "compile-write",
                     "compile",
-                    compile_location(args.store_bucket, args.store_prefix),
+                    compile_location(args.store_bucket, args.store_prefix, bp),
                 ),
             )
             annotation = GKE_ANNOTATION

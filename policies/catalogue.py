@@ -42,8 +42,11 @@ def readme() -> str:
         "Levels and thresholds are set in a policy config file "
         "(`inferplane check --policy-config FILE`, or `--policy-pack-config FILE` for "
         "CrossGuard; schema `config.schema.json`, defaults `default-config.yaml`). "
-        "Exceptions are blueprint waivers (`policies.waivers`): one rule, one target, a "
-        "reason and an expiry; a waived result is reported as `waived`.",
+        "Exceptions are waivers: one rule, one target, a reason and an expiry; a waived "
+        "result is reported as `waived`. A blueprint (`policies.waivers`) may waive advisory "
+        "rules only; waivers of mandatory rules live in the platform's policy config "
+        "(`mandatory_waivers`, each naming its blueprint), which CODEOWNERS gives to the "
+        "platform team and the pull-request workflow reads from the base branch.",
         "",
         "| rule | level | CrossGuard | what it requires |",
         "|---|---|---|---|",

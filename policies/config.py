@@ -10,6 +10,16 @@ The file has the shape of a CrossGuard policy-pack config, so the same file serv
       enforcementLevel: mandatory
       max_queue_delay_us: 5000
 
+The file is the platform team's (CODEOWNERS; the pull-request workflow reads it from the base
+branch), so it also holds what a blueprint may not decide for itself: ``mandatory_waivers``,
+the only waivers of mandatory rules (a blueprint may waive advisory rules only), each naming
+its blueprint::
+
+    mandatory_waivers:
+      - {blueprint: search, rule: warm-replicas, target: models.ranker,
+         environments: [staging], reason: "No customer traffic in staging yet.",
+         expires: 2027-01-31}
+
 Levels: ``mandatory`` (fails the check), ``advisory`` (reported), ``disabled``. A rule's own
 level wins over ``all``. Unknown rules and keys are refused with their location: a typo in a
 threshold must not silently keep the default. `policies/config.schema.json` is this format's
@@ -19,7 +29,7 @@ JSON Schema, generated from the rules (``python -m inferplane.policies.catalogue
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +43,9 @@ SCHEMA_ID = "https://inferplane.dev/schema/policy-config.schema.json"
 WAIVER_MAX_DAYS = 90
 """Default of ``waivers.max_days``: how far ahead a blueprint waiver may expire."""
 WAIVERS_KEY = "waivers"
+MANDATORY_WAIVERS_KEY = "mandatory_waivers"
+"""The platform's waivers of mandatory rules (not ``waivers``, whose ``max_days`` limits the
+blueprints' own)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,10 @@ class PolicyConfig:
     all_level: str | None = None
     file: str | None = None
     waiver_max_days: int = WAIVER_MAX_DAYS
+    mandatory_waivers: tuple[Mapping[str, Any], ...] = ()
+    """The platform's waivers of mandatory rules, as written (`waivers.platform_waivers`)."""
+    mandatory_waiver_locations: tuple[Location, ...] = ()
+    """Where each of `mandatory_waivers` is in the config file."""
 
     @classmethod
     def default(cls) -> PolicyConfig:
@@ -56,9 +73,12 @@ class PolicyConfig:
         values: dict[str, dict[str, Any]] = {}
         all_level = None
         max_days = WAIVER_MAX_DAYS
+        platform: tuple[Mapping[str, Any], ...] = ()
         for key, value in data.items():
             if key == "all":
                 all_level = str(value)
+            elif key == MANDATORY_WAIVERS_KEY:
+                platform = tuple(value or ())
             elif key == WAIVERS_KEY and isinstance(value, Mapping):
                 max_days = int(value.get("max_days", WAIVER_MAX_DAYS))
             elif isinstance(value, str):
@@ -73,7 +93,18 @@ class PolicyConfig:
             all_level=all_level,
             file=file,
             waiver_max_days=max_days,
+            mandatory_waivers=platform,
+            mandatory_waiver_locations=tuple(
+                Location(file or "<policy config>", 1, 1) for _ in platform
+            ),
         )
+
+    def locate_mandatory_waiver(self, path: YamlPath) -> Location | None:
+        """The config location of ``mandatory_waivers[i]`` (path of a platform waiver)."""
+        i = path[1] if len(path) == 2 and path[0] == MANDATORY_WAIVERS_KEY else None
+        if isinstance(i, int) and 0 <= i < len(self.mandatory_waiver_locations):
+            return self.mandatory_waiver_locations[i]
+        return None
 
     def level(self, rule: Rule) -> str:
         return self.levels.get(rule.id) or self.all_level or rule.level
@@ -103,6 +134,36 @@ def schema() -> dict[str, Any]:
                     "maximum": 365,
                     "default": WAIVER_MAX_DAYS,
                 }
+            },
+        },
+        MANDATORY_WAIVERS_KEY: {
+            "description": "The only waivers of mandatory rules (a blueprint may waive advisory "
+            "rules only): one rule, one target of one blueprint, a reason and an expiry, "
+            "limited by waivers.max_days like a blueprint's.",
+            "type": "array",
+            "maxItems": 500,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["blueprint", "rule", "target", "reason", "expires"],
+                "properties": {
+                    "blueprint": {"type": "string", "pattern": "^[a-z]([-a-z0-9]*[a-z0-9])?$"},
+                    "rule": {"type": "string", "pattern": "^[a-z][-a-z0-9]*$"},
+                    "target": {
+                        "type": "string",
+                        "pattern": r"^(models|gpu_pools)\.[A-Za-z0-9_-]+$|^load_balancer$",
+                    },
+                    "environments": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {"type": "string", "pattern": "^[a-z]([-a-z0-9]*[a-z0-9])?$"},
+                    },
+                    "reason": {"type": "string", "minLength": 20, "maxLength": 500},
+                    "expires": {
+                        "type": "string",
+                        "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                    },
+                },
             },
         },
     }
@@ -147,7 +208,7 @@ def default_document() -> dict[str, Any]:
 def _diagnostics(data: Any, source: Any, file: str) -> list[Diagnostic]:
     validator = jsonschema.Draft202012Validator(schema())
     out: list[Diagnostic] = []
-    known = ", ".join(["all", *(r.id for r in all_rules()), WAIVERS_KEY])
+    known = ", ".join(["all", *(r.id for r in all_rules()), WAIVERS_KEY, MANDATORY_WAIVERS_KEY])
     for error in validator.iter_errors(data):
         errors = [error]
         if error.context:  # oneOf (level or mapping): report the branch the value meant
@@ -161,6 +222,8 @@ def _diagnostics(data: Any, source: Any, file: str) -> list[Diagnostic]:
                 hint = f"use one of: {known}"
             elif err.validator == "additionalProperties" and path[0] == WAIVERS_KEY:
                 hint = "use: max_days"
+            elif path and path[0] == MANDATORY_WAIVERS_KEY:
+                hint = "write {blueprint, rule, target, environments, reason, expires: YYYY-MM-DD}"
             elif err.validator == "additionalProperties":
                 rule_keys = [k.name for k in _rule_or_none(str(path[0]))] if path else []
                 hint = "use one of: " + ", ".join(["enforcementLevel", *rule_keys])
@@ -190,4 +253,8 @@ def load(path: str | Path) -> PolicyConfig:
 
     doc = loader.load(path)
     validate(doc.data, str(path), doc.source)
-    return PolicyConfig.from_mapping(doc.data, file=str(path))
+    config = PolicyConfig.from_mapping(doc.data, file=str(path))
+    locations = tuple(
+        doc.source.value((MANDATORY_WAIVERS_KEY, i)) for i in range(len(config.mandatory_waivers))
+    )
+    return replace(config, mandatory_waiver_locations=locations)

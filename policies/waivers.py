@@ -16,6 +16,11 @@ exception is re-justified at least that often. Its target is one object (the blu
 schema and semantic checks refuse sections, wildcards and targets that do not exist), and its
 reason must say something (`REASON_MIN_CHARS`, checked by the schema and `reason_problem`).
 Waivers of mandatory rules in use are listed in every report's summary (`mandatory_waivers`).
+
+A blueprint may waive advisory rules only: its authors are not the owners of the mandatory
+rules, so a blueprint waiver of a mandatory result does not waive and says where such a
+waiver lives instead, the platform's policy config (``mandatory_waivers``, each naming its
+blueprint; `platform_waivers`), which the pull-request check reads from the base branch.
 """
 
 from __future__ import annotations
@@ -80,8 +85,25 @@ def too_far(waiver: Waiver, on: dt.date, max_days: int = MAX_DAYS) -> str | None
     )
 
 
+MANDATORY_IN_BLUEPRINT = (
+    "a blueprint may waive advisory rules only; a waiver of mandatory rule {rule} is kept in "
+    "the platform's policy config (mandatory_waivers), which the platform team owns"
+)
+
+
+def _refusal(waiver: Waiver, on: dt.date, max_days: int, level: str, platform: bool) -> str | None:
+    """Why a waiver that is not expired does not waive a result of `level`, or None."""
+    if level == "mandatory" and not platform:
+        return MANDATORY_IN_BLUEPRINT.format(rule=waiver.rule)
+    return too_far(waiver, on, max_days)
+
+
 def _info(
-    waiver: Waiver, on: dt.date, location: Location | None, max_days: int = MAX_DAYS
+    waiver: Waiver,
+    on: dt.date,
+    location: Location | None,
+    max_days: int = MAX_DAYS,
+    refused: str | None = None,
 ) -> WaiverInfo:
     return WaiverInfo(
         rule=waiver.rule,
@@ -91,7 +113,7 @@ def _info(
         expires=str(waiver.expires),
         expired=expired(waiver, on),
         location=location,
-        refused=too_far(waiver, on, max_days),
+        refused=refused if refused is not None else too_far(waiver, on, max_days),
     )
 
 
@@ -146,15 +168,24 @@ def apply(
     locate: Any = None,
     use: WaiverUse | None = None,
     max_days: int = MAX_DAYS,
+    platform: bool = False,
 ) -> list[Result]:
-    """`results` with waivers applied. An unexpired match waives; an expired one, or one that
-    expires more than `max_days` after `on`, is noted and does not waive.
+    """`results` with waivers applied. An unexpired match waives; an expired one, one that
+    expires more than `max_days` after `on`, or a blueprint's (not `platform`) waiver of a
+    mandatory result, is noted and does not waive. Results already waived stay as they are.
 
     `locate(path) -> Location` places the waiver in the file; `use` collects which waivers
     matched (for `unused`).
     """
     out: list[Result] = []
     for result in results:
+        if result.status == "waived":
+            out.append(result)
+            continue
+
+        def waives(w: Waiver, level: str = result.level) -> bool:
+            return not expired(w, on) and _refusal(w, on, max_days, level, platform) is None
+
         chosen: tuple[int, Waiver] | None = None
         for i, waiver in enumerate(waivers):
             if (
@@ -165,15 +196,35 @@ def apply(
                 if use is not None:
                     use.matched.add(i)
                 # A waiver that applies beats an expired or refused one for the same result.
-                if chosen is None or (
-                    not _waives(chosen[1], on, max_days) and _waives(waiver, on, max_days)
-                ):
+                if chosen is None or (not waives(chosen[1]) and waives(waiver)):
                     chosen = (i, waiver)
         if chosen is None:
             out.append(result)
         else:
             loc = locate(chosen[1].path) if locate else None
-            out.append(result.with_waiver(_info(chosen[1], on, loc, max_days)))
+            refused = _refusal(chosen[1], on, max_days, result.level, platform)
+            out.append(result.with_waiver(_info(chosen[1], on, loc, max_days, refused)))
+    return out
+
+
+def platform_waivers(config_waivers: Sequence[Mapping[str, Any]], blueprint: str) -> list[Waiver]:
+    """The policy config's ``mandatory_waivers`` of `blueprint`, as waivers whose path is
+    their place in the config (``mandatory_waivers[i]``)."""
+    out = []
+    for i, w in enumerate(config_waivers):
+        if w["blueprint"] != blueprint:
+            continue
+        envs = w.get("environments")
+        out.append(
+            Waiver(
+                rule=str(w["rule"]),
+                target=str(w["target"]),
+                environments=tuple(envs) if envs else None,
+                reason=str(w["reason"]),
+                expires=str(w["expires"])[:10],
+                path=("mandatory_waivers", i),
+            )
+        )
     return out
 
 
@@ -216,10 +267,6 @@ def unused(
             )
         )
     return out
-
-
-def _waives(waiver: Waiver, on: dt.date, max_days: int) -> bool:
-    return not expired(waiver, on) and too_far(waiver, on, max_days) is None
 
 
 def _known(rule_id: str) -> bool:

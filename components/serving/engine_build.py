@@ -167,7 +167,7 @@ def engine_dir_uri(
             f"set ServingEnvironment.model_store_uri (s3:// or gs://), or drop {section}",
         )
     store = env.model_store_uri.rstrip("/")
-    return f"{store}/{naming.ENGINE_PREFIX}/{model.name}/{key}"
+    return f"{store}/{naming.store_area(naming.ENGINE_PREFIX, env.part_of)}/{model.name}/{key}"
 
 
 def engine_uri(model: ServedModel, env: ServingEnvironment) -> str:

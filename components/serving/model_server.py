@@ -152,7 +152,9 @@ def serving_pod_spec(
         volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
     else:
         server = vllm_container(env, model, image)
-        staged = cache_uri(env, compile_key(env, model)) if compiles(model, env) else None
+        staged = (
+            cache_uri(env, compile_key(env, model), model.name) if compiles(model, env) else None
+        )
         init.append(vllm_fetch_container(env, model, compile_cache_uri=staged))
         volumes.append(empty_dir(CACHE_VOLUME))
     if with_secrets:

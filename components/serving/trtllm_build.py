@@ -7,8 +7,8 @@ on a node of the serving pool, holding as many GPUs as a serving replica (one en
 per GPU), in ``nvcr.io/nvidia/tritonserver:<release>-trtllm-python-py3`` of the same NGC
 release as the serving image, and stored under a content key:
 
-    <model_store>/.inferplane/engines/<model>/<key>/   (rank<i>.engine, config.json, ...,
-                                                        tokenizer/, warmup/)
+    <model_store>/.inferplane/engines/<blueprint>/<model>/<key>/
+        (rank<i>.engine, config.json, ..., tokenizer/, warmup/)
 
 `build_settings` lists what the key hashes: the checkpoint (``hf://org/name@revision`` or
 its store URI), the engine's limits (batch, input and sequence lengths), quantization of
@@ -368,7 +368,7 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
 
     Outputs:
         key: the engine's content key (`engine_key`).
-        engine_uri: ``<store>/.inferplane/engines/<model>/<key>/``.
+        engine_uri: ``<store>/.inferplane/engines/<blueprint>/<model>/<key>/``.
         job_name: name of the Kubernetes Job (``<model>-engine-<key[:10]>``).
         job: the Job resource; depend on it to start only once the engine exists.
         network_policy: NetworkPolicy ``<model>-engine-build`` of the build pods.

@@ -87,7 +87,7 @@ from inferplane.components.serving.vllm import (
     weight_copies,
 )
 
-KEY_SCHEMA: Final = "1"
+KEY_SCHEMA: Final = "2"
 """Part of every key: raising it recompiles every model (a changed procedure)."""
 COMPILE_TIMEOUT: Final = "60m"
 """How long `pulumi up` waits for one Job: a GPU node, the image pull, the weights, and one
@@ -136,6 +136,10 @@ def compile_settings(env: ServingEnvironment, model: ServedModel) -> dict[str, A
     """Everything that determines the compiled graphs; `compile_key` hashes exactly this."""
     return {
         "schema": KEY_SCHEMA,
+        # The blueprint and model: equal settings in two blueprints are two caches, each
+        # written and read only by its own blueprint (`naming.store_area`).
+        "blueprint": env.part_of,
+        "model": model.name,
         "image": vllm_image(env, model),
         "vllm_version": env.vllm_version,
         "source": model.source.uri,
@@ -153,10 +157,12 @@ def compile_key(env: ServingEnvironment, model: ServedModel) -> str:
     return naming.short_hash(json.dumps(compile_settings(env, model), sort_keys=True))
 
 
-def cache_uri(env: ServingEnvironment, key: str) -> str:
-    """The store prefix of compile cache `key`, ending in ``/``."""
+def cache_uri(env: ServingEnvironment, key: str, model: str) -> str:
+    """The store prefix of compile cache `key` of `model`, ending in ``/``:
+    ``<store>/.inferplane/vllm-compile/<blueprint>/<model>/<key>/``."""
     assert env.model_store_uri, "compiles() requires a model store"
-    return f"{env.model_store_uri.rstrip('/')}/{naming.VLLM_COMPILE_PREFIX}/{key}/"
+    area = naming.store_area(naming.VLLM_COMPILE_PREFIX, env.part_of)
+    return f"{env.model_store_uri.rstrip('/')}/{area}/{model}/{key}/"
 
 
 def job_name(model: ServedModel, key: str) -> str:
@@ -204,7 +210,7 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
 
 
 def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
-    uri_env = [{"name": "COMPILE_CACHE_URI", "value": cache_uri(env, key)}]
+    uri_env = [{"name": "COMPILE_CACHE_URI", "value": cache_uri(env, key, model.name)}]
     marker = f'"${{COMPILE_CACHE_URI}}{COMPILE_CACHE_MARKER}"'
     work = mount("work", WORK_DIR)
     check = store_container(
@@ -318,7 +324,7 @@ class VllmCompileCache(pulumi.ComponentResource):
         super().__init__("inferplane:serving:VllmCompileCache", name, None, opts)
         env, model = args.env, args.model
         self.key = compile_key(env, model)
-        self.cache_uri = cache_uri(env, self.key)
+        self.cache_uri = cache_uri(env, self.key, model.name)
         self.job_name = job_name(model, self.key)
         metadata, spec = job_manifest(env, model, args.namespace)
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)

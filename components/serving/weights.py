@@ -4,7 +4,7 @@ No serving pod talks to the Hugging Face hub. Every ``hf://org/name@revision`` a
 environment uses — a model's weights, an EAGLE draft model, a LoRA adapter, a TensorRT-LLM
 checkpoint — is copied once into the environment's model store, at
 
-    <model_store>/.inferplane/hub/<org>/<name>/<revision>/
+    <model_store>/.inferplane/hub/<blueprint>/<org>/<name>/<revision>/
 
 (`staged_uri`; a revision holding ``/``, e.g. ``refs/pr/1``, becomes one path segment
 ``rev-<hash>``), by a Job ``weights-<key[:10]>`` (`weights_job`) keyed by repository and
@@ -104,10 +104,7 @@ class HubSource:
     def path(self) -> str:
         """``<org>/<name>/<revision>`` under the hub prefix. The schema lets a revision hold
         ``/`` (``refs/pr/1``), and so ``..`` segments: such a revision becomes one segment."""
-        revision = self.revision
-        if "/" in revision:
-            revision = f"rev-{naming.short_hash(revision)}"
-        return f"{self.repo}/{revision}"
+        return f"{self.repo}/{naming.staged_revision_dir(self.revision)}"
 
 
 def hub_source(
@@ -161,7 +158,7 @@ def staged_uri(env: ServingEnvironment, source: HubSource, model: str = "") -> s
             "set ServingEnvironment.model_store_uri (s3:// or gs://)",
         )
     store = env.model_store_uri.rstrip("/")
-    return f"{store}/{naming.HUB_PREFIX}/{source.path}/"
+    return f"{store}/{naming.store_area(naming.HUB_PREFIX, env.part_of)}/{source.path}/"
 
 
 def source_uri(env: ServingEnvironment, model: ServedModel, source: ModelSource) -> str:

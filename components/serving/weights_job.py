@@ -245,7 +245,7 @@ class WeightsStaging(pulumi.ComponentResource):
     """Copies one ``hf://`` repository at one revision into the model store, once.
 
     Outputs:
-        staged_uri: ``<store>/.inferplane/hub/<org>/<name>/<revision>/``.
+        staged_uri: ``<store>/.inferplane/hub/<blueprint>/<org>/<name>/<revision>/``.
         job_name: ``weights-<key[:10]>``.
         job: the Job resource; depend on it to start only once the copy is complete.
         network_policy: NetworkPolicy ``weights-<key[:10]>`` of the pod.

@@ -16,7 +16,8 @@ must already run what the components' objects rely on:
 
 Created here: the namespace, the store identities and their ServiceAccounts
 (`ModelStoreAccess`: ``model-reader`` reads the store, ``weights-stager`` writes only its
-``.inferplane/hub/`` prefix, ``vllm-compiler`` only ``.inferplane/vllm-compile/``), and the
+``.inferplane/hub/llm-demo/`` prefix, ``vllm-compiler`` only
+``.inferplane/vllm-compile/llm-demo/``), and the
 `ModelServer` (the Job that stages the pinned ``hf://`` weights into the store once, the Job
 that stages vLLM's ``torch.compile`` cache once, Deployment, Services, PDB,
 NetworkPolicies, ScaledObject, monitoring). Replicas copy the staged weights and compile

@@ -24,6 +24,7 @@ import sys
 import traceback
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from inferplane.app.exits import (
     EXIT_INTERRUPTED,
@@ -35,6 +36,7 @@ from inferplane.app.exits import (
     usage_error,
 )
 from inferplane.app.report import FORMATS, CheckReport, render, wants_color
+from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, format_path
 from inferplane.blueprint.model import Environment
 from inferplane.policies import waivers
@@ -161,10 +163,15 @@ def check_environments(
     advisory result per waiver that matched nothing in any of them."""
     results: list[Result] = []
     use = waivers.WaiverUse.new()
+    max_days = config.waiver_max_days
     for env, found in zip(environments, evaluate_environments(environments, config), strict=True):
-        results.extend(
-            waivers.apply(found, env.waivers, today, env.locate, use, config.waiver_max_days)
+        # The platform's waivers first (they alone may waive a mandatory rule), then the
+        # blueprint's (advisory rules only).
+        platform = waivers.platform_waivers(config.mandatory_waivers, env.blueprint)
+        found = waivers.apply(
+            found, platform, today, config.locate_mandatory_waiver, None, max_days, platform=True
         )
+        results.extend(waivers.apply(found, env.waivers, today, env.locate, use, max_days))
     if environments:
         first = environments[0]
         enabled = [r.id for r in all_rules() if config.level(r) != "disabled"]
@@ -179,6 +186,48 @@ def check_environments(
             )
         )
     return results
+
+
+def cross_blueprint_problems(docs: Sequence[Any]) -> list[Diagnostic]:
+    """What no blueprint shows alone, found across the files checked together: two
+    blueprints with one name, and two (blueprint, environment) pairs whose joined name
+    (`naming.stack_name`, the prefix of node groups, roles, load balancers and hosts) is the
+    same, e.g. ``team-x`` + ``prod-eu`` and ``team-x-prod`` + ``eu``. The later file is
+    blamed, at its ``name`` or its environment's key."""
+    out: list[Diagnostic] = []
+    names: dict[str, str] = {}
+    joined: dict[str, tuple[str, str, str]] = {}
+    for doc in docs:
+        name, file = str(doc.data["name"]), doc.source.file
+        if name in names:
+            out.append(
+                Diagnostic(
+                    doc.source.value(("name",)),
+                    ("name",),
+                    f"blueprint name {name!r} is also the name of {names[name]}: the name "
+                    "keys its namespace, cloud resources and model-store areas",
+                    "give one of the blueprints another name",
+                )
+            )
+            continue
+        names[name] = file
+        for env in doc.data["environments"]:
+            stack = naming.stack_name(name, str(env))
+            other = joined.get(stack)
+            if other is not None and other[:2] != (name, str(env)):
+                out.append(
+                    Diagnostic(
+                        doc.source.key(("environments", env)),
+                        ("environments", env),
+                        f"blueprint {name!r} environment {env!r} names its resources "
+                        f"{stack!r}, as blueprint {other[0]!r} environment {other[1]!r} of "
+                        f"{other[2]} does",
+                        "rename the environment or the blueprint so that "
+                        "<blueprint>-<environment> differs",
+                    )
+                )
+            joined.setdefault(stack, (name, str(env), file))
+    return out
 
 
 def check_files(
@@ -229,6 +278,7 @@ def check_files(
             f"no environment named {', '.join(map(repr, unknown))} in "
             f"{', '.join(paths)} (environments: {', '.join(sorted(every))})"
         )
+    report.invalid.extend(cross_blueprint_problems([doc for doc, _ in loaded]))
     for doc, names in loaded:
         chosen = [n for n in names if not wanted or n in wanted]
         try:

@@ -78,18 +78,45 @@ MODEL_READER_SA = "model-reader"
 ENGINE_BUILDER_SA = "engine-builder"
 """ServiceAccount of TensorRT engine builds: reads the store, writes only the engine prefix."""
 ENGINE_PREFIX = ".inferplane/engines"
-"""Engines are written under ``<model_store>/<ENGINE_PREFIX>/<model>/<key>/``."""
+"""Engines are written under ``<model_store>/<ENGINE_PREFIX>/<blueprint>/<model>/<key>/``
+(`store_area`)."""
 WEIGHTS_STAGER_SA = "weights-stager"
 """ServiceAccount of the Jobs that stage ``hf://`` sources: reads and writes only the hub
 prefix (`HUB_PREFIX`) of the model store."""
 HUB_PREFIX = ".inferplane/hub"
 """Staged ``hf://org/name@revision`` sources live under
-``<model_store>/<HUB_PREFIX>/<org>/<name>/<revision>/``."""
+``<model_store>/<HUB_PREFIX>/<blueprint>/<org>/<name>/<revision>/`` (`store_area`)."""
 VLLM_COMPILER_SA = "vllm-compiler"
 """ServiceAccount of the Jobs that stage a vLLM model's ``torch.compile`` cache: reads the
 store, writes only the compile-cache prefix (`VLLM_COMPILE_PREFIX`)."""
 VLLM_COMPILE_PREFIX = ".inferplane/vllm-compile"
-"""Staged compile caches live under ``<model_store>/<VLLM_COMPILE_PREFIX>/<model>/<key>/``."""
+"""Staged compile caches live under
+``<model_store>/<VLLM_COMPILE_PREFIX>/<blueprint>/<model>/<key>/`` (`store_area`)."""
+
+
+STAGED_REVISION_PREFIX = "rev-"
+"""A staged revision holding ``/`` is the folder ``rev-<hash>`` (`staged_revision_dir`); a
+blueprint revision may not itself start with it, so no two revisions share a folder."""
+
+
+def staged_revision_dir(revision: str) -> str:
+    """The folder (one path segment) of a staged ``hf://`` revision under its repository:
+    the revision itself, or ``rev-<hash>`` when it holds ``/`` (``..`` segments included)."""
+    if "/" in revision:
+        return f"{STAGED_REVISION_PREFIX}{short_hash(revision)}"
+    return revision
+
+
+def store_area(prefix: str, blueprint: str) -> str:
+    """The part of an inferplane prefix of the model store (`ENGINE_PREFIX`, `HUB_PREFIX`,
+    `VLLM_COMPILE_PREFIX`) that one blueprint writes and reads, without a trailing ``/``.
+
+    Each blueprint's Jobs may write only their own area (IAM and GCS conditions grant
+    ``<area>/`` alone) and its serving pods read only keys inside it, so a blueprint that
+    shares a model store with another can neither overwrite nor feed it engines, compile
+    caches or staged weights. Blueprint names are DNS labels: no ``/``, so with the trailing
+    ``/`` one blueprint's area is never a prefix of another's."""
+    return f"{prefix}/{blueprint}"
 
 
 def namespace(blueprint: str) -> str:

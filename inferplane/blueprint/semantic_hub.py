@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.secret_refs import TOKEN_NAMES, env_var_name
 from inferplane.blueprint.semantic_env import EnvView
@@ -44,6 +45,41 @@ def hf_references(model: Mapping[str, Any]) -> Iterator[tuple[YamlPath, str]]:
     for name, uri in adapters.items():
         if isinstance(uri, str) and uri.startswith("hf://"):
             yield ("vllm", "lora", "adapters", name), uri
+
+
+PR_REF = re.compile(r"refs/pr/[0-9]+")
+"""A Hub pull request's ref: whatever its author pushed, never reviewed by the repository's
+owners (https://huggingface.co/docs/hub/repositories-pull-requests-discussions, "Pull
+requests advanced usage": ``refs/pr/<N>``)."""
+
+
+def errors(env: EnvView) -> Iterator[Advisory]:
+    """(where, what, how to fix) of each refused ``hf://`` reference of one environment:
+    a pull request's ref, and a revision spelled like the staged folder of another
+    (`naming.staged_revision_dir`: a revision holding ``/`` is staged as ``rev-<hash>``,
+    every other one as itself, so with ``rev-`` refused no two revisions share a folder)."""
+    for name, model in (env.data.get("models") or {}).items():
+        for field, uri in hf_references(model):
+            where = ("models", name, *field)
+            repo, _, revision = uri.removeprefix("hf://").partition("@")
+            if not revision:
+                continue
+            if PR_REF.fullmatch(revision):
+                yield (
+                    where,
+                    f"revision {revision!r} of hf://{repo} is a Hub pull request: its files "
+                    "are whatever the pull request's author pushed, not the repository's",
+                    f"pin a commit of the repository itself: hf://{repo}@<40-hex commit SHA>",
+                )
+                continue
+            if revision.startswith(naming.STAGED_REVISION_PREFIX):
+                yield (
+                    where,
+                    f"revision {revision!r} of hf://{repo} starts with "
+                    f"{naming.STAGED_REVISION_PREFIX!r}, how staged folders of other "
+                    "revisions are named",
+                    f"pin a commit: hf://{repo}@<40-hex commit SHA>",
+                )
 
 
 def findings(env: EnvView) -> Iterator[Advisory]:

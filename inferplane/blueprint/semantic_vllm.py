@@ -57,6 +57,8 @@ def check_env(env: EnvView) -> None:
     for f in findings(env):
         if f.severity == "error":
             env.error(f.path, f.message, f.hint)
+    for where, message, hint in semantic_hub.errors(env):
+        env.error(where, message, hint)
 
 
 def advisories(doc: Document) -> list[Diagnostic]:
@@ -401,7 +403,10 @@ def _extra_args(
     version = (env.data.get("versions") or {}).get("vllm", defaults.VERSIONS["vllm"])
     pinned = version == defaults.VERSIONS["vllm"] and "image" not in model
     problems = vllm_owned.extra_args_problems(
-        settings.get("extra_args") or [], str(path[1]), version if pinned else None
+        settings.get("extra_args") or [],
+        str(path[1]),
+        defaults.VERSIONS["vllm"],
+        pinned,
     )
     for i, message, hint in problems:
         yield Finding("error", (*path, "vllm", "extra_args", i), message, hint)
@@ -411,7 +416,10 @@ def _env_vars(
     path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any]
 ) -> Iterator[Finding]:
     problems = vllm_owned.env_problems(
-        settings.get("env") or {}, str(path[1]), list(model.get("secrets") or {})
+        settings.get("env") or {},
+        str(path[1]),
+        list(model.get("secrets") or {}),
+        defaults.VERSIONS["vllm"],
     )
     for var, message, hint in problems:
         yield Finding("error", (*path, "vllm", "env", var), message, hint)

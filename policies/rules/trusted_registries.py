@@ -67,8 +67,25 @@ def _facts(stack: Stack) -> dict[str, str]:
     return facts
 
 
+ECR_HOST = "{account}.dkr.ecr.{region}.amazonaws.com"
+"""A private ECR registry: one per account and region
+(https://docs.aws.amazon.com/AmazonECR/latest/userguide/Registries.html)."""
+
+
+def ecr_patterns(accounts: Mapping[str, Any], environment: str | None) -> list[str]:
+    """Patterns of the ECR registries `accounts` trusts in `environment` (its own list and
+    the list under ``"*"``, for every environment), in the environment's region."""
+    listed = [
+        *(accounts.get("*") or ()),
+        *((accounts.get(environment) or ()) if environment else ()),
+    ]
+    return [ECR_HOST.format(account=a, region="{region}") + "/*" for a in listed]
+
+
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    environment = stack.facts.environment if stack.facts is not None else None
     patterns = [str(p) for p in config["registries"]]
+    patterns += ecr_patterns(config["ecr_accounts"], environment)
     facts = _facts(stack)
     for r in stack.of_type(*WORKLOAD_KINDS):
         for c in _containers(r):
@@ -87,8 +104,10 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 field,
                 f"image {image} of {r.k8s_name}/{c.get('name', '?')} comes from {host}/{path}, "
                 "which is not a trusted registry; use an image from NVIDIA's or vLLM's "
-                "registry or the environment's own registry, or add the registry to "
-                "trusted-registries' registries",
+                "registry or the environment's own registry (an ECR account is trusted only "
+                "when the platform's policy config lists it under "
+                "trusted-registries.ecr_accounts), or have the platform team add the "
+                "registry to trusted-registries' registries",
                 r.ref,
             )
 
@@ -107,7 +126,8 @@ RULE = Rule(
         "they are pinned to a version or digest is `pinned-images`' concern."
     ),
     remediation=(
-        "Mirror the image into the environment's registry (ECR in the region, Artifact "
+        "Mirror the image into the environment's registry (the ECR of an account the "
+        "platform lists in ecr_accounts, in the region; Artifact "
         "Registry `<region>-docker.pkg.dev/<project>/`, or `gcr.io/<project>/`) or use "
         "NVIDIA's (`nvcr.io/nvidia/`) or vLLM's (`docker.io/vllm/`) images. A site adds "
         "registries to `registries`."
@@ -127,7 +147,6 @@ RULE = Rule(
                 "gcr.io/google.com/cloudsdktool/*",
                 "registry.k8s.io/pause",
                 "docker.io/valkey/valkey",
-                "*.dkr.ecr.{region}.amazonaws.com/*",
                 "{region}-docker.pkg.dev/{project}/*",
                 "gcr.io/{project}/*",
             ],
@@ -136,8 +155,24 @@ RULE = Rule(
             "image without its tag or digest (Docker Hub images as docker.io/<ns>/<name>, "
             "official ones as docker.io/library/<name>). `{region}` and `{project}` stand "
             "for the environment's region and GCP project. The defaults are the registries "
-            "the tool's own images come from and the environment's own ECR, Artifact "
-            "Registry and Container Registry.",
+            "the tool's own images come from and the environment's own Artifact Registry "
+            "and Container Registry. No pattern may trust every AWS account's ECR: list "
+            "the accounts under ecr_accounts.",
+        ),
+        ConfigKey(
+            "ecr_accounts",
+            {},
+            {
+                "type": "object",
+                "propertyNames": {"pattern": "^[*]$|^[a-z]([-a-z0-9]*[a-z0-9])?$"},
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {"type": "string", "pattern": "^[0-9]{12}$"},
+                },
+            },
+            "AWS accounts whose private ECR registry, in the environment's region, is "
+            "trusted: environment name (or `*`, every environment) -> account ids. Any "
+            "other account's ECR is untrusted, whoever owns it.",
         ),
     ),
     sources=(

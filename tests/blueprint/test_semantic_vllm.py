@@ -337,7 +337,7 @@ PORT_HINT = "remove it: inferplane serves on its fixed port, behind the model's 
         pytest.param(
             '["--no-enable-prefix-caching"]',
             "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--no-enable-prefix-caching` "
-            "(read as `--enable-prefix-caching`) is set by the blueprint; set "
+            "is set by the blueprint; set "
             "models.chat.vllm.enable_prefix_caching instead",
             id="negated-boolean",
         ),
@@ -374,8 +374,8 @@ PORT_HINT = "remove it: inferplane serves on its fixed port, behind the model's 
             id="value-first",
         ),
         pytest.param(
-            '["--hf-token", "hf_abcdefghijklmnopqrstuvwxyz0123456789"]',
-            "bp.yaml:26:39: error: models.chat.vllm.extra_args[1]: this argument looks like a "
+            '["--swap-space", "hf_abcdefghijklmnopqrstuvwxyz0123456789"]',
+            "bp.yaml:26:41: error: models.chat.vllm.extra_args[1]: this argument looks like a "
             "credential; never put secrets in a blueprint: reference them under `secrets`",
             id="credential",
         ),
@@ -388,9 +388,116 @@ def test_extra_args_refused_at_their_line(args: str, expected: str) -> None:
 def test_extra_args_that_the_blueprint_does_not_own_pass() -> None:
     text = chat(
         '    vllm: {extra_args: ["--swap-space", "8", "--disable-log-requests", '
-        '"--enable-lora-bias", "--max-cpu-loras=2", "-O3"]}\n'
+        '"--enable-lora-bias", "--max_cpu_loras=2", "--hf-overrides.rope_theta", "1e6", '
+        '"--no-trust-remote-code"]}\n'
     )
     assert errors(text) == []
+
+
+# The attacks of issue #17: each refused at its own item, with the reason and the fix.
+REFUSED = "; remove it"
+CODE = "loads and runs Python code named by the blueprint or a model repository"
+
+
+@pytest.mark.parametrize(
+    ("args", "column", "index", "message"),
+    [
+        pytest.param(
+            '["--trust-remote-code"]', 25, 0,
+            f"`--trust-remote-code` is refused: {CODE} (the model repository's .py files)",
+            id="trust-remote-code",
+        ),
+        pytest.param(
+            '["--trust_remote_code=true"]', 25, 0,
+            f"`--trust-remote-code` is refused: {CODE} (the model repository's .py files)",
+            id="trust-remote-code-underscores",
+        ),
+        pytest.param(
+            '["--trust-remote"]', 25, 0,
+            "`--trust-remote` (read as `--trust-remote-code`) is refused: "
+            f"{CODE} (the model repository's .py files)",
+            id="trust-remote-code-abbreviated",
+        ),
+        pytest.param(
+            '["--tool-parser-plugin", "/models/chat/parser.py"]', 25, 0,
+            f"`--tool-parser-plugin` is refused: {CODE}",
+            id="tool-parser-plugin",
+        ),
+        pytest.param(
+            '["--swap-space", "4", "--allowed-local-media-path", "/"]', 46, 2,
+            "`--allowed-local-media-path` is refused: lets clients read files of the serving pod",
+            id="local-media",
+        ),
+        pytest.param(
+            '["-t", "4"]', 25, 0,
+            "`-t` (read as `--tensor-parallel-size`) is set by the blueprint; set "
+            "models.chat.gpus instead",
+            id="short-prefix-tp",
+        ),
+        pytest.param(
+            '["-a", "3"]', 25, 0,
+            "`-a` (read as `--api-server-count`) is refused: inferplane sizes each pod for one "
+            "API server process",
+            id="short-prefix-asc",
+        ),
+        pytest.param(
+            '["-d", "2"]', 25, 0,
+            "`-d` matches several options (`--data-parallel-address`, "
+            "`--data-parallel-backend`, `--data-parallel-rank`, `--data-parallel-rpc-port`, ...); "
+            "write the option in full",
+            id="short-prefix-ambiguous",
+        ),
+        pytest.param(
+            '["-O3"]', 25, 0,
+            "`-O3` (read as `--compilation-config`) is refused: "
+            f"{CODE} (inductor passes), and moves the staged compile cache "
+            "(models.chat.vllm.enforce_eager turns compilation off)",
+            id="short-O",
+        ),
+        pytest.param(
+            '["--disable-log-stats"]', 25, 0,
+            "`--disable-log-stats` is refused: turns off the queue and latency metrics the "
+            "autoscaler reads",
+            id="disable-log-stats",
+        ),
+        pytest.param(
+            '["--enable-log-requests"]', 25, 0,
+            "`--enable-log-requests` is refused: writes prompts or completions to the logs",
+            id="log-prompts",
+        ),
+        pytest.param(
+            '["--middleware", "evil.App"]', 25, 0,
+            f"`--middleware` is refused: {CODE}",
+            id="middleware",
+        ),
+        pytest.param(
+            '["--swap", "4"]', 25, 0,
+            "`--swap` is read as `--swap-space`; write `--swap-space` in full",
+            id="abbreviation",
+        ),
+        pytest.param(
+            '["--", "x"]', 25, 0, "`--` ends the options of vllm serve; remove it", id="dashdash"
+        ),
+    ],
+)  # fmt: skip
+def test_extra_args_attacks_are_refused(args: str, column: int, index: int, message: str) -> None:
+    got = errors(chat(f"    vllm: {{extra_args: {args}}}\n"))
+    hint = "" if ";" in message else REFUSED
+    hint = hint if "refused" in message else ""
+    assert got == [
+        f"bp.yaml:26:{column}: error: models.chat.vllm.extra_args[{index}]: {message}{hint}"
+    ]
+
+
+def test_extra_args_of_another_vllm_are_still_only_the_classified_ones() -> None:
+    text = chat(
+        '    image: registry.example.com/ml/vllm:custom\n    vllm: {extra_args: ["--new"]}\n'
+    )
+    assert [e for e in errors(text) if "extra_args" in e] == [
+        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--new` is not an option "
+        "inferplane has classified (those of vllm serve v0.10.2, the pinned version); use an "
+        "option of that version, or pin versions.vllm to it"
+    ]
 
 
 def test_extra_args_refused_inside_an_override() -> None:
@@ -451,7 +558,42 @@ def test_env_may_not_shadow_a_secret_reference() -> None:
 
 
 def test_plain_env_passes() -> None:
-    assert errors(chat("    vllm: {env: {VLLM_ATTENTION_BACKEND: FLASHINFER}}\n")) == []
+    text = chat(
+        "    vllm: {env: {VLLM_ATTENTION_BACKEND: FLASHINFER, NCCL_DEBUG: WARN, "
+        "VLLM_LOGGING_LEVEL: WARNING}}\n"
+    )
+    assert errors(text) == []
+
+
+ELSEWHERE = "reads from or sends to a place other than the model store"
+ENDPOINT = "opens an endpoint no NetworkPolicy or API key guards"
+
+
+@pytest.mark.parametrize(
+    ("var", "message"),
+    [
+        ("LD_PRELOAD", f"is refused: {CODE} (a shared library preloaded into every process); "
+         "remove it"),
+        ("PYTHONPATH", f"is refused: {CODE} (modules shadowing vLLM's); remove it"),
+        ("HTTPS_PROXY", f"is refused: {ELSEWHERE} (every outgoing request goes through a proxy)"
+         "; remove it"),
+        ("VLLM_SERVER_DEV_MODE", f"is refused: {ENDPOINT} (development routes, /collective_rpc "
+         "among them); remove it"),
+        ("VLLM_ALLOW_RUNTIME_LORA_UPDATING", f"is refused: {ENDPOINT} (/v1/load_lora_adapter "
+         "loads any path); remove it"),
+        ("VLLM_USE_MODELSCOPE", f"is refused: {ELSEWHERE} (ModelScope instead of the staged "
+         "weights); remove it"),
+        ("VLLM_CACHE_ROOT", "is set by inferplane; remove it: the compile cache lives where "
+         "inferplane stages it"),
+        ("SOME_RANDOM_VAR", "is not a variable inferplane passes to vLLM v0.10.2; use a variable "
+         "of vllm/envs.py that inferplane allows (see inferplane/blueprint/vllm_env_vars.txt), "
+         "or a blueprint field"),
+    ],
+)  # fmt: skip
+def test_env_attacks_are_refused(var: str, message: str) -> None:
+    got = errors(chat(f"    vllm: {{env: {{{var}: '1'}}}}\n"))
+    assert got == [f"bp.yaml:26:{18 + len(var) + 2}: error: models.chat.vllm.env.{var}: `{var}` "
+                   f"{message}"]  # fmt: skip
 
 
 # --- hf:// adapters: staged like weights, so pinned ------------------------------------------
@@ -467,4 +609,30 @@ def test_an_unpinned_hf_adapter_is_refused_at_its_line() -> None:
         "is not a pinned Hugging Face adapter; an hf:// adapter needs a revision: "
         "hf://org/name@<revision>, best a commit SHA; it is staged into the model store keyed "
         "by it (a tag or branch is staged once and never refreshed)"
+    ]
+
+
+# --- hf:// revisions that cannot be staged safely ------------------------------------------
+def test_a_hub_pull_request_ref_is_refused() -> None:
+    assert errors(chat("", source="hf://acme/chat@refs/pr/7")) == [
+        "bp.yaml:25:13: error: models.chat.source: revision 'refs/pr/7' of hf://acme/chat is a "
+        "Hub pull request: its files are whatever the pull request's author pushed, not the "
+        "repository's; pin a commit of the repository itself: hf://acme/chat@<40-hex commit "
+        "SHA>"
+    ]
+
+
+def test_two_revisions_cannot_share_a_staged_folder() -> None:
+    from inferplane.blueprint import naming
+
+    folder = naming.staged_revision_dir("release/1")
+    assert folder.startswith("rev-")
+    text = chat(
+        f"    vllm:\n      lora:\n        adapters: {{tone: 'hf://acme/chat@{folder}'}}\n",
+        source="hf://acme/chat@release/1",
+    )
+    assert errors(text) == [
+        f"bp.yaml:28:26: error: models.chat.vllm.lora.adapters.tone: revision {folder!r} of "
+        "hf://acme/chat starts with 'rev-', how staged folders of other revisions are named; "
+        "pin a commit: hf://acme/chat@<40-hex commit SHA>"
     ]

@@ -4,17 +4,21 @@ under the engine prefix, trusted only by their Kubernetes ServiceAccounts."""
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import re
 from typing import Any
 
 import pytest
 from cloud_fixtures import cloud_recording, parsed
+from test_gcs_conditions import allowed, obj
 
 from inferplane.app.offline import Recording
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import parse_source
+from inferplane.components import identity
 from inferplane.components.cloud import gcp_account_id
+from inferplane.components.gcs_conditions import gcs_write_condition
 from inferplane.components.identity import gcs_read_condition
 
 NAMESPACE = "support-assistant"
@@ -143,7 +147,8 @@ def test_builder_writes_only_under_the_engine_prefix(staging_prefixed: Environme
         {
             "Effect": "Allow",
             "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
-            "Resource": "arn:aws:s3:::acme-models-use1/team/models/.inferplane/engines/*",
+            "Resource": "arn:aws:s3:::acme-models-use1/team/models/.inferplane/engines/"
+            "support-assistant/*",
         }
     ]
     assert [s for s in builder if s in reader] == reader
@@ -159,7 +164,8 @@ def test_compiler_writes_only_under_the_compile_prefix(staging_prefixed: Environ
         {
             "Effect": "Allow",
             "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
-            "Resource": "arn:aws:s3:::acme-models-use1/team/models/.inferplane/vllm-compile/*",
+            "Resource": "arn:aws:s3:::acme-models-use1/team/models/.inferplane/vllm-compile/"
+            "support-assistant/*",
         }
     ]
     assert [s for s in compiler if s in reader] == reader
@@ -172,7 +178,7 @@ def test_gcp_compiler_creates_objects_under_the_compile_prefix_only(prod: Enviro
     assert write["role"] == "roles/storage.objectCreator"
     assert write["condition"]["expression"] == (
         "resource.name.startsWith("
-        '"projects/_/buckets/acme-models-usc1/objects/.inferplane/vllm-compile/")'
+        '"projects/_/buckets/acme-models-usc1/objects/.inferplane/vllm-compile/support-assistant/")'
     )
     others = [m["role"] for m in mine.values() if m is not write]
     assert others and set(others) == {"roles/storage.objectViewer"}
@@ -183,7 +189,7 @@ def test_stager_reads_and_writes_only_the_hub_prefix(staging_prefixed: Environme
     is read there, ``aws s3 sync`` lists it, the copy is written there)."""
     policies = role_policies(cloud_recording(staging_prefixed))
     stager = policies["support-assistant-staging-weights-stager-policy"]["Statement"]
-    hub = "team/models/.inferplane/hub/"
+    hub = "team/models/.inferplane/hub/support-assistant/"
     assert stager == [
         {
             "Effect": "Allow",
@@ -263,7 +269,7 @@ def test_gcp_builder_creates_objects_only_under_the_engine_prefix(
     assert write["role"] == "roles/storage.objectCreator"
     assert write["condition"]["expression"] == (
         "resource.name.startsWith("
-        '"projects/_/buckets/acme-models-usc1/objects/team/models/.inferplane/engines/")'
+        '"projects/_/buckets/acme-models-usc1/objects/team/models/.inferplane/engines/support-assistant/")'
     )
     assert members["support-assistant-prod-engine-builder-read-0"]["role"] == (
         "roles/storage.objectViewer"
@@ -274,7 +280,9 @@ def test_gcp_stager_reads_and_creates_only_under_the_hub_prefix(
     prod_prefixed: Environment,
 ) -> None:
     members = bucket_members(cloud_recording(prod_prefixed))
-    prefix = "projects/_/buckets/acme-models-usc1/objects/team/models/.inferplane/hub/"
+    prefix = (
+        "projects/_/buckets/acme-models-usc1/objects/team/models/.inferplane/hub/support-assistant/"
+    )
     write = members["support-assistant-prod-weights-stager-write-hub"]
     assert write["role"] == "roles/storage.objectCreator"
     assert write["condition"]["expression"] == f'resource.name.startsWith("{prefix}")'
@@ -291,7 +299,7 @@ def test_gcp_store_without_prefix_is_read_bucket_wide(prod: Environment) -> None
     assert (
         members["support-assistant-prod-engine-builder-write-engines"]["condition"]["expression"]
         == "resource.name.startsWith("
-        '"projects/_/buckets/acme-models-usc1/objects/.inferplane/engines/")'
+        '"projects/_/buckets/acme-models-usc1/objects/.inferplane/engines/support-assistant/")'
     )
 
 
@@ -318,3 +326,21 @@ def test_workload_identity_binds_each_service_account(
     assert binding["serviceAccountId"].endswith(f"/serviceAccounts/{email}")
     annotations = service_accounts(rec)[sa]["metadata"]["annotations"]
     assert annotations == {"iam.gke.io/gcp-service-account": email}
+
+
+@pytest.mark.parametrize(
+    "location", [identity.engine_location, identity.hub_location, identity.compile_location]
+)
+def test_blueprints_sharing_a_store_write_disjoint_prefixes(location: Any) -> None:
+    """Writers are scoped to their own blueprint: `team-a` may write nothing of `team-a2`
+    (whose name it prefixes) and nothing outside its area, on S3 and on GCS alike."""
+    bucket, mine = location("models", "team/", "team-a")
+    _, theirs = location("models", "team/", "team-a2")
+    assert mine.endswith("/team-a/") and theirs.endswith("/team-a2/")
+    assert not theirs.startswith(mine) and not mine.startswith(theirs)
+    statement = identity.s3_write_statement(bucket, mine)
+    assert statement["Resource"] == f"arn:aws:s3:::models/{mine}*"
+    assert not fnmatch.fnmatchcase(f"models/{theirs}x", statement["Resource"].split(":::")[1])
+    condition = gcs_write_condition(bucket, mine)
+    assert allowed(condition, name=obj("models", f"{mine}chat/key/file"))
+    assert not allowed(condition, name=obj("models", f"{theirs}chat/key/file"))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from inferplane.policies.rules import rule
 
@@ -34,28 +36,55 @@ def check(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
     )
 
 
-WAIVED_STAGING = """
+WAIVED_STAGING = """\
+mandatory_waivers:
+  - blueprint: support-assistant
+    rule: warm-replicas
+    target: models.chat
+    environments: [staging]
+    reason: Staging has no customer traffic; a cold start there is acceptable.
+    expires: {expires}
+"""
+BLUEPRINT_WAIVER = """
 policies:
   waivers:
     - rule: warm-replicas
       target: models.chat
       environments: [staging]
       reason: Staging has no customer traffic; a cold start there is acceptable.
-      expires: {expires}
+      expires: 2026-08-30
 """
 
 
-def with_staging_waiver(directory: Path, expires: str = "2026-08-30") -> Path:
-    """The reference, with staging's chat allowed to cold-start under a waiver (the shipped
-    example carries no waiver: a dated one would fail within months)."""
+def cold_staging(directory: Path, extra: str = "") -> Path:
+    """The reference, with staging's chat at min 0 (a warm-replicas violation)."""
     text = REFERENCE.read_text()
     old = "replicas: {min: 1, max: 2}   # min 0 (cold starts) would need a waiver: see below"
     assert old in text
     path = directory / "support-assistant.yaml"
-    path.write_text(
-        text.replace(old, "replicas: {min: 0, max: 2}") + WAIVED_STAGING.format(expires=expires)
-    )
+    path.write_text(text.replace(old, "replicas: {min: 0, max: 2}") + extra)
     return path
+
+
+def with_staging_waiver(directory: Path, expires: str = "2026-08-30") -> tuple[Path, Path]:
+    """The cold-staging reference and a platform policy config whose mandatory_waivers
+    allow it (the shipped example carries no waiver: a dated one would fail within months;
+    a blueprint may not waive a mandatory rule itself)."""
+    config = directory / "policy.yaml"
+    config.write_text(WAIVED_STAGING.format(expires=expires))
+    return cold_staging(directory), config
+
+
+def test_a_blueprint_cannot_waive_a_mandatory_rule(tmp_path: Path) -> None:
+    path = cold_staging(tmp_path, BLUEPRINT_WAIVER)
+    proc = check(str(path), "--env", "staging")
+    assert proc.returncode == 1
+    assert "mandatory warm-replicas: models.chat: keeps 0 warm replicas" in proc.stdout
+    assert (
+        "(waiver does not apply: a blueprint may waive advisory rules only; a waiver of "
+        "mandatory rule warm-replicas is kept in the platform's policy config "
+        "(mandatory_waivers), which the platform team owns)"
+    ) in proc.stdout
 
 
 def test_reference_blueprint_passes_without_waivers() -> None:
@@ -65,8 +94,8 @@ def test_reference_blueprint_passes_without_waivers() -> None:
 
 
 def test_a_waived_mandatory_rule_is_reported_and_summarised(tmp_path: Path) -> None:
-    path = with_staging_waiver(tmp_path)
-    proc = check(str(path), "--format", "json")
+    path, config = with_staging_waiver(tmp_path)
+    proc = check(str(path), "--format", "json", "--policy-config", str(config))
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["version"] == 1 and report["summary"]["passed"] is True
@@ -85,7 +114,7 @@ def test_a_waived_mandatory_rule_is_reported_and_summarised(tmp_path: Path) -> N
         "prod",
         "local",
     }
-    line = len(REFERENCE.read_text().splitlines()) + 4
+    line = 2
     assert report["summary"]["mandatory_waivers"] == [
         {
             "rule": "warm-replicas",
@@ -93,34 +122,40 @@ def test_a_waived_mandatory_rule_is_reported_and_summarised(tmp_path: Path) -> N
             "environments": ["staging"],
             "expires": "2026-08-30",
             "reason": "Staging has no customer traffic; a cold start there is acceptable.",
-            "location": f"{path}:{line}:7",
+            "location": f"{config}:{line}:5",
         }
     ]
-    text = check(str(path)).stdout
+    text = check(str(path), "--policy-config", str(config)).stdout
     assert text.endswith(
         "  waived mandatory rule warm-replicas on models.chat in staging until 2026-08-30 "
-        f"({path}:{line}:7): Staging has no customer traffic; a cold start there is "
+        f"({config}:{line}:5): Staging has no customer traffic; a cold start there is "
         "acceptable.\n"
     )
 
 
 def test_a_waiver_expiring_too_far_ahead_fails_the_check(tmp_path: Path) -> None:
-    path = with_staging_waiver(tmp_path, expires="2026-08-31")  # TODAY + 91 days
-    proc = check(str(path), "--env", "staging")
+    path, config = with_staging_waiver(tmp_path, expires="2026-08-31")  # TODAY + 91 days
+    proc = check(str(path), "--env", "staging", "--policy-config", str(config))
     assert proc.returncode == 1
     assert "mandatory warm-replicas: models.chat: keeps 0 warm replicas" in proc.stdout
     assert (
         "(waiver does not apply: it expires 2026-08-31, more than 90 days after 2026-06-01; "
         "set expires to 2026-08-30 or earlier)"
     ) in proc.stdout
-    config = tmp_path / "policy.yaml"
-    config.write_text("waivers: {max_days: 120}\n")
+    config.write_text("waivers: {max_days: 120}\n" + config.read_text())
     assert check(str(path), "--policy-config", str(config)).returncode == 0
 
 
 def test_expired_waiver_fails_the_check_and_says_so(tmp_path: Path) -> None:
-    path = with_staging_waiver(tmp_path)
-    proc = check(str(path), "--env", "staging", env={"INFERPLANE_TODAY": "2026-08-31"})
+    path, config = with_staging_waiver(tmp_path)
+    proc = check(
+        str(path),
+        "--env",
+        "staging",
+        "--policy-config",
+        str(config),
+        env={"INFERPLANE_TODAY": "2026-08-31"},
+    )
     assert proc.returncode == 1
     assert "mandatory warm-replicas: models.chat: keeps 0 warm replicas" in proc.stdout
     assert "(waiver expired 2026-08-30)" in proc.stdout
@@ -184,6 +219,10 @@ def failing_run(
     """One `inferplane check` over every rule's failing fixture (several blueprints at once)."""
     directory = tmp_path_factory.mktemp("failing")
     paths = {f.id: write(f, directory) for f in FAILING}
+    # Checked together, blueprints may not share a name: each fixture gets its own.
+    for i, path in enumerate(paths.values()):
+        text = path.read_text()
+        path.write_text(re.sub(r"(?m)^name: .*$", f"name: fixture-{i}", text, count=1))
     proc = check(*map(str, paths.values()), "--format", "json")
     assert "Traceback" not in proc.stderr
     return proc.returncode, json.loads(proc.stdout), paths
@@ -256,8 +295,10 @@ def test_policy_config_can_make_an_advisory_fail(tmp_path: Path) -> None:
 
 def test_sarif_output_file(tmp_path: Path) -> None:
     out = tmp_path / "check.sarif"
-    path = with_staging_waiver(tmp_path)
-    proc = check(str(path), "--format", "sarif", "--output", str(out))
+    path, config = with_staging_waiver(tmp_path)
+    proc = check(
+        str(path), "--format", "sarif", "--output", str(out), "--policy-config", str(config)
+    )
     assert proc.returncode == 0 and proc.stdout == ""
     sarif = json.loads(out.read_text())
     assert sarif["version"] == "2.1.0"
@@ -329,3 +370,46 @@ def test_explain_prints_rationale_config_and_examples() -> None:
         timeout=120,
     )
     assert proc.returncode == 2 and "did you mean warm-replicas?" in proc.stderr
+
+
+def test_the_bundled_blueprints_pass_the_shipped_platform_config() -> None:
+    """What the pull-request workflow runs: every blueprint, together, with the platform's
+    policy config (policies/platform-config.yaml)."""
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints").rglob("*.yaml"))
+    proc = check("--policy-config", "policies/platform-config.yaml", "--", *files)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_blueprints_checked_together_may_not_share_a_name_or_a_joined_name(
+    tmp_path: Path,
+) -> None:
+    """`team-x` + `prod-eu` and `team-x-prod` + `eu` would name the same node groups, wake
+    load balancer and hosts; two files with one name would share a namespace."""
+    text = (ROOT / "blueprints" / "chat-minimal.yaml").read_text()
+    name_line = next(line for line in text.splitlines() if line.startswith("name: "))
+    env = next(iter(yaml.safe_load(text)["environments"]))
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(text.replace(name_line, "name: team-x"))
+    second.write_text(text.replace(name_line, "name: team-x"))
+    proc = check(str(first), str(second))
+    assert proc.returncode == 2
+    line = text.splitlines().index(name_line) + 1
+    assert (
+        f"{second}:{line}:7: error: name: blueprint name 'team-x' is also the name of "
+        f"{first}: the name keys its namespace, cloud resources and model-store areas; give "
+        "one of the blueprints another name"
+    ) in proc.stderr
+    # team-x + <env>-eu against team-x-<env> + eu.
+    renamed = text.replace(f"\n  {env}:", f"\n  {env}-eu:")
+    first.write_text(renamed.replace(name_line, "name: team-x"))
+    second.write_text(
+        text.replace(f"\n  {env}:", "\n  eu:").replace(name_line, f"name: team-x-{env}")
+    )
+    proc = check(str(first), str(second))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert (
+        f"error: environments.eu: blueprint 'team-x-{env}' environment 'eu' names its "
+        f"resources 'team-x-{env}-eu', as blueprint 'team-x' environment '{env}-eu' of "
+        f"{first} does; rename the environment or the blueprint so that "
+        "<blueprint>-<environment> differs"
+    ) in proc.stderr

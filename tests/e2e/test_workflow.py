@@ -82,13 +82,11 @@ def workspace(tmp_path: Path) -> tuple[Path, str]:
     return pr, base
 
 
-def select(pr: Path, base: str, tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+def select(pr: Path, tmp: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
     listing = tmp / "list.txt"
     output = tmp / "github_output"
     result = run_step(
-        "Blueprints to check",
-        pr,
-        {"BASE": base, "LIST": str(listing), "GITHUB_OUTPUT": str(output)},
+        "Blueprints to check", pr, {"LIST": str(listing), "GITHUB_OUTPUT": str(output)}
     )
     assert result.returncode == 0, result.stderr
     return result, listing
@@ -98,96 +96,104 @@ def nothing_ran(tmp: Path) -> None:
     assert sorted(p.name for p in tmp.rglob("pwned*")) == []
 
 
+def quoted(name: str) -> str:
+    return subprocess.run(
+        ["bash", "-c", 'printf %q "$1"', "-", name],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+
+
+# Every *.yaml / *.yml under blueprints/, subfolders included; nothing else is a blueprint.
+CHECKED = sorted(["blueprints/base.yaml", "blueprints/sub/nested.yaml", *SAFE])
+UNCHECKABLE = [n for n in HOSTILE if n.endswith(".yaml") and n not in CHECKED]
+
+
 def test_no_run_script_interpolates_an_expression() -> None:
     for name, step in steps().items():
         assert "${{" not in step.get("run", ""), name
 
 
-def test_changed_hostile_names_are_skipped_with_a_message(
-    workspace: tuple[Path, str], tmp_path: Path
-) -> None:
-    pr, base = workspace
-    result, listing = select(pr, base, tmp_path)
-    assert listing.read_text().splitlines() == sorted(SAFE)
-    for name in HOSTILE:
-        quoted = subprocess.run(
-            ["bash", "-c", 'printf %q "$1"', "-", name],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout
-        assert f"skipping {quoted}: a blueprint is named blueprints/" in result.stdout, name
-    assert "count=2\n" in (tmp_path / "github_output").read_text()
-    nothing_ran(tmp_path)
-
-
-def test_every_blueprint_when_the_base_is_unknown(
+def test_every_blueprint_is_checked_and_hostile_names_fail_the_job(
     workspace: tuple[Path, str], tmp_path: Path
 ) -> None:
     pr, _ = workspace
-    result, listing = select(pr, "", tmp_path)
-    assert listing.read_text().splitlines() == sorted(["blueprints/base.yaml", *SAFE])
-    # Not listed at all: a file in a subfolder (find does not descend), a name not *.y*ml.
-    assert result.stdout.count("skipping ") == len(HOSTILE) - 2
+    result, listing = select(pr, tmp_path)
+    assert listing.read_text().splitlines() == CHECKED
+    for name in UNCHECKABLE:
+        assert f"cannot check {quoted(name)}: a blueprint is named blueprints/" in result.stdout
+    output = (tmp_path / "github_output").read_text()
+    assert f"count={len(CHECKED)}\n" in output
+    assert f"unchecked={len(UNCHECKABLE)}\n" in output
+    refuse = run_step("Refuse blueprint files that could not be checked", pr, {"UNCHECKED": "5"})
+    assert refuse.returncode == 1 and "could not be checked" in refuse.stderr
+    assert (
+        "steps.changed.outputs.unchecked != '0'"
+        in steps()["Refuse blueprint files that could not be checked"]["if"]
+    )
     nothing_ran(tmp_path)
 
 
-def test_names_git_cannot_hold_are_skipped_too(tmp_path: Path) -> None:
-    # A stub git that reports what a crafted diff could: parent paths, absolute paths.
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    stub = bin_dir / "git"
-    stub.write_text(
-        "#!/bin/sh\n"
-        'case "$1" in cat-file) exit 0;; esac\n'
-        "printf 'blueprints/../../etc/passwd.yaml\\0blueprints/..yaml.d/x.yaml\\0"
-        "blueprints/ok.yaml\\0'\n"
-    )
-    stub.chmod(0o755)
+def test_hidden_and_parent_like_names_cannot_be_checked(tmp_path: Path) -> None:
     pr = tmp_path / "pr"
-    (pr / "blueprints").mkdir(parents=True)
-    listing, output = tmp_path / "list.txt", tmp_path / "out"
-    result = run_step(
-        "Blueprints to check",
-        pr,
-        {
-            "BASE": "abc",
-            "LIST": str(listing),
-            "GITHUB_OUTPUT": str(output),
-            "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        },
-    )
-    assert result.returncode == 0, result.stderr
+    for name in ("blueprints/.hidden/x.yaml", "blueprints/..yaml.d/x.yaml", "blueprints/ok.yaml"):
+        (pr / name).parent.mkdir(parents=True, exist_ok=True)
+        (pr / name).write_text("name: x\n")
+    result, listing = select(pr, tmp_path)
     assert listing.read_text().splitlines() == ["blueprints/ok.yaml"]
-    assert "skipping blueprints/../../etc/passwd.yaml:" in result.stdout
-    assert "skipping blueprints/..yaml.d/x.yaml:" in result.stdout
+    assert "cannot check blueprints/.hidden/x.yaml:" in result.stdout
+    assert "cannot check blueprints/..yaml.d/x.yaml:" in result.stdout
+    assert "unchecked=2\n" in (tmp_path / "github_output").read_text()
+
+
+def test_no_path_filter_can_leave_the_required_check_pending() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    on = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert on["pull_request"] is None and "paths" not in (on.get("push") or {})
 
 
 @pytest.mark.parametrize(
     ("step", "expected"),
     [
-        ("Check (SARIF for code scanning)", ["--format", "sarif", "--output", "SARIF"]),
-        ("Check (annotations on the blueprint lines)", ["--format", "github"]),
+        (
+            "Check (SARIF for code scanning)",
+            ["--policy-config", "CONFIG", "--format", "sarif", "--output", "SARIF"],
+        ),
+        (
+            "Check (annotations on the blueprint lines)",
+            ["--policy-config", "CONFIG", "--format", "github"],
+        ),
     ],
 )
-def test_check_steps_pass_the_names_as_quoted_arguments(
+def test_check_steps_pass_the_base_config_and_the_names_as_quoted_arguments(
     workspace: tuple[Path, str], tmp_path: Path, step: str, expected: list[str]
 ) -> None:
-    pr, base = workspace
-    _, listing = select(pr, base, tmp_path)
+    pr, _ = workspace
+    _, listing = select(pr, tmp_path)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     argv = tmp_path / "argv"
     (bin_dir / "inferplane").write_text(f'#!/bin/sh\nprintf "%s\\0" "$@" > {argv}\n')
     (bin_dir / "inferplane").chmod(0o755)
     sarif = str(tmp_path / "out.sarif")
-    env = {"LIST": str(listing), "SARIF": sarif, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    config = str(tmp_path / "base" / "policies" / "platform-config.yaml")
+    env = {
+        "LIST": str(listing),
+        "SARIF": sarif,
+        "POLICY_CONFIG": config,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+    }
     result = run_step(step, pr, env)
     assert result.returncode == 0, result.stderr
     args = argv.read_text().split("\0")[:-1]
-    want = [a.replace("SARIF", sarif) for a in expected]
-    assert args == ["check", *want, "--", *sorted(SAFE)]
+    want = [a.replace("SARIF", sarif).replace("CONFIG", config) for a in expected]
+    assert args == ["check", *want, "--", *CHECKED]
+    # The config is the base checkout's, never the pull request's.
+    assert steps()[step]["env"]["POLICY_CONFIG"] == (
+        "${{ github.workspace }}/base/policies/platform-config.yaml"
+    )
     nothing_ran(tmp_path)
 
 
@@ -209,7 +215,10 @@ def test_codeowners_puts_the_judge_under_the_platform_team() -> None:
         for line in (ROOT / ".github" / "CODEOWNERS").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     }
-    for path in ("/policies/", "/inferplane/", "/components/", "/stacks/", "/.github/"):
+    for path in (
+        "/policies/", "/inferplane/", "/components/", "/stacks/", "/.github/", "/dev",
+        "/scripts/", "/tests/", "/examples/", "/.pre-commit-hooks.yaml", "/blueprints/schema/",
+    ):  # fmt: skip
         assert owners[path] == ["@acme/ml-platform"], path
     assert owners["/pyproject.toml"] == ["@acme/ml-platform"]
     assert owners["/.ci/"] == ["@acme/ml-platform"]

@@ -23,7 +23,7 @@ SERVICE = "kubernetes:core/v1:Service"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 JOB = "kubernetes:batch/v1:Job"
 REVISION = "989aa7980e4cf806f80c7fef2b1adb7bc71aa306"
-STAGED = f"gs://acme-ml-dev-models/.inferplane/hub/Qwen/Qwen2.5-1.5B-Instruct/{REVISION}/"
+STAGED = f"gs://acme-ml-dev-models/.inferplane/hub/llm-demo/Qwen/Qwen2.5-1.5B-Instruct/{REVISION}/"
 JOB_NAME = HubSource("Qwen/Qwen2.5-1.5B-Instruct", REVISION).job_name
 
 

@@ -3,6 +3,7 @@ and the generated catalogue."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -105,16 +106,16 @@ def _loc(path: tuple[object, ...]) -> Location:
 
 def test_a_waiver_waives_but_keeps_the_result() -> None:
     use = waivers.WaiverUse.new()
-    [result] = waivers.apply(_results(), [_waiver()], ON, _loc, use)
+    [result] = waivers.apply(_results(), [_waiver()], ON, _loc, use, platform=True)
     assert result.status == "waived" and not result.blocking
     assert result.waiver is not None and result.waiver.location == Location("bp.yaml", 90, 7)
     assert waivers.unused([_waiver()], ["prod"], use, ON) == []
 
 
 def test_the_expiry_day_still_waives_the_next_day_does_not() -> None:
-    [on_day] = waivers.apply(_results(), [_waiver(expires="2026-06-01")], ON)
+    [on_day] = waivers.apply(_results(), [_waiver(expires="2026-06-01")], ON, platform=True)
     assert on_day.status == "waived"
-    [after] = waivers.apply(_results(), [_waiver(expires="2026-05-31")], ON)
+    [after] = waivers.apply(_results(), [_waiver(expires="2026-05-31")], ON, platform=True)
     assert after.status == "violation" and after.blocking
     assert after.message.endswith("(waiver expired 2026-05-31)")
     assert after.waiver is not None and after.waiver.expired
@@ -130,7 +131,7 @@ def test_the_expiry_day_still_waives_the_next_day_does_not() -> None:
     ],
 )
 def test_a_waiver_matches_rule_target_prefix_and_environment(waiver: Waiver) -> None:
-    [result] = waivers.apply(_results(), [waiver], ON)
+    [result] = waivers.apply(_results(), [waiver], ON, platform=True)
     waived = waiver.target == "models"
     assert result.status == ("waived" if waived else "violation")
 
@@ -138,7 +139,7 @@ def test_a_waiver_matches_rule_target_prefix_and_environment(waiver: Waiver) -> 
 def test_an_unused_waiver_is_an_advisory_result() -> None:
     use = waivers.WaiverUse.new()
     stale = _waiver(target="models.ranker")
-    waivers.apply(_results(), [stale], ON, None, use)
+    waivers.apply(_results(), [stale], ON, None, use, platform=True)
     [result] = waivers.unused([stale], ["staging", "prod"], use, ON, _loc)
     assert (result.rule, result.level, result.status) == ("unused-waiver", "advisory", "violation")
     assert result.environment == "staging,prod" and result.location == Location("bp.yaml", 90, 7)
@@ -156,11 +157,45 @@ def test_today_is_overridable(monkeypatch: pytest.MonkeyPatch) -> None:
     assert waivers.today("2031-05-06") == dt.date(2031, 5, 6)
 
 
+def test_a_blueprint_waiver_of_a_mandatory_rule_does_not_waive() -> None:
+    [result] = waivers.apply(_results(), [_waiver()], ON, _loc)
+    assert result.level == "mandatory" and result.status == "violation" and result.blocking
+    assert result.message.endswith(
+        "(waiver does not apply: a blueprint may waive advisory rules only; a waiver of "
+        "mandatory rule warm-replicas is kept in the platform's policy config "
+        "(mandatory_waivers), which the platform team owns)"
+    )
+    advisory = [dataclasses.replace(r, level="advisory") for r in _results()]
+    [waived] = waivers.apply(advisory, [_waiver()], ON, _loc)
+    assert waived.status == "waived"
+
+
+def test_platform_waivers_are_read_from_the_policy_config(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        "mandatory_waivers:\n"
+        "  - {blueprint: golden, rule: warm-replicas, target: models.chat,\n"
+        "     reason: cold starts are fine here, expires: '2026-07-31'}\n"
+        "  - {blueprint: other, rule: warm-replicas, target: models.chat,\n"
+        "     reason: cold starts are fine here, expires: '2026-07-31'}\n"
+    )
+    config = load(path)
+    [mine] = waivers.platform_waivers(config.mandatory_waivers, "golden")
+    assert (mine.rule, mine.target, mine.path) == ("warm-replicas", "models.chat", (
+        "mandatory_waivers", 0))  # fmt: skip
+    assert config.locate_mandatory_waiver(mine.path) == Location(str(path), 2, 5)
+    assert waivers.platform_waivers(config.mandatory_waivers, "nobody") == []
+    path.write_text("mandatory_waivers:\n  - {blueprint: golden, rule: warm-replicas}\n")
+    with pytest.raises(BlueprintError) as err:
+        load(path)
+    assert "mandatory_waivers[0]: 'target' is a required property" in str(err.value)
+
+
 def test_a_waiver_expiring_too_far_ahead_does_not_waive() -> None:
     # ON + 90 days is 2026-08-30: the last expiry that still waives.
-    [limit] = waivers.apply(_results(), [_waiver(expires="2026-08-30")], ON)
+    [limit] = waivers.apply(_results(), [_waiver(expires="2026-08-30")], ON, platform=True)
     assert limit.status == "waived"
-    [later] = waivers.apply(_results(), [_waiver(expires="2026-08-31")], ON, _loc)
+    [later] = waivers.apply(_results(), [_waiver(expires="2026-08-31")], ON, _loc, platform=True)
     assert later.status == "violation" and later.blocking
     assert later.message.endswith(
         "(waiver does not apply: it expires 2026-08-31, more than 90 days after 2026-06-01; "
@@ -168,9 +203,13 @@ def test_a_waiver_expiring_too_far_ahead_does_not_waive() -> None:
     )
     assert later.waiver is not None and later.waiver.as_dict()["refused"] is not None
     # The limit is policy config; an applying waiver beats a refused one for the same result.
-    [looser] = waivers.apply(_results(), [_waiver(expires="2026-08-31")], ON, max_days=120)
+    [looser] = waivers.apply(
+        _results(), [_waiver(expires="2026-08-31")], ON, max_days=120, platform=True
+    )
     assert looser.status == "waived"
-    [both] = waivers.apply(_results(), [_waiver(expires="2027-01-01"), _waiver()], ON)
+    [both] = waivers.apply(
+        _results(), [_waiver(expires="2027-01-01"), _waiver()], ON, platform=True
+    )
     assert (
         both.status == "waived"
         and both.waiver is not None
@@ -199,7 +238,7 @@ def test_the_waiver_limit_is_policy_config(tmp_path: Path) -> None:
 def test_mandatory_waivers_are_listed_once_with_their_environments() -> None:
     stack_results = _results()
     staging = [r.__class__(**{**r.__dict__, "environment": "staging"}) for r in stack_results]
-    applied = waivers.apply([*stack_results, *staging], [_waiver()], ON, _loc)
+    applied = waivers.apply([*stack_results, *staging], [_waiver()], ON, _loc, platform=True)
     entries = waivers.mandatory_waivers(applied)
     assert entries == [
         {

@@ -122,7 +122,9 @@ def test_published_waivers_apply_online() -> None:
         "path": ["policies", "waivers", 0],
     }
     data["waivers"] = json.dumps([waiver])
-    assert _stack_violations("warm-replicas", resources) == []
+    # A blueprint's waiver of a mandatory rule does not waive online either.
+    [(message, _)] = _stack_violations("warm-replicas", resources)
+    assert "a blueprint may waive advisory rules only" in message
     # An expiry beyond the limit does not waive online either.
     data["waivers"] = json.dumps(
         [

@@ -22,6 +22,16 @@ policies:
 """
 
 
+PLATFORM_WAIVER = """\
+mandatory_waivers:
+  - blueprint: golden
+    rule: public-endpoint
+    target: load_balancer
+    reason: A public demo endpoint behind an authenticating gateway (ticket SEC-12).
+    expires: "2026-08-01"
+"""
+
+
 def _external(tmp_path: Path, extra: str = "") -> Path:
     text = (FIXTURES / "golden.yaml").read_text()
     assert "  scheme: internal\n" in text
@@ -43,7 +53,12 @@ def test_external_scheme_fails_the_check(tmp_path: Path) -> None:
     }
 
 
-def test_a_waiver_with_reason_and_expiry_waives_it(tmp_path: Path) -> None:
+def test_only_a_platform_waiver_with_reason_and_expiry_waives_it(tmp_path: Path) -> None:
     report = check_files([str(_external(tmp_path, WAIVER))], today=TODAY)
+    found = [r for r in report.results if r.rule == "public-endpoint"]
+    assert found and {r.status for r in found} == {"violation"}  # the blueprint's own
+    config = tmp_path / "policy.yaml"
+    config.write_text(PLATFORM_WAIVER)
+    report = check_files([str(_external(tmp_path))], config_file=str(config), today=TODAY)
     found = [r for r in report.results if r.rule == "public-endpoint"]
     assert found and {r.status for r in found} == {"waived"}

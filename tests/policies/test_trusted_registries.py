@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from inferplane.policies.rules import rule
-from inferplane.policies.rules.trusted_registries import repository, trusted
+from inferplane.policies.rules.trusted_registries import ecr_patterns, repository, trusted
 
 DEFAULTS = rule("trusted-registries").defaults()["registries"]
 AWS = {"region": "us-east-1"}
@@ -40,7 +40,8 @@ def test_repository(image: str, expected: tuple[str, str]) -> None:
         ("valkey/valkey:9.0.8-alpine", GCP, True),
         ("docker.io/valkey/valkey-evil:9.0.8", AWS, False),
         ("valkey:9.0.8", AWS, False),  # docker.io/library/valkey: not the project's own
-        ("123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:1", AWS, True),
+        # No default trusts an ECR registry: the platform lists its accounts (ecr_accounts).
+        ("123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:1", AWS, False),
         ("123456789012.dkr.ecr.us-east-1.amazonaws.com.evil.io/vllm:1", AWS, False),
         # A wildcard of the host never spans into the path.
         ("evil.io/x.dkr.ecr.us-east-1.amazonaws.com/vllm:1", AWS, False),
@@ -52,3 +53,17 @@ def test_repository(image: str, expected: tuple[str, str]) -> None:
 )
 def test_trusted(image: str, facts: dict[str, str], ok: bool) -> None:
     assert trusted(image, DEFAULTS, facts) is ok
+
+
+def test_ecr_is_trusted_only_for_the_accounts_the_platform_lists_per_environment() -> None:
+    accounts = {"prod": ["111111111111"], "*": ["222222222222"]}
+    prod = ecr_patterns(accounts, "prod")
+    staging = ecr_patterns(accounts, "staging")
+    image = "{}.dkr.ecr.us-east-1.amazonaws.com/ml/vllm:1"
+    assert trusted(image.format("111111111111"), prod, AWS)
+    assert not trusted(image.format("111111111111"), staging, AWS)
+    assert trusted(image.format("222222222222"), staging, AWS)
+    assert not trusted(image.format("333333333333"), prod, AWS)  # any other account
+    assert not trusted(
+        "111111111111.dkr.ecr.eu-west-1.amazonaws.com/ml/vllm:1", prod, AWS
+    )  # the listed account, another region

@@ -52,7 +52,7 @@ def test_key_is_stable(staging):
     assert _key(staging) == _key(staging)
     assert len(_key(staging)) == 12
     assert engine_uri(*args_of_mf(staging, staging.models["ranker"])) == (
-        f"s3://acme-models-use1/.inferplane/engines/ranker/{_key(staging)}/model.plan"
+        f"s3://acme-models-use1/.inferplane/engines/support-assistant/ranker/{_key(staging)}/model.plan"
     )
 
 

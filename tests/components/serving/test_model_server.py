@@ -175,7 +175,10 @@ def test_triton_repository_is_laid_out_by_an_init_container(served):
     job = rec.of_type(JOB)
     engine = [j for j in job if j.get("metadata", "labels", naming.MODEL_LABEL) == "ranker"]
     key = engine[0].get("metadata", "labels", "inferplane.dev/engine-key")
-    assert uri == f"s3://acme-models-use1/.inferplane/engines/ranker/{key}/model.plan"
+    assert (
+        uri
+        == f"s3://acme-models-use1/.inferplane/engines/support-assistant/ranker/{key}/model.plan"
+    )
     assert pod_spec(d)["serviceAccountName"] == "model-reader"
     assert {"name": "triton-config", "configMap": {"name": "ranker-triton-config"}} in pod_spec(d)[
         "volumes"
@@ -250,7 +253,8 @@ def test_vllm_hf_source_precision_and_settings(staging):
     fetch = container(d, "fetch-weights", init=True)
     assert {
         "name": "MODEL_URI",
-        "value": f"{env.model_store}.inferplane/hub/Qwen/Qwen2.5-7B-Instruct/abc123/",
+        "value": f"{env.model_store}.inferplane/hub/support-assistant/"
+        "Qwen/Qwen2.5-7B-Instruct/abc123/",
     } in fetch["env"]
     c = container(d, "vllm")
     env_vars = {e["name"]: e.get("value") for e in c["env"]}
@@ -531,7 +535,7 @@ def test_engine_uri_output(staging):
     servers = [r for r in rec if r.type == "inferplane:serving:ModelServer"]
     assert len(servers) == 2
     assert engine_uri(*args_of_mf(staging, staging.models["ranker"])).startswith(
-        "s3://acme-models-use1/.inferplane/engines/ranker/"
+        "s3://acme-models-use1/.inferplane/engines/support-assistant/ranker/"
     )
 
 

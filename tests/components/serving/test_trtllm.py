@@ -136,7 +136,7 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     fetch = container(job, "fetch-checkpoint", init=True)
     staged = next(e["value"] for e in fetch["env"] if e["name"] == "SOURCE_URI")
     assert staged.endswith(
-        "/.inferplane/hub/meta-llama/Llama-3.3-70B-Instruct/"
+        "/.inferplane/hub/llm-serving/meta-llama/Llama-3.3-70B-Instruct/"
         "6f6073b423013f6a7d4d9f39144961bfbfbc386b/"
     )
     # ... and waits for the staging Job that wrote it.
@@ -144,7 +144,7 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     assert staging.urn in job.depends_on
     assert 'llm.save(spec["engine_dir"])' in script and BUILD_SCRIPT.splitlines()[0] in script
     uri = engine_uri(model, env)
-    assert uri == f"gs://acme-llm-models-usc1/.inferplane/engines/{MODEL}/{key}/"
+    assert uri == f"gs://acme-llm-models-usc1/.inferplane/engines/llm-serving/{MODEL}/{key}/"
     upload = container(job, "upload-engine")
     assert {"name": "ENGINE_URI", "value": uri} in upload["env"]
     lines = upload["command"][2].splitlines()

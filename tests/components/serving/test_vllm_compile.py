@@ -57,7 +57,9 @@ def test_key_is_stable_and_names_the_store_prefix(staging: Environment) -> None:
     key = _key(staging)
     assert key == _key(staging) and len(key) == 12
     serving_env, _ = args_of(staging, "chat")
-    assert cache_uri(serving_env, key) == (f"s3://acme-models-use1/.inferplane/vllm-compile/{key}/")
+    assert cache_uri(serving_env, key, "chat") == (
+        f"s3://acme-models-use1/.inferplane/vllm-compile/support-assistant/chat/{key}/"
+    )
 
 
 @pytest.mark.parametrize(
@@ -181,7 +183,7 @@ def test_serving_pods_copy_the_staged_cache_when_present(served) -> None:
         ) in script.splitlines()
         assert "no staged torch.compile cache at $COMPILE_CACHE_URI: vLLM compiles" in script
         (uri,) = [e["value"] for e in fetch["env"] if e["name"] == "COMPILE_CACHE_URI"]
-        assert "/.inferplane/vllm-compile/" in uri and uri.endswith("/")
+        assert "/.inferplane/vllm-compile/support-assistant/chat/" in uri and uri.endswith("/")
         assert {"name": "vllm-cache", "mountPath": CACHE_ROOT} in fetch["volumeMounts"]
         server = container(deployment, "vllm")
         assert {"name": "vllm-cache", "mountPath": CACHE_ROOT} in server["volumeMounts"]
@@ -228,3 +230,16 @@ def test_job_args_are_the_serving_args(staging: Environment) -> None:
     assert compile_["command"][4:] == vllm_args(model)
     assert compile_["env"] == vllm_env(model)
     assert serving_env.model_store_uri
+
+
+def test_two_blueprints_on_one_store_never_share_a_compile_cache(staging: Environment) -> None:
+    """A cache is written by one blueprint's Job and run by its replicas: the same model with
+    the same settings in another blueprint (or another model) gets another key and folder."""
+    serving_env, model = args_of(staging, "chat")
+    other = dataclasses.replace(serving_env, part_of="support-assistant-2")
+    assert compile_key(serving_env, model) != compile_key(other, model)
+    mine = cache_uri(serving_env, compile_key(serving_env, model), "chat")
+    theirs = cache_uri(other, compile_key(other, model), "chat")
+    assert not theirs.startswith(mine) and not mine.startswith(theirs)
+    renamed = dataclasses.replace(model, name="chat2")
+    assert compile_key(serving_env, renamed) != compile_key(serving_env, model)

@@ -124,7 +124,7 @@ def test_staging_is_skipped_when_the_marker_is_there_and_writes_it_last(
 ) -> None:
     (job,) = staging_jobs(twins)
     staged = staged_uri(serving_environment(staging), SOURCE)
-    assert staged == f"{staging.model_store}.inferplane/hub/{REPO}/{REVISION}/"
+    assert staged == f"{staging.model_store}.inferplane/hub/support-assistant/{REPO}/{REVISION}/"
     check = container(job, "check-staged", init=True)
     assert {"name": "STAGED_URI", "value": staged} in check["env"]
     assert "aws s3api head-object" in check["command"][2]
