@@ -180,15 +180,33 @@ def spawn(state: Path, name: str, cmd: list[str], env: dict[str, str] | None = N
     if code is not None:
         tail = (state / "logs" / f"{name}.log").read_text(errors="replace")[-3000:]
         raise RuntimeError(f"{name} exited with {code} at start:\n{tail}")
-    pids = _pids(state)
-    pids[name] = proc.pid
+    pids = _records(state)
+    pids[name] = {"pid": proc.pid, "start": _start_time(proc.pid)}
     (state / "pids.json").write_text(json.dumps(pids))
     return proc.pid
 
 
-def _pids(state: Path) -> dict[str, int]:
+def _records(state: Path) -> dict[str, dict]:
     f = state / "pids.json"
     return json.loads(f.read_text()) if f.exists() else {}
+
+
+def _pids(state: Path) -> dict[str, int]:
+    """Name -> PID of each recorded process that is still the one this state started (a
+    PID the kernel has since given to another process is left alone)."""
+    return {
+        name: rec["pid"]
+        for name, rec in _records(state).items()
+        if _start_time(rec["pid"]) == rec["start"]
+    }
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (/proc/<pid>/stat field 22)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
 
 
 def _alive(pid: int) -> bool:
@@ -205,9 +223,12 @@ def _alive(pid: int) -> bool:
 
 
 def down(state: Path) -> None:
-    """Stop every process of the control plane, newest first, by PID."""
+    """Stop every process of the control plane, newest first, by PID (its process group:
+    the component and anything it started)."""
     for name, pid in reversed(list(_pids(state).items())):
         if not _alive(pid):
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
             continue
         try:
             os.killpg(pid, signal.SIGTERM)

@@ -503,6 +503,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--keep", action="store_true", help="leave the control plane running")
     ap.add_argument("--state", type=Path, help="state folder (default: a new temporary one)")
     args = ap.parse_args(argv)
+    temporary = args.state is None
     state = (args.state or Path(tempfile.mkdtemp(prefix="inferplane-e2e-"))).resolve()
     state.mkdir(parents=True, exist_ok=True)
     # A reused state folder starts over: no stack, log or project of an earlier run.
@@ -513,6 +514,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     data = run(args.blueprint, args.env, args.keep, state)
     data["state"] = str(state)
+    if temporary and data["passed"] and not args.keep:
+        # A passed run's temporary folder (etcd's data, logs) has told all it has to.
+        shutil.rmtree(state, ignore_errors=True)
+        data["state"] = None
     print(json.dumps(data, indent=2, default=str))
     where = f"{args.blueprint} --env {args.env}"
     if data.get("not_run"):
