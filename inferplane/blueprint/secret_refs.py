@@ -132,6 +132,21 @@ def aws_secret_account(secret_id: str) -> str | None:
     return m.group(1) if m else None
 
 
+def secret_manager_name(secret_id: str) -> str | None:
+    """The secret's own name: an AWS ARN's part after ``:secret:`` (with the random suffix
+    Secrets Manager appends, if written), a GCP version's secret id; None otherwise."""
+    m = re.match(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:(.+)$", secret_id)
+    if m:
+        return m.group(1)
+    m = re.match(r"^projects/[^/]+/secrets/([^/]+)(/|$)", secret_id)
+    return m.group(1) if m else None
+
+
+def blueprint_variable_prefix(blueprint: str) -> str:
+    """A blueprint's name as a variable prefix: ``new-user`` -> ``NEW_USER``."""
+    return env_var_name(blueprint)
+
+
 __all__ = [
     "FILE_VARIABLES",
     "PROJECT_NAMESPACE",
@@ -140,10 +155,12 @@ __all__ = [
     "SHADOWED_ENV",
     "TOKEN_NAMES",
     "aws_secret_account",
+    "blueprint_variable_prefix",
     "config_namespace",
     "container_variable",
     "env_var_name",
     "gcp_secret_project",
     "runner_credential",
+    "secret_manager_name",
     "shadowed",
 ]

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from inferplane.blueprint.errors import YamlPath
-from inferplane.policies.framework import Finding, Rule, RuleConfig
+from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import Resource
 from inferplane.policies.stack import Stack
 
@@ -85,10 +85,59 @@ def _blame(stack: Stack, bucket: str, prefix: str) -> tuple[str, YamlPath]:
     return f"environments.{env.name}", ("environments", env.name, "model_store")
 
 
+ALLOWED_STORES_KEY = "model-store-reads.allowed_model_stores"
+"""Where a blueprint's store is allowed, as the messages name it."""
+
+
+def allowed_prefixes(allowed: Mapping[str, Any], environment: str, blueprint: str) -> list[str]:
+    """The store URI prefixes `allowed` lists for `environment` (its own list and the list
+    under ``"*"``), with ``{blueprint}`` replaced by the blueprint's name."""
+    listed = [*(allowed.get("*") or ()), *(allowed.get(environment) or ())]
+    return [str(p).replace("{blueprint}", blueprint) for p in listed]
+
+
+def store_allowed(uri: str, prefixes: list[str]) -> bool:
+    """Whether `uri` (a store or an absolute source) lies under one of `prefixes`. Every
+    prefix ends in ``/`` (schema), so ``s3://acme`` never admits ``s3://acme-evil/``."""
+    folder = uri if uri.endswith("/") else uri + "/"
+    return any(folder.startswith(p) for p in prefixes)
+
+
+def _unlisted_stores(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    """The model store, and every absolute s3:// or gs:// source, must lie under a prefix
+    the platform lists: the writer identities get write access in the store, the reader
+    reads all of it."""
+    env = stack.env
+    assert env is not None
+    prefixes = allowed_prefixes(config["allowed_model_stores"], env.name, env.blueprint)
+    shown = ", ".join(prefixes) or "none"
+    hint = (
+        f"use a store the platform lists for this environment ({shown}), or ask the platform "
+        f"team to add it to {ALLOWED_STORES_KEY} in its policy config"
+    )
+    if not store_allowed(env.model_store, prefixes):
+        yield Finding(
+            f"environments.{env.name}",
+            ("environments", env.name, "model_store"),
+            f"model_store {env.model_store} is not a model store the platform allows; {hint}",
+        )
+    for model in env.models.values():
+        uri = model.source.uri  # a relative source is inside the store: judged above
+        inside = store_allowed(uri, [env.model_store.rstrip("/") + "/"])
+        if uri.startswith(("s3://", "gs://")) and not inside and not store_allowed(uri, prefixes):
+            yield Finding(
+                f"models.{model.name}",
+                ("models", model.name, "source"),
+                f"source {uri} of model {model.name} is not in a model store the platform "
+                f"allows; {hint}",
+            )
+
+
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     env = stack.env
     if env is None:  # online the model store is not known; the grants are judged offline
         return
+    yield from _unlisted_stores(stack, config)
     store_bucket, store_prefix = env.store_bucket, env.store_prefix
     for r in stack.of_type(AWS_ROLE_POLICY, AWS_POLICY, GCS_BUCKET_MEMBER):
         reads = gcs_reads(r) if r.type == GCS_BUCKET_MEMBER else s3_reads(r.props.get("policy"))
@@ -122,7 +171,31 @@ RULE = Rule(
     ),
     remediation=(
         "Copy the model under the environment's model_store and give its source relative "
-        "to it; if another location is intended, record a waiver for the model."
+        "to it; if another location is intended, record a waiver for the model. A store "
+        "not under `allowed_model_stores` needs the platform team to list it there."
+    ),
+    config=(
+        ConfigKey(
+            "allowed_model_stores",
+            {"*": ["s3://", "gs://"]},
+            {
+                "type": "object",
+                "propertyNames": {"pattern": "^[*]$|^[a-z]([-a-z0-9]*[a-z0-9])?$"},
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {
+                        "type": "string",
+                        "pattern": "^(s3|gs)://([^/\\s*?]+/([^\\s*?]*/)?)?$",
+                    },
+                },
+            },
+            "Where model stores (and absolute s3:// or gs:// model sources) may be: "
+            "environment name (or `*`, every environment) -> URI prefixes ending in `/`, "
+            "`{blueprint}` standing for the blueprint's name (e.g. `s3://acme-models/`, "
+            "`s3://models/{blueprint}/`). A store under none of them is refused. The default "
+            "allows any bucket, since inferplane cannot know a site's buckets: a platform "
+            "lists its own, as the shipped platform-config.yaml does.",
+        ),
     ),
     links=(
         "https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-iam-policies.html",
@@ -130,7 +203,8 @@ RULE = Rule(
     ),
     sources=(
         "IAM role policies (S3 statements) and GCS bucket IAM members, against the "
-        "blueprint's model_store. Offline only: online the model store is not known."
+        "blueprint's model_store; the model store and absolute sources against "
+        "allowed_model_stores. Offline only: online the model store is not known."
     ),
     passing_example="""\
 environments:

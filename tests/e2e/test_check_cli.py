@@ -375,7 +375,12 @@ def test_explain_prints_rationale_config_and_examples() -> None:
 def test_the_bundled_blueprints_pass_the_shipped_platform_config() -> None:
     """What the pull-request workflow runs: every blueprint, together, with the platform's
     policy config (policies/platform-config.yaml)."""
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "blueprints").rglob("*.yaml"))
+    files = sorted(
+        str(p.relative_to(ROOT))
+        for folder in ("blueprints", "e2e/blueprints")
+        for p in (ROOT / folder).glob("*.yaml")
+    )
+    assert "e2e/blueprints/new-user.yaml" in files
     proc = check("--policy-config", "policies/platform-config.yaml", "--", *files)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

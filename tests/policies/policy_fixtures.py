@@ -8,6 +8,8 @@ A fixture file (``fixtures/<rule-id>/<case>.yaml``)::
       models.chat.replicas.min: 1
     expect:                               # results of the fixture's rule, exactly
       - {environment: staging, target: models.chat, line: 62}
+    config:                               # optional: the platform's policy config
+      warm-replicas: {min_warm_replicas_per_zone: 2}
 
 An empty `expect` makes it a passing fixture. `materialise` edits the golden text in place
 (replacing a value on its own line, or inserting a new key under an existing mapping), so
@@ -37,6 +39,8 @@ class Fixture:
     description: str
     set: dict[str, Any]
     expect: list[dict[str, Any]]
+    config: dict[str, Any] | None = None
+    """The policy config the fixture is checked with (None: the defaults)."""
 
     @property
     def passing(self) -> bool:
@@ -60,6 +64,7 @@ def fixtures() -> list[Fixture]:
                 description=data.get("description", ""),
                 set=dict(data.get("set") or {}),
                 expect=list(data.get("expect") or []),
+                config=data.get("config"),
             )
         )
     return out
@@ -117,4 +122,13 @@ def write(fixture: Fixture, directory: Path) -> Path:
     text = (FIXTURES / fixture.base).read_text()
     out = directory / f"{fixture.rule}--{fixture.name}.yaml"
     out.write_text(materialise(text, fixture.set))
+    return out
+
+
+def write_config(fixture: Fixture, directory: Path) -> Path | None:
+    """The fixture's policy config as a file in `directory` (None when it has none)."""
+    if fixture.config is None:
+        return None
+    out = directory / f"{fixture.rule}--{fixture.name}.policy.yaml"
+    out.write_text(yaml.safe_dump(fixture.config))
     return out

@@ -7,7 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from policy_fixtures import FIXTURES, Fixture, fixtures, write
+from policy_fixtures import FIXTURES, Fixture, fixtures, write, write_config
 
 from inferplane.app.check import check_files
 from inferplane.policies.rules import rule_ids
@@ -16,8 +16,11 @@ TODAY = dt.date(2026, 6, 1)
 ALL = fixtures()
 
 
-def _violations(path: Path, rule: str | None = None) -> set[tuple[str, str, str, int]]:
-    report = check_files([str(path)], today=TODAY)
+def _violations(
+    path: Path, rule: str | None = None, config: Path | None = None
+) -> set[tuple[str, str, str, int]]:
+    report = check_files([str(path)], config_file=str(config) if config else None, today=TODAY)
+    assert not report.invalid, report.invalid
     out = set()
     for r in report.results:
         if r.status == "violation" and (rule is None or r.rule == rule):
@@ -33,8 +36,9 @@ def test_golden_is_clean() -> None:
 @pytest.mark.parametrize("fixture", ALL, ids=lambda f: f.id)
 def test_fixture(fixture: Fixture, tmp_path: Path) -> None:
     path = write(fixture, tmp_path)
+    config = write_config(fixture, tmp_path)
     expected = {(fixture.rule, e["environment"], e["target"], e["line"]) for e in fixture.expect}
-    assert _violations(path, fixture.rule) == expected, fixture.description
+    assert _violations(path, fixture.rule, config) == expected, fixture.description
 
 
 def test_failing_fixtures_change_one_place() -> None:
