@@ -329,3 +329,21 @@ def test_two_environments_of_one_blueprint_on_one_cluster() -> None:
         == []
     )
 
+
+@pytest.mark.parametrize("label", ["inferplane.dev/blueprint", "app.kubernetes.io/part-of"])
+def test_selector_labels_may_not_be_inferplane_s_own(label: str) -> None:
+    text = gke(
+        "        prometheus:\n"
+        "          mode: existing\n"
+        "          namespace: monitoring\n"
+        "          query_url: http://prometheus-operated.monitoring.svc:9090\n"
+        f"          selector_labels: {{{label}: x}}\n"
+    )
+    assert [d.format() for d in check(load_text(text, "bp.yaml"))] == [
+        f"bp.yaml:25:{31 + len(label)}: error: environments.prod.cluster.addons.prometheus."
+        f"selector_labels.{label}: label {label!r} is one inferplane sets itself on the "
+        "ServiceMonitors and PrometheusRules; as a selector label it would overwrite that "
+        "value, and whatever selects by it would no longer find the blueprint's objects; give "
+        "the label the existing Prometheus selects by (such as `release: "
+        "kube-prometheus-stack`), not an inferplane.dev/ or app.kubernetes.io/ label"
+    ]
