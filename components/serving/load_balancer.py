@@ -50,7 +50,8 @@ NetworkPolicy ``<model>``: ingress to the model's pods only on the exposed ports
 allowed CIDRs — on AWS also the VPC (the NLB's health checks and, without client-IP
 preservation, its connections come from its own addresses there; an attached cluster's VPC
 is not known, so 10.0.0.0/8 stands for it) — and on the metrics port from the monitoring
-namespace (Prometheus). With no ``allowed_cidrs`` the VPC range (or 10.0.0.0/8) is used.
+namespace (Prometheus). With no ``allowed_cidrs`` (a created cluster only: validation
+requires them on an attached one, whose VPC range is not known) the VPC range is used.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from inferplane.app.exits import (
     usage_error,
 )
 from inferplane.app.report import FORMATS, CheckReport, render, wants_color
+from inferplane.app.shared_clusters import shared_cluster_problems
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, format_path
 from inferplane.blueprint.model import Environment
@@ -279,12 +280,18 @@ def check_files(
             f"{', '.join(paths)} (environments: {', '.join(sorted(every))})"
         )
     report.invalid.extend(cross_blueprint_problems([doc for doc, _ in loaded]))
+    resolved = []
     for doc, names in loaded:
         chosen = [n for n in names if not wanted or n in wanted]
         try:
-            environments = [resolve(doc, n) for n in chosen]
-            found = check_environments(environments, config, on)
+            resolved.append((doc, chosen, [resolve(doc, n) for n in chosen]))
         except BlueprintError as exc:  # valid alone, but not deployable: still the user's
+            report.invalid.extend(exc.diagnostics)
+    report.invalid.extend(shared_cluster_problems([e for _, _, envs in resolved for e in envs]))
+    for doc, chosen, environments in resolved:
+        try:
+            found = check_environments(environments, config, on)
+        except BlueprintError as exc:
             report.invalid.extend(exc.diagnostics)
             continue
         report.results.extend(found)

@@ -45,6 +45,10 @@ IN_CLUSTER_SERVICE: Final = re.compile(
 )
 """``<service>.<namespace>.svc[.cluster.local]``: a Service's name and its namespace are
 DNS-1123 labels (https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/#services)."""
+OWN_LABEL_PREFIXES: Final = ("inferplane.dev/", "app.kubernetes.io/")
+"""The label keys the stack sets on its own objects (`naming`: ``inferplane.dev/...`` and
+the ``app.kubernetes.io/`` name, instance, component, part-of and managed-by labels):
+never the labels an existing Prometheus selects by."""
 ADDON_NAMESPACE_EXAMPLE: Final = {
     "gpu_operator": naming.GPU_OPERATOR_NAMESPACE,
     "keda": naming.KEDA_NAMESPACE,
@@ -252,6 +256,17 @@ def _check_prometheus(env: EnvView, addons: Mapping[str, Any]) -> None:
     if not is_existing(prom):
         return
     _check_query_url(env, prom["query_url"])
+    for key in prom.get("selector_labels") or {}:
+        if str(key).startswith(OWN_LABEL_PREFIXES):
+            env.error(
+                _path(env, "prometheus", "selector_labels", key),
+                f"label {key!r} is one inferplane sets itself on the ServiceMonitors and "
+                "PrometheusRules; as a selector label it would overwrite that value, and "
+                "whatever selects by it would no longer find the blueprint's objects",
+                "give the label the existing Prometheus selects by (such as "
+                "`release: kube-prometheus-stack`), not an inferplane.dev/ or "
+                "app.kubernetes.io/ label",
+            )
     obs = env.data.get("observability") or {}
     if "prometheus" in obs:
         env.error(

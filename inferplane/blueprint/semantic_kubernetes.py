@@ -39,6 +39,14 @@ def check_kubernetes(env: EnvView) -> None:
                     f"`cluster.{key}` applies only to kubernetes environments",
                     fix,
                 )
+        if "existing" in cluster:
+            require_allowed_cidrs(
+                env,
+                _env_path(env, "cluster", "existing"),
+                "an attached cluster (`cluster.existing`) needs `load_balancer.allowed_cidrs`: "
+                "inferplane does not know its VPC's range, and the models' NetworkPolicies "
+                "admit only the ranges listed",
+            )
         return
     if "context" not in cluster:
         env.error(
@@ -111,17 +119,28 @@ def _overridden(env: EnvView, path: YamlPath) -> bool:
     return env.doc.source.written(path, env.origins)[1][:1] == ("environments",)
 
 
-def _check_load_balancer(env: EnvView) -> None:
-    lb = env.data.get("load_balancer") or {}
-    if "allowed_cidrs" not in lb:
+def require_allowed_cidrs(env: EnvView, at: YamlPath, what: str) -> None:
+    """Refuse, at `at`, an environment whose client ranges inferplane cannot know when
+    `load_balancer.allowed_cidrs` does not list them (a kubernetes environment, an
+    attached cluster): no range is picked silently."""
+    if "allowed_cidrs" not in (env.data.get("load_balancer") or {}):
         env.error(
-            _env_path(env, "cloud"),
-            "a kubernetes environment needs `load_balancer.allowed_cidrs`: inferplane cannot "
-            "know the cluster's client addresses, and the models' NetworkPolicies admit only "
-            "the ranges listed",
+            at,
+            what,
             f"add `load_balancer: {{allowed_cidrs: [<client range>]}}` (under "
             f"environments.{env.name}.overrides for this environment only)",
         )
+
+
+def _check_load_balancer(env: EnvView) -> None:
+    lb = env.data.get("load_balancer") or {}
+    require_allowed_cidrs(
+        env,
+        _env_path(env, "cloud"),
+        "a kubernetes environment needs `load_balancer.allowed_cidrs`: inferplane cannot "
+        "know the cluster's client addresses, and the models' NetworkPolicies admit only "
+        "the ranges listed",
+    )
     if lb.get("scheme") == "external":
         env.error(
             ("load_balancer", "scheme"),

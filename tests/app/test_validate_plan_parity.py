@@ -348,6 +348,9 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
                 if any(z not in env["zones"] for z in pools[name].get("zones", [])):
                     shape["zones"] = list(env["zones"])
             overrides["load_balancer"] = {"scheme": "internal", "allowed_cidrs": ["10.0.0.0/8"]}
+        elif "existing" in env["cluster"]:
+            # An attached cluster's VPC range is not known: the clients' range, said here.
+            overrides["load_balancer"] = {"allowed_cidrs": ["10.0.0.0/8"]}
         if overrides:
             env["overrides"] = overrides
     doc: dict[str, Any] = {

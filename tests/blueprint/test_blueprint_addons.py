@@ -44,42 +44,42 @@ CASES = [
     pytest.param(
         gke("        keda: {mode: existing}\n"),
         [
-            "bp.yaml:20:9: error: environments.prod.cluster.addons.keda: an `existing` add-on needs `namespace`; add `namespace: <the namespace it runs in>`"
+            "bp.yaml:21:9: error: environments.prod.cluster.addons.keda: an `existing` add-on needs `namespace`; add `namespace: <the namespace it runs in>`"
         ],
         id="namespace-missing",
     ),
     pytest.param(
         gke("        keda: {namespace: keda}\n"),
         [
-            "bp.yaml:20:16: error: environments.prod.cluster.addons.keda.namespace: `namespace` describes an `existing` add-on; add `mode: existing`, or remove it: an installed add-on gets fixed coordinates"
+            "bp.yaml:21:16: error: environments.prod.cluster.addons.keda.namespace: `namespace` describes an `existing` add-on; add `mode: existing`, or remove it: an installed add-on gets fixed coordinates"
         ],
         id="namespace-with-install",
     ),
     pytest.param(
         gke("        keda: {mode: existing, namespace: Keda_1}\n"),
         [
-            "bp.yaml:20:43: error: environments.prod.cluster.addons.keda.namespace: invalid value \"Keda_1\"; write a namespace name: lowercase letters, digits and '-', at most 63"
+            "bp.yaml:21:43: error: environments.prod.cluster.addons.keda.namespace: invalid value \"Keda_1\"; write a namespace name: lowercase letters, digits and '-', at most 63"
         ],
         id="namespace-not-dns-label",
     ),
     pytest.param(
         gke("        prometheus: {mode: existing, namespace: monitoring}\n"),
         [
-            "bp.yaml:20:9: error: environments.prod.cluster.addons.prometheus: an `existing` Prometheus needs `namespace`, `query_url` and `selector_labels`; add the missing keys: the namespace of its pods, its query address, and the labels its operator selects ServiceMonitors and PrometheusRules by"
+            "bp.yaml:21:9: error: environments.prod.cluster.addons.prometheus: an `existing` Prometheus needs `namespace`, `query_url` and `selector_labels`; add the missing keys: the namespace of its pods, its query address, and the labels its operator selects ServiceMonitors and PrometheusRules by"
         ],
         id="prometheus-coordinates-missing",
     ),
     pytest.param(
         gke(PROM % "'http://user:pw@p:9090/?q=1'"),
         [
-            'bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: "http://user:pw@p:9090/?q=1" is not an http(s) URL of a host, with an optional port and path; write it like http://prometheus-operated.monitoring.svc:9090, with no credentials, query string or fragment'
+            'bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: "http://user:pw@p:9090/?q=1" is not an http(s) URL of a host, with an optional port and path; write it like http://prometheus-operated.monitoring.svc:9090, with no credentials, query string or fragment'
         ],
         id="query-url-with-credentials",
     ),
     pytest.param(
         gke(PROM % "ftp://prom"),
         [
-            'bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: "ftp://prom" is not an http(s) URL of a host, with an optional port and path; write it like http://prometheus-operated.monitoring.svc:9090, with no credentials, query string or fragment'
+            'bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: "ftp://prom" is not an http(s) URL of a host, with an optional port and path; write it like http://prometheus-operated.monitoring.svc:9090, with no credentials, query string or fragment'
         ],
         id="query-url-scheme",
     ),
@@ -88,7 +88,7 @@ CASES = [
             "        prometheus: {mode: existing, namespace: monitoring, query_url: 'http://p:9090', selector_labels: {'-bad': x}}\n"
         ),
         [
-            'bp.yaml:20:107: error: environments.prod.cluster.addons.prometheus.selector_labels.-bad: invalid label key "-bad"; write a label key such as release or example.com/team'
+            'bp.yaml:21:107: error: environments.prod.cluster.addons.prometheus.selector_labels.-bad: invalid label key "-bad"; write a label key such as release or example.com/team'
         ],
         id="label-key",
     ),
@@ -97,21 +97,21 @@ CASES = [
             "        prometheus: {mode: existing, namespace: monitoring, query_url: 'http://p:9090', selector_labels: {release: 'a b'}}\n"
         ),
         [
-            "bp.yaml:20:116: error: environments.prod.cluster.addons.prometheus.selector_labels.release: invalid value \"a b\"; write a label value in quotes: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+            "bp.yaml:21:116: error: environments.prod.cluster.addons.prometheus.selector_labels.release: invalid value \"a b\"; write a label value in quotes: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
         ],
         id="label-value",
     ),
     pytest.param(
         gke("        cluster_autoscaler: {mode: existing}\n"),
         [
-            "bp.yaml:20:29: error: environments.prod.cluster.addons.cluster_autoscaler: `cluster_autoscaler` is an AWS add-on; remove it: GKE scales its node pools itself"
+            "bp.yaml:21:29: error: environments.prod.cluster.addons.cluster_autoscaler: `cluster_autoscaler` is an AWS add-on; remove it: GKE scales its node pools itself"
         ],
         id="autoscaler-on-gcp",
     ),
     pytest.param(
         gke("        aws_load_balancer_controller: {mode: install}\n"),
         [
-            "bp.yaml:20:39: error: environments.prod.cluster.addons.aws_load_balancer_controller: `aws_load_balancer_controller` is an AWS add-on; remove it: GKE provisions the load balancers itself"
+            "bp.yaml:21:39: error: environments.prod.cluster.addons.aws_load_balancer_controller: `aws_load_balancer_controller` is an AWS add-on; remove it: GKE provisions the load balancers itself"
         ],
         id="lbc-on-gcp",
     ),
@@ -121,7 +121,7 @@ CASES = [
             "cluster:\n      create: true\n      addons:\n        keda: {mode: existing, namespace: keda}\n",
         ),
         [
-            "bp.yaml:13:22: error: environments.stg.cluster.addons.keda.mode: an `existing` add-on needs an attached cluster: a cluster this blueprint creates runs no add-ons before its first deploy; remove `mode: existing` (inferplane installs it), or attach to the cluster with `existing: <cluster name>`"
+            "bp.yaml:14:22: error: environments.stg.cluster.addons.keda.mode: an `existing` add-on needs an attached cluster: a cluster this blueprint creates runs no add-ons before its first deploy; remove `mode: existing` (inferplane installs it), or attach to the cluster with `existing: <cluster name>`"
         ],
         id="existing-on-created-cluster",
     ),
@@ -131,21 +131,21 @@ CASES = [
             % "'https://monitoring.googleapis.com/v1/projects/demo-prod/location/global/prometheus'"
         ),
         [
-            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: Google Cloud Managed Service for Prometheus is not supported: it collects PodMonitoring objects, not ServiceMonitors, and its query API needs OAuth2 tokens; give a Prometheus run by the Prometheus Operator (such as kube-prometheus-stack) that answers queries without authentication, or use `mode: install`"
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: Google Cloud Managed Service for Prometheus is not supported: it collects PodMonitoring objects, not ServiceMonitors, and its query API needs OAuth2 tokens; give a Prometheus run by the Prometheus Operator (such as kube-prometheus-stack) that answers queries without authentication, or use `mode: install`"
         ],
         id="google-managed-prometheus",
     ),
     pytest.param(
         eks(PROM % "'https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1/'"),
         [
-            "bp.yaml:13:72: error: environments.stg.cluster.addons.prometheus.query_url: Amazon Managed Service for Prometheus is not supported: its query API needs SigV4-signed requests and it has no Prometheus Operator; give a Prometheus run by the Prometheus Operator (such as kube-prometheus-stack) that answers queries without authentication, or use `mode: install`"
+            "bp.yaml:14:72: error: environments.stg.cluster.addons.prometheus.query_url: Amazon Managed Service for Prometheus is not supported: its query API needs SigV4-signed requests and it has no Prometheus Operator; give a Prometheus run by the Prometheus Operator (such as kube-prometheus-stack) that answers queries without authentication, or use `mode: install`"
         ],
         id="amazon-managed-prometheus",
     ),
     pytest.param(
         gke("        keda: {mode: existing, namespace: demo}\n"),
         [
-            "bp.yaml:20:43: error: environments.prod.cluster.addons.keda.namespace: namespace 'demo' is the blueprint's own namespace, which it creates for its serving objects; give the namespace the add-on runs in; a blueprint and an add-on never share one"
+            "bp.yaml:21:43: error: environments.prod.cluster.addons.keda.namespace: namespace 'demo' is the blueprint's own namespace, which it creates for its serving objects; give the namespace the add-on runs in; a blueprint and an add-on never share one"
         ],
         id="blueprint-namespace",
     ),
@@ -155,14 +155,14 @@ CASES = [
             "    gpu: nvidia-l4\n    sharing: time_slicing\n    time_slices: 2\n",
         ),
         [
-            "bp.yaml:20:30: error: environments.prod.cluster.addons.gpu_operator.mode: pool 'l4' shares its GPUs (time_slicing), which needs the device-plugin configuration of the GPU Operator inferplane installs; an existing GPU Operator keeps its own ClusterPolicy; use `mode: install` for the GPU Operator, or `sharing: exclusive` on pool 'l4'"
+            "bp.yaml:21:30: error: environments.prod.cluster.addons.gpu_operator.mode: pool 'l4' shares its GPUs (time_slicing), which needs the device-plugin configuration of the GPU Operator inferplane installs; an existing GPU Operator keeps its own ClusterPolicy; use `mode: install` for the GPU Operator, or `sharing: exclusive` on pool 'l4'"
         ],
         id="time-slicing-with-existing-gpu-operator",
     ),
     pytest.param(
         cold(gke("        keda: {mode: existing, namespace: keda}\n")),
         [
-            "bp.yaml:20:15: error: environments.prod.cluster.addons.keda: model 'chat' wakes on its own HTTP traffic through the KEDA HTTP add-on, and with an existing KEDA the blueprint must say whether the cluster runs it; add `keda_http_add_on: {mode: existing, namespace: <its namespace>}`, or `keda_http_add_on: {mode: install}` to install it beside KEDA"
+            "bp.yaml:21:15: error: environments.prod.cluster.addons.keda: model 'chat' wakes on its own HTTP traffic through the KEDA HTTP add-on, and with an existing KEDA the blueprint must say whether the cluster runs it; add `keda_http_add_on: {mode: existing, namespace: <its namespace>}`, or `keda_http_add_on: {mode: install}` to install it beside KEDA"
         ],
         id="http-add-on-unsaid",
     ),
@@ -180,37 +180,37 @@ CASES = [
         + "observability:\n  prometheus: {retention: 30d}\n  alerts:\n    receivers:\n"
         "      - {name: ml, webhook: {url: {from_pulumi_config: hookUrl}}}\n    route: {receiver: ml}\n",
         [
-            "bp.yaml:39:15: error: observability.prometheus: `observability.prometheus` configures the Prometheus inferplane installs, and environment 'prod' uses an existing one; remove it: the existing Prometheus keeps its own retention and storage",
-            "bp.yaml:42:7: error: observability.alerts.receivers: `alerts.receivers` configures the Alertmanager inferplane installs, and environment 'prod' uses an existing Prometheus; remove it and route the alerts in the existing Alertmanager: the blueprint's alerting rules still reach it",
-            "bp.yaml:43:12: error: observability.alerts.route: `alerts.route` configures the Alertmanager inferplane installs, and environment 'prod' uses an existing Prometheus; remove it and route the alerts in the existing Alertmanager: the blueprint's alerting rules still reach it",
+            "bp.yaml:40:15: error: observability.prometheus: `observability.prometheus` configures the Prometheus inferplane installs, and environment 'prod' uses an existing one; remove it: the existing Prometheus keeps its own retention and storage",
+            "bp.yaml:43:7: error: observability.alerts.receivers: `alerts.receivers` configures the Alertmanager inferplane installs, and environment 'prod' uses an existing Prometheus; remove it and route the alerts in the existing Alertmanager: the blueprint's alerting rules still reach it",
+            "bp.yaml:44:12: error: observability.alerts.route: `alerts.route` configures the Alertmanager inferplane installs, and environment 'prod' uses an existing Prometheus; remove it and route the alerts in the existing Alertmanager: the blueprint's alerting rules still reach it",
         ],
         id="observability-of-an-installed-prometheus",
     ),
     pytest.param(
         gke(PROM % "'https://prometheus.example.com:9090/api'"),
         [
-            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'prometheus.example.com' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'prometheus.example.com' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
         ],
         id="query-url-outside-the-cluster",
     ),
     pytest.param(
         gke(PROM % "'http://10.0.0.12:9090'"),
         [
-            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host '10.0.0.12' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: host '10.0.0.12' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
         ],
         id="query-url-ip-address",
     ),
     pytest.param(
         gke(PROM % "'http://p:9090'"),
         [
-            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'p' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'p' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
         ],
         id="query-url-short-name",
     ),
     pytest.param(
         gke(PROM % "'http://prom.svc.evil.example:9090'"),
         [
-            "bp.yaml:20:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'prom.svc.evil.example' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: host 'prom.svc.evil.example' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
         ],
         id="query-url-svc-inside-an-outside-name",
     ),
@@ -222,7 +222,7 @@ CASES = [
     pytest.param(
         gke("        keda: {mode: existing, namespace: kube-system}\n"),
         [
-            "bp.yaml:20:43: error: environments.prod.cluster.addons.keda.namespace: namespace 'kube-system' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'keda'); default and the kube- namespaces are refused"
+            "bp.yaml:21:43: error: environments.prod.cluster.addons.keda.namespace: namespace 'kube-system' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'keda'); default and the kube- namespaces are refused"
         ],
         id="addon-in-kube-system",
     ),
@@ -233,7 +233,7 @@ CASES = [
             )
         ),
         [
-            "bp.yaml:21:55: error: environments.prod.cluster.addons.keda_http_add_on.namespace: namespace 'default' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'keda'); default and the kube- namespaces are refused"
+            "bp.yaml:22:55: error: environments.prod.cluster.addons.keda_http_add_on.namespace: namespace 'default' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'keda'); default and the kube- namespaces are refused"
         ],
         id="http-add-on-in-default",
     ),
@@ -244,8 +244,8 @@ CASES = [
             % "'http://p.monitoring.svc:9090'"
         ),
         [
-            "bp.yaml:20:51: error: environments.prod.cluster.addons.gpu_operator.namespace: namespace 'kube-public' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'gpu-operator'); default and the kube- namespaces are refused",
-            "bp.yaml:21:49: error: environments.prod.cluster.addons.prometheus.namespace: namespace 'kube-node-lease' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'monitoring'); default and the kube- namespaces are refused",
+            "bp.yaml:21:51: error: environments.prod.cluster.addons.gpu_operator.namespace: namespace 'kube-public' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'gpu-operator'); default and the kube- namespaces are refused",
+            "bp.yaml:22:49: error: environments.prod.cluster.addons.prometheus.namespace: namespace 'kube-node-lease' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'monitoring'); default and the kube- namespaces are refused",
         ],
         id="addons-in-kube-public-and-kube-node-lease",
     ),
@@ -266,7 +266,7 @@ def test_an_override_of_observability_is_blamed_in_the_override() -> None:
         gke(PROM % "'http://p.monitoring.svc:9090'"),
     )
     assert errors(text) == [
-        "bp.yaml:19:21: error: environments.prod.overrides.observability.prometheus: `observability.prometheus` configures the Prometheus inferplane installs, and environment 'prod' uses an existing one; remove it: the existing Prometheus keeps its own retention and storage"
+        "bp.yaml:20:21: error: environments.prod.overrides.observability.prometheus: `observability.prometheus` configures the Prometheus inferplane installs, and environment 'prod' uses an existing one; remove it: the existing Prometheus keeps its own retention and storage"
     ]
 
 
@@ -321,10 +321,29 @@ def test_two_environments_of_one_blueprint_on_one_cluster() -> None:
         "    cluster: {existing: prod-gke}\n",
     )
     assert errors(text) == [
-        "bp.yaml:24:25: error: environments.prod.cluster.existing: environment 'prod2' attaches to cluster 'prod-gke' too, and both would create the namespace 'demo' and the objects in it; attach each environment of a blueprint to its own cluster; two blueprints (with different names) may share one"
+        "bp.yaml:25:25: error: environments.prod.cluster.existing: environment 'prod2' attaches to cluster 'prod-gke' too, and both would create the namespace 'demo' and the objects in it; attach each environment of a blueprint to its own cluster; two blueprints (with different names) may share one"
     ]
     # Another project's cluster of the same name is another cluster.
     assert (
         errors(text.replace("project: demo-prod\n    region", "project: demo-other\n    region", 1))
         == []
     )
+
+
+@pytest.mark.parametrize("label", ["inferplane.dev/blueprint", "app.kubernetes.io/part-of"])
+def test_selector_labels_may_not_be_inferplane_s_own(label: str) -> None:
+    text = gke(
+        "        prometheus:\n"
+        "          mode: existing\n"
+        "          namespace: monitoring\n"
+        "          query_url: http://prometheus-operated.monitoring.svc:9090\n"
+        f"          selector_labels: {{{label}: x}}\n"
+    )
+    assert [d.format() for d in check(load_text(text, "bp.yaml"))] == [
+        f"bp.yaml:25:{31 + len(label)}: error: environments.prod.cluster.addons.prometheus."
+        f"selector_labels.{label}: label {label!r} is one inferplane sets itself on the "
+        "ServiceMonitors and PrometheusRules; as a selector label it would overwrite that "
+        "value, and whatever selects by it would no longer find the blueprint's objects; give "
+        "the label the existing Prometheus selects by (such as `release: "
+        "kube-prometheus-stack`), not an inferplane.dev/ or app.kubernetes.io/ label"
+    ]

@@ -53,7 +53,7 @@ def test_model_token_is_allowed() -> None:
 def test_runner_credentials_are_refused(variable: str, pattern: str, why: str) -> None:
     text = with_secret(f"hf_token: {{from_env: {variable}}}")
     assert diagnostics(text) == [
-        f"bp.yaml:29:28: error: models.chat.secrets.hf_token.from_env: {variable} is a "
+        f"bp.yaml:30:28: error: models.chat.secrets.hf_token.from_env: {variable} is a "
         f"credential of the runner that deploys ({pattern}: {why}); a model never receives "
         "it; give the model a token of its own in a variable of its own (e.g. HF_TOKEN), or "
         "use from_pulumi_config or from_secret_manager"
@@ -91,7 +91,7 @@ def test_runner_credentials_are_refused(variable: str, pattern: str, why: str) -
 def test_names_that_shadow_process_settings(name: str, variable: str, pattern: str, why: str):
     text = with_secret(f"{name}: {{from_env: MODEL_TOKEN}}")
     assert diagnostics(text) == [
-        f"bp.yaml:29:{9 + len(name)}: error: models.chat.secrets.{name}: secret {name!r} "
+        f"bp.yaml:30:{9 + len(name)}: error: models.chat.secrets.{name}: secret {name!r} "
         f"becomes the environment variable {variable} in the server's container, which {why} "
         f"({pattern}); rename the secret after the token it holds, e.g. hf_token"
     ]
@@ -111,7 +111,7 @@ def test_foreign_pulumi_namespace() -> None:
     assert diagnostics(with_secret("hf_token: {from_pulumi_config: hfToken}")) == []
     text = with_secret("hf_token: {from_pulumi_config: aws:secretKey}")
     assert diagnostics(text) == [
-        "bp.yaml:29:38: error: models.chat.secrets.hf_token.from_pulumi_config: aws:secretKey "
+        "bp.yaml:30:38: error: models.chat.secrets.hf_token.from_pulumi_config: aws:secretKey "
         "reads the Pulumi config namespace 'aws'; secrets come only from the project's own "
         "namespace 'inferplane'; write the key without a namespace, or as inferplane:<key>"
     ]
@@ -134,7 +134,7 @@ def test_gcp_secret_of_another_project() -> None:
     assert diagnostics(with_secret(ok, GCP_ONLY)) == []
     other = "hf_token: {from_secret_manager: projects/other-prod/secrets/hf/versions/1}"
     assert diagnostics(with_secret(other, GCP_ONLY)) == [
-        "bp.yaml:23:39: error: models.chat.secrets.hf_token.from_secret_manager: the secret "
+        "bp.yaml:24:39: error: models.chat.secrets.hf_token.from_secret_manager: the secret "
         "belongs to project 'other-prod', not the environment's project 'demo-prod'; keep the "
         "secret in demo-prod: projects/demo-prod/secrets/<secret>/versions/<version>"
     ]
@@ -143,7 +143,7 @@ def test_gcp_secret_of_another_project() -> None:
 def test_secret_of_the_other_cloud() -> None:
     arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf"
     assert diagnostics(with_secret(f"hf_token: {{from_secret_manager: {arn}}}", GCP_ONLY)) == [
-        "bp.yaml:23:39: error: models.chat.secrets.hf_token.from_secret_manager: an AWS "
+        "bp.yaml:24:39: error: models.chat.secrets.hf_token.from_secret_manager: an AWS "
         "Secrets Manager secret cannot be read by a gcp environment; use "
         "projects/demo-prod/secrets/<secret>/versions/<version>"
     ]
@@ -165,7 +165,7 @@ def test_two_secrets_that_set_one_container_variable() -> None:
     # Both Hugging Face token names become the file named by HF_TOKEN_PATH in the container.
     both = "hf_token: {from_env: HF_TOKEN}\n      hugging_face_hub_token: {from_env: HF_TOKEN2}"
     assert diagnostics(with_secret(both, GCP_ONLY)) == [
-        "bp.yaml:24:31: error: models.chat.secrets.hugging_face_hub_token: secrets 'hf_token' "
+        "bp.yaml:25:31: error: models.chat.secrets.hugging_face_hub_token: secrets 'hf_token' "
         "and 'hugging_face_hub_token' both set environment variable HF_TOKEN_PATH in the "
         "model's container; keep one of them"
     ]
@@ -173,7 +173,7 @@ def test_two_secrets_that_set_one_container_variable() -> None:
 
 def test_the_token_file_variable_is_not_a_secret_name() -> None:
     assert diagnostics(with_secret("hf_token_path: {from_env: MY_TOKEN_FILE}", GCP_ONLY)) == [
-        "bp.yaml:23:22: error: models.chat.secrets.hf_token_path: secret 'hf_token_path' becomes "
+        "bp.yaml:24:22: error: models.chat.secrets.hf_token_path: secret 'hf_token_path' becomes "
         "the environment variable HF_TOKEN_PATH in the server's container, which names the file "
         "the Hugging Face token is read from (inferplane sets it) (HF_TOKEN_PATH); rename the "
         "secret after the token it holds, e.g. hf_token"

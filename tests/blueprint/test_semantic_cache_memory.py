@@ -38,29 +38,29 @@ CASES = [
     pytest.param(
         cache(11000),
         [
-            "bp.yaml:33:47: error: models.rank.response_cache.size_mb: in environment 'stg' the Valkey server of a 11000 MB Redis cache requests 16564 MiB (1.5 x size_mb + 64), more than the 15391 MiB one m6i.xlarge EKS system node can give, so it would stay Pending and hold back the model's rollout; use a size_mb of at most 10218, or `backend: local`"
+            "bp.yaml:34:47: error: models.rank.response_cache.size_mb: in environment 'stg' the Valkey server of a 11000 MB Redis cache requests 16564 MiB (1.5 x size_mb + 64), more than the 15391 MiB one m6i.xlarge EKS system node can give, so it would stay Pending and hold back the model's rollout; use a size_mb of at most 10218, or `backend: local`"
         ],
         id="larger-than-an-eks-system-node",
     ),
     pytest.param(
         cache(9040, GKE_CREATED),
         [
-            "bp.yaml:33:47: error: models.rank.response_cache.size_mb: in environment 'stg' the Redis cache of model 'rank' in zone 'us-east-1a' requests 13624 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`",
-            "bp.yaml:33:47: error: models.rank.response_cache.size_mb: in environment 'prod' the Valkey server of a 9040 MB Redis cache requests 13624 MiB (1.5 x size_mb + 64), more than the 13622 MiB one e2-standard-4 GKE system node can give, so it would stay Pending and hold back the model's rollout; use a size_mb of at most 9039, or `backend: local`",
+            "bp.yaml:34:47: error: models.rank.response_cache.size_mb: in environment 'stg' the Redis cache of model 'rank' in zone 'us-east-1a' requests 13624 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`",
+            "bp.yaml:34:47: error: models.rank.response_cache.size_mb: in environment 'prod' the Valkey server of a 9040 MB Redis cache requests 13624 MiB (1.5 x size_mb + 64), more than the 13622 MiB one e2-standard-4 GKE system node can give, so it would stay Pending and hold back the model's rollout; use a size_mb of at most 9039, or `backend: local`",
         ],
         id="larger-than-a-gke-system-node",
     ),
     pytest.param(
         cache(6000),
         [
-            "bp.yaml:33:47: error: models.rank.response_cache.size_mb: in environment 'stg' the Redis cache of model 'rank' in zone 'us-east-1a' requests 9064 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`"
+            "bp.yaml:34:47: error: models.rank.response_cache.size_mb: in environment 'stg' the Redis cache of model 'rank' in zone 'us-east-1a' requests 9064 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`"
         ],
         id="one-cache-over-its-zone-share",
     ),
     pytest.param(
         cache(3000) + SECOND,
         [
-            "bp.yaml:40:47: error: models.rank2.response_cache.size_mb: in environment 'stg' the Redis caches of models 'rank', 'rank2' in zone 'us-east-1a' request 9128 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`"
+            "bp.yaml:41:47: error: models.rank2.response_cache.size_mb: in environment 'stg' the Redis caches of models 'rank', 'rank2' in zone 'us-east-1a' request 9128 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`"
         ],
         id="caches-of-a-zone-together",
     ),
@@ -108,5 +108,5 @@ def test_a_size_set_by_an_override_is_blamed_in_the_override() -> None:
         cache(256),
     )
     assert errors(text) == [
-        "bp.yaml:14:37: error: environments.stg.overrides.models.rank.response_cache.size_mb: in environment 'stg' the Redis cache of model 'rank' in zone 'us-east-1a' requests 9064 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`"
+        "bp.yaml:15:37: error: environments.stg.overrides.models.rank.response_cache.size_mb: in environment 'stg' the Redis cache of model 'rank' in zone 'us-east-1a' requests 9064 MiB, more than the 7695 MiB (half of one m6i.xlarge EKS system node) a zone keeps for Redis caches beside the add-ons on its system nodes; keep the Redis caches of a zone within 7695 MiB together (one cache alone: size_mb at most 5087), or give some models `backend: local`"
     ]

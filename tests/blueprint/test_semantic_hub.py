@@ -46,7 +46,7 @@ NOT_A_COMMIT = (
 def test_a_source_revision_that_is_not_a_commit_is_a_warning(revision: str, column: int) -> None:
     text = chat(f"hf://meta-llama/Llama-3.1-8B-Instruct@{revision}")
     assert hub_warnings(text) == [
-        f"bp.yaml:25:{column}: "
+        f"bp.yaml:26:{column}: "
         + NOT_A_COMMIT.format(
             path="models.chat.source", rev=revision, repo="meta-llama/Llama-3.1-8B-Instruct"
         )
@@ -66,11 +66,11 @@ def test_a_draft_model_and_a_lora_adapter_on_a_branch_are_warnings() -> None:
         f"        adapters: {{tone: 'hf://acme/tone-lora@v2', legal: 'hf://acme/legal@{SHA}'}}\n",
     )
     assert hub_warnings(text) == [
-        "bp.yaml:27:50: "
+        "bp.yaml:28:50: "
         + NOT_A_COMMIT.format(
             path="models.chat.vllm.speculative.draft_model", rev="main", repo="yuhuili/EAGLE3-8B"
         ),
-        "bp.yaml:29:26: "
+        "bp.yaml:30:26: "
         + NOT_A_COMMIT.format(
             path="models.chat.vllm.lora.adapters.tone", rev="v2", repo="acme/tone-lora"
         ),
@@ -87,7 +87,7 @@ def test_an_override_revision_is_blamed_in_the_override() -> None:
     )
     [warning] = hub_warnings(text)
     assert warning.startswith(
-        "bp.yaml:20:24: warning: environments.prod.overrides.models.chat.source: revision 'main'"
+        "bp.yaml:21:24: warning: environments.prod.overrides.models.chat.source: revision 'main'"
     )
 
 
@@ -102,7 +102,7 @@ UNUSED_TOKEN = (
 @pytest.mark.parametrize("name", ["hf_token", "hugging_face_hub_token"])
 def test_a_token_without_an_hf_reference_is_a_warning_at_the_secret(name: str) -> None:
     text = chat("llama/", f"    secrets:\n      {name}: {{from_env: HF_TOKEN}}\n")
-    assert hub_warnings(text) == [UNUSED_TOKEN.format(line=27, column=7 + len(name) + 2, name=name)]
+    assert hub_warnings(text) == [UNUSED_TOKEN.format(line=28, column=7 + len(name) + 2, name=name)]
 
 
 def test_a_token_used_only_by_a_draft_model_or_an_adapter_is_no_warning() -> None:

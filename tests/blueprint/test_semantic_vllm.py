@@ -48,7 +48,7 @@ def test_70b_in_bf16_on_one_l4_is_refused_with_the_numbers() -> None:
         source="hf://meta-llama/Llama-3.1-70B-Instruct@main",
     )
     assert errors(text) == [
-        "bp.yaml:25:13: error: models.chat.source: "
+        "bp.yaml:26:13: error: models.chat.source: "
         "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 135.4 GiB (weights 131.4 + KV cache 2.5 for 1 × 8192 tokens + "
         "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
@@ -59,7 +59,7 @@ def test_70b_in_bf16_on_one_l4_is_refused_with_the_numbers() -> None:
 def test_without_max_model_len_the_weights_alone_are_refused() -> None:
     text = chat("    precision: bf16\n", source="hf://meta-llama/Llama-3.1-70B-Instruct@main")
     assert errors(text) == [
-        "bp.yaml:25:13: error: models.chat.source: "
+        "bp.yaml:26:13: error: models.chat.source: "
         "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 132.9 GiB (weights 131.4 + overhead 1.5) but 1 × nvidia-l4 "
         "gives 21.6 GiB at gpu_memory_utilization 0.90; use more GPUs (tensor parallel) or a "
@@ -73,7 +73,7 @@ def test_a_quantization_names_itself_in_the_refusal() -> None:
         source="hf://meta-llama/Llama-3.1-405B-Instruct@main",
     )
     assert errors(text) == [
-        "bp.yaml:25:13: error: models.chat.source: "
+        "bp.yaml:26:13: error: models.chat.source: "
         "the model (405.85B parameters, awq) does not fit in "
         "GPU memory: needs 192.5 GiB (weights 189.0 + KV cache 2.0 for 1 × 4096 tokens + "
         "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
@@ -85,7 +85,7 @@ def test_tensor_parallel_size_that_does_not_split_the_heads_is_refused() -> None
     text = edit("    gpu: nvidia-l4\n", "    gpu: nvidia-l4\n    gpus_per_node: 8\n")
     text = edit("    source: llama/\n", "    source: llama/\n    gpus: 3\n" + LLAMA_8B, text)
     assert errors(text) == [
-        "bp.yaml:27:11: error: models.chat.gpus: gpus: 3 cannot split the model across GPUs: "
+        "bp.yaml:28:11: error: models.chat.gpus: gpus: 3 cannot split the model across GPUs: "
         "32 attention heads are not divisible by tensor parallel size 3; use gpus: one of 1, "
         "2, 4, 8, 16"
     ]
@@ -99,7 +99,7 @@ def test_tensor_parallel_size_must_divide_the_kv_heads_too() -> None:
     )
     text = edit("    source: llama/\n", "    source: llama/\n    gpus: 7\n" + info, text)
     assert errors(text) == [
-        "bp.yaml:27:11: error: models.chat.gpus: gpus: 7 cannot split the model across GPUs: "
+        "bp.yaml:28:11: error: models.chat.gpus: gpus: 7 cannot split the model across GPUs: "
         "tensor parallel size 7 is not a multiple of the 4 KV heads; use gpus: one of 1, 2, 4"
     ]
 
@@ -113,7 +113,7 @@ def test_an_override_that_breaks_the_fit_is_blamed_in_the_override() -> None:
         text,
     )
     assert errors(text) == [
-        "bp.yaml:21:22: error: environments.prod.overrides.models.chat.precision: the model "
+        "bp.yaml:22:22: error: environments.prod.overrides.models.chat.precision: the model "
         "(8.03B parameters in fp32) does not fit in GPU memory: needs 33.4 GiB (weights 29.9 "
         "+ KV cache 2.0 for 1 × 8192 tokens + overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB "
         "at gpu_memory_utilization 0.90; use more GPUs (tensor parallel), a quantization "
@@ -143,7 +143,7 @@ def test_reference_blueprint_still_validates() -> None:
 def test_an_unknown_model_is_an_advisory_not_an_error() -> None:
     assert errors(BASE) == []
     assert warnings(BASE) == [
-        "bp.yaml:25:13: warning: models.chat.source: GPU memory fit not checked: a "
+        "bp.yaml:26:13: warning: models.chat.source: GPU memory fit not checked: a "
         "model-store source does not say which model it is; add model_info: hf_repo "
         "(org/name, when it is a common open model inferplane knows) or its numbers "
         "(parameters_billions, layers, heads, kv_heads, head_dim)"
@@ -164,7 +164,7 @@ def test_an_hf_model_outside_the_table_is_an_advisory() -> None:
 def test_no_max_model_len_is_an_advisory() -> None:
     text = chat(LLAMA_8B)
     assert warnings(text) == [
-        "bp.yaml:24:5: warning: models.chat.vllm: max_model_len is not set, so the KV cache was "
+        "bp.yaml:25:5: warning: models.chat.vllm: max_model_len is not set, so the KV cache was "
         "not checked: vLLM sizes it for the model's full context and refuses to start when one "
         "sequence does not fit; set vllm.max_model_len to the longest prompt plus output you "
         "serve"
@@ -175,7 +175,7 @@ def test_fewer_full_length_sequences_than_max_num_seqs_is_an_advisory() -> None:
     text = chat(LLAMA_8B + "    vllm: {max_model_len: 8192, max_num_seqs: 64}\n")
     assert errors(text) == []
     assert warnings(text) == [
-        "bp.yaml:27:47: warning: models.chat.vllm.max_num_seqs: the KV cache holds 5 "
+        "bp.yaml:28:47: warning: models.chat.vllm.max_num_seqs: the KV cache holds 5 "
         "sequences of 8192 tokens at once (5.1 GiB after weights and overhead, 1.00 GiB each), "
         "fewer than max_num_seqs 64; vLLM queues the rest when requests are that long; if long "
         "requests are common, lower max_num_seqs or max_model_len, set kv_cache_dtype: fp8, or "
@@ -197,28 +197,28 @@ def test_enough_room_for_max_num_seqs_is_silent() -> None:
     [
         pytest.param(
             "{hf_repo: acme/unknown}",
-            "bp.yaml:26:27: error: models.chat.model_info.hf_repo: 'acme/unknown' is not in the "
+            "bp.yaml:27:27: error: models.chat.model_info.hf_repo: 'acme/unknown' is not in the "
             "built-in model table; give its numbers instead: parameters_billions, layers, "
             "heads, kv_heads and head_dim from its config.json",
             id="unknown-repo",
         ),
         pytest.param(
             "{hf_repo: meta-llama/Llama-3.2-1B-Instruct, layers: 16}",
-            "bp.yaml:26:17: error: models.chat.model_info: give either `hf_repo` or the model's "
+            "bp.yaml:27:17: error: models.chat.model_info: give either `hf_repo` or the model's "
             "numbers, not both; remove hf_repo to use your numbers, or the numbers to use the "
             "built-in table",
             id="both",
         ),
         pytest.param(
             "{parameters_billions: 7, layers: 32}",
-            "bp.yaml:26:17: error: models.chat.model_info: model_info is missing heads, "
+            "bp.yaml:27:17: error: models.chat.model_info: model_info is missing heads, "
             "kv_heads, head_dim; give all of parameters_billions, layers, heads, kv_heads and "
             "head_dim, or only hf_repo",
             id="incomplete",
         ),
         pytest.param(
             "{parameters_billions: 7, layers: 32, heads: 32, kv_heads: 6, head_dim: 128}",
-            "bp.yaml:26:75: error: models.chat.model_info.kv_heads: heads (32) is not a "
+            "bp.yaml:27:75: error: models.chat.model_info.kv_heads: heads (32) is not a "
             "multiple of kv_heads (6); copy num_attention_heads and num_key_value_heads from "
             "the model's config.json",
             id="kv-heads",
@@ -235,7 +235,7 @@ def test_model_info_on_a_triton_model_is_refused() -> None:
         "    source: rank/model.onnx\n    model_info: {hf_repo: microsoft/phi-4}\n",
     )
     assert errors(text) == [
-        "bp.yaml:31:17: error: models.rank.model_info: `model_info` only applies to LLM "
+        "bp.yaml:32:17: error: models.rank.model_info: `model_info` only applies to LLM "
         "servers; remove it, or serve the model with server: vllm"
     ]
 
@@ -246,27 +246,27 @@ def test_model_info_on_a_triton_model_is_refused() -> None:
     [
         pytest.param(
             "{method: eagle3}",
-            "bp.yaml:26:25: error: models.chat.vllm.speculative: method eagle3 needs a "
+            "bp.yaml:27:25: error: models.chat.vllm.speculative: method eagle3 needs a "
             "`draft_model`; add draft_model: hf://org/name@revision of a draft head trained "
             "for this model",
             id="eagle-without-draft",
         ),
         pytest.param(
             "{method: ngram, draft_model: 'hf://a/b@main'}",
-            "bp.yaml:26:54: error: models.chat.vllm.speculative.draft_model: `draft_model` "
+            "bp.yaml:27:54: error: models.chat.vllm.speculative.draft_model: `draft_model` "
             "only applies to methods eagle and eagle3; remove it: ngram proposes tokens from "
             "the prompt",
             id="ngram-with-draft",
         ),
         pytest.param(
             "{method: eagle, draft_model: 'hf://a/b@main', prompt_lookup_max: 4}",
-            "bp.yaml:26:90: error: models.chat.vllm.speculative.prompt_lookup_max: "
+            "bp.yaml:27:90: error: models.chat.vllm.speculative.prompt_lookup_max: "
             "`prompt_lookup_max` only applies to method ngram; remove it",
             id="lookup-without-ngram",
         ),
         pytest.param(
             "{method: ngram, prompt_lookup_min: 5, prompt_lookup_max: 3}",
-            "bp.yaml:26:60: error: models.chat.vllm.speculative.prompt_lookup_min: "
+            "bp.yaml:27:60: error: models.chat.vllm.speculative.prompt_lookup_min: "
             "prompt_lookup_min (5) is greater than prompt_lookup_max (3); make min <= max",
             id="min-above-max",
         ),
@@ -284,14 +284,14 @@ def test_lora_and_alias_names_must_be_unique_and_sources_readable() -> None:
         "        adapters: {chat: tone/, gpt-small: 'gs://other-bucket/x/'}\n"
     )
     assert errors(text) == [
-        "bp.yaml:27:41: error: models.chat.vllm.served_model_aliases[1]: the name 'gpt-small' "
+        "bp.yaml:28:41: error: models.chat.vllm.served_model_aliases[1]: the name 'gpt-small' "
         "is already served; use another alias",
-        "bp.yaml:29:26: error: models.chat.vllm.lora.adapters.chat: adapter name 'chat' is "
+        "bp.yaml:30:26: error: models.chat.vllm.lora.adapters.chat: adapter name 'chat' is "
         "already a served model name; rename the adapter: clients select it by this name",
-        "bp.yaml:29:44: error: models.chat.vllm.lora.adapters.gpt-small: adapter name "
+        "bp.yaml:30:44: error: models.chat.vllm.lora.adapters.gpt-small: adapter name "
         "'gpt-small' is already a served model name; rename the adapter: clients select it by "
         "this name",
-        "bp.yaml:29:44: error: models.chat.vllm.lora.adapters.gpt-small: a aws environment "
+        "bp.yaml:30:44: error: models.chat.vllm.lora.adapters.gpt-small: a aws environment "
         "(stg) cannot read gs:// sources; copy the adapter into s3://models-use1/ and use a "
         "relative path",
     ]
@@ -306,76 +306,76 @@ PORT_HINT = "remove it: inferplane serves on its fixed port, behind the model's 
     [
         pytest.param(
             '["--swap-space", "8", "--port", "8001"]',
-            "bp.yaml:26:46: error: models.chat.vllm.extra_args[2]: `--port` is set by the "
+            "bp.yaml:27:46: error: models.chat.vllm.extra_args[2]: `--port` is set by the "
             f"blueprint; {PORT_HINT}",
             id="port",
         ),
         pytest.param(
             '["--port=8001"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--port` is set by the "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--port` is set by the "
             f"blueprint; {PORT_HINT}",
             id="port-equals",
         ),
         pytest.param(
             '["--tensor_parallel_size", "2"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--tensor-parallel-size` is "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--tensor-parallel-size` is "
             "set by the blueprint; set models.chat.gpus instead",
             id="underscores",
         ),
         pytest.param(
             '["-tp4"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `-tp4` (read as "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `-tp4` (read as "
             "`--tensor-parallel-size`) is set by the blueprint; set models.chat.gpus instead",
             id="short-attached",
         ),
         pytest.param(
             '["--tensor-parallel", "2"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--tensor-parallel` (read as "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--tensor-parallel` (read as "
             "`--tensor-parallel-size`) is set by the blueprint; set models.chat.gpus instead",
             id="abbreviation",
         ),
         pytest.param(
             '["--no-enable-prefix-caching"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--no-enable-prefix-caching` "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--no-enable-prefix-caching` "
             "is set by the blueprint; set "
             "models.chat.vllm.enable_prefix_caching instead",
             id="negated-boolean",
         ),
         pytest.param(
             '["--speculative-config.method", "ngram"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--speculative-config` is "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--speculative-config` is "
             "set by the blueprint; set models.chat.vllm.speculative instead",
             id="json-key",
         ),
         pytest.param(
             '["--dtype", "half"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--dtype` is set by the "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--dtype` is set by the "
             "blueprint; set models.chat.precision instead",
             id="dtype",
         ),
         pytest.param(
             '["--api-key", "abc"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--api-key` is set by the "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--api-key` is set by the "
             "blueprint; remove it: an API key is a secret, and arguments are stored in plain "
             "text",
             id="api-key",
         ),
         pytest.param(
             '["--swap-spcae", "8"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: `--swap-spcae` is not an "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--swap-spcae` is not an "
             "option of vllm serve v0.10.2; check the spelling against `vllm serve --help` of "
             "that version",
             id="unknown-flag",
         ),
         pytest.param(
             '["8", "--swap-space"]',
-            "bp.yaml:26:25: error: models.chat.vllm.extra_args[0]: extra_args must start with a "
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: extra_args must start with a "
             'flag; write the flag before its value, e.g. ["--swap-space", "8"]',
             id="value-first",
         ),
         pytest.param(
             '["--swap-space", "hf_abcdefghijklmnopqrstuvwxyz0123456789"]',
-            "bp.yaml:26:41: error: models.chat.vllm.extra_args[1]: this argument looks like a "
+            "bp.yaml:27:41: error: models.chat.vllm.extra_args[1]: this argument looks like a "
             "credential; never put secrets in a blueprint: reference them under `secrets`",
             id="credential",
         ),
@@ -485,7 +485,7 @@ def test_extra_args_attacks_are_refused(args: str, column: int, index: int, mess
     hint = "" if ";" in message else REFUSED
     hint = hint if "refused" in message else ""
     assert got == [
-        f"bp.yaml:26:{column}: error: models.chat.vllm.extra_args[{index}]: {message}{hint}"
+        f"bp.yaml:27:{column}: error: models.chat.vllm.extra_args[{index}]: {message}{hint}"
     ]
 
 
@@ -494,7 +494,7 @@ def test_extra_args_of_another_vllm_are_still_only_the_classified_ones() -> None
         '    image: registry.example.com/ml/vllm:custom\n    vllm: {extra_args: ["--new"]}\n'
     )
     assert [e for e in errors(text) if "extra_args" in e] == [
-        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--new` is not an option "
+        "bp.yaml:28:25: error: models.chat.vllm.extra_args[0]: `--new` is not an option "
         "inferplane has classified (those of vllm serve v0.10.2, the pinned version); use an "
         "option of that version, or pin versions.vllm to it"
     ]
@@ -507,7 +507,7 @@ def test_extra_args_refused_inside_an_override() -> None:
         '          vllm: {extra_args: ["--host", "0.0.0.0"]}\n',
     )
     assert errors(text) == [
-        "bp.yaml:21:31: error: environments.prod.overrides.models.chat.vllm.extra_args[0]: "
+        "bp.yaml:22:31: error: environments.prod.overrides.models.chat.vllm.extra_args[0]: "
         "`--host` is set by the blueprint; remove it: inferplane listens on every interface "
         "of the pod"
     ]
@@ -519,27 +519,27 @@ def test_extra_args_refused_inside_an_override() -> None:
     [
         pytest.param(
             "{HF_HOME: /models/hf}",
-            "bp.yaml:26:27: error: models.chat.vllm.env.HF_HOME: `HF_HOME` is set by "
+            "bp.yaml:27:27: error: models.chat.vllm.env.HF_HOME: `HF_HOME` is set by "
             "inferplane; remove it: Hugging Face files live on the models volume",
             id="owned",
         ),
         pytest.param(
             "{OPENAI_API_KEY: abc}",
-            "bp.yaml:26:34: error: models.chat.vllm.env.OPENAI_API_KEY: `OPENAI_API_KEY` looks "
+            "bp.yaml:27:34: error: models.chat.vllm.env.OPENAI_API_KEY: `OPENAI_API_KEY` looks "
             "like a secret, and env values are stored in plain text; reference it under "
             "`secrets` instead, e.g. secrets: {openai_api_key: {from_env: OPENAI_API_KEY}}",
             id="secret-name",
         ),
         pytest.param(
             "{DB_PASSWORD: x}",
-            "bp.yaml:26:31: error: models.chat.vllm.env.DB_PASSWORD: `DB_PASSWORD` looks like a "
+            "bp.yaml:27:31: error: models.chat.vllm.env.DB_PASSWORD: `DB_PASSWORD` looks like a "
             "secret, and env values are stored in plain text; reference it under `secrets` "
             "instead, e.g. secrets: {db_password: {from_env: DB_PASSWORD}}",
             id="password",
         ),
         pytest.param(
             "{LOG_HEADER: 'sk-abcdefghijklmnopqrstuvwxyz'}",
-            "bp.yaml:26:30: error: models.chat.vllm.env.LOG_HEADER: this value looks like a "
+            "bp.yaml:27:30: error: models.chat.vllm.env.LOG_HEADER: this value looks like a "
             "credential; never put secrets in a blueprint: reference them under `secrets`",
             id="secret-value",
         ),
@@ -552,7 +552,7 @@ def test_env_refusals(env: str, expected: str) -> None:
 def test_env_may_not_shadow_a_secret_reference() -> None:
     text = chat("    secrets: {hf_token: {from_env: HF_TOKEN}}\n    vllm: {env: {HF_TOKEN: x}}\n")
     assert errors(text) == [
-        "bp.yaml:27:28: error: models.chat.vllm.env.HF_TOKEN: `HF_TOKEN` is set from secret "
+        "bp.yaml:28:28: error: models.chat.vllm.env.HF_TOKEN: `HF_TOKEN` is set from secret "
         "'hf_token'; remove it here; the secret reference provides it"
     ]
 
@@ -592,7 +592,7 @@ ENDPOINT = "opens an endpoint no NetworkPolicy or API key guards"
 )  # fmt: skip
 def test_env_attacks_are_refused(var: str, message: str) -> None:
     got = errors(chat(f"    vllm: {{env: {{{var}: '1'}}}}\n"))
-    assert got == [f"bp.yaml:26:{18 + len(var) + 2}: error: models.chat.vllm.env.{var}: `{var}` "
+    assert got == [f"bp.yaml:27:{18 + len(var) + 2}: error: models.chat.vllm.env.{var}: `{var}` "
                    f"{message}"]  # fmt: skip
 
 
@@ -605,7 +605,7 @@ def test_an_hf_adapter_pinned_to_a_revision_is_accepted() -> None:
 def test_an_unpinned_hf_adapter_is_refused_at_its_line() -> None:
     text = chat("    vllm:\n      lora:\n        adapters: {tone: 'hf://acme/tone-lora'}\n")
     assert validated(text) == [
-        'bp.yaml:28:26: error: models.chat.vllm.lora.adapters.tone: "hf://acme/tone-lora" '
+        'bp.yaml:29:26: error: models.chat.vllm.lora.adapters.tone: "hf://acme/tone-lora" '
         "is not a pinned Hugging Face adapter; an hf:// adapter needs a revision: "
         "hf://org/name@<revision>, best a commit SHA; it is staged into the model store keyed "
         "by it (a tag or branch is staged once and never refreshed)"
@@ -615,7 +615,7 @@ def test_an_unpinned_hf_adapter_is_refused_at_its_line() -> None:
 # --- hf:// revisions that cannot be staged safely ------------------------------------------
 def test_a_hub_pull_request_ref_is_refused() -> None:
     assert errors(chat("", source="hf://acme/chat@refs/pr/7")) == [
-        "bp.yaml:25:13: error: models.chat.source: revision 'refs/pr/7' of hf://acme/chat is a "
+        "bp.yaml:26:13: error: models.chat.source: revision 'refs/pr/7' of hf://acme/chat is a "
         "Hub pull request: its files are whatever the pull request's author pushed, not the "
         "repository's; pin a commit of the repository itself: hf://acme/chat@<40-hex commit "
         "SHA>"
@@ -632,7 +632,7 @@ def test_two_revisions_cannot_share_a_staged_folder() -> None:
         source="hf://acme/chat@release/1",
     )
     assert errors(text) == [
-        f"bp.yaml:28:26: error: models.chat.vllm.lora.adapters.tone: revision {folder!r} of "
+        f"bp.yaml:29:26: error: models.chat.vllm.lora.adapters.tone: revision {folder!r} of "
         "hf://acme/chat starts with 'rev-', how staged folders of other revisions are named; "
         "pin a commit: hf://acme/chat@<40-hex commit SHA>"
     ]

@@ -219,10 +219,11 @@ def failing_run(
     """One `inferplane check` over every rule's failing fixture (several blueprints at once)."""
     directory = tmp_path_factory.mktemp("failing")
     paths = {f.id: write(f, directory) for f in FAILING}
-    # Checked together, blueprints may not share a name: each fixture gets its own.
+    # Checked together, blueprints may not share a name, nor install the same add-ons on
+    # one attached cluster: each fixture gets its own name and cluster.
     for i, path in enumerate(paths.values()):
-        text = path.read_text()
-        path.write_text(re.sub(r"(?m)^name: .*$", f"name: fixture-{i}", text, count=1))
+        text = re.sub(r"(?m)^name: .*$", f"name: fixture-{i}", path.read_text(), count=1)
+        path.write_text(text.replace("existing: prod-gke", f"existing: prod-gke-{i}"))
     proc = check(*map(str, paths.values()), "--format", "json")
     assert "Traceback" not in proc.stderr
     return proc.returncode, json.loads(proc.stdout), paths

@@ -1,0 +1,187 @@
+"""What `inferplane check` finds across blueprints that share clusters and namespaces.
+
+Checked together (the pull-request workflow checks every blueprint in one run), resolved
+environments of different blueprints are compared:
+
+- two on one cluster (same cloud, project, location and ``cluster.existing``, or the same
+  kubeconfig ``context``) that both install an add-on: the second Helm release of the same
+  chart fights the first over its fixed release name, namespace and cluster-scoped objects;
+- an `existing` add-on whose namespace is a blueprint's namespace: the stack creates that
+  namespace (default-deny) for the blueprint and places objects of its own beside the
+  add-on, so one blueprint would write into another's namespace;
+- an `existing` Prometheus whose ``query_url`` names a Service in a blueprint's namespace:
+  KEDA would scale the GPU Deployments on answers from whatever that blueprint serves there.
+
+The later environment (in the order the files were given) is blamed, at the value that
+says so, or at its ``cluster.existing``/``context`` when the add-on is installed by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from inferplane.blueprint import naming, wake
+from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY
+from inferplane.blueprint.errors import Diagnostic, YamlPath
+from inferplane.blueprint.model import Environment
+
+NAMESPACED = ("gpu_operator", "keda", "keda_http_add_on", "prometheus")
+
+
+def cluster_key(env: Environment) -> tuple[str | None, ...] | None:
+    """Which cluster `env` deploys to, when another blueprint can share it (None: a cluster
+    it creates, which is its own)."""
+    if env.cluster.context:
+        return ("kubernetes", None, None, env.cluster.context)
+    if not env.cluster.existing:
+        return None
+    return (env.cloud, env.project, env.cluster.location, env.cluster.existing)
+
+
+def installs(env: Environment) -> list[str]:
+    """The add-ons `env`'s stack installs (`components.stack_args`: each one not `existing`;
+    the AWS-only ones on AWS; the HTTP add-on when a model wakes on its own traffic)."""
+    addons = env.cluster.addons
+    found = []
+    for key in ADDON_KEYS:
+        if getattr(addons, key).existing:
+            continue
+        if key in AWS_ONLY and env.cloud != "aws":
+            continue
+        if key == "keda_http_add_on" and not any(
+            wake.wakes_on_traffic(m.server, m.expose, m.replicas.min) for m in env.models.values()
+        ):
+            continue
+        found.append(key)
+    return found
+
+
+def _cluster_path(env: Environment) -> YamlPath:
+    key = "context" if env.cluster.context else "existing"
+    return ("environments", env.name, "cluster", key)
+
+
+def _addon_path(env: Environment, key: str, *rest: str) -> YamlPath:
+    return ("environments", env.name, "cluster", "addons", key, *rest)
+
+
+def _where(env: Environment) -> str:
+    return f"blueprint {env.blueprint!r} environment {env.name!r} of {env.file}"
+
+
+def _twice_installed(environments: Sequence[Environment]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    first: dict[tuple[tuple[str | None, ...], str], Environment] = {}
+    for env in environments:
+        key = cluster_key(env)
+        if key is None:
+            continue
+        defaulted: list[str] = []
+        other = env
+        for addon in installs(env):
+            found = first.setdefault((key, addon), env)
+            if found is env or found.blueprint == env.blueprint:
+                continue  # one blueprint's environments on one cluster: validate refuses
+            if env.source.has(_addon_path(env, addon)):
+                out.append(_installed_twice(env, _addon_path(env, addon), [addon], key, found))
+            else:
+                defaulted.append(addon)
+                other = found
+        if defaulted:  # installed by default: one diagnostic at the cluster
+            out.append(_installed_twice(env, _cluster_path(env), defaulted, key, other))
+    return out
+
+
+def _installed_twice(
+    env: Environment,
+    path: YamlPath,
+    addons: Sequence[str],
+    key: tuple[str | None, ...],
+    other: Environment,
+) -> Diagnostic:
+    names = ", ".join(f"`{a}`" for a in addons)
+    return Diagnostic(
+        env.locate(path),
+        path,
+        f"blueprint {env.blueprint!r} environment {env.name!r} installs {names} on cluster "
+        f"{key[-1]!r}, and {_where(other)} installs "
+        f"{'it' if len(addons) == 1 else 'them'} there too: a cluster runs one copy of "
+        "each add-on",
+        f"set {'each' if len(addons) > 1 else 'it'} to `{{mode: existing, ...}}` under "
+        f"environments.{env.name}.cluster.addons, with the coordinates of the one blueprint "
+        f"{other.blueprint!r} installs",
+    )
+
+
+def _blueprint_namespaces(environments: Sequence[Environment]) -> dict[str, str]:
+    return {naming.namespace(env.blueprint): env.blueprint for env in environments}
+
+
+def _namespaces_taken(environments: Sequence[Environment]) -> list[Diagnostic]:
+    owners = _blueprint_namespaces(environments)
+    out: list[Diagnostic] = []
+    for env in environments:
+        addons = env.cluster.addons
+        for key in NAMESPACED:
+            addon = getattr(addons, key)
+            owner = owners.get(addon.namespace)
+            if not addon.existing or owner is None or owner == env.blueprint:
+                continue  # its own namespace: validate refuses it
+            path = _addon_path(env, key, "namespace")
+            out.append(
+                Diagnostic(
+                    env.locate(path),
+                    path,
+                    f"namespace {addon.namespace!r} is the namespace of blueprint {owner!r}, "
+                    "which its stack creates (default-deny) for its serving objects; the "
+                    "add-on cannot run there, and this blueprint would place objects in it",
+                    "give the namespace the add-on really runs in; a blueprint's namespace "
+                    "holds that blueprint's objects only",
+                )
+            )
+    return out
+
+
+def _query_urls(environments: Sequence[Environment]) -> list[Diagnostic]:
+    owners = _blueprint_namespaces(environments)
+    out: list[Diagnostic] = []
+    for env in environments:
+        prom = env.cluster.addons.prometheus
+        if not prom.existing:
+            continue
+        labels = (urlsplit(prom.query_url).hostname or "").split(".")
+        owner = owners.get(labels[1]) if len(labels) > 2 and labels[2] == "svc" else None
+        if owner is None:
+            continue
+        path = _addon_path(env, "prometheus", "query_url")
+        whose = (
+            "the blueprint's own namespace"
+            if owner == env.blueprint
+            else f"the namespace of blueprint {owner!r}"
+        )
+        out.append(
+            Diagnostic(
+                env.locate(path),
+                path,
+                f"{prom.query_url!r} names Service {labels[0]!r} in namespace {labels[1]!r}, "
+                f"{whose}: KEDA would scale the GPU Deployments on the answers of whatever "
+                "that blueprint serves there",
+                "give the Service of the Prometheus in its own namespace, such as "
+                "http://prometheus-operated.monitoring.svc:9090",
+            )
+        )
+    return out
+
+
+def shared_cluster_problems(environments: Sequence[Environment]) -> list[Diagnostic]:
+    """Every problem of the module docstring among `environments` (of every blueprint
+    checked together, in the order given)."""
+    return [
+        *_twice_installed(environments),
+        *_namespaces_taken(environments),
+        *_query_urls(environments),
+    ]
+
+
+__all__ = ["cluster_key", "installs", "shared_cluster_problems"]

@@ -1,0 +1,106 @@
+"""`inferplane check` over several blueprints: add-ons, namespaces and Prometheus queries
+shared across blueprints on one cluster (`inferplane.app.shared_clusters`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+from pathlib import Path
+
+from inferplane.app.check import check_files
+
+CHAT = Path("blueprints/shared-eks-chat.yaml").read_text()
+SEARCH = Path("blueprints/shared-eks-search.yaml").read_text()
+TODAY = dt.date(2026, 12, 1)
+
+
+def invalid(tmp_path: Path, **texts: str) -> list[str]:
+    paths = []
+    for name, text in texts.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        paths.append(str(path))
+    report = check_files(paths, ["prod"], today=TODAY)
+    return [d.format().replace(str(tmp_path) + "/", "") for d in report.invalid]
+
+
+def edit(old: str, new: str, text: str) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def test_the_bundled_blueprints_pass_together() -> None:
+    paths = sorted(glob.glob("blueprints/*.yaml") + glob.glob("e2e/blueprints/*.yaml"))
+    assert check_files(paths, today=TODAY).invalid == []
+
+
+def test_an_add_on_installed_by_default_is_blamed_at_the_cluster(tmp_path: Path) -> None:
+    other = edit("name: shared-chat", "name: other-chat", CHAT)
+    assert invalid(tmp_path, a=CHAT, b=other) == [
+        "b.yaml:18:17: error: environments.prod.cluster.existing: blueprint 'other-chat' "
+        "environment 'prod' installs `gpu_operator`, `keda`, `keda_http_add_on`, `prometheus`, "
+        "`aws_load_balancer_controller`, `cluster_autoscaler` on cluster 'shared-eks', and "
+        "blueprint 'shared-chat' environment 'prod' of a.yaml installs them there too: a "
+        "cluster runs one copy of each add-on; set each to `{mode: existing, ...}` under "
+        "environments.prod.cluster.addons, with the coordinates of the one blueprint "
+        "'shared-chat' installs"
+    ]
+
+
+def test_an_add_on_said_to_install_is_blamed_at_its_line(tmp_path: Path) -> None:
+    search = edit("keda: {mode: existing, namespace: keda}\n", "keda: {mode: install}\n", SEARCH)
+    search = edit(
+        "keda_http_add_on: {mode: existing, namespace: keda, release: keda-add-ons-http}\n"
+        "        prometheus",
+        "keda_http_add_on: {mode: install}\n        prometheus",
+        search,
+    )
+    assert invalid(tmp_path, a=CHAT, b=search) == [
+        "b.yaml:22:15: error: environments.prod.cluster.addons.keda: blueprint 'shared-search' "
+        "environment 'prod' installs `keda` on cluster 'shared-eks', and blueprint "
+        "'shared-chat' environment 'prod' of a.yaml installs it there too: a cluster runs one "
+        "copy of each add-on; set it to `{mode: existing, ...}` under "
+        "environments.prod.cluster.addons, with the coordinates of the one blueprint "
+        "'shared-chat' installs",
+        "b.yaml:23:27: error: environments.prod.cluster.addons.keda_http_add_on: blueprint "
+        "'shared-search' environment 'prod' installs `keda_http_add_on` on cluster "
+        "'shared-eks', and blueprint 'shared-chat' environment 'prod' of a.yaml installs it "
+        "there too: a cluster runs one copy of each add-on; set it to `{mode: existing, ...}` "
+        "under environments.prod.cluster.addons, with the coordinates of the one blueprint "
+        "'shared-chat' installs",
+    ]
+
+
+def test_an_add_on_namespace_that_is_another_blueprint_s(tmp_path: Path) -> None:
+    search = edit(
+        "gpu_operator: {mode: existing, namespace: gpu-operator}\n        keda",
+        "gpu_operator: {mode: existing, namespace: shared-chat}\n        keda",
+        SEARCH,
+    )
+    assert invalid(tmp_path, a=CHAT, b=search) == [
+        "b.yaml:21:51: error: environments.prod.cluster.addons.gpu_operator.namespace: "
+        "namespace 'shared-chat' is the namespace of blueprint 'shared-chat', which its stack "
+        "creates (default-deny) for its serving objects; the add-on cannot run there, and "
+        "this blueprint would place objects in it; give the namespace the add-on really runs "
+        "in; a blueprint's namespace holds that blueprint's objects only"
+    ]
+
+
+def test_a_query_url_in_another_blueprint_s_namespace(tmp_path: Path) -> None:
+    search = edit(
+        "query_url: http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090\n"
+        "          selector_labels: {release: kube-prometheus-stack}\n"
+        '          dashboard_label: {grafana_dashboard: "1"}\n        aws',
+        "query_url: http://drafts-lb.shared-chat.svc:8000\n"
+        "          selector_labels: {release: kube-prometheus-stack}\n"
+        '          dashboard_label: {grafana_dashboard: "1"}\n        aws',
+        SEARCH,
+    )
+    assert invalid(tmp_path, a=CHAT, b=search) == [
+        "b.yaml:27:22: error: environments.prod.cluster.addons.prometheus.query_url: "
+        "'http://drafts-lb.shared-chat.svc:8000' names Service 'drafts-lb' in namespace "
+        "'shared-chat', the namespace of blueprint 'shared-chat': KEDA would scale "
+        "the GPU Deployments on the answers of whatever that blueprint serves there; give the "
+        "Service of the Prometheus in its own namespace, such as "
+        "http://prometheus-operated.monitoring.svc:9090"
+    ]
