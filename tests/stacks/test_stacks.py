@@ -133,7 +133,9 @@ def test_invalid_blueprint_registers_nothing(tmp_path: Path) -> None:
     reference = (STACKS / "../blueprints/support-assistant.yaml").read_text()
     bad = tmp_path / "bad.yaml"
     # broken in the *prod* environment; the staging stack must refuse too
-    bad.write_text(reference.replace("zones: [us-central1-a]   #", "zones: [us-east1-a]   #"))
+    broken = reference.replace("h100: {zones: [us-central1-a]}", "h100: {zones: [us-east1-a]}")
+    assert broken != reference
+    bad.write_text(broken)
     rec, caught = _run_main_catching({"inferplane:blueprint": str(bad)}, "staging", "staging")
     assert len(rec) == 0
     assert len(caught) == 1
