@@ -40,20 +40,20 @@ def test_a_program_runs_through_the_exec_shim_with_the_engine_s_arguments() -> N
     req = language_pb2.RunRequest(
         project="inferplane",
         stack="local",
-        pwd="/work/stacks",
+        pwd="/srv/p/stacks",
         dryRun=True,
         parallel=16,
         monitor_address="127.0.0.1:1",
         organization="organization",
         config={"inferplane:blueprint": "../blueprints/x.yaml"},
         configSecretKeys=["inferplane:token"],
-        info=_info(Path("/work/stacks")),
+        info=_info(Path("/srv/p/stacks")),
     )
     cmd = langhost.program_command(req, "/venv/bin/python", "/bin/shim", "127.0.0.1:2")
     assert cmd == [
         "/venv/bin/python", "-u", "/bin/shim",
         "--monitor", "127.0.0.1:1", "--engine", "127.0.0.1:2", "--project", "inferplane",
-        "--root_directory", "/work/stacks", "--stack", "local", "--pwd", "/work/stacks",
+        "--root_directory", "/srv/p/stacks", "--stack", "local", "--pwd", "/srv/p/stacks",
         "--dry_run", "true", "--parallel", "16", "--organization", "organization", ".",
     ]  # fmt: skip
     env = langhost.program_env(req)
