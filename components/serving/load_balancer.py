@@ -221,6 +221,13 @@ def source_cidrs(env: ServingEnvironment) -> list[str]:
             "a kubernetes environment's NetworkPolicy admits exactly lb_allowed_cidrs; "
             "give at least one (load_balancer.allowed_cidrs)"
         )
+    if not wanted and env.vpc_cidr is None:
+        # An attached cluster: its VPC range is not known, and 10.0.0.0/8 may be far wider
+        # or miss the clients altogether (validation requires the ranges there too).
+        raise ValueError(
+            "the cluster's VPC range is not known (an attached cluster), so the clients' "
+            "ranges must be given: lb_allowed_cidrs (load_balancer.allowed_cidrs)"
+        )
     if env.cloud == "aws" or not wanted:
         wanted.append(_vpc_cidr(env))
     networks = [ipaddress.ip_network(c, strict=False) for c in wanted]

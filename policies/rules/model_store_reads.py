@@ -10,6 +10,7 @@ from typing import Any
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import Resource
+from inferplane.policies.scoping import KEY_DESCRIPTION, KEY_PATTERN, granted
 from inferplane.policies.stack import Stack
 
 AWS_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
@@ -90,9 +91,9 @@ ALLOWED_STORES_KEY = "model-store-reads.allowed_model_stores"
 
 
 def allowed_prefixes(allowed: Mapping[str, Any], environment: str, blueprint: str) -> list[str]:
-    """The store URI prefixes `allowed` lists for `environment` (its own list and the list
-    under ``"*"``), with ``{blueprint}`` replaced by the blueprint's name."""
-    listed = [*(allowed.get("*") or ()), *(allowed.get(environment) or ())]
+    """The store URI prefixes `allowed` grants to `environment` of `blueprint`
+    (`policies.scoping.granted`), with ``{blueprint}`` replaced by the blueprint's name."""
+    listed = granted(allowed, blueprint, environment)
     return [str(p).replace("{blueprint}", blueprint) for p in listed]
 
 
@@ -112,8 +113,8 @@ def _unlisted_stores(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     prefixes = allowed_prefixes(config["allowed_model_stores"], env.name, env.blueprint)
     shown = ", ".join(prefixes) or "none"
     hint = (
-        f"use a store the platform lists for this environment ({shown}), or ask the platform "
-        f"team to add it to {ALLOWED_STORES_KEY} in its policy config"
+        f"use a store the platform lists for this blueprint and environment ({shown}), or "
+        f"ask the platform team to add it to {ALLOWED_STORES_KEY} in its policy config"
     )
     if not store_allowed(env.model_store, prefixes):
         yield Finding(
@@ -180,7 +181,7 @@ RULE = Rule(
             {"*": ["s3://", "gs://"]},
             {
                 "type": "object",
-                "propertyNames": {"pattern": "^[*]$|^[a-z]([-a-z0-9]*[a-z0-9])?$"},
+                "propertyNames": {"pattern": KEY_PATTERN},
                 "additionalProperties": {
                     "type": "array",
                     "items": {
@@ -189,8 +190,8 @@ RULE = Rule(
                     },
                 },
             },
-            "Where model stores (and absolute s3:// or gs:// model sources) may be: "
-            "environment name (or `*`, every environment) -> URI prefixes ending in `/`, "
+            "Where model stores (and absolute s3:// or gs:// model sources) may be, "
+            f"{KEY_DESCRIPTION}: URI prefixes ending in `/`, "
             "`{blueprint}` standing for the blueprint's name (e.g. `s3://acme-models/`, "
             "`s3://models/{blueprint}/`). A store under none of them is refused. The default "
             "allows any bucket, since inferplane cannot know a site's buckets: a platform "

@@ -126,12 +126,14 @@ RULE = Rule(
         ),
         ConfigKey(
             "allowed_runner_variables",
-            ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "{BLUEPRINT}_*"],
+            ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "{BLUEPRINT}__*"],
             {"type": "array", "items": {"type": "string", "minLength": 1}},
             "fnmatch patterns (case-sensitive) of the only runner variables a secret may read "
             "(`from_env`); `{BLUEPRINT}` stands for the blueprint's name in capitals with `_` "
-            "for `-` (`NEW_USER` for new-user). The built-in list and runner_variables are "
-            "refused even when listed here.",
+            "for `-` (`NEW_USER` for new-user). The default `{BLUEPRINT}__*` ends in `__`, "
+            "which no blueprint's prefix holds (names have no `--`), so `new` cannot read "
+            "`NEW_USER__TOKEN`; a pattern `{BLUEPRINT}_*` would let it. The built-in list "
+            "and runner_variables are refused even when listed here.",
         ),
         ConfigKey(
             "aws_secret_prefixes",

@@ -9,6 +9,7 @@ from typing import Any
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import WORKLOAD_KINDS, ImageRef, Resource
+from inferplane.policies.scoping import KEY_DESCRIPTION, KEY_PATTERN, granted
 from inferplane.policies.stack import Stack
 
 DOCKER_HUB = "docker.io"
@@ -72,20 +73,21 @@ ECR_HOST = "{account}.dkr.ecr.{region}.amazonaws.com"
 (https://docs.aws.amazon.com/AmazonECR/latest/userguide/Registries.html)."""
 
 
-def ecr_patterns(accounts: Mapping[str, Any], environment: str | None) -> list[str]:
-    """Patterns of the ECR registries `accounts` trusts in `environment` (its own list and
-    the list under ``"*"``, for every environment), in the environment's region."""
-    listed = [
-        *(accounts.get("*") or ()),
-        *((accounts.get(environment) or ()) if environment else ()),
-    ]
+def ecr_patterns(
+    accounts: Mapping[str, Any], blueprint: str | None, environment: str | None
+) -> list[str]:
+    """Patterns of the ECR registries `accounts` trusts in `environment` of `blueprint`
+    (`policies.scoping.granted`), in the environment's region."""
+    listed = granted(accounts, blueprint, environment)
     return [ECR_HOST.format(account=a, region="{region}") + "/*" for a in listed]
 
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
-    environment = stack.facts.environment if stack.facts is not None else None
+    facts_of = stack.facts
+    environment = facts_of.environment if facts_of is not None else None
+    blueprint = facts_of.blueprint if facts_of is not None else None
     patterns = [str(p) for p in config["registries"]]
-    patterns += ecr_patterns(config["ecr_accounts"], environment)
+    patterns += ecr_patterns(config["ecr_accounts"], blueprint, environment)
     facts = _facts(stack)
     for r in stack.of_type(*WORKLOAD_KINDS):
         for c in _containers(r):
@@ -164,15 +166,15 @@ RULE = Rule(
             {},
             {
                 "type": "object",
-                "propertyNames": {"pattern": "^[*]$|^[a-z]([-a-z0-9]*[a-z0-9])?$"},
+                "propertyNames": {"pattern": KEY_PATTERN},
                 "additionalProperties": {
                     "type": "array",
                     "items": {"type": "string", "pattern": "^[0-9]{12}$"},
                 },
             },
             "AWS accounts whose private ECR registry, in the environment's region, is "
-            "trusted: environment name (or `*`, every environment) -> account ids. Any "
-            "other account's ECR is untrusted, whoever owns it.",
+            f"trusted, {KEY_DESCRIPTION}: account ids. Any other account's ECR is "
+            "untrusted, whoever owns it.",
         ),
     ),
     sources=(

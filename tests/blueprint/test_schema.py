@@ -234,7 +234,9 @@ def test_names_are_dns_labels_with_their_length_limits() -> None:
     defs = schema()["$defs"]
     limits = {"blueprintName": 24, "environmentName": 16, "poolName": 16, "modelName": 40}
     for name, limit in limits.items():
-        assert defs[name]["pattern"] == "^[a-z]([-a-z0-9]*[a-z0-9])?$"
+        # A blueprint's name has no `--`: `<BLUEPRINT>__` is one blueprint's variable prefix.
+        dns = "^[a-z](-?[a-z0-9])*$" if name == "blueprintName" else "^[a-z]([-a-z0-9]*[a-z0-9])?$"
+        assert defs[name]["pattern"] == dns
         assert defs[name]["maxLength"] == limit
         assert str(limit) in defs[name]["description"]
 
@@ -327,6 +329,12 @@ def test_bundled_blueprints_validate_without_diagnostics(path: Path) -> None:
 
 def test_golden_blueprint_is_valid() -> None:
     assert problems("name: demo", "name: demo") == []
+
+
+def test_a_blueprint_name_with_two_hyphens_in_a_row_is_refused() -> None:
+    [message] = problems("name: demo", "name: team--x")
+    assert message.startswith('bp.yaml:3:7: error: name: invalid value "team--x"; ')
+    assert "single '-' (never two in a row)" in message
 
 
 # --- the exact wording of each class of error ------------------------------------------

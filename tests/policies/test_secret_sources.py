@@ -79,8 +79,26 @@ def test_a_runner_variable_the_platform_does_not_list_fails(tmp_path: Path) -> N
         message
     )
     assert "secret-sources.allowed_runner_variables in its policy config" in message
-    assert not _check(tmp_path, "from_env: CHAT_MINIMAL_HF_TOKEN")  # {BLUEPRINT}_*
+    assert not _check(tmp_path, "from_env: CHAT_MINIMAL__HF_TOKEN")  # {BLUEPRINT}__*
+    # `_` alone is no separator: `CHAT_MINIMAL_X` could be blueprint chat-minimal-x's.
+    assert _check(tmp_path, "from_env: CHAT_MINIMAL_HF_TOKEN")
     # A runner credential stays refused even when the platform lists it.
     config = "secret-sources: {allowed_runner_variables: ['*']}\n"
     [(_, message)] = _check(tmp_path, "from_env: VAULT_TOKEN", config)
     assert "a variable of the runner that deploys" in message
+
+
+def test_a_blueprint_cannot_read_a_longer_named_blueprints_variables(tmp_path: Path) -> None:
+    """`chat` must not read `chat-minimal`'s variables: the prefix ends in `__`, and no
+    blueprint name has `--`, so `CHAT__` is a prefix of chat's variables only."""
+    text = _aws_only().replace("name: chat-minimal", "name: chat", 1)
+    path = tmp_path / "chat.yaml"
+    path.write_text(text.replace(LINE, "      hf_token: {from_env: CHAT_MINIMAL__HF_TOKEN}\n"))
+    report = check_files([str(path)], ["prod"], None, today=TODAY)
+    assert not report.invalid, report.invalid
+    [found] = [r for r in report.results if r.rule == "secret-sources"]
+    assert found.status == "violation"
+    assert "CHAT_MINIMAL__HF_TOKEN, which the platform does not allow" in found.message
+    path.write_text(text.replace(LINE, "      hf_token: {from_env: CHAT__HF_TOKEN}\n"))
+    report = check_files([str(path)], ["prod"], None, today=TODAY)
+    assert not [r for r in report.results if r.rule == "secret-sources" and r.status == "violation"]

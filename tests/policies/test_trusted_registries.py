@@ -56,9 +56,9 @@ def test_trusted(image: str, facts: dict[str, str], ok: bool) -> None:
 
 
 def test_ecr_is_trusted_only_for_the_accounts_the_platform_lists_per_environment() -> None:
-    accounts = {"prod": ["111111111111"], "*": ["222222222222"]}
-    prod = ecr_patterns(accounts, "prod")
-    staging = ecr_patterns(accounts, "staging")
+    accounts = {"search/prod": ["111111111111"], "*": ["222222222222"]}
+    prod = ecr_patterns(accounts, "search", "prod")
+    staging = ecr_patterns(accounts, "search", "staging")
     image = "{}.dkr.ecr.us-east-1.amazonaws.com/ml/vllm:1"
     assert trusted(image.format("111111111111"), prod, AWS)
     assert not trusted(image.format("111111111111"), staging, AWS)
@@ -67,3 +67,17 @@ def test_ecr_is_trusted_only_for_the_accounts_the_platform_lists_per_environment
     assert not trusted(
         "111111111111.dkr.ecr.eu-west-1.amazonaws.com/ml/vllm:1", prod, AWS
     )  # the listed account, another region
+
+
+def test_ecr_accounts_are_granted_to_a_blueprint_never_to_an_environment_name() -> None:
+    """A blueprint names its own environments: another blueprint's `prod` (or a key that
+    reads like an environment) grants nothing to an environment that calls itself prod."""
+    accounts = {"search/prod": ["111111111111"], "chat": ["444444444444"]}
+    image = "{}.dkr.ecr.us-east-1.amazonaws.com/ml/vllm:1"
+    other_prod = ecr_patterns(accounts, "attacker", "prod")
+    assert not trusted(image.format("111111111111"), other_prod, AWS)
+    assert not trusted(image.format("444444444444"), other_prod, AWS)
+    chat_any = ecr_patterns(accounts, "chat", "whatever")
+    assert trusted(image.format("444444444444"), chat_any, AWS)
+    assert not trusted(image.format("111111111111"), chat_any, AWS)
+    assert ecr_patterns(accounts, None, "prod") == []  # online without facts: nothing

@@ -154,7 +154,6 @@ def test_lb_ports_for_both(served):
         ("staging", True, (), ["10.64.0.0/16"]),
         # GCP: client addresses are preserved; the allowed CIDRs alone
         ("prod", False, ("192.168.0.0/16",), ["192.168.0.0/16"]),
-        ("prod", False, (), ["10.0.0.0/8"]),
         ("prod", True, ("10.1.0.0/16", "10.1.2.0/24", "fd00::/8"), ["10.1.0.0/16", "fd00::/8"]),
     ],
 )
@@ -162,6 +161,16 @@ def test_source_cidrs(request, env_name, create, cidrs, expected):
     env = request.getfixturevalue(env_name)
     env = _lb(_cluster(env, create=create), cidrs=cidrs)
     assert source_cidrs(serving_environment(env)) == expected
+
+
+@pytest.mark.parametrize("env_name", ["staging", "prod"])
+def test_an_attached_cluster_without_client_ranges_gets_no_guessed_range(request, env_name):
+    """An attached cluster's VPC range is unknown: a component user who gives no client
+    ranges gets an error, not a NetworkPolicy that admits 10.0.0.0/8 (validation refuses
+    the blueprint form of it first)."""
+    env = _lb(_cluster(request.getfixturevalue(env_name), create=False), cidrs=())
+    with pytest.raises(ValueError, match="the clients' ranges must be given: lb_allowed_cidrs"):
+        source_cidrs(serving_environment(env))
 
 
 def test_gke_never_external_by_default(tmp_path, reference_blueprint):
