@@ -281,13 +281,26 @@ def check_files(
         )
     report.invalid.extend(cross_blueprint_problems([doc for doc, _ in loaded]))
     resolved = []
+    # Every environment of every file, chosen or not, is compared across blueprints: a
+    # `--env prod` run must still see prod installing what another blueprint's staging
+    # installs on the same cluster.
+    every_env: list[Environment] = []
     for doc, names in loaded:
         chosen = [n for n in names if not wanted or n in wanted]
-        try:
-            resolved.append((doc, chosen, [resolve(doc, n) for n in chosen]))
-        except BlueprintError as exc:  # valid alone, but not deployable: still the user's
-            report.invalid.extend(exc.diagnostics)
-    report.invalid.extend(shared_cluster_problems([e for _, _, envs in resolved for e in envs]))
+        envs: dict[str, Environment] = {}
+        problems: list[Diagnostic] = []
+        for n in names:
+            try:
+                envs[n] = resolve(doc, n)
+            except BlueprintError as exc:  # valid alone, but not deployable: the user's
+                if n in chosen:
+                    problems.extend(exc.diagnostics)
+        every_env.extend(envs.values())
+        if problems:
+            report.invalid.extend(problems)
+        else:
+            resolved.append((doc, chosen, [envs[n] for n in chosen]))
+    report.invalid.extend(shared_cluster_problems(every_env))
     for doc, chosen, environments in resolved:
         try:
             found = check_environments(environments, config, on)

@@ -8,9 +8,10 @@ environments of different blueprints are compared:
   chart fights the first over its fixed release name, namespace and cluster-scoped objects;
 - an `existing` add-on whose namespace is a blueprint's namespace: the stack creates that
   namespace (default-deny) for the blueprint and places objects of its own beside the
-  add-on, so one blueprint would write into another's namespace;
-- an `existing` Prometheus whose ``query_url`` names a Service in a blueprint's namespace:
-  KEDA would scale the GPU Deployments on answers from whatever that blueprint serves there.
+  add-on, so one blueprint would write into another's namespace.
+
+(An `existing` Prometheus' ``query_url`` must name a Service in the namespace it runs in,
+which validation checks alone, so it never names a Service in a blueprint's namespace.)
 
 The later environment (in the order the files were given) is blamed, at the value that
 says so, or at its ``cluster.existing``/``context`` when the add-on is installed by default.
@@ -19,7 +20,6 @@ says so, or at its ``cluster.existing``/``context`` when the add-on is installed
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import urlsplit
 
 from inferplane.blueprint import naming, wake
 from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY
@@ -77,40 +77,50 @@ def _twice_installed(environments: Sequence[Environment]) -> list[Diagnostic]:
         key = cluster_key(env)
         if key is None:
             continue
-        defaulted: list[str] = []
-        other = env
+        defaulted: dict[str, Environment] = {}
         for addon in installs(env):
             found = first.setdefault((key, addon), env)
             if found is env or found.blueprint == env.blueprint:
                 continue  # one blueprint's environments on one cluster: validate refuses
             if env.source.has(_addon_path(env, addon)):
-                out.append(_installed_twice(env, _addon_path(env, addon), [addon], key, found))
+                out.append(_installed_twice(env, _addon_path(env, addon), {addon: found}, key))
             else:
-                defaulted.append(addon)
-                other = found
+                defaulted[addon] = found
         if defaulted:  # installed by default: one diagnostic at the cluster
-            out.append(_installed_twice(env, _cluster_path(env), defaulted, key, other))
+            out.append(_installed_twice(env, _cluster_path(env), defaulted, key))
     return out
 
 
 def _installed_twice(
     env: Environment,
     path: YamlPath,
-    addons: Sequence[str],
+    addons: dict[str, Environment],
     key: tuple[str | None, ...],
-    other: Environment,
 ) -> Diagnostic:
+    """`addons`: each add-on installed twice -> the environment that installed it first."""
     names = ", ".join(f"`{a}`" for a in addons)
+    by_owner: dict[str, list[str]] = {}
+    for addon, other in addons.items():
+        by_owner.setdefault(_where(other), []).append(f"`{addon}`")
+    if len(by_owner) == 1:  # "it" or "them": the add-ons just named
+        others = f"{next(iter(by_owner))} installs {'it' if len(addons) == 1 else 'them'} there too"
+    else:
+        others = ", and ".join(
+            f"{where} installs {', '.join(found)} there" for where, found in by_owner.items()
+        )
+    owners = list(dict.fromkeys(repr(other.blueprint) for other in addons.values()))
     return Diagnostic(
         env.locate(path),
         path,
         f"blueprint {env.blueprint!r} environment {env.name!r} installs {names} on cluster "
-        f"{key[-1]!r}, and {_where(other)} installs "
-        f"{'it' if len(addons) == 1 else 'them'} there too: a cluster runs one copy of "
-        "each add-on",
+        f"{key[-1]!r}, and {others}: a cluster runs one copy of each add-on",
         f"set {'each' if len(addons) > 1 else 'it'} to `{{mode: existing, ...}}` under "
-        f"environments.{env.name}.cluster.addons, with the coordinates of the one blueprint "
-        f"{other.blueprint!r} installs",
+        f"environments.{env.name}.cluster.addons, with the coordinates of "
+        + (
+            f"the one blueprint {owners[0]} installs"
+            if len(owners) == 1
+            else f"the copies blueprints {' and '.join(owners)} install"
+        ),
     )
 
 
@@ -143,44 +153,12 @@ def _namespaces_taken(environments: Sequence[Environment]) -> list[Diagnostic]:
     return out
 
 
-def _query_urls(environments: Sequence[Environment]) -> list[Diagnostic]:
-    owners = _blueprint_namespaces(environments)
-    out: list[Diagnostic] = []
-    for env in environments:
-        prom = env.cluster.addons.prometheus
-        if not prom.existing:
-            continue
-        labels = (urlsplit(prom.query_url).hostname or "").split(".")
-        owner = owners.get(labels[1]) if len(labels) > 2 and labels[2] == "svc" else None
-        if owner is None:
-            continue
-        path = _addon_path(env, "prometheus", "query_url")
-        whose = (
-            "the blueprint's own namespace"
-            if owner == env.blueprint
-            else f"the namespace of blueprint {owner!r}"
-        )
-        out.append(
-            Diagnostic(
-                env.locate(path),
-                path,
-                f"{prom.query_url!r} names Service {labels[0]!r} in namespace {labels[1]!r}, "
-                f"{whose}: KEDA would scale the GPU Deployments on the answers of whatever "
-                "that blueprint serves there",
-                "give the Service of the Prometheus in its own namespace, such as "
-                "http://prometheus-operated.monitoring.svc:9090",
-            )
-        )
-    return out
-
-
 def shared_cluster_problems(environments: Sequence[Environment]) -> list[Diagnostic]:
     """Every problem of the module docstring among `environments` (of every blueprint
     checked together, in the order given)."""
     return [
         *_twice_installed(environments),
         *_namespaces_taken(environments),
-        *_query_urls(environments),
     ]
 
 

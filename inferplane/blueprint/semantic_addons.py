@@ -222,7 +222,7 @@ def _check_http_add_on(env: EnvView, addons: Mapping[str, Any]) -> None:
         )
 
 
-def _check_query_url(env: EnvView, url: str) -> None:
+def _check_query_url(env: EnvView, url: str, namespace: str | None) -> None:
     """KEDA sends queries naming the blueprint's namespace and models to `url` and scales
     GPU Deployments on the answers: only a Service inside the cluster may give them. A
     Service's DNS name is ``<service>.<namespace>.svc.<cluster domain>`` ("DNS for Services
@@ -249,13 +249,26 @@ def _check_query_url(env: EnvView, url: str) -> None:
             "<service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as "
             "http://prometheus-operated.monitoring.svc:9090",
         )
+        return
+    service, in_namespace = host.split(".")[:2]
+    if namespace and in_namespace != namespace:
+        # An allowlist, not a list of namespaces to avoid: the one namespace the blueprint
+        # says the Prometheus runs in (which may not be a blueprint's: `check` across files).
+        env.error(
+            path,
+            f"{url!r} names Service {service!r} in namespace {in_namespace!r}, not in "
+            f"{namespace!r}, the namespace this Prometheus runs in: KEDA would scale the GPU "
+            "Deployments on the answers of whatever serves there",
+            f"give the Service of the Prometheus in namespace {namespace!r}, such as "
+            f"http://prometheus-operated.{namespace}.svc:9090",
+        )
 
 
 def _check_prometheus(env: EnvView, addons: Mapping[str, Any]) -> None:
     prom = addons.get("prometheus") or {}
     if not is_existing(prom):
         return
-    _check_query_url(env, prom["query_url"])
+    _check_query_url(env, prom["query_url"], prom.get("namespace"))
     for key in prom.get("selector_labels") or {}:
         if str(key).startswith(OWN_LABEL_PREFIXES):
             env.error(

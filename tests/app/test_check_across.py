@@ -87,6 +87,8 @@ def test_an_add_on_namespace_that_is_another_blueprint_s(tmp_path: Path) -> None
 
 
 def test_a_query_url_in_another_blueprint_s_namespace(tmp_path: Path) -> None:
+    """Refused as any namespace but the Prometheus' own is (an allowlist), checked with
+    the other blueprint or without it."""
     search = edit(
         "query_url: http://kube-prometheus-stack-prometheus.monitoring.svc.cluster.local:9090\n"
         "          selector_labels: {release: kube-prometheus-stack}\n"
@@ -99,8 +101,47 @@ def test_a_query_url_in_another_blueprint_s_namespace(tmp_path: Path) -> None:
     assert invalid(tmp_path, a=CHAT, b=search) == [
         "b.yaml:27:22: error: environments.prod.cluster.addons.prometheus.query_url: "
         "'http://drafts-lb.shared-chat.svc:8000' names Service 'drafts-lb' in namespace "
-        "'shared-chat', the namespace of blueprint 'shared-chat': KEDA would scale "
-        "the GPU Deployments on the answers of whatever that blueprint serves there; give the "
-        "Service of the Prometheus in its own namespace, such as "
+        "'shared-chat', not in 'monitoring', the namespace this Prometheus runs in: KEDA "
+        "would scale the GPU Deployments on the answers of whatever serves there; give the "
+        "Service of the Prometheus in namespace 'monitoring', such as "
         "http://prometheus-operated.monitoring.svc:9090"
     ]
+
+
+def test_add_ons_installed_first_by_two_blueprints_name_both(tmp_path: Path) -> None:
+    alb = "        aws_load_balancer_controller: {mode: existing}\n"
+    autoscaler = "        cluster_autoscaler: {mode: existing}\n"
+    both = alb + autoscaler
+    a = edit(both, autoscaler, SEARCH)
+    b = edit(both, alb, SEARCH)
+    c = edit(both, "", SEARCH)
+    b = edit("name: shared-search", "name: third", b)
+    c = edit("name: shared-search", "name: fourth", c)
+    [message] = invalid(tmp_path, a=a, b=b, c=c)
+    assert message.startswith(
+        "c.yaml:18:17: error: environments.prod.cluster.existing: blueprint 'fourth' "
+        "environment 'prod' installs `aws_load_balancer_controller`, `cluster_autoscaler` on "
+        "cluster 'shared-eks', and blueprint 'shared-search' environment 'prod' of a.yaml "
+        "installs `aws_load_balancer_controller` there, and blueprint 'third' environment "
+        "'prod' of b.yaml installs `cluster_autoscaler` there: a cluster runs one copy of each "
+        "add-on; "
+    ), message
+    assert message.endswith(
+        "with the coordinates of the copies blueprints 'shared-search' and 'third' install"
+    ), message
+
+
+def test_env_narrowing_keeps_the_cross_blueprint_checks_whole(tmp_path: Path) -> None:
+    """`check --env local` still sees the two prods fight over one cluster's add-ons: the
+    environments compared across blueprints are all of them, not the ones chosen."""
+    other = edit("name: shared-chat", "name: other-chat", CHAT)
+    paths = []
+    for name, text in {"a": CHAT, "b": other}.items():
+        (tmp_path / f"{name}.yaml").write_text(text)
+        paths.append(str(tmp_path / f"{name}.yaml"))
+    report = check_files(paths, ["local"], today=TODAY)
+    [found] = [d.format() for d in report.invalid]
+    assert "b.yaml:18:17: error: environments.prod.cluster.existing: blueprint 'other-chat'" in (
+        found
+    )
+    assert {env for _, env in report.checked} == {"local"}

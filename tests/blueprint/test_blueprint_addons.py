@@ -194,6 +194,13 @@ CASES = [
         id="query-url-outside-the-cluster",
     ),
     pytest.param(
+        gke(PROM % "'http://prometheus-operated.observability.svc:9090'"),
+        [
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: 'http://prometheus-operated.observability.svc:9090' names Service 'prometheus-operated' in namespace 'observability', not in 'monitoring', the namespace this Prometheus runs in: KEDA would scale the GPU Deployments on the answers of whatever serves there; give the Service of the Prometheus in namespace 'monitoring', such as http://prometheus-operated.monitoring.svc:9090"
+        ],
+        id="query-url-in-a-namespace-other-than-the-prometheus-one",
+    ),
+    pytest.param(
         gke(PROM % "'http://10.0.0.12:9090'"),
         [
             "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: host '10.0.0.12' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"
@@ -241,7 +248,7 @@ CASES = [
         gke(
             "        gpu_operator: {mode: existing, namespace: kube-public}\n"
             + PROM.replace("namespace: monitoring", "namespace: kube-node-lease")
-            % "'http://p.monitoring.svc:9090'"
+            % "'http://p.kube-node-lease.svc:9090'"
         ),
         [
             "bp.yaml:21:51: error: environments.prod.cluster.addons.gpu_operator.namespace: namespace 'kube-public' belongs to Kubernetes, and the blueprint would place objects of its own in it; run the add-on in a namespace of its own (such as 'gpu-operator'); default and the kube- namespaces are refused",
