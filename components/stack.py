@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import facts, naming
 from inferplane.blueprint.model import Environment
-from inferplane.components import hardening, stack_args
+from inferplane.components import hardening, prometheus_query, stack_args
 from inferplane.components.addons import ClusterAddons
 from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
@@ -159,10 +159,19 @@ class InferenceStack(pulumi.ComponentResource):
         guard_rails = hardening.namespace_network_policies(
             name, cloud=env.cloud, namespace=namespace.metadata.name, labels=labels, opts=k8s_opts
         )
+        annotations: dict[str, pulumi.Input[str]] = {}
+        prometheus = env.cluster.addons.prometheus
+        if prometheus.existing:  # never through an ExternalName alias (`prometheus_query`)
+            annotations[prometheus_query.ANNOTATION] = prometheus_query.checked_query_service(
+                name, prometheus.query_url, provider, self
+            )
         k8s.core.v1.ConfigMap(
             f"{name}-environment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=naming.ENVIRONMENT_CONFIGMAP, namespace=namespace.metadata.name, labels=labels
+                name=naming.ENVIRONMENT_CONFIGMAP,
+                namespace=namespace.metadata.name,
+                labels=labels,
+                annotations=annotations or None,
             ),
             data=environment_data(env),
             opts=k8s_opts,

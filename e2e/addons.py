@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from secrets import token_hex
 from typing import Any
+from urllib.parse import urlsplit
 
 import cluster
 import yaml
@@ -27,6 +28,7 @@ from tools import TOOLS
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment
+from inferplane.components import prometheus_query
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("INFERPLANE_REFERENCE", REPO.parent / "shared" / "reference"))
@@ -103,7 +105,30 @@ def preinstall(client: Kube, env: Environment) -> dict[str, Any]:
         namespace(client, addon.namespace)
         paths = keda_crds() if key == "keda" else reference_crds(key)
         done[key] = {"namespace": addon.namespace, "crds": apply_crds(client, paths)}
+    if addons.prometheus.existing:
+        done["prometheus"]["service"] = query_service(client, addons.prometheus.query_url)
     return done
+
+
+def query_service(client: Kube, url: str) -> str:
+    """The Service the existing Prometheus is queried through: the stack reads it before it
+    deploys (`components/prometheus_query.py`) and refuses an ExternalName one."""
+    ns, name = prometheus_query.query_service(url)
+    port = urlsplit(url).port or (443 if url.startswith("https:") else 80)
+    client.create(
+        f"/api/v1/namespaces/{ns}/services",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app.kubernetes.io/name": "prometheus"},
+                "ports": [{"name": "web", "port": port}],
+            },
+        },
+    )
+    return f"{ns}/{name}"
 
 
 def keda_certs(state: Path) -> Path:

@@ -453,7 +453,10 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
         def up_again() -> dict:
             result = up("up-again")
             created = first["changes"].get("create", 0)
-            if result["changes"] != {"same": created}:
+            # A read (`Service.get` of the Prometheus query Service) is done again on every
+            # update; it changes nothing.
+            kept = {k: v for k, v in result["changes"].items() if k != "read"}
+            if kept != {"same": created}:
                 raise StepFailed(
                     f"the second `pulumi up` did more than keep the {created} resources the "
                     f"first created: {result['changes']}"

@@ -195,11 +195,12 @@ def secret_values(client: Kube, env: Environment) -> set[str]:
 
 def stack_objects(exported: dict) -> list[dict[str, str]]:
     """The Kubernetes objects a `pulumi stack export` records (Patch resources excluded:
-    they modify an object the stack does not own)."""
+    they modify an object the stack does not own; so are reads, ``external`` in the state,
+    which the stack only looks up)."""
     out = []
     for res in exported.get("deployment", {}).get("resources", []):
         typ = res.get("type", "")
-        if not typ.startswith("kubernetes:") or typ.endswith("Patch"):
+        if not typ.startswith("kubernetes:") or typ.endswith("Patch") or res.get("external"):
             continue
         if typ.startswith("kubernetes:helm.sh"):
             continue

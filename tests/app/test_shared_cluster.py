@@ -78,9 +78,31 @@ def second(second_env: Environment) -> Recording:
 
 
 def k8s(rec: Recording, kind: str) -> list[RecordedResource]:
+    """The objects of `kind` the program creates (not those it reads)."""
     return [
-        r for r in rec.resources if r.type.startswith("kubernetes:") and r.type.endswith(f":{kind}")
+        r
+        for r in rec.resources
+        if r.type.startswith("kubernetes:") and r.type.endswith(f":{kind}") and not r.read
     ]
+
+
+def test_the_second_reads_the_prometheus_query_service_before_it_deploys(
+    second: Recording,
+) -> None:
+    """The existing Prometheus' query Service is read from the cluster and its type is part
+    of what the deploy registers (`components/prometheus_query.py`), so an ExternalName
+    alias stops the deploy."""
+    [read] = [r for r in second.resources if r.read and r.type == "kubernetes:core/v1:Service"]
+    assert read.name.endswith("-prometheus-query")
+    [env_cm] = [
+        r
+        for r in k8s(second, "ConfigMap")
+        if r.inputs["metadata"]["name"] == naming.ENVIRONMENT_CONFIGMAP
+    ]
+    assert env_cm.inputs["metadata"]["annotations"] == {
+        "inferplane.dev/prometheus-query-service": "monitoring/kube-prometheus-stack-prometheus "
+        "(ClusterIP)"
+    }
 
 
 def test_both_blueprints_attach_to_the_same_cluster(second_env: Environment) -> None:
