@@ -1,8 +1,9 @@
 """Cloud identities for reading the model store, bound to Kubernetes ServiceAccounts.
 
 Four identities per environment:
-- ``model-reader`` (serving pods): read-only, on the model store's bucket *and prefix*
-  (plus any model source given as an absolute URI outside the store);
+- ``model-reader`` (serving pods): read-only, on each model's (and LoRA adapter's) source
+  and the blueprint's own ``.inferplane`` areas of the store (`Environment.read_locations`),
+  never the whole store another blueprint may share;
 - ``engine-builder`` (TensorRT engine builds): the same reads, and writes only under
   ``<model_store>/.inferplane/engines/<blueprint>/``;
 - ``weights-stager`` (the Jobs that copy ``hf://`` sources into the store): reads and
@@ -46,24 +47,33 @@ WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
 
 # --- AWS policy documents --------------------------------------------------------------
 def s3_read_statements(locations: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-    """GetObject under each (bucket, prefix); ListBucket of each bucket only for keys
-    under the prefix."""
-    statements: list[dict[str, Any]] = []
+    """GetObject under each (bucket, prefix), in one statement; ListBucket of each bucket
+    only for keys under its prefixes. Grouped, so that a blueprint of many models stays
+    far inside IAM's size limit of a role's inline policies (10,240 characters:
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html)."""
+    by_bucket: dict[str, list[str]] = {}
     for bucket, prefix in locations:
-        statements.append(
-            {
-                "Effect": "Allow",
-                "Action": "s3:GetObject",
-                "Resource": f"arn:aws:s3:::{bucket}/{prefix}*",
-            }
-        )
+        prefixes = by_bucket.setdefault(bucket, [])
+        if prefix not in prefixes:
+            prefixes.append(prefix)
+    objects = [f"arn:aws:s3:::{b}/{p}*" for b, prefixes in by_bucket.items() for p in prefixes]
+    if not objects:
+        return []
+    statements: list[dict[str, Any]] = [
+        {
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": objects[0] if len(objects) == 1 else objects,
+        }
+    ]
+    for bucket, prefixes in by_bucket.items():
         listing: dict[str, Any] = {
             "Effect": "Allow",
             "Action": "s3:ListBucket",
             "Resource": f"arn:aws:s3:::{bucket}",
         }
-        if prefix:
-            listing["Condition"] = {"StringLike": {"s3:prefix": [f"{prefix}*"]}}
+        if all(prefixes):  # an empty prefix is the whole bucket: no condition
+            listing["Condition"] = {"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}}
         statements.append(listing)
     return statements
 

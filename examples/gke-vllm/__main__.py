@@ -100,6 +100,9 @@ environment = ServingEnvironment(
     region=config.require("region"),
     project=project,
     model_store_uri=store,
+    # An existing cluster's network range is not known here: the clients' ranges admitted
+    # by the internal load balancer and the NetworkPolicy are given, never guessed.
+    lb_allowed_cidrs=tuple(config.require_object("allowedCidrs")),
 )
 
 server = ModelServer(

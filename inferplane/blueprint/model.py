@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint import catalog, defaults, naming
 from inferplane.blueprint.addons import Addons
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.errors import Location, YamlPath
@@ -507,14 +507,23 @@ class Environment:
 
     @property
     def read_locations(self) -> tuple[tuple[str, str], ...]:
-        """(bucket, key prefix) pairs serving pods must read: the model store, plus every
-        model source given as an absolute s3:// or gs:// URI outside it. The read-only
-        identity is scoped to exactly these."""
-        found = [(self.store_bucket, self.store_prefix)]
+        """(bucket, key prefix) pairs serving pods must read, and nothing else: each model's
+        and LoRA adapter's source (relative ones resolved in the store), and the blueprint's
+        own areas of the store (`naming.store_area`: its engines, staged Hub weights and
+        compile caches). The read-only identity is scoped to exactly these, so a blueprint
+        that shares a store does not read another's weights or its ``.inferplane`` areas."""
+        found = [
+            (self.store_bucket, f"{self.store_prefix}{naming.store_area(area, self.blueprint)}/")
+            for area in (naming.ENGINE_PREFIX, naming.HUB_PREFIX, naming.VLLM_COMPILE_PREFIX)
+        ]
+        sources = []
         for model in self.models.values():
-            src = model.source
+            sources.append(model.source)
+            lora = model.vllm.lora if model.vllm else None
+            sources.extend(a.source for a in (lora.adapters if lora else ()))
+        for src in sources:
             if src.bucket is None or src.key is None:
-                continue
+                continue  # hf://: read from its staged copy, in the hub area
             inside = any(src.bucket == b and src.key.startswith(p) for b, p in found)
             if not inside:
                 found.append((src.bucket, src.key))

@@ -89,41 +89,65 @@ def test_irsa_trust_is_limited_to_the_service_account(staging: Environment, sa: 
     }
 
 
-def test_reader_reads_the_whole_store_bucket_when_it_has_no_prefix(staging: Environment) -> None:
+AREAS = (".inferplane/engines/", ".inferplane/hub/", ".inferplane/vllm-compile/")
+"""The blueprint's own areas of the store, which its serving pods read (`store_area`)."""
+
+
+def test_reader_reads_its_models_and_its_own_areas_never_the_whole_store(
+    staging: Environment,
+) -> None:
+    """A store another blueprint shares holds that blueprint's weights and `.inferplane`
+    areas: the reader gets each source and this blueprint's areas, not ``bucket/*``."""
     policy = role_policies(cloud_recording(staging))[
         "support-assistant-staging-model-reader-policy"
+    ]
+    keys = [
+        *(f"{area}support-assistant/*" for area in AREAS),
+        "llama-3.1-8b-instruct/*",
+        "reranker/model.onnx*",
+        "toxicity/model.onnx*",
+        "embedder/model.onnx*",
     ]
     assert policy["Statement"] == [
         {
             "Effect": "Allow",
             "Action": "s3:GetObject",
-            "Resource": "arn:aws:s3:::acme-models-use1/*",
-        },
-        {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::acme-models-use1"},
-    ]
-
-
-def test_reader_is_scoped_to_the_store_prefix_and_outside_sources(
-    staging_prefixed: Environment,
-) -> None:
-    policies = role_policies(cloud_recording(staging_prefixed))
-    reader = policies["support-assistant-staging-model-reader-policy"]["Statement"]
-    assert reader == [
-        {
-            "Effect": "Allow",
-            "Action": "s3:GetObject",
-            "Resource": "arn:aws:s3:::acme-models-use1/team/models/*",
+            "Resource": [f"arn:aws:s3:::acme-models-use1/{k}" for k in keys],
         },
         {
             "Effect": "Allow",
             "Action": "s3:ListBucket",
             "Resource": "arn:aws:s3:::acme-models-use1",
-            "Condition": {"StringLike": {"s3:prefix": ["team/models/*"]}},
+            "Condition": {"StringLike": {"s3:prefix": keys}},
         },
+    ]
+
+
+def test_reader_is_scoped_to_the_sources_under_the_store_prefix_and_outside_it(
+    staging_prefixed: Environment,
+) -> None:
+    policies = role_policies(cloud_recording(staging_prefixed))
+    reader = policies["support-assistant-staging-model-reader-policy"]["Statement"]
+    keys = [
+        *(f"team/models/{area}support-assistant/*" for area in AREAS),
+        "team/models/llama-3.1-8b-instruct/*",
+        "team/models/reranker/model.onnx*",
+        "team/models/embedder/model.onnx*",
+    ]
+    assert reader == [
         {
             "Effect": "Allow",
             "Action": "s3:GetObject",
-            "Resource": "arn:aws:s3:::shared-models/toxicity/v3/model.onnx*",
+            "Resource": [
+                *(f"arn:aws:s3:::acme-models-use1/{k}" for k in keys),
+                "arn:aws:s3:::shared-models/toxicity/v3/model.onnx*",
+            ],
+        },
+        {
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": "arn:aws:s3:::acme-models-use1",
+            "Condition": {"StringLike": {"s3:prefix": keys}},
         },
         {
             "Effect": "Allow",
@@ -239,25 +263,36 @@ def bucket_members(rec: Recording) -> dict[str, dict[str, Any]]:
     return {r.name: r.inputs for r in rec.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
 
 
-def test_gcp_reader_views_objects_under_the_prefix_only(prod_prefixed: Environment) -> None:
+def test_gcp_reader_views_its_sources_and_areas_only(prod_prefixed: Environment) -> None:
     members = bucket_members(cloud_recording(prod_prefixed))
-    reader = members["support-assistant-prod-model-reader-read-0"]
-    assert reader["bucket"] == "acme-models-usc1"
-    assert reader["role"] == "roles/storage.objectViewer"
-    assert reader["member"] == (
-        "serviceAccount:support-assistant-prod-reader@acme-ml-prod.iam.gserviceaccount.com"
-    )
-    expression = reader["condition"]["expression"]
-    assert expression == gcs_read_condition("acme-models-usc1", "team/models/")
-    assert (
-        'resource.name.startsWith("projects/_/buckets/acme-models-usc1/objects/team/models/")'
-        in (expression)
-    )
-    assert 'objectListPrefix", "").startsWith("team/models/")' in expression
+    readers = {
+        n: m
+        for n, m in members.items()
+        if n.startswith("support-assistant-prod-model-reader-read-")
+    }
+    member = "serviceAccount:support-assistant-prod-reader@acme-ml-prod.iam.gserviceaccount.com"
+    prefixes = [f"team/models/{area}support-assistant/" for area in AREAS] + [
+        f"team/models/{m.source.key.removeprefix(prod_prefixed.store_prefix)}"
+        for m in prod_prefixed.models.values()
+        if m.source.key is not None
+    ]
+    got = []
+    for reader in readers.values():
+        assert reader["bucket"] == "acme-models-usc1"
+        assert reader["role"] == "roles/storage.objectViewer"
+        assert reader["member"] == member
+        expression = reader["condition"]["expression"]
+        prefix = next(
+            p for p in prefixes if expression == gcs_read_condition("acme-models-usc1", p)
+        )
+        assert f'objectListPrefix", "").startsWith("{prefix}")' in expression
+        got.append(prefix)
+    assert sorted(got) == sorted(dict.fromkeys(prefixes))
+    assert "team/models/" not in got  # never the whole store
     assert not [
         m
         for m in members.values()
-        if m["role"] != "roles/storage.objectViewer" and m["member"] == reader["member"]
+        if m["role"] != "roles/storage.objectViewer" and m["member"] == member
     ]
 
 
@@ -293,9 +328,12 @@ def test_gcp_stager_reads_and_creates_only_under_the_hub_prefix(
     assert len(stager) == 2  # one read, one write: nothing else of the store
 
 
-def test_gcp_store_without_prefix_is_read_bucket_wide(prod: Environment) -> None:
+def test_gcp_store_without_prefix_is_still_read_per_source(prod: Environment) -> None:
+    """A store at the bucket's root is not read bucket-wide either: every read grant has
+    its condition."""
     members = bucket_members(cloud_recording(prod))
-    assert "condition" not in members["support-assistant-prod-model-reader-read-0"]
+    reads = [m for n, m in members.items() if "-model-reader-read-" in n]
+    assert reads and all("condition" in m for m in reads)
     assert (
         members["support-assistant-prod-engine-builder-write-engines"]["condition"]["expression"]
         == "resource.name.startsWith("
