@@ -101,6 +101,11 @@ class GpuNodePoolArgs:
     node_service_account: pulumi.Input[str] | None = None
     """GCP: the nodes' service account email. Default: the project's Compute default
     service account."""
+    own_driver_installer: bool = False
+    """GCP: the blueprint runs Google's driver installer for these nodes itself (the
+    cluster's GPU Operator is `existing`): they carry `naming.DRIVER_INSTALLER_LABEL`, which
+    that installer selects. Default: the installer beside the GPU Operator inferplane
+    installs serves them."""
 
     @property
     def slices_per_gpu(self) -> int:
@@ -165,6 +170,8 @@ def node_labels(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
             labels[AWS_ACCELERATOR_LABEL] = pool.gpu.id
     else:
         labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
+        if pool.own_driver_installer:
+            labels[naming.DRIVER_INSTALLER_LABEL] = pool.owner.blueprint
     return labels
 
 

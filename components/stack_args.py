@@ -90,6 +90,8 @@ def node_pool_args(
         cluster_location=cluster_location,
         project=env.project,
         node_service_account=node_service_account,
+        # An existing GPU Operator brings GKE nodes no driver: the blueprint installs it.
+        own_driver_installer=env.cloud == "gcp" and env.cluster.addons.gpu_operator.existing,
     )
 
 
