@@ -118,8 +118,9 @@ class ClusterAddonsArgs:
     install_aws_load_balancer_controller: bool = True
     """AWS: install the Load Balancer Controller and its IRSA role."""
     install_cluster_autoscaler: bool = True
-    """AWS: install the Cluster Autoscaler and its IRSA role. False: the cluster scales its
-    nodes itself (its own autoscaler, or Karpenter)."""
+    """AWS: install the Cluster Autoscaler and its IRSA role. False: the cluster runs a
+    Cluster Autoscaler of its own that discovers the GPU node groups by their tags
+    (Karpenter does not: it never resizes managed node groups)."""
     vpc_id: pulumi.Input[str] | None = None
     """AWS: the cluster's VPC (required on AWS: the load balancer controller needs it)."""
     oidc_provider_arn: pulumi.Input[str] | None = None

@@ -582,7 +582,7 @@ def test_existing_add_ons_on_eks_create_no_controller_roles(staging: Environment
 
 
 def test_an_existing_autoscaler_leaves_the_load_balancer_controller(staging: Environment) -> None:
-    """Karpenter or the cluster's own autoscaler: only the Cluster Autoscaler and its role go."""
+    """The cluster's own Cluster Autoscaler: only the installed one and its role go."""
     env = with_addons(attached(staging, "shared-eks"), {"cluster_autoscaler": {"mode": "existing"}})
     rec = cloud_recording(env)
     assert sorted(releases(rec)) == [
