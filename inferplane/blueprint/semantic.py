@@ -19,6 +19,7 @@ from inferplane.blueprint import (
     semantic_addons,
     semantic_cache,
     semantic_gke,
+    semantic_karpenter,
     semantic_kubernetes,
     semantic_names,
     semantic_network,
@@ -533,6 +534,7 @@ CHECKS.extend(
         semantic_names.check_namespace,
         semantic_names.check_collisions,
         semantic_addons.check_addons,
+        semantic_karpenter.check_karpenter,
         semantic_kubernetes.check_kubernetes,
     ]
 )
