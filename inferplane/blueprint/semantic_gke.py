@@ -20,6 +20,10 @@ letter." (the ``name`` field of ``Cluster``, GKE API v1:
 https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster,
 and its client library reference,
 https://cloud.google.com/python/docs/reference/container/latest/google.cloud.container_v1.types.Cluster)."""
+GKE_CLUSTER_NAME_SOURCE = (
+    "https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/"
+    "projects.locations.clusters#Cluster"
+)
 GKE_CLUSTER_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 """The character rules of the same field."""
 GKE_AUTOSCALER_TEMPLATE = (
@@ -46,7 +50,7 @@ def check_cluster_name(env: EnvView) -> None:
                 (*base, "create"),
                 f"the cluster this environment creates is named {name!r} (blueprint and "
                 f"environment names), {len(name)} characters; GKE cluster names have at most "
-                f"{GKE_CLUSTER_NAME_MAX}",
+                f"{GKE_CLUSTER_NAME_MAX} ({GKE_CLUSTER_NAME_SOURCE}, name)",
                 f"shorten the blueprint or environment name by {len(name) - GKE_CLUSTER_NAME_MAX} "
                 "or more characters",
             )
@@ -59,7 +63,7 @@ def check_cluster_name(env: EnvView) -> None:
             (*base, "existing"),
             f"{existing!r} cannot name a GKE cluster: GKE cluster names have at most "
             f"{GKE_CLUSTER_NAME_MAX} characters, lowercase letters, digits and '-', starting "
-            "with a letter and ending with a letter or digit",
+            f"with a letter and ending with a letter or digit ({GKE_CLUSTER_NAME_SOURCE}, name)",
             "write the name `gcloud container clusters list` shows",
         )
 

@@ -17,7 +17,9 @@ def test_a_created_cluster_name_over_gke_s_limit_is_refused_at_create() -> None:
     assert diagnostics(text) == [
         f"bp.yaml:18:23: error: environments.{'e' * 16}.cluster.create: the cluster this "
         f"environment creates is named '{'a' * 24}-{'e' * 16}' (blueprint and environment "
-        "names), 41 characters; GKE cluster names have at most 40; shorten the blueprint or "
+        "names), 41 characters; GKE cluster names have at most 40 (https://cloud.google.com/"
+        "kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster, name); "
+        "shorten the blueprint or "
         "environment name by 1 or more characters"
     ]
 
@@ -42,14 +44,18 @@ def test_an_existing_cluster_name_gke_cannot_have_is_refused() -> None:
     assert diagnostics(text) == [
         f"bp.yaml:18:25: error: environments.prod.cluster.existing: '{long_name}' cannot "
         "name a GKE cluster: GKE cluster names have at most 40 characters, lowercase letters, "
-        "digits and '-', starting with a letter and ending with a letter or digit; write the "
+        "digits and '-', starting with a letter and ending with a letter or digit (https://"
+        "cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters"
+        "#Cluster, name); write the "
         "name `gcloud container clusters list` shows"
     ]
     upper = edit("{existing: prod-gke}", "{existing: Prod_GKE}")
     assert diagnostics(upper) == [
         "bp.yaml:18:25: error: environments.prod.cluster.existing: 'Prod_GKE' cannot name a "
         "GKE cluster: GKE cluster names have at most 40 characters, lowercase letters, digits "
-        "and '-', starting with a letter and ending with a letter or digit; write the name "
+        "and '-', starting with a letter and ending with a letter or digit (https://cloud.google."
+        "com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster, "
+        "name); write the name "
         "`gcloud container clusters list` shows"
     ]
 
