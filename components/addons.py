@@ -4,6 +4,8 @@ Controller and Cluster Autoscaler (each with its own IRSA role).
 
 An add-on the environment marks ``existing`` (`inferplane.blueprint.addons`) is skipped
 whole: no namespace, release or IAM role; the serving objects use its coordinates instead.
+One thing stays with an existing GPU Operator on GKE: Google's driver installer for the
+blueprint's own GPU nodes (`gke_driver`), which no existing Operator provides.
 Each installed add-on is a pinned Helm release (versions in the args, repositories in
 `inferplane.blueprint.defaults`) whose values come from `addon_values`. Namespaces are
 explicit resources so their Pod Security labels are part of the plan.
@@ -103,8 +105,10 @@ class ClusterAddonsArgs:
     """The labels the cluster's Prometheus selects ServiceMonitors by, set on the installed
     add-ons' own ServiceMonitors. Default: ``release: kube-prometheus-stack``."""
     install_gpu_operator: bool = True
-    """Install the GPU Operator (and on GKE Google's driver installer beside it). False: the
-    cluster runs one already, configured for the blueprint's pools."""
+    """Install the GPU Operator (and on GKE Google's driver installer beside it, for the
+    cluster's opted-out GPU nodes). False: the cluster runs one already, configured for the
+    blueprint's pools; on GKE the blueprint's nodes (`owner.blueprint`, which label them
+    `naming.DRIVER_INSTALLER_LABEL`) then get an installer of their own."""
     install_keda: bool = True
     """Install KEDA. False: the cluster runs it already, in `keda_namespace`."""
     keda_namespace: str = naming.KEDA_NAMESPACE
@@ -114,8 +118,9 @@ class ClusterAddonsArgs:
     install_aws_load_balancer_controller: bool = True
     """AWS: install the Load Balancer Controller and its IRSA role."""
     install_cluster_autoscaler: bool = True
-    """AWS: install the Cluster Autoscaler and its IRSA role. False: the cluster scales its
-    nodes itself (its own autoscaler, or Karpenter)."""
+    """AWS: install the Cluster Autoscaler and its IRSA role. False: the cluster runs a
+    Cluster Autoscaler of its own that discovers the GPU node groups by their tags
+    (Karpenter does not: it never resizes managed node groups)."""
     vpc_id: pulumi.Input[str] | None = None
     """AWS: the cluster's VPC (required on AWS: the load balancer controller needs it)."""
     oidc_provider_arn: pulumi.Input[str] | None = None
@@ -150,6 +155,12 @@ class ClusterAddons(pulumi.ComponentResource):
         after_prometheus = [prometheus] if prometheus is not None else []
         if args.install_gpu_operator:
             self._gpu_operator(args, after_prometheus)
+        elif args.cloud == "gcp":
+            gke_driver.driver_installer(
+                f"{self._name}-blueprint-nvidia-driver-installer",
+                self._opts(),
+                blueprint=args.owner.blueprint,
+            )
         keda: list[pulumi.Resource] = []
         if args.install_keda:
             keda_ns = self._namespace(args.keda_namespace, {})

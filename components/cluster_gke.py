@@ -31,6 +31,12 @@ from inferplane.components.cloud import (
 SYSTEM_MACHINE_TYPE = system_nodes.GKE_MACHINE_TYPE
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers;
 validation checks what fits on them (`inferplane.blueprint.system_nodes`)."""
+SYSTEM_NODE_POOL = "system"
+"""The system node pool's GKE name. Node pool names are unique per cluster and this cluster
+is the environment's own, so the name needs no prefix; a GPU pool's is
+``<blueprint>-<env>-<pool>-<zone>`` and never equals it. Before it was explicit the pool
+had Pulumi's auto-name (logical name plus a random suffix): such a pool keeps its name
+(``ignore_changes``), because a new name replaces the pool and every add-on on it."""
 SYSTEM_NODES_PER_ZONE_MIN = 1
 SYSTEM_NODES_PER_ZONE_MAX = 3
 SYSTEM_ROLE_LABEL = "inferplane.dev/role"
@@ -318,6 +324,7 @@ class GkeCluster(pulumi.ComponentResource):
         self.node_service_account = self._node_service_account()
         system = gcp.container.NodePool(
             f"{name}-system",
+            name=SYSTEM_NODE_POOL,
             cluster=gke.name,
             location=args.location,
             project=args.project,
@@ -340,7 +347,9 @@ class GkeCluster(pulumi.ComponentResource):
                 labels={SYSTEM_ROLE_LABEL: "system"},
                 resource_labels=gcp_labels(args.owner),
             ),
-            opts=opts,
+            opts=pulumi.ResourceOptions.merge(
+                opts, pulumi.ResourceOptions(ignore_changes=["name"])
+            ),
         )
         self.name, self.location, self.endpoint = gke.name, gke.location, gke.endpoint
         self.ca_data = gke.master_auth.apply(

@@ -1,5 +1,18 @@
 """Google's COS driver installer for GKE GPU nodes that opt out of GKE's own device plugin
-(the GPU Operator runs theirs), installed beside the GPU Operator inferplane installs."""
+(the GPU Operator runs theirs).
+
+Two forms, so that every such node runs exactly one: beside a GPU Operator inferplane
+installs, one installer for the cluster's opted-out GPU nodes (`GKE_DRIVER_INSTALLER`);
+and for a blueprint on a cluster whose GPU Operator is `existing`, one installer for that
+blueprint's nodes only, which carry `naming.DRIVER_INSTALLER_LABEL` and which the first
+form skips. The blueprint's GKE GPU nodes boot with GKE's driver installation off
+(`inferplane.components.node_pool.GKE_DRIVER_VERSION`), and a GPU Operator on GKE runs with
+its own driver disabled and Google's installer beside it
+(https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator), so an existing
+Operator brings these nodes no driver: without the second form a new node of the
+blueprint would never get one. Running the installer where one ran already is harmless:
+it finds its cached build and only loads it (cos_gpu_installer
+``internal/commands/install.go``, ``cacher.IsCached``)."""
 
 from __future__ import annotations
 
@@ -27,11 +40,38 @@ default driver version for your GKE node version",
 https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
 
 
-def driver_installer(name: str, opts: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
-    """The DaemonSet `GKE_DRIVER_INSTALLER` in kube-system (Pulumi name `name`); `opts`
-    carries the parent and provider."""
+def installer_name(blueprint: str | None) -> str:
+    """The installer DaemonSet's name: `GKE_DRIVER_INSTALLER` for the cluster's, the
+    blueprint's own (`naming.cluster_scoped_name`) for one blueprint's nodes."""
+    if blueprint is None:
+        return GKE_DRIVER_INSTALLER
+    return naming.cluster_scoped_name(blueprint, "nvidia-driver-installer")
+
+
+def node_selector(blueprint: str | None) -> list[dict[str, object]]:
+    """The nodes an installer runs on: GPU nodes that opted out of GKE's device plugin
+    (other pools keep GKE's managed driver installation); the cluster's installer skips
+    those whose blueprint runs its own, a blueprint's selects exactly those."""
+    own: dict[str, object] = (
+        {"key": naming.DRIVER_INSTALLER_LABEL, "operator": "DoesNotExist"}
+        if blueprint is None
+        else {"key": naming.DRIVER_INSTALLER_LABEL, "operator": "In", "values": [blueprint]}
+    )
+    return [
+        {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+        {"key": "gke-no-default-nvidia-gpu-device-plugin", "operator": "In", "values": ["true"]},
+        own,
+    ]
+
+
+def driver_installer(
+    name: str, opts: pulumi.ResourceOptions, blueprint: str | None = None
+) -> k8s.apps.v1.DaemonSet:
+    """The installer DaemonSet `installer_name(blueprint)` in kube-system (Pulumi name
+    `name`): the cluster's (`blueprint` None) or one blueprint's. `opts` carries the parent
+    and provider."""
     dir_ = addon_values.GKE_NVIDIA_DIR
-    labels = {"k8s-app": GKE_DRIVER_INSTALLER}
+    labels = {"k8s-app": installer_name(blueprint)}
     host = {
         "dev": "/dev",
         "vulkan-icd-mount": f"{dir_}/vulkan/icd.d",
@@ -55,30 +95,17 @@ def driver_installer(name: str, opts: pulumi.ResourceOptions) -> k8s.apps.v1.Dae
         "COS_TOOLS_DIR_HOST": "/var/lib/cos-tools",
         "COS_TOOLS_DIR_CONTAINER": "/build/cos-tools",
     }
-    # Only GPU nodes that opted out of GKE's device plugin (ours): nodes of other pools
-    # keep GKE's managed driver installation.
     affinity = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
-                            {
-                                "key": "gke-no-default-nvidia-gpu-device-plugin",
-                                "operator": "In",
-                                "values": ["true"],
-                            },
-                        ]
-                    }
-                ]
+                "nodeSelectorTerms": [{"matchExpressions": node_selector(blueprint)}]
             }
         }
     }
     return k8s.apps.v1.DaemonSet(
         name,
         metadata={
-            "name": GKE_DRIVER_INSTALLER,
+            "name": installer_name(blueprint),
             "namespace": naming.KUBE_SYSTEM_NAMESPACE,
             "labels": labels,
         },

@@ -23,10 +23,12 @@ from typing import Literal
 import pulumi
 import pulumi_aws as aws
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.node_shape import gpu_node_labels
+from inferplane.components import karpenter
 from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_labels
 from inferplane.components.cluster_eks import GPU_AMI_TYPE
 from inferplane.components.cluster_gke import NODE_IMAGE, NODE_OAUTH_SCOPES
@@ -101,6 +103,20 @@ class GpuNodePoolArgs:
     node_service_account: pulumi.Input[str] | None = None
     """GCP: the nodes' service account email. Default: the project's Compute default
     service account."""
+    karpenter_node_role: str | None = None
+    """AWS: the cluster's Karpenter launches these nodes (`inferplane.components.karpenter`)
+    with this IAM role, instead of managed node groups; `karpenter_ami_alias` and
+    `provider` are then required. Default: managed node groups."""
+    karpenter_ami_alias: str | None = None
+    """AWS with Karpenter: the pinned AMI alias (``al2023@v<release>``)."""
+    provider: pulumi.ProviderResource | None = None
+    """AWS with Karpenter: the Kubernetes provider of the cluster (NodePools and the
+    EC2NodeClass are Kubernetes objects)."""
+    own_driver_installer: bool = False
+    """GCP: the blueprint runs Google's driver installer for these nodes itself (the
+    cluster's GPU Operator is `existing`): they carry `naming.DRIVER_INSTALLER_LABEL`, which
+    that installer selects. Default: the installer beside the GPU Operator inferplane
+    installs serves them."""
 
     @property
     def slices_per_gpu(self) -> int:
@@ -161,10 +177,13 @@ def node_labels(pool: GpuNodePoolArgs, zone: str) -> dict[str, str]:
         time_slicing=pool.sharing == "time_slicing",
     )
     if pool.cloud == "aws":
-        if labels_gpu_for_autoscaler(pool):
+        # The label speaks to the Cluster Autoscaler, which does not scale Karpenter's nodes.
+        if labels_gpu_for_autoscaler(pool) and pool.karpenter_node_role is None:
             labels[AWS_ACCELERATOR_LABEL] = pool.gpu.id
     else:
         labels[GKE_NO_DEVICE_PLUGIN_LABEL] = "true"
+        if pool.own_driver_installer:
+            labels[naming.DRIVER_INSTALLER_LABEL] = pool.owner.blueprint
     return labels
 
 
@@ -216,18 +235,85 @@ class GpuNodePool(pulumi.ComponentResource):
         self.node_group_names = {}
         owner = args.owner
         limit = EKS_NODE_GROUP_NAME_MAX if args.cloud == "aws" else GKE_NODE_POOL_NAME_MAX
+        karpenter_class = self._karpenter_class(name, args) if args.karpenter_node_role else None
         for zone in args.zones:
             group = naming.node_group_name(
                 owner.blueprint, owner.environment, args.pool_name, zone, limit
             )
             resource_name = f"{name}-{naming.zone_suffix(zone)}"
-            if args.cloud == "aws":
+            if karpenter_class is not None:
+                self.node_groups[zone] = self._karpenter_pool(
+                    resource_name, group, zone, args, karpenter_class
+                )
+            elif args.cloud == "aws":
                 self.node_groups[zone] = self._eks(resource_name, group, zone, args)
             else:
                 self.node_groups[zone] = self._gke(resource_name, group, zone, args)
             self.node_group_names[zone] = group
         self.register_outputs(
             {"node_groups": self.node_groups, "node_group_names": self.node_group_names}
+        )
+
+    def _karpenter_opts(self, args: GpuNodePoolArgs) -> pulumi.ResourceOptions:
+        if args.provider is None or not args.karpenter_ami_alias or not args.subnet_ids_by_zone:
+            raise ValueError(
+                "GpuNodePool with Karpenter needs provider, karpenter_ami_alias and "
+                "subnet_ids_by_zone"
+            )
+        return pulumi.ResourceOptions(parent=self, provider=args.provider)
+
+    def _karpenter_class(self, name: str, args: GpuNodePoolArgs) -> str:
+        """The pool's EC2NodeClass; returns its name."""
+        opts = self._karpenter_opts(args)
+        subnets = args.subnet_ids_by_zone or {}
+        missing = [z for z in args.zones if z not in subnets]
+        if missing:
+            raise ValueError(f"pool {args.pool_name}: no subnet for zone {missing[0]}")
+        # The cluster security group, which EKS gives managed node groups' nodes.
+        cluster = aws.eks.get_cluster_output(
+            name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self)
+        )
+        owner = args.owner
+        class_name = karpenter.node_class_name(owner.blueprint, owner.environment, args.pool_name)
+        k8s.apiextensions.CustomResource(
+            f"{name}-node-class",
+            api_version=karpenter.NODE_CLASS_API,
+            kind=karpenter.NODE_CLASS_KIND,
+            metadata={"name": class_name, "labels": {naming.POOL_LABEL: args.pool_name}},
+            spec=karpenter.node_class_spec(
+                node_role=args.karpenter_node_role or "",
+                ami_alias=args.karpenter_ami_alias or "",
+                subnet_ids=[subnets[z] for z in args.zones],
+                security_group_id=cluster.vpc_config.apply(
+                    lambda vpc: vpc.cluster_security_group_id
+                ),
+                disk_gib=args.disk_size_gib,
+                tags=aws_tags(owner, **{naming.POOL_LABEL: args.pool_name}),
+            ),
+            opts=opts,
+        )
+        return class_name
+
+    def _karpenter_pool(
+        self, name: str, group: str, zone: str, args: GpuNodePoolArgs, node_class: str
+    ) -> k8s.apiextensions.CustomResource:
+        """One zone's NodePool, named like the node group it replaces."""
+        return k8s.apiextensions.CustomResource(
+            name,
+            api_version=karpenter.NODE_POOL_API,
+            kind="NodePool",
+            metadata={"name": group, "labels": {naming.POOL_LABEL: args.pool_name}},
+            spec=karpenter.node_pool_spec(
+                node_class=node_class,
+                zone=zone,
+                instance_type=args.instance_type,
+                capacity=args.capacity,
+                gpus_per_node=args.gpus_per_node,
+                nodes_max=args.nodes_max_per_zone,
+                labels=node_labels(args, zone),
+                taint=gpu_taint(),
+            ),
+            opts=self._karpenter_opts(args),
         )
 
     def _eks(self, name: str, group: str, zone: str, args: GpuNodePoolArgs) -> aws.eks.NodeGroup:

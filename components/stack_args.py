@@ -64,11 +64,13 @@ def node_pool_args(
     subnet_ids_by_zone: Mapping[str, pulumi.Input[str]] | None = None,
     cluster_location: pulumi.Input[str] | None = None,
     node_service_account: pulumi.Input[str] | None = None,
+    provider: pulumi.ProviderResource | None = None,
 ) -> GpuNodePoolArgs:
     """`pool` of `env` on a cluster with these facts (`Cluster`'s outputs of the same names;
     on GCP `cluster_location` defaults to the environment's cluster location)."""
     if cluster_location is None and env.cloud == "gcp":
         cluster_location = env.cluster.location
+    karpenter = env.cluster.addons.karpenter
     return GpuNodePoolArgs(
         cloud=env.cloud,
         cluster_name=cluster_name(env),
@@ -90,6 +92,12 @@ def node_pool_args(
         cluster_location=cluster_location,
         project=env.project,
         node_service_account=node_service_account,
+        # The cluster's Karpenter launches the nodes instead of managed node groups.
+        karpenter_node_role=karpenter.node_role if karpenter.existing else None,
+        karpenter_ami_alias=karpenter.ami_alias if karpenter.existing else None,
+        provider=provider if karpenter.existing else None,
+        # An existing GPU Operator brings GKE nodes no driver: the blueprint installs it.
+        own_driver_installer=env.cloud == "gcp" and env.cluster.addons.gpu_operator.existing,
     )
 
 
@@ -102,6 +110,7 @@ def cluster_node_pool_args(env: Environment, pool: GpuPool, cluster: Cluster) ->
         subnet_ids_by_zone=cluster.subnet_ids_by_zone,
         cluster_location=cluster.location,
         node_service_account=cluster.node_service_account,
+        provider=cluster.provider,
     )
 
 
@@ -173,7 +182,10 @@ def addons_args(
         keda_namespace=addons.keda.namespace,
         install_keda_http_add_on=not addons.keda_http_add_on.existing,
         install_aws_load_balancer_controller=not addons.aws_load_balancer_controller.existing,
-        install_cluster_autoscaler=not addons.cluster_autoscaler.existing,
+        # With Karpenter there are no node groups for a Cluster Autoscaler to scale.
+        install_cluster_autoscaler=not (
+            addons.cluster_autoscaler.existing or addons.karpenter.existing
+        ),
         vpc_id=cluster.vpc_id,
         oidc_provider_arn=cluster.oidc_provider_arn,
         oidc_issuer=cluster.oidc_issuer,

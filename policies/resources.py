@@ -35,6 +35,7 @@ PROMETHEUS_RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 
 SERVING_KINDS = (DEPLOYMENT, STATEFUL_SET, REPLICA_SET, POD)
 """Long-running workloads: the ones that serve. Jobs build engines; DaemonSets are add-ons."""

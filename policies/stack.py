@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.facts import EnvFacts, PoolFacts, environment_facts, from_config_map
@@ -21,7 +22,9 @@ from inferplane.policies.resources import (
     DAEMON_SET,
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
+    GPU_RESOURCE,
     JOB,
+    KARPENTER_NODE_POOL,
     PROMETHEUS_RULE,
     SCALED_OBJECT,
     SERVICE,
@@ -51,9 +54,44 @@ class NodeGroup:
     min_nodes: int | None
     """Minimum nodes per zone."""
     max_nodes: int | None
+    on_demand: bool = False
+    """Nodes exist only for the pods that ask (Karpenter): `min_nodes` is then the most
+    nodes the pods may get, ``nodes.max``; there is no idle minimum."""
+
+
+KARPENTER_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
+
+
+def _karpenter_node_pool(r: Resource) -> NodeGroup:
+    """A Karpenter NodePool (`inferplane.components.karpenter`). Karpenter keeps no minimum:
+    it launches nodes for the pods that ask, up to the NodePool's total GPU limit, and warm
+    replicas and spare-GPU placeholders are such pods. What holds them is therefore the
+    limit, in nodes of the required GPU count: it is both the minimum and the maximum here."""
+    template = _dict(r.spec.get("template"))
+    labels = _dict(_dict(template.get("metadata")).get("labels"))
+    values: dict[str, list[Any]] = {}
+    for req in _list(_dict(template.get("spec")).get("requirements")):
+        req = _dict(req)
+        if req.get("operator") == "In":
+            values[str(req.get("key"))] = list(_list(req.get("values")))
+    zones = tuple(str(z) for z in values.get(naming.TOPOLOGY_ZONE_LABEL, ()))
+    per_node = as_number((values.get(KARPENTER_GPU_COUNT) or [None])[0])
+    limit = as_number(_dict(r.spec.get("limits")).get(GPU_RESOURCE))
+    nodes = None if not per_node or limit is None else int(limit // per_node)
+    return NodeGroup(
+        resource=r,
+        pool=labels.get(naming.POOL_LABEL),
+        zones=zones or None,
+        spans=max(len(zones), 1),
+        min_nodes=nodes,
+        max_nodes=nodes,
+        on_demand=True,
+    )
 
 
 def _node_group(r: Resource) -> NodeGroup:
+    if r.type == KARPENTER_NODE_POOL:
+        return _karpenter_node_pool(r)
     if r.type == EKS_NODE_GROUP:
         labels = _dict(r.props.get("labels"))
         scaling = _dict(r.props.get("scalingConfig"))
@@ -170,7 +208,9 @@ class Stack:
 
     @cached_property
     def node_groups(self) -> tuple[NodeGroup, ...]:
-        return tuple(_node_group(r) for r in self.of_type(EKS_NODE_GROUP, GKE_NODE_POOL))
+        return tuple(
+            _node_group(r) for r in self.of_type(EKS_NODE_GROUP, GKE_NODE_POOL, KARPENTER_NODE_POOL)
+        )
 
     @cached_property
     def serving_workloads(self) -> tuple[Resource, ...]:

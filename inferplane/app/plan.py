@@ -256,6 +256,11 @@ def describe(res: RecordedResource) -> str:
         add("max", spec.get("maxReplicaCount", spec.get("maxReplicas")))
         if kind == "Service":
             add("type", spec.get("type"))
+        if kind == "NodePool":  # Karpenter's: the node group it stands for
+            labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+            add("zone", labels.get("inferplane.dev/zone"))
+            add("pool", labels.get("inferplane.dev/pool"))
+            add("gpu limit", (spec.get("limits") or {}).get("nvidia.com/gpu"))
         pod = (spec.get("template") or {}).get("spec") or {}
         if kind == "CronJob":
             pod = ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template", {})

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inferplane.blueprint import naming, wake
-from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY
+from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, NEVER_INSTALLED
 from inferplane.blueprint.errors import Diagnostic, YamlPath
 from inferplane.blueprint.model import Environment
 
@@ -45,8 +45,10 @@ def installs(env: Environment) -> list[str]:
     addons = env.cluster.addons
     found = []
     for key in ADDON_KEYS:
-        if getattr(addons, key).existing:
+        if getattr(addons, key).existing or key in NEVER_INSTALLED:
             continue
+        if key == "cluster_autoscaler" and addons.karpenter.existing:
+            continue  # the cluster's Karpenter scales the GPU nodes
         if key in AWS_ONLY and env.cloud != "aws":
             continue
         if key == "keda_http_add_on" and not any(

@@ -29,8 +29,12 @@ ADDON_KEYS: Final = (
     "prometheus",
     "aws_load_balancer_controller",
     "cluster_autoscaler",
+    "karpenter",
 )
-AWS_ONLY: Final = ("aws_load_balancer_controller", "cluster_autoscaler")
+AWS_ONLY: Final = ("aws_load_balancer_controller", "cluster_autoscaler", "karpenter")
+NEVER_INSTALLED: Final = ("karpenter",)
+"""Add-ons a blueprint only ever uses as `existing`: inferplane does not install Karpenter
+(its controller needs an interruption queue, IAM and a node role set up with the cluster)."""
 PROMETHEUS_SELECTOR: Final = MappingProxyType({"release": naming.PROMETHEUS_RELEASE})
 """kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by
 ``release: <release name>`` (chart values ``prometheus.prometheusSpec.
@@ -66,6 +70,21 @@ class KedaHttpAddon:
 
 
 @dataclass(frozen=True)
+class KarpenterAddon:
+    """The cluster's Karpenter (v1: ``karpenter.sh/v1`` NodePools, ``karpenter.k8s.aws/v1``
+    EC2NodeClasses), which launches the blueprint's GPU nodes instead of managed node groups
+    and the Cluster Autoscaler. Not `existing`: the environment does not use Karpenter."""
+
+    node_role: str = ""
+    """The IAM role of the nodes it launches (the EC2NodeClass's ``role``): one the cluster
+    lets join and Karpenter's controller may pass."""
+    ami_alias: str = ""
+    """The pinned EKS-optimised AMI, ``al2023@v<release>`` (the NVIDIA variant on GPU
+    instances)."""
+    existing: bool = False
+
+
+@dataclass(frozen=True)
 class PrometheusAddon:
     """The Prometheus the models report to."""
 
@@ -94,6 +113,7 @@ class Addons:
     prometheus: PrometheusAddon = field(default_factory=PrometheusAddon)
     aws_load_balancer_controller: Addon = field(default_factory=Addon)
     cluster_autoscaler: Addon = field(default_factory=Addon)
+    karpenter: KarpenterAddon = field(default_factory=KarpenterAddon)
 
     def existing_namespaces(self) -> dict[str, str]:
         """Add-on key -> namespace, for every `existing` add-on that names one."""
@@ -137,4 +157,11 @@ def resolve_addons(raw: Mapping[str, Any] | None) -> Addons:
         prometheus=prometheus,
         aws_load_balancer_controller=Addon(is_existing(raw.get("aws_load_balancer_controller"))),
         cluster_autoscaler=Addon(is_existing(raw.get("cluster_autoscaler"))),
+        karpenter=KarpenterAddon(
+            node_role=raw["karpenter"]["node_role"],
+            ami_alias=raw["karpenter"]["ami_alias"],
+            existing=True,
+        )
+        if is_existing(raw.get("karpenter"))
+        else KarpenterAddon(),
     )

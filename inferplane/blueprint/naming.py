@@ -57,6 +57,11 @@ ZONE_LABEL = "inferplane.dev/zone"
 TOPOLOGY_ZONE_LABEL = "topology.kubernetes.io/zone"
 """Set by the cloud on every node; pods pin and spread on it."""
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+DRIVER_INSTALLER_LABEL = "inferplane.dev/driver-installer"
+"""GKE GPU nodes whose blueprint runs Google's driver installer for them itself (the
+cluster's GPU Operator is not one inferplane installs): the value is the blueprint, whose
+installer selects it; the installer beside an installed GPU Operator skips these nodes, so
+no node runs two installers."""
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 
 # --- serving objects ----------------------------------------------------------------------

@@ -18,6 +18,8 @@ from inferplane.blueprint import (
     secret_refs,
     semantic_addons,
     semantic_cache,
+    semantic_gke,
+    semantic_karpenter,
     semantic_kubernetes,
     semantic_names,
     semantic_network,
@@ -527,9 +529,12 @@ CHECKS.extend(
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,
         semantic_network.check_gke_zonal_affinity,
+        semantic_gke.check_cluster_name,
+        semantic_gke.check_mig,
         semantic_names.check_namespace,
         semantic_names.check_collisions,
         semantic_addons.check_addons,
+        semantic_karpenter.check_karpenter,
         semantic_kubernetes.check_kubernetes,
     ]
 )

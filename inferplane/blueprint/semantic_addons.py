@@ -58,12 +58,14 @@ ADDON_NAMESPACE_EXAMPLE: Final = {
 AWS_ONLY_FIX: Final = {
     "aws_load_balancer_controller": "GKE provisions the load balancers itself",
     "cluster_autoscaler": "GKE scales its node pools itself",
+    "karpenter": "GKE scales its node pools itself",
 }
 
 KUBERNETES_FIX: Final = {
     "aws_load_balancer_controller": "a kubernetes environment's Services use the cluster's own "
     "load balancer, if any (`cluster.load_balancer`)",
     "cluster_autoscaler": "nothing scales the nodes of a kubernetes environment",
+    "karpenter": "nothing scales the nodes of a kubernetes environment",
 }
 
 

@@ -108,6 +108,21 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
                 unit = "MIG slices" if pool.slices_per_gpu > 1 else "GPUs"
                 per_node = pool.units_per_node
                 nodes_needed = math.ceil(needed / per_node)
+                if in_zone and all(g.on_demand for g in in_zone):
+                    # Karpenter: the warm replicas and spare GPUs get nodes up to the limit.
+                    yield Finding(
+                        f"gpu_pools.{pool_name}",
+                        ("gpu_pools", pool_name, "nodes", "max"),
+                        f"in zone {zone}, nodes.max {nodes} ({held:g} {unit}, the limit of "
+                        f"the Karpenter NodePool) cannot hold the {needed:g} {unit} of the "
+                        "warm replicas placed there"
+                        + (" and its spare GPUs" if spare else "")
+                        + " ("
+                        + ", ".join(f"{name} {u:g}" for name, u in demand)
+                        + f"); raise nodes.max to {nodes_needed}",
+                        in_zone[0].resource.ref,
+                    )
+                    continue
                 yield Finding(
                     f"gpu_pools.{pool_name}",
                     ("gpu_pools", pool_name, "nodes", "min"),

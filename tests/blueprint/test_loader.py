@@ -72,7 +72,7 @@ def test_example_blueprint_loads_with_locations() -> None:
     line, col = position(text, "us-central1-b")
     assert doc.source.value(("environments", "prod", "zones", 1)).line == line
     assert doc.source.value(("environments", "prod", "zones", 1)).column == col
-    line, col = position(text, "h100:")  # the override comes first
+    line, col = position(text, "h100: {zones")  # the prod override
     assert doc.source.key(("environments", "prod", "overrides", "gpu_pools", "h100")) == (
         Location("blueprints/support-assistant.yaml", line, col)
     )

@@ -63,8 +63,12 @@ def test_catalog_and_defaults(envs: dict) -> None:
     staging, prod = envs["staging"], envs["prod"]
     assert staging.pools["l4"].instance_type == "g6.2xlarge"
     assert prod.pools["l4"].instance_type == "g2-standard-8"
-    h100 = prod.pools["h100"]
-    assert h100.instance_type == "a3-highgpu-8g"
+    assert prod.pools["h100"].instance_type == "a3-highgpu-8g"
+    # MIG on AWS only (staging's overrides): GKE's autoscaler cannot scale MIG pools.
+    assert prod.pools["h100"].gpu_resource == "nvidia.com/gpu"
+    assert prod.pools["h100"].mig_config is None
+    h100 = staging.pools["h100"]
+    assert h100.instance_type == "p5.48xlarge"
     assert h100.gpu_resource == "nvidia.com/mig-3g.40gb"
     assert h100.slices_per_gpu == 2 and h100.gpu_units_per_node == 16
     assert h100.mig_config == "all-3g.40gb"

@@ -135,7 +135,7 @@ def test_a_spare_covers_a_replica_only_with_all_its_gpu_units(
 def test_spare_units_count_in_the_pools_own_units(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = reference_env("prod")  # h100: MIG 3g.40gb, nightly-embed asks for one slice
+    env = reference_env("staging")  # h100: MIG 3g.40gb, nightly-embed asks for one slice
     pool: GpuPool = env.pools["h100"]
     assert pool.gpu_resource == "nvidia.com/mig-3g.40gb"
     assert "node" in parts(env, "nightly-embed")

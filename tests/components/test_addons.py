@@ -460,6 +460,8 @@ def test_gke_driver_installer_runs_only_on_opted_out_gpu_nodes(prod: Environment
     assert term["matchExpressions"] == [
         {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
         {"key": "gke-no-default-nvidia-gpu-device-plugin", "operator": "In", "values": ["true"]},
+        # Nodes of a blueprint whose own installer serves them (an existing GPU Operator).
+        {"key": naming.DRIVER_INSTALLER_LABEL, "operator": "DoesNotExist"},
     ]
     (installer,) = pod["initContainers"]
     assert installer["image"] == "cos-nvidia-installer:fixed"
@@ -505,11 +507,63 @@ EVERY_ADDON_EXISTING = {
 
 def test_existing_add_ons_on_gke_install_nothing(prod: Environment) -> None:
     """No release, no add-on namespace, and on GKE neither the GPU Operator's critical-pods
-    quota nor the COS driver installer that come with an installed GPU Operator."""
+    quota nor the cluster's COS driver installer that come with an installed GPU Operator;
+    only the blueprint's own nodes' driver installer (next test)."""
     rec = cloud_recording(with_addons(prod, EVERY_ADDON_EXISTING))
     kinds = {r.type.rsplit(":", 1)[-1] for r in rec.resources if r.type.startswith("kubernetes:")}
-    assert not kinds & {"Release", "Namespace", "DaemonSet", "ResourceQuota", "Secret"}
+    assert not kinds & {"Release", "Namespace", "ResourceQuota", "Secret"}
     assert rec.of_type(RELEASE) == []
+    (ds,) = rec.of_type("kubernetes:apps/v1:DaemonSet")
+    assert ds.inputs["metadata"]["name"] != GKE_DRIVER_INSTALLER
+
+
+def test_an_existing_gpu_operator_on_gke_leaves_the_blueprint_s_nodes_their_installer(
+    prod: Environment,
+) -> None:
+    """An existing GPU Operator on GKE runs with its driver disabled and GKE's own install
+    is off on these nodes: the blueprint installs Google's installer for its own nodes,
+    which carry the label it selects (and the cluster's installer skips)."""
+    env = with_addons(prod, {"gpu_operator": {"mode": "existing", "namespace": "nvidia"}})
+    rec = cloud_recording(env)
+    (ds,) = rec.of_type("kubernetes:apps/v1:DaemonSet")
+    name = "support-assistant-nvidia-driver-installer"
+    assert ds.inputs["metadata"] == {
+        "name": name,
+        "namespace": "kube-system",
+        "labels": {"k8s-app": name},
+    }
+    pod = ds.inputs["spec"]["template"]["spec"]
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    assert term["matchExpressions"] == [
+        {"key": "cloud.google.com/gke-accelerator", "operator": "Exists"},
+        {"key": "gke-no-default-nvidia-gpu-device-plugin", "operator": "In", "values": ["true"]},
+        {
+            "key": naming.DRIVER_INSTALLER_LABEL,
+            "operator": "In",
+            "values": ["support-assistant"],
+        },
+    ]
+    (installer,) = pod["initContainers"]
+    assert installer["command"] == ["/cos-gpu-installer", "install"]
+    pools = rec.of_type("gcp:container/nodePool:NodePool")
+    gpu_pools = [p for p in pools if "guestAccelerators" in p.inputs["nodeConfig"]]
+    assert {p.name for p in gpu_pools} == {
+        "support-assistant-prod-h100-a",
+        "support-assistant-prod-l4-a",
+        "support-assistant-prod-l4-b",
+    }
+    for pool in gpu_pools:
+        labels = pool.inputs["nodeConfig"]["labels"]
+        assert labels[naming.DRIVER_INSTALLER_LABEL] == "support-assistant"
+        assert labels["gke-no-default-nvidia-gpu-device-plugin"] == "true"
+
+
+def test_an_installed_gpu_operator_leaves_gke_nodes_unlabelled(prod: Environment) -> None:
+    rec = cloud_recording(prod)
+    for pool in rec.of_type("gcp:container/nodePool:NodePool"):
+        assert naming.DRIVER_INSTALLER_LABEL not in pool.inputs["nodeConfig"]["labels"]
 
 
 def test_existing_add_ons_on_eks_create_no_controller_roles(staging: Environment) -> None:
@@ -528,7 +582,7 @@ def test_existing_add_ons_on_eks_create_no_controller_roles(staging: Environment
 
 
 def test_an_existing_autoscaler_leaves_the_load_balancer_controller(staging: Environment) -> None:
-    """Karpenter or the cluster's own autoscaler: only the Cluster Autoscaler and its role go."""
+    """The cluster's own Cluster Autoscaler: only the installed one and its role go."""
     env = with_addons(attached(staging, "shared-eks"), {"cluster_autoscaler": {"mode": "existing"}})
     rec = cloud_recording(env)
     assert sorted(releases(rec)) == [

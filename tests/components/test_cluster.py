@@ -386,6 +386,10 @@ def test_new_gke_cluster_is_vpc_native_regional_with_workload_identity(
     system = next(
         r for r in rec.of_type("gcp:container/nodePool:NodePool") if r.name.endswith("-system")
     )
+    # An explicit name, not the logical name plus a random suffix; a pool auto-named
+    # before keeps its name rather than being replaced with every add-on on it.
+    assert system.inputs["name"] == "system"
+    assert system.options["ignore_changes"] == ["name"]
     assert system.inputs["nodeLocations"] == ["us-central1-a", "us-central1-b"]
     assert system.inputs["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
     assert "taints" not in system.inputs["nodeConfig"]

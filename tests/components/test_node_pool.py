@@ -206,7 +206,8 @@ def test_gke_pool_fields(prod: Environment) -> None:
     assert h100["nodeConfig"]["machineType"] == "a3-highgpu-8g"
     assert h100["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-h100-80gb"
     assert h100["nodeConfig"]["guestAccelerators"][0]["count"] == 8
-    assert h100["nodeConfig"]["labels"][naming.MIG_CONFIG_LABEL] == "all-3g.40gb"
+    # Whole GPUs on GKE: validation refuses MIG there (semantic_gke.check_mig).
+    assert naming.MIG_CONFIG_LABEL not in h100["nodeConfig"]["labels"]
 
 
 def test_gke_spot_pools(prod: Environment) -> None:

@@ -36,6 +36,11 @@ CRDS = {
     / "prometheus-operator"
     / "crd"
     / "monitoring.coreos.com_prometheusrules.yaml",
+    "NodePool": REFERENCE / "karpenter-v1.14.1" / "crds" / "karpenter.sh_nodepools.yaml",
+    "EC2NodeClass": REFERENCE
+    / "karpenter-v1.14.1"
+    / "crds"
+    / "karpenter.k8s.aws_ec2nodeclasses.yaml",
 }
 
 

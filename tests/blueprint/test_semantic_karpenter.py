@@ -1,0 +1,90 @@
+# ruff: noqa: E501  (exact diagnostics read best unwrapped)
+"""`cluster.addons.karpenter`: the cluster's Karpenter launches the GPU nodes. What
+validation accepts, and every refusal with its exact diagnostic."""
+
+from __future__ import annotations
+
+import pytest
+from test_blueprint_addons import AWS, eks, errors, gke
+from test_semantic import edit
+
+from inferplane.blueprint.addons import KarpenterAddon, resolve_addons
+
+KARPENTER = "        karpenter: {mode: existing, node_role: KarpenterNodeRole-shared-eks, ami_alias: al2023@v20240807}\n"
+
+
+def test_an_attached_eks_cluster_s_karpenter_is_accepted_and_resolved() -> None:
+    assert errors(eks(KARPENTER)) == []
+    raw = {
+        "karpenter": {
+            "mode": "existing",
+            "node_role": "KarpenterNodeRole-shared-eks",
+            "ami_alias": "al2023@v20240807",
+        }
+    }
+    assert resolve_addons(raw).karpenter == KarpenterAddon(
+        node_role="KarpenterNodeRole-shared-eks", ami_alias="al2023@v20240807", existing=True
+    )
+    assert resolve_addons(None).karpenter.existing is False
+
+
+CASES = [
+    pytest.param(
+        eks(KARPENTER + "        cluster_autoscaler: {mode: existing}\n"),
+        [
+            "bp.yaml:15:29: error: environments.stg.cluster.addons.cluster_autoscaler: the cluster's Karpenter launches the blueprint's GPU nodes, so there are no node groups for a Cluster Autoscaler to scale; remove `cluster_autoscaler` (with `karpenter`, none is installed or needed)"
+        ],
+        id="with-a-cluster-autoscaler",
+    ),
+    pytest.param(
+        edit(
+            AWS,
+            "cluster:\n      create: true\n      addons:\n" + KARPENTER,
+        ),
+        [
+            "bp.yaml:14:27: error: environments.stg.cluster.addons.karpenter.mode: an `existing` add-on needs an attached cluster: a cluster this blueprint creates runs no add-ons before its first deploy; remove `mode: existing` (inferplane installs it), or attach to the cluster with `existing: <cluster name>`"
+        ],
+        id="on-a-created-cluster",
+    ),
+    pytest.param(
+        gke(KARPENTER),
+        [
+            "bp.yaml:21:20: error: environments.prod.cluster.addons.karpenter: `karpenter` is an AWS add-on; remove it: GKE scales its node pools itself"
+        ],
+        id="on-gke",
+    ),
+    pytest.param(
+        eks(KARPENTER.replace("al2023@v20240807", "al2023@latest")),
+        [
+            'bp.yaml:14:89: error: environments.stg.cluster.addons.karpenter.ami_alias: invalid value "al2023@latest"; write a pinned AL2023 alias such as al2023@v20240807'
+        ],
+        id="ami-not-pinned",
+    ),
+    pytest.param(
+        eks("        karpenter: {mode: install, node_role: r, ami_alias: al2023@v20240807}\n"),
+        [
+            'bp.yaml:14:27: error: environments.stg.cluster.addons.karpenter.mode: "install" is not one of existing; choose one of these values'
+        ],
+        id="install-refused",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CASES)
+def test_refused_with_exact_message(text: str, expected: list[str]) -> None:
+    assert errors(text) == expected
+
+
+def test_mig_pools_are_refused_under_karpenter() -> None:
+    # MIG set in the attached AWS environment only (GKE refuses MIG on its own).
+    text = eks(KARPENTER)
+    text = edit("    gpu: nvidia-l4\n", "    gpu: nvidia-h100-80gb\n    gpus_per_node: 8\n", text)
+    text = edit(
+        KARPENTER,
+        KARPENTER
+        + "    overrides:\n      gpu_pools:\n        l4: {sharing: mig, mig_profile: 3g.40gb}\n",
+        text,
+    )
+    assert errors(text) == [
+        "bp.yaml:17:23: error: environments.stg.overrides.gpu_pools.l4.sharing: pool 'l4' partitions its GPUs with MIG, but Karpenter (environment stg) launches nodes only for resources its instance types offer: whole nvidia.com/gpu, never nvidia.com/mig-3g.40gb (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go (computeCapacity)), so no replica would ever get a node; use `sharing: exclusive` for this pool in this environment, or scale it with the Cluster Autoscaler (remove `karpenter`)"
+    ]
