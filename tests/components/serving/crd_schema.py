@@ -20,6 +20,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT.parent / "shared" / "reference"
+VENDORED = ROOT / "tests" / "reference"
 
 CRDS = {
     "ScaledObject": REFERENCE / "keda" / "crd" / "keda.sh_scaledobjects.yaml",
@@ -36,8 +37,9 @@ CRDS = {
     / "prometheus-operator"
     / "crd"
     / "monitoring.coreos.com_prometheusrules.yaml",
-    "NodePool": REFERENCE / "karpenter-v1.14.1" / "crds" / "karpenter.sh_nodepools.yaml",
-    "EC2NodeClass": REFERENCE
+    # Karpenter's CRDs are kept in the repository (tests/reference/README.md).
+    "NodePool": VENDORED / "karpenter-v1.14.1" / "crds" / "karpenter.sh_nodepools.yaml",
+    "EC2NodeClass": VENDORED
     / "karpenter-v1.14.1"
     / "crds"
     / "karpenter.k8s.aws_ec2nodeclasses.yaml",
