@@ -24,7 +24,8 @@ def check_model(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None
     """Every scaling problem of one model (already schema-valid)."""
     _signals(env, path, model)
     replicas = model.get("replicas") or {}
-    schedule = replicas.get("wake")
+    spec = replicas.get("wake") or {}
+    schedule = spec if "schedule" in spec else None  # `hosts` alone wakes nothing
     if schedule is not None:
         _wake(env, (*path, "replicas", "wake"), schedule)
     server = model["server"]
