@@ -217,6 +217,10 @@ class ServedModel:
     wake: Wake | None = None
     """A schedule that brings the model back from zero replicas (a KEDA cron trigger);
     None: only HTTP traffic can (`wakes_on_traffic`), or nothing."""
+    wake_hosts: tuple[str, ...] = ()
+    """DNS names of the model's own that clients send requests to: with `wakes_on_traffic`
+    the interceptor routes them to the model besides the load balancer's own names.
+    Default: the load balancer's names only."""
 
     @property
     def realtime(self) -> bool:
