@@ -36,6 +36,7 @@ def test_the_bundled_blueprints_pass_together() -> None:
 
 def test_an_add_on_installed_by_default_is_blamed_at_the_cluster(tmp_path: Path) -> None:
     other = edit("name: shared-chat", "name: other-chat", CHAT)
+    other = edit("drafts.chat.example.com", "drafts.other.example.com", other)
     assert invalid(tmp_path, a=CHAT, b=other) == [
         "b.yaml:18:17: error: environments.prod.cluster.existing: blueprint 'other-chat' "
         "environment 'prod' installs `gpu_operator`, `keda`, `keda_http_add_on`, `prometheus`, "
@@ -110,18 +111,15 @@ def test_a_host_another_blueprint_routes_is_refused(tmp_path: Path) -> None:
     """The interceptor sends a name's requests to the oldest route that lists it
     (http-add-on v0.15.0 pkg/routing/tablememory.go): a second blueprint listing it would
     take the first one's traffic, or lose its own."""
-    chat = edit(
-        "    replicas: {min: 0, max: 2}\n",
-        "    replicas: {min: 0, max: 2, wake: {hosts: [drafts.example.com]}}\n",
-        CHAT,
-    )
+    # shared-chat routes drafts.chat.example.com to its model drafts.
     search = edit(
         "    replicas: {min: 0, max: 2}\n",
-        "    replicas: {min: 0, max: 2, wake: {hosts: [rerank.example.com, drafts.example.com]}}\n",
+        "    replicas: {min: 0, max: 2, wake: {hosts: [rerank.example.com, "
+        "drafts.chat.example.com]}}\n",
         SEARCH,
     )
-    assert invalid(tmp_path, a=chat, b=search) == [
-        "b.yaml:74:67: error: models.rerank.replicas.wake.hosts[1]: 'drafts.example.com' is "
+    assert invalid(tmp_path, a=CHAT, b=search) == [
+        "b.yaml:74:67: error: models.rerank.replicas.wake.hosts[1]: 'drafts.chat.example.com' is "
         "routed by the KEDA HTTP add-on on cluster 'shared-eks' to model 'drafts' of blueprint "
         "'shared-chat' environment 'prod' of a.yaml; the interceptor sends a name's requests "
         "to one model only; give this model names of its own DNS zone; a name reaches one "
