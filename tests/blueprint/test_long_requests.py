@@ -197,6 +197,20 @@ CASES = [
 ]
 
 
+def test_an_override_cannot_bring_half_a_schedule_to_a_hosts_only_wake() -> None:
+    text = with_hosts("[chat.example.com]", cold(BASE))
+    text = edit(
+        "    cluster: {create: true}\n",
+        "    cluster: {create: true}\n    overrides:\n"
+        "      models: {chat: {replicas: {wake: {schedule: '0 2 * * *'}}}}\n",
+        text,
+    )
+    assert errors(text) == [
+        "bp.yaml:13:51: error: environments.stg.overrides.models.chat.replicas.wake.schedule: "
+        "`schedule` needs `duration`; add `duration:`"
+    ]
+
+
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_long_request_and_wake_host_diagnostics(text: str, expected: list[str]) -> None:
     assert errors(text) == expected
