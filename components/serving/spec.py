@@ -274,6 +274,14 @@ class ServedModel:
         if self.tensorrt_llm is not None:
             self._check_tensorrt_llm()
         self._check_hub_pins()
+        for host in self.wake_hosts:
+            if not wake_paths.own_host(host):
+                self._fail(
+                    ("replicas", "wake", "hosts"),
+                    f"{host!r} is not a DNS name of the model's own",
+                    "give lowercase names such as chat.example.com: no wildcards, IP addresses "
+                    "or in-cluster (.svc, .cluster.local) names",
+                )
         if (
             low == 0
             and self.wake is None

@@ -18,7 +18,7 @@ longest request through, and the DNS names a model at zero is reached by.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import defaults, long_requests, wake
 from inferplane.blueprint.addons import is_existing, resolve_addons
@@ -26,10 +26,6 @@ from inferplane.blueprint.errors import YamlPath
 
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
-
-IN_CLUSTER_SUFFIXES: Final = (".svc", ".cluster.local")
-"""A Service's DNS names: ``<service>.<namespace>``, ``.svc`` and ``.svc.cluster.local``
-(https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/#services)."""
 
 
 def _min_replicas(env: EnvView, model: Mapping[str, Any]) -> int:
@@ -121,7 +117,9 @@ def _check_hosts(env: EnvView) -> None:
             )
             continue
         for i, host in enumerate(hosts):
-            in_cluster = host.endswith(IN_CLUSTER_SUFFIXES) or host.endswith(f".{add_on_namespace}")
+            in_cluster = host.endswith(wake.IN_CLUSTER_SUFFIXES) or host.endswith(
+                f".{add_on_namespace}"
+            )
             if in_cluster:
                 env.error(
                     (*path, i),
