@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 import pulumi
 import yaml
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import long_requests, naming
 
 GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 """Where Google's driver installer puts the driver on GKE nodes, and where the GPU
@@ -141,31 +142,79 @@ def keda_values(prometheus_labels: Mapping[str, str] | None = None) -> dict[str,
     }
 
 
-INTERCEPTOR_DRAIN_S = 300
-"""How long a stopping interceptor lets requests in flight finish: long generations pass
-through it while a model at zero wakes (its default is 30 s)."""
-INTERCEPTOR_SHUTDOWN_DELAY_S = 5
-"""The chart's default: time for endpoint removal to propagate before the listener closes."""
+INTERCEPTOR_REPLICAS_MIN = 3
+"""The chart's ``interceptor.replicas.min``; an environment with more zones gets one per zone."""
+INTERCEPTOR_RESOURCES: Final = MappingProxyType(
+    {
+        "requests": {"cpu": "500m", "memory": "256Mi"},
+        "limits": {"cpu": "2", "memory": "1Gi"},
+    }
+)
+"""Sized for streamed LLM responses, not the chart's ``250m``/``20Mi`` requests and
+``0.5``/``64Mi`` limits. Each request in flight holds a 32 KiB copy buffer for its response
+(http-add-on v0.15.0 ``interceptor/handler/bufferpool.go``), another for its body (full
+duplex), the bufio buffers of two connections and three goroutines: about 100 KiB for as
+long as the stream lasts, minutes for a long generation. The interceptors scale on requests
+in flight, 200 per replica (chart value ``scaler.pendingRequestsInterceptor``): about 20 MiB
+of streams in steady state, on top of the process and its caches of routes and endpoints.
+The 256 MiB request holds ten times that target; the 1 GiB limit about 10,000 streams, so a
+burst that arrives faster than new interceptors start is not answered by an OOM kill, which
+would cut every stream on the replica. CPU: the chart's 0.5-core limit throttles a replica
+copying many token streams (the CFS quota stops it for the rest of each period, delaying
+every token); 2 cores bound a runaway without throttling in normal use."""
+ZONE_LABEL: Final = "topology.kubernetes.io/zone"
 
 
-def keda_http_add_on_values() -> dict[str, Any]:
+def interceptor_spread() -> list[dict[str, Any]]:
+    """One interceptor in every zone that has nodes it may run on, so each zone's load
+    balancer targets reach one in their own zone (https://kubernetes.io/docs/concepts/
+    scheduling-eviction/topology-spread-constraints/): at most one more in any zone than
+    in another (``maxSkew: 1``), enforced (``DoNotSchedule``); only zones whose nodes it
+    tolerates count (``nodeTaintsPolicy: Honor``, so GPU-only zones do not hold it
+    Pending); ``matchLabelKeys: [pod-template-hash]`` spreads each rollout's pods on their
+    own. The labels are the chart's (``templates/interceptor/deployment.yaml``)."""
+    return [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE_LABEL,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "nodeTaintsPolicy": "Honor",
+            "matchLabelKeys": ["pod-template-hash"],
+            "labelSelector": {
+                "matchLabels": {
+                    "app.kubernetes.io/component": "interceptor",
+                    "app.kubernetes.io/name": "http-add-on",
+                    "app.kubernetes.io/instance": naming.KEDA_HTTP_RELEASE,
+                }
+            },
+        }
+    ]
+
+
+def keda_http_add_on_values(
+    drain_s: int = long_requests.INTERCEPTOR_DRAIN_FLOOR_S, zones: int = 1
+) -> dict[str, Any]:
     """KEDA HTTP add-on values (chart ``keda-add-ons-http``, kedacore/charts
     ``http-add-on/values.yaml``): the interceptor's proxy on its default port 8080, which
     model load balancers target by the container port name ``proxy``; a stopping
-    interceptor drains for `INTERCEPTOR_DRAIN_S` (the chart asks for
-    ``terminationGracePeriodSeconds`` >= ``shutdownDelay`` + ``drainTimeout``); images
-    pulled once, not on every start (the chart's default ``pullPolicy`` is ``Always``, a
-    registry round trip in the path of a scale-out); the scaler's metrics scraped."""
-    grace = INTERCEPTOR_SHUTDOWN_DELAY_S + INTERCEPTOR_DRAIN_S + 10
+    interceptor drains for `drain_s` (`long_requests.interceptor_drain_s`: the longest
+    request through it) with a grace period the chart asks to cover ``shutdownDelay`` +
+    ``drainTimeout``; at least one interceptor in each of the environment's `zones`
+    (`interceptor_spread`), sized for streaming (`INTERCEPTOR_RESOURCES`); images pulled
+    once, not on every start (the chart's default ``pullPolicy`` is ``Always``, a registry
+    round trip in the path of a scale-out)."""
     return {
         "operator": {"pullPolicy": "IfNotPresent"},
         "scaler": {"pullPolicy": "IfNotPresent"},
         "interceptor": {
             "pullPolicy": "IfNotPresent",
             "proxy": {"port": naming.KEDA_HTTP_INTERCEPTOR_PORT},
-            "shutdownDelay": f"{INTERCEPTOR_SHUTDOWN_DELAY_S}s",
-            "drainTimeout": f"{INTERCEPTOR_DRAIN_S}s",
-            "terminationGracePeriodSeconds": grace,
+            "shutdownDelay": f"{long_requests.INTERCEPTOR_SHUTDOWN_DELAY_S}s",
+            "drainTimeout": f"{drain_s}s",
+            "terminationGracePeriodSeconds": long_requests.interceptor_grace_s(drain_s),
+            "replicas": {"min": max(INTERCEPTOR_REPLICAS_MIN, zones)},
+            "topologySpreadConstraints": interceptor_spread(),
+            "resources": {k: dict(v) for k, v in INTERCEPTOR_RESOURCES.items()},
         },
     }
 

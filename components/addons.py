@@ -20,7 +20,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import defaults, long_requests, naming
 from inferplane.components import addon_iam, addon_values, alerting, gke_driver, iam
 from inferplane.components.cloud import Cloud, Ownership, aws_tags
 from inferplane.components.gke_driver import GKE_DRIVER_INSTALLER
@@ -91,6 +91,12 @@ class ClusterAddonsArgs:
     add-on (installed unless `install_keda_http_add_on` is False). Default: not needed."""
     keda_http_add_on_version: str = defaults.VERSIONS["keda_http_add_on"]
     """KEDA HTTP add-on chart version (``keda-add-ons-http``)."""
+    keda_http_drain_s: int = long_requests.INTERCEPTOR_DRAIN_FLOOR_S
+    """How long a stopping interceptor lets requests in flight finish: the longest request
+    through it (`long_requests.interceptor_drain_s`). Default: 300 s, the shortest it gets."""
+    keda_http_zones: int = 1
+    """The zones whose load balancers target the interceptor: it runs at least one replica
+    per zone. Default: one zone (the chart's three replicas)."""
     kube_prometheus_stack_version: str = defaults.VERSIONS["kube_prometheus_stack"]
     """kube-prometheus-stack chart version."""
     aws_load_balancer_controller_version: str = defaults.VERSIONS["aws_load_balancer_controller"]
@@ -183,7 +189,7 @@ class ClusterAddons(pulumi.ComponentResource):
                 "keda-add-ons-http",
                 args.keda_http_add_on_version,
                 args.keda_namespace,
-                addon_values.keda_http_add_on_values(),
+                addon_values.keda_http_add_on_values(args.keda_http_drain_s, args.keda_http_zones),
                 keda,
             )
         if args.cloud == "aws":

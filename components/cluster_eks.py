@@ -31,6 +31,19 @@ SYSTEM_INSTANCE_TYPE = system_nodes.EKS_INSTANCE_TYPE
 validation checks what fits on them (`inferplane.blueprint.system_nodes`)."""
 SYSTEM_NODES_MIN = 2
 SYSTEM_NODES_MAX = 4
+
+
+def system_nodes_count(zones: int) -> tuple[int, int]:
+    """(min = desired, max) of the system node group: at least one node per zone, so the
+    add-ons that must run in every zone (the HTTP add-on's interceptors, which the zone's
+    load balancer targets) have a node there. The group's Auto Scaling group keeps "an
+    equal number of instances across enabled Availability Zones" (its default balanced
+    best-effort distribution, https://docs.aws.amazon.com/autoscaling/ec2/userguide/
+    ec2-auto-scaling-availability-zone-balanced.html)."""
+    low = max(SYSTEM_NODES_MIN, zones)
+    return low, max(SYSTEM_NODES_MAX, low)
+
+
 SYSTEM_ROLE_LABEL = "inferplane.dev/role"
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 """EKS-optimised AL2023 with the NVIDIA driver and container toolkit preinstalled."""
@@ -409,6 +422,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         issuer = issuer_url.apply(lambda url: url.removeprefix("https://"))
         self.node_role_arn = nodes = self._node_role()
+        system_min, system_max = system_nodes_count(len(self.subnet_ids_by_zone))
         system = aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=eks.name,
@@ -419,7 +433,7 @@ class EksCluster(pulumi.ComponentResource):
             ami_type=SYSTEM_AMI_TYPE,
             capacity_type="ON_DEMAND",
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                desired_size=SYSTEM_NODES_MIN, min_size=SYSTEM_NODES_MIN, max_size=SYSTEM_NODES_MAX
+                desired_size=system_min, min_size=system_min, max_size=system_max
             ),
             labels={SYSTEM_ROLE_LABEL: "system"},
             tags=self._tags(),

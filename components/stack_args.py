@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming, wake
+from inferplane.blueprint import long_requests, naming, wake
 from inferplane.blueprint.model import Environment, GpuPool
 from inferplane.components.addon_values import AlertReceiverValues
 from inferplane.components.addons import ClusterAddonsArgs
@@ -148,6 +148,9 @@ def addons_args(
     """`alert_receiver_secrets`: the receivers' credentials by Secret key
     (`stack_serving.alert_receiver_secrets`)."""
     obs, versions, addons = env.observability, env.versions, env.cluster.addons
+    on_traffic = [
+        m for m in env.models.values() if wake.wakes_on_traffic(m.server, m.expose, m.replicas.min)
+    ]
     return ClusterAddonsArgs(
         cloud=env.cloud,
         provider=cluster.provider,
@@ -168,10 +171,10 @@ def addons_args(
         gp3_storage_class=env.cloud == "aws" and env.cluster.create,
         gpu_operator_version=versions.gpu_operator,
         keda_version=versions.keda,
-        keda_http_add_on=any(
-            wake.wakes_on_traffic(m.server, m.expose, m.replicas.min) for m in env.models.values()
-        ),
+        keda_http_add_on=bool(on_traffic),
         keda_http_add_on_version=versions.keda_http_add_on,
+        keda_http_drain_s=long_requests.interceptor_drain_s(m.max_request_s for m in on_traffic),
+        keda_http_zones=len(env.zones),
         kube_prometheus_stack_version=versions.kube_prometheus_stack,
         aws_load_balancer_controller_version=versions.aws_load_balancer_controller,
         cluster_autoscaler_version=versions.cluster_autoscaler,

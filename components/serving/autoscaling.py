@@ -86,9 +86,9 @@ class ModelAutoscalerArgs:
     """A model that wakes on its own traffic: the ClusterIP Service (port ``http``) the
     HTTP add-on's interceptor routes to. Default: `deployment_name` (``<model>``)."""
     wake_hosts: pulumi.Input[Sequence[str]] | None = None
-    """A model that wakes on its own traffic: the ``Host`` values the interceptor routes to
-    it (`wake.lb_in_cluster_hosts`, plus the load balancer's address). Default: the
-    in-cluster names only."""
+    """A model that wakes on its own traffic: ``Host`` values the interceptor routes to it
+    besides the model's own `ServedModel.wake_hosts` and `wake.lb_in_cluster_hosts` (the
+    load balancer's address). Default: those two only."""
 
 
 def keda_version(env: ServingEnvironment) -> tuple[int, int]:
@@ -267,7 +267,7 @@ class ModelAutoscaler(pulumi.ComponentResource):
         env, model = args.env, args.model
         in_cluster = wake.lb_in_cluster_hosts(env, model)
         hosts = pulumi.Output.from_input(args.wake_hosts or []).apply(
-            lambda extra: list(dict.fromkeys([*extra, *in_cluster]))
+            lambda extra: list(dict.fromkeys([*model.wake_hosts, *extra, *in_cluster]))
         )
         service = args.service_name or args.deployment_name
         return k8s.apiextensions.CustomResource(

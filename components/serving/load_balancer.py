@@ -20,7 +20,9 @@ Service ``<model>-lb`` (type LoadBalancer) exposes the ports of ``expose.protoco
   balancing off, so a client's zone-local NLB address reaches pods in its zone; and DNS
   answers with that address only (`ZONE_AFFINITY`): with cross-zone off but the default
   client routing policy (``any_availability_zone``), the NLB's name resolves to every
-  zone's address and clients still cross zones. Targets
+  zone's address and clients still cross zones. Each
+  listener keeps a silent connection open for the model's longest silence
+  (``tcp.idle_timeout.seconds``, `long_requests`), not the NLB's 350 s. Targets
   drain for as long as a pod does (deregistration delay = the pod's grace period) and
   their connections are then closed, so long-lived gRPC/HTTP2 connections move on.
   An external NLB lets the controller pick the public subnets.
@@ -63,7 +65,7 @@ from typing import Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import long_requests, naming
 from inferplane.components.serving import wake
 from inferplane.components.serving.containers import PORTS, Manifest, termination_grace_s
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -138,8 +140,35 @@ def internal(env: ServingEnvironment) -> bool:
     return env.lb_scheme == "internal"
 
 
+LISTENER_ATTRIBUTES: Final = f"{AWS}listener-attributes.TCP-"
+"""Followed by the Service port: the controller reads the attributes of the listener of
+protocol TCP on port P from ``listener-attributes.TCP-<P>`` (AWS Load Balancer Controller
+v2.13.4, the app of chart 1.13.4: ``docs/guide/service/annotations.md`` "listener-attributes",
+``pkg/service/model_build_listener.go`` `buildListenerAttributes`, called with the Service
+port)."""
+
+
+def listener_annotations(model: ServedModel) -> dict[str, str]:
+    """The NLB listeners' ``tcp.idle_timeout.seconds`` (`long_requests.nlb_idle_timeout_s`):
+    the NLB's 350 s default would reset a request that stays silent longer."""
+    idle = long_requests.nlb_idle_timeout_s(
+        model.max_request_s, model.startup_timeout_s, model.wakes_on_traffic
+    )
+    return {
+        f"{LISTENER_ATTRIBUTES}{PORTS[name]}": f"tcp.idle_timeout.seconds={idle}"
+        for name in exposed_ports(model)
+    }
+
+
 def aws_annotations(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:
-    """Annotations of the NLB, except the subnets (they are known only at deploy time)."""
+    """Annotations of the NLB, except the subnets (they are known only at deploy time).
+    `ValueError` when the NLB cannot keep the model's longest silence open (validation
+    refuses such a blueprint first: `long_requests.path_limit_problem`)."""
+    problem = long_requests.path_limit_problem(
+        "aws", model.max_request_s, model.startup_timeout_s, model.wakes_on_traffic
+    )
+    if problem is not None:
+        raise ValueError(f"model {model.name!r}: {problem[0]}; {problem[1]}")
     grace = termination_grace_s(model)
     return {
         f"{AWS}type": "external",
@@ -150,6 +179,7 @@ def aws_annotations(env: ServingEnvironment, model: ServedModel) -> dict[str, st
             f"deregistration_delay.timeout_seconds={grace},"
             "deregistration_delay.connection_termination.enabled=true"
         ),
+        **listener_annotations(model),
     }
 
 

@@ -217,6 +217,10 @@ class ServedModel:
     wake: Wake | None = None
     """A schedule that brings the model back from zero replicas (a KEDA cron trigger);
     None: only HTTP traffic can (`wakes_on_traffic`), or nothing."""
+    wake_hosts: tuple[str, ...] = ()
+    """DNS names of the model's own that clients send requests to: with `wakes_on_traffic`
+    the interceptor routes them to the model besides the load balancer's own names.
+    Default: the load balancer's names only."""
 
     @property
     def realtime(self) -> bool:
@@ -270,6 +274,14 @@ class ServedModel:
         if self.tensorrt_llm is not None:
             self._check_tensorrt_llm()
         self._check_hub_pins()
+        for host in self.wake_hosts:
+            if not wake_paths.own_host(host):
+                self._fail(
+                    ("replicas", "wake", "hosts"),
+                    f"{host!r} is not a DNS name of the model's own",
+                    "give lowercase names such as chat.example.com: no wildcards, IP addresses "
+                    "or in-cluster (.svc, .cluster.local) names",
+                )
         if (
             low == 0
             and self.wake is None

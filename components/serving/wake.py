@@ -33,8 +33,9 @@ replica starts and counts them for the add-on's scaler. Three objects:
 - The interceptor routes by the ``Host`` header (port stripped: http-add-on
   ``pkg/routing/key.go`` ``NewKeyFromRequest``/``StripPort``): the HTTPScaledObject lists the
   load balancer's address once the cloud assigns it, and the LB Service's in-cluster names.
-  A client that reaches the address through a DNS alias of its own sends that alias as Host,
-  which no route lists; such a client sets the Host header to the load balancer's address.
+  A client that reaches the address through a DNS alias of its own sends that alias as Host:
+  the model lists such names in ``replicas.wake.hosts`` (`ServedModel.wake_hosts`), which
+  come first in the route.
 
 HTTPScaledObject (``v1alpha1``) is what this project generates and validates against the
 0.15.0 CRD. The add-on has begun to deprecate it in favour of ``InterceptorRoute``
@@ -50,7 +51,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import long_requests, naming
 from inferplane.blueprint import wake as wake_paths
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -123,16 +124,15 @@ def concurrency_target(model: ServedModel) -> int:
 
 def lb_in_cluster_hosts(env: ServingEnvironment, model: ServedModel) -> list[str]:
     """The load balancer Service's own DNS names, for clients inside the cluster."""
-    name = naming.wake_lb_name(env.part_of, env.environment, model.name)
-    ns = env.keda_http_namespace
-    return [f"{name}.{ns}", f"{name}.{ns}.svc", f"{name}.{ns}.svc.cluster.local"]
+    return naming.wake_lb_hosts(env.part_of, env.environment, model.name, env.keda_http_namespace)
 
 
 def http_scaled_object_spec(
     model: ServedModel, deployment_name: str, service_name: str, hosts: list[str]
 ) -> Manifest:
     """The HTTPScaledObject's ``spec`` (CRD camelCase): route `hosts` to the model's ClusterIP
-    Service on ``http``; hold a request at most as long as a replica may take to start."""
+    Service on ``http``; hold a request at most as long as a replica may take to start, and
+    wait for its response headers as long as its longest request may take."""
     return {
         "hosts": hosts,
         "scaleTargetRef": {
@@ -144,7 +144,12 @@ def http_scaled_object_spec(
         },
         "replicas": {"min": model.replicas.min, "max": model.replicas.max},
         "scalingMetric": {"concurrency": {"targetValue": concurrency_target(model)}},
-        "timeouts": {"conditionWait": f"{model.startup_timeout_s}s"},
+        # The interceptor's 300 s default would answer 504 to a longer request that is not
+        # streamed (`long_requests`).
+        "timeouts": {
+            "conditionWait": f"{model.startup_timeout_s}s",
+            "responseHeader": f"{long_requests.response_header_timeout_s(model.max_request_s)}s",
+        },
     }
 
 

@@ -8,7 +8,15 @@ environments of different blueprints are compared:
   chart fights the first over its fixed release name, namespace and cluster-scoped objects;
 - an `existing` add-on whose namespace is a blueprint's namespace: the stack creates that
   namespace (default-deny) for the blueprint and places objects of its own beside the
-  add-on, so one blueprint would write into another's namespace.
+  add-on, so one blueprint would write into another's namespace;
+- two that route the same ``Host`` through the KEDA HTTP add-on's interceptor (a model's
+  ``replicas.wake.hosts``, or the in-cluster names of another blueprint's wake load
+  balancer): the interceptor sends a name's requests to the oldest route only
+  (kedacore/http-add-on v0.15.0 ``pkg/routing/tablememory.go``), so one blueprint could
+  take another's traffic;
+- an `existing` HTTP add-on whose ``drain_s`` is longer than the drain of the one another
+  checked blueprint installs there (`long_requests.interceptor_drain_s`): the models that
+  rely on it would be cut when an interceptor stops.
 
 (An `existing` Prometheus' ``query_url`` must name a Service in the namespace it runs in,
 which validation checks alone, so it never names a Service in a blueprint's namespace.)
@@ -21,10 +29,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inferplane.blueprint import naming, wake
+from inferplane.blueprint import long_requests, naming, wake
 from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, NEVER_INSTALLED
 from inferplane.blueprint.errors import Diagnostic, YamlPath
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint.model import Environment, Model
 
 NAMESPACED = ("gpu_operator", "keda", "keda_http_add_on", "prometheus")
 
@@ -155,12 +163,88 @@ def _namespaces_taken(environments: Sequence[Environment]) -> list[Diagnostic]:
     return out
 
 
+def _on_traffic(env: Environment) -> list[Model]:
+    return [
+        m for m in env.models.values() if wake.wakes_on_traffic(m.server, m.expose, m.replicas.min)
+    ]
+
+
+def _hosts_taken(environments: Sequence[Environment]) -> list[Diagnostic]:
+    """The in-cluster names of wake load balancers belong to their blueprints; a name a
+    model lists in ``replicas.wake.hosts`` belongs to the first that lists it."""
+    owners: dict[tuple[tuple[str | None, ...], str], tuple[Environment, Model]] = {}
+    listed: list[tuple[tuple[str | None, ...], Environment, Model, int]] = []
+    for env in environments:
+        key = cluster_key(env)
+        if key is None:
+            continue
+        namespace = env.cluster.addons.keda_http_add_on.namespace
+        for model in _on_traffic(env):
+            for host in naming.wake_lb_hosts(env.blueprint, env.name, model.name, namespace):
+                owners.setdefault((key, host), (env, model))
+            listed += [(key, env, model, i) for i in range(len(model.wake_hosts))]
+    out: list[Diagnostic] = []
+    for key, env, model, i in listed:
+        host = model.wake_hosts[i]
+        owner, owner_model = owners.setdefault((key, host), (env, model))
+        if owner.blueprint == env.blueprint:
+            continue  # one blueprint's own names: validate judges them
+        path: YamlPath = ("models", model.name, "replicas", "wake", "hosts", i)
+        out.append(
+            Diagnostic(
+                env.locate(path),
+                path,
+                f"{host!r} is routed by the KEDA HTTP add-on on cluster {key[-1]!r} to model "
+                f"{owner_model.name!r} of {_where(owner)}; the interceptor sends a name's "
+                "requests to one model only",
+                "give this model names of its own DNS zone; a name reaches one model on a cluster",
+            )
+        )
+    return out
+
+
+def _drains(environments: Sequence[Environment]) -> list[Diagnostic]:
+    installed: dict[tuple[str | None, ...], tuple[Environment, int]] = {}
+    for env in environments:
+        key = cluster_key(env)
+        if key is not None and "keda_http_add_on" in installs(env):
+            drain = long_requests.interceptor_drain_s(m.max_request_s for m in _on_traffic(env))
+            installed.setdefault(key, (env, drain))
+    out: list[Diagnostic] = []
+    for env in environments:
+        key = cluster_key(env)
+        http = env.cluster.addons.keda_http_add_on
+        if key not in installed or not http.existing or not _on_traffic(env):
+            continue
+        owner, drain = installed[key]
+        declared = http.drain_s or long_requests.CHART_DRAIN_S
+        if owner.blueprint == env.blueprint or declared <= drain:
+            continue
+        # The default (the chart's 30 s) is below any installed drain: `drain_s` is given.
+        path = _addon_path(env, "keda_http_add_on", "drain_s")
+        out.append(
+            Diagnostic(
+                env.locate(path),
+                path,
+                f"drain_s says the existing KEDA HTTP add-on drains for {declared} s, and "
+                f"{_where(owner)} installs it on cluster {key[-1]!r} with a drain of "
+                f"{drain} s (its longest request through the interceptor)",
+                f"give `drain_s: {drain}` and keep max_request_s of the models that wake on "
+                f"traffic at most {drain} s, or raise max_request_s of a model of blueprint "
+                f"{owner.blueprint!r} that wakes on traffic so its drain grows",
+            )
+        )
+    return out
+
+
 def shared_cluster_problems(environments: Sequence[Environment]) -> list[Diagnostic]:
     """Every problem of the module docstring among `environments` (of every blueprint
     checked together, in the order given)."""
     return [
         *_twice_installed(environments),
         *_namespaces_taken(environments),
+        *_hosts_taken(environments),
+        *_drains(environments),
     ]
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import long_requests, naming
 
 INSTALL: Final = "install"
 EXISTING: Final = "existing"
@@ -67,6 +67,10 @@ class KedaHttpAddon:
     namespace: str
     release: str = naming.KEDA_HTTP_RELEASE
     existing: bool = False
+    drain_s: int | None = None
+    """An existing add-on's ``interceptor.drainTimeout`` (default the chart's 30 s,
+    `long_requests.CHART_DRAIN_S`); None for one the blueprint installs, whose drain it
+    derives (`long_requests.interceptor_drain_s`)."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,10 @@ def resolve_addons(raw: Mapping[str, Any] | None) -> Addons:
         keda=NamespacedAddon(keda_ns, existing=is_existing(keda)),
         # An installed HTTP add-on goes beside KEDA, whose ScaledObject CRD it needs.
         keda_http_add_on=KedaHttpAddon(
-            http["namespace"], http.get("release", naming.KEDA_HTTP_RELEASE), existing=True
+            http["namespace"],
+            http.get("release", naming.KEDA_HTTP_RELEASE),
+            existing=True,
+            drain_s=http.get("drain_s", long_requests.CHART_DRAIN_S),
         )
         if is_existing(http)
         else KedaHttpAddon(keda_ns),

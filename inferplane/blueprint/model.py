@@ -338,6 +338,9 @@ class Model:
     warmup: Warmup | None = None
     wake: Wake | None = None
     """`replicas.wake`: a schedule that brings the model back from zero replicas."""
+    wake_hosts: tuple[str, ...] = ()
+    """`replicas.wake.hosts`: DNS names of the model's own that its clients send requests
+    to, routed by the HTTP add-on's interceptor while the model wakes on traffic."""
     base_release: str | None = None
     """The NGC release a custom Triton `image` is built from (see `triton_release`)."""
     llm: LlmFacts | None = None

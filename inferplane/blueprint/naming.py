@@ -205,6 +205,13 @@ def wake_lb_name(blueprint: str, env: str, model: str) -> str:
     return full[: 63 - len(tail)].rstrip("-") + tail
 
 
+def wake_lb_hosts(blueprint: str, env: str, model: str, namespace: str) -> list[str]:
+    """The DNS names of `wake_lb_name` in the HTTP add-on's `namespace`, for clients inside
+    the cluster: the interceptor routes each to the model."""
+    service = f"{wake_lb_name(blueprint, env, model)}.{namespace}"
+    return [service, f"{service}.svc", f"{service}.svc.cluster.local"]
+
+
 def short_hash(*parts: str, length: int = 12) -> str:
     """A stable hex digest of `parts`, for content-addressed names (engine keys)."""
     digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()

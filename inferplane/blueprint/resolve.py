@@ -271,6 +271,7 @@ def _model(
         if "warmup" in spec
         else None,
         wake=_wake(replicas.get("wake")),
+        wake_hosts=tuple((replicas.get("wake") or {}).get("hosts") or ()),
         llm=semantic_vllm.facts_of(spec)[0] if server == "vllm" or "tensorrt_llm" in spec else None,
     )
 
@@ -291,7 +292,8 @@ def _autoscaling(spec: Mapping[str, Any] | list[Mapping[str, Any]] | None) -> Au
 
 
 def _wake(spec: Mapping[str, Any] | None) -> Wake | None:
-    if spec is None:
+    """The schedule of `replicas.wake`; None without one (it may name only `hosts`)."""
+    if spec is None or "schedule" not in spec:
         return None
     return Wake(
         schedule=" ".join(spec["schedule"].split()),

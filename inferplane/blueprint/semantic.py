@@ -28,6 +28,7 @@ from inferplane.blueprint import (
     semantic_spare,
     semantic_trtllm,
     semantic_vllm,
+    semantic_wake_path,
 )
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.semantic_env import EnvView
@@ -535,6 +536,7 @@ CHECKS.extend(
         semantic_names.check_collisions,
         semantic_addons.check_addons,
         semantic_karpenter.check_karpenter,
+        semantic_wake_path.check_wake_path,
         semantic_kubernetes.check_kubernetes,
     ]
 )

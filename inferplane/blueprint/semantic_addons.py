@@ -219,7 +219,8 @@ def _check_http_add_on(env: EnvView, addons: Mapping[str, Any]) -> None:
             _path(env, "keda"),
             f"model {waking[0]!r} wakes on its own HTTP traffic through the KEDA HTTP add-on, "
             "and with an existing KEDA the blueprint must say whether the cluster runs it",
-            "add `keda_http_add_on: {mode: existing, namespace: <its namespace>}`, or "
+            "add `keda_http_add_on: {mode: existing, namespace: <its namespace>, drain_s: "
+            "<its interceptor.drainTimeout, in seconds>}`, or "
             "`keda_http_add_on: {mode: install}` to install it beside KEDA",
         )
 

@@ -24,7 +24,16 @@ def check_model(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None
     """Every scaling problem of one model (already schema-valid)."""
     _signals(env, path, model)
     replicas = model.get("replicas") or {}
-    schedule = replicas.get("wake")
+    spec = replicas.get("wake") or {}
+    schedule = spec if "schedule" in spec else None  # `hosts` alone wakes nothing
+    if ("schedule" in spec) != ("duration" in spec):
+        # The schema requires both together; an override may still bring one of them to a
+        # base `wake` that has only `hosts`.
+        given, needed = ("schedule", "duration") if schedule else ("duration", "schedule")
+        env.error(
+            (*path, "replicas", "wake", given), f"`{given}` needs `{needed}`", f"add `{needed}:`"
+        )
+        schedule = None
     if schedule is not None:
         _wake(env, (*path, "replicas", "wake"), schedule)
     server = model["server"]

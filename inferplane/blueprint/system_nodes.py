@@ -50,8 +50,8 @@ SYSTEM_DESCRIPTION: Final = {
 CACHE_SHARE_OF_NODE: Final = 0.5
 """The Redis caches of one zone may request at most half of one system node: the add-ons
 (Prometheus, Grafana, KEDA, the GPU Operator, CoreDNS) and the DaemonSets need the rest, and
-a zone may have a single system node (GKE runs one per zone at least; EKS runs 2 across
-all zones)."""
+a zone may have a single system node (both clouds run one per zone at least: GKE's system
+pool per zone, EKS's system group `cluster_eks.system_nodes_count`)."""
 
 VALKEY_OVERHEAD_FACTOR: Final = 1.5
 VALKEY_BASE_MIB: Final = 64

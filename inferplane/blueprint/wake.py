@@ -162,6 +162,26 @@ def cron_window(schedule: str, duration_s: int, timezone: str) -> CronWindow:
     )
 
 
+OWN_HOST: Final = re.compile(
+    r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)+[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+)
+"""A name ``replicas.wake.hosts`` may list (the schema's pattern): a lowercase DNS name of two
+labels or more whose last label starts with a letter, so no wildcard, catch-all or IP address,
+which the interceptor would match against other routes' requests (http-add-on v0.15.0
+``pkg/routing/tablememory.go``)."""
+IN_CLUSTER_SUFFIXES: Final = (".svc", ".cluster.local")
+"""A Service's DNS names end so (``<service>.<namespace>.svc.cluster.local``,
+https://kubernetes.io/docs/concepts/services-networking/dns-pod-service/#services)."""
+
+
+def own_host(host: str) -> bool:
+    """`host` may be routed as a model's own name (`OWN_HOST`, at most 253 characters, not an
+    in-cluster Service name)."""
+    return (
+        len(host) <= 253 and bool(OWN_HOST.match(host)) and not host.endswith(IN_CLUSTER_SUFFIXES)
+    )
+
+
 def serves_only_http(server: str, protocol: str) -> bool:
     """The model's load balancer carries HTTP only (vLLM speaks nothing else), so the HTTP
     add-on's interceptor can hold and count all of its traffic."""

@@ -36,6 +36,7 @@ def test_the_bundled_blueprints_pass_together() -> None:
 
 def test_an_add_on_installed_by_default_is_blamed_at_the_cluster(tmp_path: Path) -> None:
     other = edit("name: shared-chat", "name: other-chat", CHAT)
+    other = edit("drafts.chat.example.com", "drafts.other.example.com", other)
     assert invalid(tmp_path, a=CHAT, b=other) == [
         "b.yaml:18:17: error: environments.prod.cluster.existing: blueprint 'other-chat' "
         "environment 'prod' installs `gpu_operator`, `keda`, `keda_http_add_on`, `prometheus`, "
@@ -50,8 +51,8 @@ def test_an_add_on_installed_by_default_is_blamed_at_the_cluster(tmp_path: Path)
 def test_an_add_on_said_to_install_is_blamed_at_its_line(tmp_path: Path) -> None:
     search = edit("keda: {mode: existing, namespace: keda}\n", "keda: {mode: install}\n", SEARCH)
     search = edit(
-        "keda_http_add_on: {mode: existing, namespace: keda, release: keda-add-ons-http}\n"
-        "        prometheus",
+        "keda_http_add_on: {mode: existing, namespace: keda, release: keda-add-ons-http, "
+        "drain_s: 300}\n        prometheus",
         "keda_http_add_on: {mode: install}\n        prometheus",
         search,
     )
@@ -140,8 +141,52 @@ def test_env_narrowing_keeps_the_cross_blueprint_checks_whole(tmp_path: Path) ->
         (tmp_path / f"{name}.yaml").write_text(text)
         paths.append(str(tmp_path / f"{name}.yaml"))
     report = check_files(paths, ["local"], today=TODAY)
-    [found] = [d.format() for d in report.invalid]
-    assert "b.yaml:18:17: error: environments.prod.cluster.existing: blueprint 'other-chat'" in (
-        found
-    )
+    found = [d.format() for d in report.invalid]
+    assert any(
+        "b.yaml:18:17: error: environments.prod.cluster.existing: blueprint 'other-chat'" in f
+        for f in found
+    ), found
     assert {env for _, env in report.checked} == {"local"}
+
+
+def test_a_host_another_blueprint_routes_is_refused(tmp_path: Path) -> None:
+    """The interceptor sends a name's requests to the oldest route that lists it
+    (http-add-on v0.15.0 pkg/routing/tablememory.go): a second blueprint listing it would
+    take the first one's traffic, or lose its own."""
+    # shared-chat routes drafts.chat.example.com to its model drafts.
+    search = edit(
+        "    replicas: {min: 0, max: 2}\n",
+        "    replicas: {min: 0, max: 2, wake: {hosts: [rerank.example.com, "
+        "drafts.chat.example.com]}}\n",
+        SEARCH,
+    )
+    # On both clusters the two blueprints share: prod's, and the local one.
+    assert invalid(tmp_path, a=CHAT, b=search) == [
+        "b.yaml:74:67: error: models.rerank.replicas.wake.hosts[1]: 'drafts.chat.example.com' is "
+        f"routed by the KEDA HTTP add-on on cluster {cluster!r} to model 'drafts' of blueprint "
+        f"'shared-chat' environment {env!r} of a.yaml; the interceptor sends a name's requests "
+        "to one model only; give this model names of its own DNS zone; a name reaches one "
+        "model on a cluster"
+        for cluster, env in (("shared-eks", "prod"), ("inferplane-local", "local"))
+    ]
+
+
+def test_a_drain_longer_than_the_installed_one_is_refused(tmp_path: Path) -> None:
+    """shared-chat installs the add-on with a drain of 300 s (its longest request through
+    the interceptor, 60 s, is below the floor); shared-search says 900 s to let a 900 s
+    request through, which the interceptors would cut."""
+    search = SEARCH.replace("keda-add-ons-http, drain_s: 300}", "keda-add-ons-http, drain_s: 900}")
+    search = edit(
+        "    replicas: {min: 0, max: 2}\n",
+        "    replicas: {min: 0, max: 2}\n    max_request_s: 900\n",
+        search,
+    )
+    assert invalid(tmp_path, a=CHAT, b=search) == [
+        "b.yaml:23:98: error: environments.prod.cluster.addons.keda_http_add_on.drain_s: "
+        "drain_s says the existing KEDA HTTP add-on drains for 900 s, and blueprint "
+        "'shared-chat' environment 'prod' of a.yaml installs it on cluster 'shared-eks' with "
+        "a drain of 300 s (its longest request through the interceptor); give `drain_s: 300` "
+        "and keep max_request_s of the models that wake on traffic at most 300 s, or raise "
+        "max_request_s of a model of blueprint 'shared-chat' that wakes on traffic so its "
+        "drain grows"
+    ]

@@ -134,6 +134,10 @@ def addons(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
             found[key] = {"mode": "install"}
         elif choice == "existing":
             found[key] = {"mode": "existing", "namespace": namespace}
+            if key == "keda_http_add_on":
+                # Drains as long as any request may take (no new draw: the derandomized
+                # examples stay the same); a shorter one is refused by validate.
+                found[key]["drain_s"] = 3600
             if key == "keda_http_add_on" and draw(st.booleans()):
                 found[key]["release"] = "http-add-on"
     if draw(st.booleans()):

@@ -162,7 +162,7 @@ CASES = [
     pytest.param(
         cold(gke("        keda: {mode: existing, namespace: keda}\n")),
         [
-            "bp.yaml:21:15: error: environments.prod.cluster.addons.keda: model 'chat' wakes on its own HTTP traffic through the KEDA HTTP add-on, and with an existing KEDA the blueprint must say whether the cluster runs it; add `keda_http_add_on: {mode: existing, namespace: <its namespace>}`, or `keda_http_add_on: {mode: install}` to install it beside KEDA"
+            "bp.yaml:21:15: error: environments.prod.cluster.addons.keda: model 'chat' wakes on its own HTTP traffic through the KEDA HTTP add-on, and with an existing KEDA the blueprint must say whether the cluster runs it; add `keda_http_add_on: {mode: existing, namespace: <its namespace>, drain_s: <its interceptor.drainTimeout, in seconds>}`, or `keda_http_add_on: {mode: install}` to install it beside KEDA"
         ],
         id="http-add-on-unsaid",
     ),
@@ -236,7 +236,7 @@ CASES = [
     pytest.param(
         cold(
             gke(
-                "        keda: {mode: existing, namespace: keda}\n        keda_http_add_on: {mode: existing, namespace: default}\n"
+                "        keda: {mode: existing, namespace: keda}\n        keda_http_add_on: {mode: existing, namespace: default, drain_s: 300}\n"
             )
         ),
         [

@@ -123,13 +123,49 @@ def test_keda_and_prometheus_values_exist_in_the_charts(
 
 
 def test_keda_http_add_on_values_exist_in_the_chart() -> None:
-    values = addon_values.keda_http_add_on_values()
+    values = addon_values.keda_http_add_on_values(3630, zones=3)
     assert unknown_keys(values, chart("keda-add-ons-http")) == []
     interceptor = values["interceptor"]
     # The model load balancers' target port, and a grace period that covers the drain.
     assert interceptor["proxy"]["port"] == naming.KEDA_HTTP_INTERCEPTOR_PORT == 8080
-    assert interceptor["terminationGracePeriodSeconds"] >= 5 + 300
-    assert interceptor["drainTimeout"] == "300s" and interceptor["shutdownDelay"] == "5s"
+    assert interceptor["drainTimeout"] == "3630s" and interceptor["shutdownDelay"] == "5s"
+    # The chart: terminationGracePeriodSeconds "Must be at least shutdownDelay + drainTimeout".
+    assert interceptor["terminationGracePeriodSeconds"] == 5 + 3630 + 10
+
+
+def test_an_interceptor_in_every_zone_sized_for_streams() -> None:
+    """Each zone's load balancer targets reach an interceptor in that zone; the chart's
+    64Mi limit would OOM-kill a replica (and every stream on it) under a burst."""
+    interceptor = addon_values.keda_http_add_on_values(300, zones=4)["interceptor"]
+    assert interceptor["replicas"] == {"min": 4}  # one per zone, above the chart's 3
+    assert addon_values.keda_http_add_on_values(300, zones=2)["interceptor"]["replicas"] == {
+        "min": 3
+    }
+    assert interceptor["topologySpreadConstraints"] == [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "nodeTaintsPolicy": "Honor",
+            "matchLabelKeys": ["pod-template-hash"],
+            "labelSelector": {
+                "matchLabels": {
+                    "app.kubernetes.io/component": "interceptor",
+                    "app.kubernetes.io/name": "http-add-on",
+                    "app.kubernetes.io/instance": "keda-add-ons-http",
+                }
+            },
+        }
+    ]
+    assert interceptor["resources"] == {
+        "requests": {"cpu": "500m", "memory": "256Mi"},
+        "limits": {"cpu": "2", "memory": "1Gi"},
+    }
+    # The chart's own, which these replace.
+    assert chart("keda-add-ons-http")["interceptor"]["resources"]["limits"] == {
+        "cpu": 0.5,
+        "memory": "64Mi",
+    }
 
 
 def test_keda_http_add_on_pin_matches_the_reference_chart() -> None:
@@ -341,7 +377,14 @@ def test_http_add_on_only_where_a_model_wakes_on_traffic(
         cloud_recording(dataclasses.replace(staging, models={**staging.models, "chat": cold}))
     )
     http = found[naming.KEDA_HTTP_RELEASE]
-    assert http.inputs["values"] == addon_values.keda_http_add_on_values()
+    # chat's max_request_s (60) + 30 s is below the 300 s floor; staging has two zones.
+    assert http.inputs["values"] == addon_values.keda_http_add_on_values(300, zones=2)
+    longer = dataclasses.replace(cold, max_request_s=1800)
+    values = releases(
+        cloud_recording(dataclasses.replace(staging, models={**staging.models, "chat": longer}))
+    )[naming.KEDA_HTTP_RELEASE].inputs["values"]
+    assert values["interceptor"]["drainTimeout"] == "1830s"  # the longest request + 30 s
+    assert values["interceptor"]["terminationGracePeriodSeconds"] == 1845
     assert found[naming.KEDA_RELEASE].urn in http.depends_on
     # Every HTTP model warm (chat min 2; nightly-embed wakes on its schedule): no add-on.
     assert naming.KEDA_HTTP_RELEASE not in releases(cloud_recording(prod))

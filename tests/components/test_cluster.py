@@ -27,6 +27,7 @@ from inferplane.components.cluster_eks import (
     control_plane_cidr,
     pick_control_plane_zone,
     subnet_plan,
+    system_nodes_count,
 )
 from inferplane.components.cluster_gke import ip_plan
 
@@ -214,7 +215,8 @@ def test_new_eks_cluster_has_system_nodes_network_policy_and_ebs(staging: Enviro
     groups = {r.name: r.inputs for r in rec.of_type("aws:eks/nodeGroup:NodeGroup")}
     system = groups["support-assistant-staging-system"]
     assert system["amiType"] == "AL2023_x86_64_STANDARD"
-    assert system["scalingConfig"]["minSize"] >= 2
+    # staging's two zones: one system node each (the interceptors run in every zone)
+    assert system["scalingConfig"] == {"desiredSize": 2, "minSize": 2, "maxSize": 4}
     assert "taints" not in system
     addons = {r.inputs["addonName"]: r for r in rec.of_type("aws:eks/addon:Addon")}
     assert json.loads(addons["vpc-cni"].inputs["configurationValues"]) == {
@@ -226,6 +228,12 @@ def test_new_eks_cluster_has_system_nodes_network_policy_and_ebs(staging: Enviro
         r for r in rec.of_type("aws:eks/nodeGroup:NodeGroup") if r.name.endswith("-system")
     ]
     assert system_group.urn in ebs.depends_on
+
+
+def test_system_nodes_cover_every_zone() -> None:
+    assert system_nodes_count(1) == (2, 4)
+    assert system_nodes_count(3) == (3, 4)
+    assert system_nodes_count(5) == (5, 5)
 
 
 def test_kubernetes_provider_uses_a_secret_exec_kubeconfig(staging: Environment) -> None:

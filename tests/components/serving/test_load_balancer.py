@@ -11,6 +11,7 @@ from serving_fixtures import SERVICE, SUBNETS, args_of, k8s_object, serve, with_
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import resolve_file
 from inferplane.components.serving.load_balancer import (
+    aws_annotations,
     exposed_ports,
     source_cidrs,
     traffic_distribution,
@@ -49,6 +50,8 @@ def test_aws_internal_nlb(served):
         "dns_record.client_routing_policy=availability_zone_affinity",
         f"{AWS}target-group-attributes": "deregistration_delay.timeout_seconds=90,"
         "deregistration_delay.connection_termination.enabled=true",
+        # Explicit even at the NLB's 350 s default: max_request_s 60 + 30 s is shorter.
+        f"{AWS}listener-attributes.TCP-8001": "tcp.idle_timeout.seconds=350",
     }
     assert svc.get("spec") == {
         "type": "LoadBalancer",
@@ -58,6 +61,53 @@ def test_aws_internal_nlb(served):
         "loadBalancerSourceRanges": ["10.0.0.0/8"],
         "allocateLoadBalancerNodePorts": False,  # IP targets: no node ports needed
     }
+
+
+def test_nlb_listeners_keep_a_long_silent_request_open(staging):
+    """An NLB resets a flow idle for tcp.idle_timeout.seconds, 350 s unless set (60-6000 s,
+    https://docs.aws.amazon.com/elasticloadbalancing/latest/network/update-idle-timeout.html);
+    a response that is not streamed is silent for the whole request, and a request to a
+    model at zero also while the interceptor holds it for the first replica."""
+    both = with_model(staging, "ranker", max_request_s=3600, expose="both")
+    annotations = k8s_object(serve(both, ["ranker"]), SERVICE, "ranker-lb").get(
+        "metadata", "annotations"
+    )
+    assert {k: v for k, v in annotations.items() if "listener-attributes" in k} == {
+        f"{AWS}listener-attributes.TCP-8000": "tcp.idle_timeout.seconds=3630",
+        f"{AWS}listener-attributes.TCP-8001": "tcp.idle_timeout.seconds=3630",
+    }
+    chat = staging.models["chat"]
+    cold = with_model(
+        staging,
+        "chat",
+        replicas=dataclasses.replace(chat.replicas, min=0),
+        max_request_s=600,
+        startup_timeout_s=1800,
+    )
+    lb = k8s_object(serve(cold, ["chat"]), SERVICE, "support-assistant-staging-chat-lb")
+    assert lb.get("metadata", "namespace") == "keda"  # beside the interceptor
+    # held up to startup_timeout_s 1800 + max_request_s 600 + 30 s
+    assert lb.get("metadata", "annotations")[f"{AWS}listener-attributes.TCP-8000"] == (
+        "tcp.idle_timeout.seconds=2430"
+    )
+
+
+def test_a_silence_longer_than_the_nlb_keeps_is_refused(staging):
+    chat = staging.models["chat"]
+    cold = with_model(
+        staging, "chat", replicas=dataclasses.replace(chat.replicas, min=0), startup_timeout_s=6000
+    )
+    env, model = args_of(cold, "chat")
+    with pytest.raises(ValueError) as e:
+        aws_annotations(env, model)
+    assert str(e.value) == (
+        "model 'chat': a request to this model at zero replicas may be silent for "
+        "startup_timeout_s (6000 s, held while the first replica starts) plus max_request_s "
+        "(60 s), 6060 s, and an AWS NLB closes a connection idle for more than 6000 s (its "
+        "tcp.idle_timeout.seconds maximum); keep startup_timeout_s + max_request_s at most "
+        "5970 s, or keep replicas.min at 1 or more so that no request waits for a replica to "
+        "start"
+    )
 
 
 def test_gke_internal_lb(served):

@@ -70,6 +70,23 @@ def test_a_model_at_zero_needs_a_way_back(staging):
     assert _model(staging, "chat", replicas=MinMax(0, 2)).wakes_on_traffic  # vLLM: HTTP
 
 
+@pytest.mark.parametrize(
+    "host", ["*.example.com", "*", "10.0.0.1", "chat", "chat.keda.svc", "Chat.Example.com"]
+)
+def test_own_hosts_are_plain_dns_names(staging, host):
+    """A wildcard or catch-all would take other routes' requests at the interceptor."""
+    with pytest.raises(ServingArgsError) as err:
+        _model(staging, "chat", wake_hosts=(host,))
+    assert str(err.value) == (
+        f"model 'chat': replicas.wake.hosts: {host!r} is not a DNS name of the model's own; "
+        "give lowercase names such as chat.example.com: no wildcards, IP addresses or "
+        "in-cluster (.svc, .cluster.local) names"
+    )
+    assert _model(staging, "chat", wake_hosts=("chat.example.com",)).wake_hosts == (
+        "chat.example.com",
+    )
+
+
 def test_autoscaling_signals_checks(staging):
     twice = Autoscaling((Signal("queue_depth", 4), Signal("queue_depth", 8)), 600)
     with pytest.raises(ServingArgsError) as err:

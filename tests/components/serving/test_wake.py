@@ -180,10 +180,27 @@ def test_http_scaled_object_routes_the_lb_and_in_cluster_hosts(
         f"{STAGING_CHAT_LB}.keda.svc.cluster.local",
     ]
     assert spec["scalingMetric"] == {"concurrency": {"targetValue": 64}}  # vllm.max_num_seqs
-    assert spec["timeouts"] == {"conditionWait": "1200s"}  # startup_timeout_s
+    # Held while the first replica starts (startup_timeout_s); headers awaited for
+    # max_request_s (60) + 30 s, not the interceptor's 300 s default.
+    assert spec["timeouts"] == {"conditionWait": "1200s", "responseHeader": "90s"}
     # The route exists before the ScaledObject that names it.
     so = named(rec, SCALED_OBJECT, "chat")
     assert httpso.urn in so.depends_on
+
+
+def test_long_requests_and_own_names_reach_the_route(cold_staging: Environment) -> None:
+    """A 15-minute request is not answered 504 after the interceptor's 300 s default
+    (http-add-on v0.15.0 interceptor/config/timeouts.go), and a client's own DNS name is
+    routed first, before the load balancer's names."""
+    env = with_model(
+        cold_staging, "chat", max_request_s=900, wake_hosts=("chat.example.com", "llm.corp.dev")
+    )
+    httpso = named(serve(env), HTTP_SCALED_OBJECT, "chat")
+    spec = httpso.inputs["spec"]
+    assert spec["timeouts"] == {"conditionWait": "1200s", "responseHeader": "930s"}
+    assert spec["hosts"][:2] == ["chat.example.com", "llm.corp.dev"]
+    assert spec["hosts"][-1] == f"{STAGING_CHAT_LB}.keda.svc.cluster.local"
+    assert errors({k: httpso.inputs[k] for k in ("apiVersion", "kind", "spec")}) == []
 
 
 def test_crd_validation_catches_a_missing_port(
