@@ -119,6 +119,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             response_cache=model.response_cache,
             warmup=model.warmup,
             wake=model.wake,
+            schedule=model.schedule,
         )
 
 

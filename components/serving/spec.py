@@ -29,6 +29,7 @@ from inferplane.blueprint.model import (
     Precision,
     Protocol,
     ResponseCache,
+    ScheduleWindow,
     Scheme,
     Server,
     Slo,
@@ -217,6 +218,9 @@ class ServedModel:
     wake: Wake | None = None
     """A schedule that brings the model back from zero replicas (a KEDA cron trigger);
     None: only HTTP traffic can (`wakes_on_traffic`), or nothing."""
+    schedule: tuple[ScheduleWindow, ...] = ()
+    """Windows with a higher floor than `replicas.min`, one KEDA cron trigger each
+    (`inferplane.components.serving.wake.schedule_triggers`); empty: none."""
 
     @property
     def realtime(self) -> bool:
@@ -273,6 +277,7 @@ class ServedModel:
         if (
             low == 0
             and self.wake is None
+            and not self.schedule
             and not wake_paths.serves_only_http(self.server, self.protocols)
         ):
             self._fail(
