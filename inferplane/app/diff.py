@@ -57,7 +57,15 @@ class Flag:
     values: tuple[str, ...] | None
 
     def text(self) -> str:
-        return shlex.join(self.values) if self.values else ""
+        return " ".join(_word(v) for v in self.values or ())
+
+
+def _word(value: str) -> str:
+    """One argument as a shell would read it; a multi-line one (a script) as a JSON string,
+    so each change stays on one line."""
+    if any(c in value for c in "\n\r\t"):
+        return json.dumps(value, ensure_ascii=False)
+    return shlex.quote(value)
 
 
 class NotAPlan(Exception):

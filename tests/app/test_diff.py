@@ -86,3 +86,12 @@ def test_a_list_without_flags_is_compared_by_position() -> None:
     assert render(old, new)[1] == (
         '    inputs.spec.template.spec.containers[0].command[1]: "5" → "10"'
     )
+
+
+def test_a_changed_script_stays_on_one_line() -> None:
+    old = plan([], command=["sh", "-eu", "-c", "echo one\naws s3 sync a b"])
+    new = plan([], command=["sh", "-eu", "-c", "echo one\naws s3 sync a c"])
+    assert render(old, new)[1:-1] == [
+        "    inputs.spec.template.spec.containers[0].command: -c "
+        '"echo one\\naws s3 sync a b" → "echo one\\naws s3 sync a c"'
+    ]
