@@ -120,6 +120,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             warmup=model.warmup,
             wake=model.wake,
             wake_hosts=model.wake_hosts,
+            schedule=model.schedule,
         )
 
 

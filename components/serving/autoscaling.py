@@ -136,14 +136,16 @@ def prometheus_trigger(
 def triggers(
     env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
 ) -> list[dict[str, Any]]:
-    """Every trigger of the model's ScaledObject: one per signal, then its ways back from
-    zero (`wake`). KEDA gives the HPA one metric per trigger, and the HPA follows the
-    largest demand: autoscaling/v2 ``HorizontalPodAutoscalerSpec.metrics`` "contains the
-    specifications for which to use to calculate the desired replica count (the maximum
-    replica count across all metrics will be used)" (Kubernetes API reference); keda-docs
-    2.20 ``scalers/cron.md`` says the same of a cron trigger beside others."""
+    """Every trigger of the model's ScaledObject: one per signal, one per window of its
+    schedule, then its ways back from zero (`wake`). KEDA gives the HPA one metric per
+    trigger, and the HPA follows the largest demand: autoscaling/v2
+    ``HorizontalPodAutoscalerSpec.metrics`` "contains the specifications for which to use
+    to calculate the desired replica count (the maximum replica count across all metrics
+    will be used)" (Kubernetes API reference); keda-docs 2.20 ``scalers/cron.md`` says the
+    same of a cron trigger beside others."""
     scope = promql.Scope.of(env, model, namespace, deployment_name)
     found = [prometheus_trigger(env, model, scope, s) for s in model.autoscaling.signals]
+    found += wake.schedule_triggers(model)
     found += [t for t in (wake.cron_trigger(model), wake.http_trigger(env, model)) if t is not None]
     return found
 

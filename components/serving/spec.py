@@ -29,6 +29,7 @@ from inferplane.blueprint.model import (
     Precision,
     Protocol,
     ResponseCache,
+    ScheduleWindow,
     Scheme,
     Server,
     Slo,
@@ -221,6 +222,9 @@ class ServedModel:
     """DNS names of the model's own that clients send requests to: with `wakes_on_traffic`
     the interceptor routes them to the model besides the load balancer's own names.
     Default: the load balancer's names only."""
+    schedule: tuple[ScheduleWindow, ...] = ()
+    """Windows with a higher floor than `replicas.min`, one KEDA cron trigger each
+    (`inferplane.components.serving.wake.schedule_triggers`); empty: none."""
 
     @property
     def realtime(self) -> bool:
@@ -285,6 +289,7 @@ class ServedModel:
         if (
             low == 0
             and self.wake is None
+            and not self.schedule
             and not wake_paths.serves_only_http(self.server, self.protocols)
         ):
             self._fail(

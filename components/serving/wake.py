@@ -8,6 +8,11 @@ nothing and never activate it. Two ways back, both triggers of the model's one S
 largest demand of all triggers, so the window's one replica is a floor the load signals
 build on; after ``end`` and ``cooldownPeriod`` the model returns to zero.
 
+**Windows** (``replicas.schedule``): one ``cron`` trigger per window, named
+``schedule-<n>``, whose ``desiredReplicas`` is the window's floor (its ``min`` per zone times
+the pool's zones). Unlike the wake window it exists whatever ``replicas.min`` is: it raises
+the floor during the window, and ``minReplicaCount`` is the floor outside every window.
+
 **Its own HTTP traffic** (a model that serves only HTTP, at ``replicas.min: 0``): the KEDA HTTP
 add-on (https://keda.sh/http-add-on/0.15/). Its interceptor holds requests while the first
 replica starts and counts them for the add-on's scaler. Three objects:
@@ -96,6 +101,30 @@ def cron_trigger(model: ServedModel) -> dict[str, Any] | None:
             "desiredReplicas": str(CRON_DESIRED_REPLICAS),
         },
     }
+
+
+def schedule_triggers(model: ServedModel) -> list[dict[str, Any]]:
+    """One ``cron`` trigger per window of `ServedModel.schedule`, in blueprint order:
+    ``desiredReplicas`` is the "Number of replicas to which the resource has to be scaled
+    between the start and end of the cron schedule" (https://keda.sh/docs/2.20/scalers/cron/,
+    which also defines ``timezone``, ``start`` and ``end``)."""
+    found = []
+    for i, w in enumerate(model.schedule):
+        window = wake_paths.cron_window(w.schedule, w.duration_s, w.timezone)
+        found.append(
+            {
+                "type": "cron",
+                "name": f"{wake_paths.SCHEDULE_TRIGGER_PREFIX}{i}",
+                "metricType": "AverageValue",  # as for the wake window: fallback needs it
+                "metadata": {
+                    "timezone": window.timezone,
+                    "start": window.start,
+                    "end": window.end,
+                    "desiredReplicas": str(w.replicas),
+                },
+            }
+        )
+    return found
 
 
 def http_trigger(env: ServingEnvironment, model: ServedModel) -> dict[str, Any] | None:

@@ -5,10 +5,16 @@ added, removed and changed, each change with its field path and old → new valu
 
     ~ kubernetes:apps/v1:Deployment shop-prod-chat
         inputs.spec.replicas: 2 → 3
+        inputs.spec.template.spec.containers[0].args: --max-num-seqs 16 → 24
+
+A container's ``args`` and ``command`` are compared as the command line they are: flag by
+flag (``--flag value...`` and ``--flag=value``), so a setting that moves the flags after it
+shows as that one flag changed, not as every position after it; a flag only on one side is
+``+ --flag value`` or ``- --flag value``.
 
 Resources are matched by type, name and parent. Secret values never appear: the plan holds
-them as ``"[secret]"`` already, and any field whose name says it is a credential, or that
-lies in a Kubernetes Secret's data, is shown only as changed.
+them as ``"[secret]"`` already, and any field or flag whose name says it is a credential,
+or that lies in a Kubernetes Secret's data, is shown only as changed.
 
 Exit codes: 0 compared (whether or not anything changed); 2 a directory is not a plan.
 """
@@ -18,8 +24,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +37,35 @@ SECRET = "[secret]"
 FIELDS = ("parent", "provider", "depends_on", "options", "read", "inputs")
 """What is compared, in this order."""
 _SENSITIVE = re.compile(
-    r"password|passwd|token|secret|credential|private_?key|api_?key|access_?key", re.I
+    r"password|passwd|token|secret|credential|private[_-]?key|api[_-]?key|access[_-]?key", re.I
 )
 _SECRET_TYPES = ("kubernetes:core/v1:Secret",)
 
 Key = tuple[str, str, str]
 """(type, name, parent name)."""
+_ARGV_KEYS = ("args", "command")
+"""Fields that hold a container's command line (core/v1 ``Container``)."""
+_VALUE = re.compile(r"^-?\d")
+"""A token that starts like a number (``-1``) is a value, not a flag."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One flag of a command line and its values on one side of the diff (None: absent)."""
+
+    flag: str
+    values: tuple[str, ...] | None
+
+    def text(self) -> str:
+        return " ".join(_word(v) for v in self.values or ())
+
+
+def _word(value: str) -> str:
+    """One argument as a shell would read it; a multi-line one (a script) as a JSON string,
+    so each change stays on one line."""
+    if any(c in value for c in "\n\r\t"):
+        return json.dumps(value, ensure_ascii=False)
+    return shlex.quote(value)
 
 
 class NotAPlan(Exception):
@@ -70,9 +101,60 @@ def load_plan(directory: Path) -> dict[Key, dict[str, Any]]:
     return out
 
 
+def _is_flag(token: str) -> bool:
+    return token.startswith("-") and len(token) > 1 and not _VALUE.match(token)
+
+
+def parse_argv(argv: Sequence[str]) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+    """The positional arguments before the first flag, and every flag with its values in
+    order (``--a=x`` and ``--a x y`` alike; a repeated flag's values are joined)."""
+    positional: list[str] = []
+    flags: dict[str, tuple[str, ...]] = {}
+    current: str | None = None
+    for token in argv:
+        if _is_flag(token):
+            name, eq, value = token.partition("=")
+            current = name
+            flags[name] = flags.get(name, ()) + ((value,) if eq else ())
+        elif current is None:
+            positional.append(token)
+        else:
+            flags[current] += (token,)
+    return positional, flags
+
+
+def _is_argv(path: str, old: Any, new: Any) -> bool:
+    """Both sides are a container's command line (strings, at least one a flag)."""
+    if path.rsplit(".", 1)[-1] not in _ARGV_KEYS:
+        return False
+    if not (isinstance(old, list) and isinstance(new, list)):
+        return False
+    tokens = [*old, *new]
+    return all(isinstance(t, str) for t in tokens) and any(_is_flag(t) for t in tokens)
+
+
+def _argv_changes(path: str, old: list[str], new: list[str]) -> Iterator[tuple[str, Any, Any]]:
+    old_pos, old_flags = parse_argv(old)
+    new_pos, new_flags = parse_argv(new)
+    if old_pos != new_pos:
+        if len(old_pos) == len(new_pos):
+            for i, (was, now) in enumerate(zip(old_pos, new_pos, strict=True)):
+                if was != now:
+                    yield f"{path}[{i}]", was, now
+        else:
+            yield path, old_pos, new_pos
+    for flag in [*old_flags, *(f for f in new_flags if f not in old_flags)]:
+        a, b = old_flags.get(flag), new_flags.get(flag)
+        if a != b:
+            yield path, Flag(flag, a), Flag(flag, b)
+
+
 def changes(old: Any, new: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
-    """(field path, old, new) for every leaf that differs; a missing side is ``None``."""
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
+    """(field path, old, new) for every leaf that differs; a missing side is ``None``. A
+    container's command line differs by `Flag` (`parse_argv`)."""
+    if _is_argv(path, old, new):
+        yield from _argv_changes(path, old, new)
+    elif isinstance(old, Mapping) and isinstance(new, Mapping):
         for key in sorted(set(old) | set(new)):
             sub = f"{path}.{key}" if path else str(key)
             yield from changes(old.get(key), new.get(key), sub)
@@ -95,6 +177,15 @@ def show(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+def show_flag(old: Flag, new: Flag, arrow: str) -> str:
+    """``--max-num-seqs 16 → 24``, ``+ --enforce-eager``, ``- --kv-cache-dtype fp8``."""
+    if old.values is None:
+        return f"+ {new.flag} {new.text()}".rstrip()
+    if new.values is None:
+        return f"- {old.flag} {old.text()}".rstrip()
+    return f"{old.flag} {old.text() or '(no value)'} {arrow} {new.text() or '(no value)'}"
+
+
 def render(
     old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]], arrow: str = "→"
 ) -> list[str]:
@@ -112,7 +203,13 @@ def render(
     for (type_, name, _), fields in changed:
         lines.append(f"~ {type_} {name}")
         for path, a, b in fields:
-            if _sensitive(type_, path) or SECRET in (a, b):
+            if isinstance(a, Flag) and isinstance(b, Flag):
+                values = (*(a.values or ()), *(b.values or ()))
+                if _sensitive(type_, path) or _sensitive(type_, a.flag) or SECRET in values:
+                    lines.append(f"    {path}: {a.flag} {SECRET} (changed)")
+                else:
+                    lines.append(f"    {path}: {show_flag(a, b, arrow)}")
+            elif _sensitive(type_, path) or SECRET in (a, b):
                 lines.append(f"    {path}: {SECRET} (changed)")
             else:
                 lines.append(f"    {path}: {show(a)} {arrow} {show(b)}")

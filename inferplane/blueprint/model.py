@@ -279,6 +279,22 @@ class Wake:
 
 
 @dataclass(frozen=True)
+class ScheduleWindow:
+    """One window of `replicas.schedule`: from each `schedule` start for `duration_s`
+    seconds the model keeps at least `min_per_zone` replicas in each zone of its pool,
+    `replicas` in all (a KEDA cron trigger's ``desiredReplicas``)."""
+
+    schedule: str
+    """Five-field cron expression (minute hour day-of-month month day-of-week)."""
+    duration_s: int
+    timezone: str
+    """IANA time zone name the schedule is read in."""
+    min_per_zone: int
+    replicas: int
+    """`min_per_zone` x the zones of the model's pool."""
+
+
+@dataclass(frozen=True)
 class Slo:
     p95_ms: int | None
     ttft_p95_ms: int | None
@@ -341,6 +357,8 @@ class Model:
     wake_hosts: tuple[str, ...] = ()
     """`replicas.wake.hosts`: DNS names of the model's own that its clients send requests
     to, routed by the HTTP add-on's interceptor while the model wakes on traffic."""
+    schedule: tuple[ScheduleWindow, ...] = ()
+    """`replicas.schedule`: windows with a higher floor than `replicas.min`."""
     base_release: str | None = None
     """The NGC release a custom Triton `image` is built from (see `triton_release`)."""
     llm: LlmFacts | None = None

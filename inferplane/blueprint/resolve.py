@@ -10,7 +10,7 @@ one environment stops every environment: nothing is provisioned from a half-vali
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -33,6 +33,7 @@ from inferplane.blueprint.model import (
     ModelSource,
     Observability,
     ResponseCache,
+    ScheduleWindow,
     SecretRef,
     Signal,
     Slo,
@@ -272,6 +273,7 @@ def _model(
         else None,
         wake=_wake(replicas.get("wake")),
         wake_hosts=tuple((replicas.get("wake") or {}).get("hosts") or ()),
+        schedule=_schedule(replicas.get("schedule") or (), len(pool.zones)),
         llm=semantic_vllm.facts_of(spec)[0] if server == "vllm" or "tensorrt_llm" in spec else None,
     )
 
@@ -299,6 +301,19 @@ def _wake(spec: Mapping[str, Any] | None) -> Wake | None:
         schedule=" ".join(spec["schedule"].split()),
         duration_s=wake.parse_duration(spec["duration"]),
         timezone=spec.get("timezone", wake.DEFAULT_TIMEZONE),
+    )
+
+
+def _schedule(windows: Sequence[Mapping[str, Any]], zones: int) -> tuple[ScheduleWindow, ...]:
+    return tuple(
+        ScheduleWindow(
+            schedule=" ".join(w["schedule"].split()),
+            duration_s=wake.parse_duration(w["duration"]),
+            timezone=w.get("timezone", wake.DEFAULT_TIMEZONE),
+            min_per_zone=w["min"],
+            replicas=w["min"] * max(zones, 1),
+        )
+        for w in windows
     )
 
 

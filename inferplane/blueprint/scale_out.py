@@ -23,7 +23,10 @@ order:
   streaming or a secondary boot disk (`inferplane.components.node_pool`), which would
   shorten this part on GKE.
 - ``weights``: the copy from the environment's model store (s3/gs in the region; an
-  ``hf://`` source is staged there once and replicas read the staged copy) onto the node.
+  ``hf://`` source is staged there once and replicas read the staged copy) onto the node,
+  at the checkpoint's bytes (`inferplane.blueprint.checkpoint`: a checkpoint that vLLM
+  quantizes on load is copied at 16 bits). A model whose size nothing states has an
+  unknown ``weights`` part: the budget is then "at least" its known parts, never a guess.
 - ``engine_load``: the weights into GPU memory plus the server's own start-up; a vLLM
   model whose ``torch.compile`` artifacts are staged in the model store (every vLLM model
   that compiles, `compiles_vllm_graph`) skips Inductor's compile on a new replica.
@@ -31,8 +34,9 @@ order:
 - ``readiness``: the startup probe's period, then the readiness probe's period × its
   success threshold (`timing`).
 
-Periodic waits count a full period (the spike may land just after a poll): the budget is
-a bound to plan with, not an average.
+Periodic waits count a full period (the spike may land just after a poll), and the node and
+image-pull estimates are the slow end of published measurements: the budget is a bound to
+plan with, not an average or a best case.
 
 Every number that is not set by the stack itself is a field of `Constants`, documented
 with its source (or labelled an assumption), and overridable in the policy config under
@@ -52,7 +56,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from inferplane.blueprint import fit, timing
+from inferplane.blueprint import checkpoint, timing
 from inferplane.blueprint.model import Environment, Model
 
 Runtime = Literal["vllm", "triton", "trtllm"]
@@ -70,17 +74,6 @@ PART_ORDER: Final = (
     "readiness",
 )
 
-TRTLLM_QUANTIZATION_BYTES: Final[dict[str, float]] = {
-    "fp8": 1,
-    "int8_sq": 1,
-    "int8_wo": 1,
-    "int4_awq": 0.5,
-    "int4_wo": 0.5,
-    "w4a8_awq": 0.5,
-}
-"""Bytes per weight of a TensorRT-LLM engine by `tensorrt_llm.quantization` (8-bit modes 1,
-4-bit weight modes 0.5); without quantization the engine holds `precision` weights."""
-
 
 @dataclass(frozen=True)
 class Constants:
@@ -93,20 +86,27 @@ class Constants:
     "How does a HorizontalPodAutoscaler work?"; EKS accepts 10-15 s:
     https://docs.aws.amazon.com/eks/latest/APIReference/API_HorizontalPodAutoscalerControllerConfigRequest.html)."""
 
-    node_provision_s: float = 300
-    """A new GPU node, from the pending pod to an allocatable GPU. The cluster autoscaler
-    decides within 30 s on small clusters (kubernetes/autoscaler
-    ``cluster-autoscaler/FAQ.md``, "What are the Service Level Objectives for Cluster
-    Autoscaler?"); the cloud then boots the instance, the kubelet joins and the NVIDIA
-    device plugin advertises the GPU — "it can take up to 15 minutes before it reports that
-    GPU is allocatable" (kubernetes/autoscaler ``cluster-autoscaler/utils/gpu/gpu.go``).
-    Assumption: 5 minutes, between the decision and that upper bound."""
+    node_provision_s: float = 540
+    """A new GPU node, from the pending pod to an allocatable GPU, as a bound: 30 s for the
+    autoscaler's decision (kubernetes/autoscaler ``cluster-autoscaler/FAQ.md``, "What are
+    the Service Level Objectives for Cluster Autoscaler?": within 30 s on small clusters),
+    90 s for the instance to boot and its kubelet to join (an EC2 instance alone boots in
+    about 40 s: https://depot.dev/blog/faster-ec2-boot-time), and 7 minutes for the GPU
+    stack on the new node — the GPU Operator "makes a fresh Kubernetes node GPU-ready in 3-7
+    minutes" (https://yobitel.com/knowledge-base/nvidia-gpu-operator), the slow end taken.
+    Below the upper bound the autoscaler itself allows: "it can take up to 15 minutes
+    before it reports that GPU is allocatable" (kubernetes/autoscaler
+    ``cluster-autoscaler/utils/gpu/gpu.go``)."""
 
-    image_pull_mb_per_s: float = 100
-    """Pulling and unpacking a serving image on a fresh node, MB/s. Assumption: containerd
-    fetches 3 layers at once by default (``max_concurrent_downloads``, containerd
-    ``docs/cri/config.md``) at about 25 MB/s per layer from ECR and up to 130 MB/s from a
-    nearby cache (containerd/containerd#8160), and unpacks gzip layers serially."""
+    image_pull_mb_per_s: float = 40
+    """Pulling and unpacking a multi-GB serving image on a fresh node, MB/s, as a bound:
+    "Standard Docker image pulls of 15–20 GB can take 4–6 minutes per instance" (AWS
+    Machine Learning Blog, "Reducing container cold start times using SOCI index on DLAMI
+    and DLC"), whose slow end, 15 GB in 6 minutes, is 42 MB/s. Slower reports exist: 7-10
+    minutes for a 10 GB image over overlayfs (https://tensorfuse.io/docs/blogs/snapshotter_graphs).
+    Pull and unpack take "more than 75% of total startup time" of scaling workloads
+    (https://aws.amazon.com/blogs/containers/introducing-seekable-oci-parallel-pull-mode-for-amazon-eks/);
+    no pool enables lazy pulling (GKE image streaming, SOCI), which would shorten it."""
 
     image_gb_vllm: float = 12
     """Compressed size of the pinned vLLM image, GB: "around 12 GB" for
@@ -168,15 +168,6 @@ class Constants:
     """One ``model_warmup`` sample run by Triton before the model reports ready.
     Assumption (one batch through a realtime-sized model)."""
 
-    unknown_llm_parameters_billions: float = 8
-    """An LLM whose size neither ``model_info`` nor the built-in table gives (a model-store
-    source). Assumption: 8 billion parameters, the common size served on one GPU, at the
-    model's precision."""
-
-    unknown_model_gb: float = 1
-    """An ONNX/TensorRT model (the store does not say its size). Assumption: 1 GB, a
-    cross-encoder or classifier of a few hundred million weights in 16 bits."""
-
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Constants:
         """The defaults with every known key of `values` (e.g. a rule's effective config)
@@ -220,11 +211,11 @@ class ScaleOutInputs:
     spare_units: int
     """`gpu_resource` units the pool keeps free per zone (`GpuPool.spare_gpus`)."""
     weights_gb: float | None
-    """Bytes of weights (or engine) a replica copies, in GB; None: unknown (a default)."""
+    """The checkpoint (or engine) a replica copies, in GB; None: unknown, never guessed."""
     weights_basis: str
     """Where `weights_gb` comes from, for the part's note."""
     weights_precision_bytes: float
-    """Bytes per weight: sizes an unknown LLM from `Constants.unknown_llm_parameters_billions`."""
+    """Bytes per weight of the checkpoint (`inferplane.blueprint.checkpoint`)."""
     store: str
     """Where replicas read weights from: ``s3`` or ``gs`` (the staged copy for hf://)."""
     warmup_batches: int
@@ -240,18 +231,25 @@ class Part:
     name: str
     seconds: float
     note: str
+    known: bool = True
+    """False: the part's size is unknown; `seconds` is 0 and the budget a lower bound."""
 
 
 @dataclass(frozen=True)
 class Budget:
     """The scale-out budget of one model: parts in `PART_ORDER`, each rounded up to a whole
-    second, and their total."""
+    second, and their total (a lower bound when a part is unknown)."""
 
     parts: tuple[Part, ...]
 
     @property
     def total_s(self) -> int:
         return int(sum(p.seconds for p in self.parts))
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """The parts whose size is unknown: `total_s` leaves them out."""
+        return tuple(p.name for p in self.parts if not p.known)
 
     @property
     def dominant(self) -> str:
@@ -262,18 +260,24 @@ class Budget:
         return next((p for p in self.parts if p.name == name), None)
 
     def as_json(self) -> dict[str, Any]:
-        """``{total_s, parts: {name: seconds}, dominant, notes: {name: note}}`` in part order."""
+        """``{total_s, parts: {name: seconds}, dominant, notes: {name: note}, unknown}`` in
+        part order; an unknown part's seconds are null and `total_s` is a lower bound."""
         return {
             "total_s": self.total_s,
-            "parts": {p.name: int(p.seconds) for p in self.parts},
+            "parts": {p.name: int(p.seconds) if p.known else None for p in self.parts},
             "dominant": self.dominant,
             "notes": {p.name: p.note for p in self.parts},
+            "unknown": list(self.unknown),
         }
 
     def line(self, model: str) -> str:
-        """``scale-out chat: 149 s (engine_load 64 s, weights 41 s, ...)``, largest first."""
+        """``scale-out chat: 149 s (engine_load 64 s, weights 41 s, ...)``, largest first;
+        ``at least 93 s, weights unknown (...)`` when a part's size is unknown."""
         ranked = sorted(self.parts, key=lambda p: -p.seconds)
         inner = ", ".join(f"{p.name} {int(p.seconds)} s" for p in ranked if p.seconds > 0)
+        if self.unknown:
+            missing = ", ".join(self.unknown)
+            return f"scale-out {model}: at least {self.total_s} s, {missing} unknown ({inner})"
         return f"scale-out {model}: {self.total_s} s ({inner})"
 
 
@@ -290,27 +294,10 @@ def compiles_vllm_graph(model: Model) -> bool:
     return model.server == "vllm" and not (model.vllm is not None and model.vllm.enforce_eager)
 
 
-def _bytes_per_weight(model: Model) -> float:
-    if model.tensorrt_llm is not None and model.tensorrt_llm.quantization:
-        return TRTLLM_QUANTIZATION_BYTES[model.tensorrt_llm.quantization]
-    quantization = model.vllm.quantization if model.vllm else None
-    return fit.weight_bytes(model.precision, quantization)
-
-
 def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
     """The budget's inputs for `model` in `env`."""
     pool = env.pool_of(model)
-    per_weight = _bytes_per_weight(model)
-    weights_gb: float | None = None
-    if model.llm is not None:
-        weights_gb = round(model.llm.parameters * per_weight / 1e9, 2)
-        basis = (
-            f"{model.llm.parameters_billions:g}B parameters x {per_weight:g} B ({model.llm.source})"
-        )
-    elif runtime_of(model) == "triton":
-        basis = "size unknown (an ONNX/TensorRT model)"
-    else:
-        basis = "size unknown (a model-store source without model_info)"
+    copied = checkpoint.checkpoint_of(model, runtime_of(model))
     store = env.model_store.split("://", 1)[0]
     if model.source.scheme in ("s3", "gs") and model.source.bucket != env.store_bucket:
         store = model.source.scheme
@@ -320,9 +307,9 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
         pool=pool.name,
         units_per_replica=model.gpus,
         spare_units=pool.spare_gpus,
-        weights_gb=weights_gb,
-        weights_basis=basis,
-        weights_precision_bytes=per_weight,
+        weights_gb=copied.gb,
+        weights_basis=copied.basis,
+        weights_precision_bytes=copied.bytes_per_weight,
         store=store,
         warmup_batches=len(model.warmup.batch_sizes) if model.warmup else 0,
         from_zero=model.replicas.min == 0,
@@ -332,18 +319,6 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
 
 def _up(seconds: float) -> float:
     return float(math.ceil(seconds - 1e-9))
-
-
-def _weights_gb(inputs: ScaleOutInputs, c: Constants) -> tuple[float, str]:
-    if inputs.weights_gb is not None:
-        return inputs.weights_gb, inputs.weights_basis
-    if inputs.runtime == "triton":
-        return c.unknown_model_gb, f"{inputs.weights_basis}: assumed {c.unknown_model_gb:g} GB"
-    gb = c.unknown_llm_parameters_billions * inputs.weights_precision_bytes
-    return gb, (
-        f"{inputs.weights_basis}: assumed {c.unknown_llm_parameters_billions:g}B parameters "
-        f"x {inputs.weights_precision_bytes:g} B"
-    )
 
 
 def budget(
@@ -377,24 +352,40 @@ def budget(
                 "on the new node",
             )
         )
-    gb, basis = _weights_gb(inputs, c)
-    parts.append(
-        Part(
-            "weights",
-            _up(gb * 1000 / c.store_read_mb_per_s),
-            f"{gb:g} GB from the {inputs.store} model store at {c.store_read_mb_per_s:g} MB/s; "
-            f"{basis}",
+    gb = inputs.weights_gb
+    if gb is None:
+        parts.append(
+            Part(
+                "weights",
+                0,
+                f"from the {inputs.store} model store at {c.store_read_mb_per_s:g} MB/s; "
+                f"{inputs.weights_basis}",
+                known=False,
+            )
         )
-    )
+    else:
+        parts.append(
+            Part(
+                "weights",
+                _up(gb * 1000 / c.store_read_mb_per_s),
+                f"{gb:g} GB from the {inputs.store} model store at "
+                f"{c.store_read_mb_per_s:g} MB/s; {inputs.weights_basis}",
+            )
+        )
     init = c.engine_init_s(inputs.runtime, inputs.compile_cache)
     start = f"{inputs.runtime} start"
     if inputs.runtime == "vllm" and inputs.compile_cache:
         start += " with the staged torch.compile cache"
+    load = (
+        f"{gb:g} GB at {c.gpu_load_gb_per_s:g} GB/s"
+        if gb is not None
+        else "the weights' load (size unknown, not counted)"
+    )
     parts.append(
         Part(
             "engine_load",
-            _up(gb / c.gpu_load_gb_per_s + init),
-            f"{gb:g} GB at {c.gpu_load_gb_per_s:g} GB/s + {init:g} s {start}",
+            _up((gb or 0) / c.gpu_load_gb_per_s + init),
+            f"{load} + {init:g} s {start}",
         )
     )
     if inputs.warmup_batches:

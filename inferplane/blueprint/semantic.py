@@ -307,7 +307,9 @@ def _models_fit(env: EnvView) -> None:
                 "a TensorRT engine is built from an ONNX file",
                 "point source at the model's .onnx file",
             )
-        semantic_scaling.check_model(env, path, model)
+        pool = pools.get(model["pool"]) or {}
+        zones = len(pool.get("zones") or env.spec["zones"])
+        semantic_scaling.check_model(env, path, model, zones)
         slo = model.get("slo") or {}
         # TensorRT-LLM models: semantic_trtllm (time to first token when streaming).
         llm = "tensorrt_llm" in model

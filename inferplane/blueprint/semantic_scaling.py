@@ -20,8 +20,8 @@ class Reporter(Protocol):
     def error(self, path: YamlPath, message: str, hint: str) -> None: ...
 
 
-def check_model(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None:
-    """Every scaling problem of one model (already schema-valid)."""
+def check_model(env: Reporter, path: YamlPath, model: Mapping[str, Any], zones: int = 1) -> None:
+    """Every scaling problem of one model (already schema-valid); `zones`: its pool's."""
     _signals(env, path, model)
     replicas = model.get("replicas") or {}
     spec = replicas.get("wake") or {}
@@ -39,14 +39,33 @@ def check_model(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None
     server = model["server"]
     protocol = (model.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server])
     realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
-    minimum = replicas.get("min", 1 if realtime else 0)
-    if minimum == 0 and schedule is None and not wake.serves_only_http(server, protocol):
+    low, high = defaults.default_replicas(realtime, zones)
+    minimum = replicas.get("min", low)
+    windows = replicas.get("schedule") or []
+    if windows:
+        maximum = replicas.get("max", max(high, minimum))
+        _windows(env, (*path, "replicas"), windows, minimum, maximum, zones)
+        if schedule is not None:
+            env.error(
+                (*path, "replicas", "wake"),
+                "replicas.wake and replicas.schedule both bring the model back from its "
+                "minimum; only one of them may be given",
+                "write the wake window as a window of replicas.schedule (e.g. "
+                '{schedule: "0 2 * * *", duration: 3h, min: 1}) and remove replicas.wake',
+            )
+    if (
+        minimum == 0
+        and schedule is None
+        and not windows
+        and not wake.serves_only_http(server, protocol)
+    ):
         env.error(
             (*path, "replicas", "min"),
             f"at 0 replicas this model has no way to wake: it serves {protocol}, not HTTP "
             "only, and its own metrics vanish with its last pod",
-            'add replicas.wake (e.g. {schedule: "0 2 * * *", duration: 3h}), serve HTTP only '
-            "(expose.protocol: http), or keep replicas.min at 1 or more",
+            'add replicas.wake (e.g. {schedule: "0 2 * * *", duration: 3h}) or '
+            "replicas.schedule windows, serve HTTP only (expose.protocol: http), or keep "
+            "replicas.min at 1 or more",
         )
 
 
@@ -74,6 +93,50 @@ def _signals(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None:
                 "time to first token is a vLLM (token streaming) signal",
                 "use p95_latency_ms or queue_depth for Triton",
             )
+
+
+def _windows(
+    env: Reporter,
+    path: YamlPath,
+    windows: list[Mapping[str, Any]],
+    minimum: int,
+    maximum: int,
+    zones: int,
+) -> None:
+    """Each window of `replicas.schedule`: a valid cron window, and a floor that means
+    something: above `replicas.min` (else the window changes nothing), within `max`."""
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, window in enumerate(windows):
+        where: YamlPath = (*path, "schedule", i)
+        _wake(env, where, window)
+        floor = window["min"] * zones
+        each = f"{window['min']} per zone x {zones} zone{'s' if zones != 1 else ''}"
+        if floor > maximum:
+            env.error(
+                (*where, "min"),
+                f"the window keeps {floor} replicas ({each}), more than replicas.max ({maximum})",
+                f"raise replicas.max to {floor} or more, or lower the window's min",
+            )
+        elif floor <= minimum:
+            env.error(
+                (*where, "min"),
+                f"the window keeps {floor} replicas ({each}), no more than replicas.min "
+                f"({minimum}) keeps all the time, so it changes nothing",
+                "lower replicas.min to what the model needs outside the windows (0 lets it "
+                "scale to zero), or raise the window's min",
+            )
+        key = (
+            " ".join(str(window["schedule"]).split()),
+            str(window["duration"]),
+            str(window.get("timezone", wake.DEFAULT_TIMEZONE)),
+        )
+        if key in seen:
+            env.error(
+                (*where, "schedule"),
+                f"window {i} repeats window {seen[key]} (same schedule, duration and time zone)",
+                "remove one of them; overlapping windows take the larger min",
+            )
+        seen.setdefault(key, i)
 
 
 def _wake(env: Reporter, path: YamlPath, spec: Mapping[str, Any]) -> None:

@@ -28,6 +28,9 @@ _RANGES: Final = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?$")
 _ITEM = re.compile(r"^(\*|\d+(?:-\d+)?)(?:/(\d+))?$")
 DAY_MINUTES: Final = 24 * 60
+SCHEDULE_TRIGGER_PREFIX: Final = "schedule-"
+"""Names of the cron triggers of `replicas.schedule` windows: ``schedule-<index>``, the
+window's index in the blueprint (the warm-replicas rule points back at it)."""
 
 
 class WakeError(ValueError):

@@ -14,7 +14,7 @@ from inferplane.blueprint.scale_out import (
     budget,
     constant_docs,
 )
-from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
+from inferplane.policies.framework import ConfigKey, Finding, ResourceRef, Rule, RuleConfig
 from inferplane.policies.stack import Stack
 
 MAX_TOTAL_S = 120
@@ -38,24 +38,13 @@ def _config_keys() -> tuple[ConfigKey, ...]:
     return tuple(keys)
 
 
-def judged(inputs: ScaleOutInputs, constants: Constants, node_autoscaler: bool = True) -> Budget:
-    """The budget the rule judges: with an unknown model size counted as nothing, so the
-    advisory rests on what the blueprint states (`inferplane plan` shows the assumed size)."""
-    if inputs.weights_gb is None:
-        constants = dataclasses.replace(
-            constants, unknown_llm_parameters_billions=0, unknown_model_gb=0
-        )
-    return budget(inputs, constants, node_autoscaler=node_autoscaler)
+NEW_NODE_PARTS = ("node", "image_pull")
+"""The parts a spare GPU on a running node removes at once: the cheapest lever."""
 
 
-def _blame(name: str, inputs: ScaleOutInputs, part: str) -> tuple[YamlPath, str]:
-    """The value to change for the dominant part, and how."""
+def _blame(name: str, part: str) -> tuple[YamlPath, str]:
+    """The value to change for `part` (not a new node's), and how."""
     model: YamlPath = ("models", name)
-    if part in ("node", "image_pull"):
-        return ("gpu_pools", inputs.pool, "spare_gpus"), (
-            f"keep spare_gpus: {inputs.units_per_replica} (or more) on pool {inputs.pool}, so a "
-            "new replica preempts a placeholder on a running node that already holds the image"
-        )
     if part == "weights":
         return (*model, "source"), (
             "serve a smaller or quantized checkpoint, or keep more warm replicas "
@@ -96,21 +85,46 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 ref,
             )
             continue
-        found = judged(inputs, constants, node_autoscaler=not stack.fixed_nodes)
+        found = budget(inputs, constants, node_autoscaler=not stack.fixed_nodes)
         if found.total_s <= bound:
             continue
-        dominant = found.dominant
-        part = found.part(dominant)
-        assert part is not None
-        field, fix = _blame(name, inputs, dominant)
-        yield Finding(
+        yield _finding(name, inputs, found, bound, ref)
+
+
+def _finding(
+    name: str, inputs: ScaleOutInputs, found: Budget, bound: int, ref: ResourceRef | None
+) -> Finding:
+    """Names what the cheapest lever removes: a spare GPU, when the budget waits for a new
+    node (both that node and its image pull go); otherwise the dominant part and its fix."""
+    needs = "at least" if found.unknown else "about"
+    head = (
+        f"a scale-out of {name} needs {needs} {found.total_s} s from a traffic spike to one "
+        f"more ready replica, over the {bound} s bound"
+    )
+    if found.unknown:
+        head += f" (not counting {', '.join(found.unknown)}: size unknown)"
+    new_node = [p for p in found.parts if p.name in NEW_NODE_PARTS]
+    if new_node:
+        removed = " and ".join(f"{p.name} {int(p.seconds)} s ({p.note})" for p in new_node)
+        rest = found.total_s - int(sum(p.seconds for p in new_node))
+        return Finding(
             f"models.{name}",
-            field,
-            f"a scale-out of {name} needs about {found.total_s} s from a traffic spike to "
-            f"one more ready replica, over the {bound} s bound; {dominant} dominates with "
-            f"{int(part.seconds)} s ({part.note}); {fix}",
+            ("gpu_pools", inputs.pool, "spare_gpus"),
+            f"{head}; keep spare_gpus: {inputs.units_per_replica} (or more) on pool "
+            f"{inputs.pool}: a new replica then preempts a placeholder on a running node "
+            f"that holds the image already, which removes {removed}, leaving {rest} s",
             ref,
         )
+    dominant = found.dominant
+    part = found.part(dominant)
+    assert part is not None
+    field, fix = _blame(name, dominant)
+    return Finding(
+        f"models.{name}",
+        field,
+        f"{head}; {dominant} dominates with {int(part.seconds)} s ({part.note}); {fix}",
+        ref,
+    )
 
 
 RULE = Rule(
@@ -131,11 +145,12 @@ RULE = Rule(
         "one more replica."
     ),
     remediation=(
-        "Fix the part that dominates: spare_gpus on the model's pool for `node` and "
-        "`image_pull`, a smaller or quantized checkpoint for `weights`, more warm replicas "
-        "(replicas.min) for `engine_load`, fewer warm-up batch sizes for `warmup`. The "
-        "estimates behind each part are this rule's config keys; correct them with "
-        "measurements from your clusters."
+        "Start with the cheapest lever: spare_gpus on the model's pool removes both `node` "
+        "and `image_pull` (a new replica preempts a placeholder on a running node that "
+        "holds the image). Then fix the part that dominates: a smaller or quantized "
+        "checkpoint for `weights`, more warm replicas (replicas.min) for `engine_load`, "
+        "fewer warm-up batch sizes for `warmup`. The estimates behind each part are this "
+        "rule's config keys; correct them with measurements from your clusters."
     ),
     links=(
         "https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/",
@@ -145,9 +160,10 @@ RULE = Rule(
         "The environment facts: each model's scale-out inputs (latency class, server, pool, "
         "GPU units per replica, the pool's spare GPU units, weights size, warm-up batches); "
         "the budget is `inferplane.blueprint.scale_out.budget`, the same one `inferplane "
-        "plan` prints. A model whose size the blueprint does not state (a model-store source "
-        "without model_info, an ONNX model) is judged without its weights; the plan shows "
-        "the assumed size. Without the facts (preview before they are known) it is skipped."
+        "plan` prints. A model whose size nothing states (no model_info, no row of the "
+        "built-in table, no size in the source's name; an ONNX model) is judged without its "
+        "weights, as at least its known parts. Without the facts (preview before they are "
+        "known) it is skipped."
     ),
     passing_example="""\
 gpu_pools:

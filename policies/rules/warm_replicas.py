@@ -5,9 +5,28 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from inferplane.blueprint.wake import SCHEDULE_TRIGGER_PREFIX
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from inferplane.policies.resources import gpu_units
+from inferplane.policies.resources import Resource, as_number, gpu_units
 from inferplane.policies.stack import ModelView, Stack, min_replicas, wake_paths
+
+
+def schedule_windows(model: ModelView) -> list[tuple[int, float, Resource, str]]:
+    """The model's `replicas.schedule` windows, from its ScaledObjects' cron triggers named
+    ``schedule-<index>``: (index, desiredReplicas, the ScaledObject, "start to end, tz")."""
+    found = []
+    for so in model.scaled_objects:
+        triggers = so.spec.get("triggers")
+        for trigger in triggers if isinstance(triggers, list) else []:
+            name = str(trigger.get("name") or "") if isinstance(trigger, dict) else ""
+            suffix = name.removeprefix(SCHEDULE_TRIGGER_PREFIX)
+            if trigger.get("type") != "cron" or suffix == name or not suffix.isdigit():
+                continue
+            meta = trigger.get("metadata") or {}
+            desired = as_number(meta.get("desiredReplicas")) or 0.0
+            text = f"{meta.get('start')} to {meta.get('end')}, {meta.get('timezone')}"
+            found.append((int(suffix), desired, so, text))
+    return found
 
 
 def served_zones(stack: Stack, model: ModelView) -> tuple[str, ...]:
@@ -45,6 +64,21 @@ def _replica_findings(stack: Stack, model: ModelView, per_zone: int) -> Iterator
             return
     count, source = min_replicas(model)
     if count is None or source is None:
+        return
+    windows = schedule_windows(model)
+    if windows and count < need:
+        # Fewer outside the windows is the point of a schedule: warm replicas are owed in
+        # each window instead.
+        for index, desired, so, text in windows:
+            if desired < need:
+                yield Finding(
+                    target,
+                    ("models", model.name, "replicas", "schedule", index, "min"),
+                    f"window {index} ({text}) keeps {desired:g} warm replicas; a realtime "
+                    f"model needs at least {need} in each window ({where}), because a cold "
+                    "start on a GPU takes minutes",
+                    so.ref,
+                )
         return
     if count < need:
         yield Finding(
@@ -163,7 +197,9 @@ RULE = Rule(
         "routing each client zone needs its own warm replica, and a warm replica needs a "
         "warm GPU: the pool's minimum nodes in each zone must hold the GPUs (or MIG slices) "
         "of every warm replica placed there, plus the pool's spare_gpus, which placeholders "
-        "hold on the same nodes. Batch models may scale to zero. A waived "
+        "hold on the same nodes. Batch models may scale to zero. A realtime model with "
+        "replicas.schedule windows may keep fewer outside them (even none): each window "
+        "must then keep the warm replicas. A waived "
         "realtime model at zero is still told apart by how it comes back: its own HTTP "
         "requests through the KEDA HTTP add-on, a wake schedule, or nothing at all."
     ),

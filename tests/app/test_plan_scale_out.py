@@ -13,7 +13,7 @@ from inferplane.app import plan
 # The reference keeps a spare GPU per zone on l4 (no node, no image pull for its realtime
 # models) and none on the batch pool h100.
 CHAT_LINE = (
-    "  scale-out chat: 118 s (engine_load 48 s, weights 40 s, hpa_reaction 15 s, "
+    "  scale-out chat: 164 s (weights 81 s, engine_load 53 s, hpa_reaction 15 s, "
     "readiness 10 s, prometheus_scrape 5 s)"
 )
 
@@ -33,30 +33,33 @@ def test_plan_prints_and_writes_every_models_budget(
     start = printed.index("Scale-out budget (traffic spike to one more ready replica):")
     assert printed[start + 1 : start + 5] == [
         CHAT_LINE,
-        "  scale-out nightly-embed: 446 s (node 300 s, image_pull 100 s, metrics_poll 15 s, "
-        "engine_load 11 s, readiness 10 s, prometheus_scrape 5 s, weights 5 s)",
-        "  scale-out ranker: 48 s (hpa_reaction 15 s, engine_load 11 s, readiness 10 s, "
-        "prometheus_scrape 5 s, weights 5 s, warmup 2 s)",
-        "  scale-out toxicity: 46 s (hpa_reaction 15 s, engine_load 11 s, readiness 10 s, "
-        "prometheus_scrape 5 s, weights 5 s)",
+        "  scale-out nightly-embed: at least 830 s, weights unknown (node 540 s, "
+        "image_pull 250 s, metrics_poll 15 s, engine_load 10 s, readiness 10 s, "
+        "prometheus_scrape 5 s)",
+        "  scale-out ranker: at least 42 s, weights unknown (hpa_reaction 15 s, "
+        "engine_load 10 s, readiness 10 s, prometheus_scrape 5 s, warmup 2 s)",
+        "  scale-out toxicity: at least 40 s, weights unknown (hpa_reaction 15 s, "
+        "engine_load 10 s, readiness 10 s, prometheus_scrape 5 s)",
     ]
     doc = json.loads((out / "plan.json").read_text())
     assert list(doc) == ["blueprint", "environment", "models", "secrets", "resources"]
     assert list(doc["models"]) == ["chat", "nightly-embed", "ranker", "toxicity"]
     chat = doc["models"]["chat"]["scale_out"]
     assert {k: chat[k] for k in ("total_s", "parts", "dominant")} == {
-        "total_s": 118,
+        "total_s": 164,
         "parts": {
             "prometheus_scrape": 5,
             "hpa_reaction": 15,
-            "weights": 40,
-            "engine_load": 48,
+            "weights": 81,
+            "engine_load": 53,
             "readiness": 10,
         },
-        "dominant": "engine_load",
+        "dominant": "weights",
     }
+    assert chat["unknown"] == []
     embed = doc["models"]["nightly-embed"]["scale_out"]
-    assert (embed["total_s"], embed["dominant"]) == (446, "node")  # h100 keeps no spare
+    assert (embed["total_s"], embed["dominant"]) == (830, "node")  # h100 keeps no spare
+    assert (embed["parts"]["weights"], embed["unknown"]) == (None, ["weights"])
     assert list(chat["notes"]) == list(chat["parts"])  # every part says where it comes from
 
 
@@ -72,15 +75,16 @@ def test_the_policy_config_corrects_the_estimates(
     assert plan.run(_args(reference_blueprint, out, "--policy-config", str(config))) == 0
     printed = capsys.readouterr().out.splitlines()
     assert (
-        "  scale-out chat: 94 s (weights 40 s, engine_load 24 s, hpa_reaction 15 s, "
+        "  scale-out chat: 140 s (weights 81 s, engine_load 29 s, hpa_reaction 15 s, "
         "readiness 10 s, prometheus_scrape 5 s)"
     ) in printed
     assert (
-        "  scale-out nightly-embed: 246 s (node 100 s, image_pull 100 s, metrics_poll 15 s, "
-        "engine_load 11 s, readiness 10 s, prometheus_scrape 5 s, weights 5 s)"
+        "  scale-out nightly-embed: at least 390 s, weights unknown (image_pull 250 s, "
+        "node 100 s, metrics_poll 15 s, engine_load 10 s, readiness 10 s, "
+        "prometheus_scrape 5 s)"
     ) in printed
     chat = json.loads((out / "plan.json").read_text())["models"]["chat"]["scale_out"]
-    assert chat["total_s"] == 94  # 8 GB / 2 GB/s + (30 - 10) s
+    assert chat["total_s"] == 140  # 16.06 GB / 2 GB/s + (30 - 10) s = 28.03 -> 29 s
 
 
 def test_an_invalid_policy_config_is_a_located_error(

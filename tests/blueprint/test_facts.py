@@ -169,9 +169,13 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "pool": "l4",
         "units_per_replica": 1,
         "spare_units": 1,
-        "weights_gb": None,  # a model-store source names no model: the budget assumes a size
-        "weights_basis": "size unknown (a model-store source without model_info)",
-        "weights_precision_bytes": 1,
+        # The source's name is the table's Llama 3.1 8B; fp8 is applied on load, so a
+        # replica copies the 16-bit checkpoint.
+        "weights_gb": 16.06,
+        "weights_basis": "8.03B parameters x 2 B, a 16-bit checkpoint that vLLM quantizes to "
+        "fp8 on load (the name 'llama-3.1-8b-instruct': "
+        "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/config.json)",
+        "weights_precision_bytes": 2.0,
         "store": "gs",
         "warmup_batches": 0,
         "from_zero": False,

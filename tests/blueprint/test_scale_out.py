@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.blueprint import llm_catalog, scale_out, timing
-from inferplane.blueprint.model import Environment, GpuPool, Model
+from inferplane.blueprint.model import Environment, GpuPool, Model, ModelSource, VllmSettings
 from inferplane.blueprint.resolve import resolve_file
 from inferplane.blueprint.scale_out import Constants, budget, inputs_of
 
@@ -43,18 +43,18 @@ def test_vllm_8b_on_l4_without_a_spare_gpu_waits_for_a_node_and_its_image(
     env = llama_8b(reference_env("prod"), spare=0)
     # 8.03e9 weights x 2 B = 16.06 GB: 16.06 GB / 200 MB/s = 80.3 s -> 81;
     # 16.06 GB / 2 GB/s + (60 - 16) s with the staged compile cache = 52.03 s -> 53;
-    # 12 GB image / 100 MB/s = 120 s.
+    # a node in 30 + 90 + 420 s; 12 GB image / 40 MB/s = 300 s.
     assert parts(env, "chat") == {
         "prometheus_scrape": 5,
         "hpa_reaction": 15,
-        "node": 300,
-        "image_pull": 120,
+        "node": 540,
+        "image_pull": 300,
         "weights": 81,
         "engine_load": 53,
         "readiness": 10,
     }
     found = budget(inputs_of(env, env.models["chat"]))
-    assert (found.total_s, found.dominant) == (584, "node")
+    assert (found.total_s, found.dominant) == (1004, "node")
 
 
 def test_vllm_8b_on_l4_with_a_spare_gpu_has_no_node_and_no_image_part(
@@ -76,29 +76,34 @@ def test_vllm_8b_on_l4_with_a_spare_gpu_has_no_node_and_no_image_part(
     )
     assert found.part("weights") is not None
     assert found.as_json()["notes"]["weights"] == (
-        "16.06 GB from the gs model store at 200 MB/s; 8.03B parameters x 2 B "
+        "16.06 GB from the gs model store at 200 MB/s; 8.03B parameters x 2 B, bf16 "
         "(https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/config.json)"
     )
 
 
-def test_triton_onnx_model_of_unknown_size_assumes_one_gigabyte(
+def test_triton_onnx_model_of_unknown_size_is_reported_as_unknown(
     reference_env: Callable[[str], Environment],
 ) -> None:
     env = with_pool(reference_env("prod"), "l4", spare_gpus=1)
     found = budget(inputs_of(env, env.models["ranker"]))
-    # 1 GB / 200 MB/s = 5 s; 1 GB / 2 GB/s + 10 s = 10.5 -> 11 s; two warm-up batch sizes.
+    # No size is guessed: the weights part is unknown, the engine load is the start alone
+    # (10 s), two warm-up batch sizes; the total is a lower bound.
     assert found.as_json()["parts"] == {
         "prometheus_scrape": 5,
         "hpa_reaction": 15,
-        "weights": 5,
-        "engine_load": 11,
+        "weights": None,
+        "engine_load": 10,
         "warmup": 2,
         "readiness": 10,
     }
-    assert found.total_s == 48
-    assert found.dominant == "hpa_reaction"
-    assert found.as_json()["notes"]["weights"].endswith(
-        "size unknown (an ONNX/TensorRT model): assumed 1 GB"
+    assert (found.total_s, found.unknown, found.dominant) == (42, ("weights",), "hpa_reaction")
+    assert found.as_json()["notes"]["weights"] == (
+        "from the gs model store at 200 MB/s; size unknown (an ONNX/TensorRT model: the "
+        "blueprint does not say its size)"
+    )
+    assert found.line("ranker") == (
+        "scale-out ranker: at least 42 s, weights unknown (hpa_reaction 15 s, "
+        "engine_load 10 s, readiness 10 s, prometheus_scrape 5 s, warmup 2 s)"
     )
 
 
@@ -109,18 +114,18 @@ def llm_serving() -> Environment:
 
 def test_tensorrt_llm_70b_copies_its_fp8_engine(llm_serving: Environment) -> None:
     # 70.55e9 weights x 1 B (fp8 engine) = 70.55 GB: 352.75 s -> 353 from the store;
-    # 70.55 / 2 + 30 = 65.3 s -> 66; 16 GB image / 100 MB/s = 160 s; 4 GPUs, no spare.
+    # 70.55 / 2 + 30 = 65.3 s -> 66; 16 GB image / 40 MB/s = 400 s; 4 GPUs, no spare.
     assert parts(llm_serving, "chat-70b") == {
         "prometheus_scrape": 5,
         "hpa_reaction": 15,
-        "node": 300,
-        "image_pull": 160,
+        "node": 540,
+        "image_pull": 400,
         "weights": 353,
         "engine_load": 66,
         "readiness": 10,
     }
     found = budget(inputs_of(llm_serving, llm_serving.models["chat-70b"]))
-    assert (found.total_s, found.dominant) == (909, "weights")
+    assert (found.total_s, found.dominant) == (1389, "node")
 
 
 @pytest.mark.parametrize(("spare", "node"), [(0, True), (3, True), (4, False), (8, False)])
@@ -167,25 +172,25 @@ def test_constants_from_a_policy_config_replace_the_defaults(
     )
     got = parts(env, "chat", c)
     assert (got["node"], got["image_pull"]) == (90, 30)  # 12 GB at 400 MB/s
-    assert budget(inputs_of(env, env.models["chat"]), c).total_s == 584 - 210 - 90
+    assert budget(inputs_of(env, env.models["chat"]), c).total_s == 1004 - 450 - 270
 
 
 def test_a_staged_compile_cache_takes_the_compile_off_a_vllm_start(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = reference_env("prod")  # chat: vLLM, 8B fp8 assumed (8 GB), a spare L4
+    env = reference_env("prod")  # chat: vLLM, a 16-bit 8B checkpoint (16.06 GB), a spare L4
     inputs = inputs_of(env, env.models["chat"])
     assert inputs.compile_cache
-    # 8 GB / 2 GB/s + 60 s cold start = 64 s; with the cache 60 - 16 = 44 s: 48 s.
+    # 16.06 GB / 2 GB/s + 60 s cold start = 68.03 -> 69 s; with the cache 60 - 16 = 44 s: 53 s.
     cold = budget(dataclasses.replace(inputs, compile_cache=False))
     warm = budget(inputs)
-    assert (cold.as_json()["parts"]["engine_load"], cold.total_s) == (64, 134)
-    assert (warm.as_json()["parts"]["engine_load"], warm.total_s) == (48, 118)
+    assert (cold.as_json()["parts"]["engine_load"], cold.total_s) == (69, 180)
+    assert (warm.as_json()["parts"]["engine_load"], warm.total_s) == (53, 164)
     assert warm.as_json()["notes"]["engine_load"] == (
-        "8 GB at 2 GB/s + 44 s vllm start with the staged torch.compile cache"
+        "16.06 GB at 2 GB/s + 44 s vllm start with the staged torch.compile cache"
     )
     c = Constants.from_values({"vllm_compile_cache_saved_s": 100})
-    assert budget(inputs, c).as_json()["parts"]["engine_load"] == 4  # never below zero
+    assert budget(inputs, c).as_json()["parts"]["engine_load"] == 9  # never below zero
 
 
 def test_an_eager_vllm_model_has_no_compile_cache(
@@ -197,18 +202,107 @@ def test_an_eager_vllm_model_has_no_compile_cache(
     eager = dataclasses.replace(chat, vllm=dataclasses.replace(chat.vllm, enforce_eager=True))
     env = with_model(env, "chat", vllm=eager.vllm)
     assert not inputs_of(env, env.models["chat"]).compile_cache
-    assert parts(env, "chat")["engine_load"] == 64
+    assert parts(env, "chat")["engine_load"] == 69
     assert not inputs_of(env, env.models["ranker"]).compile_cache  # Triton: no torch.compile
 
 
-def test_an_unknown_llm_is_sized_by_its_precision(
+def test_an_fp8_model_is_copied_at_its_checkpoints_bytes_not_its_loaded_ones(
     reference_env: Callable[[str], Environment],
 ) -> None:
-    env = reference_env("prod")  # chat: a model-store source, fp8, no model_info
+    # chat: precision fp8, which vLLM applies on load to the 16-bit checkpoint it copies; its
+    # model-store source llama-3.1-8b-instruct/ is the table's Llama 3.1 8B by name.
+    env = reference_env("prod")
     notes = budget(inputs_of(env, env.models["chat"])).as_json()["notes"]
     assert notes["weights"] == (
-        "8 GB from the gs model store at 200 MB/s; size unknown (a model-store source "
-        "without model_info): assumed 8B parameters x 1 B"
+        "16.06 GB from the gs model store at 200 MB/s; 8.03B parameters x 2 B, a 16-bit "
+        "checkpoint that vLLM quantizes to fp8 on load (the name 'llama-3.1-8b-instruct': "
+        "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/config.json)"
+    )
+
+
+def _from(env: Environment, uri: str, **changes: object) -> scale_out.ScaleOutInputs:
+    """chat's inputs with its weights at `uri` (a known model no more) and `changes`."""
+    chat = env.models["chat"]
+    scheme, _, rest = uri.partition("://")
+    if scheme == "hf":
+        repo, _, rev = rest.partition("@")
+        source = ModelSource(uri, "hf", None, None, repo, rev)
+    else:
+        bucket, _, key = rest.partition("/")
+        source = ModelSource(uri, scheme, bucket, key)  # type: ignore[arg-type]
+    model = dataclasses.replace(chat, source=source, llm=None, **changes)
+    return inputs_of(env, model)
+
+
+@pytest.mark.parametrize(
+    ("uri", "changes", "gb", "basis"),
+    [
+        (
+            "hf://Qwen/Qwen2.5-1.5B-Instruct@main",
+            {"precision": "bf16"},
+            3.0,
+            "1.5B parameters x 2 B, bf16 (read from the name 'Qwen/Qwen2.5-1.5B-Instruct')",
+        ),
+        (
+            "gs://acme-models-usc1/neuralmagic/Qwen3-30B-A3B-FP8/",
+            {},
+            30.0,
+            "30B parameters x 1 B, an FP8 checkpoint (read from the name "
+            "'neuralmagic/Qwen3-30B-A3B-FP8')",
+        ),
+        (
+            "s3://models/mistral-7b-awq/",
+            {"precision": "int4", "vllm": VllmSettings(quantization="awq")},
+            3.5,
+            "7B parameters x 0.5 B, awq (read from the name 'mistral-7b-awq')",
+        ),
+    ],
+)
+def test_a_size_is_read_from_the_sources_name(
+    reference_env: Callable[[str], Environment],
+    uri: str,
+    changes: dict[str, object],
+    gb: float,
+    basis: str,
+) -> None:
+    inputs = _from(reference_env("prod"), uri, **changes)
+    assert (inputs.weights_gb, inputs.weights_basis) == (gb, basis)
+
+
+@pytest.mark.parametrize(
+    "uri", ["gs://acme-models-usc1/house-chat/", "hf://mistralai/Mixtral-8x7B-custom@main"]
+)
+def test_a_model_whose_size_nothing_states_is_unknown_never_eight_billion(
+    reference_env: Callable[[str], Environment], uri: str
+) -> None:
+    found = budget(_from(reference_env("prod"), uri))
+    assert found.unknown == ("weights",)
+    assert found.as_json()["notes"]["weights"] == (
+        "from the gs model store at 200 MB/s; size unknown (neither model_info, the built-in "
+        "table nor the source's name gives it)"
+    )
+    # 5 + 15 + engine start 44 s + 10: the known parts, a lower bound.
+    assert found.line("chat") == (
+        "scale-out chat: at least 74 s, weights unknown (engine_load 44 s, hpa_reaction 15 s, "
+        "readiness 10 s, prometheus_scrape 5 s)"
+    )
+
+
+def test_a_one_and_a_half_billion_model_no_longer_gets_an_eight_billion_budget(
+    tmp_path: Path,
+) -> None:
+    """chat-minimal's local environment serving Qwen2.5-1.5B (not in the built-in table):
+    once 162 s made of an assumed 8B x 2 B = 16 GB; now 3 GB, from its name."""
+    text = (ROOT / "blueprints" / "chat-minimal.yaml").read_text(encoding="utf-8")
+    small = text.replace("Qwen/Qwen2.5-7B-Instruct@", "Qwen/Qwen2.5-1.5B-Instruct@")
+    assert small != text
+    blueprint = tmp_path / "small.yaml"
+    blueprint.write_text(small, encoding="utf-8")
+    env = resolve_file(blueprint, "local")
+    # 3 GB / 200 MB/s = 15 s; 3 GB / 2 GB/s + 44 s = 45.5 -> 46 s.
+    assert scale_out.budgets(env)["chat"].line("chat") == (
+        "scale-out chat: 91 s (engine_load 46 s, hpa_reaction 15 s, weights 15 s, "
+        "readiness 10 s, prometheus_scrape 5 s)"
     )
 
 

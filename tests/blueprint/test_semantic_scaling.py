@@ -71,8 +71,9 @@ def test_a_model_at_zero_without_a_way_back_is_refused_at_its_minimum() -> None:
     assert diagnostics(text) == [
         "bp.yaml:31:12: error: models.embed.replicas.min: at 0 replicas this model has no "
         "way to wake: it serves both, not HTTP only, and its own metrics vanish with its "
-        'last pod; add replicas.wake (e.g. {schedule: "0 2 * * *", duration: 3h}), serve '
-        "HTTP only (expose.protocol: http), or keep replicas.min at 1 or more"
+        'last pod; add replicas.wake (e.g. {schedule: "0 2 * * *", duration: 3h}) or '
+        "replicas.schedule windows, serve HTTP only (expose.protocol: http), or keep "
+        "replicas.min at 1 or more"
     ]
 
 
@@ -87,8 +88,8 @@ def test_an_override_to_zero_is_refused_at_the_override() -> None:
         "bp.yaml:14:27: error: environments.stg.overrides.models.chat.replicas.min: at 0 "
         "replicas this model has no way to wake: it serves grpc, not HTTP only, and its own "
         'metrics vanish with its last pod; add replicas.wake (e.g. {schedule: "0 2 * * *", '
-        "duration: 3h}), serve HTTP only (expose.protocol: http), or keep replicas.min at 1 "
-        "or more"
+        "duration: 3h}) or replicas.schedule windows, serve HTTP only (expose.protocol: "
+        "http), or keep replicas.min at 1 or more"
     ]
 
 

@@ -30,7 +30,7 @@ INVALID = [
     ),
 ]
 SUMMARY = (
-    "inferplane check: 0 mandatory violations, 1 advisory, 0 waived in 1 environment of "
+    "inferplane check: 0 mandatory violations, 2 advisory, 0 waived in 1 environment of "
     "1 blueprint, 1 invalid file: failed"
 )
 
@@ -86,7 +86,7 @@ def test_json_carries_the_diagnostics_and_the_other_files_results(workdir: Path)
     assert report["summary"] == {
         "passed": False,
         "mandatory": 0,
-        "advisory": 1,
+        "advisory": 2,
         "waived": 0,
         "invalid": 1,
         "mandatory_waivers": [],
@@ -121,7 +121,7 @@ def test_sarif_reports_a_located_invalid_blueprint_result(workdir: Path) -> None
         for path, what, fix in INVALID
     ]
     others = [r for r in run["results"] if r["ruleId"] != "invalid-blueprint"]
-    assert len(others) == 1
+    assert len(others) == 2  # latency-signal on toxicity, scale-out-budget on chat
     assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in others} == {
         "good.yaml"
     }
@@ -135,6 +135,6 @@ def test_github_annotates_the_invalid_value_and_the_other_files_results(workdir:
         f"::error file=bad.yaml,line=88,col=20,title=invalid-blueprint::{path}: {what}; {fix}"
         for path, what, fix in INVALID
     ]
-    assert [line.split(" ", 1)[0] for line in lines[2:-1]] == ["::warning"]
+    assert [line.split(" ", 1)[0] for line in lines[2:-1]] == ["::warning", "::warning"]
     assert all("file=good.yaml," in line for line in lines[2:-1])
     assert lines[-1] == SUMMARY

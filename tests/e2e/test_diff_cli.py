@@ -30,7 +30,7 @@ def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
 def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The reference blueprint's prod plan (with an API key, so chat has a Secret of its own:
     the Hub token is never in it), and the plan after raising chat's max replicas and
-    removing the ranker model."""
+    raising its max_num_seqs."""
     tmp = tmp_path_factory.mktemp("diff")
     token = "      hf_token: {from_env: HF_TOKEN}"
     text = REFERENCE.read_text(encoding="utf-8")
@@ -38,6 +38,9 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     text = text.replace(token, token + "\n      openai_api_key: {from_pulumi_config: openaiKey}")
     edited = text.replace("replicas: {min: 2, max: 8}", "replicas: {min: 2, max: 12}", 1)
     assert edited != text
+    seqs = edited.replace("max_num_seqs: 64", "max_num_seqs: 96", 1)
+    assert seqs != edited
+    edited = seqs
     base, blueprint = tmp / "base.yaml", tmp / "edited.yaml"
     base.write_text(text, encoding="utf-8")
     blueprint.write_text(edited, encoding="utf-8")
@@ -72,12 +75,16 @@ def test_diff_lists_added_removed_and_changed_fields(plans: tuple[Path, Path]) -
         "support-assistant-prod-chat-autoscaling-scaledobject"
     )
     assert "    inputs.spec.maxReplicaCount: 8 → 12" in lines[i + 1 :]
+    # The serving container's command line, in the blueprint's terms.
+    i = lines.index("~ kubernetes:apps/v1:Deployment support-assistant-prod-chat")
+    assert "    inputs.spec.template.spec.containers[0].args: --max-num-seqs 64 → 96" in lines[i:]
+    assert not any("args[" in line for line in lines)
     # Secrets are masked, whatever a plan file holds.
     assert "plaintext_must_not_show" not in run.stdout
     assert any(
         line.endswith("inputs.stringData.openai_api_key: [secret] (changed)") for line in lines
     )
-    assert lines[-1].startswith("1 to add, 1 to remove, ")
+    assert lines[-1].startswith("2 to add, 2 to remove, ")
 
 
 def test_diff_of_a_plan_with_itself_is_empty(plans: tuple[Path, Path]) -> None:

@@ -29,23 +29,41 @@ def test_without_spare_gpus_every_realtime_model_is_reported(
         ("models.ranker", ("gpu_pools", "l4", "spare_gpus")),
         ("models.toxicity", ("gpu_pools", "l4", "spare_gpus")),
     ]  # nightly-embed is a batch model: it may wait
-    # Judged on what the blueprint states: the ONNX model's size is unknown, so no weights
-    # part and the engine load is the server's start alone (448 s in the plan).
+    # Judged on what the blueprint states: the ONNX model's size is unknown, so "at least"
+    # its known parts. The advisory names what the cheapest lever, a spare GPU, removes.
     assert found[1].message == (
-        "a scale-out of ranker needs about 442 s from a traffic spike to one more ready "
-        "replica, over the 120 s bound; node dominates with 300 s (pool l4 keeps 0 spare GPU "
-        "unit(s) per zone, a replica needs 1); keep spare_gpus: 1 (or more) on pool l4, so a "
-        "new replica preempts a placeholder on a running node that already holds the image"
+        "a scale-out of ranker needs at least 832 s from a traffic spike to one more ready "
+        "replica, over the 120 s bound (not counting weights: size unknown); keep "
+        "spare_gpus: 1 (or more) on pool l4: a new replica then preempts a placeholder on a "
+        "running node that holds the image already, which removes node 540 s (pool l4 keeps "
+        "0 spare GPU unit(s) per zone, a replica needs 1) and image_pull 250 s (10 GB triton "
+        "image at 40 MB/s on the new node), leaving 42 s"
+    )
+    assert found[0].message.endswith(
+        "which removes node 540 s (pool l4 keeps 0 spare GPU unit(s) per zone, a replica "
+        "needs 1) and image_pull 300 s (12 GB vllm image at 40 MB/s on the new node), "
+        "leaving 164 s"
     )
 
 
-def test_with_a_spare_gpu_the_reference_realtime_models_are_within_the_bound(
+def test_with_a_spare_gpu_only_the_reference_chat_waits_too_long_for_its_weights(
     reference_env: Callable[[str], Environment],
 ) -> None:
     for name in ("staging", "prod"):
         env = reference_env(name)
         assert env.pools["l4"].spare_gpus == 1
-        assert RULE.run(Stack.of([], env)) == []
+        [finding] = RULE.run(Stack.of([], env))
+        assert (finding.target, finding.field) == ("models.chat", ("models", "chat", "source"))
+    # The checkpoint's bytes, not the fp8 that vLLM makes of them on load.
+    assert finding.message == (
+        "a scale-out of chat needs about 164 s from a traffic spike to one more ready "
+        "replica, over the 120 s bound; weights dominates with 81 s (16.06 GB from the gs "
+        "model store at 200 MB/s; 8.03B parameters x 2 B, a 16-bit checkpoint that vLLM "
+        "quantizes to fp8 on load (the name 'llama-3.1-8b-instruct': "
+        "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/config.json)); "
+        "serve a smaller or quantized checkpoint, or keep more warm replicas (replicas.min) "
+        "so that fewer scale-outs wait for it"
+    )
 
 
 def test_a_large_known_model_is_reported_for_its_weights(
@@ -63,7 +81,7 @@ def test_a_large_known_model_is_reported_for_its_weights(
     assert finding.message == (
         "a scale-out of chat needs about 165 s from a traffic spike to one more ready "
         "replica, over the 120 s bound; weights dominates with 82 s (16.38 GB from the gs "
-        "model store at 200 MB/s; 8.19B parameters x 2 B "
+        "model store at 200 MB/s; 8.19B parameters x 2 B, bf16 "
         "(https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json)); serve a smaller or "
         "quantized checkpoint, or keep more warm replicas (replicas.min) so that fewer "
         "scale-outs wait for it"
@@ -75,7 +93,7 @@ def test_the_bound_and_the_estimates_come_from_the_config(
 ) -> None:
     env = with_spare(reference_env("prod"), "l4", 0)
     stack = Stack.of([], env)
-    assert RULE.run(stack, {"max_total_s": 600}) == []
+    assert RULE.run(stack, {"max_total_s": 1100}) == []
     # Nodes that come up in 40 s and images that pull at 1 GB/s: only the triton models pass.
     fast = {"node_provision_s": 40, "image_pull_mb_per_s": 1000}
     assert [f.target for f in RULE.run(stack, fast)] == ["models.chat"]

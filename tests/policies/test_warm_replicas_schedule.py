@@ -1,0 +1,55 @@
+"""warm-replicas with `replicas.schedule`: a realtime model may keep fewer replicas outside
+its windows; the warm replicas are owed in each window. Exact findings."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from inferplane.app.check import stack_of
+from inferplane.blueprint.model import Environment, MinMax, ScheduleWindow
+from inferplane.policies.rules import rule
+
+RULE = rule("warm-replicas")
+WEEKDAYS = ScheduleWindow("0 7 * * 1-5", 12 * 3600, "Europe/Berlin", 1, 2)
+
+
+def chat_at_night(env: Environment, *windows: ScheduleWindow) -> Environment:
+    chat = dataclasses.replace(env.models["chat"], replicas=MinMax(0, 8), schedule=windows)
+    return dataclasses.replace(env, models={**env.models, "chat": chat})
+
+
+def test_no_replica_at_night_passes_with_a_warm_window(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    stack = stack_of(chat_at_night(reference_env("prod"), WEEKDAYS))
+    assert [f for f in RULE.run(stack) if f.target == "models.chat"] == []
+
+
+def test_each_window_must_keep_the_warm_replicas(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    stack = stack_of(chat_at_night(reference_env("prod"), WEEKDAYS))
+    found = [
+        f for f in RULE.run(stack, {"min_warm_replicas_per_zone": 2}) if f.target == "models.chat"
+    ]
+    assert [(f.field, f.message) for f in found] == [
+        (
+            ("models", "chat", "replicas", "schedule", 0, "min"),
+            "window 0 (0 7 * * 1-5 to 0 19 * * 1-5, Europe/Berlin) keeps 2 warm replicas; a "
+            "realtime model needs at least 4 in each window (2 per zone of pool l4: "
+            "us-central1-a, us-central1-b), because a cold start on a GPU takes minutes",
+        )
+    ]
+
+
+def test_without_windows_a_realtime_model_at_zero_is_still_refused(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    found = [
+        f
+        for f in RULE.run(stack_of(chat_at_night(reference_env("prod"))))
+        if f.target == "models.chat"
+    ]
+    assert [f.field for f in found] == [("models", "chat", "replicas", "min")]
+    assert found[0].message.startswith("keeps 0 warm replicas; a realtime model needs at least 2")
