@@ -32,9 +32,7 @@ networks only and has no precision flags: the ONNX model's types decide.
 The build pod gets NetworkPolicy ``<model>-engine-build``: no ingress, egress to DNS and the
 model store only (`network_policies.isolated_store_client_spec`); the Job waits for it.
 
-The Job sets no ``backoffLimit``, ``activeDeadlineSeconds`` or ``ttlSecondsAfterFinished``:
-Pulumi waits for it to complete (up to `BUILD_TIMEOUT`) and must still find it afterwards.
-A failed Job is replaced on the next ``pulumi up`` (``pulumi.com/replaceUnready``).
+Pulumi waits for the Job up to `BUILD_TIMEOUT` (`store_job.build_job`).
 """
 
 from __future__ import annotations
@@ -74,7 +72,15 @@ from inferplane.components.serving.store_cli import (
     store_exists,
     store_sync,
 )
+from inferplane.components.serving.store_job import (
+    build_job,
+    scripts_config_map,
+    scripts_mount,
+    scripts_volume,
+)
 
+SHAPES_PROGRAM: Final = "onnx_shapes"
+"""The job program that gives the ONNX inputs their shapes (`jobs.onnx_shapes`)."""
 ENGINE_FILE: Final = "model.plan"
 KEY_SCHEMA: Final = "2"
 """Part of every engine key: raising it rebuilds every engine (a changed build procedure).
@@ -281,7 +287,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
         "env": trtexec_env(model, env),
         "resources": build_resources,
         "securityContext": container_security_context(),
-        "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *work],
+        "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *work, scripts_mount()],
     }
     upload = store_container(
         env,
@@ -305,7 +311,12 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
         **gpu_placement(pool),
         "initContainers": [fetch, build],
         "containers": [upload],
-        "volumes": [empty_dir("work"), empty_dir("home"), empty_dir("tmp")],
+        "volumes": [
+            empty_dir("work"),
+            empty_dir("home"),
+            empty_dir("tmp"),
+            scripts_volume(job_name(model, engine_key(model, env)), [SHAPES_PROGRAM]),
+        ],
     }
 
 
@@ -373,44 +384,35 @@ def build_resources(
     job_spec: Manifest,
     parent: pulumi.Resource,
     provider: k8s.Provider,
+    modules: Sequence[str],
     timeout: str = BUILD_TIMEOUT,
     after: Sequence[pulumi.Resource] = (),
 ) -> tuple[k8s.networking.v1.NetworkPolicy, k8s.batch.v1.Job]:
-    """A build's NetworkPolicy and its Job ``<name>-<key[:10]>``, which starts only once the
-    policy allows its egress (the namespace denies by default) and `after` exist (the
-    staging Job of an hf:// checkpoint)."""
+    """A build's NetworkPolicy, the ConfigMap of its programs `modules` (`store_job`), and
+    its Job ``<name>-<key[:10]>``, which starts only once the policy allows its egress (the
+    namespace denies by default), its programs exist, and `after` exist (the staging Job of
+    an hf:// checkpoint)."""
     policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
     key = job_metadata["labels"][ENGINE_KEY_LABEL]
+    scripts = scripts_config_map(
+        f"{name}-{key[:10]}-scripts",
+        job_metadata["name"],
+        modules,
+        namespace,
+        job_metadata["labels"],
+        parent,
+        provider,
+    )
     job = build_job(
-        f"{name}-{key[:10]}", job_metadata, job_spec, parent, provider, timeout, [policy, *after]
+        f"{name}-{key[:10]}",
+        job_metadata,
+        job_spec,
+        parent,
+        provider,
+        timeout,
+        [policy, scripts, *after],
     )
     return policy, job
-
-
-def build_job(
-    name: str,
-    metadata: Manifest,
-    spec: Manifest,
-    parent: pulumi.Resource,
-    provider: k8s.Provider,
-    timeout: str = BUILD_TIMEOUT,
-    depends_on: Sequence[pulumi.Resource] = (),
-) -> k8s.batch.v1.Job:
-    """The build Job resource: awaited up to `timeout`, replaced by delete-then-create,
-    started only after `depends_on` (its NetworkPolicy)."""
-    return k8s.batch.v1.Job(
-        name,
-        metadata=metadata,
-        spec=spec,
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            provider=provider,
-            # The Job's name is fixed (it carries the key): a replacement must delete first.
-            delete_before_replace=True,
-            depends_on=list(depends_on),
-            custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
-        ),
-    )
 
 
 @dataclass(frozen=True)
@@ -457,7 +459,7 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
         self.job_name = job_name(model, self.key)
         metadata, spec = job_manifest(env, model, args.namespace)
         self.network_policy, self.job = build_resources(
-            name, env, model, args.namespace, metadata, spec, self, args.provider
+            name, env, model, args.namespace, metadata, spec, self, args.provider, [SHAPES_PROGRAM]
         )
         self.register_outputs(
             {

@@ -86,6 +86,7 @@ from inferplane.components.serving.store_cli import (
     store_exists,
     store_sync,
 )
+from inferplane.components.serving.store_job import program, scripts_mount, scripts_volume
 from inferplane.components.serving.trtllm import (
     WARMUP_DIR,
     WARMUP_OUTPUT_TOKENS,
@@ -116,57 +117,8 @@ QUANT_ALGO: Final[Mapping[str, str]] = {
 }
 KV_CACHE_QUANT_ALGO: Final[Mapping[str, str]] = {"fp8": "FP8", "int8": "INT8"}
 DTYPE: Final[Mapping[str, str]] = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
-
-# Run in the TensorRT-LLM image with the build spec (JSON) as argv[1]. `_tensorrt_engine.LLM`
-# is the TensorRT-engine LLM from TensorRT-LLM 1.0 on, where plain `LLM` became the PyTorch
-# flow; before 1.0 (0.21 in Triton 25.08) plain `LLM` builds TensorRT engines.
-BUILD_SCRIPT: Final = """\
-import json, sys
-try:
-    from tensorrt_llm._tensorrt_engine import LLM
-except ImportError:
-    from tensorrt_llm import LLM
-from tensorrt_llm.llmapi import BuildConfig, QuantAlgo, QuantConfig
-
-spec = json.loads(sys.argv[1])
-quant = QuantConfig(
-    quant_algo=getattr(QuantAlgo, spec["quant_algo"]) if spec["quant_algo"] else None,
-    kv_cache_quant_algo=getattr(QuantAlgo, spec["kv_cache_quant_algo"])
-    if spec["kv_cache_quant_algo"] else None,
-)
-build = BuildConfig(
-    max_batch_size=spec["max_batch_size"],
-    max_input_len=spec["max_input_len"],
-    max_seq_len=spec["max_seq_len"],
-)
-build.plugin_config.use_paged_context_fmha = spec["paged_context_fmha"]
-llm = LLM(
-    model=spec["checkpoint"],
-    tensor_parallel_size=spec["tensor_parallel_size"],
-    dtype=spec["dtype"],
-    quant_config=quant,
-    build_config=build,
-)
-llm.save(spec["engine_dir"])
-
-# What serving needs from the checkpoint: its tokenizer, and a real warm-up prompt in it.
-import os, struct
-from transformers import AutoTokenizer
-tokenizer = AutoTokenizer.from_pretrained(spec["checkpoint"])
-tokenizer.save_pretrained(os.path.join(spec["engine_dir"], spec["tokenizer_subdir"]))
-ids = tokenizer.encode(spec["warmup_prompt"], add_special_tokens=True)[: spec["warmup_tokens"]]
-if len(ids) < spec["warmup_tokens"]:
-    sys.exit(f"the warm-up prompt is only {len(ids)} tokens, {spec['warmup_tokens']} needed")
-warmup = os.path.join(spec["engine_dir"], spec["warmup_dir"])
-os.makedirs(warmup)
-for name, values in (
-    ("input_ids", ids),
-    ("input_lengths", [len(ids)]),
-    ("request_output_len", [spec["warmup_output_tokens"]]),
-):
-    with open(os.path.join(warmup, name), "wb") as out:
-        out.write(struct.pack(f"<{len(values)}i", *values))
-"""
+BUILD_PROGRAM: Final = "trtllm_engine"
+"""The job program that builds the engine (`jobs.trtllm_engine`)."""
 
 
 def trtllm_image(release: str) -> str:
@@ -222,7 +174,7 @@ def engine_uri(model: ServedModel, env: ServingEnvironment) -> str:
 
 
 def build_spec(model: ServedModel) -> dict[str, Any]:
-    """The JSON `BUILD_SCRIPT` reads."""
+    """The JSON the build program (`BUILD_PROGRAM`) reads."""
     llm = _llm(model)
     return {
         "checkpoint": CHECKPOINT_DIR,
@@ -248,7 +200,7 @@ def build_spec(model: ServedModel) -> dict[str, Any]:
 def build_script(model: ServedModel) -> list[str]:
     """Shell lines of the build container: build from the checkpoint directory."""
     spec = json.dumps(build_spec(model), sort_keys=True)
-    return [shlex.join(["python3", "-c", BUILD_SCRIPT, spec])]
+    return [shlex.join(["python3", program(BUILD_PROGRAM), spec])]
 
 
 def _fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
@@ -297,6 +249,7 @@ def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
             mount("work", WORK_DIR),
+            scripts_mount(),
         ],
     }
 
@@ -335,6 +288,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
             empty_dir("home"),
             empty_dir("tmp"),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
+            scripts_volume(job_name(model, engine_key(model, env)), [BUILD_PROGRAM]),
         ],
     }
 
@@ -402,6 +356,7 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
             spec,
             self,
             args.provider,
+            [BUILD_PROGRAM],
             BUILD_TIMEOUT,
             args.after,
         )

@@ -67,7 +67,6 @@ from inferplane.components.serving.containers import (
     shell,
     shm_size_mib,
 )
-from inferplane.components.serving.engine_build import build_job
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import (
@@ -75,6 +74,13 @@ from inferplane.components.serving.store_cli import (
     store_copy,
     store_exists,
     store_sync,
+)
+from inferplane.components.serving.store_job import (
+    build_job,
+    program,
+    scripts_config_map,
+    scripts_mount,
+    scripts_volume,
 )
 from inferplane.components.serving.vllm import (
     CACHE_ROOT,
@@ -98,25 +104,8 @@ COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 KEY_LABEL: Final = "inferplane.dev/compile-key"
 HEALTH_POLL_S: Final = 5
 
-# argv: the `vllm serve` arguments. Serves until /health answers, then stops the server.
-COMPILE_SCRIPT: Final = f"""\
-if [ -f {SKIP_FILE} ]; then exit 0; fi
-vllm serve "$@" &
-pid=$!
-until python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:{PORTS["http"]}/health", timeout=5)' 2>/dev/null; do
-  if ! kill -0 "$pid" 2>/dev/null; then
-    wait "$pid"
-    echo "vllm serve stopped before /health answered" >&2
-    exit 1
-  fi
-  sleep {HEALTH_POLL_S}
-done
-kill -TERM "$pid"
-wait "$pid" || true
-if [ -z "$(ls -A "{COMPILE_CACHE_DIR}" 2>/dev/null)" ]; then
-  echo "vllm wrote no torch.compile cache under {COMPILE_CACHE_DIR}" >&2
-  exit 1
-fi"""  # noqa: E501
+COMPILE_PROGRAM: Final = "compile_cache"
+"""The job program that serves until healthy, then stops (`jobs.compile_cache`)."""
 
 
 def compiles(model: ServedModel, env: ServingEnvironment) -> bool:
@@ -193,8 +182,17 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     return {
         "name": "compile",
         "image": vllm_image(env, model),
-        # Blueprint text reaches the script only as its arguments ("$@").
-        "command": ["/bin/sh", "-c", "set -eu\n" + COMPILE_SCRIPT, "sh", *vllm_args(model)],
+        # Blueprint text reaches the program only as arguments, never through a shell.
+        "command": [
+            "python3",
+            program(COMPILE_PROGRAM),
+            f"--health-url=http://127.0.0.1:{PORTS['http']}/health",
+            f"--cache-dir={COMPILE_CACHE_DIR}",
+            f"--poll-s={HEALTH_POLL_S}",
+            f"--skip-if={SKIP_FILE}",
+            "--",
+            *vllm_args(model),
+        ],
         "env": vllm_env(model),
         "resources": serving_resources(model),
         "securityContext": container_security_context(),
@@ -205,6 +203,7 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             mount("models", MODELS_DIR, read_only=True),
             mount(CACHE_VOLUME, CACHE_ROOT),
             mount("work", WORK_DIR),
+            scripts_mount(),
         ],
     }
 
@@ -256,6 +255,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
             empty_dir("models"),
             empty_dir(CACHE_VOLUME),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
+            scripts_volume(job_name(model, key), [COMPILE_PROGRAM]),
         ],
     }
 
@@ -339,6 +339,15 @@ class VllmCompileCache(pulumi.ComponentResource):
             spec=network_policy_spec(env, model),
             opts=child,
         )
+        scripts = scripts_config_map(
+            f"{name}-{self.key[:10]}-scripts",
+            self.job_name,
+            [COMPILE_PROGRAM],
+            args.namespace,
+            metadata["labels"],
+            self,
+            args.provider,
+        )
         self.job = build_job(
             f"{name}-{self.key[:10]}",
             metadata,
@@ -346,7 +355,7 @@ class VllmCompileCache(pulumi.ComponentResource):
             self,
             args.provider,
             COMPILE_TIMEOUT,
-            [self.network_policy, *args.after],
+            [self.network_policy, scripts, *args.after],
         )
         self.register_outputs(
             {

@@ -31,7 +31,6 @@ from inferplane.components.serving.containers import (
     service_account,
     shell,
 )
-from inferplane.components.serving.engine_build import build_job
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.secrets import (
     SECRET_FILE_MODE,
@@ -46,6 +45,13 @@ from inferplane.components.serving.store_cli import (
     store_container,
     store_copy,
     store_exists,
+)
+from inferplane.components.serving.store_job import (
+    build_job,
+    program,
+    scripts_config_map,
+    scripts_mount,
+    scripts_volume,
 )
 from inferplane.components.serving.weights import HubSource, Staging, staged_uri
 
@@ -82,18 +88,8 @@ itself never fetches those files because it also passes ``allow_patterns=["*.saf
 when the repository has safetensors (``vllm/model_executor/model_loader/weight_utils.py``
 ``download_weights_from_hf``). ``original/*`` matches every file under ``original/``."""
 
-# Run in the vLLM image; argv: repository, revision, target directory, then the patterns
-# of the files to leave out.
-DOWNLOAD_SCRIPT: Final = """\
-import sys
-from huggingface_hub import snapshot_download
-snapshot_download(
-    repo_id=sys.argv[1],
-    revision=sys.argv[2],
-    local_dir=sys.argv[3],
-    ignore_patterns=sys.argv[4:] or None,
-)
-"""
+DOWNLOAD_PROGRAM: Final = "hub_download"
+"""The job program that downloads the repository (`jobs.hub_download`)."""
 
 
 def pod_labels(env: ServingEnvironment, source: HubSource) -> dict[str, str]:
@@ -122,7 +118,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
         {"name": "HF_REPO", "value": staging.source.repo},
         {"name": "HF_REVISION", "value": staging.source.revision},
     ]
-    mounts = [mount("home", HOME), mount("tmp", "/tmp"), mount("work", WORK_DIR)]
+    mounts = [mount("home", HOME), mount("tmp", "/tmp"), mount("work", WORK_DIR), scripts_mount()]
     if staging.token is not None:
         environment.append({"name": "HF_TOKEN_PATH", "value": f"{SECRETS_DIR}/{TOKEN_KEY}"})
         mounts.append({"name": SECRETS_VOLUME, "mountPath": SECRETS_DIR, "readOnly": True})
@@ -132,7 +128,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
         "command": shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
             # Blueprint text reaches the script only as quoted variables.
-            f'python3 -c {shlex.quote(DOWNLOAD_SCRIPT)} "$HF_REPO" "$HF_REVISION" "{SNAPSHOT_DIR}" '
+            f'python3 {program(DOWNLOAD_PROGRAM)} "$HF_REPO" "$HF_REVISION" "{SNAPSHOT_DIR}" '
             + " ".join(shlex.quote(p) for p in IGNORE_PATTERNS),
             f'rm -rf "{SNAPSHOT_DIR}/.cache"',
         ),
@@ -183,7 +179,12 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
         uri_env,
         work,
     )
-    volumes = [empty_dir("work"), empty_dir("home"), empty_dir("tmp")]
+    volumes = [
+        empty_dir("work"),
+        empty_dir("home"),
+        empty_dir("tmp"),
+        scripts_volume(staging.source.job_name, [DOWNLOAD_PROGRAM]),
+    ]
     if staging.token is not None:
         volumes.append(
             {
@@ -279,6 +280,17 @@ class WeightsStaging(pulumi.ComponentResource):
             opts=child,
         )
         before.append(self.network_policy)
+        before.append(
+            scripts_config_map(
+                f"{name}-scripts",
+                source.job_name,
+                [DOWNLOAD_PROGRAM],
+                args.namespace,
+                metadata["labels"],
+                self,
+                args.provider,
+            )
+        )
         if staging.token is not None:
             value = secret_value(
                 staging.token,

@@ -8,6 +8,7 @@ import pytest
 from serving_fixtures import (
     JOB,
     args_of_mf,
+    job_program,
     k8s_object,
     pod_spec,
     with_model,
@@ -212,6 +213,9 @@ def test_build_job(served, env_name, request):
     assert build_script.startswith("set -eu\nif [ -f /build/engine-exists ]; then exit 0; fi\n")
     assert "--fp16" in build_script and "input_ids" not in build_script  # shapes: env only
     assert "TRT_INPUTS" in {e["name"] for e in build["env"]}
+    # the shapes program is the shipped module, from the Job's own scripts ConfigMap
+    assert "\npython3 /opt/inferplane/jobs/onnx_shapes.py " in build_script
+    assert "def shape_flags(" in job_program(rec, job, "trtexec", "onnx_shapes")
     assert upload_script.index("engine-exists") < upload_script.index(" cp ")
     env_vars = {e["name"]: e["value"] for e in upload["env"]}
     assert env_vars["ENGINE_URI"] == engine_uri(*args_of_mf(env, env.models["ranker"]))

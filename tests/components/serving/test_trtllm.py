@@ -13,6 +13,7 @@ from serving_fixtures import (
     JOB,
     args_of_mf,
     container,
+    job_program,
     k8s_object,
     pod_spec,
     serve,
@@ -33,7 +34,6 @@ from inferplane.components.serving.spec import ServingArgsError, model_source
 from inferplane.components.serving.triton_config import triton_args
 from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
 from inferplane.components.serving.trtllm_build import (
-    BUILD_SCRIPT,
     build_settings,
     build_spec,
     engine_key,
@@ -142,7 +142,11 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     # ... and waits for the staging Job that wrote it.
     staging = k8s_object(rec, JOB, HubSource(*_LLAMA).job_name)
     assert staging.urn in job.depends_on
-    assert 'llm.save(spec["engine_dir"])' in script and BUILD_SCRIPT.splitlines()[0] in script
+    assert script.startswith(
+        "set -eu\nif [ -f /build/engine-exists ]; then exit 0; fi\n"
+        "python3 /opt/inferplane/jobs/trtllm_engine.py '{"
+    )
+    assert "llm.save(" in job_program(rec, job, "trtllm-build", "trtllm_engine")
     uri = engine_uri(model, env)
     assert uri == f"gs://acme-llm-models-usc1/.inferplane/engines/llm-serving/{MODEL}/{key}/"
     upload = container(job, "upload-engine")

@@ -16,6 +16,7 @@ from serving_fixtures import (
     NETWORK_POLICY,
     SECRET,
     container,
+    job_program,
     k8s_object,
     pod_spec,
     serve,
@@ -39,7 +40,7 @@ from inferplane.blueprint.model import (
 from inferplane.blueprint.resolve import resolve_file
 from inferplane.components.serving.spec import ServingArgsError, model_source
 from inferplane.components.serving.weights import HubSource, staged_uri
-from inferplane.components.serving.weights_job import COMPLETE_MARKER, DOWNLOAD_SCRIPT
+from inferplane.components.serving.weights_job import COMPLETE_MARKER
 from inferplane.components.stack_serving import served_model, serving_environment
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -102,7 +103,8 @@ def test_staging_job_alone_holds_the_token_and_downloads_the_pinned_revision(
     assert env["HF_REPO"] == REPO and env["HF_REVISION"] == REVISION
     assert env["HF_TOKEN_PATH"] == "/var/run/secrets/inferplane/hf_token"
     script = download["command"][2]
-    assert DOWNLOAD_SCRIPT in script
+    assert "python3 /opt/inferplane/jobs/hub_download.py " in script
+    assert "snapshot_download" in job_program(twins, job, "download", "hub_download")
     # Blueprint text only as quoted variables, never spliced into the script.
     assert '"$HF_REPO" "$HF_REVISION" "/build/snapshot"' in script and REPO not in script
     (volume,) = [v for v in pod["volumes"] if "secret" in v]
