@@ -302,8 +302,9 @@ class ModelServer(pulumi.ComponentResource):
             its in-cluster DNS name.
         grpc_endpoint: for a model exposing gRPC, the client-side balancing target
             ``dns:///<model>-grpc.<ns>.svc.cluster.local:8001`` (`grpc_service_spec`); else None.
-        engine_uri: the TensorRT engine's store URI (Triton with ``tensorrt``) or the
-            TensorRT-LLM engine directory's (``tensorrt_llm``), else None.
+        engine_uri: the keyed store prefix of the TensorRT engine (Triton with ``tensorrt``)
+            or the TensorRT-LLM engine (``tensorrt_llm``), else None; its marker names the
+            attempt folder that holds the engine (`store_cli.resolve_attempt`).
     """
 
     deployment_name: pulumi.Output[str]

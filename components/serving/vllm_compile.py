@@ -21,14 +21,18 @@ Job runs the serving container itself — same image, same ``vllm serve`` argume
 paths by the same fetch container, on the serving pool's GPU with a replica's resources —
 waits until ``/health`` answers (v0.10.2's ``run_server_worker`` builds the engine, which
 compiles and captures, before it serves HTTP: ``vllm/entrypoints/openai/api_server.py``),
-stops the server and uploads the cache to
+stops the server (`jobs.compile_cache`) and uploads the cache to
 
-    <model_store>/.inferplane/vllm-compile/<key>/torch_compile_cache/
+    <model_store>/.inferplane/vllm-compile/<blueprint>/<model>/<key>/
+        attempt-<pod uid>/torch_compile_cache/
 
-writing ``inferplane-compile-complete`` last. `compile_key` hashes everything vLLM's own
-hash depends on that the blueprint sets: the image (and so the vLLM version and the traced
-code), the GPU type and resource, the weights' store URIs (an hf:// source's staged copy
-names its revision), every ``vllm serve`` argument (tensor-parallel size included) and the
+writing the marker ``inferplane-complete-attempt`` that names the attempt folder last
+(`store_cli.publish_attempt`): a retried Job never overwrites.
+
+`compile_key` hashes everything vLLM's own hash depends on that the blueprint sets: the
+image (and so the vLLM version and the traced code), the GPU type and resource, the
+weights' store URIs (an hf:// source's staged copy names its revision), every ``vllm
+serve`` argument (tensor-parallel size included) and the
 container's environment. A new key is a new Job; an unchanged one is the same resource.
 The key is deliberately at least as fine as vLLM's: should vLLM's hash differ anyway, the
 serving pod's vLLM misses the copied cache and compiles, as before.
@@ -70,9 +74,10 @@ from inferplane.components.serving.containers import (
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import (
+    ATTEMPT_ENV,
+    publish_attempt,
+    published,
     store_container,
-    store_copy,
-    store_exists,
     store_sync,
 )
 from inferplane.components.serving.store_job import (
@@ -84,9 +89,9 @@ from inferplane.components.serving.store_job import (
 )
 from inferplane.components.serving.vllm import (
     CACHE_ROOT,
+    CACHE_SUBDIR,
     CACHE_VOLUME,
     COMPILE_CACHE_DIR,
-    COMPILE_CACHE_MARKER,
     vllm_args,
     vllm_env,
     vllm_fetch_container,
@@ -132,7 +137,7 @@ def compile_settings(env: ServingEnvironment, model: ServedModel) -> dict[str, A
         "image": vllm_image(env, model),
         "vllm_version": env.vllm_version,
         "source": model.source.uri,
-        "weights": [[uri, target] for _, uri, target in weight_copies(env, model)],
+        "weights": [[copy.uri, copy.target] for copy in weight_copies(env, model)],
         "gpu": model.pool.gpu_type,
         "gpu_resource": model.pool.gpu_resource,
         "tensor_parallel_size": model.gpus,
@@ -210,14 +215,13 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
 
 def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
     uri_env = [{"name": "COMPILE_CACHE_URI", "value": cache_uri(env, key, model.name)}]
-    marker = f'"${{COMPILE_CACHE_URI}}{COMPILE_CACHE_MARKER}"'
     work = mount("work", WORK_DIR)
     check = store_container(
         env,
         naming.VLLM_COMPILER_SA,
         "check-staged",
         shell(
-            f"if {store_exists(env, marker)}; then",
+            f"if {published(env, 'COMPILE_CACHE_URI')}; then",
             f'  touch {SKIP_FILE}; echo "compile cache already staged: $COMPILE_CACHE_URI"',
             "fi",
         ),
@@ -232,12 +236,15 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
-            store_sync(env, f'"{COMPILE_CACHE_DIR}"', '"${COMPILE_CACHE_URI}torch_compile_cache"'),
-            f'date -u > "{WORK_DIR}/{COMPILE_CACHE_MARKER}"',
-            store_copy(env, f'"{WORK_DIR}/{COMPILE_CACHE_MARKER}"', marker),
-            'echo "compile cache staged at $COMPILE_CACHE_URI"',
+            *publish_attempt(
+                env,
+                "COMPILE_CACHE_URI",
+                store_sync(env, f'"{COMPILE_CACHE_DIR}"', f'"${{ATTEMPT_URI}}{CACHE_SUBDIR}"'),
+                WORK_DIR,
+                "compile cache",
+            ),
         ),
-        uri_env,
+        [*uri_env, ATTEMPT_ENV],
         [work, mount(CACHE_VOLUME, CACHE_ROOT)],
     )
     return {

@@ -1,10 +1,11 @@
 """The staging Job of one ``hf://`` source (`weights`): the pod, its NetworkPolicy, its
 copy of the Hub token, and the `WeightsStaging` component that creates them.
 
-The pod: an init container (cloud CLI) skips everything when the completion marker is in
+The pod: an init container (cloud CLI) skips everything when the attempt marker is in
 the store; an init container in the pinned vLLM image downloads the pinned revision with
-huggingface_hub, the only container holding the token; the main container (cloud CLI,
-ServiceAccount ``weights-stager``) uploads the copy and writes the marker last. See the
+huggingface_hub (`jobs.hub_download`), the only container holding the token; the main
+container (cloud CLI, ServiceAccount ``weights-stager``) uploads the copy into a folder of
+its attempt and writes the marker naming it last (`store_cli.publish_attempt`). See the
 `weights` module docstring for the sources and choices.
 """
 
@@ -41,10 +42,11 @@ from inferplane.components.serving.secrets import (
 )
 from inferplane.components.serving.spec import ServingEnvironment
 from inferplane.components.serving.store_cli import (
-    s3_cli,
+    ATTEMPT_ENV,
+    publish_attempt,
+    published,
     store_container,
-    store_copy,
-    store_exists,
+    store_sync,
 )
 from inferplane.components.serving.store_job import (
     build_job,
@@ -58,8 +60,6 @@ from inferplane.components.serving.weights import HubSource, Staging, staged_uri
 STAGING_TIMEOUT: Final = "180m"
 """How long `pulumi up` waits for one staging Job: a 140 GB (70B bf16) repository is
 downloaded from the hub and uploaded to the store; the Deployments wait for it."""
-COMPLETE_MARKER: Final = "inferplane-staging-complete"
-"""Written under the staged prefix after every file: the copy is complete when it exists."""
 SNAPSHOT_DIR: Final = f"{WORK_DIR}/snapshot"
 SKIP_FILE: Final = f"{WORK_DIR}/already-staged"
 TOKEN_KEY: Final = "hf_token"
@@ -142,15 +142,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
     }
 
 
-def store_upload(env: ServingEnvironment, src: str, dst: str) -> str:
-    """Copies directory `src` under prefix `dst`, skipping objects already there."""
-    if s3_cli(env):
-        return f"aws s3 sync --only-show-errors {src} {dst}"
-    return f"gcloud storage rsync --recursive --no-clobber {src} {dst}"
-
-
 def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
-    marker = f'"${{STAGED_URI}}{COMPLETE_MARKER}"'
     uri_env = [{"name": "STAGED_URI", "value": staged_uri(env, staging.source)}]
     work = [mount("work", WORK_DIR)]
     check = store_container(
@@ -158,7 +150,7 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
         naming.WEIGHTS_STAGER_SA,
         "check-staged",
         shell(
-            f"if {store_exists(env, marker)}; then",
+            f"if {published(env, 'STAGED_URI')}; then",
             f'  touch {SKIP_FILE}; echo "already staged: $STAGED_URI"',
             "fi",
         ),
@@ -171,12 +163,15 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
-            store_upload(env, f'"{SNAPSHOT_DIR}"', '"$STAGED_URI"'),
-            f'date -u > "{WORK_DIR}/{COMPLETE_MARKER}"',
-            store_copy(env, f'"{WORK_DIR}/{COMPLETE_MARKER}"', marker),
-            'echo "staged at $STAGED_URI"',
+            *publish_attempt(
+                env,
+                "STAGED_URI",
+                store_sync(env, f'"{SNAPSHOT_DIR}"', '"$ATTEMPT_URI"'),
+                WORK_DIR,
+                "staged copy",
+            ),
         ),
-        uri_env,
+        [*uri_env, ATTEMPT_ENV],
         work,
     )
     volumes = [

@@ -31,6 +31,7 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
 from inferplane.blueprint.resolve import parse_source, resolve
 from inferplane.components.serving.spec import ServingArgsError, model_source
+from inferplane.components.serving.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.triton_config import triton_args
 from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
 from inferplane.components.serving.trtllm_build import (
@@ -152,9 +153,15 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     upload = container(job, "upload-engine")
     assert {"name": "ENGINE_URI", "value": uri} in upload["env"]
     lines = upload["command"][2].splitlines()
-    # the completion marker is written last: a half-uploaded engine never counts as built
-    assert lines[-2].endswith('"${ENGINE_URI}inferplane-build-complete"')
-    assert "rsync" in lines[-4]
+    # into this attempt's folder, then the marker naming it: a half-uploaded engine never
+    # counts as built, and a retry never overwrites (test_store_attempts)
+    upload_at = lines.index('gcloud storage rsync --recursive "/build/engine" "$ATTEMPT_URI"')
+    marker_at = lines.index(
+        'if ! gcloud storage cp "/build/inferplane-complete-attempt" '
+        '"${ENGINE_URI}inferplane-complete-attempt"; then'
+    )
+    assert upload_at < marker_at
+    assert ATTEMPT_ENV in upload["env"]
 
     deployment = k8s_object(rec, DEPLOYMENT, MODEL)
     triton = container(deployment, "triton")
@@ -167,9 +174,11 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     assert [a for a in triton["args"] if a.startswith("--load-model")] == ["--load-model=ensemble"]
     fetch = container(deployment, "fetch-engine", init=True)
     assert {"name": "ENGINE_URI", "value": uri} in fetch["env"]
-    assert (
-        f'gcloud storage rsync --recursive "$ENGINE_URI" "/models/{MODEL}/1"'
-        in (fetch["command"][2])
+    # the engine directory is the attempt folder the marker under $ENGINE_URI names
+    fetch_script = fetch["command"][2].splitlines()
+    at = fetch_script.index('ATTEMPT_URI="${ENGINE_URI}$attempt/"')
+    assert fetch_script[at + 1] == (
+        f'gcloud storage rsync --recursive "$ATTEMPT_URI" "/models/{MODEL}/1"'
     )
     config = k8s_object(rec, CONFIG_MAP, f"{MODEL}-triton-config")
     assert config.get("data", "config.pbtxt") == render_config_pbtxt(model, env)
