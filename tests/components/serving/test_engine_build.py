@@ -334,7 +334,7 @@ def test_the_derived_profile_is_part_of_the_engine_key(staging):
 )
 def test_the_build_uses_the_tensorrt_of_the_models_triton(staging, image, base_release):
     from inferplane.blueprint import naming
-    from inferplane.components.serving.model_server import deployment_spec
+    from inferplane.components.serving.serving_pod import deployment_spec
 
     env = with_model(staging, "ranker", image=image, base_release=base_release)
     model, serving_env = args_of_mf(env, env.models["ranker"])

@@ -29,8 +29,8 @@ from serving_fixtures import (
 
 from inferplane.app.offline import SECRET
 from inferplane.blueprint import naming
-from inferplane.components.serving.model_server import CONFIG_HASH_ANNOTATION
 from inferplane.components.serving.secrets import OFFLINE_PLACEHOLDER
+from inferplane.components.serving.serving_pod import CONFIG_HASH_ANNOTATION
 
 GPU_TAINT = {
     "key": "nvidia.com/gpu",
@@ -407,7 +407,7 @@ def test_deployment_waits_for_its_secret(staging):
 
 
 def test_config_change_rolls_the_pods(staging):
-    from inferplane.components.serving.model_server import deployment_spec
+    from inferplane.components.serving.serving_pod import deployment_spec
 
     model = staging.models["ranker"]
     a = deployment_spec(*args_of(staging, model), "s3://x", False, 'name: "ranker"\n')
