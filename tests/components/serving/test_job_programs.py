@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from serving_fixtures import JOB, pod_spec, serve
 
 from inferplane.components.serving import store_job
 from inferplane.components.serving.jobs import compile_cache, onnx_shapes, trtllm_engine
@@ -217,3 +218,26 @@ def test_trtllm_engine_reads_its_spec_from_one_argument():
     assert stop.value.code == "usage: trtllm_engine.py '<build spec JSON>'"
     with pytest.raises(SystemExit):
         trtllm_engine.main([json.dumps({}), "extra"])
+
+
+def test_a_changed_program_changes_the_jobs_pod_spec(staging, monkeypatch) -> None:
+    """The Job's pod spec names the ConfigMap by the hash of its programs: a changed program
+    is a changed Job spec, which Pulumi replaces (a Job's template is immutable)."""
+
+    def compile_job(rec):
+        (job,) = [j for j in rec.of_type(JOB) if "-compile-" in j.get("metadata", "name")]
+        return job
+
+    before = compile_job(serve(staging, ["chat"]))
+    real = store_job.job_source
+    monkeypatch.setattr(store_job, "job_source", lambda m: real(m) + "# changed\n")
+    after = compile_job(serve(staging, ["chat"]))
+    assert before.get("metadata", "name") == after.get("metadata", "name")  # same key
+
+    def scripts(job) -> str:
+        (volume,) = [v for v in pod_spec(job)["volumes"] if v["name"] == store_job.SCRIPTS_VOLUME]
+        name: str = volume["configMap"]["name"]
+        return name
+
+    assert scripts(before) != scripts(after)
+    assert scripts(before).startswith(before.get("metadata", "name") + "-scripts-")
