@@ -42,6 +42,11 @@ IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 GKE_ANNOTATION = "iam.gke.io/gcp-service-account"
 GCS_READ_ROLE = "roles/storage.objectViewer"
 GCS_WRITE_ROLE = "roles/storage.objectCreator"
+"""Create only: no ``storage.objects.delete``, so no overwrite either (replacing an object
+needs both, https://cloud.google.com/storage/docs/access-control/iam-permissions). A writer
+never needs to: every attempt publishes into a folder of its own and then one marker
+(`inferplane.components.serving.store_cli.publish_attempt`), so a retried Job succeeds and
+a writer cannot replace an engine, a staged copy or a compile cache that replicas run."""
 WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
 
 

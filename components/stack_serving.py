@@ -20,7 +20,7 @@ from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, fo
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.components import stack_args
 from inferplane.components.serving.image_prepull import ImagePrePullArgs
-from inferplane.components.serving.model_server import ModelServer, ModelServerArgs, pod_images
+from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
 from inferplane.components.serving.secrets import (
     is_offline,
     missing_fix,
@@ -28,6 +28,7 @@ from inferplane.components.serving.secrets import (
     missing_state,
     secret_value,
 )
+from inferplane.components.serving.serving_pod import pod_images
 from inferplane.components.serving.spare_gpus import SpareGpusArgs
 from inferplane.components.serving.spec import (
     ModelSecret,

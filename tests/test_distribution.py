@@ -63,6 +63,11 @@ def test_the_wheel_installs_one_import_root_with_its_data(installed: Path) -> No
         "inferplane/policies/default-config.yaml",
         "inferplane/policies/PulumiPolicy.yaml",
         "inferplane/py.typed",
+        # the programs the build, staging and compile Jobs mount from their ConfigMaps
+        "inferplane/components/serving/jobs/onnx_shapes.py",
+        "inferplane/components/serving/jobs/hub_download.py",
+        "inferplane/components/serving/jobs/trtllm_engine.py",
+        "inferplane/components/serving/jobs/compile_cache.py",
     ):
         assert (installed / data).is_file(), data
     top_level = (installed / "inferplane-0.1.0.dist-info" / "top_level.txt").read_text()

@@ -1,12 +1,16 @@
 """Per-model serving: everything one served model needs, one concern per module.
 
 - `model_server.ModelServer`: the model's Deployment, Services, PDB, NetworkPolicy,
-  Secret, Triton config, and the children below.
+  Secret, Triton config, and the children below; `serving_pod`: their manifests.
 - `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``);
   `trtllm_build.TensorRtLlmEngineBuild`: the TensorRT-LLM engine Job (``tensorrt_llm``),
   served by `trtllm` (the ``tensorrtllm`` backend's config and container);
   `vllm_compile.VllmCompileCache`: the Job that stages a vLLM model's ``torch.compile``
-  cache in the store.
+  cache in the store; `weights_job.WeightsStaging`: the Job that stages an ``hf://``
+  source. `engine_keys`: an engine's key and store layout. `store_job`: the ConfigMap of
+  the programs these Jobs run (the ``jobs`` package) and the Job resource; `store_cli`:
+  the storage-CLI containers, and publishing by attempt so that a retried Job never
+  overwrites.
 - `triton_config`: ``config.pbtxt`` and the ``tritonserver`` container; `vllm`: the
   ``vllm serve`` container; `containers`: placement, sizing, probes, hardening.
 - `load_balancer`: the region-local LoadBalancer Service and the NetworkPolicy.

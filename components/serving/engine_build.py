@@ -1,27 +1,16 @@
 """TensorRT engine builds: a Kubernetes Job that turns a model's ONNX file into ``model.plan``.
 
-An engine only runs on the GPU model and TensorRT version it was built with, so it is built
-*in the cluster*, on a node of the serving pool, with the TensorRT image of the same NGC
-release as the Triton image (``nvcr.io/nvidia/tensorrt:<release>-py3``), and stored under a
-content key:
-
-    <model_store>/.inferplane/engines/<model>/<key>/model.plan
-
-`engine_key` hashes everything that changes the engine: the ONNX source URI, the build
-settings (input shapes, precision, workspace, optimisation level), the GPU model and the
-GPU resource it is built on (a MIG slice tunes for fewer SMs), and the NGC release. The
-Job is named ``<model>-engine-<key[:10]>``: an unchanged key is the same resource, so
-nothing is rebuilt; a changed key is a new Job, and the serving pods, whose init container
-fetches the engine by its keyed path, roll to the new engine once it exists. Old engines
-stay in the store, so rolling back needs no rebuild. The source URI stands for its
-content: publish a changed ONNX file under a new path (the store never tells us).
+The engine is built *in the cluster*, on a node of the serving pool, with the TensorRT
+image of the same NGC release as the Triton image (``nvcr.io/nvidia/tensorrt:<release>-py3``),
+and stored under its content key (`engine_keys`: the key, the store layout, the Job's name).
 
 The pod: an init container (cloud CLI, ServiceAccount ``engine-builder``) checks whether
-the engine already exists — then every later step is a no-op, so re-running a Job is
-cheap — and otherwise fetches the ONNX model's directory (the model and its external data
-files, `source_location`); an init container runs ``trtexec`` (the only one holding the
-GPU) after giving every dynamic input its shapes (`engine_script`); the main container
-uploads ``model.plan``.
+the engine already exists (its attempt marker) — then every later step is a no-op, so
+re-running a Job is cheap — and otherwise fetches the ONNX model's directory (the model
+and its external data files, `source_location`); an init container runs ``trtexec`` (the
+only one holding the GPU) after giving every dynamic input its shapes (`engine_script`,
+`jobs.onnx_shapes`); the main container uploads ``model.plan`` into a folder of its own
+attempt and then the marker naming it (`store_cli.publish_attempt`).
 
 Precision follows the release's TensorRT (`catalog.tensorrt_major`): TensorRT 10 takes
 ``--fp16``/``--bf16``/``--int8``/``--fp8``/``--int4`` (each "in addition to fp32"; an int8
@@ -32,23 +21,21 @@ networks only and has no precision flags: the ONNX model's types decide.
 The build pod gets NetworkPolicy ``<model>-engine-build``: no ingress, egress to DNS and the
 model store only (`network_policies.isolated_store_client_spec`); the Job waits for it.
 
-The Job sets no ``backoffLimit``, ``activeDeadlineSeconds`` or ``ttlSecondsAfterFinished``:
-Pulumi waits for it to complete (up to `BUILD_TIMEOUT`) and must still find it afterwards.
-A failed Job is replaced on the next ``pulumi up`` (``pulumi.com/replaceUnready``).
+Pulumi waits for the Job up to `BUILD_TIMEOUT` (`store_job.build_job`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import catalog, defaults, naming
+from inferplane.blueprint import catalog, naming
 from inferplane.blueprint.model import Precision
 from inferplane.components.serving.containers import (
     HOME,
@@ -65,20 +52,34 @@ from inferplane.components.serving.containers import (
     shell,
     source_location,
 )
+from inferplane.components.serving.engine_keys import (
+    ENGINE_FILE,
+    derived_batch_profile,
+    engine_key,
+    engine_uri,
+    job_name,
+    tensorrt_image,
+)
 from inferplane.components.serving.engine_script import build_script
 from inferplane.components.serving.network_policies import isolated_store_client_spec
-from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import (
+    ATTEMPT_ENV,
+    publish_attempt,
+    published,
     store_container,
     store_copy,
-    store_exists,
     store_sync,
 )
+from inferplane.components.serving.store_job import (
+    build_job,
+    scripts_config_map,
+    scripts_mount,
+    scripts_volume,
+)
 
-ENGINE_FILE: Final = "model.plan"
-KEY_SCHEMA: Final = "2"
-"""Part of every engine key: raising it rebuilds every engine (a changed build procedure).
-2: int8 engines keep fp16 for their non-quantized layers; every dynamic input gets shapes."""
+SHAPES_PROGRAM: Final = "onnx_shapes"
+"""The job program that gives the ONNX inputs their shapes (`jobs.onnx_shapes`)."""
 BUILD_TIMEOUT: Final = "90m"
 """How long `pulumi up` waits for one build: a GPU node scale-up, the TensorRT image pull,
 the ONNX download and trtexec (minutes to tens of minutes at optimisation level 5)."""
@@ -99,84 +100,6 @@ TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
     "int8": ["--int8", "--fp16"],
     "int4": ["--int4"],
 }
-
-
-def tensorrt_image(model: ServedModel, env: ServingEnvironment) -> str:
-    """The TensorRT image of the same NGC release as the model's Triton image (a custom
-    image's declared base release, `ServedModel.release`)."""
-    return defaults.TENSORRT_IMAGE.format(release=model.release(env))
-
-
-def derived_batch_profile(model: ServedModel) -> tuple[int, int] | None:
-    """(opt, max) batch of the profile of the ONNX inputs the blueprint gives no shapes for
-    and whose only dynamic dimension is the batch (see `engine_script.SHAPES_SCRIPT`), when
-    the model batches. Opt is the largest preferred batch size (what the dynamic batcher
-    aims for), else the max."""
-    trt, batching = model.tensorrt, model.batching
-    if trt is None or batching is None or batching.max_batch_size <= 0:
-        return None
-    top = batching.max_batch_size
-    opt = max((b for b in batching.preferred_batch_sizes if b <= top), default=top)
-    return opt, top
-
-
-def build_settings(model: ServedModel, env: ServingEnvironment) -> dict[str, Any]:
-    """Everything that determines the engine; `engine_key` hashes exactly this."""
-    if model.tensorrt is None:
-        raise ServingArgsError(
-            model.name, ("tensorrt",), "an engine build needs TensorRt settings", "give tensorrt"
-        )
-    pool = model.pool
-    trt = model.tensorrt
-    return {
-        "schema": KEY_SCHEMA,
-        "source": model.source.uri,
-        "inputs": [[i.name, list(i.min), list(i.opt), list(i.max)] for i in trt.inputs],
-        "derived_batch_profile": derived_batch_profile(model),
-        "precision": model.precision,
-        "workspace_mib": trt.workspace_mib,
-        "builder_optimization_level": trt.builder_optimization_level,
-        "gpu": pool.gpu_type,
-        "gpu_resource": pool.gpu_resource,
-        "release": model.release(env),
-    }
-
-
-def content_key(settings: Mapping[str, Any]) -> str:
-    """Short content key (12 hex digits) of everything that determines an engine: equal
-    settings are the same engine, so an existing one is reused instead of rebuilt."""
-    return naming.short_hash(json.dumps(settings, sort_keys=True))
-
-
-def engine_key(model: ServedModel, env: ServingEnvironment) -> str:
-    """Short content key of the engine (12 hex digits)."""
-    return content_key(build_settings(model, env))
-
-
-def engine_dir_uri(
-    model: ServedModel, env: ServingEnvironment, key: str, section: str = "tensorrt"
-) -> str:
-    """The store directory of the engine of `model` with content `key`, without a trailing
-    ``/``; `section` names the model's setting that asks for the engine (for the error)."""
-    if not env.model_store_uri:
-        raise ServingArgsError(
-            model.name,
-            (section,),
-            f"a {'TensorRT-LLM' if section == 'tensorrt_llm' else 'TensorRT'} engine is "
-            "written to the model store, and none is given",
-            f"set ServingEnvironment.model_store_uri (s3:// or gs://), or drop {section}",
-        )
-    store = env.model_store_uri.rstrip("/")
-    return f"{store}/{naming.store_area(naming.ENGINE_PREFIX, env.part_of)}/{model.name}/{key}"
-
-
-def engine_uri(model: ServedModel, env: ServingEnvironment) -> str:
-    """Where the engine of `model` lives in the model store."""
-    return f"{engine_dir_uri(model, env, engine_key(model, env))}/{ENGINE_FILE}"
-
-
-def job_name(model: ServedModel, key: str) -> str:
-    return f"{model.name}-engine-{key[:10]}"
 
 
 def precision_flags(precision: Precision, release: str) -> list[str]:
@@ -254,7 +177,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
     pool = model.pool
     uri_env = [{"name": "ENGINE_URI", "value": uri}]
     work = [mount("work", WORK_DIR)]
-    engine_exists = store_exists(env, '"$ENGINE_URI"')
+    engine_exists = published(env, "ENGINE_URI")
     fetch = store_container(
         env,
         naming.ENGINE_BUILDER_SA,
@@ -281,7 +204,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
         "env": trtexec_env(model, env),
         "resources": build_resources,
         "securityContext": container_security_context(),
-        "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *work],
+        "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *work, scripts_mount()],
     }
     upload = store_container(
         env,
@@ -291,10 +214,15 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
             f"if [ -f {EXISTS_MARKER} ] || {engine_exists}; then",
             '  echo "engine already built: $ENGINE_URI"; exit 0',
             "fi",
-            store_copy(env, f"{WORK_DIR}/{ENGINE_FILE}", '"$ENGINE_URI"'),
-            'echo "engine written to $ENGINE_URI"',
+            *publish_attempt(
+                env,
+                "ENGINE_URI",
+                store_copy(env, f"{WORK_DIR}/{ENGINE_FILE}", f'"${{ATTEMPT_URI}}{ENGINE_FILE}"'),
+                WORK_DIR,
+                "engine",
+            ),
         ),
-        uri_env,
+        [*uri_env, ATTEMPT_ENV],
         work,
     )
     return {
@@ -305,7 +233,12 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
         **gpu_placement(pool),
         "initContainers": [fetch, build],
         "containers": [upload],
-        "volumes": [empty_dir("work"), empty_dir("home"), empty_dir("tmp")],
+        "volumes": [
+            empty_dir("work"),
+            empty_dir("home"),
+            empty_dir("tmp"),
+            scripts_volume(job_name(model, engine_key(model, env)), [SHAPES_PROGRAM]),
+        ],
     }
 
 
@@ -373,44 +306,35 @@ def build_resources(
     job_spec: Manifest,
     parent: pulumi.Resource,
     provider: k8s.Provider,
+    modules: Sequence[str],
     timeout: str = BUILD_TIMEOUT,
     after: Sequence[pulumi.Resource] = (),
 ) -> tuple[k8s.networking.v1.NetworkPolicy, k8s.batch.v1.Job]:
-    """A build's NetworkPolicy and its Job ``<name>-<key[:10]>``, which starts only once the
-    policy allows its egress (the namespace denies by default) and `after` exist (the
-    staging Job of an hf:// checkpoint)."""
+    """A build's NetworkPolicy, the ConfigMap of its programs `modules` (`store_job`), and
+    its Job ``<name>-<key[:10]>``, which starts only once the policy allows its egress (the
+    namespace denies by default), its programs exist, and `after` exist (the staging Job of
+    an hf:// checkpoint)."""
     policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
     key = job_metadata["labels"][ENGINE_KEY_LABEL]
+    scripts = scripts_config_map(
+        f"{name}-{key[:10]}-scripts",
+        job_metadata["name"],
+        modules,
+        namespace,
+        job_metadata["labels"],
+        parent,
+        provider,
+    )
     job = build_job(
-        f"{name}-{key[:10]}", job_metadata, job_spec, parent, provider, timeout, [policy, *after]
+        f"{name}-{key[:10]}",
+        job_metadata,
+        job_spec,
+        parent,
+        provider,
+        timeout,
+        [policy, scripts, *after],
     )
     return policy, job
-
-
-def build_job(
-    name: str,
-    metadata: Manifest,
-    spec: Manifest,
-    parent: pulumi.Resource,
-    provider: k8s.Provider,
-    timeout: str = BUILD_TIMEOUT,
-    depends_on: Sequence[pulumi.Resource] = (),
-) -> k8s.batch.v1.Job:
-    """The build Job resource: awaited up to `timeout`, replaced by delete-then-create,
-    started only after `depends_on` (its NetworkPolicy)."""
-    return k8s.batch.v1.Job(
-        name,
-        metadata=metadata,
-        spec=spec,
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            provider=provider,
-            # The Job's name is fixed (it carries the key): a replacement must delete first.
-            delete_before_replace=True,
-            depends_on=list(depends_on),
-            custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
-        ),
-    )
 
 
 @dataclass(frozen=True)
@@ -432,7 +356,8 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
 
     Outputs:
         key: the engine's content key (`engine_key`).
-        engine_uri: ``<store>/.inferplane/engines/<model>/<key>/model.plan``.
+        engine_uri: ``<store>/.inferplane/engines/<blueprint>/<model>/<key>/``, whose
+            marker ``inferplane-complete-attempt`` names the folder holding ``model.plan``.
         job_name: name of the Kubernetes Job (``<model>-engine-<key[:10]>``).
         job: the Job resource; depend on it to start only once the engine exists.
         network_policy: NetworkPolicy ``<model>-engine-build`` of the build pods.
@@ -457,7 +382,7 @@ class TensorRtEngineBuild(pulumi.ComponentResource):
         self.job_name = job_name(model, self.key)
         metadata, spec = job_manifest(env, model, args.namespace)
         self.network_policy, self.job = build_resources(
-            name, env, model, args.namespace, metadata, spec, self, args.provider
+            name, env, model, args.namespace, metadata, spec, self, args.provider, [SHAPES_PROGRAM]
         )
         self.register_outputs(
             {

@@ -10,7 +10,7 @@ runtime lists uses, exited ones included (kubernetes ``pkg/kubelet/images/
 image_gc_manager.go``, ``detectImages``: ``GetPods(ctx, true)``), so the images stay while
 the runtime keeps the pod's exited init containers.
 
-The images come from `model_server.pod_images`, which reads them off the same pod spec
+The images come from `serving_pod.pod_images`, which reads them off the same pod spec
 the Deployment gets. Engine-build images are not pulled here: a build runs once, not on
 every scale-out.
 
@@ -69,7 +69,7 @@ class ImagePrePullArgs:
     pool: ServingPool
     """The GPU pool whose nodes pull the images."""
     images: tuple[str, ...]
-    """The images to pull, in order, without repeats (`model_server.pod_images` of every
+    """The images to pull, in order, without repeats (`serving_pod.pod_images` of every
     model on the pool)."""
     part_of: str
     """The blueprint's name (``app.kubernetes.io/part-of``)."""

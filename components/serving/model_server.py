@@ -13,7 +13,7 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   waits for it and its pods copy the cache, so a new replica skips the compile.
 - ConfigMap ``<model>-triton-config`` (Triton): the model's ``config.pbtxt``.
 - Secret ``<model>-secrets`` (when the model has secrets), values as Pulumi secrets.
-- Deployment ``<model>``: one container serving exactly this model (see `containers`,
+- Deployment ``<model>``: one container serving exactly this model (see `serving_pod`,
   `vllm`, `triton_config` for the pod); ``replicas`` starts at ``replicas.min`` so the
   first rollout is warm, and is then KEDA's: Pulumi ignores later changes to it, so a
   ``pulumi up`` never scales a loaded model down.
@@ -40,41 +40,24 @@ Arguments are a `spec.ServedModel` and a `spec.ServingEnvironment`, fillable by 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import defaults, naming
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
-    PORTS,
-    Manifest,
     await_timeout_s,
-    empty_dir,
-    gpu_placement,
     model_object_labels,
-    pod_security_context,
-    progress_deadline_s,
-    rollout_strategy,
-    service_account,
-    shm_size_mib,
-    termination_grace_s,
-    zone_spread,
 )
 from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
 from inferplane.components.serving.load_balancer import (
-    exposed_ports,
     lb_namespace,
     lb_service_name,
     lb_service_type,
     model_load_balancer,
     model_network_policy,
-    service_ports,
-    traffic_distribution,
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
@@ -82,185 +65,35 @@ from inferplane.components.serving.response_cache import (
     ResponseCacheStore,
     ResponseCacheStoreArgs,
 )
-from inferplane.components.serving.secrets import model_secret, secret_env
+from inferplane.components.serving.secrets import model_secret
+from inferplane.components.serving.serving_pod import (
+    cluster_service_spec,
+    config_map_name,
+    deployment_spec,
+    grpc_service_name,
+    grpc_service_spec,
+    grpc_target,
+    pdb_spec,
+    serves_grpc,
+)
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
     render_config_pbtxt,
-    triton_container,
-    triton_fetch_container,
 )
 from inferplane.components.serving.trtllm import render_config_pbtxt as render_trtllm_config
-from inferplane.components.serving.trtllm import trtllm_container, trtllm_fetch_container
 from inferplane.components.serving.trtllm_build import (
     TensorRtLlmEngineBuild,
     TensorRtLlmEngineBuildArgs,
-    trtllm_image,
 )
 from inferplane.components.serving.trtllm_text import pipeline_files
-from inferplane.components.serving.vllm import CACHE_VOLUME, vllm_container, vllm_fetch_container
 from inferplane.components.serving.vllm_compile import (
     VllmCompileCache,
     VllmCompileCacheArgs,
-    cache_uri,
-    compile_key,
     compiles,
 )
 from inferplane.components.serving.weights import HubSource, hub_sources, plan_staging
 from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
-
-GRPC_SUFFIX: Final = "-grpc"
-CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"
-"""On the pod template: a changed config.pbtxt rolls the pods (a ConfigMap change alone
-would not)."""
-
-
-def server_image(env: ServingEnvironment, model: ServedModel) -> str:
-    if model.image:
-        return model.image
-    if model.server == "triton" and model.tensorrt_llm is not None:
-        return trtllm_image(env.triton_release)
-    if model.server == "triton":
-        return defaults.TRITON_IMAGE.format(release=env.triton_release)
-    return defaults.VLLM_IMAGE.format(version=env.vllm_version)
-
-
-def config_map_name(model: ServedModel) -> str:
-    return f"{model.name}-triton-config"
-
-
-def serving_pod_spec(
-    env: ServingEnvironment, model: ServedModel, model_uri: str, with_secrets: bool
-) -> Manifest:
-    """The serving pod: init container(s) that fetch the model, one server container."""
-    pool = model.pool
-    image = server_image(env, model)
-    volumes = [
-        empty_dir("models"),
-        empty_dir("home"),
-        empty_dir("tmp"),
-        empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
-    ]
-    init: list[Manifest] = []
-    if model.server == "triton" and model.tensorrt_llm is not None:
-        server = trtllm_container(env, model, image)
-        init.append(trtllm_fetch_container(env, model, model_uri))
-        volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
-    elif model.server == "triton":
-        server = triton_container(env, model, image)
-        init.append(triton_fetch_container(env, model, model_uri))
-        volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
-    else:
-        server = vllm_container(env, model, image)
-        staged = (
-            cache_uri(env, compile_key(env, model), model.name) if compiles(model, env) else None
-        )
-        init.append(vllm_fetch_container(env, model, compile_cache_uri=staged))
-        volumes.append(empty_dir(CACHE_VOLUME))
-    if with_secrets:
-        # Never the Hub token: only the staging Job of an hf:// source holds it.
-        server["env"] = [*server["env"], *secret_env(model)]
-    spec: Manifest = {
-        **service_account(env, naming.MODEL_READER_SA),
-        "enableServiceLinks": False,
-        "terminationGracePeriodSeconds": termination_grace_s(model),
-        "securityContext": pod_security_context(),
-        **gpu_placement(pool),
-        "topologySpreadConstraints": zone_spread(env, model),
-        "containers": [server],
-        "volumes": volumes,
-    }
-    if init:
-        spec["initContainers"] = init
-    return spec
-
-
-def pod_images(env: ServingEnvironment, model: ServedModel) -> tuple[str, ...]:
-    """Every image of `model`'s serving pod (init containers first), read off the pod spec
-    its Deployment gets: what `image_prepull.ImagePrePull` pulls onto the pool's nodes."""
-    spec = serving_pod_spec(env, model, model.source.uri, with_secrets=False)
-    containers = [*spec.get("initContainers", ()), *spec["containers"]]
-    return tuple(dict.fromkeys(str(c["image"]) for c in containers))
-
-
-def deployment_spec(
-    env: ServingEnvironment,
-    model: ServedModel,
-    model_uri: str,
-    with_secrets: bool,
-    config_text: str | None,
-) -> Manifest:
-    labels = model_object_labels(env, model)
-    template_meta: Manifest = {"labels": labels}
-    if config_text is not None:
-        digest = hashlib.sha256(config_text.encode()).hexdigest()[:16]
-        template_meta["annotations"] = {
-            CONFIG_HASH_ANNOTATION: digest,
-            naming.NGC_RELEASE_ANNOTATION: model.release(env),
-        }
-    return {
-        "replicas": model.replicas.min,
-        "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
-        "strategy": rollout_strategy(env, model),
-        "progressDeadlineSeconds": progress_deadline_s(model),
-        "revisionHistoryLimit": 5,
-        "template": {
-            "metadata": template_meta,
-            "spec": serving_pod_spec(env, model, model_uri, with_secrets),
-        },
-    }
-
-
-def cluster_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    names = ["http", "grpc", "metrics"] if model.server == "triton" else ["http"]
-    return {
-        "type": "ClusterIP",
-        "selector": naming.model_selector(env.part_of, model.name),
-        "ports": service_ports(names),
-        "trafficDistribution": traffic_distribution(env),
-    }
-
-
-def grpc_service_name(model: ServedModel) -> str:
-    return f"{model.name}{GRPC_SUFFIX}"
-
-
-def serves_grpc(model: ServedModel) -> bool:
-    """True when the model's load balancer exposes gRPC (``expose.protocol`` grpc or both)."""
-    return "grpc" in exposed_ports(model)
-
-
-def grpc_service_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    """The headless Service ``<model>-grpc``: DNS answers with every ready pod's address.
-
-    A gRPC client keeps one HTTP/2 connection and sends every call over it, so an L4 load
-    balancer (or a ClusterIP) balances connections, not calls, and replicas added by the
-    autoscaler get nothing from connected clients (https://grpc.io/blog/grpc-load-balancing/).
-    Clients in the cluster resolve ``dns:///<model>-grpc.<ns>.svc.cluster.local:8001`` and
-    balance calls themselves with the ``round_robin`` policy; the server closes connections
-    after a maximum age (`triton_config.GRPC_MAX_CONNECTION_AGE_MS`), so clients re-resolve
-    and pick up new replicas. Only ready pods are published (``publishNotReadyAddresses:
-    false``): a loading replica gets no calls.
-    """
-    return {
-        "clusterIP": "None",
-        "publishNotReadyAddresses": False,
-        "selector": naming.model_selector(env.part_of, model.name),
-        "ports": service_ports(["grpc"]),
-    }
-
-
-def grpc_target(model: ServedModel, namespace: str) -> str:
-    """The gRPC target URI of the headless Service (for ``grpc.insecure_channel`` etc.)."""
-    return f"dns:///{grpc_service_name(model)}.{namespace}.svc.cluster.local:{PORTS['grpc']}"
-
-
-def pdb_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    return {
-        "maxUnavailable": 1,
-        "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
-        "unhealthyPodEvictionPolicy": "AlwaysAllow",
-    }
 
 
 def _minutes(seconds: int) -> str:
@@ -302,8 +135,9 @@ class ModelServer(pulumi.ComponentResource):
             its in-cluster DNS name.
         grpc_endpoint: for a model exposing gRPC, the client-side balancing target
             ``dns:///<model>-grpc.<ns>.svc.cluster.local:8001`` (`grpc_service_spec`); else None.
-        engine_uri: the TensorRT engine's store URI (Triton with ``tensorrt``) or the
-            TensorRT-LLM engine directory's (``tensorrt_llm``), else None.
+        engine_uri: the keyed store prefix of the TensorRT engine (Triton with ``tensorrt``)
+            or the TensorRT-LLM engine (``tensorrt_llm``), else None; its marker names the
+            attempt folder that holds the engine (`store_cli.resolve_attempt`).
     """
 
     deployment_name: pulumi.Output[str]

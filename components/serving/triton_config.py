@@ -43,8 +43,10 @@ from inferplane.components.serving.containers import (
     shell,
     source_location,
 )
+from inferplane.components.serving.engine_keys import ENGINE_FILE
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.store_cli import (
+    resolve_attempt,
     store_container,
     store_copy,
     store_sync,
@@ -270,9 +272,11 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
 
 def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_uri: str) -> Manifest:
     """Lays out the one-model repository: ``/models/<m>/config.pbtxt`` from the ConfigMap
-    and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`).
+    and ``/models/<m>/1/model.plan|model.onnx`` from the store (`model_uri`: the engine's
+    keyed prefix, or the ONNX file).
 
-    An engine is one file. An ONNX model is fetched with its directory, so its external data
+    An engine is one file, in the attempt folder its marker names
+    (`store_cli.resolve_attempt`). An ONNX model is fetched with its directory, so its external data
     files sit beside it as ONNX Runtime looks for them ("relative to the directory the ONNX
     model is stored in", https://onnx.ai/onnx/repo-docs/ExternalData.html), then named
     ``model.onnx`` as Triton expects; the file name reaches the script only as ``$ONNX_FILE``.
@@ -288,9 +292,12 @@ def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_ur
             shell(
                 f'mkdir -p "{version_dir}"',
                 config,
-                store_copy(env, '"$MODEL_URI"', f'"{version_dir}/{model_file(model)}"'),
+                *resolve_attempt(env, "ENGINE_URI", "TensorRT engine"),
+                store_copy(
+                    env, f'"${{ATTEMPT_URI}}{ENGINE_FILE}"', f'"{version_dir}/{model_file(model)}"'
+                ),
             ),
-            [{"name": "MODEL_URI", "value": model_uri}],
+            [{"name": "ENGINE_URI", "value": model_uri}],
             mounts,
         )
     directory, file = source_location(model)

@@ -80,7 +80,7 @@ from inferplane.components.serving.containers import (
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.store_cli import (
     store_container,
-    store_sync,
+    sync_published,
 )
 from inferplane.components.serving.triton_config import CONFIG_FILE, LIVE_PATH, triton_container
 from inferplane.components.serving.trtllm_text import ENSEMBLE, layout_commands
@@ -309,7 +309,8 @@ def trtllm_fetch_container(
 ) -> Manifest:
     """Lays out the repository: ``/models/<m>/config.pbtxt`` from the ConfigMap, the engine
     directory (every rank, the tokenizer) into ``/models/<m>/1/``, its warm-up inputs into
-    ``/models/<m>/warmup/``, and the text pipeline (`trtllm_text`)."""
+    ``/models/<m>/warmup/``, and the text pipeline (`trtllm_text`). The engine directory is
+    the attempt folder the marker under `engine_uri` names (`store_cli.resolve_attempt`)."""
     version_dir = engine_dir(model)
     return store_container(
         env,
@@ -318,7 +319,7 @@ def trtllm_fetch_container(
         shell(
             f'mkdir -p "{version_dir}"',
             f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"',
-            store_sync(env, '"$ENGINE_URI"', f'"{version_dir}"'),
+            *sync_published(env, "ENGINE_URI", f'"{version_dir}"', "TensorRT-LLM engine", True),
             f'mv "{version_dir}/{WARMUP_DIR}" "{MODELS_DIR}/{model.name}/{WARMUP_DIR}"',
             *layout_commands(CONFIG_DIR),
         ),

@@ -32,12 +32,14 @@ never reads the checkpoint or the Hub: the tokenizer (``AutoTokenizer.save_pretr
 (``warmup/``: the first `trtllm.WARMUP_TOKENS` ids of `trtllm.WARMUP_PROMPT` in that
 tokenizer, as little-endian int32 files, see `trtllm`).
 
-The pod: an init container (cloud CLI) skips everything when the engine's completion marker
+The pod: an init container (cloud CLI) skips everything when the engine's attempt marker
 exists, else copies the checkpoint in: a store directory, or the staged copy of an
-``hf://`` checkpoint (`weights.staged_uri`; the model's ``WeightsStaging`` Job, which alone
-holds the Hub token, runs first); an init container in the TensorRT-LLM image builds; the
-main container uploads the engine and writes the marker last, so a half-uploaded engine
-never counts as built.
+``hf://`` checkpoint (`weights.staged_uri`, the folder its marker names; the model's
+``WeightsStaging`` Job, which alone holds the Hub token, runs first); an init container in
+the TensorRT-LLM image builds (`jobs.trtllm_engine`); the main container uploads the engine
+into a folder of its attempt and writes the marker naming it last
+(`store_cli.publish_attempt`), so a half-uploaded engine never counts as built and a
+retried build never overwrites.
 
 The build pod keeps egress to TCP 443 beyond the store for weight quantization, which
 calibrates on a public dataset TensorRT-LLM fetches from the hub (the LLM API's
@@ -72,20 +74,18 @@ from inferplane.components.serving.containers import (
     shell,
     shm_size_mib,
 )
-from inferplane.components.serving.engine_build import (
-    build_resources,
-    content_key,
-    engine_dir_uri,
-    job_name,
-    keyed_job_manifest,
-)
+from inferplane.components.serving.engine_build import build_resources, keyed_job_manifest
+from inferplane.components.serving.engine_keys import content_key, engine_dir_uri, job_name
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.store_cli import (
+    ATTEMPT_ENV,
+    publish_attempt,
+    published,
     store_container,
-    store_copy,
-    store_exists,
     store_sync,
+    sync_published,
 )
+from inferplane.components.serving.store_job import program, scripts_mount, scripts_volume
 from inferplane.components.serving.trtllm import (
     WARMUP_DIR,
     WARMUP_OUTPUT_TOKENS,
@@ -93,15 +93,13 @@ from inferplane.components.serving.trtllm import (
     WARMUP_TOKENS,
 )
 from inferplane.components.serving.trtllm_text import TOKENIZER_SUBDIR
-from inferplane.components.serving.weights import source_uri
+from inferplane.components.serving.weights import is_staged, source_uri
 
 KEY_SCHEMA: Final = "trtllm-2"
 """Part of every TensorRT-LLM engine key: raising it rebuilds them all (2: the engine
 directory also holds the tokenizer and the warm-up inputs)."""
 BUILD_TIMEOUT: Final = "180m"
 """A 70B checkpoint download, fp8 calibration and a four-rank build take well over an hour."""
-COMPLETE_MARKER: Final = "inferplane-build-complete"
-"""Written into the engine directory after everything else: the engine exists when it does."""
 CHECKPOINT_DIR: Final = f"{WORK_DIR}/checkpoint"
 ENGINE_DIR: Final = f"{WORK_DIR}/engine"
 EXISTS_FILE: Final = f"{WORK_DIR}/engine-exists"
@@ -116,57 +114,8 @@ QUANT_ALGO: Final[Mapping[str, str]] = {
 }
 KV_CACHE_QUANT_ALGO: Final[Mapping[str, str]] = {"fp8": "FP8", "int8": "INT8"}
 DTYPE: Final[Mapping[str, str]] = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
-
-# Run in the TensorRT-LLM image with the build spec (JSON) as argv[1]. `_tensorrt_engine.LLM`
-# is the TensorRT-engine LLM from TensorRT-LLM 1.0 on, where plain `LLM` became the PyTorch
-# flow; before 1.0 (0.21 in Triton 25.08) plain `LLM` builds TensorRT engines.
-BUILD_SCRIPT: Final = """\
-import json, sys
-try:
-    from tensorrt_llm._tensorrt_engine import LLM
-except ImportError:
-    from tensorrt_llm import LLM
-from tensorrt_llm.llmapi import BuildConfig, QuantAlgo, QuantConfig
-
-spec = json.loads(sys.argv[1])
-quant = QuantConfig(
-    quant_algo=getattr(QuantAlgo, spec["quant_algo"]) if spec["quant_algo"] else None,
-    kv_cache_quant_algo=getattr(QuantAlgo, spec["kv_cache_quant_algo"])
-    if spec["kv_cache_quant_algo"] else None,
-)
-build = BuildConfig(
-    max_batch_size=spec["max_batch_size"],
-    max_input_len=spec["max_input_len"],
-    max_seq_len=spec["max_seq_len"],
-)
-build.plugin_config.use_paged_context_fmha = spec["paged_context_fmha"]
-llm = LLM(
-    model=spec["checkpoint"],
-    tensor_parallel_size=spec["tensor_parallel_size"],
-    dtype=spec["dtype"],
-    quant_config=quant,
-    build_config=build,
-)
-llm.save(spec["engine_dir"])
-
-# What serving needs from the checkpoint: its tokenizer, and a real warm-up prompt in it.
-import os, struct
-from transformers import AutoTokenizer
-tokenizer = AutoTokenizer.from_pretrained(spec["checkpoint"])
-tokenizer.save_pretrained(os.path.join(spec["engine_dir"], spec["tokenizer_subdir"]))
-ids = tokenizer.encode(spec["warmup_prompt"], add_special_tokens=True)[: spec["warmup_tokens"]]
-if len(ids) < spec["warmup_tokens"]:
-    sys.exit(f"the warm-up prompt is only {len(ids)} tokens, {spec['warmup_tokens']} needed")
-warmup = os.path.join(spec["engine_dir"], spec["warmup_dir"])
-os.makedirs(warmup)
-for name, values in (
-    ("input_ids", ids),
-    ("input_lengths", [len(ids)]),
-    ("request_output_len", [spec["warmup_output_tokens"]]),
-):
-    with open(os.path.join(warmup, name), "wb") as out:
-        out.write(struct.pack(f"<{len(values)}i", *values))
-"""
+BUILD_PROGRAM: Final = "trtllm_engine"
+"""The job program that builds the engine (`jobs.trtllm_engine`)."""
 
 
 def trtllm_image(release: str) -> str:
@@ -222,7 +171,7 @@ def engine_uri(model: ServedModel, env: ServingEnvironment) -> str:
 
 
 def build_spec(model: ServedModel) -> dict[str, Any]:
-    """The JSON `BUILD_SCRIPT` reads."""
+    """The JSON the build program (`BUILD_PROGRAM`) reads."""
     llm = _llm(model)
     return {
         "checkpoint": CHECKPOINT_DIR,
@@ -248,23 +197,23 @@ def build_spec(model: ServedModel) -> dict[str, Any]:
 def build_script(model: ServedModel) -> list[str]:
     """Shell lines of the build container: build from the checkpoint directory."""
     spec = json.dumps(build_spec(model), sort_keys=True)
-    return [shlex.join(["python3", "-c", BUILD_SCRIPT, spec])]
+    return [shlex.join(["python3", program(BUILD_PROGRAM), spec])]
 
 
 def _fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    marker = f'"${{ENGINE_URI}}{COMPLETE_MARKER}"'
     lines = [
-        f"if {store_exists(env, marker)}; then",
+        f"if {published(env, 'ENGINE_URI')}; then",
         f'  touch {EXISTS_FILE}; echo "engine already built: $ENGINE_URI"; exit 0',
         "fi",
+        f'mkdir -p "{CHECKPOINT_DIR}"',
+        # An hf:// checkpoint's staged copy is published by attempt; a store URI is read as is.
+        *sync_published(
+            env, "SOURCE_URI", f'"{CHECKPOINT_DIR}"', "staged checkpoint", is_staged(model.source)
+        ),
     ]
     extra = [
         {"name": "ENGINE_URI", "value": engine_uri(model, env)},
         {"name": "SOURCE_URI", "value": source_uri(env, model, model.source)},
-    ]
-    lines += [
-        f'mkdir -p "{CHECKPOINT_DIR}"',
-        store_sync(env, '"$SOURCE_URI"', f'"{CHECKPOINT_DIR}"'),
     ]
     return store_container(
         env,
@@ -297,26 +246,29 @@ def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             mount("tmp", "/tmp"),
             mount("dshm", "/dev/shm"),
             mount("work", WORK_DIR),
+            scripts_mount(),
         ],
     }
 
 
 def _upload_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    marker = f'"${{ENGINE_URI}}{COMPLETE_MARKER}"'
     return store_container(
         env,
         naming.ENGINE_BUILDER_SA,
         "upload-engine",
         shell(
-            f"if [ -f {EXISTS_FILE} ] || {store_exists(env, marker)}; then",
+            f"if [ -f {EXISTS_FILE} ] || {published(env, 'ENGINE_URI')}; then",
             '  echo "engine already built: $ENGINE_URI"; exit 0',
             "fi",
-            store_sync(env, f'"{ENGINE_DIR}"', '"$ENGINE_URI"'),
-            f'date -u > "{WORK_DIR}/{COMPLETE_MARKER}"',
-            store_copy(env, f'"{WORK_DIR}/{COMPLETE_MARKER}"', marker),
-            'echo "engine written to $ENGINE_URI"',
+            *publish_attempt(
+                env,
+                "ENGINE_URI",
+                store_sync(env, f'"{ENGINE_DIR}"', '"$ATTEMPT_URI"'),
+                WORK_DIR,
+                "engine",
+            ),
         ),
-        [{"name": "ENGINE_URI", "value": engine_uri(model, env)}],
+        [{"name": "ENGINE_URI", "value": engine_uri(model, env)}, ATTEMPT_ENV],
         [mount("work", WORK_DIR)],
     )
 
@@ -335,6 +287,7 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
             empty_dir("home"),
             empty_dir("tmp"),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
+            scripts_volume(job_name(model, engine_key(model, env)), [BUILD_PROGRAM]),
         ],
     }
 
@@ -368,7 +321,8 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
 
     Outputs:
         key: the engine's content key (`engine_key`).
-        engine_uri: ``<store>/.inferplane/engines/<blueprint>/<model>/<key>/``.
+        engine_uri: ``<store>/.inferplane/engines/<blueprint>/<model>/<key>/``, whose
+            marker ``inferplane-complete-attempt`` names the folder holding the engine.
         job_name: name of the Kubernetes Job (``<model>-engine-<key[:10]>``).
         job: the Job resource; depend on it to start only once the engine exists.
         network_policy: NetworkPolicy ``<model>-engine-build`` of the build pods.
@@ -402,6 +356,7 @@ class TensorRtLlmEngineBuild(pulumi.ComponentResource):
             spec,
             self,
             args.provider,
+            [BUILD_PROGRAM],
             BUILD_TIMEOUT,
             args.after,
         )

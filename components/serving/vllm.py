@@ -20,7 +20,7 @@ turned off.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import VllmSettings
@@ -37,12 +37,20 @@ from inferplane.components.serving.containers import (
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import (
+    published,
+    resolve_attempt,
     store_container,
-    store_exists,
     store_sync,
+    sync_published,
 )
 from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
-from inferplane.components.serving.weights import DRAFT_DIR, hub_source, source_uri, staged_uri
+from inferplane.components.serving.weights import (
+    DRAFT_DIR,
+    hub_source,
+    is_staged,
+    source_uri,
+    staged_uri,
+)
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 CACHE_ROOT: Final = "/vllm-cache"
@@ -56,8 +64,8 @@ are redirected inside it (``InductorAdaptor.initialize_cache`` in
 ``vllm/compilation/compiler_interface.py``: "users only need to copy the cache_dir to
 another machine to reuse the cache")."""
 CACHE_VOLUME: Final = "vllm-cache"
-COMPILE_CACHE_MARKER: Final = "inferplane-compile-complete"
-"""Written last under a staged compile cache's prefix: the cache is complete when it exists."""
+CACHE_SUBDIR: Final = "torch_compile_cache"
+"""The staged cache's folder inside the attempt folder its marker names."""
 
 
 def vllm_weights(model: ServedModel) -> str:
@@ -156,20 +164,46 @@ def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> M
     }
 
 
-def weight_copies(env: ServingEnvironment, model: ServedModel) -> list[tuple[str, str, str]]:
-    """(variable, store URI, local directory) of every weight a replica copies: the model
-    (an hf:// source from its staged copy), an EAGLE draft model, LoRA adapters."""
-    copies = [("MODEL_URI", source_uri(env, model, model.source), f"{MODELS_DIR}/{model.name}")]
+class WeightCopy(NamedTuple):
+    """One directory a replica copies from the store."""
+
+    variable: str
+    """The container variable holding `uri`."""
+    uri: str
+    """The store prefix: the blueprint's URI, or an hf:// source's staged prefix."""
+    target: str
+    """The local directory."""
+    staged: bool
+    """`uri` is a staged prefix, published by attempt: the copy reads the folder its
+    marker names (`store_cli.sync_published`)."""
+
+
+def weight_copies(env: ServingEnvironment, model: ServedModel) -> list[WeightCopy]:
+    """Every weight a replica copies: the model (an hf:// source from its staged copy), an
+    EAGLE draft model (always staged), LoRA adapters."""
+    copies = [
+        WeightCopy(
+            "MODEL_URI",
+            source_uri(env, model, model.source),
+            f"{MODELS_DIR}/{model.name}",
+            is_staged(model.source),
+        )
+    ]
     spec = model.vllm.speculative if model.vllm else None
     if spec and spec.draft_repo:
         draft = hub_source(
             model.name, ("vllm", "speculative", "draft_model"), spec.draft_repo, spec.draft_revision
         )
-        copies.append(("DRAFT_URI", staged_uri(env, draft, model.name), DRAFT_DIR))
+        copies.append(WeightCopy("DRAFT_URI", staged_uri(env, draft, model.name), DRAFT_DIR, True))
     adapters = model.vllm.lora.adapters if model.vllm and model.vllm.lora else ()
     for i, adapter in enumerate(adapters):
         copies.append(
-            (f"LORA_URI_{i}", source_uri(env, model, adapter.source), lora_dir(adapter.name))
+            WeightCopy(
+                f"LORA_URI_{i}",
+                source_uri(env, model, adapter.source),
+                lora_dir(adapter.name),
+                is_staged(adapter.source),
+            )
         )
     return copies
 
@@ -188,20 +222,20 @@ def vllm_fetch_container(
     cache is already staged)."""
     copies = weight_copies(env, model)
     lines: list[str] = [f'if [ -f "{skip_file}" ]; then exit 0; fi'] if skip_file else []
-    for variable, _, target in copies:
+    for copy in copies:
         # URIs go through the environment, never into the shell text.
-        lines += [f'mkdir -p "{target}"', store_sync(env, f'"${variable}"', f'"{target}"')]
-    uris = [{"name": variable, "value": uri} for variable, uri, _ in copies]
+        lines += [
+            f'mkdir -p "{copy.target}"',
+            *sync_published(env, copy.variable, f'"{copy.target}"', "staged copy", copy.staged),
+        ]
+    uris = [{"name": copy.variable, "value": copy.uri} for copy in copies]
     mounts = [mount("models", MODELS_DIR)]
     if compile_cache_uri is not None:
-        marker = f'"${{COMPILE_CACHE_URI}}{COMPILE_CACHE_MARKER}"'
         lines += [
-            f"if {store_exists(env, marker)}; then",
+            f"if {published(env, 'COMPILE_CACHE_URI')}; then",
+            *(f"  {line}" for line in resolve_attempt(env, "COMPILE_CACHE_URI", "compile cache")),
             f'  mkdir -p "{COMPILE_CACHE_DIR}"',
-            "  "
-            + store_sync(
-                env, '"${COMPILE_CACHE_URI}torch_compile_cache"', f'"{COMPILE_CACHE_DIR}"'
-            ),
+            "  " + store_sync(env, f'"${{ATTEMPT_URI}}{CACHE_SUBDIR}"', f'"{COMPILE_CACHE_DIR}"'),
             "else",
             '  echo "no staged torch.compile cache at $COMPILE_CACHE_URI: vLLM compiles"',
             "fi",

@@ -21,14 +21,18 @@ Job runs the serving container itself — same image, same ``vllm serve`` argume
 paths by the same fetch container, on the serving pool's GPU with a replica's resources —
 waits until ``/health`` answers (v0.10.2's ``run_server_worker`` builds the engine, which
 compiles and captures, before it serves HTTP: ``vllm/entrypoints/openai/api_server.py``),
-stops the server and uploads the cache to
+stops the server (`jobs.compile_cache`) and uploads the cache to
 
-    <model_store>/.inferplane/vllm-compile/<key>/torch_compile_cache/
+    <model_store>/.inferplane/vllm-compile/<blueprint>/<model>/<key>/
+        attempt-<pod uid>/torch_compile_cache/
 
-writing ``inferplane-compile-complete`` last. `compile_key` hashes everything vLLM's own
-hash depends on that the blueprint sets: the image (and so the vLLM version and the traced
-code), the GPU type and resource, the weights' store URIs (an hf:// source's staged copy
-names its revision), every ``vllm serve`` argument (tensor-parallel size included) and the
+writing the marker ``inferplane-complete-attempt`` that names the attempt folder last
+(`store_cli.publish_attempt`): a retried Job never overwrites.
+
+`compile_key` hashes everything vLLM's own hash depends on that the blueprint sets: the
+image (and so the vLLM version and the traced code), the GPU type and resource, the
+weights' store URIs (an hf:// source's staged copy names its revision), every ``vllm
+serve`` argument (tensor-parallel size included) and the
 container's environment. A new key is a new Job; an unchanged one is the same resource.
 The key is deliberately at least as fine as vLLM's: should vLLM's hash differ anyway, the
 serving pod's vLLM misses the copied cache and compiles, as before.
@@ -67,20 +71,27 @@ from inferplane.components.serving.containers import (
     shell,
     shm_size_mib,
 )
-from inferplane.components.serving.engine_build import build_job
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import (
+    ATTEMPT_ENV,
+    publish_attempt,
+    published,
     store_container,
-    store_copy,
-    store_exists,
     store_sync,
+)
+from inferplane.components.serving.store_job import (
+    build_job,
+    program,
+    scripts_config_map,
+    scripts_mount,
+    scripts_volume,
 )
 from inferplane.components.serving.vllm import (
     CACHE_ROOT,
+    CACHE_SUBDIR,
     CACHE_VOLUME,
     COMPILE_CACHE_DIR,
-    COMPILE_CACHE_MARKER,
     vllm_args,
     vllm_env,
     vllm_fetch_container,
@@ -98,25 +109,8 @@ COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 KEY_LABEL: Final = "inferplane.dev/compile-key"
 HEALTH_POLL_S: Final = 5
 
-# argv: the `vllm serve` arguments. Serves until /health answers, then stops the server.
-COMPILE_SCRIPT: Final = f"""\
-if [ -f {SKIP_FILE} ]; then exit 0; fi
-vllm serve "$@" &
-pid=$!
-until python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:{PORTS["http"]}/health", timeout=5)' 2>/dev/null; do
-  if ! kill -0 "$pid" 2>/dev/null; then
-    wait "$pid"
-    echo "vllm serve stopped before /health answered" >&2
-    exit 1
-  fi
-  sleep {HEALTH_POLL_S}
-done
-kill -TERM "$pid"
-wait "$pid" || true
-if [ -z "$(ls -A "{COMPILE_CACHE_DIR}" 2>/dev/null)" ]; then
-  echo "vllm wrote no torch.compile cache under {COMPILE_CACHE_DIR}" >&2
-  exit 1
-fi"""  # noqa: E501
+COMPILE_PROGRAM: Final = "compile_cache"
+"""The job program that serves until healthy, then stops (`jobs.compile_cache`)."""
 
 
 def compiles(model: ServedModel, env: ServingEnvironment) -> bool:
@@ -143,7 +137,7 @@ def compile_settings(env: ServingEnvironment, model: ServedModel) -> dict[str, A
         "image": vllm_image(env, model),
         "vllm_version": env.vllm_version,
         "source": model.source.uri,
-        "weights": [[uri, target] for _, uri, target in weight_copies(env, model)],
+        "weights": [[copy.uri, copy.target] for copy in weight_copies(env, model)],
         "gpu": model.pool.gpu_type,
         "gpu_resource": model.pool.gpu_resource,
         "tensor_parallel_size": model.gpus,
@@ -193,8 +187,17 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     return {
         "name": "compile",
         "image": vllm_image(env, model),
-        # Blueprint text reaches the script only as its arguments ("$@").
-        "command": ["/bin/sh", "-c", "set -eu\n" + COMPILE_SCRIPT, "sh", *vllm_args(model)],
+        # Blueprint text reaches the program only as arguments, never through a shell.
+        "command": [
+            "python3",
+            program(COMPILE_PROGRAM),
+            f"--health-url=http://127.0.0.1:{PORTS['http']}/health",
+            f"--cache-dir={COMPILE_CACHE_DIR}",
+            f"--poll-s={HEALTH_POLL_S}",
+            f"--skip-if={SKIP_FILE}",
+            "--",
+            *vllm_args(model),
+        ],
         "env": vllm_env(model),
         "resources": serving_resources(model),
         "securityContext": container_security_context(),
@@ -205,20 +208,20 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             mount("models", MODELS_DIR, read_only=True),
             mount(CACHE_VOLUME, CACHE_ROOT),
             mount("work", WORK_DIR),
+            scripts_mount(),
         ],
     }
 
 
 def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
     uri_env = [{"name": "COMPILE_CACHE_URI", "value": cache_uri(env, key, model.name)}]
-    marker = f'"${{COMPILE_CACHE_URI}}{COMPILE_CACHE_MARKER}"'
     work = mount("work", WORK_DIR)
     check = store_container(
         env,
         naming.VLLM_COMPILER_SA,
         "check-staged",
         shell(
-            f"if {store_exists(env, marker)}; then",
+            f"if {published(env, 'COMPILE_CACHE_URI')}; then",
             f'  touch {SKIP_FILE}; echo "compile cache already staged: $COMPILE_CACHE_URI"',
             "fi",
         ),
@@ -233,12 +236,15 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
-            store_sync(env, f'"{COMPILE_CACHE_DIR}"', '"${COMPILE_CACHE_URI}torch_compile_cache"'),
-            f'date -u > "{WORK_DIR}/{COMPILE_CACHE_MARKER}"',
-            store_copy(env, f'"{WORK_DIR}/{COMPILE_CACHE_MARKER}"', marker),
-            'echo "compile cache staged at $COMPILE_CACHE_URI"',
+            *publish_attempt(
+                env,
+                "COMPILE_CACHE_URI",
+                store_sync(env, f'"{COMPILE_CACHE_DIR}"', f'"${{ATTEMPT_URI}}{CACHE_SUBDIR}"'),
+                WORK_DIR,
+                "compile cache",
+            ),
         ),
-        uri_env,
+        [*uri_env, ATTEMPT_ENV],
         [work, mount(CACHE_VOLUME, CACHE_ROOT)],
     )
     return {
@@ -256,6 +262,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
             empty_dir("models"),
             empty_dir(CACHE_VOLUME),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
+            scripts_volume(job_name(model, key), [COMPILE_PROGRAM]),
         ],
     }
 
@@ -339,6 +346,15 @@ class VllmCompileCache(pulumi.ComponentResource):
             spec=network_policy_spec(env, model),
             opts=child,
         )
+        scripts = scripts_config_map(
+            f"{name}-{self.key[:10]}-scripts",
+            self.job_name,
+            [COMPILE_PROGRAM],
+            args.namespace,
+            metadata["labels"],
+            self,
+            args.provider,
+        )
         self.job = build_job(
             f"{name}-{self.key[:10]}",
             metadata,
@@ -346,7 +362,7 @@ class VllmCompileCache(pulumi.ComponentResource):
             self,
             args.provider,
             COMPILE_TIMEOUT,
-            [self.network_policy, *args.after],
+            [self.network_policy, scripts, *args.after],
         )
         self.register_outputs(
             {

@@ -16,7 +16,7 @@ same-region store exactly as they copy an s3:// or gs:// source
 
 The pod (all containers hardened like the servers):
 
-- init ``check-staged`` (cloud CLI): the completion marker (`weights_job.COMPLETE_MARKER`)
+- init ``check-staged`` (cloud CLI): the attempt marker (`store_cli.ATTEMPT_MARKER`)
   exists under the staged prefix -> every later step is a no-op, so a re-run costs one
   request;
 - init ``download`` (the pinned vLLM image, which ships huggingface_hub as a vLLM
@@ -30,10 +30,11 @@ The pod (all containers hardened like the servers):
   huggingface_hub's download metadata in ``<local_dir>/.cache/huggingface/``; it is removed
   before the upload;
 - ``upload`` (cloud CLI, ServiceAccount ``weights-stager``, which may write only under
-  the hub prefix, `identity`): ``aws s3 sync`` / ``gcloud storage rsync --recursive
-  --no-clobber`` (objects already there are skipped, so a retried upload never needs to
-  overwrite, which an object creator may not do on GCS:
-  https://cloud.google.com/sdk/gcloud/reference/storage/rsync), then the marker, last.
+  the hub prefix, `identity`): ``aws s3 sync`` / ``gcloud storage rsync --recursive`` into
+  ``<staged prefix>attempt-<pod uid>/``, a folder no other attempt writes, then the marker
+  naming that folder, last (`store_cli.publish_attempt`). Nothing is ever overwritten, which
+  an object creator may not do on GCS, so a Job retried after a pod died mid-upload
+  succeeds; replicas copy the folder the marker names (`store_cli.sync_published`).
 
 The pod runs on a node of the GPU pool of the first model that uses the source, without
 a GPU: the pool's disk (``disk_gib``) is sized for its models' weights, which a system
@@ -161,9 +162,15 @@ def staged_uri(env: ServingEnvironment, source: HubSource, model: str = "") -> s
     return f"{store}/{naming.store_area(naming.HUB_PREFIX, env.part_of)}/{source.path}/"
 
 
+def is_staged(source: ModelSource) -> bool:
+    """Whether replicas read `source` from a staged copy (published by attempt), not from
+    the URI the blueprint gave."""
+    return source.scheme == "hf"
+
+
 def source_uri(env: ServingEnvironment, model: ServedModel, source: ModelSource) -> str:
     """Where a replica copies `source` from: the store URI, or an hf:// source's staged copy."""
-    if source.scheme != "hf":
+    if not is_staged(source):
         return source.uri
     found = hub_source(model.name, ("source",), source.hf_repo, source.hf_revision)
     return staged_uri(env, found, model.name)

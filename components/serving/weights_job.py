@@ -1,10 +1,11 @@
 """The staging Job of one ``hf://`` source (`weights`): the pod, its NetworkPolicy, its
 copy of the Hub token, and the `WeightsStaging` component that creates them.
 
-The pod: an init container (cloud CLI) skips everything when the completion marker is in
+The pod: an init container (cloud CLI) skips everything when the attempt marker is in
 the store; an init container in the pinned vLLM image downloads the pinned revision with
-huggingface_hub, the only container holding the token; the main container (cloud CLI,
-ServiceAccount ``weights-stager``) uploads the copy and writes the marker last. See the
+huggingface_hub (`jobs.hub_download`), the only container holding the token; the main
+container (cloud CLI, ServiceAccount ``weights-stager``) uploads the copy into a folder of
+its attempt and writes the marker naming it last (`store_cli.publish_attempt`). See the
 `weights` module docstring for the sources and choices.
 """
 
@@ -31,7 +32,6 @@ from inferplane.components.serving.containers import (
     service_account,
     shell,
 )
-from inferplane.components.serving.engine_build import build_job
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.secrets import (
     SECRET_FILE_MODE,
@@ -42,18 +42,24 @@ from inferplane.components.serving.secrets import (
 )
 from inferplane.components.serving.spec import ServingEnvironment
 from inferplane.components.serving.store_cli import (
-    s3_cli,
+    ATTEMPT_ENV,
+    publish_attempt,
+    published,
     store_container,
-    store_copy,
-    store_exists,
+    store_sync,
+)
+from inferplane.components.serving.store_job import (
+    build_job,
+    program,
+    scripts_config_map,
+    scripts_mount,
+    scripts_volume,
 )
 from inferplane.components.serving.weights import HubSource, Staging, staged_uri
 
 STAGING_TIMEOUT: Final = "180m"
 """How long `pulumi up` waits for one staging Job: a 140 GB (70B bf16) repository is
 downloaded from the hub and uploaded to the store; the Deployments wait for it."""
-COMPLETE_MARKER: Final = "inferplane-staging-complete"
-"""Written under the staged prefix after every file: the copy is complete when it exists."""
 SNAPSHOT_DIR: Final = f"{WORK_DIR}/snapshot"
 SKIP_FILE: Final = f"{WORK_DIR}/already-staged"
 TOKEN_KEY: Final = "hf_token"
@@ -82,18 +88,8 @@ itself never fetches those files because it also passes ``allow_patterns=["*.saf
 when the repository has safetensors (``vllm/model_executor/model_loader/weight_utils.py``
 ``download_weights_from_hf``). ``original/*`` matches every file under ``original/``."""
 
-# Run in the vLLM image; argv: repository, revision, target directory, then the patterns
-# of the files to leave out.
-DOWNLOAD_SCRIPT: Final = """\
-import sys
-from huggingface_hub import snapshot_download
-snapshot_download(
-    repo_id=sys.argv[1],
-    revision=sys.argv[2],
-    local_dir=sys.argv[3],
-    ignore_patterns=sys.argv[4:] or None,
-)
-"""
+DOWNLOAD_PROGRAM: Final = "hub_download"
+"""The job program that downloads the repository (`jobs.hub_download`)."""
 
 
 def pod_labels(env: ServingEnvironment, source: HubSource) -> dict[str, str]:
@@ -122,7 +118,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
         {"name": "HF_REPO", "value": staging.source.repo},
         {"name": "HF_REVISION", "value": staging.source.revision},
     ]
-    mounts = [mount("home", HOME), mount("tmp", "/tmp"), mount("work", WORK_DIR)]
+    mounts = [mount("home", HOME), mount("tmp", "/tmp"), mount("work", WORK_DIR), scripts_mount()]
     if staging.token is not None:
         environment.append({"name": "HF_TOKEN_PATH", "value": f"{SECRETS_DIR}/{TOKEN_KEY}"})
         mounts.append({"name": SECRETS_VOLUME, "mountPath": SECRETS_DIR, "readOnly": True})
@@ -132,7 +128,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
         "command": shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
             # Blueprint text reaches the script only as quoted variables.
-            f'python3 -c {shlex.quote(DOWNLOAD_SCRIPT)} "$HF_REPO" "$HF_REVISION" "{SNAPSHOT_DIR}" '
+            f'python3 {program(DOWNLOAD_PROGRAM)} "$HF_REPO" "$HF_REVISION" "{SNAPSHOT_DIR}" '
             + " ".join(shlex.quote(p) for p in IGNORE_PATTERNS),
             f'rm -rf "{SNAPSHOT_DIR}/.cache"',
         ),
@@ -146,15 +142,7 @@ def _download_container(env: ServingEnvironment, staging: Staging) -> Manifest:
     }
 
 
-def store_upload(env: ServingEnvironment, src: str, dst: str) -> str:
-    """Copies directory `src` under prefix `dst`, skipping objects already there."""
-    if s3_cli(env):
-        return f"aws s3 sync --only-show-errors {src} {dst}"
-    return f"gcloud storage rsync --recursive --no-clobber {src} {dst}"
-
-
 def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
-    marker = f'"${{STAGED_URI}}{COMPLETE_MARKER}"'
     uri_env = [{"name": "STAGED_URI", "value": staged_uri(env, staging.source)}]
     work = [mount("work", WORK_DIR)]
     check = store_container(
@@ -162,7 +150,7 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
         naming.WEIGHTS_STAGER_SA,
         "check-staged",
         shell(
-            f"if {store_exists(env, marker)}; then",
+            f"if {published(env, 'STAGED_URI')}; then",
             f'  touch {SKIP_FILE}; echo "already staged: $STAGED_URI"',
             "fi",
         ),
@@ -175,15 +163,23 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
         "upload",
         shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
-            store_upload(env, f'"{SNAPSHOT_DIR}"', '"$STAGED_URI"'),
-            f'date -u > "{WORK_DIR}/{COMPLETE_MARKER}"',
-            store_copy(env, f'"{WORK_DIR}/{COMPLETE_MARKER}"', marker),
-            'echo "staged at $STAGED_URI"',
+            *publish_attempt(
+                env,
+                "STAGED_URI",
+                store_sync(env, f'"{SNAPSHOT_DIR}"', '"$ATTEMPT_URI"'),
+                WORK_DIR,
+                "staged copy",
+            ),
         ),
-        uri_env,
+        [*uri_env, ATTEMPT_ENV],
         work,
     )
-    volumes = [empty_dir("work"), empty_dir("home"), empty_dir("tmp")]
+    volumes = [
+        empty_dir("work"),
+        empty_dir("home"),
+        empty_dir("tmp"),
+        scripts_volume(staging.source.job_name, [DOWNLOAD_PROGRAM]),
+    ]
     if staging.token is not None:
         volumes.append(
             {
@@ -279,6 +275,17 @@ class WeightsStaging(pulumi.ComponentResource):
             opts=child,
         )
         before.append(self.network_policy)
+        before.append(
+            scripts_config_map(
+                f"{name}-scripts",
+                source.job_name,
+                [DOWNLOAD_PROGRAM],
+                args.namespace,
+                metadata["labels"],
+                self,
+                args.provider,
+            )
+        )
         if staging.token is not None:
             value = secret_value(
                 staging.token,

@@ -120,7 +120,11 @@ def test_store_pods_get_the_endpoint_and_keys_by_reference(reference_recording: 
     assert used == SECRETS
     # each role reads its own Secret: serving pods the reader's, builds the builder's
     by_owner = {
-        o: {e["valueFrom"]["secretKeyRef"]["name"] for e in c["env"] if "valueFrom" in e}
+        o: {
+            e["valueFrom"]["secretKeyRef"]["name"]
+            for e in c["env"]
+            if "secretKeyRef" in e.get("valueFrom", {})
+        }
         for o, c in store
     }
     assert by_owner["support-assistant-local-chat"] == {"store-reader"}

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.app.offline import RecordedResource, Recording, run_program
 from inferplane.blueprint.model import Environment, Model
+from inferplane.components.serving import store_job
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.stack_serving import (
     model_server,
@@ -123,3 +124,31 @@ def component_args(env: Environment, name: str) -> dict[str, Any]:
     """``model=`` and ``env=`` of a serving component's args for model `name` of `env`."""
     serving_env, model = args_of(env, name)
     return {"model": model, "env": serving_env}
+
+
+def job_program(rec: Recording, job: RecordedResource, container_name: str, module: str) -> str:
+    """The source of job program `module` as the Job's `container_name` container (an init
+    container or the main one) gets it: its scripts ConfigMap is a dependency of the Job,
+    holds exactly the shipped module, and is mounted read-only at `store_job.JOBS_DIR`."""
+    pod = pod_spec(job)
+    (volume,) = [v for v in pod["volumes"] if v["name"] == store_job.SCRIPTS_VOLUME]
+    config_map = k8s_object(rec, CONFIG_MAP, volume["configMap"]["name"])
+    assert config_map.urn in job.depends_on
+    assert config_map.get("immutable") is True
+    data = config_map.get("data")
+    assert data == {f"{module}.py": store_job.job_source(module)}
+    found = [
+        c
+        for c in [*pod.get("initContainers", []), *pod["containers"]]
+        if c["name"] == container_name
+    ]
+    assert len(found) == 1, container_name
+    mounts = found[0]["volumeMounts"]
+    assert store_job.scripts_mount() in mounts
+    assert store_job.scripts_mount() == {
+        "name": "job-scripts",
+        "mountPath": "/opt/inferplane/jobs",
+        "readOnly": True,
+    }
+    source: str = data[f"{module}.py"]
+    return source

@@ -8,6 +8,7 @@ import pytest
 from serving_fixtures import (
     JOB,
     args_of_mf,
+    job_program,
     k8s_object,
     pod_spec,
     with_model,
@@ -17,13 +18,12 @@ from serving_fixtures import (
 
 from inferplane.blueprint.model import Environment, TensorRtInput
 from inferplane.components.serving.engine_build import (
-    build_settings,
-    engine_key,
-    engine_uri,
     precision_flags,
     trtexec_env,
     trtexec_flags,
 )
+from inferplane.components.serving.engine_keys import build_settings, engine_key, engine_uri
+from inferplane.components.serving.store_cli import ATTEMPT_ENV
 
 
 def _trt(env: Environment, model: str, **changes: object) -> Environment:
@@ -52,7 +52,7 @@ def test_key_is_stable(staging):
     assert _key(staging) == _key(staging)
     assert len(_key(staging)) == 12
     assert engine_uri(*args_of_mf(staging, staging.models["ranker"])) == (
-        f"s3://acme-models-use1/.inferplane/engines/support-assistant/ranker/{_key(staging)}/model.plan"
+        f"s3://acme-models-use1/.inferplane/engines/support-assistant/ranker/{_key(staging)}/"
     )
 
 
@@ -212,8 +212,20 @@ def test_build_job(served, env_name, request):
     assert build_script.startswith("set -eu\nif [ -f /build/engine-exists ]; then exit 0; fi\n")
     assert "--fp16" in build_script and "input_ids" not in build_script  # shapes: env only
     assert "TRT_INPUTS" in {e["name"] for e in build["env"]}
+    # the shapes program is the shipped module, from the Job's own scripts ConfigMap
+    assert "\npython3 /opt/inferplane/jobs/onnx_shapes.py " in build_script
+    assert "def shape_flags(" in job_program(rec, job, "trtexec", "onnx_shapes")
     assert upload_script.index("engine-exists") < upload_script.index(" cp ")
-    env_vars = {e["name"]: e["value"] for e in upload["env"]}
+    # the engine goes into this attempt's folder, then the marker naming it (test_store_attempts)
+    flags = "--only-show-errors " if cli == "aws" else ""
+    engine_copy = f"{cli} {'s3 ' if cli == 'aws' else 'storage '}cp {flags}/build/model.plan "
+    engine_copy += '"${ATTEMPT_URI}model.plan"'
+    assert engine_copy in upload_script.splitlines()
+    assert upload_script.index(engine_copy) < upload_script.index(
+        '"${ENGINE_URI}inferplane-complete-attempt"; then'
+    )
+    assert ATTEMPT_ENV in upload["env"]
+    env_vars = {e["name"]: e.get("value") for e in upload["env"]}
     assert env_vars["ENGINE_URI"] == engine_uri(*args_of_mf(env, env.models["ranker"]))
 
 
@@ -229,7 +241,7 @@ def test_build_pods_are_not_serving_pods(served):
 def test_gcs_existence_check_and_copy(served):
     job = next(j for j in served("prod").of_type(JOB) if "-engine-" in j.name)
     fetch = pod_spec(job)["initContainers"][0]["command"][2]
-    assert 'gcloud storage objects describe "$ENGINE_URI"' in fetch
+    assert 'gcloud storage objects describe "${ENGINE_URI}inferplane-complete-attempt"' in fetch
     # the model's directory: external data files live beside the model
     assert 'gcloud storage rsync --recursive "$SOURCE_DIR" /build/onnx' in fetch
 
@@ -322,7 +334,7 @@ def test_the_derived_profile_is_part_of_the_engine_key(staging):
 )
 def test_the_build_uses_the_tensorrt_of_the_models_triton(staging, image, base_release):
     from inferplane.blueprint import naming
-    from inferplane.components.serving.model_server import deployment_spec
+    from inferplane.components.serving.serving_pod import deployment_spec
 
     env = with_model(staging, "ranker", image=image, base_release=base_release)
     model, serving_env = args_of_mf(env, env.models["ranker"])

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.components.serving.engine_script import build_script
+from inferplane.components.serving.store_job import job_source
 
 SH = shutil.which("sh")
 # Under CI the shell is required: the tests run and fail rather than skip without it.
@@ -89,8 +90,16 @@ def run(
     onnx_dir = tmp_path / "onnx"
     onnx_dir.mkdir()
     (onnx_dir / onnx_file).write_bytes(b"onnx")
+    # The ConfigMap's copy of the shapes program, as the build container mounts it.
+    jobs_dir = tmp_path / "jobs"
+    jobs_dir.mkdir()
+    (jobs_dir / "onnx_shapes.py").write_text(job_source("onnx_shapes"))
     script = build_script(
-        f'"{onnx_dir}/$ONNX_FILE"', str(tmp_path), ["--skipInference", "--fp16"], (str(fallback),)
+        f'"{onnx_dir}/$ONNX_FILE"',
+        str(tmp_path),
+        ["--skipInference", "--fp16"],
+        (str(fallback),),
+        str(jobs_dir / "onnx_shapes.py"),
     )
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",

@@ -29,8 +29,8 @@ from serving_fixtures import (
 
 from inferplane.app.offline import SECRET
 from inferplane.blueprint import naming
-from inferplane.components.serving.model_server import CONFIG_HASH_ANNOTATION
 from inferplane.components.serving.secrets import OFFLINE_PLACEHOLDER
+from inferplane.components.serving.serving_pod import CONFIG_HASH_ANNOTATION
 
 GPU_TAINT = {
     "key": "nvidia.com/gpu",
@@ -170,15 +170,21 @@ def test_triton_repository_is_laid_out_by_an_init_container(served):
     assert fetch["image"] == "public.ecr.aws/aws-cli/aws-cli:2.27.50"
     script = fetch["command"][2]
     assert 'cp "/config/config.pbtxt" "/models/ranker/config.pbtxt"' in script
-    assert 'aws s3 cp --only-show-errors "$MODEL_URI" "/models/ranker/1/model.plan"' in script
-    [uri] = [e["value"] for e in fetch["env"] if e["name"] == "MODEL_URI"]
+    # the engine from the attempt folder its marker names (test_store_attempts runs this)
+    lines = script.splitlines()
+    assert (
+        'if ! attempt="$(aws s3 cp --only-show-errors '
+        '"${ENGINE_URI}inferplane-complete-attempt" -)"; then'
+    ) in lines
+    assert lines[-2:] == [
+        'ATTEMPT_URI="${ENGINE_URI}$attempt/"',
+        'aws s3 cp --only-show-errors "${ATTEMPT_URI}model.plan" "/models/ranker/1/model.plan"',
+    ]
+    [uri] = [e["value"] for e in fetch["env"] if e["name"] == "ENGINE_URI"]
     job = rec.of_type(JOB)
     engine = [j for j in job if j.get("metadata", "labels", naming.MODEL_LABEL) == "ranker"]
     key = engine[0].get("metadata", "labels", "inferplane.dev/engine-key")
-    assert (
-        uri
-        == f"s3://acme-models-use1/.inferplane/engines/support-assistant/ranker/{key}/model.plan"
-    )
+    assert uri == f"s3://acme-models-use1/.inferplane/engines/support-assistant/ranker/{key}/"
     assert pod_spec(d)["serviceAccountName"] == "model-reader"
     assert {"name": "triton-config", "configMap": {"name": "ranker-triton-config"}} in pod_spec(d)[
         "volumes"
@@ -194,6 +200,8 @@ def test_gcp_fetch_uses_gcloud(served):
     env = {e["name"]: e["value"] for e in fetch["env"]}
     assert env["MODEL_URI"] == "gs://acme-models-usc1/llama-3.1-8b-instruct/"
     assert env["CLOUDSDK_CORE_PROJECT"] == "acme-ml-prod"
+    # an object creator may not delete the parts of a parallel composite upload
+    assert env["CLOUDSDK_STORAGE_PARALLEL_COMPOSITE_UPLOAD_ENABLED"] == "False"
     assert env["CLOUDSDK_CONFIG"] == "/home/inferplane/gcloud"
 
 
@@ -399,7 +407,7 @@ def test_deployment_waits_for_its_secret(staging):
 
 
 def test_config_change_rolls_the_pods(staging):
-    from inferplane.components.serving.model_server import deployment_spec
+    from inferplane.components.serving.serving_pod import deployment_spec
 
     model = staging.models["ranker"]
     a = deployment_spec(*args_of(staging, model), "s3://x", False, 'name: "ranker"\n')
@@ -529,7 +537,7 @@ def test_outputs(served):
 
 
 def test_engine_uri_output(staging):
-    from inferplane.components.serving.engine_build import engine_uri
+    from inferplane.components.serving.engine_keys import engine_uri
 
     rec = serve(staging, ["ranker", "chat"])
     servers = [r for r in rec if r.type == "inferplane:serving:ModelServer"]

@@ -13,6 +13,7 @@ from serving_fixtures import (
     JOB,
     args_of_mf,
     container,
+    job_program,
     k8s_object,
     pod_spec,
     serve,
@@ -30,10 +31,10 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
 from inferplane.blueprint.resolve import parse_source, resolve
 from inferplane.components.serving.spec import ServingArgsError, model_source
+from inferplane.components.serving.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.triton_config import triton_args
 from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
 from inferplane.components.serving.trtllm_build import (
-    BUILD_SCRIPT,
     build_settings,
     build_spec,
     engine_key,
@@ -142,15 +143,25 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     # ... and waits for the staging Job that wrote it.
     staging = k8s_object(rec, JOB, HubSource(*_LLAMA).job_name)
     assert staging.urn in job.depends_on
-    assert 'llm.save(spec["engine_dir"])' in script and BUILD_SCRIPT.splitlines()[0] in script
+    assert script.startswith(
+        "set -eu\nif [ -f /build/engine-exists ]; then exit 0; fi\n"
+        "python3 /opt/inferplane/jobs/trtllm_engine.py '{"
+    )
+    assert "llm.save(" in job_program(rec, job, "trtllm-build", "trtllm_engine")
     uri = engine_uri(model, env)
     assert uri == f"gs://acme-llm-models-usc1/.inferplane/engines/llm-serving/{MODEL}/{key}/"
     upload = container(job, "upload-engine")
     assert {"name": "ENGINE_URI", "value": uri} in upload["env"]
     lines = upload["command"][2].splitlines()
-    # the completion marker is written last: a half-uploaded engine never counts as built
-    assert lines[-2].endswith('"${ENGINE_URI}inferplane-build-complete"')
-    assert "rsync" in lines[-4]
+    # into this attempt's folder, then the marker naming it: a half-uploaded engine never
+    # counts as built, and a retry never overwrites (test_store_attempts)
+    upload_at = lines.index('gcloud storage rsync --recursive "/build/engine" "$ATTEMPT_URI"')
+    marker_at = lines.index(
+        'if ! gcloud storage cp "/build/inferplane-complete-attempt" '
+        '"${ENGINE_URI}inferplane-complete-attempt"; then'
+    )
+    assert upload_at < marker_at
+    assert ATTEMPT_ENV in upload["env"]
 
     deployment = k8s_object(rec, DEPLOYMENT, MODEL)
     triton = container(deployment, "triton")
@@ -163,9 +174,11 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     assert [a for a in triton["args"] if a.startswith("--load-model")] == ["--load-model=ensemble"]
     fetch = container(deployment, "fetch-engine", init=True)
     assert {"name": "ENGINE_URI", "value": uri} in fetch["env"]
-    assert (
-        f'gcloud storage rsync --recursive "$ENGINE_URI" "/models/{MODEL}/1"'
-        in (fetch["command"][2])
+    # the engine directory is the attempt folder the marker under $ENGINE_URI names
+    fetch_script = fetch["command"][2].splitlines()
+    at = fetch_script.index('ATTEMPT_URI="${ENGINE_URI}$attempt/"')
+    assert fetch_script[at + 1] == (
+        f'gcloud storage rsync --recursive "$ATTEMPT_URI" "/models/{MODEL}/1"'
     )
     config = k8s_object(rec, CONFIG_MAP, f"{MODEL}-triton-config")
     assert config.get("data", "config.pbtxt") == render_config_pbtxt(model, env)

@@ -33,6 +33,7 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import resolve
 from inferplane.components.serving import trtllm_text
+from inferplane.components.serving.jobs import trtllm_engine
 from inferplane.components.serving.trtllm import (
     WARMUP_FILES,
     WARMUP_OUTPUT_TOKENS,
@@ -40,7 +41,7 @@ from inferplane.components.serving.trtllm import (
     WARMUP_TOKENS,
     render_config_pbtxt,
 )
-from inferplane.components.serving.trtllm_build import BUILD_SCRIPT, build_spec, engine_key
+from inferplane.components.serving.trtllm_build import build_spec, engine_key
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = "chat-70b"
@@ -192,8 +193,7 @@ def test_build_stores_the_tokenizer_and_the_warmup_inputs_with_the_engine(
     _stub(monkeypatch, "tensorrt_llm.llmapi", **vars(llmapi))
     model, _ = args_of_mf(llm_env, MODEL)
     spec = build_spec(model) | {"engine_dir": str(tmp_path / "engine")}
-    monkeypatch.setattr(sys, "argv", ["build", json.dumps(spec)])
-    exec(compile(BUILD_SCRIPT, "build", "exec"), {"__name__": "__main__"})
+    assert trtllm_engine.main([json.dumps(spec)]) == 0
     engine = tmp_path / "engine"
     assert (engine / "tokenizer" / "tokenizer.json").exists()
     raw = {name: (engine / "warmup" / name).read_bytes() for name in WARMUP_FILES}
@@ -216,9 +216,8 @@ def test_a_warmup_prompt_too_short_for_the_tokenizer_fails_the_build(
     _stub(monkeypatch, "tensorrt_llm.llmapi", **vars(llmapi))
     model, _ = args_of_mf(llm_env, MODEL)
     spec = build_spec(model) | {"engine_dir": str(tmp_path / "e"), "warmup_prompt": "Hi there"}
-    monkeypatch.setattr(sys, "argv", ["build", json.dumps(spec)])
     with pytest.raises(SystemExit) as stop:
-        exec(compile(BUILD_SCRIPT, "build", "exec"), {"__name__": "__main__"})
+        trtllm_engine.main([json.dumps(spec)])
     assert stop.value.code == "the warm-up prompt is only 3 tokens, 32 needed"
 
 

@@ -4,7 +4,6 @@ serving pod's copy of the staged cache, and the Deployment's wait for the Job.""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from serving_fixtures import (
     NETWORK_POLICY,
     args_of,
     container,
+    job_program,
     k8s_object,
     pod_spec,
     serve,
@@ -24,6 +24,7 @@ from serving_fixtures import (
 
 from inferplane.blueprint import catalog, naming
 from inferplane.blueprint.model import Environment
+from inferplane.components.serving.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.vllm import (
     CACHE_ROOT,
     COMPILE_CACHE_DIR,
@@ -31,7 +32,6 @@ from inferplane.components.serving.vllm import (
     vllm_env,
 )
 from inferplane.components.serving.vllm_compile import (
-    COMPILE_SCRIPT,
     cache_uri,
     compile_key,
     compiles,
@@ -114,8 +114,17 @@ def test_the_job_runs_the_serving_container_on_the_serving_pool(served) -> None:
         server = container(k8s_object(rec, DEPLOYMENT, "chat"), "vllm")
         compile_ = container(job, "compile", init=True)
         assert compile_["image"] == server["image"]
-        assert compile_["command"][:2] == ["/bin/sh", "-c"]
-        assert compile_["command"][3:] == ["sh", *server["args"]]
+        assert compile_["command"][:7] == [
+            "python3",
+            "/opt/inferplane/jobs/compile_cache.py",
+            "--health-url=http://127.0.0.1:8000/health",
+            f"--cache-dir={COMPILE_CACHE_DIR}",
+            "--poll-s=5",
+            "--skip-if=/build/already-staged",
+            "--",
+        ]
+        assert compile_["command"][7:] == server["args"]
+        assert "vllm" in job_program(rec, job, "compile", "compile_cache")
         assert server["command"] == ["vllm", "serve"]
         assert compile_["env"] == server["env"]
         assert compile_["resources"] == server["resources"]
@@ -139,34 +148,32 @@ def test_the_job_skips_everything_once_the_marker_is_staged(staging: Environment
     rec = serve(staging, ["chat"])
     job = _job(rec, staging)
     check = container(job, "check-staged", init=True)["command"][2]
-    assert 'u="${COMPILE_CACHE_URI}inferplane-compile-complete"' in check
+    assert 'u="${COMPILE_CACHE_URI}inferplane-complete-attempt"' in check
     assert "touch /build/already-staged" in check
     fetch = container(job, "fetch-weights", init=True)["command"][2]
     assert fetch.startswith('set -eu\nif [ -f "/build/already-staged" ]; then exit 0; fi\n')
-    upload = container(job, "upload")["command"][2]
-    assert upload.splitlines() == [
+    upload = container(job, "upload")
+    assert ATTEMPT_ENV in upload["env"]
+    # Into this attempt's own folder, then the marker naming it (run in test_store_attempts).
+    assert upload["command"][2].splitlines() == [
         "set -eu",
         "if [ -f /build/already-staged ]; then exit 0; fi",
+        'attempt="attempt-$POD_UID"',
+        'ATTEMPT_URI="${COMPILE_CACHE_URI}$attempt/"',
         f'aws s3 sync --only-show-errors "{COMPILE_CACHE_DIR}" '
-        '"${COMPILE_CACHE_URI}torch_compile_cache"',
-        'date -u > "/build/inferplane-compile-complete"',
-        'aws s3 cp --only-show-errors "/build/inferplane-compile-complete" '
-        '"${COMPILE_CACHE_URI}inferplane-compile-complete"',
-        'echo "compile cache staged at $COMPILE_CACHE_URI"',
+        '"${ATTEMPT_URI}torch_compile_cache"',
+        'printf "%s\\n" "$attempt" > "/build/inferplane-complete-attempt"',
+        'if ! aws s3 cp --only-show-errors "/build/inferplane-complete-attempt" '
+        '"${COMPILE_CACHE_URI}inferplane-complete-attempt"; then',
+        '  if ( u="${COMPILE_CACHE_URI}inferplane-complete-attempt"; u="${u#s3://}"; '
+        'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}" >/dev/null 2>&1 ); then',
+        '    echo "compile cache already published at $COMPILE_CACHE_URI by another attempt"',
+        "    exit 0",
+        "  fi",
+        "  exit 1",
+        "fi",
+        'echo "compile cache published at $ATTEMPT_URI"',
     ]
-
-
-def test_compile_script_is_valid_shell_and_takes_blueprint_text_as_arguments() -> None:
-    assert "$@" in COMPILE_SCRIPT and "{" not in COMPILE_SCRIPT.replace("${", "")
-    result = subprocess.run(
-        ["/bin/sh", "-n", "-c", "set -eu\n" + COMPILE_SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "http://127.0.0.1:8000/health" in COMPILE_SCRIPT
 
 
 def test_serving_pods_copy_the_staged_cache_when_present(served) -> None:
@@ -178,9 +185,11 @@ def test_serving_pods_copy_the_staged_cache_when_present(served) -> None:
         deployment = k8s_object(rec, DEPLOYMENT, "chat")
         fetch = container(deployment, "fetch-weights", init=True)
         script = fetch["command"][2]
+        # the cache in the attempt folder the marker names, when there is one
         assert (
-            f'  {sync} "${{COMPILE_CACHE_URI}}torch_compile_cache" "{COMPILE_CACHE_DIR}"'
+            f'  {sync} "${{ATTEMPT_URI}}torch_compile_cache" "{COMPILE_CACHE_DIR}"'
         ) in script.splitlines()
+        assert '  ATTEMPT_URI="${COMPILE_CACHE_URI}$attempt/"' in script.splitlines()
         assert "no staged torch.compile cache at $COMPILE_CACHE_URI: vLLM compiles" in script
         (uri,) = [e["value"] for e in fetch["env"] if e["name"] == "COMPILE_CACHE_URI"]
         assert "/.inferplane/vllm-compile/support-assistant/chat/" in uri and uri.endswith("/")
@@ -227,7 +236,7 @@ def test_job_args_are_the_serving_args(staging: Environment) -> None:
     serving_env, model = args_of(staging, "chat")
     rec = serve(staging, ["chat"])
     compile_ = container(_job(rec, staging), "compile", init=True)
-    assert compile_["command"][4:] == vllm_args(model)
+    assert compile_["command"][7:] == vllm_args(model)
     assert compile_["env"] == vllm_env(model)
     assert serving_env.model_store_uri
 

@@ -122,10 +122,16 @@ def test_lora_adapters_are_copied_by_the_fetch_container(staging) -> None:
         "name": "LORA_URI_1",
         "value": f"{store}.inferplane/hub/support-assistant/c/style/v1/",
     } in fetch["env"]
-    script = fetch["command"][-1]
-    assert 'aws s3 sync --only-show-errors "$LORA_URI_0" "/models/.lora/tone"' in script
-    assert 'aws s3 sync --only-show-errors "$LORA_URI_1" "/models/.lora/style"' in script
-    assert 'aws s3 sync --only-show-errors "$MODEL_URI" "/models/chat"' in script
+    lines = fetch["command"][-1].splitlines()
+    # a store URI as given; a staged copy from the attempt folder its marker names
+    assert 'aws s3 sync --only-show-errors "$LORA_URI_0" "/models/.lora/tone"' in lines
+    for variable, target in (("MODEL_URI", "/models/chat"), ("LORA_URI_1", "/models/.lora/style")):
+        at = lines.index(f'ATTEMPT_URI="${{{variable}}}$attempt/"')
+        assert lines[at + 1] == f'aws s3 sync --only-show-errors "$ATTEMPT_URI" "{target}"'
+        assert lines[at - 9] == (
+            f'if ! attempt="$(aws s3 cp --only-show-errors "${{{variable}}}'
+            'inferplane-complete-attempt" -)"; then'
+        )
 
 
 def test_env_passes_through_and_a_hub_draft_is_read_from_its_staged_copy(staging) -> None:

@@ -16,6 +16,7 @@ from serving_fixtures import (
     NETWORK_POLICY,
     SECRET,
     container,
+    job_program,
     k8s_object,
     pod_spec,
     serve,
@@ -38,8 +39,8 @@ from inferplane.blueprint.model import (
 )
 from inferplane.blueprint.resolve import resolve_file
 from inferplane.components.serving.spec import ServingArgsError, model_source
+from inferplane.components.serving.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER
 from inferplane.components.serving.weights import HubSource, staged_uri
-from inferplane.components.serving.weights_job import COMPLETE_MARKER, DOWNLOAD_SCRIPT
 from inferplane.components.stack_serving import served_model, serving_environment
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -102,7 +103,8 @@ def test_staging_job_alone_holds_the_token_and_downloads_the_pinned_revision(
     assert env["HF_REPO"] == REPO and env["HF_REVISION"] == REVISION
     assert env["HF_TOKEN_PATH"] == "/var/run/secrets/inferplane/hf_token"
     script = download["command"][2]
-    assert DOWNLOAD_SCRIPT in script
+    assert "python3 /opt/inferplane/jobs/hub_download.py " in script
+    assert "snapshot_download" in job_program(twins, job, "download", "hub_download")
     # Blueprint text only as quoted variables, never spliced into the script.
     assert '"$HF_REPO" "$HF_REVISION" "/build/snapshot"' in script and REPO not in script
     (volume,) = [v for v in pod["volumes"] if "secret" in v]
@@ -128,19 +130,48 @@ def test_staging_is_skipped_when_the_marker_is_there_and_writes_it_last(
     check = container(job, "check-staged", init=True)
     assert {"name": "STAGED_URI", "value": staged} in check["env"]
     assert "aws s3api head-object" in check["command"][2]
-    assert f'"${{STAGED_URI}}{COMPLETE_MARKER}"' in check["command"][2]
+    assert f'"${{STAGED_URI}}{ATTEMPT_MARKER}"' in check["command"][2]
     upload = container(job, "upload")
-    lines = upload["command"][2].splitlines()
-    sync = lines.index('aws s3 sync --only-show-errors "/build/snapshot" "$STAGED_URI"')
-    marker = next(i for i, line in enumerate(lines) if "aws s3 cp" in line)
-    assert sync < marker  # a half-uploaded copy never counts as staged
+    assert ATTEMPT_ENV in upload["env"]
+    # Into this attempt's own folder, then the marker naming it: a half-uploaded copy never
+    # counts as staged, and a retry never overwrites (run in test_store_attempts).
+    assert upload["command"][2].splitlines() == [
+        "set -eu",
+        "if [ -f /build/already-staged ]; then exit 0; fi",
+        'attempt="attempt-$POD_UID"',
+        'ATTEMPT_URI="${STAGED_URI}$attempt/"',
+        'aws s3 sync --only-show-errors "/build/snapshot" "$ATTEMPT_URI"',
+        'printf "%s\\n" "$attempt" > "/build/inferplane-complete-attempt"',
+        'if ! aws s3 cp --only-show-errors "/build/inferplane-complete-attempt" '
+        '"${STAGED_URI}inferplane-complete-attempt"; then',
+        '  if ( u="${STAGED_URI}inferplane-complete-attempt"; u="${u#s3://}"; '
+        'aws s3api head-object --bucket "${u%%/*}" --key "${u#*/}" >/dev/null 2>&1 ); then',
+        '    echo "staged copy already published at $STAGED_URI by another attempt"',
+        "    exit 0",
+        "  fi",
+        "  exit 1",
+        "fi",
+        'echo "staged copy published at $ATTEMPT_URI"',
+    ]
 
 
 def test_gcs_upload_never_overwrites(prod: Environment) -> None:
     rec = serve(with_model(prod, "chat", source=HF), ["chat"])
     (job,) = staging_jobs(rec)
-    script = container(job, "upload")["command"][2]
-    assert 'gcloud storage rsync --recursive --no-clobber "/build/snapshot" "$STAGED_URI"' in script
+    upload = container(job, "upload")
+    lines = upload["command"][2].splitlines()
+    # a folder no other attempt writes, and one marker (test_store_attempts runs this)
+    assert 'gcloud storage rsync --recursive "/build/snapshot" "$ATTEMPT_URI"' in lines
+    assert lines.index('ATTEMPT_URI="${STAGED_URI}$attempt/"') < lines.index(
+        'gcloud storage rsync --recursive "/build/snapshot" "$ATTEMPT_URI"'
+    )
+    assert {"name": "POD_UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}} in (
+        upload["env"]
+    )
+    # parallel composite uploads delete their parts, which an object creator may not
+    assert {"name": "CLOUDSDK_STORAGE_PARALLEL_COMPOSITE_UPLOAD_ENABLED", "value": "False"} in (
+        upload["env"]
+    )
 
 
 def test_staging_pod_is_restricted_valid_and_isolated(twins: Recording) -> None:

@@ -9,12 +9,15 @@ import sys
 from fnmatch import fnmatch
 from pathlib import Path
 
+import pytest
 from serving_fixtures import container, serve
 from test_weights import SOURCE, _twins, staging_jobs
 
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving.containers import NO_GPU
-from inferplane.components.serving.weights_job import DOWNLOAD_SCRIPT, IGNORE_PATTERNS
+from inferplane.components.serving.jobs import hub_download
+from inferplane.components.serving.store_job import job_source
+from inferplane.components.serving.weights_job import IGNORE_PATTERNS
 
 # Records the call instead of reaching the hub: the script's only import.
 FAKE_HUB = """\
@@ -44,12 +47,14 @@ def test_the_download_leaves_out_the_original_weights(staging: Environment) -> N
 
 
 def test_the_script_passes_the_patterns_to_snapshot_download(tmp_path: Path) -> None:
+    # The ConfigMap's copy, run as the container runs it, beside a stand-in huggingface_hub.
+    (tmp_path / "hub_download.py").write_text(job_source("hub_download"))
     (tmp_path / "huggingface_hub.py").write_text(FAKE_HUB)
     call = tmp_path / "call.json"
     result = subprocess.run(
-        [sys.executable, "-c", DOWNLOAD_SCRIPT, SOURCE.repo, SOURCE.revision, "/snap",
-         *IGNORE_PATTERNS],
-        env={"PYTHONPATH": str(tmp_path), "CALL_FILE": str(call)},
+        [sys.executable, "-E", str(tmp_path / "hub_download.py"), SOURCE.repo, SOURCE.revision,
+         "/snap", *IGNORE_PATTERNS],
+        env={"CALL_FILE": str(call)},
         capture_output=True,
         text=True,
         timeout=60,
@@ -76,3 +81,17 @@ def test_the_patterns_leave_out_the_original_weights_and_keep_the_rest() -> None
         assert not ignored(path), path
     # vLLM's own pattern alone would keep the top-level original/ files.
     assert not fnmatch("original/consolidated.00.pth", "original/**/*")
+
+
+def test_download_args_map_the_command_line_to_snapshot_download() -> None:
+    assert hub_download.download_args(["org/m", "abc", "/d"]) == {
+        "repo_id": "org/m",
+        "revision": "abc",
+        "local_dir": "/d",
+        "ignore_patterns": None,
+    }
+    with pytest.raises(SystemExit) as stop:
+        hub_download.download_args(["org/m", "abc"])
+    assert stop.value.code == (
+        "usage: hub_download.py <repo> <revision> <dir> [<ignore pattern> ...]"
+    )

@@ -1,0 +1,243 @@
+"""The programs the Jobs run in their containers (``components/serving/jobs``), tested as
+plain modules: what each imports, its pure parts, and the ConfigMap that ships them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from serving_fixtures import JOB, pod_spec, serve
+
+from inferplane.components.serving import store_job
+from inferplane.components.serving.jobs import compile_cache, onnx_shapes, trtllm_engine
+
+JOBS = Path(store_job.__file__).with_name("jobs")
+IMAGE_LIBRARIES = {
+    # The libraries of the image each program runs in, imported inside main's call tree.
+    "onnx_shapes": {"tensorrt"},
+    "hub_download": {"huggingface_hub"},
+    "trtllm_engine": {"tensorrt_llm", "transformers"},
+    "compile_cache": set(),
+}
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_every_program_is_known_here() -> None:
+    programs = {p.stem for p in JOBS.glob("*.py") if p.stem != "__init__"}
+    assert programs == set(IMAGE_LIBRARIES)
+
+
+@pytest.mark.parametrize("module", sorted(IMAGE_LIBRARIES))
+def test_a_program_imports_the_standard_library_and_its_image_only(module: str) -> None:
+    """No image has inferplane: a program imports nothing of it. Image libraries are
+    imported inside functions, so the module imports (and its tests run) without them."""
+    tree = ast.parse((JOBS / f"{module}.py").read_text())
+    top_level = _imports(ast.Module(body=tree.body, type_ignores=[]))
+    top_level -= {name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)
+                  for name in _imports(node)}  # fmt: skip
+    assert top_level <= set(sys.stdlib_module_names), top_level
+    assert _imports(tree) - set(sys.stdlib_module_names) == IMAGE_LIBRARIES[module]
+    assert "inferplane" not in _imports(tree)
+
+
+@pytest.mark.parametrize("module", sorted(IMAGE_LIBRARIES))
+def test_a_program_run_without_arguments_prints_its_usage(module: str, tmp_path: Path) -> None:
+    # The ConfigMap's copy, alone in a folder, as the container runs it.
+    (tmp_path / f"{module}.py").write_text(store_job.job_source(module))
+    done = subprocess.run(
+        [sys.executable, "-E", str(tmp_path / f"{module}.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+    # argparse exits 2 on a missing option; the others exit 1 with their usage line.
+    assert done.returncode == (2 if module == "compile_cache" else 1), done.stderr
+    assert "usage: " in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_scripts_config_map_is_named_after_its_sources(monkeypatch) -> None:
+    name = store_job.scripts_name("chat-compile-0123456789", ["compile_cache"])
+    assert name.startswith("chat-compile-0123456789-scripts-") and len(name) == 40
+    assert store_job.scripts_data(["compile_cache"]) == {
+        "compile_cache.py": (JOBS / "compile_cache.py").read_text()
+    }
+    real = store_job.job_source
+    monkeypatch.setattr(store_job, "job_source", lambda m: real(m) + "# changed\n")
+    assert store_job.scripts_name("chat-compile-0123456789", ["compile_cache"]) != name
+
+
+# --- onnx_shapes ---------------------------------------------------------------------------
+def test_shape_flags_give_declared_inputs_their_shapes_and_batch_only_inputs_the_profile():
+    flags = onnx_shapes.shape_flags(
+        "ranker",
+        {"input_ids": [-1, -1], "mask:0": [-1, 128], "static": [1, 3]},
+        onnx_shapes.declared_shapes('[["input_ids", [1, 8], [4, 128], [8, 512]]]'),
+        onnx_shapes.batch_profile("4,8"),
+    )
+    assert flags == [
+        "--minShapes=input_ids:1x8,'mask:0':1x128",
+        "--optShapes=input_ids:4x128,'mask:0':4x128",
+        "--maxShapes=input_ids:8x512,'mask:0':8x128",
+    ]
+
+
+def test_shape_flags_refuse_unknown_names_and_dynamic_inputs_without_shapes():
+    with pytest.raises(onnx_shapes.ShapeError) as unknown:
+        onnx_shapes.shape_flags("ranker", {"x": [1, 3]}, {"y": [[1], [1], [1]]}, [])
+    assert str(unknown.value) == (
+        "models.ranker.tensorrt.inputs names y, which the ONNX model has no input of; "
+        "its inputs are x"
+    )
+    with pytest.raises(onnx_shapes.ShapeError) as missing:
+        onnx_shapes.shape_flags("ranker", {"x": [-1, -1], "y": [2, -1]}, {}, [4, 8])
+    assert str(missing.value) == (
+        "the ONNX model of ranker has dynamic inputs without min/opt/max shapes: "
+        "x (?x?), y (2x?); give each under models.ranker.tensorrt.inputs in the blueprint"
+    )
+    assert onnx_shapes.shape_flags("ranker", {"x": [1, 3]}, {}, []) == []
+
+
+# --- trtllm_engine -------------------------------------------------------------------------
+def test_warmup_records_are_little_endian_int32_of_the_first_tokens():
+    spec = {"warmup_tokens": 3, "warmup_output_tokens": 8}
+    assert trtllm_engine.warmup_records([5, 6, 7, 8], spec) == {
+        "input_ids": bytes([5, 0, 0, 0, 6, 0, 0, 0, 7, 0, 0, 0]),
+        "input_lengths": bytes([3, 0, 0, 0]),
+        "request_output_len": bytes([8, 0, 0, 0]),
+    }
+    with pytest.raises(trtllm_engine.WarmupError) as short:
+        trtllm_engine.warmup_records([5, 6], spec)
+    assert str(short.value) == "the warm-up prompt is only 2 tokens, 3 needed"
+
+
+# --- compile_cache -------------------------------------------------------------------------
+def test_compile_cache_passes_everything_after_the_separator_to_vllm():
+    options = compile_cache.parse(
+        ["--health-url=http://h/health", "--cache-dir=/c", "--", "/models/chat", "--port", "1"]
+    )
+    assert options == compile_cache.Options(
+        "http://h/health", "/c", 5.0, None, ["/models/chat", "--port", "1"]
+    )
+
+
+def test_wait_healthy_polls_until_healthy_or_the_server_exits():
+    answers, slept = iter([False, False, True]), []
+    assert compile_cache.wait_healthy(lambda: next(answers), lambda: None, slept.append, 5) is None
+    assert slept == [5, 5]
+    assert compile_cache.wait_healthy(lambda: False, lambda: 3, slept.append, 5) == 3
+
+
+FAKE_VLLM = textwrap.dedent(
+    """\
+    #!{python}
+    # vllm serve <model> --port <p>: writes a cache file, then answers /health.
+    import http.server, os, pathlib, sys
+    args = sys.argv[2:]
+    if os.environ.get("FAKE_VLLM") == "crash":
+        sys.exit(7)
+    if os.environ.get("FAKE_VLLM") != "no-cache":
+        pathlib.Path(os.environ["CACHE_DIR"], "graph").mkdir(parents=True)
+    pathlib.Path(os.environ["ARGS_FILE"]).write_text("\\n".join(args))
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200); self.end_headers()
+    http.server.HTTPServer(("127.0.0.1", int(args[-1])), Health).serve_forever()
+    """
+)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "message"),
+    [
+        ("ok", 0, ""),
+        ("crash", 7, "vllm serve stopped before /health answered"),
+        ("no-cache", 1, "vllm wrote no torch.compile cache under"),
+    ],
+)
+def test_compile_cache_serves_until_healthy_and_checks_the_cache(
+    tmp_path: Path, mode: str, status: int, message: str
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    vllm = bin_dir / "vllm"
+    vllm.write_text(FAKE_VLLM.format(python=sys.executable))
+    vllm.chmod(0o755)
+    program = tmp_path / "compile_cache.py"
+    program.write_text(store_job.job_source("compile_cache"))
+    port = _free_port()
+    cache = tmp_path / "cache"
+    done = subprocess.run(
+        [sys.executable, "-E", str(program), f"--health-url=http://127.0.0.1:{port}/health",
+         f"--cache-dir={cache}", "--poll-s=0.1", "--", "/models/chat", "--port", str(port)],
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_VLLM": mode,
+             "CACHE_DIR": str(cache), "ARGS_FILE": str(tmp_path / "args")},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == status, done.stderr
+    assert message in done.stderr
+    if mode != "crash":
+        assert (tmp_path / "args").read_text().splitlines() == ["/models/chat", "--port", str(port)]
+
+
+def test_compile_cache_does_nothing_once_the_cache_is_staged(tmp_path: Path) -> None:
+    skip = tmp_path / "already-staged"
+    skip.touch()
+    argv = ["--health-url=http://127.0.0.1:1/health", f"--cache-dir={tmp_path}"]
+    # No vllm on PATH: it is never started.
+    assert compile_cache.main([*argv, f"--skip-if={skip}", "--", "m"]) == 0
+
+
+def test_trtllm_engine_reads_its_spec_from_one_argument():
+    with pytest.raises(SystemExit) as stop:
+        trtllm_engine.main([])
+    assert stop.value.code == "usage: trtllm_engine.py '<build spec JSON>'"
+    with pytest.raises(SystemExit):
+        trtllm_engine.main([json.dumps({}), "extra"])
+
+
+def test_a_changed_program_changes_the_jobs_pod_spec(staging, monkeypatch) -> None:
+    """The Job's pod spec names the ConfigMap by the hash of its programs: a changed program
+    is a changed Job spec, which Pulumi replaces (a Job's template is immutable)."""
+
+    def compile_job(rec):
+        (job,) = [j for j in rec.of_type(JOB) if "-compile-" in j.get("metadata", "name")]
+        return job
+
+    before = compile_job(serve(staging, ["chat"]))
+    real = store_job.job_source
+    monkeypatch.setattr(store_job, "job_source", lambda m: real(m) + "# changed\n")
+    after = compile_job(serve(staging, ["chat"]))
+    assert before.get("metadata", "name") == after.get("metadata", "name")  # same key
+
+    def scripts(job) -> str:
+        (volume,) = [v for v in pod_spec(job)["volumes"] if v["name"] == store_job.SCRIPTS_VOLUME]
+        name: str = volume["configMap"]["name"]
+        return name
+
+    assert scripts(before) != scripts(after)
+    assert scripts(before).startswith(before.get("metadata", "name") + "-scripts-")
