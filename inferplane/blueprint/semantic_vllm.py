@@ -231,6 +231,9 @@ def _fit(
     precision = model.get("precision", defaults.MODEL_PRECISION)
     util = settings.get("gpu_memory_utilization", fit.VLLM_GPU_MEMORY_UTILIZATION)
     max_len = settings.get("max_model_len")
+    if max_len and facts.context and max_len > facts.context:
+        yield _beyond_context(env, path, model, facts, max_len)
+        return
     est = fit.estimate(
         parameters=facts.parameters,
         bytes_per_weight=fit.weight_bytes(precision, settings.get("quantization")),
@@ -284,6 +287,25 @@ def _fit(
             "if long requests are common, lower max_num_seqs or max_model_len, set "
             "kv_cache_dtype: fp8, or use more GPUs",
         )
+
+
+def _beyond_context(
+    env: EnvView,
+    path: YamlPath,
+    model: Mapping[str, Any],
+    facts: llm_catalog.LlmFacts,
+    max_len: int,
+) -> Finding:
+    """vLLM refuses a max_model_len beyond the model's max_position_embeddings (v0.10.2
+    ``vllm/config/__init__.py`` ``_get_and_verify_max_len``) unless told to ignore it."""
+    repo = (model.get("model_info") or {}).get("hf_repo") or llm_catalog.hf_repo_of(model["source"])
+    return Finding(
+        "error",
+        _blame(env, path, (("vllm", "max_model_len"), ("source",)), ("vllm", "max_model_len")),
+        f"max_model_len {max_len} is longer than {repo}'s context of {facts.context} tokens "
+        f"(max_position_embeddings in its config.json); vLLM refuses to start",
+        f"use max_model_len <= {facts.context}",
+    )
 
 
 def _trtllm_fit(

@@ -42,6 +42,7 @@ models:
       max_seq_len: 16384
       quantization: fp8
       kv_cache_quantization: fp8
+    secrets: {hf_token: {from_env: HF_TOKEN}}   # the checkpoint is gated
 """
 
 

@@ -103,6 +103,7 @@ def test_an_unknown_checkpoint_is_an_advisory() -> None:
         "source: hf://meta-llama/Llama-3.3-70B-Instruct@6f6073b423013f6a7d4d9f39144961bfbfbc386b",
         "source: checkpoints/llama-3.3-70b/",
     )
+    text = edit("    secrets: {hf_token: {from_env: HF_TOKEN}}", "", text)  # nothing to stage
     assert errors(text) == []
     assert warnings(text) == [
         "bp.yaml:24:13: warning: models.chat70b.source: GPU memory fit not checked: a "

@@ -34,8 +34,10 @@ def warnings(text: str) -> list[str]:
 
 
 def chat(extra: str, source: str = "llama/") -> str:
-    """BASE with the chat model's source replaced and `extra` lines added under it."""
-    return edit("    source: llama/\n", f"    source: {source}\n{extra}")
+    """BASE with the chat model's source replaced and `extra` lines added under it (and a
+    Hugging Face token after them when the source is on the hub: Llama is gated)."""
+    token = "    secrets: {hf_token: {from_env: HF_TOKEN}}\n" if source.startswith("hf://") else ""
+    return edit("    source: llama/\n", f"    source: {source}\n{extra}{token}")
 
 
 LLAMA_8B = "    model_info: {hf_repo: meta-llama/Llama-3.1-8B-Instruct}\n"
