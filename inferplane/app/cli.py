@@ -64,7 +64,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         for diagnostic in advisories(doc):
             print(diagnostic.format(), file=sys.stderr)
         if not args.quiet:
-            print(printable(f"{path}: valid ({len(envs)} environments: {', '.join(envs)})"))
+            count = f"{len(envs)} environment{'' if len(envs) == 1 else 's'}"
+            print(printable(f"{path}: valid ({count}: {', '.join(envs)})"))
     return EXIT_INVALID if failed else EXIT_OK
 
 

@@ -277,6 +277,8 @@ def _fit(
             "set vllm.max_model_len to the longest prompt plus output you serve",
         )
     elif not est.fits_max_num_seqs:
+        # An fp8 KV cache already halves it: the remaining levers are the sizes and GPUs.
+        kv_fp8 = str(settings.get("kv_cache_dtype") or "").startswith("fp8")
         yield Finding(
             "warning",
             (*path, "vllm", "max_num_seqs"),
@@ -284,8 +286,9 @@ def _fit(
             f"at once ({est.kv_room_gib:.1f} GiB after weights and overhead, "
             f"{est.kv_one_gib:.2f} GiB each), fewer than max_num_seqs {est.max_num_seqs}; "
             "vLLM queues the rest when requests are that long",
-            "if long requests are common, lower max_num_seqs or max_model_len, set "
-            "kv_cache_dtype: fp8, or use more GPUs",
+            "if long requests are common, lower max_num_seqs or max_model_len, "
+            + ("" if kv_fp8 else "set kv_cache_dtype: fp8, ")
+            + "or use more GPUs",
         )
 
 
