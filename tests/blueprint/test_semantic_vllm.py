@@ -185,6 +185,19 @@ def test_fewer_full_length_sequences_than_max_num_seqs_is_an_advisory() -> None:
     ]
 
 
+def test_an_fp8_kv_cache_is_not_suggested_again() -> None:
+    text = chat(
+        LLAMA_8B + "    vllm: {max_model_len: 8192, max_num_seqs: 64, kv_cache_dtype: fp8}\n"
+    )
+    assert errors(text) == []
+    assert warnings(text) == [
+        "bp.yaml:28:47: warning: models.chat.vllm.max_num_seqs: the KV cache holds 10 "
+        "sequences of 8192 tokens at once (5.1 GiB after weights and overhead, 0.50 GiB each), "
+        "fewer than max_num_seqs 64; vLLM queues the rest when requests are that long; if long "
+        "requests are common, lower max_num_seqs or max_model_len, or use more GPUs"
+    ]
+
+
 def test_enough_room_for_max_num_seqs_is_silent() -> None:
     text = chat(
         LLAMA_8B + "    vllm: {max_model_len: 4096, max_num_seqs: 8, kv_cache_dtype: fp8}\n"
