@@ -2,8 +2,9 @@
 
 They run per environment on the merged view (base + overrides), so a problem that an
 override introduces points into `environments.<env>.overrides`. A problem in the base
-blueprint is reported once, however many environments see it. Whether a pool's zones
-are a subset of the environment's zones is policy (`same-zone-placement`), not here.
+blueprint is reported once, however many environments see it. A pool's zones are a subset
+of the environment's zones (the clients' zones): the mandatory rule `same-zone-placement`
+refuses anything else in `check`, and validate refuses it first, at the zone.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ def _region_and_zones(env: EnvView) -> None:
                 f"zone {zone!r} is not a zone of region {region}",
                 f"use zones named like {zone_example(cloud, region)}",
             )
+    zones = list(env.spec["zones"])
     for name, pool in _pools(env):
         for i, zone in enumerate(pool.get("zones") or []):
             if not pattern.match(zone):
@@ -131,6 +133,15 @@ def _region_and_zones(env: EnvView) -> None:
                     ("gpu_pools", name, "zones", i),
                     f"zone {zone!r} is not a zone of region {region} (environment {env.name})",
                     f"use zones named like {zone_example(cloud, region)}",
+                )
+            elif zone not in zones:
+                env.error(
+                    ("gpu_pools", name, "zones", i),
+                    f"zone {zone!r} is not one of environment {env.name}'s zones "
+                    f"({', '.join(zones)}), where its clients run: its replicas would serve "
+                    "them across zones",
+                    f"use a subset of {', '.join(zones)}, or add {zone} to "
+                    f"environments.{env.name}.zones",
                 )
     if cloud == "gcp" and not env.spec.get("project"):
         env.error(base, "a gcp environment needs `project`", "add `project: <gcp project id>`")
