@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from types import MappingProxyType
 from typing import Final
 
@@ -159,6 +160,35 @@ MODELS: Final[Mapping[str, LlmFacts]] = MappingProxyType(_table())
 def lookup(repo: str) -> LlmFacts | None:
     """The facts of `repo` (``org/name``, any case), or None when the table has no row."""
     return MODELS.get(repo.lower())
+
+
+_NOT_DECODER_ONLY: tuple[tuple[str, str], ...] = (
+    # (repository pattern, what the model is): each family's config.json says
+    # "is_encoder_decoder": true (architectures WhisperForConditionalGeneration,
+    # T5ForConditionalGeneration, MT5ForConditionalGeneration, BartForConditionalGeneration,
+    # MBartForConditionalGeneration, M2M100ForConditionalGeneration,
+    # PegasusForConditionalGeneration)
+    ("openai/whisper-*", "speech"),
+    ("distil-whisper/*", "speech"),
+    ("google-t5/*", "encoder-decoder"),
+    ("google/flan-t5-*", "encoder-decoder"),
+    ("google/t5-*", "encoder-decoder"),
+    ("google/mt5-*", "encoder-decoder"),
+    ("facebook/bart-*", "encoder-decoder"),
+    ("facebook/mbart-*", "encoder-decoder"),
+    ("facebook/nllb-*", "encoder-decoder"),
+    ("google/pegasus-*", "encoder-decoder"),
+)
+
+
+def not_decoder_only(repo: str) -> str | None:
+    """``speech`` or ``encoder-decoder`` when `repo` is a known model of that kind (not a
+    decoder-only LLM); None when it is not known to be one."""
+    low = repo.lower()
+    for pattern, kind in _NOT_DECODER_ONLY:
+        if fnmatchcase(low, pattern):
+            return kind
+    return None
 
 
 def hf_repo_of(source: str) -> str | None:
