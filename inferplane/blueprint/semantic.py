@@ -27,6 +27,7 @@ from inferplane.blueprint import (
     semantic_spare,
     semantic_trtllm,
     semantic_vllm,
+    semantic_zones,
 )
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
 from inferplane.blueprint.semantic_env import EnvView
@@ -535,6 +536,7 @@ CHECKS.extend(
         semantic_serving.check_precision_applies,
         semantic_serving.check_triton_release,
         semantic_serving.check_engine_sources,
+        semantic_zones.check_gcp_zones,
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,
         semantic_network.check_gke_zonal_affinity,
