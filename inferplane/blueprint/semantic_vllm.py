@@ -15,7 +15,8 @@ no `model_info`), no `max_model_len` (so no KV cache estimate), and fewer full-l
 sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; see
 `inferplane.blueprint.fit`); and, for every model, the hub advisories of
 `inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
-uses).
+uses) and the latency-class advisory of `inferplane.blueprint.semantic_latency` (a model
+marked batch that users wait on).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from inferplane.blueprint import (
     fit,
     llm_catalog,
     semantic_hub,
+    semantic_latency,
     semantic_trtllm,
     semantic_trtllm_fit,
     vllm_owned,
@@ -68,7 +70,8 @@ def advisories(doc: Document) -> list[Diagnostic]:
     for name in doc.data["environments"]:
         env = EnvView(doc, name)
         hub = [Finding("warning", *advisory) for advisory in semantic_hub.findings(env)]
-        for f in [*findings(env), *hub]:
+        latency = [Finding("warning", *advisory) for advisory in semantic_latency.findings(env)]
+        for f in [*findings(env), *hub, *latency]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")

@@ -9,6 +9,7 @@ from inferplane.blueprint import llm_catalog
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
+from inferplane.blueprint.semantic_vllm import advisories
 
 BASE = """\
 apiVersion: inferplane/v1
@@ -179,3 +180,42 @@ def test_hf_source_without_an_organisation() -> None:
         "hf://Qwen/Qwen2.5-7B-Instruct@<commit SHA>, as the repository's page on "
         "huggingface.co names it"
     ]
+
+
+# --- batch models users wait on -----------------------------------------------------------------
+def warnings(text: str) -> list[str]:
+    return [d.format() for d in advisories(load_text(text, "bp.yaml"))]
+
+
+BATCH = "    latency_class: batch\n    slo: {p95_ms: 2000}\n    replicas: {min: 0, max: 4}\n  rank:"
+
+
+def test_a_batch_model_with_a_realtime_slo_and_http_traffic_is_an_advisory() -> None:
+    text = edit("    replicas: {min: 2, max: 4}\n  rank:", BATCH)
+    assert diagnostics(text) == []
+    assert warnings(text) == [
+        "bp.yaml:24:20: warning: models.chat.latency_class: model chat is marked batch but "
+        "has a realtime SLO (p95_ms 2000) and takes HTTP traffic: batch lets it scale to zero "
+        "without a warm replica per zone, and a request that finds it cold waits minutes for a "
+        "GPU replica to start; if users wait on it, make it realtime (the default: warm "
+        "replicas in every zone); keep batch for work nobody waits on, and drop its realtime "
+        "SLO"
+    ]
+
+
+def test_a_batch_model_with_an_hour_long_slo_is_silent() -> None:
+    text = edit("    replicas: {min: 2, max: 4}\n  rank:", BATCH.replace("2000", "3600000"))
+    assert warnings(text) == []
+
+
+def test_a_batch_model_on_grpc_only_is_silent() -> None:
+    text = edit(
+        "    replicas: {min: 2, max: 4}\n  rank:",
+        BATCH.replace("  rank:", "    expose: {protocol: grpc}\n  rank:"),
+        "    server: vllm\n",
+        "    server: triton\n    tensorrt_llm: {max_batch_size: 8, max_input_len: 1024, "
+        "max_seq_len: 2048}\n",
+        "    vllm:\n      max_model_len: 8192\n",
+        "",
+    )
+    assert [w for w in warnings(text) if "marked batch" in w] == []
