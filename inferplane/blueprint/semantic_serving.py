@@ -7,7 +7,8 @@ refusing its input), in `check`, or in the cloud's API on the first `pulumi up`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
@@ -73,6 +74,34 @@ def check_warmup_inputs(env: EnvView) -> None:
                 "warm-up requests need the model's input names and shapes",
                 "declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup",
             )
+
+
+def warmup_type_guesses(env: EnvView) -> Iterator[tuple[YamlPath, str, str]]:
+    """Advisories: a warm-up request whose input type is guessed from the input's name
+    (`components.serving.triton_config`). A warm-up sample is an inference request, and
+    Triton refuses one whose input type differs from the model's ("inference input '<name>'
+    data-type is 'INT64', but model '<m>' expects 'INT32'": triton-inference-server/core
+    ``src/infer_request.cc``, ``InferenceRequest::Normalize``); a failed warm-up fails the
+    model's load. So the guess must be right, or the type declared."""
+    for name, model in (env.data.get("models") or {}).items():
+        if model["server"] != "triton" or not (model.get("warmup") or {}).get("batch_sizes"):
+            continue
+        for tensor, shapes in ((model.get("tensorrt") or {}).get("inputs") or {}).items():
+            if "data_type" in shapes:
+                continue
+            guess = "int64" if _TOKEN_LIKE.search(tensor) else "fp32"
+            yield (
+                ("models", name, "tensorrt", "inputs", tensor),
+                f"warm-up sends {guess} data for input {tensor!r}, a type guessed from its "
+                "name; Triton does not load the model if the ONNX input has another type",
+                f"declare it: {tensor}: {{..., data_type: {guess}}} (or the type the ONNX "
+                "model's input has)",
+            )
+
+
+_TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
+"""Input names taken as token ids or masks (int64) when no type is declared; the same rule
+as `components.serving.triton_config`."""
 
 
 def check_response_cache_applies(env: EnvView) -> None:

@@ -33,6 +33,7 @@ from inferplane.blueprint import (
     llm_catalog,
     semantic_hub,
     semantic_latency,
+    semantic_serving,
     semantic_trtllm,
     semantic_trtllm_fit,
     vllm_owned,
@@ -71,7 +72,10 @@ def advisories(doc: Document) -> list[Diagnostic]:
         env = EnvView(doc, name)
         hub = [Finding("warning", *advisory) for advisory in semantic_hub.findings(env)]
         latency = [Finding("warning", *advisory) for advisory in semantic_latency.findings(env)]
-        for f in [*findings(env), *hub, *latency]:
+        guessed = [
+            Finding("warning", *advisory) for advisory in semantic_serving.warmup_type_guesses(env)
+        ]
+        for f in [*findings(env), *hub, *latency, *guessed]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")

@@ -219,3 +219,25 @@ def test_a_batch_model_on_grpc_only_is_silent() -> None:
         "",
     )
     assert [w for w in warnings(text) if "marked batch" in w] == []
+
+
+# --- warm-up data types ---------------------------------------------------------------------------
+WARMUP = "    warmup: {batch_sizes: [1, 8]}\n    replicas: {min: 2, max: 4}\n"
+
+
+def test_a_warmup_type_guessed_from_the_name_is_an_advisory() -> None:
+    text = BASE[: BASE.rindex("    replicas:")] + WARMUP
+    assert diagnostics(text) == []
+    assert warnings(text) == [
+        "bp.yaml:31:20: warning: models.rank.tensorrt.inputs.input_ids: warm-up sends int64 "
+        "data for input 'input_ids', a type guessed from its name; Triton does not load the "
+        "model if the ONNX input has another type; declare it: input_ids: {..., data_type: "
+        "int64} (or the type the ONNX model's input has)"
+    ]
+
+
+def test_a_declared_warmup_type_is_silent() -> None:
+    text = BASE[: BASE.rindex("    replicas:")] + WARMUP
+    text = edit("max: [32, 512]}", "max: [32, 512], data_type: int32}", text=text)
+    assert diagnostics(text) == []
+    assert warnings(text) == []
