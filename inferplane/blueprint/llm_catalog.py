@@ -22,7 +22,9 @@ Two facts per repository tell `validate` what vLLM and the Hub will refuse:
   131072, so those repositories carry their own value (`_CONTEXT_OF_REPO`).
 - ``gated``: the model card asks each user to accept its licence before any file downloads
   ("You need to agree to share your contact information to access this model", e.g.
-  https://huggingface.co/meta-llama/Meta-Llama-3.1-8B), so a download needs the token of an
+  https://huggingface.co/meta-llama/Meta-Llama-3.1-8B; "This repository is publicly
+  accessible, but you have to accept the conditions to access its files and content" on
+  https://huggingface.co/google/gemma-2-9b), so a download needs the token of an
   account that accepted it (https://huggingface.co/docs/hub/models-gated). ``card`` is that
   model card, where the licence is accepted.
 
