@@ -29,7 +29,7 @@ from inferplane.blueprint import (
     semantic_vllm,
     semantic_zones,
 )
-from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
+from inferplane.blueprint.errors import Diagnostic, Location, YamlPath, counted
 from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 
@@ -207,7 +207,7 @@ def _pools_fit_catalog(env: EnvView) -> None:
             elif per_node not in counts:
                 env.error(
                     (*path, "gpus_per_node"),
-                    f"{cloud} has no {gpu.id} node with {per_node} GPUs",
+                    f"{cloud} has no {gpu.id} node with {counted(per_node, 'GPU')}",
                     "use one of " + ", ".join(map(str, counts)) + ", or name an `instance_type`",
                 )
         nodes = pool.get("nodes") or {}
@@ -349,8 +349,8 @@ def _model_fits_pool(
     elif gpus > per_node:
         env.error(
             (*path, "gpus"),
-            f"{gpus} GPUs per replica do not fit one node of pool {model['pool']!r} "
-            f"({per_node} GPUs per node)",
+            f"{counted(gpus, 'GPU')} per replica do not fit one node of pool "
+            f"{model['pool']!r} ({counted(per_node, 'GPU')} per node)",
             f"use gpus <= {per_node}, or raise gpus_per_node of the pool",
         )
     precision = model.get("precision", defaults.MODEL_PRECISION)

@@ -38,7 +38,7 @@ from inferplane.blueprint import (
     semantic_trtllm_fit,
     vllm_owned,
 )
-from inferplane.blueprint.errors import Diagnostic, YamlPath
+from inferplane.blueprint.errors import Diagnostic, YamlPath, counted
 from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 
@@ -289,8 +289,8 @@ def _fit(
         yield Finding(
             "warning",
             (*path, "vllm", "max_num_seqs"),
-            f"the KV cache holds {est.full_length_sequences} sequences of {max_len} tokens "
-            f"at once ({est.kv_room_gib:.1f} GiB after weights and overhead, "
+            f"the KV cache holds {counted(est.full_length_sequences, 'sequence')} of {max_len} "
+            f"tokens at once ({est.kv_room_gib:.1f} GiB after weights and overhead, "
             f"{est.kv_one_gib:.2f} GiB each), fewer than max_num_seqs {est.max_num_seqs}; "
             "vLLM queues the rest when requests are that long",
             "if long requests are common, lower max_num_seqs or max_model_len, "

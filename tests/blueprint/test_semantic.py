@@ -113,7 +113,7 @@ def test_gpus_do_not_fit_a_node() -> None:
     text = edit("    pool: l4\n    replicas", "    pool: l4\n    gpus: 2\n    replicas")
     assert diagnostics(text) == [
         "bp.yaml:28:11: error: models.chat.gpus: 2 GPUs per replica do not fit one node of "
-        "pool 'l4' (1 GPUs per node); use gpus <= 1, or raise gpus_per_node of the pool"
+        "pool 'l4' (1 GPU per node); use gpus <= 1, or raise gpus_per_node of the pool"
     ]
 
 

@@ -241,3 +241,11 @@ def test_a_declared_warmup_type_is_silent() -> None:
     text = edit("max: [32, 512]}", "max: [32, 512], data_type: int32}", text=text)
     assert diagnostics(text) == []
     assert warnings(text) == []
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    from inferplane.blueprint.errors import counted
+
+    assert counted(1, "environment") == "1 environment"
+    assert counted(2, "GPU") == "2 GPUs"
+    assert counted(1.0, "GPU") == "1 GPU"
