@@ -1,6 +1,8 @@
 """Cloud identities for reading the model store, bound to Kubernetes ServiceAccounts.
 
-Four identities per environment:
+Up to four identities per environment, each only when something uses it
+(`ModelStoreAccessArgs.writers`: a blueprint without TensorRT builds gets no engine builder,
+one without hf:// sources no stager, one without a vLLM compile cache no compiler):
 - ``model-reader`` (serving pods): read-only, on each model's (and LoRA adapter's) source
   and the blueprint's own ``.inferplane`` areas of the store (`Environment.read_locations`),
   never the whole store another blueprint may share;
@@ -48,6 +50,10 @@ never needs to: every attempt publishes into a folder of its own and then one ma
 (`inferplane.components.serving.store_cli.publish_attempt`), so a retried Job succeeds and
 a writer cannot replace an engine, a staged copy or a compile cache that replicas run."""
 WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
+WRITERS: frozenset[str] = frozenset(
+    {naming.ENGINE_BUILDER_SA, naming.WEIGHTS_STAGER_SA, naming.VLLM_COMPILER_SA}
+)
+"""The roles that may write to the store, each for its own Jobs."""
 
 
 # --- AWS policy documents --------------------------------------------------------------
@@ -170,6 +176,10 @@ class ModelStoreAccessArgs:
     store_secrets: Mapping[str, str] = field(default_factory=dict)
     """Kubernetes: ServiceAccount name -> the existing Secret with that role's keys (a role
     the stack never uses may have none)."""
+    writers: frozenset[str] = WRITERS
+    """The writing roles to create (of `WRITERS`): only those whose Jobs run. A role left
+    out gets no cloud identity, no grant and no ServiceAccount, and its identity output is
+    ``""``. Default: all three."""
 
 
 class ModelStoreAccess(pulumi.ComponentResource):
@@ -197,51 +207,69 @@ class ModelStoreAccess(pulumi.ComponentResource):
         self._name, self._args = name, args
         bp = args.owner.blueprint
         annotation: str | None
+        wanted = args.writers
+        none: pulumi.Output[str] = pulumi.Output.from_input("")
+        self.builder_identity = self.stager_identity = self.compiler_identity = none
         if args.cloud == "kubernetes":
             secret = args.store_secrets.get
             self.reader_identity = pulumi.Output.from_input(secret(naming.MODEL_READER_SA, ""))
-            self.builder_identity = pulumi.Output.from_input(secret(naming.ENGINE_BUILDER_SA, ""))
-            self.stager_identity = pulumi.Output.from_input(secret(naming.WEIGHTS_STAGER_SA, ""))
-            self.compiler_identity = pulumi.Output.from_input(secret(naming.VLLM_COMPILER_SA, ""))
+            if naming.ENGINE_BUILDER_SA in wanted:
+                self.builder_identity = pulumi.Output.from_input(
+                    secret(naming.ENGINE_BUILDER_SA, "")
+                )
+            if naming.WEIGHTS_STAGER_SA in wanted:
+                self.stager_identity = pulumi.Output.from_input(
+                    secret(naming.WEIGHTS_STAGER_SA, "")
+                )
+            if naming.VLLM_COMPILER_SA in wanted:
+                self.compiler_identity = pulumi.Output.from_input(
+                    secret(naming.VLLM_COMPILER_SA, "")
+                )
             annotation = None
         elif args.cloud == "aws":
             reads = args.read_locations
             self.reader_identity = self._aws_role(naming.MODEL_READER_SA, s3_reader_policy(reads))
-            self.builder_identity = self._aws_role(
-                naming.ENGINE_BUILDER_SA,
-                s3_builder_policy(reads, args.store_bucket, args.store_prefix, bp),
-            )
-            self.stager_identity = self._aws_role(
-                naming.WEIGHTS_STAGER_SA,
-                s3_stager_policy(args.store_bucket, args.store_prefix, bp),
-            )
-            self.compiler_identity = self._aws_role(
-                naming.VLLM_COMPILER_SA,
-                s3_compiler_policy(reads, args.store_bucket, args.store_prefix, bp),
-            )
+            if naming.ENGINE_BUILDER_SA in wanted:
+                self.builder_identity = self._aws_role(
+                    naming.ENGINE_BUILDER_SA,
+                    s3_builder_policy(reads, args.store_bucket, args.store_prefix, bp),
+                )
+            if naming.WEIGHTS_STAGER_SA in wanted:
+                self.stager_identity = self._aws_role(
+                    naming.WEIGHTS_STAGER_SA,
+                    s3_stager_policy(args.store_bucket, args.store_prefix, bp),
+                )
+            if naming.VLLM_COMPILER_SA in wanted:
+                self.compiler_identity = self._aws_role(
+                    naming.VLLM_COMPILER_SA,
+                    s3_compiler_policy(reads, args.store_bucket, args.store_prefix, bp),
+                )
             annotation = IRSA_ANNOTATION
         else:
             engines = engine_location(args.store_bucket, args.store_prefix, bp)
             hub = hub_location(args.store_bucket, args.store_prefix, bp)
             self.reader_identity = self._gcp_account(naming.MODEL_READER_SA, "reader")
-            self.builder_identity = self._gcp_account(
-                naming.ENGINE_BUILDER_SA, "builder", write=("engine-write", "engines", engines)
-            )
-            self.stager_identity = self._gcp_account(
-                naming.WEIGHTS_STAGER_SA,
-                "stager",
-                write=("hub-write", "hub", hub),
-                reads=(hub,),
-            )
-            self.compiler_identity = self._gcp_account(
-                naming.VLLM_COMPILER_SA,
-                "compiler",
-                write=(
-                    "compile-write",
-                    "compile",
-                    compile_location(args.store_bucket, args.store_prefix, bp),
-                ),
-            )
+            if naming.ENGINE_BUILDER_SA in wanted:
+                self.builder_identity = self._gcp_account(
+                    naming.ENGINE_BUILDER_SA, "builder", write=("engine-write", "engines", engines)
+                )
+            if naming.WEIGHTS_STAGER_SA in wanted:
+                self.stager_identity = self._gcp_account(
+                    naming.WEIGHTS_STAGER_SA,
+                    "stager",
+                    write=("hub-write", "hub", hub),
+                    reads=(hub,),
+                )
+            if naming.VLLM_COMPILER_SA in wanted:
+                self.compiler_identity = self._gcp_account(
+                    naming.VLLM_COMPILER_SA,
+                    "compiler",
+                    write=(
+                        "compile-write",
+                        "compile",
+                        compile_location(args.store_bucket, args.store_prefix, bp),
+                    ),
+                )
             annotation = GKE_ANNOTATION
         self.service_accounts = {
             sa: self._service_account(sa, annotation, identity)
@@ -251,6 +279,7 @@ class ModelStoreAccess(pulumi.ComponentResource):
                 (naming.WEIGHTS_STAGER_SA, self.stager_identity),
                 (naming.VLLM_COMPILER_SA, self.compiler_identity),
             )
+            if sa == naming.MODEL_READER_SA or sa in wanted
         }
         self.register_outputs(
             {

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import long_requests, naming, wake
-from inferplane.blueprint.model import Environment, GpuPool
+from inferplane.blueprint import long_requests, naming, scale_out, wake
+from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.components.addon_values import AlertReceiverValues
 from inferplane.components.addons import ClusterAddonsArgs
 from inferplane.components.cloud import Ownership
@@ -214,6 +214,36 @@ def store_access_args(
         oidc_issuer=cluster.oidc_issuer,
         workload_pool=cluster.workload_pool,
         store_secrets=store_secrets(env),
+        writers=store_writers(env),
+    )
+
+
+def store_writers(env: Environment) -> frozenset[str]:
+    """The store-writing roles whose Jobs `env` runs: TensorRT and TensorRT-LLM engine
+    builds (`engine-builder`), hf:// staging of weights, draft models and adapters
+    (`weights-stager`), and vLLM compile caches (`vllm-compiler`,
+    `scale_out.compiles_vllm_graph`)."""
+    out = set()
+    for model in env.models.values():
+        if model.server == "triton" and (
+            model.tensorrt is not None or model.tensorrt_llm is not None
+        ):
+            out.add(naming.ENGINE_BUILDER_SA)
+        if _hub_sourced(model):
+            out.add(naming.WEIGHTS_STAGER_SA)
+        if scale_out.compiles_vllm_graph(model) and env.model_store:
+            out.add(naming.VLLM_COMPILER_SA)
+    return frozenset(out)
+
+
+def _hub_sourced(model: Model) -> bool:
+    settings = model.vllm
+    spec = settings.speculative if settings else None
+    adapters = settings.lora.adapters if settings and settings.lora else ()
+    return (
+        model.source.scheme == "hf"
+        or bool(spec and spec.draft_repo)
+        or any(adapter.source.scheme == "hf" for adapter in adapters)
     )
 
 

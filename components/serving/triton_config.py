@@ -13,10 +13,12 @@ the tests against Triton's own ``model_config.proto``). What it sets, and why:
 - ``model_warmup``: one sample per ``warmup.batch_sizes`` entry, run before the model
   reports ready. Input shapes are the ``tensorrt.inputs`` *opt* shapes, with the batch
   dimension taken by ``batch_size`` (batching) or set to the warm-up size (no batching).
-  Data: inputs named ``ids``, ``*_ids`` or ``*mask*`` are token-like INT64 and get
-  zeros (random bytes would be out-of-range token ids, and an out-of-range gather can
-  crash the engine); every other input is FP32 random data. A model whose inputs differ
-  from that convention should not use ``warmup``.
+  Data types: each input's declared ``data_type``; without one, inputs named ``ids``,
+  ``*_ids`` or ``*mask*`` are taken as INT64 and every other input as FP32 (validate warns
+  that the type was guessed: a warm-up whose type differs from the model's input keeps
+  the model from loading). Integer inputs get zeros (random bytes would be out-of-range
+  token ids, and an out-of-range gather can crash the engine), floating-point ones random
+  data.
 - ``response_cache { enable: true }`` when enabled, for either backend; the server-side
   cache (local size, or the Redis server) comes with ``--cache-config`` (`cache_args`):
   both are needed.
@@ -84,8 +86,15 @@ def platform(model: ServedModel) -> str:
     return "tensorrt_plan" if model.tensorrt is not None else "onnxruntime_onnx"
 
 
-def input_data_type(name: str) -> str:
+def input_data_type(name: str, declared: str | None = None) -> str:
+    """The Triton data type (``model_config.proto`` DataType) of an input: the declared one
+    (``tensorrt.inputs.<name>.data_type``), else guessed from the name."""
+    if declared is not None:
+        return "TYPE_" + declared.upper()
     return "TYPE_INT64" if _TOKEN_LIKE.search(name) else "TYPE_FP32"
+
+
+_FLOAT_TYPES: Final = frozenset({"TYPE_FP16", "TYPE_BF16", "TYPE_FP32", "TYPE_FP64"})
 
 
 def _quote(text: str) -> str:
@@ -116,8 +125,9 @@ def _warmup_sample(tensors: tuple[TensorRtInput, ...], size: int, batching: bool
     ]
     for tensor in tensors:
         dims = list(tensor.opt[1:]) if batching else [size, *tensor.opt[1:]]
-        dtype = input_data_type(tensor.name)
-        data = "zero_data: true" if dtype == "TYPE_INT64" else "random_data: true"
+        dtype = input_data_type(tensor.name, tensor.data_type)
+        # Integers are ids, masks or indices: zeros stay in range, random bytes may not.
+        data = "random_data: true" if dtype in _FLOAT_TYPES else "zero_data: true"
         lines += [
             "    inputs {",
             f"      key: {_quote(tensor.name)}",

@@ -23,7 +23,7 @@ from inferplane.app.exits import (
     print_diagnostics,
     usage_error,
 )
-from inferplane.blueprint.errors import BlueprintError, printable
+from inferplane.blueprint.errors import BlueprintError, counted, printable
 
 DESCRIPTION = """\
 Low-latency GPU inference on Kubernetes from one blueprint YAML.
@@ -64,7 +64,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         for diagnostic in advisories(doc):
             print(diagnostic.format(), file=sys.stderr)
         if not args.quiet:
-            print(printable(f"{path}: valid ({len(envs)} environments: {', '.join(envs)})"))
+            count = counted(len(envs), "environment")
+            print(printable(f"{path}: valid ({count}: {', '.join(envs)})"))
     return EXIT_INVALID if failed else EXIT_OK
 
 

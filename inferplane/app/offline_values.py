@@ -107,7 +107,9 @@ class UnknownValues:
         """A created cloud resource: its ID and every output the provider computes."""
         kind = _WORDS.sub(" ", typ.rsplit(":", 1)[-1]).lower()
         given = dict(_leaves(inputs))
-        if self._made_up(rid):
+        # An ID that is one of the inputs (an EKS cluster's ID is the name it was given) is
+        # known: labelling it would turn every name that starts with it into a placeholder.
+        if self._made_up(rid) and rid not in given.values():
             self.labels[rid] = f"<unknown: id of {kind} {name}>"
         for path, value in _leaves(state):
             if given.get(path) != value and self._made_up(value):

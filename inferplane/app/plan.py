@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inferplane.app.exits import EXIT_OK, print_diagnostics, usage_error
-from inferplane.blueprint.errors import BlueprintError, printable
+from inferplane.blueprint.errors import BlueprintError, counted, printable
 
 if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
     from inferplane.app.offline import RecordedResource, Recording
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except plan_output.OutputDirError as exc:
             return usage_error("inferplane plan", f"--out {exc}")
-        print(printable(f"Wrote {len(written)} files to {args.out}"), file=out)
+        print(printable(f"Wrote {counted(len(written), 'file')} to {args.out}"), file=out)
     print(f"Planned offline in {recording.wall_time_s:.2f}s", file=out)
     return EXIT_OK
 

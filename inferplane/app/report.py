@@ -417,8 +417,12 @@ def _block(r: Any, source: _Lines, color: bool) -> str:
             lines.append(f"    {' ' * len(gutter)} | {' ' * (r.location.column - 1)}^")
     if r.waiver is not None and r.rule != "unused-waiver":
         where = f" ({r.waiver.location})" if r.waiver.location else ""
-        what = "expired on" if r.waiver.expired else "waived until"
-        lines.append(printable(f"    {what} {r.waiver.expires}{where}: {r.waiver.reason}"))
+        if r.waiver.refused and not r.waiver.expired:
+            # The message says why it does not apply; "waived until" would say it does.
+            lines.append(printable(f"    not waived by the waiver{where}"))
+        else:
+            what = "expired on" if r.waiver.expired else "waived until"
+            lines.append(printable(f"    {what} {r.waiver.expires}{where}: {r.waiver.reason}"))
     return "\n".join(lines) + "\n"
 
 

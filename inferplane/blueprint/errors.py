@@ -46,6 +46,11 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+def counted(count: float, noun: str, plural: str | None = None) -> str:
+    """``1 GPU``, ``2 GPUs``, ``1 environment``: a count with its noun in the right number."""
+    return f"{count:g} {noun if count == 1 else (plural or noun + 's')}"
+
+
 def format_path(path: YamlPath) -> str:
     """``("models", "chat", "replicas", "min")`` -> ``models.chat.replicas.min``;
     list indices render as ``[0]``; the empty path is ``<document>``."""

@@ -118,6 +118,8 @@ class TensorRtInput:
     min: tuple[int, ...]
     opt: tuple[int, ...]
     max: tuple[int, ...]
+    data_type: str | None = None
+    """Declared data type (``int64``, ``fp16``, ...); None: guessed from the name."""
 
 
 @dataclass(frozen=True)

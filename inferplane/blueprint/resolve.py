@@ -377,7 +377,9 @@ def _tensorrt(spec: Mapping[str, Any] | None) -> TensorRt:
     spec = spec or {}
     return TensorRt(
         inputs=tuple(
-            TensorRtInput(name, tuple(s["min"]), tuple(s["opt"]), tuple(s["max"]))
+            TensorRtInput(
+                name, tuple(s["min"]), tuple(s["opt"]), tuple(s["max"]), s.get("data_type")
+            )
             for name, s in (spec.get("inputs") or {}).items()
         ),
         workspace_mib=spec.get("workspace_mib"),

@@ -2,8 +2,9 @@
 
 They run per environment on the merged view (base + overrides), so a problem that an
 override introduces points into `environments.<env>.overrides`. A problem in the base
-blueprint is reported once, however many environments see it. Whether a pool's zones
-are a subset of the environment's zones is policy (`same-zone-placement`), not here.
+blueprint is reported once, however many environments see it. A pool's zones are a subset
+of the environment's zones (the clients' zones): the mandatory rule `same-zone-placement`
+refuses anything else in `check`, and validate refuses it first, at the zone.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ from inferplane.blueprint import (
     semantic_trtllm,
     semantic_vllm,
     semantic_wake_path,
+    semantic_zones,
 )
-from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
+from inferplane.blueprint.errors import Diagnostic, Location, YamlPath, counted
 from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 
@@ -127,6 +129,7 @@ def _region_and_zones(env: EnvView) -> None:
                 f"zone {zone!r} is not a zone of region {region}",
                 f"use zones named like {zone_example(cloud, region)}",
             )
+    zones = list(env.spec["zones"])
     for name, pool in _pools(env):
         for i, zone in enumerate(pool.get("zones") or []):
             if not pattern.match(zone):
@@ -134,6 +137,15 @@ def _region_and_zones(env: EnvView) -> None:
                     ("gpu_pools", name, "zones", i),
                     f"zone {zone!r} is not a zone of region {region} (environment {env.name})",
                     f"use zones named like {zone_example(cloud, region)}",
+                )
+            elif zone not in zones:
+                env.error(
+                    ("gpu_pools", name, "zones", i),
+                    f"zone {zone!r} is not one of environment {env.name}'s zones "
+                    f"({', '.join(zones)}), where its clients run: its replicas would serve "
+                    "them across zones",
+                    f"use a subset of {', '.join(zones)}, or add {zone} to "
+                    f"environments.{env.name}.zones",
                 )
     if cloud == "gcp" and not env.spec.get("project"):
         env.error(base, "a gcp environment needs `project`", "add `project: <gcp project id>`")
@@ -198,7 +210,7 @@ def _pools_fit_catalog(env: EnvView) -> None:
             elif per_node not in counts:
                 env.error(
                     (*path, "gpus_per_node"),
-                    f"{cloud} has no {gpu.id} node with {per_node} GPUs",
+                    f"{cloud} has no {gpu.id} node with {counted(per_node, 'GPU')}",
                     "use one of " + ", ".join(map(str, counts)) + ", or name an `instance_type`",
                 )
         nodes = pool.get("nodes") or {}
@@ -342,8 +354,8 @@ def _model_fits_pool(
     elif gpus > per_node:
         env.error(
             (*path, "gpus"),
-            f"{gpus} GPUs per replica do not fit one node of pool {model['pool']!r} "
-            f"({per_node} GPUs per node)",
+            f"{counted(gpus, 'GPU')} per replica do not fit one node of pool "
+            f"{model['pool']!r} ({counted(per_node, 'GPU')} per node)",
             f"use gpus <= {per_node}, or raise gpus_per_node of the pool",
         )
     precision = model.get("precision", defaults.MODEL_PRECISION)
@@ -529,6 +541,7 @@ CHECKS.extend(
         semantic_serving.check_precision_applies,
         semantic_serving.check_triton_release,
         semantic_serving.check_engine_sources,
+        semantic_zones.check_gcp_zones,
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,
         semantic_network.check_gke_zonal_affinity,

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import llm_catalog, naming
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.secret_refs import TOKEN_NAMES, env_var_name
 from inferplane.blueprint.semantic_env import EnvView
@@ -59,9 +59,21 @@ def errors(env: EnvView) -> Iterator[Advisory]:
     (`naming.staged_revision_dir`: a revision holding ``/`` is staged as ``rev-<hash>``,
     every other one as itself, so with ``rev-`` refused no two revisions share a folder)."""
     for name, model in (env.data.get("models") or {}).items():
+        token = has_token(model)
         for field, uri in hf_references(model):
             where = ("models", name, *field)
             repo, _, revision = uri.removeprefix("hf://").partition("@")
+            facts = llm_catalog.lookup(repo)
+            if facts is not None and facts.gated and not token:
+                yield (
+                    where,
+                    f"hf://{repo} is a gated repository: the Hub serves its files only to an "
+                    f"account that accepted its licence ({facts.card}), and the model has no "
+                    "Hugging Face token, so staging it is refused",
+                    "accept the licence on the model card, then give that account's token: "
+                    "secrets: {hf_token: {from_env: HF_TOKEN}} (or from_pulumi_config, "
+                    "from_secret_manager)",
+                )
             if not revision:
                 continue
             if PR_REF.fullmatch(revision):
@@ -80,6 +92,11 @@ def errors(env: EnvView) -> Iterator[Advisory]:
                     "revisions are named",
                     f"pin a commit: hf://{repo}@<40-hex commit SHA>",
                 )
+
+
+def has_token(model: Mapping[str, Any]) -> bool:
+    """Whether the model has a Hugging Face token (a secret the staging Job reads)."""
+    return any(env_var_name(secret) in TOKEN_NAMES for secret in model.get("secrets") or {})
 
 
 def findings(env: EnvView) -> Iterator[Advisory]:

@@ -7,7 +7,8 @@ refusing its input), in `check`, or in the cloud's API on the first `pulumi up`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
@@ -73,6 +74,34 @@ def check_warmup_inputs(env: EnvView) -> None:
                 "warm-up requests need the model's input names and shapes",
                 "declare them under tensorrt.inputs (name: {min, opt, max}), or remove warmup",
             )
+
+
+def warmup_type_guesses(env: EnvView) -> Iterator[tuple[YamlPath, str, str]]:
+    """Advisories: a warm-up request whose input type is guessed from the input's name
+    (`components.serving.triton_config`). A warm-up sample is an inference request, and
+    Triton refuses one whose input type differs from the model's ("inference input '<name>'
+    data-type is 'INT64', but model '<m>' expects 'INT32'": triton-inference-server/core
+    ``src/infer_request.cc``, ``InferenceRequest::Normalize``); a failed warm-up fails the
+    model's load. So the guess must be right, or the type declared."""
+    for name, model in (env.data.get("models") or {}).items():
+        if model["server"] != "triton" or not (model.get("warmup") or {}).get("batch_sizes"):
+            continue
+        for tensor, shapes in ((model.get("tensorrt") or {}).get("inputs") or {}).items():
+            if "data_type" in shapes:
+                continue
+            guess = "int64" if _TOKEN_LIKE.search(tensor) else "fp32"
+            yield (
+                ("models", name, "tensorrt", "inputs", tensor),
+                f"warm-up sends {guess} data for input {tensor!r}, a type guessed from its "
+                "name; Triton does not load the model if the ONNX input has another type",
+                f"declare it: {tensor}: {{..., data_type: {guess}}} (or the type the ONNX "
+                "model's input has)",
+            )
+
+
+_TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
+"""Input names taken as token ids or masks (int64) when no type is declared; the same rule
+as `components.serving.triton_config`."""
 
 
 def check_response_cache_applies(env: EnvView) -> None:
@@ -164,11 +193,24 @@ def check_alert_routing(env: EnvView) -> None:
         )
 
 
+VLLM_FP8_MIN_CC: tuple[int, int] = (8, 0)
+"""vLLM v0.10.2 runs fp8 with FP8 tensor cores from compute capability 8.9 (W8A8), and as
+weight-only W8A16 with its FP8 Marlin kernel from Ampere (8.0): "FP8 models will run on
+compute capability > 8.0 (Ampere) as weight-only W8A16, utilizing FP8 Marlin"
+(https://docs.vllm.ai/en/v0.10.2/features/quantization/fp8.html; the kernel:
+https://github.com/vllm-project/vllm/pull/5975). Below that, it refuses the method
+("The quantization method fp8 is not supported for the current GPU")."""
+
+
 def check_precision_applies(env: EnvView) -> None:
-    """int8/int4 on vLLM need a pre-quantized checkpoint and its method."""
+    """int8/int4 on vLLM need a pre-quantized checkpoint and its method; fp8 needs a GPU
+    vLLM can run it on."""
+    pools = env.data.get("gpu_pools") or {}
     for name, model in (env.data.get("models") or {}).items():
         precision = model.get("precision", defaults.MODEL_PRECISION)
         settings: dict[str, Any] = model.get("vllm") or {}
+        if model["server"] == "vllm" and model["pool"] in pools:
+            _vllm_fp8(env, name, precision, settings, model["pool"], pools[model["pool"]])
         if model["server"] != "vllm" or precision not in VLLM_QUANTIZED:
             continue
         if settings.get("quantization"):
@@ -180,6 +222,34 @@ def check_precision_applies(env: EnvView) -> None:
             "vllm.quantization (e.g. gptq, awq or compressed-tensors), or use precision "
             "fp16, bf16 or fp8",
         )
+
+
+def _vllm_fp8(
+    env: EnvView,
+    name: str,
+    precision: str,
+    settings: Mapping[str, Any],
+    pool_name: str,
+    pool: Mapping[str, Any],
+) -> None:
+    quantization = settings.get("quantization")
+    if quantization == "fp8":
+        where: YamlPath = ("models", name, "vllm", "quantization")
+    elif precision == "fp8" and not quantization:
+        where = ("models", name, "precision")
+    else:
+        return
+    gpu = catalog.gpu(pool["gpu"])
+    if gpu.cc_major_minor >= VLLM_FP8_MIN_CC:
+        return
+    env.error(
+        where,
+        f"vLLM runs fp8 from compute capability 8.0 (Ampere, weight-only; 8.9+ with FP8 "
+        f"tensor cores); {gpu.id} of pool {pool_name!r} is "
+        f"{gpu.compute_capability}",
+        "use fp16 on this GPU (or a checkpoint quantized to int8/int4 with its method in "
+        "vllm.quantization), or an A10G/A100/L4-class GPU",
+    )
 
 
 def batching_consistent(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
@@ -226,6 +296,19 @@ def batching_consistent(env: EnvView, path: YamlPath, model: Mapping[str, Any]) 
                 (*ipath, "max"),
                 f"the engine's max batch ({hi[0]}) exceeds batching.max_batch_size ({max_batch})",
                 "make them equal, or lower the engine's max batch",
+            )
+        elif max_batch and hi and hi[0] < max_batch:
+            # Triton's TensorRT backend refuses such a model at load ("configuration
+            # specified max-batch N but TensorRT engine only supports max-batch M":
+            # triton-inference-server/tensorrt_backend src/tensorrt.cc,
+            # ModelState::AutoCompleteConfigHelper).
+            env.error(
+                (*ipath, "max"),
+                f"the engine's max batch ({hi[0]}) is below batching.max_batch_size "
+                f"({max_batch}): Triton refuses to load the model, as its batches could "
+                "not run on the engine",
+                f"make the first dimension of max {max_batch}, or lower "
+                f"batching.max_batch_size to {hi[0]}",
             )
 
 

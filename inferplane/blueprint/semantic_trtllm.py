@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint import catalog, defaults, llm_catalog
 from inferplane.blueprint.errors import YamlPath
 
 Report = Callable[[YamlPath, str, str], None]
@@ -123,6 +123,7 @@ def check_model(
                 "and is ready only once its engine is loaded",
             )
     source: str = model["source"]
+    _check_decoder_only(error, path, model)
     if source.lower().endswith(".onnx"):
         error(
             (*path, "source"),
@@ -148,6 +149,32 @@ def check_model(
         _check_gpu(error, section, llm, catalog.gpu(pool["gpu"]))
     if not llm.get("streaming", defaults.TRTLLM_STREAMING):
         _check_ttft(error, path, model)
+
+
+def _check_decoder_only(error: Report, path: YamlPath, model: Mapping[str, Any]) -> None:
+    """The build (TensorRT-LLM's LLM API, `components.serving.trtllm_build`) and the text
+    pipeline serve decoder-only LLMs. Whisper and encoder-decoder models run in Triton
+    pipelines of their own (tensorrtllm_backend ``docs/whisper.md``, ``all_models/whisper``;
+    ``docs/encoder_decoder.md``), which inferplane does not build."""
+    info = model.get("model_info") or {}
+    repo = info.get("hf_repo") or llm_catalog.hf_repo_of(model["source"])
+    kind = llm_catalog.not_decoder_only(repo) if repo else None
+    if kind is None:
+        return
+    what = "a speech model (Whisper)" if kind == "speech" else "an encoder-decoder model"
+    error(
+        (*path, "source"),
+        f"{repo} is {what}; tensorrt_llm builds and serves decoder-only LLMs (one engine, "
+        "the text pipeline preprocessing → tensorrt_llm → postprocessing)",
+        "TensorRT-LLM serves it through a Triton pipeline of its own ("
+        + (
+            "tensorrtllm_backend docs/whisper.md"
+            if kind == "speech"
+            else "tensorrtllm_backend docs/encoder_decoder.md"
+        )
+        + "), which inferplane does not build: remove tensorrt_llm and serve the model "
+        "exported to ONNX with tensorrt: on server: triton",
+    )
 
 
 def _check_ttft(error: Report, path: YamlPath, model: Mapping[str, Any]) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from inferplane.blueprint import fit
-from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.errors import YamlPath, counted
 from inferplane.blueprint.llm_catalog import LlmFacts
 from inferplane.blueprint.semantic_trtllm import TrtLlmFitNumbers
 
@@ -99,10 +99,13 @@ def findings(
         yield (
             "warning",
             blame((("tensorrt_llm", "max_batch_size"),), ("tensorrt_llm", "max_batch_size")),
-            f"the KV cache holds {est.full_length_sequences} sequences of {n.max_seq_len} "
-            f"tokens at once ({est.kv_room_gib:.1f} GiB at kv_cache_free_gpu_mem_fraction "
-            f"{frac:.2f}, {est.kv_one_gib:.2f} GiB each), fewer than max_batch_size "
-            f"{n.max_batch_size}; the scheduler queues the rest when requests are that long",
-            "if long requests are common, lower max_batch_size or max_seq_len, set "
-            "kv_cache_quantization: fp8, or use more GPUs",
+            f"the KV cache holds {counted(est.full_length_sequences, 'sequence')} of "
+            f"{n.max_seq_len} tokens at once ({est.kv_room_gib:.1f} GiB at "
+            f"kv_cache_free_gpu_mem_fraction {frac:.2f}, {est.kv_one_gib:.2f} GiB each), "
+            f"fewer than max_batch_size {n.max_batch_size}; the scheduler queues the rest "
+            "when requests are that long",
+            "if long requests are common, lower max_batch_size or max_seq_len, "
+            # A quantized KV cache (one byte a value) leaves only the sizes and GPUs.
+            + ("" if n.kv_cache_bytes_per_value <= 1 else "set kv_cache_quantization: fp8, ")
+            + "or use more GPUs",
         )

@@ -15,7 +15,8 @@ no `model_info`), no `max_model_len` (so no KV cache estimate), and fewer full-l
 sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; see
 `inferplane.blueprint.fit`); and, for every model, the hub advisories of
 `inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
-uses).
+uses) and the latency-class advisory of `inferplane.blueprint.semantic_latency` (a model
+marked batch that users wait on).
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ from inferplane.blueprint import (
     fit,
     llm_catalog,
     semantic_hub,
+    semantic_latency,
+    semantic_serving,
     semantic_trtllm,
     semantic_trtllm_fit,
     vllm_owned,
 )
-from inferplane.blueprint.errors import Diagnostic, YamlPath
+from inferplane.blueprint.errors import Diagnostic, YamlPath, counted
 from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 
@@ -68,7 +71,11 @@ def advisories(doc: Document) -> list[Diagnostic]:
     for name in doc.data["environments"]:
         env = EnvView(doc, name)
         hub = [Finding("warning", *advisory) for advisory in semantic_hub.findings(env)]
-        for f in [*findings(env), *hub]:
+        latency = [Finding("warning", *advisory) for advisory in semantic_latency.findings(env)]
+        guessed = [
+            Finding("warning", *advisory) for advisory in semantic_serving.warmup_type_guesses(env)
+        ]
+        for f in [*findings(env), *hub, *latency, *guessed]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")
@@ -231,6 +238,9 @@ def _fit(
     precision = model.get("precision", defaults.MODEL_PRECISION)
     util = settings.get("gpu_memory_utilization", fit.VLLM_GPU_MEMORY_UTILIZATION)
     max_len = settings.get("max_model_len")
+    if max_len and facts.context and max_len > facts.context:
+        yield _beyond_context(env, path, model, facts, max_len)
+        return
     est = fit.estimate(
         parameters=facts.parameters,
         bytes_per_weight=fit.weight_bytes(precision, settings.get("quantization")),
@@ -274,16 +284,38 @@ def _fit(
             "set vllm.max_model_len to the longest prompt plus output you serve",
         )
     elif not est.fits_max_num_seqs:
+        # An fp8 KV cache already halves it: the remaining levers are the sizes and GPUs.
+        kv_fp8 = str(settings.get("kv_cache_dtype") or "").startswith("fp8")
         yield Finding(
             "warning",
             (*path, "vllm", "max_num_seqs"),
-            f"the KV cache holds {est.full_length_sequences} sequences of {max_len} tokens "
-            f"at once ({est.kv_room_gib:.1f} GiB after weights and overhead, "
+            f"the KV cache holds {counted(est.full_length_sequences, 'sequence')} of {max_len} "
+            f"tokens at once ({est.kv_room_gib:.1f} GiB after weights and overhead, "
             f"{est.kv_one_gib:.2f} GiB each), fewer than max_num_seqs {est.max_num_seqs}; "
             "vLLM queues the rest when requests are that long",
-            "if long requests are common, lower max_num_seqs or max_model_len, set "
-            "kv_cache_dtype: fp8, or use more GPUs",
+            "if long requests are common, lower max_num_seqs or max_model_len, "
+            + ("" if kv_fp8 else "set kv_cache_dtype: fp8, ")
+            + "or use more GPUs",
         )
+
+
+def _beyond_context(
+    env: EnvView,
+    path: YamlPath,
+    model: Mapping[str, Any],
+    facts: llm_catalog.LlmFacts,
+    max_len: int,
+) -> Finding:
+    """vLLM refuses a max_model_len beyond the model's max_position_embeddings (v0.10.2
+    ``vllm/config/__init__.py`` ``_get_and_verify_max_len``) unless told to ignore it."""
+    repo = (model.get("model_info") or {}).get("hf_repo") or llm_catalog.hf_repo_of(model["source"])
+    return Finding(
+        "error",
+        _blame(env, path, (("vllm", "max_model_len"), ("source",)), ("vllm", "max_model_len")),
+        f"max_model_len {max_len} is longer than {repo}'s context of {facts.context} tokens "
+        f"(max_position_embeddings in its config.json); vLLM refuses to start",
+        f"use max_model_len <= {facts.context}",
+    )
 
 
 def _trtllm_fit(

@@ -84,7 +84,8 @@ def _replica_findings(stack: Stack, model: ModelView, per_zone: int) -> Iterator
         yield Finding(
             target,
             field,
-            f"keeps {count:g} warm replicas; a realtime model needs at least {need} ({where}), "
+            f"keeps {count:g} warm replica{'' if count == 1 else 's'}; a realtime model needs "
+            f"at least {need} ({where}), "
             "because a cold start on a GPU takes minutes" + _at_zero(model, count),
             source.ref,
         )

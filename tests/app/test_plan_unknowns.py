@@ -121,3 +121,24 @@ def test_mocks_and_invokes_no_longer_import_each_other() -> None:
     assert "inferplane.app.offline_mocks" not in imports("offline_invokes")
     assert "inferplane.app.offline_values" in imports("offline_invokes")
     assert "inferplane.app.offline_values" in imports("offline_mocks")
+
+
+def test_names_that_start_with_the_clusters_name_stay_names(
+    reference_recording: Callable[[str], Recording],
+) -> None:
+    # An EKS cluster's ID is its name, given as an input: nothing made up, so a
+    # PriorityClass named after the blueprint and environment keeps its name and file name.
+    recording = reference_recording("staging")
+    files = dict(plan_output.files(recording.revealed(), "support-assistant", "staging"))
+    [name] = [n for n in files if "priorityclass" in n]
+    assert name.endswith("-priorityclass-cluster-support-assistant-staging-l4-spare-gpus.yaml")
+    assert "name: support-assistant-staging-l4-spare-gpus\n" in files[name]
+    assert not [n for n in files if "unknown" in n]
+
+
+def test_an_id_that_is_an_input_is_not_unknown() -> None:
+    unknowns = UnknownValues(CloudFacts("aws", "us-east-1", ("us-east-1a",)))
+    unknowns.note_resource(
+        "aws:eks/cluster:Cluster", "shop-prod", "shop-prod", {"name": "shop-prod"}, {}
+    )
+    assert unknowns.reveal("shop-prod-l4-spare-gpus") == "shop-prod-l4-spare-gpus"

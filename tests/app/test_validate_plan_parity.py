@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from test_shared_cluster import identities
 
 from inferplane.app import check, offline
-from inferplane.blueprint import catalog
+from inferplane.blueprint import catalog, semantic_zones
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.resolve import load_blueprint, resolve
 from inferplane.policies.config import PolicyConfig
@@ -35,7 +35,33 @@ ENV_NAMES = ("prod", "staging", "dev-eu")
 
 
 def _zones(cloud: str, region: str) -> list[str]:
-    return [f"{region}{s}" if cloud == "aws" else f"{region}-{s}" for s in "abcd"]
+    if cloud == "gcp":  # GCP's zone names are the same in every project: the real ones
+        return list(semantic_zones.region_zones(region) or ())
+    return [f"{region}{s}" for s in "abcd"]
+
+
+def _gpu_zones(env: dict[str, Any], pools: dict[str, Any]) -> dict[str, list[str]]:
+    """On gcp, the zones of `env` where each pool's GPU is offered (GKE creates a GPU node
+    pool only there, `semantic_zones`); a zone that offers it joins the environment's when
+    none of them does. Pools with an explicit machine type, or a GPU the table does not
+    list, take every zone of the environment."""
+    if env["cloud"] != "gcp":
+        return {}
+    offered = {
+        name: semantic_zones.gpu_zones(spec["gpu"])
+        for name, spec in pools.items()
+        if "instance_type" not in spec
+    }
+    for zones in offered.values():
+        if zones is not None and not any(z in zones for z in env["zones"]):
+            there = sorted(z for z in zones if z.startswith(env["region"] + "-"))
+            if there:
+                env["zones"].append(there[0])
+    out = {}
+    for name, zones in offered.items():
+        if zones is not None:
+            out[name] = [z for z in env["zones"] if z in zones] or list(env["zones"])
+    return out
 
 
 class _NoAliases(yaml.SafeDumper):
@@ -335,13 +361,20 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
             spec["spare_gpus"] = max(sizes)
     for env in envs.values():
         overrides: dict[str, Any] = {}
+        offered = _gpu_zones(env, pools)
         if draw(st.booleans()):
             target = draw(st.sampled_from(sorted(models)))
             overrides["models"] = {target: {"replicas": {"min": 1, "max": 2}}}
         if draw(st.booleans()):
             target = draw(st.sampled_from(sorted(pools)))
-            zones = env["zones"][: draw(st.integers(1, len(env["zones"])))]
+            allowed = offered.get(target, env["zones"])
+            zones = allowed[: draw(st.integers(1, len(allowed)))]
             overrides["gpu_pools"] = {target: {"zones": zones, "nodes": {"min": 1, "max": 3}}}
+        for name, zones in offered.items():
+            if zones != env["zones"]:
+                overrides.setdefault("gpu_pools", {}).setdefault(name, {}).setdefault(
+                    "zones", zones
+                )
         if env["cloud"] == "kubernetes":
             # Nodes that exist (min == max, none spot) and the clients' range, said here.
             kube_pools = overrides.setdefault("gpu_pools", {})

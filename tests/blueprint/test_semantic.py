@@ -113,7 +113,7 @@ def test_gpus_do_not_fit_a_node() -> None:
     text = edit("    pool: l4\n    replicas", "    pool: l4\n    gpus: 2\n    replicas")
     assert diagnostics(text) == [
         "bp.yaml:28:11: error: models.chat.gpus: 2 GPUs per replica do not fit one node of "
-        "pool 'l4' (1 GPUs per node); use gpus <= 1, or raise gpus_per_node of the pool"
+        "pool 'l4' (1 GPU per node); use gpus <= 1, or raise gpus_per_node of the pool"
     ]
 
 
@@ -383,3 +383,25 @@ def test_a_waiver_reason_must_say_something(reason: str) -> None:
         "why the exception is acceptable; write at least three words a reviewer can weigh "
         "(what is waived, why it is safe, what ends it)"
     ]
+
+
+def test_an_override_puts_a_pool_outside_the_environments_zones() -> None:
+    text = edit(
+        "    cluster: {existing: prod-gke}\n",
+        "    cluster: {existing: prod-gke}\n"
+        "    overrides: {gpu_pools: {l4: {zones: [us-central1-c]}}}\n",
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:19:42: error: environments.prod.overrides.gpu_pools.l4.zones[0]: zone "
+        "'us-central1-c' is not one of environment prod's zones (us-central1-a), where its "
+        "clients run: its replicas would serve them across zones; use a subset of "
+        "us-central1-a, or add us-central1-c to environments.prod.zones"
+    ]
+
+
+def test_a_pool_in_a_subset_of_the_environments_zones_is_valid() -> None:
+    text = edit(
+        "    cluster: {create: true}\n",
+        "    cluster: {create: true}\n    overrides: {gpu_pools: {l4: {zones: [us-east-1b]}}}\n",
+    )
+    assert diagnostics(text) == []

@@ -44,7 +44,7 @@ NOT_A_COMMIT = (
     ids=["branch", "tag", "short-sha", "upper-case"],
 )
 def test_a_source_revision_that_is_not_a_commit_is_a_warning(revision: str, column: int) -> None:
-    text = chat(f"hf://meta-llama/Llama-3.1-8B-Instruct@{revision}")
+    text = chat(f"hf://meta-llama/Llama-3.1-8B-Instruct@{revision}", TOKEN)
     assert hub_warnings(text) == [
         f"bp.yaml:26:{column}: "
         + NOT_A_COMMIT.format(
@@ -63,7 +63,8 @@ def test_a_draft_model_and_a_lora_adapter_on_a_branch_are_warnings() -> None:
         "    vllm:\n"
         "      speculative: {method: eagle3, draft_model: 'hf://yuhuili/EAGLE3-8B@main'}\n"
         "      lora:\n"
-        f"        adapters: {{tone: 'hf://acme/tone-lora@v2', legal: 'hf://acme/legal@{SHA}'}}\n",
+        f"        adapters: {{tone: 'hf://acme/tone-lora@v2', legal: 'hf://acme/legal@{SHA}'}}\n"
+        + TOKEN,
     )
     assert hub_warnings(text) == [
         "bp.yaml:28:50: "
@@ -78,7 +79,7 @@ def test_a_draft_model_and_a_lora_adapter_on_a_branch_are_warnings() -> None:
 
 
 def test_an_override_revision_is_blamed_in_the_override() -> None:
-    text = chat(LLAMA).replace(
+    text = chat(LLAMA, TOKEN).replace(
         "    cluster: {existing: prod-gke}\n",
         "    cluster: {existing: prod-gke}\n"
         "    overrides:\n"

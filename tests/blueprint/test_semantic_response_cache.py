@@ -32,6 +32,7 @@ models:
     precision: bf16
     tensorrt_llm: {max_batch_size: 8, max_input_len: 2048, max_seq_len: 4096}
     response_cache: {backend: redis}
+    secrets: {hf_token: {from_env: HF_TOKEN}}   # the checkpoint is gated
 """
 
 

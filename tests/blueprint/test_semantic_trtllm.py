@@ -42,6 +42,7 @@ models:
       max_seq_len: 16384
       quantization: fp8
       kv_cache_quantization: fp8
+    secrets: {hf_token: {from_env: HF_TOKEN}}   # the checkpoint is gated
 """
 
 
@@ -207,4 +208,35 @@ def test_the_text_pipeline_names_are_reserved() -> None:
         "bp.yaml:23:5: error: models.ensemble: a TensorRT-LLM model cannot be named "
         "'ensemble': its Triton repository serves the text pipeline under the names ensemble, "
         "preprocessing, postprocessing; rename the model"
+    ]
+
+
+def test_a_speech_model_is_not_a_tensorrt_llm_text_model() -> None:
+    text = edit(
+        "hf://meta-llama/Llama-3.3-70B-Instruct@6f6073b423013f6a7d4d9f39144961bfbfbc386b",
+        "hf://openai/whisper-large-v3@06f233fe06e710322aca913c1bc4249a0d71fce1",
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:24:13: error: models.chat70b.source: openai/whisper-large-v3 is a speech "
+        "model (Whisper); tensorrt_llm builds and serves decoder-only LLMs (one engine, the "
+        "text pipeline preprocessing → tensorrt_llm → postprocessing); TensorRT-LLM serves it "
+        "through a Triton pipeline of its own (tensorrtllm_backend docs/whisper.md), which "
+        "inferplane does not build: remove tensorrt_llm and serve the model exported to ONNX "
+        "with tensorrt: on server: triton"
+    ]
+
+
+def test_an_encoder_decoder_checkpoint_in_the_store_is_named_by_model_info() -> None:
+    text = edit(
+        "source: hf://meta-llama/Llama-3.3-70B-Instruct@6f6073b423013f6a7d4d9f39144961bfbfbc386b",
+        "source: checkpoints/flan-t5/\n    model_info: {hf_repo: google/flan-t5-xl}",
+    )
+    found = [d for d in diagnostics(text) if "encoder-decoder" in d]
+    assert found == [
+        "bp.yaml:24:13: error: models.chat70b.source: google/flan-t5-xl is an encoder-decoder "
+        "model; tensorrt_llm builds and serves decoder-only LLMs (one engine, the text "
+        "pipeline preprocessing → tensorrt_llm → postprocessing); TensorRT-LLM serves it "
+        "through a Triton pipeline of its own (tensorrtllm_backend docs/encoder_decoder.md), "
+        "which inferplane does not build: remove tensorrt_llm and serve the model exported to "
+        "ONNX with tensorrt: on server: triton"
     ]

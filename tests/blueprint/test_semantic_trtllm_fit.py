@@ -94,8 +94,17 @@ def test_fewer_full_length_sequences_than_max_batch_size_is_an_advisory() -> Non
         "89 sequences of 16384 tokens at once (223.5 GiB at kv_cache_free_gpu_mem_fraction 0.90, "
         "2.50 GiB each), fewer than max_batch_size 512; the scheduler queues the rest when "
         "requests are that long; if long requests are common, lower max_batch_size or "
-        "max_seq_len, set kv_cache_quantization: fp8, or use more GPUs"
+        "max_seq_len, or use more GPUs"  # the KV cache is fp8 already: not suggested again
     ]
+
+
+def test_an_unquantized_kv_cache_is_suggested_fp8() -> None:
+    text = edit("max_batch_size: 64", "max_batch_size: 512")
+    text = edit("      kv_cache_quantization: fp8\n", "", text)
+    [warning] = warnings(text)
+    assert warning.endswith(
+        "lower max_batch_size or max_seq_len, set kv_cache_quantization: fp8, or use more GPUs"
+    )
 
 
 def test_an_unknown_checkpoint_is_an_advisory() -> None:
@@ -103,6 +112,7 @@ def test_an_unknown_checkpoint_is_an_advisory() -> None:
         "source: hf://meta-llama/Llama-3.3-70B-Instruct@6f6073b423013f6a7d4d9f39144961bfbfbc386b",
         "source: checkpoints/llama-3.3-70b/",
     )
+    text = edit("    secrets: {hf_token: {from_env: HF_TOKEN}}", "", text)  # nothing to stage
     assert errors(text) == []
     assert warnings(text) == [
         "bp.yaml:24:13: warning: models.chat70b.source: GPU memory fit not checked: a "

@@ -34,8 +34,10 @@ def warnings(text: str) -> list[str]:
 
 
 def chat(extra: str, source: str = "llama/") -> str:
-    """BASE with the chat model's source replaced and `extra` lines added under it."""
-    return edit("    source: llama/\n", f"    source: {source}\n{extra}")
+    """BASE with the chat model's source replaced and `extra` lines added under it (and a
+    Hugging Face token after them when the source is on the hub: Llama is gated)."""
+    token = "    secrets: {hf_token: {from_env: HF_TOKEN}}\n" if source.startswith("hf://") else ""
+    return edit("    source: llama/\n", f"    source: {source}\n{extra}{token}")
 
 
 LLAMA_8B = "    model_info: {hf_repo: meta-llama/Llama-3.1-8B-Instruct}\n"
@@ -180,6 +182,19 @@ def test_fewer_full_length_sequences_than_max_num_seqs_is_an_advisory() -> None:
         "fewer than max_num_seqs 64; vLLM queues the rest when requests are that long; if long "
         "requests are common, lower max_num_seqs or max_model_len, set kv_cache_dtype: fp8, or "
         "use more GPUs"
+    ]
+
+
+def test_an_fp8_kv_cache_is_not_suggested_again() -> None:
+    text = chat(
+        LLAMA_8B + "    vllm: {max_model_len: 8192, max_num_seqs: 64, kv_cache_dtype: fp8}\n"
+    )
+    assert errors(text) == []
+    assert warnings(text) == [
+        "bp.yaml:28:47: warning: models.chat.vllm.max_num_seqs: the KV cache holds 10 "
+        "sequences of 8192 tokens at once (5.1 GiB after weights and overhead, 0.50 GiB each), "
+        "fewer than max_num_seqs 64; vLLM queues the rest when requests are that long; if long "
+        "requests are common, lower max_num_seqs or max_model_len, or use more GPUs"
     ]
 
 

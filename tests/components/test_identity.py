@@ -35,19 +35,35 @@ def restored(env: Environment, store: str, sources: dict[str, str]) -> Environme
     return dataclasses.replace(env, model_store=store, models=models)
 
 
+HUB_CHAT = "hf://Qwen/Qwen2.5-7B-Instruct@a09a35458c702b33eeacc393d103063234e8bc28"
+"""An hf:// source for the chat model: the environment then stages weights, and has a
+weights-stager (the reference serves chat from the store)."""
+
+
 @pytest.fixture(scope="module")
 def staging_prefixed(staging: Environment) -> Environment:
-    """The store under a prefix, and one model in another bucket."""
+    """The store under a prefix, one model in another bucket, and chat from the hub."""
     return restored(
         staging,
         "s3://acme-models-use1/team/models/",
-        {"toxicity": "s3://shared-models/toxicity/v3/model.onnx"},
+        {"toxicity": "s3://shared-models/toxicity/v3/model.onnx", "chat": HUB_CHAT},
     )
 
 
 @pytest.fixture(scope="module")
 def prod_prefixed(prod: Environment) -> Environment:
-    return restored(prod, "gs://acme-models-usc1/team/models/", {})
+    return restored(prod, "gs://acme-models-usc1/team/models/", {"chat": HUB_CHAT})
+
+
+@pytest.fixture(scope="module")
+def staging_hub(staging: Environment) -> Environment:
+    """The reference staging environment with chat from the hub: every role is used."""
+    return restored(staging, staging.model_store, {"chat": HUB_CHAT})
+
+
+@pytest.fixture(scope="module")
+def prod_hub(prod: Environment) -> Environment:
+    return restored(prod, prod.model_store, {"chat": HUB_CHAT})
 
 
 def role_policies(rec: Recording) -> dict[str, dict[str, Any]]:
@@ -71,8 +87,8 @@ def service_accounts(rec: Recording) -> dict[str, dict[str, Any]]:
         naming.VLLM_COMPILER_SA,
     ],
 )
-def test_irsa_trust_is_limited_to_the_service_account(staging: Environment, sa: str) -> None:
-    rec = cloud_recording(staging)
+def test_irsa_trust_is_limited_to_the_service_account(staging_hub: Environment, sa: str) -> None:
+    rec = cloud_recording(staging_hub)
     roles = {r.name: r for r in rec.of_type("aws:iam/role:Role")}
     (statement,) = parsed(roles[f"support-assistant-staging-{sa}"], "assumeRolePolicy")["Statement"]
     issuer = rec.outputs["oidc_issuer"]
@@ -243,8 +259,8 @@ def test_stager_reads_and_writes_only_the_hub_prefix(staging_prefixed: Environme
         naming.VLLM_COMPILER_SA,
     ],
 )
-def test_aws_service_accounts_carry_their_role(staging: Environment, sa: str) -> None:
-    rec = cloud_recording(staging)
+def test_aws_service_accounts_carry_their_role(staging_hub: Environment, sa: str) -> None:
+    rec = cloud_recording(staging_hub)
     account = service_accounts(rec)[sa]
     assert account["metadata"]["namespace"] == NAMESPACE
     arn = account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"]
@@ -351,9 +367,9 @@ def test_gcp_store_without_prefix_is_still_read_per_source(prod: Environment) ->
     ],
 )
 def test_workload_identity_binds_each_service_account(
-    prod: Environment, sa: str, account: str
+    prod_hub: Environment, sa: str, account: str
 ) -> None:
-    rec = cloud_recording(prod)
+    rec = cloud_recording(prod_hub)
     # Longer than 30 characters, an id is shortened with a hash (`gcp_account_id`).
     account_id = gcp_account_id("support-assistant-prod", account)
     email = f"{account_id}@acme-ml-prod.iam.gserviceaccount.com"
@@ -382,3 +398,40 @@ def test_blueprints_sharing_a_store_write_disjoint_prefixes(location: Any) -> No
     condition = gcs_write_condition(bucket, mine)
     assert allowed(condition, name=obj("models", f"{mine}chat/key/file"))
     assert not allowed(condition, name=obj("models", f"{theirs}chat/key/file"))
+
+
+# --- only the identities a blueprint uses ---------------------------------------------------------
+def only(env: Environment, *models: str) -> Environment:
+    return dataclasses.replace(env, models={m: env.models[m] for m in models})
+
+
+@pytest.mark.parametrize(
+    ("models", "roles"),
+    [
+        # The reference: TensorRT builds and vLLM compile caches, no hf:// source.
+        (
+            ("chat", "ranker", "toxicity", "nightly-embed"),
+            {naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA, naming.VLLM_COMPILER_SA},
+        ),
+        # Triton with TensorRT engines only: the builder may write, nothing else.
+        (("ranker", "toxicity"), {naming.MODEL_READER_SA, naming.ENGINE_BUILDER_SA}),
+        # vLLM from the store: its compile cache, no engine builder.
+        (("chat",), {naming.MODEL_READER_SA, naming.VLLM_COMPILER_SA}),
+    ],
+    ids=["reference", "triton-only", "vllm-only"],
+)
+def test_a_blueprint_gets_only_the_identities_it_uses(
+    staging: Environment, prod: Environment, models: tuple[str, ...], roles: set[str]
+) -> None:
+    aws = cloud_recording(only(staging, *models))
+    names = {r.name for r in aws.of_type("aws:iam/role:Role")}
+    stores = {
+        f"support-assistant-staging-{sa}" for sa in (*identity.WRITERS, naming.MODEL_READER_SA)
+    }
+    assert names & stores == {f"support-assistant-staging-{sa}" for sa in roles}
+    assert set(service_accounts(aws)) == roles
+    gcp = cloud_recording(only(prod, *models))
+    accounts = {r.name for r in gcp.of_type("gcp:serviceaccount/account:Account")}
+    accounts.discard("support-assistant-prod-nodes")  # the GPU nodes' own account
+    assert accounts == {f"support-assistant-prod-{sa}" for sa in roles}
+    assert set(service_accounts(gcp)) == roles

@@ -32,6 +32,15 @@ def test_validate_the_bundled_blueprints() -> None:
     assert elapsed < 5  # a process start plus a few milliseconds of work
 
 
+def test_one_environment_is_counted_in_the_singular(tmp_path: Path) -> None:
+    text = (ROOT / "blueprints" / "chat-minimal.yaml").read_text()
+    one = tmp_path / "one.yaml"
+    one.write_text(text[: text.index("  local:\n")] + text[text.index("\ngpu_pools:\n") + 1 :])
+    result = inferplane("validate", str(one))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{one}: valid (1 environment: prod)\n"
+
+
 def test_invalid_blueprint_exits_2_with_located_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(

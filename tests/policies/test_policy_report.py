@@ -117,3 +117,37 @@ def test_sarif_has_rules_help_and_suppressions(tmp_path: Path) -> None:
         "startLine": 3,
         "startColumn": 21,
     }
+
+
+def test_a_waiver_that_does_not_apply_is_not_shown_as_waiving(tmp_path: Path) -> None:
+    blueprint = tmp_path / "bp.yaml"
+    blueprint.write_text("models:\n  chat:\n    replicas: {min: 1, max: 2}\n")
+    refused = WaiverInfo(
+        "warm-replicas",
+        "models.chat",
+        None,
+        "little traffic at night",
+        "2026-12-30",
+        False,
+        Location(str(blueprint), 9, 7),
+        refused="a blueprint may waive advisory rules only",
+    )
+    result = Result(
+        "warm-replicas",
+        "mandatory",
+        "violation",
+        "prod",
+        "models.chat",
+        ("models", "chat", "replicas", "min"),
+        "keeps 1 warm replica",
+        Location(str(blueprint), 3, 21),
+    ).with_waiver(refused)
+    text = render(CheckReport([result], [(str(blueprint), "prod")]), "text")
+    assert text.splitlines()[1:5] == [
+        f"  {blueprint}:3:21: mandatory warm-replicas: models.chat: keeps 1 warm replica "
+        "(waiver does not apply: a blueprint may waive advisory rules only)",
+        "    3 |     replicas: {min: 1, max: 2}",
+        "      |                     ^",
+        f"    not waived by the waiver ({blueprint}:9:7)",
+    ]
+    assert "waived until" not in text

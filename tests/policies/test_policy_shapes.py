@@ -44,7 +44,7 @@ def test_minimum_below_one_per_zone_and_configurable_floor() -> None:
     resources = S.compliant()
     resources[4] = S.scaled_object("chat", lo=1.0)
     [finding] = run("warm-replicas", resources)
-    assert "keeps 1 warm replicas" in finding.message and "needs at least 2" in finding.message
+    assert "keeps 1 warm replica;" in finding.message and "needs at least 2" in finding.message
     assert run("warm-replicas", S.compliant(), min_warm_replicas_per_zone=2)[0].target == (
         "models.chat"
     )

@@ -4,6 +4,7 @@ scripts/setup-triton-venv.sh creates: it needs protobuf 6, the main one has 5)."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -234,3 +235,28 @@ def test_warmup_data_types(name, dtype):
 def test_only_triton_models(staging):
     with pytest.raises(ValueError, match="served by vllm"):
         render_config_pbtxt(*args_of_mf(staging, staging.models["chat"]))
+
+
+def test_warmup_sends_the_declared_data_types(prod):
+    tensorrt = prod.models["ranker"].tensorrt
+    assert tensorrt is not None
+    declared = (
+        TensorRtInput("input_ids", (1, 128), (8, 128), (32, 512), "int32"),
+        TensorRtInput("scores", (1, 4), (8, 4), (32, 4), "fp16"),
+    )
+    env = with_model(prod, "ranker", tensorrt=dataclasses.replace(tensorrt, inputs=declared))
+    text = render_config_pbtxt(*args_of_mf(env, "ranker"))
+    first = text[text.index('name: "warmup_batch_1"') : text.index('name: "warmup_batch_8"')]
+    assert (
+        '      key: "input_ids"\n      value {\n        data_type: TYPE_INT32\n'
+        "        dims: [ 128 ]\n        zero_data: true\n"
+    ) in first
+    assert (
+        '      key: "scores"\n      value {\n        data_type: TYPE_FP16\n'
+        "        dims: [ 4 ]\n        random_data: true\n"
+    ) in first
+
+
+def test_a_declared_type_wins_over_the_name():
+    assert input_data_type("input_ids", "int32") == "TYPE_INT32"
+    assert input_data_type("pixel_values", "bf16") == "TYPE_BF16"

@@ -1,0 +1,115 @@
+"""Zones that exist, and GPUs that exist in them: what the cloud's API would refuse on the
+first ``pulumi up``, said at the zone.
+
+GCP names its zones the same for every project, so a table can say which zones a region has
+and which of them offer each GPU (``gcp_zones.json``, with its sources and the day it was
+read): a zone the region does not have, or a GPU pool in a zone that does not offer the
+pool's GPU, is refused here. A region or GPU the table does not list is not checked (the
+table may be older than the cloud). AWS maps zone names (``us-east-1a``) to different
+physical zones in each account, and which zones offer an instance type differs by account
+too (https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html), so offline
+only the name's form and its region prefix are checked (`semantic._region_and_zones`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any
+
+from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.semantic_env import EnvView
+
+TABLE_FILE = "gcp_zones.json"
+
+
+@functools.cache
+def table() -> Mapping[str, Any]:
+    """``gcp_zones.json``: ``zones`` (region -> zones) and ``gpus`` (GPU -> zones)."""
+    text = resources.files("inferplane.blueprint").joinpath(TABLE_FILE).read_text()
+    data: Mapping[str, Any] = json.loads(text)
+    return data
+
+
+def region_zones(region: str) -> tuple[str, ...] | None:
+    """The zones of GCP `region`; None when the table does not list the region."""
+    zones = table()["zones"].get(region)
+    return tuple(zones) if zones is not None else None
+
+
+def gpu_zones(gpu: str) -> frozenset[str] | None:
+    """The GCP zones that offer `gpu` (a catalog id); None when the table does not list it."""
+    row = table()["gpus"].get(gpu)
+    return frozenset(row["zones"]) if row is not None else None
+
+
+def check_gcp_zones(env: EnvView) -> None:
+    """Zones of the region, and GPUs of the zones, on a gcp environment."""
+    if env.spec["cloud"] != "gcp":
+        return
+    region = env.spec["region"]
+    known = region_zones(region)
+    base: YamlPath = ("environments", env.name)
+    missing: set[str] = set()
+    if known is not None:
+        for i, zone in enumerate(env.spec["zones"]):
+            if zone.startswith(f"{region}-") and zone not in known:
+                missing.add(zone)
+                env.error((*base, "zones", i), *_no_such_zone(zone, region, known))
+    for name, pool in (env.data.get("gpu_pools") or {}).items():
+        own = pool.get("zones")
+        for i, zone in enumerate(own or []):
+            if known is not None and zone.startswith(f"{region}-") and zone not in known:
+                env.error(("gpu_pools", name, "zones", i), *_no_such_zone(zone, region, known))
+                missing.add(zone)
+        _gpu_offered(env, name, pool, region, missing)
+
+
+def _no_such_zone(zone: str, region: str, known: tuple[str, ...]) -> tuple[str, str]:
+    return (
+        f"zone {zone!r} does not exist in region {region}",
+        f"use one of {', '.join(known)} ({TABLE_FILE}, read from Compute Engine's zone list)",
+    )
+
+
+def _gpu_offered(
+    env: EnvView, name: str, pool: Mapping[str, Any], region: str, missing: set[str]
+) -> None:
+    gpu = pool["gpu"]
+    offered = gpu_zones(gpu)
+    if offered is None or "instance_type" in pool:
+        return  # not in the table; an explicit machine type is checked elsewhere
+    own = pool.get("zones")
+    zones = list(own) if own else list(env.spec["zones"])
+    there = sorted(z for z in offered if z.startswith(f"{region}-"))
+    hint_zones = ", ".join(there) if there else f"none: choose a region that offers {gpu}"
+    for i, zone in enumerate(zones):
+        if (
+            zone in missing
+            or zone in offered
+            or zone not in env.spec["zones"]
+            or not zone.startswith(f"{region}-")
+        ):
+            continue  # a misnamed zone, or one outside the environment's, is refused as such
+        what = (
+            f"{gpu} is not offered in {zone}: GKE cannot create the node pool of pool "
+            f"{name!r} there (machine types {table()['gpus'][gpu]['machine_types']})"
+        )
+        if own:
+            env.error(
+                ("gpu_pools", name, "zones", i),
+                what,
+                f"use zones of {region} that offer it: {hint_zones}",
+            )
+        else:
+            env.error(
+                ("gpu_pools", name, "gpu"),
+                what + f"; the pool runs in every zone of environment {env.name}",
+                f"give the pool zones that offer it (zones of {region} with {gpu}: "
+                f"{hint_zones}), or choose another GPU",
+            )
+
+
+__all__ = ["check_gcp_zones", "gpu_zones", "region_zones", "table"]
