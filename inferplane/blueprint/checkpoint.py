@@ -31,15 +31,9 @@ from typing import Final
 
 from inferplane.blueprint import fit, llm_catalog
 from inferplane.blueprint.model import Model
+from inferplane.blueprint.semantic_trtllm import WEIGHT_BYTES
 
-TRTLLM_QUANTIZATION_BYTES: Final[dict[str, float]] = {
-    "fp8": 1,
-    "int8_sq": 1,
-    "int8_wo": 1,
-    "int4_awq": 0.5,
-    "int4_wo": 0.5,
-    "w4a8_awq": 0.5,
-}
+TRTLLM_QUANTIZATION_BYTES: Final = WEIGHT_BYTES
 """Bytes per weight of a TensorRT-LLM engine by `tensorrt_llm.quantization` (8-bit modes 1,
 4-bit weight modes 0.5); without quantization the engine holds `precision` weights."""
 
