@@ -20,15 +20,23 @@ nesting. Every problem becomes a located `Diagnostic`; nothing else escapes.
 from __future__ import annotations
 
 import os
-import re
 import stat
-import unicodedata
 from pathlib import Path
 from typing import Any, Protocol
 
 import yaml
 
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, YamlPath
+from inferplane.blueprint.raw_text import (
+    FORBIDDEN_PARSED,
+    MAX_BYTES,
+    MAX_DIAGNOSTICS,
+    check_characters,
+    decode,
+    describe,
+    file_error,
+    too_large,
+)
 from inferplane.blueprint.source import Document, SourceMap
 from inferplane.blueprint.yaml_scalars import NULL, ScalarProblem, resolve_plain, show
 
@@ -41,14 +49,8 @@ class _HasPosition(Protocol):
 _Mark = _HasPosition | None
 """Where an event starts (0-based); PyYAML types event marks as optional."""
 
-MAX_BYTES = 1024 * 1024
-"""Largest accepted blueprint file, in bytes. A real blueprint is a few KiB."""
-
 MAX_DEPTH = 32
 """Deepest accepted nesting of mappings and lists; the top-level mapping is level 1."""
-
-MAX_DIAGNOSTICS = 20
-"""Stop collecting problems after this many."""
 
 MAX_NODES = 50_000
 """Most keys, values and list items a blueprint may hold. A 128-model blueprint (the
@@ -62,20 +64,6 @@ _NO_REUSE = (
 )
 _START_HINT = "a blueprint is a YAML mapping that starts with 'apiVersion: inferplane/v1'"
 _NO_DIRECTIVE = "remove it: blueprints are read as YAML 1.2 and need no directives"
-
-# Characters that are invisible, reorder the displayed text, or make editors and the YAML
-# reader disagree about line and column numbers. U+FEFF is allowed only as the leading BOM.
-_FORBIDDEN = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-    "\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
-)
-# In a parsed key or value, escapes of double-quoted YAML ("\x07", "\u202e", "\ud800")
-# can produce any of the above, and every blueprint string is a single line: names, paths and
-# labels end up in scripts, configs and PromQL, where a line break or a tab changes meaning.
-_FORBIDDEN_PARSED = re.compile(_FORBIDDEN.pattern.replace("[", "[\t\n\r", 1))
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_INDENT_TAB = re.compile(r"(?:\A|(?<=[\r\n])) *\t")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _SYNTAX_HINTS = (  # (part of PyYAML's problem text, what to do)
     (
@@ -112,16 +100,16 @@ def load(path: str | Path, *, display_name: str | None = None) -> Document:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):  # a directory, FIFO or device could block or not end
             what = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise _file_error(
+            raise file_error(
                 file, 1, 1, f"cannot read the file: it is {what}", "name a blueprint YAML file"
             )
         if info.st_size > MAX_BYTES:
-            raise _too_large(file, info.st_size)
+            raise too_large(file, info.st_size)
         with open(path, "rb") as handle:
             data = handle.read(MAX_BYTES + 1)  # the file may have grown since stat()
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte or lone surrogate in `path`
         reason = getattr(exc, "strerror", None) or exc
-        raise _file_error(
+        raise file_error(
             file, 1, 1, f"cannot read the file: {reason}", "check the path and its permissions"
         ) from None
     return load_text(data, file)
@@ -131,96 +119,13 @@ def load_text(text: str | bytes, file: str) -> Document:
     """Load blueprint text (UTF-8 bytes, or str); locations name it `file`."""
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
-            raise _too_large(file, len(text))
-        text = _decode(text.removeprefix(_BOM.encode()), file)
+            raise too_large(file, len(text))
+        text = decode(text.removeprefix(_BOM.encode()), file)
     elif len(text) > MAX_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        raise _too_large(file, len(text.encode("utf-8", "surrogatepass")))
+        raise too_large(file, len(text.encode("utf-8", "surrogatepass")))
     text = text.removeprefix(_BOM)
-    _check_characters(text, file)
+    check_characters(text, file)
     return _Builder(text, file).build()
-
-
-def _file_error(file: str, line: int, column: int, message: str, hint: str) -> BlueprintError:
-    return BlueprintError([Diagnostic(Location(file, line, column), (), message, hint)])
-
-
-def _too_large(file: str, size: int) -> BlueprintError:
-    return _file_error(
-        file,
-        1,
-        1,
-        f"the file is {size} bytes, more than the {MAX_BYTES} bytes (1 MiB) a blueprint may have",
-        "check that this is the right file: a blueprint is a few KiB",
-    )
-
-
-def _line_col(text: str, offset: int) -> tuple[int, int]:
-    """1-based line and column of `offset`, counting line breaks as the YAML reader does."""
-    starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text, 0, offset)]
-    return len(starts), offset - starts[-1] + 1
-
-
-def _decode(data: bytes, file: str) -> str:
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise _file_error(
-            file, 1, 1, "the file is UTF-16 encoded, not UTF-8", "save the file as UTF-8"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        prefix = data[: exc.start].decode("utf-8")
-        raise _file_error(
-            file,
-            *_line_col(prefix, len(prefix)),
-            f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x}: {exc.reason})",
-            "save the file as UTF-8",
-        ) from None
-
-
-def _describe(char: str) -> tuple[str, str]:
-    """What is wrong with a forbidden character, and the fix."""
-    code = f"U+{ord(char):04X}"
-    named = f"{code} ({unicodedata.name(char, '')})".replace(" ()", "")
-    if char in _BIDI:
-        return (
-            f"Unicode bidirectional control {named} is not allowed",
-            "remove it: it makes the text display differently from how it is read",
-        )
-    if unicodedata.category(char) == "Cc":
-        return (
-            f"control character {code} is not allowed",
-            "remove it: only tab, line feed and carriage return may appear",
-        )
-    if unicodedata.category(char) in ("Cs", "Cn"):  # lone surrogates, U+FFFE, U+FFFF
-        return f"{code} is not a valid Unicode character", "remove it, and save the file as UTF-8"
-    return (
-        f"invisible character {named} is not allowed",
-        "remove it: editors and tools disagree about how it displays",
-    )
-
-
-def _check_characters(text: str, file: str) -> None:
-    found: list[Diagnostic] = []
-    for match in _FORBIDDEN.finditer(text):
-        message, hint = _describe(match.group())
-        line, column = _line_col(text, match.start())
-        found.append(Diagnostic(Location(file, line, column), (), message, hint))
-        if len(found) == MAX_DIAGNOSTICS:
-            break
-    for match in _INDENT_TAB.finditer(text):
-        if len(found) >= MAX_DIAGNOSTICS:
-            break
-        line, column = _line_col(text, match.end() - 1)
-        found.append(
-            Diagnostic(
-                Location(file, line, column),
-                (),
-                "tab character in indentation",
-                "indent with spaces only: YAML does not allow tabs for indentation",
-            )
-        )
-    if found:
-        raise BlueprintError(found)
 
 
 class _Fatal(Exception):
@@ -434,7 +339,7 @@ class _Builder:
 
     def _check_string(self, event: yaml.ScalarEvent, path: YamlPath, what: str) -> bool:
         """Report the first forbidden character of a parsed key or value; False if any."""
-        match = _FORBIDDEN_PARSED.search(event.value)
+        match = FORBIDDEN_PARSED.search(event.value)
         if match is None:
             return True
         char = match.group()
@@ -444,7 +349,7 @@ class _Builder:
         elif char == "\t":
             message, hint = f"tab in the {what} is not allowed", "write a space instead"
         else:
-            message, hint = _describe(char)
+            message, hint = describe(char)
             message = message.replace(" is not", f" in the {what} is not", 1)
             hint += ' (escapes in double quotes, such as "\\x07", count too)'
         self._report(event.start_mark, path, message, hint)
@@ -527,3 +432,6 @@ def _non_string_key(raw: str, value: object) -> tuple[str, str]:
         else "a number"
     )
     return f"mapping key '{show(raw)}' is {kind}, not a string", f'quote it ("{show(raw)}")'
+
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_DIAGNOSTICS", "MAX_NODES", "load", "load_text"]
