@@ -190,3 +190,17 @@ def test_a_drain_longer_than_the_installed_one_is_refused(tmp_path: Path) -> Non
         "max_request_s of a model of blueprint 'shared-chat' that wakes on traffic so its "
         "drain grows"
     ]
+
+
+def test_the_end_to_end_blueprints_break_no_mandatory_rule_without_a_config() -> None:
+    """The local deploy run checks them with the default config (as the policy pack in
+    `pulumi preview` runs): a mandatory violation there would stop the run before `up`."""
+    paths = sorted(glob.glob("e2e/blueprints/*.yaml"))
+    report = check_files(paths, ["local"], today=TODAY)
+    assert report.invalid == []
+    failing = [
+        (r.rule, r.message)
+        for r in report.results
+        if r.status == "violation" and r.level == "mandatory"
+    ]
+    assert failing == []
