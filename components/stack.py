@@ -165,7 +165,7 @@ class InferenceStack(pulumi.ComponentResource):
             annotations[prometheus_query.ANNOTATION] = prometheus_query.checked_query_service(
                 name, prometheus.query_url, provider, self
             )
-        k8s.core.v1.ConfigMap(
+        environment_cm = k8s.core.v1.ConfigMap(
             f"{name}-environment",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=naming.ENVIRONMENT_CONFIGMAP,
@@ -206,6 +206,12 @@ class InferenceStack(pulumi.ComponentResource):
 
         # `stack_serving` maps the blueprint to the serving components' arguments.
         after = (namespace, self.store_access, *guard_rails)
+        # No serving pod, and so no ScaledObject querying the Prometheus (each waits for its
+        # Deployment), is created before the query Service was read and found not to be an
+        # ExternalName alias: the environment ConfigMap takes that check as an input and
+        # fails with it. Named per model server: a component's depends_on does not reach its
+        # children.
+        pods_after = [environment_cm] if prometheus.existing else []
         self.weights_staging = weights_staging(name, env, provider, opts=child(*after))
         self.models = {
             model.name: model_server(
@@ -216,6 +222,7 @@ class InferenceStack(pulumi.ComponentResource):
                 lb_subnet_ids=cluster.lb_subnet_ids,
                 opts=child(self.addons, *after),
                 weights_staging=self.weights_staging,
+                after=pods_after,
             )
             for model in env.models.values()
         }

@@ -165,15 +165,17 @@ def model_server(
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None,
     opts: pulumi.ResourceOptions | None = None,
     weights_staging: Mapping[HubSource, WeightsStaging] | None = None,
+    after: Sequence[pulumi.Resource] = (),
 ) -> ModelServer:
     """`ModelServer` `name` for `model`; problems are `BlueprintError`s at their value.
-    `weights_staging`: the environment's (`weights_staging`)."""
+    `weights_staging`: the environment's (`weights_staging`); `after`: what its pods wait
+    for (`ModelServerArgs.after`)."""
     if not is_offline():
         problems = secret_env_diagnostics(env, model)
         if problems:
             raise BlueprintError(problems)
     args = model_server_args(env, model, provider, lb_subnet_ids)
-    args = dataclasses.replace(args, weights_staging=weights_staging)
+    args = dataclasses.replace(args, weights_staging=weights_staging, after=tuple(after))
     with blueprint_errors(env, model):
         return ModelServer(name, args, opts=opts)
 

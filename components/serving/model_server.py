@@ -120,6 +120,10 @@ class ModelServerArgs:
     """The environment's staging of hf:// sources (one Job per repository and revision,
     shared by the models that name it); a source of this model missing here is staged by a
     ``WeightsStaging`` child of its own."""
+    after: Sequence[pulumi.Resource] = ()
+    """Resources the serving pods (and so the Deployment's autoscaler, which waits for the
+    Deployment) are created after. A component's own ``depends_on`` does not reach its
+    children, so what must precede the pods is named here."""
 
 
 class ModelServer(pulumi.ComponentResource):
@@ -155,7 +159,7 @@ class ModelServer(pulumi.ComponentResource):
         ns = args.namespace
         labels = model_object_labels(env, model)
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        before_pods: list[pulumi.Resource] = []
+        before_pods: list[pulumi.Resource] = list(args.after)
 
         secret = model_secret(
             f"{name}-secrets", env=env, model=model, namespace=ns, labels=labels, opts=child

@@ -99,6 +99,20 @@ def test_the_second_reads_the_prometheus_query_service_before_it_deploys(
         for r in k8s(second, "ConfigMap")
         if r.inputs["metadata"]["name"] == naming.ENVIRONMENT_CONFIGMAP
     ]
+    # Everything that queries that Prometheus waits for the check: each ScaledObject (and
+    # each serving Deployment) has the ConfigMap among its transitive dependencies.
+    by_urn = {r.urn: r for r in second.resources}
+
+    def waits_for(r: RecordedResource, urn: str, seen: set[str]) -> bool:
+        for dep in r.depends_on:
+            if dep == urn or (
+                dep not in seen and dep in by_urn and waits_for(by_urn[dep], urn, seen | {dep})
+            ):
+                return True
+        return False
+
+    queriers = k8s(second, "ScaledObject") + k8s(second, "Deployment")
+    assert queriers and all(waits_for(r, env_cm.urn, set()) for r in queriers)
     assert env_cm.inputs["metadata"]["annotations"] == {
         "inferplane.dev/prometheus-query-service": "monitoring/kube-prometheus-stack-prometheus "
         "(ClusterIP)"
