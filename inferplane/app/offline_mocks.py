@@ -257,6 +257,10 @@ CLUSTER_SCOPED_KINDS = frozenset(
         "ClusterPolicy",
         "ClusterTriggerAuthentication",
         "NodeFeatureRule",
+        # Karpenter: both CRDs are `scope: Cluster` (aws/karpenter-provider-aws v1.14.1
+        # pkg/apis/crds, vendored in tests/reference).
+        "NodePool",
+        "EC2NodeClass",
     }
 )
 """Kinds that live outside any namespace (core kinds plus the add-ons' cluster-wide CRDs)."""

@@ -253,6 +253,15 @@ def _check_query_url(env: EnvView, url: str, namespace: str | None) -> None:
             "http://prometheus-operated.monitoring.svc:9090",
         )
         return
+    written = re.search(r":([0-9]+)$", urlsplit(url).netloc)
+    port = int(written.group(1)) if written else None
+    if port is not None and not 1 <= port <= 65535:
+        env.error(
+            path,
+            f"port {port} of {url!r} is not a TCP port",
+            "give the Service's port, from 1 to 65535, such as :9090",
+        )
+        return
     service, in_namespace = host.split(".")[:2]
     if namespace and in_namespace != namespace:
         # An allowlist, not a list of namespaces to avoid: the one namespace the blueprint

@@ -24,7 +24,10 @@ from typing import Final
 
 DEFAULT_TIMEZONE: Final = "UTC"
 FIELDS: Final = ("minute", "hour", "day-of-month", "month", "day-of-week")
-_RANGES: Final = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
+_RANGES: Final = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
+"""Each field's values as KEDA's cron scaler parses them (robfig/cron v3 ``spec.go``: ``dow =
+bounds{0, 6, ...}``; ``parser.go`` refuses 7, "end of range (7) above maximum (6)"), so
+Sunday is 0 only."""
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?$")
 _ITEM = re.compile(r"^(\*|\d+(?:-\d+)?)(?:/(\d+))?$")
 DAY_MINUTES: Final = 24 * 60

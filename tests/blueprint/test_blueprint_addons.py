@@ -201,6 +201,20 @@ CASES = [
         id="query-url-in-a-namespace-other-than-the-prometheus-one",
     ),
     pytest.param(
+        gke(PROM % "'http://prom.monitoring.svc:99999'"),
+        [
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: port 99999 of 'http://prom.monitoring.svc:99999' is not a TCP port; give the Service's port, from 1 to 65535, such as :9090"
+        ],
+        id="query-url-port-out-of-range",
+    ),
+    pytest.param(
+        gke(PROM % "'http://prom.monitoring.svc:0'"),
+        [
+            "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: port 0 of 'http://prom.monitoring.svc:0' is not a TCP port; give the Service's port, from 1 to 65535, such as :9090"
+        ],
+        id="query-url-port-zero",
+    ),
+    pytest.param(
         gke(PROM % "'http://10.0.0.12:9090'"),
         [
             "bp.yaml:21:72: error: environments.prod.cluster.addons.prometheus.query_url: host '10.0.0.12' is not the DNS name of a Service in the cluster, and KEDA would scale the GPU Deployments on the answers of whatever server it names; give the in-cluster Service of the Prometheus as <service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local, such as http://prometheus-operated.monitoring.svc:9090"

@@ -115,6 +115,12 @@ def test_a_batch_model_at_its_default_minimum_needs_a_way_back_too() -> None:
             '4 fields, not 5; write minute hour day-of-month month day-of-week, e.g. "0 2 * * *"',
         ),
         (
+            # KEDA's cron parser (robfig/cron v3) has Sunday as 0 only: 7 fails the trigger.
+            "0 2 * * 7",
+            "bp.yaml:33:24: error: models.embed.replicas.wake.schedule: the day-of-week field "
+            "'7' is outside 0-6; use values from 0 to 6, a range low-high",
+        ),
+        (
             "0 25 * * *",
             "bp.yaml:33:24: error: models.embed.replicas.wake.schedule: the hour field '25' is "
             "outside 0-23; use values from 0 to 23, a range low-high",
@@ -122,7 +128,7 @@ def test_a_batch_model_at_its_default_minimum_needs_a_way_back_too() -> None:
         (
             "0 2 * * MON",
             "bp.yaml:33:24: error: models.embed.replicas.wake.schedule: the day-of-week field "
-            "'MON' is not cron syntax; use numbers from 0 to 7, ranges (a-b), lists (a,b), "
+            "'MON' is not cron syntax; use numbers from 0 to 6, ranges (a-b), lists (a,b), "
             "steps (*/n) or *",
         ),
         (

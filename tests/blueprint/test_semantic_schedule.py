@@ -87,7 +87,7 @@ def test_a_bad_cron_expression_and_time_zone_are_located() -> None:
         "between 1m and 23h59m; a window must end before the next day's start; use a "
         "shorter duration",
         "bp.yaml:25:22: error: models.chat.replicas.schedule[1].schedule: the day-of-week "
-        "field 'MON' is not cron syntax; use numbers from 0 to 7, ranges (a-b), lists (a,b), "
+        "field 'MON' is not cron syntax; use numbers from 0 to 6, ranges (a-b), lists (a,b), "
         "steps (*/n) or *",
     ]
 
