@@ -145,7 +145,7 @@ def stack_name(blueprint: str, env: str) -> str:
 
 def zone_suffix(zone: str) -> str:
     """``us-east-1a`` -> ``a``; ``us-central1-b`` -> ``b`` (the part that differs by zone)."""
-    if zone[-1].isalpha() and zone[-2].isdigit():  # AWS: us-east-1a
+    if len(zone) > 1 and zone[-1].isalpha() and zone[-2].isdigit():  # AWS: us-east-1a
         return zone[-1]
     return zone.rsplit("-", 1)[-1]  # GCP: us-central1-b
 

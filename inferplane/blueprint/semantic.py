@@ -542,6 +542,7 @@ CHECKS.extend(
         semantic_serving.check_triton_release,
         semantic_serving.check_engine_sources,
         semantic_zones.check_gcp_zones,
+        semantic_zones.check_zone_suffixes,
         semantic_network.check_vpc,
         semantic_network.check_allowed_cidrs,
         semantic_network.check_gke_zonal_affinity,

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.semantic_env import EnvView
 
@@ -65,6 +66,24 @@ def check_gcp_zones(env: EnvView) -> None:
                 env.error(("gpu_pools", name, "zones", i), *_no_such_zone(zone, region, known))
                 missing.add(zone)
         _gpu_offered(env, name, pool, region, missing)
+
+
+def check_zone_suffixes(env: EnvView) -> None:
+    """Per-zone objects (node groups, response-cache Deployments) are named by the zone's
+    last part (`naming.zone_suffix`): two zones of an environment that end alike (``zone-a``
+    and ``rack-a`` on an attached cluster) would give two objects one name."""
+    seen: dict[str, str] = {}
+    for i, zone in enumerate(env.spec["zones"]):
+        suffix = naming.zone_suffix(str(zone))
+        other = seen.setdefault(suffix, str(zone))
+        if other != zone:
+            env.error(
+                ("environments", env.name, "zones", i),
+                f"zones {other!r} and {zone!r} both end in {suffix!r}, which names each "
+                "zone's node group and per-zone objects: the two would get one name",
+                "give the zones names that differ in their last part after '-' (as the "
+                "clouds' do: us-east-1a, us-east-1b)",
+            )
 
 
 def _no_such_zone(zone: str, region: str, known: tuple[str, ...]) -> tuple[str, str]:

@@ -54,3 +54,34 @@ def test_the_table_lists_only_zones_that_exist_and_gpus_of_the_catalog() -> None
         assert set(row["zones"]) <= every, gpu
     for region, zones in data["zones"].items():
         assert all(z.startswith(f"{region}-") for z in zones)
+
+
+def _local_zones(zones: str) -> list[str]:
+    from pathlib import Path
+
+    from inferplane.blueprint.loader import load_text
+    from inferplane.blueprint.schema import validate_document
+    from inferplane.blueprint.semantic import check
+
+    text = Path("blueprints/chat-minimal.yaml").read_text()
+    old = "zones: [zone-a, zone-b]"
+    assert old in text
+    doc = load_text(text.replace(old, f"zones: {zones}", 1), "bp.yaml")
+    return [d.format() for d in (validate_document(doc) or check(doc))]
+
+
+def test_two_zones_that_end_alike_would_give_per_zone_objects_one_name() -> None:
+    [found] = _local_zones("[zone-a, rack-a]")
+    assert found.startswith(
+        "bp.yaml:21:21: error: environments.local.zones[1]: zones 'zone-a' and 'rack-a' both "
+        "end in 'a', which names each zone's node group and per-zone objects"
+    ), found
+
+
+def test_one_letter_zones_are_named_by_themselves() -> None:
+    """Found by fuzzing: a one-letter zone made naming.zone_suffix raise (exit code 3)."""
+    from inferplane.blueprint import naming
+
+    assert naming.zone_suffix("a") == "a"
+    assert naming.zone_suffix("us-east-1a") == "a"
+    assert _local_zones("[a, b]") == []
