@@ -106,6 +106,48 @@ def _fields(schedule: str) -> list[str]:
     return fields
 
 
+YEAR_MINUTES: Final = 365 * DAY_MINUTES
+
+
+def year_share(windows: list[tuple[str, int]]) -> float:
+    """The share of a year (365 days from a Monday) that `windows` ((schedule, duration in
+    seconds), overlapping or not) cover, as a cron reader counts days: with both
+    day-of-month and day-of-week restricted a day matches either (robfig/cron v3
+    ``spec.go`` ``dayMatches``, as Vixie cron does); time zones only shift the windows."""
+    covered = bytearray(YEAR_MINUTES + DAY_MINUTES)
+    for schedule, duration_s in windows:
+        minute, hour, dom, month, dow = (
+            _field_values(f, i) for i, f in enumerate(_fields(schedule))
+        )
+        fields = schedule.split()
+        dom_any, dow_any = fields[2].startswith("*"), fields[4].startswith("*")
+        starts = sorted(h * 60 + m for h in hour for m in minute)
+        length = max(1, duration_s // 60)
+        for day in range(365):
+            month_of, day_of_month = _month_day(day)
+            weekday = (day + 1) % 7  # day 0 is a Monday; cron's 0 is Sunday
+            in_dom, in_dow = day_of_month in dom, weekday in dow
+            matches = in_dom or in_dow if not (dom_any or dow_any) else in_dom and in_dow
+            if month_of not in month or not matches:
+                continue
+            base = day * DAY_MINUTES
+            for start in starts:
+                covered[base + start : base + start + length] = b"\x01" * length
+    return sum(covered[:YEAR_MINUTES]) / YEAR_MINUTES
+
+
+_MONTH_DAYS: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _month_day(day: int) -> tuple[int, int]:
+    """(month 1-12, day of month 1-31) of day `day` (0-based) of a 365-day year."""
+    for month, days in enumerate(_MONTH_DAYS, start=1):
+        if day < days:
+            return month, day + 1
+        day -= days
+    raise ValueError(day)
+
+
 def window_end(schedule: str, duration_s: int) -> str:
     """The cron expression of the moment each window of `schedule` closes.
 

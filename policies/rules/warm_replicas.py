@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from inferplane.blueprint.wake import SCHEDULE_TRIGGER_PREFIX
+from inferplane.blueprint.wake import SCHEDULE_TRIGGER_PREFIX, year_share
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import Resource, as_number, gpu_units
 from inferplane.policies.stack import ModelView, Stack, min_replicas, wake_paths
@@ -34,7 +34,19 @@ def served_zones(stack: Stack, model: ModelView) -> tuple[str, ...]:
     return stack.pool_zones(model.pool) if model.pool else ()
 
 
-def _replica_findings(stack: Stack, model: ModelView, per_zone: int) -> Iterator[Finding]:
+def _schedule_share(stack: Stack, model: ModelView) -> float | None:
+    """The share of the year the model's `replicas.schedule` windows cover (offline, where
+    the blueprint's windows and their durations are known); None online."""
+    env = stack.env
+    served = env.models.get(model.name) if env is not None else None
+    if served is None or not served.schedule:
+        return None
+    return year_share([(w.schedule, w.duration_s) for w in served.schedule])
+
+
+def _replica_findings(
+    stack: Stack, model: ModelView, per_zone: int, min_share: float = 0.0
+) -> Iterator[Finding]:
     target = f"models.{model.name}"
     field = ("models", model.name, "replicas", "min")
     zones = served_zones(stack, model)
@@ -68,7 +80,21 @@ def _replica_findings(stack: Stack, model: ModelView, per_zone: int) -> Iterator
     windows = schedule_windows(model)
     if windows and count < need:
         # Fewer outside the windows is the point of a schedule: warm replicas are owed in
-        # each window instead.
+        # each window instead, and the windows must be the model's hours, not a minute a
+        # year that would make a realtime model cold all but that minute.
+        share = _schedule_share(stack, model)
+        if share is not None and share < min_share:
+            yield Finding(
+                target,
+                ("models", model.name, "replicas", "schedule"),
+                f"its schedule windows cover {share:.1%} of the time, and outside them it "
+                f"keeps {count:g} warm replica{'' if count == 1 else 's'}; a realtime model "
+                f"must keep {need} ({where}) at least {min_share:.0%} of the time "
+                "(warm-replicas.min_schedule_share), because a cold start on a GPU takes "
+                "minutes: widen the windows to the hours its users come, or raise "
+                "replicas.min",
+                source.ref,
+            )
         for index, desired, so, text in windows:
             if desired < need:
                 yield Finding(
@@ -178,9 +204,10 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     per_zone = int(config["min_warm_replicas_per_zone"])
+    share = float(config["min_schedule_share"])
     for model in stack.iter_models():
         if model.realtime:
-            yield from _replica_findings(stack, model, per_zone)
+            yield from _replica_findings(stack, model, per_zone, share)
     yield from _capacity_findings(stack)
 
 
@@ -221,6 +248,15 @@ RULE = Rule(
             1,
             {"type": "integer", "minimum": 1},
             "Warm replicas a realtime model keeps in each zone of its pool.",
+        ),
+        ConfigKey(
+            "min_schedule_share",
+            0.15,
+            {"type": "number", "minimum": 0, "maximum": 1},
+            "Least share of the time a realtime model whose replicas.min is below the warm "
+            "replicas must have them through replicas.schedule windows (0.15: about 25 hours "
+            "a week; weekday business hours, 8 h x 5, are 24%). Checked offline, where the "
+            "windows' durations are known.",
         ),
     ),
     sources=(

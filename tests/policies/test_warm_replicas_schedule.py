@@ -53,3 +53,42 @@ def test_without_windows_a_realtime_model_at_zero_is_still_refused(
     ]
     assert [f.field for f in found] == [("models", "chat", "replicas", "min")]
     assert found[0].message.startswith("keeps 0 warm replicas; a realtime model needs at least 2")
+
+
+def test_a_window_of_a_minute_a_year_does_not_stand_for_warm_replicas(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    """A schedule must be the model's hours: one minute a year would leave a realtime model
+    cold all but that minute, with no waiver."""
+    tiny = ScheduleWindow("0 3 1 1 *", 60, "UTC", 1, 2)
+    found = [
+        f
+        for f in RULE.run(stack_of(chat_at_night(reference_env("prod"), tiny)))
+        if f.target == "models.chat"
+    ]
+    assert [(f.field, f.message) for f in found] == [
+        (
+            ("models", "chat", "replicas", "schedule"),
+            "its schedule windows cover 0.0% of the time, and outside them it keeps 0 warm "
+            "replicas; a realtime model must keep 2 (1 per zone of pool l4: us-central1-a, "
+            "us-central1-b) at least 15% of the time (warm-replicas.min_schedule_share), "
+            "because a cold start on a GPU takes minutes: widen the windows to the hours its "
+            "users come, or raise replicas.min",
+        )
+    ]
+    # Weekday business hours (12 h x 5, 36% of the time) are a schedule.
+    assert [
+        f
+        for f in RULE.run(stack_of(chat_at_night(reference_env("prod"), WEEKDAYS)))
+        if f.target == "models.chat"
+    ] == []
+
+
+def test_year_share_counts_days_as_cron_does() -> None:
+    from inferplane.blueprint.wake import year_share
+
+    assert round(year_share([("0 9 * * 1-5", 8 * 3600)]), 4) == 0.2384  # 8 h x 261 weekdays
+    assert year_share([("0 7 * * *", 12 * 3600)]) == 0.5
+    assert year_share([("* * * * *", 60)]) == 1.0
+    # Overlapping windows count once.
+    assert year_share([("0 7 * * *", 12 * 3600), ("0 8 * * *", 3600)]) == 0.5
