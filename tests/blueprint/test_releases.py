@@ -172,3 +172,11 @@ def test_a_release_the_old_driver_runs_passes() -> None:
 def test_bundled_blueprints_choose_releases_their_nodes_run(path: Path) -> None:
     found = [d.format() for d in check(load_text(path.read_text(), str(path)))]
     assert not [d for d in found if "NVIDIA driver" in d or "supported release" in d]
+
+
+def test_the_readme_states_the_pinned_engines_minimum_drivers() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    for engine, name in (("triton", "Triton"), ("vllm", "vLLM")):
+        row = releases.engine_release(engine, defaults.VERSIONS[engine])
+        assert row is not None
+        assert f"{row.min_driver} for {name} {row.release}" in readme
