@@ -8,17 +8,11 @@ from __future__ import annotations
 
 from typing import Final
 
+from inferplane.blueprint import releases
+
 # --- versions: tested pins, overridable per blueprint under `versions:` -----------------
-VERSIONS: Final[dict[str, str]] = {
-    "triton": "25.08",
-    "vllm": "v0.10.2",
-    "gpu_operator": "v26.7.0",
-    "keda": "2.20.2",
-    "keda_http_add_on": "0.15.0",
-    "kube_prometheus_stack": "88.5.3",
-    "aws_load_balancer_controller": "1.13.4",
-    "cluster_autoscaler": "9.50.1",
-}
+VERSIONS: Final[dict[str, str]] = releases.pinned_versions()
+"""Read from the release table (`releases.json`), where each pin has its source."""
 
 # Helm repositories of the cluster add-ons.
 CHART_REPOSITORIES: Final[dict[str, str]] = {
@@ -36,16 +30,16 @@ TENSORRT_IMAGE: Final = "nvcr.io/nvidia/tensorrt:{release}-py3"
 # Triton with the TensorRT-LLM backend, and TensorRT-LLM itself for engine builds.
 TRITON_TRTLLM_IMAGE: Final = "nvcr.io/nvidia/tritonserver:{release}-trtllm-python-py3"
 VLLM_IMAGE: Final = "vllm/vllm-openai:{version}"
-VALKEY_IMAGE: Final = "docker.io/valkey/valkey:9.0.8-alpine"
+VALKEY_IMAGE: Final = releases.image("valkey")
 """The response cache server (`response_cache.backend: redis`): Valkey, the BSD-licensed
 fork of Redis, from the Valkey project's own Docker Hub repository; 9.0.8 released
 2026-11-18 (https://valkey.io/download/releases/v9-0-8/, tags ``9.0.8``/``9.0.8-alpine``)."""
-AWS_CLI_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.50"
-GCLOUD_IMAGE: Final = "gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim"
+AWS_CLI_IMAGE: Final = releases.image("aws_cli")
+GCLOUD_IMAGE: Final = releases.image("gcloud")
 # The pause image of placeholder and pre-pull pods: kubeadm's sandbox image since Kubernetes
 # 1.31 (kubernetes/kubernetes PR #125112, "start using registry.k8s.io/pause:3.10"); the
 # registry is in trusted-registries' defaults.
-PAUSE_IMAGE: Final = "registry.k8s.io/pause:3.10"
+PAUSE_IMAGE: Final = releases.image("pause")
 
 # --- environment ---------------------------------------------------------------------------
 KUBERNETES_VERSION: Final = "1.33"

@@ -1,0 +1,182 @@
+# ruff: noqa: E501  (exact diagnostics read best unwrapped)
+"""The release table (`releases.json`): its shape, what it says a driver runs, and the
+checks that read it (`versions:` choices, the node driver). Exact diagnostics."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_semantic import BASE, diagnostics, edit
+
+from inferplane.blueprint import catalog, defaults, releases
+from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.schema import schema
+from inferplane.blueprint.semantic import check
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_pin_has_a_version_and_a_source() -> None:
+    table = releases.table()
+    for key, row in {**table["pins"], **table["bundled"]}.items():
+        assert row["version"], key
+        assert row["source"].strip(), key
+
+
+def test_every_helper_image_is_pinned_by_tag_with_a_source() -> None:
+    for name, row in releases.table()["images"].items():
+        assert ":" in row["image"].rsplit("/", 1)[-1] and not row["image"].endswith(":latest"), name
+        assert row["source"].strip(), name
+    assert releases.image("valkey") == defaults.VALKEY_IMAGE
+
+
+def test_the_pins_are_the_defaults_and_the_schemas_versions() -> None:
+    assert releases.pinned_versions() == defaults.VERSIONS
+    assert set(schema()["$defs"]["versions"]["properties"]) == set(releases.pinned_versions())
+
+
+@pytest.mark.parametrize("engine", releases.ENGINES)
+def test_every_engine_release_has_its_cuda_min_driver_and_source(engine: str) -> None:
+    rows = releases.engine_releases(engine)
+    assert [r.release for r in rows] == sorted(
+        (r.release for r in rows), key=lambda v: tuple(int(n) for n in v.strip("v").split("."))
+    )
+    for row in rows:
+        assert row.cuda.count(".") == 2, row
+        assert all(part.isdigit() for part in row.min_driver.split(".")), row
+        assert row.source.strip(), row
+    assert releases.engine_release(engine, defaults.VERSIONS[engine]) is not None
+
+
+@pytest.mark.parametrize("engine", releases.ENGINES)
+def test_the_schema_names_every_release_of_the_table(engine: str) -> None:
+    description = schema()["$defs"]["versions"]["properties"][engine]["description"]
+    listed = ", ".join(r.release for r in releases.engine_releases(engine))
+    assert f"releases.json`: {listed})" in description
+
+
+def test_triton_rows_agree_with_the_tensorrt_of_the_catalog() -> None:
+    for row in releases.engine_releases("triton"):
+        assert row.tensorrt == catalog.tensorrt_version(row.release), row.release
+
+
+def test_every_node_driver_row_has_a_branch_and_a_source() -> None:
+    for cloud, rows in releases.table()["node_drivers"].items():
+        if cloud.startswith("$"):
+            continue
+        for row in rows:
+            assert row["branch"].isdigit() and row["kubernetes"] and row["source"].strip()
+
+
+@pytest.mark.parametrize(
+    ("engine", "release", "branch", "runs"),
+    [
+        ("triton", "25.08", "580", True),  # 580 > 575
+        ("triton", "25.08", "575", True),
+        ("triton", "25.08", "570", False),  # below 575, and R570 is no forward-compatible branch
+        (
+            "triton",
+            "25.08",
+            "535",
+            None,
+        ),  # forward-compatible from 535.86: the branch alone cannot tell
+        ("triton", "25.03", "570", True),  # needs 560
+        ("vllm", "v0.10.2", "570", None),  # needs 570.124.06
+        ("vllm", "v0.10.2", "580", True),
+        ("vllm", "v0.10.2", "550", False),
+    ],
+)
+def test_runs_on(engine: str, release: str, branch: str, runs: bool | None) -> None:
+    row = releases.engine_release(engine, release)
+    assert row is not None
+    assert releases.runs_on(row, branch) is runs
+
+
+def test_eks_nodes_of_the_default_kubernetes_bring_the_580_driver() -> None:
+    node = releases.node_driver("aws", defaults.KUBERNETES_VERSION)
+    assert node is not None and node.branch == "580"
+    assert releases.node_driver("gcp", defaults.KUBERNETES_VERSION) is None
+
+
+def test_versions_choose_only_a_release_of_the_table() -> None:
+    text = BASE + "versions: {vllm: v0.11.0, triton: '25.07'}\n"
+    assert diagnostics(text) == [
+        "bp.yaml:35:35: error: versions.triton: Triton 25.07 is not a supported release (the release table lists 25.03, 25.06, 25.08, 25.10, 26.02); use one of them, or remove versions.triton for the tested 25.08",
+        "bp.yaml:35:18: error: versions.vllm: vLLM v0.11.0 is not a supported release (the release table lists v0.10.2); use one of them, or remove versions.vllm for the tested v0.10.2",
+    ]
+
+
+def test_versions_may_choose_another_release_of_the_table() -> None:
+    assert diagnostics(BASE + "versions: {triton: '25.06', vllm: v0.10.2}\n") == []
+
+
+@pytest.fixture
+def old_eks_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """EKS nodes of the 570 branch, which the AL2023 NVIDIA AMIs carried before the 580
+    rollout (awslabs/amazon-eks-ami issue #2379: "AL2023, which already use the 570
+    branch", 2025-08-19)."""
+    table: dict[str, Any] = copy.deepcopy(releases.table())
+    table["node_drivers"]["aws"][0]["branch"] = "570"
+    monkeypatch.setattr(releases, "table", lambda: table)
+
+
+RANK_ON_570 = "Triton {release} is built on CUDA {cuda} and needs NVIDIA driver 575 or later, but the GPU nodes of pool l4 in stg (the EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.33) run driver branch R570; {change} that runs on R570: 25.03"
+
+
+@pytest.mark.usefixtures("old_eks_driver")
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            BASE,
+            "bp.yaml:30:13: error: models.rank.server: "
+            + RANK_ON_570.format(
+                release="25.08", cuda="13.0.0", change="set versions.triton to a release"
+            ),
+            id="pinned-release",
+        ),
+        pytest.param(
+            BASE + "versions: {triton: '26.02'}\n",
+            "bp.yaml:35:20: error: versions.triton: "
+            + RANK_ON_570.format(
+                release="26.02", cuda="13.1.1", change="set versions.triton to a release"
+            ),
+            id="chosen-release",
+        ),
+        pytest.param(
+            edit(
+                "    tensorrt: {}\n",
+                "    image: nvcr.io/nvidia/tritonserver:25.10-py3\n    tensorrt: {}\n",
+            ),
+            "bp.yaml:33:12: error: models.rank.image: "
+            + RANK_ON_570.format(
+                release="25.10", cuda="13.0.2", change="use the image of a release"
+            ),
+            id="model-image",
+        ),
+    ],
+)
+def test_a_release_the_nodes_driver_cannot_run_is_refused(text: str, expected: str) -> None:
+    assert diagnostics(text) == [expected]
+
+
+@pytest.mark.usefixtures("old_eks_driver")
+def test_a_release_the_old_driver_runs_passes() -> None:
+    assert diagnostics(BASE + "versions: {triton: '25.03'}\n") == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "blueprints").glob("*.yaml")), ids=lambda p: p.name)
+def test_bundled_blueprints_choose_releases_their_nodes_run(path: Path) -> None:
+    found = [d.format() for d in check(load_text(path.read_text(), str(path)))]
+    assert not [d for d in found if "NVIDIA driver" in d or "supported release" in d]
+
+
+def test_the_readme_states_the_pinned_engines_minimum_drivers() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    for engine, name in (("triton", "Triton"), ("vllm", "vLLM")):
+        row = releases.engine_release(engine, defaults.VERSIONS[engine])
+        assert row is not None
+        assert f"{row.min_driver} for {name} {row.release}" in readme
