@@ -61,6 +61,8 @@ class PolicyConfig:
     """The platform's waivers of mandatory rules, as written (`waivers.platform_waivers`)."""
     mandatory_waiver_locations: tuple[Location, ...] = ()
     """Where each of `mandatory_waivers` is in the config file."""
+    key_locations: Mapping[YamlPath, Location] = field(default_factory=dict)
+    """Where each key of the per-blueprint grant lists (`GRANT_LISTS`) is in the file."""
 
     @classmethod
     def default(cls) -> PolicyConfig:
@@ -247,6 +249,13 @@ def validate(data: Any, file: str = "<policy config>", source: Any = None) -> No
         raise BlueprintError(problems)
 
 
+GRANT_LISTS: tuple[tuple[str, str], ...] = (
+    ("model-store-reads", "allowed_model_stores"),
+    ("trusted-registries", "ecr_accounts"),
+)
+"""(rule, config key) of the lists keyed by blueprint (`policies.scoping`)."""
+
+
 def load(path: str | Path) -> PolicyConfig:
     """Read and validate a policy config file (YAML or JSON)."""
     from inferplane.blueprint import loader
@@ -257,4 +266,9 @@ def load(path: str | Path) -> PolicyConfig:
     locations = tuple(
         doc.source.value((MANDATORY_WAIVERS_KEY, i)) for i in range(len(config.mandatory_waivers))
     )
-    return replace(config, mandatory_waiver_locations=locations)
+    keys: dict[YamlPath, Location] = {}
+    for rule_id, key in GRANT_LISTS:
+        listed = config.values.get(rule_id, {}).get(key) or {}
+        for name in listed:
+            keys[(rule_id, key, name)] = doc.source.key((rule_id, key, name))
+    return replace(config, mandatory_waiver_locations=locations, key_locations=keys)

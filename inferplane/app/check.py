@@ -41,7 +41,7 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, format_path
 from inferplane.blueprint.model import Environment
 from inferplane.policies import waivers
-from inferplane.policies.config import PolicyConfig
+from inferplane.policies.config import GRANT_LISTS, PolicyConfig
 from inferplane.policies.config import load as load_policy_config
 from inferplane.policies.engine import Result, evaluate
 from inferplane.policies.resources import Resource
@@ -231,6 +231,37 @@ def cross_blueprint_problems(docs: Sequence[Any]) -> list[Diagnostic]:
     return out
 
 
+def ambiguous_grant_keys(config: PolicyConfig, docs: Sequence[Any]) -> list[Diagnostic]:
+    """Keys of the per-blueprint grant lists that are an environment's name in a checked
+    blueprint. Such a key names a blueprint (`policies.scoping`), so a config written for an
+    environment `prod` would grant its stores or registries to whichever blueprint is
+    named `prod`, which a pull request may add."""
+    environments: dict[str, str] = {}
+    for doc in docs:
+        for env in doc.data["environments"]:
+            environments.setdefault(str(env), str(doc.data["name"]))
+    out = []
+    for rule_id, key in GRANT_LISTS:
+        for name in config.values.get(rule_id, {}).get(key) or {}:
+            owner = environments.get(str(name))
+            if owner is None:
+                continue
+            path: tuple[str, ...] = (rule_id, key, str(name))
+            where = config.key_locations.get(path) or Location(config.file or "<config>", 1, 1)
+            out.append(
+                Diagnostic(
+                    where,
+                    path,
+                    f"key {name!r} is the name of an environment (of blueprint {owner!r}), "
+                    "and keys of this list name blueprints: it would grant to a blueprint "
+                    f"named {name!r}, not to that environment",
+                    f"write {owner}/{name} for that environment of {owner!r}, or the "
+                    "blueprint's name for all its environments",
+                )
+            )
+    return out
+
+
 def check_files(
     paths: Iterable[str],
     env_names: Sequence[str] | None = None,
@@ -280,6 +311,7 @@ def check_files(
             f"{', '.join(paths)} (environments: {', '.join(sorted(every))})"
         )
     report.invalid.extend(cross_blueprint_problems([doc for doc, _ in loaded]))
+    report.invalid.extend(ambiguous_grant_keys(config, [doc for doc, _ in loaded]))
     resolved = []
     # Every environment of every file, chosen or not, is compared across blueprints: a
     # `--env prod` run must still see prod installing what another blueprint's staging

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from inferplane.components.gcs_conditions import gcs_read_condition
 from inferplane.components.identity import s3_read_statements
@@ -44,3 +45,29 @@ def test_gcs_reads_of_the_generated_condition() -> None:
     # A condition about another bucket scopes nothing on this one.
     other = gcs_read_condition("other", "team/")
     assert list(gcs_reads(_member("models", other))) == [("models", "")]
+
+
+def test_a_grant_keyed_by_an_environment_name_is_refused(tmp_path: Path) -> None:
+    """Keys name blueprints: a config written for an environment `prod` would grant its
+    buckets to a blueprint named `prod`, which a pull request can add."""
+    import datetime as dt
+
+    from inferplane.app.check import check_files
+
+    config = tmp_path / "platform.yaml"
+    config.write_text(
+        "model-store-reads:\n"
+        "  allowed_model_stores:\n"
+        '    "*": ["s3://models/{blueprint}/"]\n'
+        '    prod: ["s3://finance-exports/"]\n'
+    )
+    report = check_files(
+        ["blueprints/chat-minimal.yaml"], None, str(config), today=dt.date(2026, 12, 1)
+    )
+    assert [d.format() for d in report.invalid] == [
+        f"{config}:4:5: error: model-store-reads.allowed_model_stores.prod: key 'prod' is the "
+        "name of an environment (of blueprint 'chat-minimal'), and keys of this list name "
+        "blueprints: it would grant to a blueprint named 'prod', not to that environment; "
+        "write chat-minimal/prod for that environment of 'chat-minimal', or the blueprint's "
+        "name for all its environments"
+    ]
