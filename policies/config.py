@@ -252,6 +252,7 @@ def validate(data: Any, file: str = "<policy config>", source: Any = None) -> No
 GRANT_LISTS: tuple[tuple[str, str], ...] = (
     ("model-store-reads", "allowed_model_stores"),
     ("trusted-registries", "ecr_accounts"),
+    ("karpenter-node-role", "allowed_node_roles"),
 )
 """(rule, config key) of the lists keyed by blueprint (`policies.scoping`)."""
 
