@@ -228,6 +228,38 @@ def cross_blueprint_problems(docs: Sequence[Any]) -> list[Diagnostic]:
                     )
                 )
             joined.setdefault(stack, (name, str(env), file))
+    out.extend(_pool_name_collisions(docs))
+    return out
+
+
+def _pool_name_collisions(docs: Sequence[Any]) -> list[Diagnostic]:
+    """``<blueprint>-<environment>-<pool>`` names node groups, NodePools and EC2NodeClasses
+    (cluster-scoped), and two different triples can join to one name: blueprint ``a``,
+    environment ``b``, pool ``c-d`` and blueprint ``a-b``, environment ``c``, pool ``d``.
+    The later file is blamed at its pool."""
+    out: list[Diagnostic] = []
+    seen: dict[str, tuple[str, str, str, str]] = {}
+    for doc in docs:
+        name, file = str(doc.data["name"]), doc.source.file
+        for pool in doc.data.get("gpu_pools") or {}:
+            for env in doc.data["environments"]:
+                joined = f"{naming.stack_name(name, str(env))}-{pool}"
+                triple = (name, str(env), str(pool), file)
+                other = seen.setdefault(joined, triple)
+                if other[:3] == triple[:3] or other[0] == name:
+                    continue
+                out.append(
+                    Diagnostic(
+                        doc.source.key(("gpu_pools", pool)),
+                        ("gpu_pools", pool),
+                        f"pool {pool!r} of blueprint {name!r} environment {env!r} names its "
+                        f"node groups and Karpenter objects {joined!r}, as pool {other[2]!r} "
+                        f"of blueprint {other[0]!r} environment {other[1]!r} of {other[3]} "
+                        "does",
+                        "rename the pool, the environment or the blueprint so that "
+                        "<blueprint>-<environment>-<pool> differs",
+                    )
+                )
     return out
 
 

@@ -204,3 +204,21 @@ def test_the_end_to_end_blueprints_break_no_mandatory_rule_without_a_config() ->
         if r.status == "violation" and r.level == "mandatory"
     ]
     assert failing == []
+
+
+def test_pool_names_that_join_to_another_blueprints_are_refused(tmp_path: Path) -> None:
+    """team + prod + pool chat-l4 and team-prod + chat + pool l4 name their node groups and
+    NodePools alike (team-prod-chat-l4), though their stack names differ."""
+    first = edit("name: shared-chat", "name: team", CHAT)
+    second = edit("name: shared-chat", "name: team-prod", CHAT).replace("chat-l4", "l4")
+    second = edit("  prod:\n", "  chat:\n", second)
+    found = [f for f in invalid(tmp_path, a=first, b=second) if "names its node groups" in f]
+    assert len(found) == 1, found
+    assert (
+        "error: gpu_pools.l4: pool 'l4' of blueprint 'team-prod' environment 'chat' names"
+        in (found[0])
+    )
+    assert (
+        "'team-prod-chat-l4', as pool 'chat-l4' of blueprint 'team' environment 'prod'"
+        in (found[0])
+    )
