@@ -134,6 +134,15 @@ def _is_argv(path: str, old: Any, new: Any) -> bool:
 
 
 def _argv_changes(path: str, old: list[str], new: list[str]) -> Iterator[tuple[str, Any, Any]]:
+    found = list(_flag_changes(path, old, new))
+    if not found and old != new:
+        # Same flags and values, another order or grouping (`--x a --x b` -> `--x a b`): the
+        # pod template still changes and rolls, so say so with the whole command line.
+        found = [(path, old, new)]
+    yield from found
+
+
+def _flag_changes(path: str, old: list[str], new: list[str]) -> Iterator[tuple[str, Any, Any]]:
     old_pos, old_flags = parse_argv(old)
     new_pos, new_flags = parse_argv(new)
     if old_pos != new_pos:

@@ -95,3 +95,14 @@ def test_a_changed_script_stays_on_one_line() -> None:
         "    inputs.spec.template.spec.containers[0].command: -c "
         '"echo one\\naws s3 sync a b" → "echo one\\naws s3 sync a c"'
     ]
+
+
+def test_a_reordered_command_line_is_still_a_change() -> None:
+    """Same flags and values in another order: the pod template changes and the Deployment
+    rolls, so the diff must not call it unchanged."""
+    new = [BASE[0], *BASE[8:11], *BASE[1:8]]
+    lines = render(plan(BASE), plan(new))
+    assert lines[0] == "~ kubernetes:apps/v1:Deployment shop-prod-chat"
+    assert lines[1].startswith(f"    {ARGS}: ")
+    assert "--max-num-seqs" in lines[1]
+    assert lines[-1] == "0 to add, 0 to remove, 1 to change, 0 unchanged"
