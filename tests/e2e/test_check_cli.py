@@ -235,7 +235,12 @@ def test_failing_fixtures_fail_the_check(
     code, report, paths = failing_run
     assert code == 1
     checked = {(e["blueprint"], e["environment"]) for e in report["summary"]["environments"]}
-    assert checked == {(str(p), env) for p in paths.values() for env in ("staging", "prod")}
+    # Every environment of each fixture's blueprint: the golden one's, and any it adds.
+    assert checked == {
+        (str(p), str(env))
+        for p in paths.values()
+        for env in yaml.safe_load(p.read_text(encoding="utf-8"))["environments"]
+    }
 
 
 @pytest.mark.parametrize("fixture", FAILING, ids=lambda f: f.id)
