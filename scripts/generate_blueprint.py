@@ -12,7 +12,13 @@ import argparse
 import sys
 
 _AWS = ("us-east-1", "us-west-2", "eu-west-1", "eu-central-1", "ap-northeast-1")
-_GCP = ("us-central1", "us-east4", "europe-west4", "asia-northeast1", "us-west1")
+_GCP = {  # two zones of each region that offer both pools' GPUs (gcp_zones.json)
+    "us-central1": ("us-central1-a", "us-central1-b"),
+    "us-east4": ("us-east4-a", "us-east4-c"),
+    "europe-west4": ("europe-west4-b", "europe-west4-c"),
+    "asia-southeast1": ("asia-southeast1-b", "asia-southeast1-c"),
+    "us-west1": ("us-west1-a", "us-west1-b"),
+}
 
 
 def generate(models: int, environments: int) -> str:
@@ -36,16 +42,17 @@ def generate(models: int, environments: int) -> str:
                 "    cluster: {create: true}",
             ]
         else:
-            region = _GCP[(i // 2) % len(_GCP)]
+            region = list(_GCP)[(i // 2) % len(_GCP)]
             lines += [
                 f"  env{i}:",
                 "    cloud: gcp",
                 "    project: bench-project",
                 f"    region: {region}",
-                f"    zones: [{region}-a, {region}-b]",
+                f"    zones: [{', '.join(_GCP[region])}]",
                 f"    model_store: gs://bench-models-{i}/",
                 f"    cluster: {{existing: bench-{i}}}",
                 "    overrides:",
+                "      load_balancer: {allowed_cidrs: [10.0.0.0/8]}   # an attached cluster's",
                 "      gpu_pools:",
                 "        big: {nodes: {min: 1, max: 8}}",
             ]
