@@ -881,7 +881,7 @@ def test_the_largest_blueprint_is_one_check_can_afford() -> None:
 
     assert errors(128, 8) == []
     assert errors(129, 8) == [
-        "big.yaml:79:3: error: models: has 129 entries; at most 128 are allowed; "
+        "big.yaml:83:3: error: models: has 129 entries; at most 128 are allowed; "
         "remove some of them"
     ]
     assert errors(128, 9) == [
