@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from inferplane.blueprint import defaults, naming, semantic_names, wake
+from inferplane.blueprint import defaults, naming, semantic_names
 from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, is_existing
 from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.semantic_wake_path import traffic_models
 
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
@@ -191,29 +192,12 @@ def _check_gpu_sharing(env: EnvView, addons: Mapping[str, Any]) -> None:
             )
 
 
-def _wakes_on_traffic(env: EnvView) -> list[str]:
-    found = []
-    pools = env.data.get("gpu_pools") or {}
-    for name, model in (env.data.get("models") or {}).items():
-        replicas = model.get("replicas") or {}
-        low = replicas.get("min")
-        if low is None:
-            realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
-            zones = (pools.get(model["pool"]) or {}).get("zones") or env.spec["zones"]
-            low, _ = defaults.default_replicas(realtime, len(zones))
-        server = model["server"]
-        protocol = (model.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server])
-        if wake.wakes_on_traffic(server, protocol, low):
-            found.append(name)
-    return found
-
-
 def _check_http_add_on(env: EnvView, addons: Mapping[str, Any]) -> None:
     """With an existing KEDA, the HTTP add-on's default (installed beside it) could install
     a second copy next to one the cluster already runs: say which it is."""
     if not is_existing(addons.get("keda")) or "keda_http_add_on" in addons:
         return
-    waking = _wakes_on_traffic(env)
+    waking = [name for name, _, on in traffic_models(env) if on]
     if waking:
         env.error(
             _path(env, "keda"),

@@ -43,7 +43,7 @@ def _protocol(model: Mapping[str, Any]) -> str:
     return str((model.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server]))
 
 
-def _models(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
+def traffic_models(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
     """(name, model, wakes on its own traffic in this environment) of every model."""
     for name, model in (env.data.get("models") or {}).items():
         low = _min_replicas(env, model)
@@ -57,7 +57,7 @@ def check_wake_path(env: EnvView) -> None:
 
 
 def _check_path_limits(env: EnvView) -> None:
-    for name, model, on_traffic in _models(env):
+    for name, model, on_traffic in traffic_models(env):
         longest = model.get("max_request_s", defaults.MAX_REQUEST_S)
         startup = model.get("startup_timeout_s", defaults.STARTUP_TIMEOUT_S)
         found = long_requests.path_limit_problem(env.spec["cloud"], longest, startup, on_traffic)
@@ -81,7 +81,7 @@ def _check_existing_drain(env: EnvView) -> None:
     longest = max(
         (
             (model.get("max_request_s", defaults.MAX_REQUEST_S), name)
-            for name, model, on_traffic in _models(env)
+            for name, model, on_traffic in traffic_models(env)
             if on_traffic
         ),
         default=None,
@@ -105,7 +105,7 @@ def _check_hosts(env: EnvView) -> None:
     raw = (env.spec.get("cluster") or {}).get("addons") or {}
     add_on_namespace = resolve_addons(raw).keda_http_add_on.namespace
     routed: dict[str, str] = {}
-    for name, model, _ in _models(env):
+    for name, model, _ in traffic_models(env):
         hosts = ((model.get("replicas") or {}).get("wake") or {}).get("hosts") or []
         path: YamlPath = ("models", name, "replicas", "wake", "hosts")
         if hosts and not wake.serves_only_http(model["server"], _protocol(model)):
@@ -139,4 +139,4 @@ def _check_hosts(env: EnvView) -> None:
                 routed[host] = name
 
 
-__all__ = ["check_wake_path"]
+__all__ = ["check_wake_path", "traffic_models"]
