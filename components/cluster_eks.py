@@ -13,9 +13,8 @@ policy enforcement (serving NetworkPolicies must be enforced) and the EBS CSI dr
 from __future__ import annotations
 
 import functools
-import ipaddress
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +24,17 @@ import pulumi_aws as aws
 from inferplane.blueprint import defaults, naming, system_nodes
 from inferplane.components import iam
 from inferplane.components.cloud import Ownership, aws_tags, moved_from_parent, present
+from inferplane.components.eks_network import (
+    CONTROL_PLANE_MIN_ZONES,
+    EKS_UNSUPPORTED_ZONE_IDS,
+    INTERNAL_ELB_TAG,
+    PUBLIC_ELB_TAG,
+    control_plane_cidr,
+    one_subnet,
+    pick_control_plane_zone,
+    subnet_filters,
+    subnet_plan,
+)
 
 SYSTEM_INSTANCE_TYPE = system_nodes.EKS_INSTANCE_TYPE
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers;
@@ -60,85 +70,11 @@ NODE_POLICIES = (
 )
 EBS_CSI_POLICY = f"{_POLICY}service-role/AmazonEBSCSIDriverPolicy"
 
-INTERNAL_ELB_TAG = "kubernetes.io/role/internal-elb"
-PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
-CONTROL_PLANE_MIN_ZONES = 2
-"""EKS: "When you create a cluster, you specify a VPC and at least two subnets that are in
-different Availability Zones"; one subnet, or several in one zone, fail with
-``InvalidParameterException: Subnets specified must be in at least two different AZs``
-(https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html)."""
-EKS_UNSUPPORTED_ZONE_IDS = ("use1-az3", "usw1-az2", "cac1-az3")
-"""Zone IDs where EKS places no control plane (network-reqs.html, "Subnet requirements for
-clusters"; the API answers ``UnsupportedAvailabilityZoneException``). Zone IDs, not names:
-names map to different physical zones per account."""
-
-
-def subnet_plan(vpc_cidr: str, zones: tuple[str, ...]) -> dict[str, tuple[str, str]]:
-    """zone -> (private CIDR, public CIDR).
-
-    The VPC splits into eight blocks: one large private block per zone (pod IPs come from
-    it with the VPC CNI) and the last block cut into eight small public ones (NAT gateways
-    and public load balancers only)."""
-    net = ipaddress.IPv4Network(vpc_cidr)
-    if net.prefixlen > 22:
-        raise ValueError(
-            f"vpc_cidr {vpc_cidr} is too small for per-zone subnets; use a /22 or larger"
-        )
-    blocks = list(net.subnets(prefixlen_diff=3))
-    if len(zones) > len(blocks) - 1:
-        raise ValueError(f"at most {len(blocks) - 1} zones fit one VPC, got {len(zones)}")
-    public = list(blocks[-1].subnets(prefixlen_diff=3))
-    return {zone: (str(blocks[i]), str(public[i])) for i, zone in enumerate(zones)}
-
-
-def control_plane_cidr(vpc_cidr: str) -> str:
-    """The CIDR of the extra control-plane subnet: the eighth small block of the public
-    block, which `subnet_plan` never hands out (seven zones at most), so it cannot collide
-    with a zone's subnets whatever the zones become. A /22 VPC makes it a /28, the smallest
-    AWS subnet, with 11 usable addresses: EKS needs at least six free
-    (network-reqs.html)."""
-    net = ipaddress.IPv4Network(vpc_cidr)
-    return str(list(list(net.subnets(prefixlen_diff=3))[-1].subnets(prefixlen_diff=3))[-1])
-
-
-def pick_control_plane_zone(region_zones: Sequence[str], zones: Sequence[str]) -> str:
-    """The zone of the extra control-plane subnet: the first, in name order, of the
-    region's zones that EKS supports and the environment does not use. Name order keeps the
-    choice stable: a region's new zones get later letters."""
-    candidates = sorted(set(region_zones) - set(zones))
-    if not candidates:
-        raise ValueError(
-            f"EKS needs control-plane subnets in {CONTROL_PLANE_MIN_ZONES} zones, but the "
-            f"region offers no zone besides {', '.join(zones)} that EKS supports; add a second "
-            "zone to the environment"
-        )
-    return candidates[0]
-
 
 def _issuer(identities: Sequence[Any]) -> str:
     """The OIDC issuer URL of a cluster's (first) identity."""
     oidcs = identities[0].oidcs if identities else None
     return present(oidcs[0].issuer if oidcs else None, "OIDC issuer")
-
-
-def _one_subnet(zone: str, cluster: str) -> Callable[[Sequence[str] | None], str]:
-    def pick(ids: Sequence[str] | None) -> str:
-        if not ids:
-            raise ValueError(
-                f"cluster {cluster}: no subnet in {zone} is tagged {INTERNAL_ELB_TAG}=1 in the "
-                f"cluster's VPC; tag one private subnet per zone of the environment with it"
-            )
-        return sorted(ids)[0]
-
-    return pick
-
-
-def _subnet_filters(vpc_id: str, zone: str) -> list[aws.ec2.GetSubnetsFilterArgs]:
-    return [
-        aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[vpc_id]),
-        aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=[zone]),
-        aws.ec2.GetSubnetsFilterArgs(name=f"tag:{INTERNAL_ELB_TAG}", values=["1"]),
-    ]
 
 
 @dataclass(frozen=True)
@@ -495,10 +431,10 @@ class EksCluster(pulumi.ComponentResource):
         self.subnet_ids_by_zone = {}
         for zone in self._args.zones:
             found = aws.ec2.get_subnets_output(
-                filters=self.vpc_id.apply(functools.partial(_subnet_filters, zone=zone)),
+                filters=self.vpc_id.apply(functools.partial(subnet_filters, zone=zone)),
                 opts=invoke,
             )
-            self.subnet_ids_by_zone[zone] = found.ids.apply(_one_subnet(zone, cluster))
+            self.subnet_ids_by_zone[zone] = found.ids.apply(one_subnet(zone, cluster))
         self.name, self.endpoint = info.name, info.endpoint
         self.ca_data = info.certificate_authorities.apply(
             lambda cas: present(cas[0].data, "cluster CA")

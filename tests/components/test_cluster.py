@@ -23,13 +23,13 @@ from inferplane.app.offline_mocks import CA_DATA
 from inferplane.app.offline_values import stable_hex
 from inferplane.blueprint.model import Environment
 from inferplane.components.cloud import gcp_account_id, gcp_label_value
-from inferplane.components.cluster_eks import (
+from inferplane.components.cluster_eks import system_nodes_count
+from inferplane.components.cluster_gke import ip_plan
+from inferplane.components.eks_network import (
     control_plane_cidr,
     pick_control_plane_zone,
     subnet_plan,
-    system_nodes_count,
 )
-from inferplane.components.cluster_gke import ip_plan
 
 TWO_ZONES = ("us-east-1a", "us-east-1b")
 
