@@ -243,3 +243,56 @@ def engine_defaults(root: Path) -> dict[str, str]:
                 assert isinstance(value, ast.Constant), ast.unparse(item)
                 return {"gpu_memory_utilization": str(value.value)}
     raise SystemExit(f"{root}: no CacheConfig.gpu_memory_utilization")
+
+
+METRIC = re.compile(r"vllm:[a-z0-9_]+")
+KINDS = {"counter": "counter", "gauge": "gauge", "histogram": "histogram"}
+RENAMED = re.compile(r"Use (vllm:[a-z0-9_]+) instead")
+
+
+def _kind(call: ast.Call) -> str | None:
+    """counter | gauge | histogram of a metric constructor (``self._gauge_cls(...)``,
+    ``prometheus_client.Counter(...)``), None for any other call."""
+    func = ast.unparse(call.func).lower()
+    return next((k for k in KINDS if k in func.rsplit(".", 1)[-1]), None)
+
+
+def metrics(root: Path) -> dict[str, tuple[str, str]]:
+    """Every Prometheus metric family of the v1 engine (vllm/v1/**/*.py): name -> (kind, the
+    metric it was renamed to, from a ``DEPRECATED: Use vllm:x instead`` documentation, or
+    ""). A name passed as ``name=`` takes the kind of its constructor; a name assigned or
+    listed in a function (``name = "vllm:cache_config_info"``, ``counter_specs``) takes the
+    kind of the one constructor that function calls."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in sorted((root / "v1").rglob("*.py")):
+        if path.relative_to(root).as_posix() == "v1/metrics/reader.py":
+            continue  # reads the registry back (get_metrics_snapshot), defines no metric
+        tree = ast.parse(path.read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _kind(n)]
+            direct: dict[str, tuple[str, str]] = {}
+            for call in calls:
+                name = next((k.value for k in call.keywords if k.arg == "name"), None)
+                if isinstance(name, ast.Constant) and METRIC.fullmatch(str(name.value)):
+                    doc = next((k.value for k in call.keywords if k.arg == "documentation"), None)
+                    renamed = RENAMED.search(ast.unparse(doc)) if doc is not None else None
+                    kind = _kind(call)
+                    assert kind is not None
+                    direct[str(name.value)] = (kind, renamed.group(1) if renamed else "")
+            kinds = {_kind(c) for c in calls}
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                    continue
+                if not METRIC.fullmatch(node.value) or node.value in direct:
+                    continue
+                if len(kinds) != 1:
+                    raise SystemExit(f"{path}: cannot tell the kind of {node.value}")
+                (kind,) = kinds
+                assert kind is not None
+                out.setdefault(node.value, (kind, ""))
+            out.update(direct)
+    if not out:
+        raise SystemExit(f"{root}: no vllm: metrics under v1/")
+    return out

@@ -8,8 +8,10 @@ supported vLLM release, read from the source of its PyPI wheel, into the allowli
         ~/.cache/inferplane/vllm/0.33.0/vllm
 
 writes `inferplane/facts/vllm/v0.33.0/serve_flags.txt`, `env_vars.txt`,
-`tool_parsers.txt` (the names `--tool-call-parser` accepts) and `defaults.txt` (the engine
-defaults the fit check models); `--check` compares instead of writing. Every name the
+`tool_parsers.txt` (the names `--tool-call-parser` accepts), `defaults.txt` (the engine
+defaults the fit check models) and `metrics.txt` (the v1 engine's Prometheus metric
+families, with the renames their documentation announces); `--check` compares instead of
+writing. Every name the
 wheel defines must be classified (in `vllm_flag_classes.py` / `vllm_env_classes.py`), and
 every name classified there must exist in at least one supported release: a new release has
 no facts until a person has decided about each new option and variable.
@@ -56,6 +58,7 @@ FLAGS_FILE = "serve_flags.txt"
 ENV_FILE = "env_vars.txt"
 PARSERS_FILE = "tool_parsers.txt"
 DEFAULTS_FILE = "defaults.txt"
+METRICS_FILE = "metrics.txt"
 
 # The wheels classified: release -> (file, sha256 of the PyPI wheel,
 # https://pypi.org/project/vllm/<version>/#files). A wheel not listed here is refused, so
@@ -180,6 +183,22 @@ def defaults_table(release: str, values: dict[str, str]) -> str:
     return head + "\n# One default a line: NAME<TAB>value.\n" + "".join(lines)
 
 
+def metrics_table(release: str, families: dict[str, tuple[str, str]]) -> str:
+    """The Prometheus metric families of the v1 engine, NAME<TAB>kind[<TAB>renamed NEW]."""
+    head = _header("Every Prometheus metric family", release, "vllm/v1/**/*.py", "", how="")
+    head = head.rsplit("\n", 2)[0]
+    lines = [
+        "\t".join(x for x in (name, kind, f"renamed {new}" if new else "") if x) + "\n"
+        for name, (kind, new) in sorted(families.items())
+    ]
+    note = (
+        "\n# One family a line: NAME<TAB>counter|gauge|histogram[<TAB>renamed NEW] (renamed:"
+        "\n# its documentation says DEPRECATED: Use NEW instead). prometheus_client exposes a"
+        "\n# counter as NAME_total and a histogram as NAME_bucket, NAME_sum and NAME_count.\n"
+    )
+    return head + note + "".join(lines)
+
+
 def rows(text: str) -> list[list[str]]:
     return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
 
@@ -215,6 +234,7 @@ def main(argv: list[str]) -> int:
         out / ENV_FILE: env_table(release, names, other_env),
         out / PARSERS_FILE: parsers_table(release, vllm_read.tool_parsers(root)),
         out / DEFAULTS_FILE: defaults_table(release, vllm_read.engine_defaults(root)),
+        out / METRICS_FILE: metrics_table(release, vllm_read.metrics(root)),
     }
     stale = [str(p) for p, text in tables.items() if not p.exists() or p.read_text() != text]
     if check:

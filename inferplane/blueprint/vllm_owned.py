@@ -118,6 +118,30 @@ def engine_defaults(release: str | None = None) -> dict[str, float]:
 
 
 @functools.cache
+def metric_families(release: str | None = None) -> dict[str, str]:
+    """Every Prometheus metric family of vLLM `release`'s v1 engine -> its kind (counter,
+    gauge or histogram), read from the wheel into ``metrics.txt``."""
+    return {
+        name: rest.split("\t")[0] for name, rest in _table(_release(release), "metrics.txt").items()
+    }
+
+
+def metric_series(release: str | None = None) -> frozenset[str]:
+    """The series names vLLM `release` exposes: prometheus_client adds ``_total`` to a
+    counter (stripping a ``_total`` it already has) and ``_bucket``/``_sum``/``_count`` to a
+    histogram (prometheus_client ``metrics.py``, Counter and Histogram)."""
+    out: set[str] = set()
+    for name, kind in metric_families(release).items():
+        if kind == "counter":
+            out.add(name.removesuffix("_total") + "_total")
+        elif kind == "histogram":
+            out.update(f"{name}{suffix}" for suffix in ("_bucket", "_sum", "_count"))
+        else:
+            out.add(name)
+    return frozenset(out)
+
+
+@functools.cache
 def serve_flags(release: str | None = None) -> frozenset[str]:
     """Every long option of ``vllm serve`` of vLLM `release` (default the pinned one)."""
     return frozenset(flag_table(release))

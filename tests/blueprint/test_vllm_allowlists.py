@@ -67,7 +67,7 @@ def test_every_supported_release_has_tables_and_a_wheel() -> None:
 
 @pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize(
-    "name", ["serve_flags.txt", "env_vars.txt", "tool_parsers.txt", "defaults.txt"]
+    "name", ["serve_flags.txt", "env_vars.txt", "tool_parsers.txt", "defaults.txt", "metrics.txt"]
 )
 def test_the_table_is_of_its_release_wheel_and_this_script(release: str, name: str) -> None:
     s = script()
@@ -128,6 +128,21 @@ def test_every_long_option_and_variable_is_classified_and_every_refusal_says_why
         assert all(";" not in e.text for e in table.values() if e.kind == "refused")
     assert vllm_owned.short_options(release)["-tp"] == "--tensor-parallel-size"
     assert vllm_owned.short_options(release)["-asc"] == "--api-server-count"
+
+
+def test_the_metric_renames_v0_10_2_announced_happened_in_v0_33_0() -> None:
+    """v0.10.2 documents vllm:gpu_cache_usage_perc as "DEPRECATED: Use
+    vllm:kv_cache_usage_perc instead" (vllm/v1/metrics/loggers.py); v0.33.0 has only the new
+    name. Every rename recorded for an older release lands on a family of the pinned one."""
+    old = (FACTS / "v0.10.2" / "metrics.txt").read_text()
+    renamed = {r[0]: r[2].removeprefix("renamed ") for r in rows(old) if len(r) > 2}
+    assert renamed["vllm:gpu_cache_usage_perc"] == "vllm:kv_cache_usage_perc"
+    new = vllm_owned.metric_families("v0.33.0")
+    assert set(renamed.values()) <= set(new)
+    assert not set(renamed) & set(new)
+    assert new["vllm:kv_cache_usage_perc"] == "gauge"
+    assert "vllm:generation_tokens_total" in vllm_owned.metric_series("v0.33.0")
+    assert "vllm:iteration_tokens_total_bucket" in vllm_owned.metric_series("v0.33.0")
 
 
 def test_the_releases_differ_where_vllm_changed() -> None:
