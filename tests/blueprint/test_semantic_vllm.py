@@ -449,6 +449,13 @@ def test_a_tool_call_parser_the_release_lacks_is_refused() -> None:
     ]
     assert errors(text + "versions: {vllm: v0.10.2}\n") == []
     assert errors(chat("    vllm: {tool_call_parser: hermes}\n")) == []
+    newer = chat("    vllm: {tool_call_parser: qwen3_xml}\n")
+    assert errors(newer) == []
+    assert errors(newer + "versions: {vllm: v0.10.2}\n") == [
+        "bp.yaml:27:30: error: models.chat.vllm.tool_call_parser: vLLM v0.10.2 has no tool-call "
+        "parser 'qwen3_xml'; use a parser of v0.10.2 (see "
+        "inferplane/facts/vllm/v0.10.2/tool_parsers.txt), or set versions.vllm to v0.33.0"
+    ]
 
 
 # The attacks of issue #17: each refused at its own item, with the reason and the fix.

@@ -130,6 +130,14 @@ def test_every_long_option_and_variable_is_classified_and_every_refusal_says_why
     assert vllm_owned.short_options(release)["-asc"] == "--api-server-count"
 
 
+def test_the_schema_offers_the_tool_parsers_of_every_supported_release() -> None:
+    schema = json.loads((TABLES / "blueprint.schema.json").read_text())
+    offered = schema["$defs"]["vllm"]["properties"]["tool_call_parser"]["enum"]
+    assert offered == sorted(offered)
+    assert set(offered) == set().union(*(vllm_owned.tool_parsers(r) for r in RELEASES))
+    assert schema["$defs"]["partial.vllm"]["properties"]["tool_call_parser"]["enum"] == offered
+
+
 def test_the_metric_renames_v0_10_2_announced_happened_in_v0_33_0() -> None:
     """v0.10.2 documents vllm:gpu_cache_usage_perc as "DEPRECATED: Use
     vllm:kv_cache_usage_perc instead" (vllm/v1/metrics/loggers.py); v0.33.0 has only the new
