@@ -2,8 +2,8 @@
 
 Sources: Triton core ``src/metrics.cc`` and ``src/metric_model_reporter.cc`` (which families
 exist under which metrics config); the TensorRT-LLM backend's README (``nv_trt_llm_*``); the
-vLLM 0.10.2 and 0.33.0 wheels (prometheus_client adds ``_total`` to counters and
-``_bucket``/``_sum``/``_count`` to histograms); dcgm-exporter's
+pinned vLLM wheel's metric families (``inferplane/facts/vllm/<release>/metrics.txt``, with the
+suffixes prometheus_client adds); dcgm-exporter's
 ``etc/default-counters.csv`` (uncommented lines only); kube-state-metrics as
 kube-prometheus-stack scrapes it. Tests check every query against this registry, so a name
 that no exporter emits cannot reach a trigger, a rule or a dashboard.
@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
+
+from inferplane.blueprint import defaults, vllm_owned
 
 
 def _histogram(*families: str) -> list[str]:
@@ -91,42 +93,9 @@ KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
                 "nv_trt_llm_v1_metrics",
             ],
         ),
-        # vLLM v1 metrics (0.10.2 and 0.33.0 wheels); prometheus_client adds the suffixes.
-        **_registry(
-            "vllm",
-            [
-                "vllm:num_requests_running",
-                "vllm:num_requests_waiting",
-                "vllm:num_requests_waiting_by_reason",
-                "vllm:kv_cache_usage_perc",
-                "vllm:gpu_cache_usage_perc",
-                "vllm:prompt_tokens_total",
-                "vllm:generation_tokens_total",
-                "vllm:request_success_total",
-                "vllm:num_preemptions_total",
-                "vllm:prefix_cache_queries_total",
-                "vllm:prefix_cache_hits_total",
-                "vllm:cache_config_info",
-                "vllm:lora_requests_info",
-                *_histogram(
-                    "vllm:time_to_first_token_seconds",
-                    "vllm:inter_token_latency_seconds",
-                    "vllm:time_per_output_token_seconds",
-                    "vllm:request_time_per_output_token_seconds",
-                    "vllm:e2e_request_latency_seconds",
-                    "vllm:request_queue_time_seconds",
-                    "vllm:request_inference_time_seconds",
-                    "vllm:request_prefill_time_seconds",
-                    "vllm:request_decode_time_seconds",
-                    "vllm:request_prompt_tokens",
-                    "vllm:request_generation_tokens",
-                    "vllm:iteration_tokens_total",
-                    "vllm:request_params_n",
-                    "vllm:request_params_max_tokens",
-                    "vllm:request_max_num_generation_tokens",
-                ),
-            ],
-        ),
+        # vLLM v1 metrics of the pinned release, read from its wheel
+        # (inferplane/facts/vllm/<release>/metrics.txt); prometheus_client adds the suffixes.
+        **_registry("vllm", sorted(vllm_owned.metric_series(defaults.VERSIONS["vllm"]))),
         # dcgm-exporter etc/default-counters.csv (uncommented lines only).
         **_registry(
             "dcgm",

@@ -79,8 +79,9 @@ def recorded(name: str, scope: Scope) -> str:
 
 
 def gpu_memory_threshold(model: ServedModel) -> float:
-    """vLLM reserves ``gpu_memory_utilization`` of the GPU up front (0.9 by default), so its
-    alert sits above that reservation; Triton allocates as it goes."""
+    """vLLM reserves ``gpu_memory_utilization`` of the GPU up front (0.92 by default in
+    v0.33.0, 0.9 in v0.10.2: inferplane/facts/vllm/<release>/defaults.txt), so its alert
+    sits above that reservation; Triton allocates as it goes."""
     if model.server == "vllm" and model.vllm and model.vllm.gpu_memory_utilization:
         return round(min(0.99, max(GPU_MEMORY_RATIO, model.vllm.gpu_memory_utilization + 0.03)), 2)
     return GPU_MEMORY_RATIO

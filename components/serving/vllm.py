@@ -55,14 +55,18 @@ from inferplane.components.serving.weights import (
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 CACHE_ROOT: Final = "/vllm-cache"
 """``VLLM_CACHE_ROOT`` of serving pods and compile-cache Jobs (an emptyDir, volume
-``vllm-cache``); v0.10.2 reads it in ``vllm/envs.py`` (default ``$XDG_CACHE_HOME/vllm``)."""
+``vllm-cache``); v0.10.2 and v0.33.0 read it in ``vllm/envs.py`` (default
+``$XDG_CACHE_HOME/vllm``)."""
 COMPILE_CACHE_DIR: Final = f"{CACHE_ROOT}/torch_compile_cache"
 """Where vLLM v0.10.2 writes and looks up its ``torch.compile`` artifacts:
 ``os.path.join(envs.VLLM_CACHE_ROOT, "torch_compile_cache", hash_key)`` in
 ``VllmBackend.__call__`` (``vllm/compilation/backends.py``); Inductor's and Triton's caches
 are redirected inside it (``InductorAdaptor.initialize_cache`` in
 ``vllm/compilation/compiler_interface.py``: "users only need to copy the cache_dir to
-another machine to reuse the cache")."""
+another machine to reuse the cache"). v0.33.0 builds the same path in
+``vllm/compilation/backends.py`` and keeps its AOT artifacts under it too
+(``VLLM_CACHE_ROOT/torch_compile_cache/torch_aot_compile/{hash}``,
+``vllm/compilation/decorators.py``)."""
 CACHE_VOLUME: Final = "vllm-cache"
 CACHE_SUBDIR: Final = "torch_compile_cache"
 """The staged cache's folder inside the attempt folder its marker names."""

@@ -1,8 +1,9 @@
 """The `vllm serve` command line of a model, from plain values.
 
-Every flag written here is an option of the pinned vLLM (v0.10.2, listed in
-``inferplane/blueprint/vllm_serve_flags.txt``, read from its wheel) and is classified there as
-owned by the blueprint, so `extra_args` can never set it a second time; tests check both.
+Every flag written here is an option of every supported vLLM release (listed in
+``inferplane/facts/vllm/<release>/serve_flags.txt``, read from its wheel) and is classified
+there as owned by the blueprint, so `extra_args` can never set it a second time; tests check
+both.
 `extra_args` come last, verbatim.
 """
 

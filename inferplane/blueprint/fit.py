@@ -55,9 +55,6 @@ GIB: Final = 1024**3
 OVERHEAD_GIB_PER_GPU: Final = 1.5
 """Activations and non-torch memory per GPU inside the budget (see the module docstring)."""
 
-VLLM_GPU_MEMORY_UTILIZATION: Final = 0.9
-"""vLLM v0.10.2's default (``vllm/config/cache.py``, ``CacheConfig.gpu_memory_utilization``)."""
-
 BYTES_PER_WEIGHT: Final[dict[str, float]] = {
     "fp32": 4,
     "fp16": 2,

@@ -81,7 +81,9 @@ def check_driver(env: EnvView) -> None:
         if row is None or releases.runs_on(row, node.branch) is not False:
             continue
         fits = [
-            r.release for r in releases.engine_releases(engine) if releases.runs_on(r, node.branch)
+            r.release if runs else f"{r.release} (with driver {r.min_driver} or later)"
+            for r in releases.engine_releases(engine)
+            if (runs := releases.runs_on(r, node.branch)) is not False
         ]
         change = (
             "use the image of a release"

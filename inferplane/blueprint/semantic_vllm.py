@@ -36,6 +36,7 @@ from inferplane.blueprint import (
     semantic_serving,
     semantic_trtllm,
     semantic_trtllm_fit,
+    semantic_vllm_release,
     vllm_owned,
 )
 from inferplane.blueprint.errors import Diagnostic, YamlPath, counted
@@ -109,8 +110,8 @@ def findings(env: EnvView) -> Iterator[Finding]:
         settings = model.get("vllm") or {}
         yield from _speculative(path, settings)
         yield from _lora(env, path, name, model, settings)
-        yield from _extra_args(env, path, model, settings)
-        yield from _env_vars(path, model, settings)
+        for problem in semantic_vllm_release.problems(env, path, model, settings):
+            yield Finding("error", *problem)
         if model["pool"] in pools:
             yield from _fit(env, path, model, settings, pools[model["pool"]])
 
@@ -236,7 +237,12 @@ def _fit(
         )
         return
     precision = model.get("precision", defaults.MODEL_PRECISION)
-    util = settings.get("gpu_memory_utilization", fit.VLLM_GPU_MEMORY_UTILIZATION)
+    # vLLM's default of the release that runs (inferplane/facts/vllm/<release>/defaults.txt).
+    release = semantic_vllm_release.release_of(env, model)[0]
+    util = settings.get(
+        "gpu_memory_utilization",
+        vllm_owned.engine_defaults(release)["gpu_memory_utilization"],
+    )
     max_len = settings.get("max_model_len")
     if max_len and facts.context and max_len > facts.context:
         yield _beyond_context(env, path, model, facts, max_len)
@@ -426,35 +432,6 @@ def _lora(
                 f"a {env.spec['cloud']} environment ({env.name}) cannot read {other}:// sources",
                 f"copy the adapter into {env.spec['model_store']} and use a relative path",
             )
-
-
-# --- pass-through arguments and variables --------------------------------------------------
-def _extra_args(
-    env: EnvView, path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any]
-) -> Iterator[Finding]:
-    version = (env.data.get("versions") or {}).get("vllm", defaults.VERSIONS["vllm"])
-    pinned = version == defaults.VERSIONS["vllm"] and "image" not in model
-    problems = vllm_owned.extra_args_problems(
-        settings.get("extra_args") or [],
-        str(path[1]),
-        defaults.VERSIONS["vllm"],
-        pinned,
-    )
-    for i, message, hint in problems:
-        yield Finding("error", (*path, "vllm", "extra_args", i), message, hint)
-
-
-def _env_vars(
-    path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any]
-) -> Iterator[Finding]:
-    problems = vllm_owned.env_problems(
-        settings.get("env") or {},
-        str(path[1]),
-        list(model.get("secrets") or {}),
-        defaults.VERSIONS["vllm"],
-    )
-    for var, message, hint in problems:
-        yield Finding("error", (*path, "vllm", "env", var), message, hint)
 
 
 __all__ = ["EnvView", "Finding", "advisories", "check_env", "facts_of", "findings"]

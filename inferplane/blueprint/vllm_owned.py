@@ -1,16 +1,19 @@
-"""What `vllm.extra_args` and `vllm.env` may set: allowlists of the pinned vLLM.
+"""What `vllm.extra_args` and `vllm.env` may set: allowlists of the vLLM release a model runs.
 
-Both pass-throughs are checked against tables generated from the pinned vLLM wheel by
-``scripts/vllm_serve_flags.py`` (provenance, wheel sha256 and format in their headers):
-``vllm_serve_flags.txt`` classifies every option of ``vllm serve`` and ``vllm_env_vars.txt``
-every variable of ``vllm/envs.py`` (and a few others) as allowed, owned by a blueprint field
-(the hint says which), or refused (the reason says why). Anything in neither table is
+Both pass-throughs are checked against tables generated from each supported vLLM release's
+wheel by ``scripts/vllm_serve_flags.py`` (provenance, wheel sha256, script version and format
+in their headers): ``inferplane/facts/vllm/<release>/serve_flags.txt`` classifies every
+option of ``vllm serve`` and ``env_vars.txt`` every variable of ``vllm/envs.py`` (and a few
+others) as allowed, owned by a blueprint field (the hint says which), or refused (the
+reason says why). Anything in neither table is
 refused: a new option or variable is usable only once someone has classified it.
 
-How vLLM v0.10.2 reads its command line decides what an argument names
-(``vllm/utils/__init__.py``, ``FlexibleArgumentParser.parse_args``): ``--a_b`` is ``--a-b``;
-``--x.key value`` sets one key of the JSON option ``--x``; ``--x=v`` is ``--x v``; ``-O3`` and
-``-O.level`` are ``--compilation-config``. argparse's default ``allow_abbrev`` accepts any
+How vLLM reads its command line decides what an argument names
+(``FlexibleArgumentParser.parse_args``: v0.10.2 ``vllm/utils/__init__.py``, v0.33.0
+``vllm/utils/argparse_utils.py``): ``--a_b`` is ``--a-b``; ``--x.key value`` sets one key of
+the JSON option ``--x``; ``--x=v`` is ``--x v``; ``-O3`` and ``-O.level`` are
+``--compilation-config`` in v0.10.2 and ``--optimization-level`` in v0.33.0 (the tables list
+``-O`` as the short option of the one it becomes). argparse's default ``allow_abbrev`` accepts any
 unambiguous prefix of a long option (``--tensor-parallel``), and single-dash arguments are
 matched by prefix against the short options whatever ``allow_abbrev`` says (CPython 3.11-3.13
 ``Lib/argparse.py``, ``ArgumentParser._get_option_tuples``: the single-prefix branch has no
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
-from inferplane.blueprint import secret_refs
+from inferplane.blueprint import defaults, secret_refs
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,22 @@ class Entry:
     text: str = ""
 
 
-def _table(name: str) -> dict[str, str]:
-    text = resources.files("inferplane.blueprint").joinpath(name).read_text()
+def facts_path(release: str, name: str) -> str:
+    """Where the facts file `name` of vLLM `release` is, relative to the repository."""
+    return f"inferplane/facts/vllm/{release}/{name}"
+
+
+def has_facts(release: str) -> bool:
+    """Whether the tables of vLLM `release` exist (every supported release has them)."""
+    return resources.files("inferplane").joinpath("facts", "vllm", release).is_dir()
+
+
+def _release(release: str | None) -> str:
+    return defaults.VERSIONS["vllm"] if release is None else release
+
+
+def _table(release: str, name: str) -> dict[str, str]:
+    text = resources.files("inferplane").joinpath("facts", "vllm", release, name).read_text()
     return {
         line.split("\t", 1)[0]: line.split("\t", 1)[1] if "\t" in line else ""
         for line in text.splitlines()
@@ -49,10 +66,11 @@ def _table(name: str) -> dict[str, str]:
 
 
 @functools.cache
-def flag_table() -> dict[str, Entry]:
-    """Every long option of ``vllm serve`` in the pinned vLLM, classified."""
+def flag_table(release: str | None = None) -> dict[str, Entry]:
+    """Every long option of ``vllm serve`` of vLLM `release` (default the pinned one),
+    classified."""
     out = {}
-    for name, rest in _table("vllm_serve_flags.txt").items():
+    for name, rest in _table(_release(release), "serve_flags.txt").items():
         kind, _, text = rest.partition("\t")
         if kind != "short":
             out[name] = Entry(kind, text)
@@ -60,10 +78,10 @@ def flag_table() -> dict[str, Entry]:
 
 
 @functools.cache
-def short_options() -> dict[str, str]:
+def short_options(release: str | None = None) -> dict[str, str]:
     """Short option -> its long option (``-tp`` -> ``--tensor-parallel-size``)."""
     out = {}
-    for name, rest in _table("vllm_serve_flags.txt").items():
+    for name, rest in _table(_release(release), "serve_flags.txt").items():
         kind, _, long = rest.partition("\t")
         if kind == "short":
             out[name] = long
@@ -71,24 +89,67 @@ def short_options() -> dict[str, str]:
 
 
 @functools.cache
-def env_table() -> dict[str, Entry]:
-    """Every variable of the pinned vLLM's ``envs.py`` (and a few others), classified."""
+def env_table(release: str | None = None) -> dict[str, Entry]:
+    """Every variable of ``envs.py`` of vLLM `release` (default the pinned one, and a few
+    others), classified."""
     out = {}
-    for name, rest in _table("vllm_env_vars.txt").items():
+    for name, rest in _table(_release(release), "env_vars.txt").items():
         kind, _, text = rest.partition("\t")
         out[name] = Entry(kind, text)
     return out
 
 
 @functools.cache
-def serve_flags() -> frozenset[str]:
-    """Every long option of ``vllm serve`` in the pinned vLLM."""
-    return frozenset(flag_table())
+def tool_parsers(release: str | None = None) -> frozenset[str]:
+    """The names ``--tool-call-parser`` of vLLM `release` (default the pinned one) accepts."""
+    text = resources.files("inferplane").joinpath(
+        "facts", "vllm", _release(release), "tool_parsers.txt"
+    )
+    return frozenset(
+        line for line in text.read_text().splitlines() if line and not line.startswith("#")
+    )
 
 
-def owned_flags() -> dict[str, str]:
+@functools.cache
+def engine_defaults(release: str | None = None) -> dict[str, float]:
+    """The defaults of vLLM `release` the fit models (``gpu_memory_utilization``: 0.9 in
+    v0.10.2, 0.92 in v0.33.0, read from ``CacheConfig`` of each wheel)."""
+    return {k: float(v) for k, v in _table(_release(release), "defaults.txt").items()}
+
+
+@functools.cache
+def metric_families(release: str | None = None) -> dict[str, str]:
+    """Every Prometheus metric family of vLLM `release`'s v1 engine -> its kind (counter,
+    gauge or histogram), read from the wheel into ``metrics.txt``."""
+    return {
+        name: rest.split("\t")[0] for name, rest in _table(_release(release), "metrics.txt").items()
+    }
+
+
+def metric_series(release: str | None = None) -> frozenset[str]:
+    """The series names vLLM `release` exposes: prometheus_client adds ``_total`` to a
+    counter (stripping a ``_total`` it already has) and ``_bucket``/``_sum``/``_count`` to a
+    histogram (prometheus_client ``metrics.py``, Counter and Histogram)."""
+    out: set[str] = set()
+    for name, kind in metric_families(release).items():
+        if kind == "counter":
+            out.add(name.removesuffix("_total") + "_total")
+        elif kind == "histogram":
+            out.update(f"{name}{suffix}" for suffix in ("_bucket", "_sum", "_count"))
+        else:
+            out.add(name)
+    return frozenset(out)
+
+
+@functools.cache
+def serve_flags(release: str | None = None) -> frozenset[str]:
+    """Every long option of ``vllm serve`` of vLLM `release` (default the pinned one)."""
+    return frozenset(flag_table(release))
+
+
+def owned_flags(release: str | None = None) -> dict[str, str]:
     """Owned option -> the field that sets it."""
-    return {f: e.text for f, e in flag_table().items() if e.kind == "owned"}
+    return {f: e.text for f, e in flag_table(release).items() if e.kind == "owned"}
 
 
 SECRET_NAME: Final = re.compile(
@@ -127,25 +188,25 @@ def flag_name(arg: str) -> str | None:
     return "--" + key[2:].split(".", 1)[0].replace("_", "-")
 
 
-def resolve(flag: str) -> tuple[str | None, list[str]]:
+def resolve(flag: str, release: str | None = None) -> tuple[str | None, list[str]]:
     """(the long option argparse reads `flag` as, or None; every option it could match).
 
     A long option is itself or, abbreviated, the one option it is a prefix of (several:
     argparse refuses it as ambiguous). A short argument matches every short option that it
     is a prefix of, and the one it starts with (``-tp4``, ``-O3``)."""
-    table = flag_table()
+    table = flag_table(release)
     if flag.startswith("--"):
         if flag in table:
             return flag, [flag]
         matches = sorted(f for f in table if f.startswith(flag))
         return (matches[0] if len(matches) == 1 else None), matches
-    shorts = short_options()
+    shorts = short_options(release)
     matches = sorted({shorts[s] for s in shorts if s.startswith(flag) or flag.startswith(s)})
     return (matches[0] if len(matches) == 1 else None), matches
 
 
-def _entry_problem(shown: str, full: str, model: str) -> tuple[str, str] | None:
-    entry = flag_table()[full]
+def _entry_problem(shown: str, full: str, model: str, release: str) -> tuple[str, str] | None:
+    entry = flag_table(release)[full]
     if entry.kind == "owned":
         return f"{shown} is set by the blueprint", entry.text.replace("<m>", model)
     if entry.kind == "refused":
@@ -155,12 +216,12 @@ def _entry_problem(shown: str, full: str, model: str) -> tuple[str, str] | None:
 
 def flag_problem(flag: str, model: str, version: str) -> tuple[str, str] | None:
     """(what is wrong, how to fix) when `flag` (as `flag_name` returns it) may not be
-    passed to vllm serve of the pinned `version`, else None."""
+    passed to vllm serve of release `version`, else None."""
     if flag == "--":
         return "`--` ends the options of vllm serve", "remove it"
-    full, matches = resolve(flag)
+    full, matches = resolve(flag, version)
     if full is not None and full == flag:
-        return _entry_problem(f"`{flag}`", full, model.replace("<m>", model))
+        return _entry_problem(f"`{flag}`", full, model.replace("<m>", model), version)
     if not matches:
         return (
             f"`{flag}` is not an option of vllm serve {version}",
@@ -173,7 +234,7 @@ def flag_problem(flag: str, model: str, version: str) -> tuple[str, str] | None:
             "write the option in full",
         )
     assert full is not None
-    problem = _entry_problem(f"`{flag}` (read as `{full}`)", full, model)
+    problem = _entry_problem(f"`{flag}` (read as `{full}`)", full, model, version)
     if problem is not None:
         return problem
     return f"`{flag}` is read as `{full}`", f"write `{full}` in full"
@@ -183,8 +244,9 @@ def extra_args_problems(
     args: Sequence[str], model: str, version: str, pinned: bool = True
 ) -> Iterator[tuple[int, str, str]]:
     """(index, what is wrong, how to fix) for each refused item of `vllm.extra_args` of
-    `model`. Only options the tables allow pass; `version` is the pinned vLLM the tables
-    were generated from, and `pinned` says whether that is the version that runs."""
+    `model`. Only options the tables allow pass; `version` is the vLLM release whose tables
+    apply, and `pinned` says whether that is the release that runs (a custom image is
+    checked against the pinned release's tables)."""
     for i, arg in enumerate(args):
         if SECRET_VALUE.search(arg):
             yield i, "this argument looks like a credential", _NO_SECRETS
@@ -195,7 +257,7 @@ def extra_args_problems(
                 yield (
                     i,
                     "extra_args must start with a flag",
-                    'write the flag before its value, e.g. ["--swap-space", "8"]',
+                    'write the flag before its value, e.g. ["--block-size", "32"]',
                 )
             continue
         problem = flag_problem(flag, model, version)
@@ -205,9 +267,9 @@ def extra_args_problems(
         if not pinned and "is not an option" in message:
             message = (
                 f"`{flag}` is not an option inferplane has classified (those of vllm serve "
-                f"{version}, the pinned version)"
+                f"{version}, the pinned release)"
             )
-            hint = "use an option of that version, or pin versions.vllm to it"
+            hint = "use an option of that release, or set versions.vllm to the image's release"
         yield i, message, hint.replace("<m>", model)
 
 
@@ -217,7 +279,7 @@ def env_problems(
     """(variable, what is wrong, how to fix) for each refused entry of `vllm.env` of `model`;
     `secrets` are the model's secret names (each becomes an upper-case variable)."""
     secret_vars = {secret_refs.env_var_name(key): key for key in secrets}
-    table = env_table()
+    table = env_table(version)
     for var, value in env.items():
         entry = table.get(var)
         if var in secret_vars:
@@ -248,5 +310,5 @@ def env_problems(
                 var,
                 f"`{var}` is not a variable inferplane passes to vLLM {version}",
                 "use a variable of vllm/envs.py that inferplane allows (see "
-                "inferplane/blueprint/vllm_env_vars.txt), or a blueprint field",
+                f"{facts_path(version, 'env_vars.txt')}), or a blueprint field",
             )

@@ -87,6 +87,8 @@ def test_every_node_driver_row_has_a_branch_and_a_source() -> None:
         ("vllm", "v0.10.2", "570", None),  # needs 570.124.06
         ("vllm", "v0.10.2", "580", True),
         ("vllm", "v0.10.2", "550", False),
+        ("vllm", "v0.33.0", "570", False),  # CUDA 13.x needs R580 (minor version compatibility)
+        ("vllm", "v0.33.0", "580", True),
     ],
 )
 def test_runs_on(engine: str, release: str, branch: str, runs: bool | None) -> None:
@@ -105,7 +107,7 @@ def test_versions_choose_only_a_release_of_the_table() -> None:
     text = BASE + "versions: {vllm: v0.11.0, triton: '25.07'}\n"
     assert diagnostics(text) == [
         "bp.yaml:35:35: error: versions.triton: Triton 25.07 is not a supported release (the release table lists 25.03, 25.06, 25.08, 25.10, 26.02); use one of them, or remove versions.triton for the tested 25.08",
-        "bp.yaml:35:18: error: versions.vllm: vLLM v0.11.0 is not a supported release (the release table lists v0.10.2); use one of them, or remove versions.vllm for the tested v0.10.2",
+        "bp.yaml:35:18: error: versions.vllm: vLLM v0.11.0 is not a supported release (the release table lists v0.10.2, v0.33.0); use one of them, or remove versions.vllm for the tested v0.33.0",
     ]
 
 
@@ -123,6 +125,7 @@ def old_eks_driver(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(releases, "table", lambda: table)
 
 
+CHAT_ON_570 = "bp.yaml:25:13: error: models.chat.server: vLLM v0.33.0 is built on CUDA 13.0.1 and needs NVIDIA driver 580 or later, but the GPU nodes of pool l4 in stg (the EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.33) run driver branch R570; set versions.vllm to a release that runs on R570: v0.10.2 (with driver 570.124.06 or later)"
 RANK_ON_570 = "Triton {release} is built on CUDA {cuda} and needs NVIDIA driver 575 or later, but the GPU nodes of pool l4 in stg (the EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.33) run driver branch R570; {change} that runs on R570: 25.03"
 
 
@@ -160,12 +163,13 @@ RANK_ON_570 = "Triton {release} is built on CUDA {cuda} and needs NVIDIA driver 
     ],
 )
 def test_a_release_the_nodes_driver_cannot_run_is_refused(text: str, expected: str) -> None:
-    assert diagnostics(text) == [expected]
+    assert diagnostics(text) == [CHAT_ON_570, expected]
 
 
 @pytest.mark.usefixtures("old_eks_driver")
 def test_a_release_the_old_driver_runs_passes() -> None:
-    assert diagnostics(BASE + "versions: {triton: '25.03'}\n") == []
+    """v0.10.2 needs 570.124.06, within the branch: not refused on the branch alone."""
+    assert diagnostics(BASE + "versions: {triton: '25.03', vllm: v0.10.2}\n") == []
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "blueprints").glob("*.yaml")), ids=lambda p: p.name)

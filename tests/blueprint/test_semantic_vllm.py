@@ -53,9 +53,19 @@ def test_70b_in_bf16_on_one_l4_is_refused_with_the_numbers() -> None:
         "bp.yaml:26:13: error: models.chat.source: "
         "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 135.4 GiB (weights 131.4 + KV cache 2.5 for 1 × 8192 tokens + "
-        "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
+        "overhead 1.5) but 1 × nvidia-l4 gives 22.1 GiB at gpu_memory_utilization 0.92; use "
         "more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter max_model_len"
     ]
+
+
+def test_the_fit_budgets_the_default_of_the_release_that_runs() -> None:
+    """vLLM's gpu_memory_utilization default is 0.9 in v0.10.2 and 0.92 in v0.33.0
+    (CacheConfig of each wheel: inferplane/facts/vllm/<release>/defaults.txt)."""
+    text = chat("    precision: bf16\n", source="hf://meta-llama/Llama-3.1-70B-Instruct@main")
+    (old,) = errors(text + "versions: {vllm: v0.10.2}\n")
+    assert "1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90;" in old
+    (new,) = errors(text)
+    assert "1 × nvidia-l4 gives 22.1 GiB at gpu_memory_utilization 0.92;" in new
 
 
 def test_without_max_model_len_the_weights_alone_are_refused() -> None:
@@ -64,7 +74,7 @@ def test_without_max_model_len_the_weights_alone_are_refused() -> None:
         "bp.yaml:26:13: error: models.chat.source: "
         "the model (70.55B parameters in bf16) does not fit "
         "in GPU memory: needs 132.9 GiB (weights 131.4 + overhead 1.5) but 1 × nvidia-l4 "
-        "gives 21.6 GiB at gpu_memory_utilization 0.90; use more GPUs (tensor parallel) or a "
+        "gives 22.1 GiB at gpu_memory_utilization 0.92; use more GPUs (tensor parallel) or a "
         "quantization (fp8, int4)"
     ]
 
@@ -78,7 +88,7 @@ def test_a_quantization_names_itself_in_the_refusal() -> None:
         "bp.yaml:26:13: error: models.chat.source: "
         "the model (405.85B parameters, awq) does not fit in "
         "GPU memory: needs 192.5 GiB (weights 189.0 + KV cache 2.0 for 1 × 4096 tokens + "
-        "overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB at gpu_memory_utilization 0.90; use "
+        "overhead 1.5) but 1 × nvidia-l4 gives 22.1 GiB at gpu_memory_utilization 0.92; use "
         "more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter max_model_len"
     ]
 
@@ -117,8 +127,8 @@ def test_an_override_that_breaks_the_fit_is_blamed_in_the_override() -> None:
     assert errors(text) == [
         "bp.yaml:22:22: error: environments.prod.overrides.models.chat.precision: the model "
         "(8.03B parameters in fp32) does not fit in GPU memory: needs 33.4 GiB (weights 29.9 "
-        "+ KV cache 2.0 for 1 × 8192 tokens + overhead 1.5) but 1 × nvidia-l4 gives 21.6 GiB "
-        "at gpu_memory_utilization 0.90; use more GPUs (tensor parallel), a quantization "
+        "+ KV cache 2.0 for 1 × 8192 tokens + overhead 1.5) but 1 × nvidia-l4 gives 22.1 GiB "
+        "at gpu_memory_utilization 0.92; use more GPUs (tensor parallel), a quantization "
         "(fp8, int4), or a shorter max_model_len"
     ]
 
@@ -178,7 +188,7 @@ def test_fewer_full_length_sequences_than_max_num_seqs_is_an_advisory() -> None:
     assert errors(text) == []
     assert warnings(text) == [
         "bp.yaml:28:47: warning: models.chat.vllm.max_num_seqs: the KV cache holds 5 "
-        "sequences of 8192 tokens at once (5.1 GiB after weights and overhead, 1.00 GiB each), "
+        "sequences of 8192 tokens at once (5.6 GiB after weights and overhead, 1.00 GiB each), "
         "fewer than max_num_seqs 64; vLLM queues the rest when requests are that long; if long "
         "requests are common, lower max_num_seqs or max_model_len, set kv_cache_dtype: fp8, or "
         "use more GPUs"
@@ -191,8 +201,8 @@ def test_an_fp8_kv_cache_is_not_suggested_again() -> None:
     )
     assert errors(text) == []
     assert warnings(text) == [
-        "bp.yaml:28:47: warning: models.chat.vllm.max_num_seqs: the KV cache holds 10 "
-        "sequences of 8192 tokens at once (5.1 GiB after weights and overhead, 0.50 GiB each), "
+        "bp.yaml:28:47: warning: models.chat.vllm.max_num_seqs: the KV cache holds 11 "
+        "sequences of 8192 tokens at once (5.6 GiB after weights and overhead, 0.50 GiB each), "
         "fewer than max_num_seqs 64; vLLM queues the rest when requests are that long; if long "
         "requests are common, lower max_num_seqs or max_model_len, or use more GPUs"
     ]
@@ -320,7 +330,7 @@ PORT_HINT = "remove it: inferplane serves on its fixed port, behind the model's 
     ("args", "expected"),
     [
         pytest.param(
-            '["--swap-space", "8", "--port", "8001"]',
+            '["--block-size", "8", "--port", "8001"]',
             "bp.yaml:27:46: error: models.chat.vllm.extra_args[2]: `--port` is set by the "
             f"blueprint; {PORT_HINT}",
             id="port",
@@ -376,20 +386,20 @@ PORT_HINT = "remove it: inferplane serves on its fixed port, behind the model's 
             id="api-key",
         ),
         pytest.param(
-            '["--swap-spcae", "8"]',
-            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--swap-spcae` is not an "
-            "option of vllm serve v0.10.2; check the spelling against `vllm serve --help` of "
+            '["--blcok-size", "8"]',
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--blcok-size` is not an "
+            "option of vllm serve v0.33.0; check the spelling against `vllm serve --help` of "
             "that version",
             id="unknown-flag",
         ),
         pytest.param(
-            '["8", "--swap-space"]',
+            '["8", "--block-size"]',
             "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: extra_args must start with a "
-            'flag; write the flag before its value, e.g. ["--swap-space", "8"]',
+            'flag; write the flag before its value, e.g. ["--block-size", "32"]',
             id="value-first",
         ),
         pytest.param(
-            '["--swap-space", "hf_abcdefghijklmnopqrstuvwxyz0123456789"]',
+            '["--block-size", "hf_abcdefghijklmnopqrstuvwxyz0123456789"]',
             "bp.yaml:27:41: error: models.chat.vllm.extra_args[1]: this argument looks like a "
             "credential; never put secrets in a blueprint: reference them under `secrets`",
             id="credential",
@@ -402,11 +412,50 @@ def test_extra_args_refused_at_their_line(args: str, expected: str) -> None:
 
 def test_extra_args_that_the_blueprint_does_not_own_pass() -> None:
     text = chat(
-        '    vllm: {extra_args: ["--swap-space", "8", "--disable-log-requests", '
-        '"--enable-lora-bias", "--max_cpu_loras=2", "--hf-overrides.rope_theta", "1e6", '
+        '    vllm: {extra_args: ["--block-size", "32", "--max-num-queued-reqs", "256", '
+        '"--enable-log-deltas", "--max_cpu_loras=2", "--hf-overrides.rope_theta", "1e6", '
         '"--no-trust-remote-code"]}\n'
     )
     assert errors(text) == []
+
+
+def test_extra_args_are_checked_against_the_release_that_runs() -> None:
+    """`--swap-space` is an option of v0.10.2 only, `--max-num-queued-reqs` of v0.33.0 only
+    (inferplane/facts/vllm/<release>/serve_flags.txt)."""
+    old = "versions: {vllm: v0.10.2}\n"
+    text = chat('    vllm: {extra_args: ["--swap-space", "8", "--disable-log-requests"]}\n')
+    assert errors(text + old) == []
+    assert errors(text)[0] == (
+        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--swap-space` is not an option "
+        "of vllm serve v0.33.0; check the spelling against `vllm serve --help` of that version"
+    )
+    text = chat('    vllm: {extra_args: ["--max-num-queued-reqs", "256"]}\n')
+    assert errors(text) == []
+    assert errors(text + old) == [
+        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--max-num-queued-reqs` is not an "
+        "option of vllm serve v0.10.2; check the spelling against `vllm serve --help` of that "
+        "version"
+    ]
+
+
+def test_a_tool_call_parser_the_release_lacks_is_refused() -> None:
+    """vLLM 0.33.0 registers minimax_m2 and minimax_m3 but no longer minimax
+    (vllm/tool_parsers/__init__.py, _TOOL_PARSERS_TO_REGISTER)."""
+    text = chat("    vllm: {tool_call_parser: minimax}\n")
+    assert errors(text) == [
+        "bp.yaml:27:30: error: models.chat.vllm.tool_call_parser: vLLM v0.33.0 has no tool-call "
+        "parser 'minimax'; use a parser of v0.33.0 (see "
+        "inferplane/facts/vllm/v0.33.0/tool_parsers.txt), or set versions.vllm to v0.10.2"
+    ]
+    assert errors(text + "versions: {vllm: v0.10.2}\n") == []
+    assert errors(chat("    vllm: {tool_call_parser: hermes}\n")) == []
+    newer = chat("    vllm: {tool_call_parser: qwen3_xml}\n")
+    assert errors(newer) == []
+    assert errors(newer + "versions: {vllm: v0.10.2}\n") == [
+        "bp.yaml:27:30: error: models.chat.vllm.tool_call_parser: vLLM v0.10.2 has no tool-call "
+        "parser 'qwen3_xml'; use a parser of v0.10.2 (see "
+        "inferplane/facts/vllm/v0.10.2/tool_parsers.txt), or set versions.vllm to v0.33.0"
+    ]
 
 
 # The attacks of issue #17: each refused at its own item, with the reason and the fix.
@@ -439,7 +488,7 @@ CODE = "loads and runs Python code named by the blueprint or a model repository"
             id="tool-parser-plugin",
         ),
         pytest.param(
-            '["--swap-space", "4", "--allowed-local-media-path", "/"]', 46, 2,
+            '["--block-size", "4", "--allowed-local-media-path", "/"]', 46, 2,
             "`--allowed-local-media-path` is refused: lets clients read files of the serving pod",
             id="local-media",
         ),
@@ -450,23 +499,34 @@ CODE = "loads and runs Python code named by the blueprint or a model repository"
             id="short-prefix-tp",
         ),
         pytest.param(
-            '["-a", "3"]', 25, 0,
-            "`-a` (read as `--api-server-count`) is refused: inferplane sizes each pod for one "
+            '["-as", "3"]', 25, 0,
+            "`-as` (read as `--api-server-count`) is refused: inferplane sizes each pod for one "
             "API server process",
             id="short-prefix-asc",
         ),
         pytest.param(
+            '["-a", "3"]', 25, 0,
+            "`-a` matches several options (`--api-server-count`, `--attention-config`); write "
+            "the option in full",
+            id="short-prefix-asc-or-ac",
+        ),
+        pytest.param(
             '["-d", "2"]', 25, 0,
             "`-d` matches several options (`--data-parallel-address`, "
-            "`--data-parallel-backend`, `--data-parallel-rank`, `--data-parallel-rpc-port`, ...); "
-            "write the option in full",
+            "`--data-parallel-backend`, `--data-parallel-external-lb`, "
+            "`--data-parallel-hybrid-lb`, ...); write the option in full",
             id="short-prefix-ambiguous",
         ),
         pytest.param(
-            '["-O3"]', 25, 0,
-            "`-O3` (read as `--compilation-config`) is refused: "
+            '["-cc", "{}"]', 25, 0,
+            "`-cc` (read as `--compilation-config`) is refused: "
             f"{CODE} (inductor passes), and moves the staged compile cache "
             "(models.chat.vllm.enforce_eager turns compilation off)",
+            id="short-cc",
+        ),
+        pytest.param(
+            '["-O3"]', 25, 0,
+            "`-O3` is read as `--optimization-level`; write `--optimization-level` in full",
             id="short-O",
         ),
         pytest.param(
@@ -486,8 +546,8 @@ CODE = "loads and runs Python code named by the blueprint or a model repository"
             id="middleware",
         ),
         pytest.param(
-            '["--swap", "4"]', 25, 0,
-            "`--swap` is read as `--swap-space`; write `--swap-space` in full",
+            '["--block", "4"]', 25, 0,
+            "`--block` is read as `--block-size`; write `--block-size` in full",
             id="abbreviation",
         ),
         pytest.param(
@@ -510,8 +570,8 @@ def test_extra_args_of_another_vllm_are_still_only_the_classified_ones() -> None
     )
     assert [e for e in errors(text) if "extra_args" in e] == [
         "bp.yaml:28:25: error: models.chat.vllm.extra_args[0]: `--new` is not an option "
-        "inferplane has classified (those of vllm serve v0.10.2, the pinned version); use an "
-        "option of that version, or pin versions.vllm to it"
+        "inferplane has classified (those of vllm serve v0.33.0, the pinned release); use an "
+        "option of that release, or set versions.vllm to the image's release"
     ]
 
 
@@ -574,7 +634,7 @@ def test_env_may_not_shadow_a_secret_reference() -> None:
 
 def test_plain_env_passes() -> None:
     text = chat(
-        "    vllm: {env: {VLLM_ATTENTION_BACKEND: FLASHINFER, NCCL_DEBUG: WARN, "
+        "    vllm: {env: {VLLM_LOG_MODEL_INSPECTION: '1', NCCL_DEBUG: WARN, "
         "VLLM_LOGGING_LEVEL: WARNING}}\n"
     )
     assert errors(text) == []
@@ -600,8 +660,8 @@ ENDPOINT = "opens an endpoint no NetworkPolicy or API key guards"
          "weights); remove it"),
         ("VLLM_CACHE_ROOT", "is set by inferplane; remove it: the compile cache lives where "
          "inferplane stages it"),
-        ("SOME_RANDOM_VAR", "is not a variable inferplane passes to vLLM v0.10.2; use a variable "
-         "of vllm/envs.py that inferplane allows (see inferplane/blueprint/vllm_env_vars.txt), "
+        ("SOME_RANDOM_VAR", "is not a variable inferplane passes to vLLM v0.33.0; use a variable "
+         "of vllm/envs.py that inferplane allows (see inferplane/facts/vllm/v0.33.0/env_vars.txt), "
          "or a blueprint field"),
     ],
 )  # fmt: skip

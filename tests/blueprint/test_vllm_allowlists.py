@@ -1,88 +1,168 @@
 """The allowlists of `vllm.extra_args` and `vllm.env` are what scripts/vllm_serve_flags.py
-generates for the pinned vLLM wheel: same version, same wheel, same classification. The
-names in the committed tables stand for the wheel (reading it again needs a 436 MB
-download); everything else is recomputed here."""
+generates for each supported vLLM release: same release, same wheel, same script version,
+same classification. The names in the stored tables stand for the wheels (reading them
+again needs a 336-436 MB download each); everything else is recomputed here."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from inferplane.blueprint import defaults, vllm_owned
+from inferplane.blueprint import defaults, releases, vllm_owned
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "inferplane" / "blueprint"
+FACTS = ROOT / "inferplane" / "facts" / "vllm"
+RELEASES = [r.release for r in releases.engine_releases("vllm")]
 
 
 def script() -> ModuleType:
-    path = ROOT / "scripts" / "vllm_serve_flags.py"
-    spec = importlib.util.spec_from_file_location("vllm_serve_flags", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import vllm_serve_flags
+
+    return vllm_serve_flags
 
 
-def header(text: str) -> tuple[str, str, str]:
-    """(version, wheel, sha256) the table says it was generated from."""
-    version = re.search(r"of vLLM (\S+) \(", text)
+def header(text: str) -> tuple[str, str, str, str]:
+    """(release, wheel, sha256, script version) the table says it was generated from."""
+    release = re.search(r"of vLLM (v[0-9.]*[0-9])", text)
     wheel = re.search(r"PyPI wheel (\S+)", text)
     sha = re.search(r"sha256 ([0-9a-f]{64})", text)
-    assert version and wheel and sha
-    return version.group(1), wheel.group(1), sha.group(1)
+    version = re.search(r"scripts/vllm_serve_flags.py version (\S+) ", text)
+    assert release and wheel and sha and version
+    return release.group(1), wheel.group(1), sha.group(1), version.group(1)
 
 
 def rows(text: str) -> list[list[str]]:
     return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
 
 
-@pytest.mark.parametrize("name", ["vllm_serve_flags.txt", "vllm_env_vars.txt"])
-def test_the_table_is_of_the_pinned_wheel(name: str) -> None:
-    version, wheel, sha256 = header((TABLES / name).read_text())
-    assert version == defaults.VERSIONS["vllm"].removeprefix("v")
-    assert script().WHEELS[version] == (wheel, sha256)
-
-
-def test_the_flag_table_is_what_the_script_generates() -> None:
-    text = (TABLES / "vllm_serve_flags.txt").read_text()
+def flags_of(release: str) -> tuple[set[str], dict[str, str]]:
+    text = (FACTS / release / "serve_flags.txt").read_text()
     longs = {r[0] for r in rows(text) if r[1] != "short"}
-    shorts = {r[0]: r[2] for r in rows(text) if r[1] == "short"}
-    assert script().flags_table(*header(text), longs, shorts) == text
+    return longs, {r[0]: r[2] for r in rows(text) if r[1] == "short"}
 
 
-def test_the_env_table_is_what_the_script_generates() -> None:
+def env_of(release: str) -> set[str]:
+    return {r[0] for r in rows((FACTS / release / "env_vars.txt").read_text())} - (
+        script().env_classes.OTHER_ENV
+    )
+
+
+def test_every_supported_release_has_tables_and_a_wheel() -> None:
+    assert defaults.VERSIONS["vllm"] in RELEASES
+    assert sorted(p.name for p in FACTS.iterdir()) == sorted(RELEASES)
+    for release in RELEASES:
+        assert vllm_owned.has_facts(release)
+        assert "hermes" in vllm_owned.tool_parsers(release)
+        assert 0 < vllm_owned.engine_defaults(release)["gpu_memory_utilization"] < 1
+    assert set(script().WHEELS) == set(RELEASES)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize(
+    "name", ["serve_flags.txt", "env_vars.txt", "tool_parsers.txt", "defaults.txt", "metrics.txt"]
+)
+def test_the_table_is_of_its_release_wheel_and_this_script(release: str, name: str) -> None:
     s = script()
-    text = (TABLES / "vllm_env_vars.txt").read_text()
-    names = {r[0] for r in rows(text)} - s.OTHER_ENV
-    assert s.env_table(*header(text), names) == text
+    found, wheel, sha256, version = header((FACTS / release / name).read_text())
+    assert found == release
+    assert s.WHEELS[release] == (wheel, sha256)
+    assert version == s.SCRIPT_VERSION
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_flag_table_is_what_the_script_generates(release: str) -> None:
+    s = script()
+    longs, shorts = flags_of(release)
+    every = set().union(*(flags_of(r)[0] for r in RELEASES))
+    text = (FACTS / release / "serve_flags.txt").read_text()
+    assert s.flags_table(release, longs, shorts, every) == text
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_env_table_is_what_the_script_generates(release: str) -> None:
+    s = script()
+    every = set().union(*(env_of(r) for r in RELEASES))
+    text = (FACTS / release / "env_vars.txt").read_text()
+    assert s.env_table(release, env_of(release), every) == text
+
+
+def test_a_table_of_another_script_version_is_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = script()
+    every = set().union(*(flags_of(r)[0] for r in RELEASES))
+    longs, shorts = flags_of("v0.33.0")
+    text = (FACTS / "v0.33.0" / "serve_flags.txt").read_text()
+    assert s.flags_table("v0.33.0", longs, shorts, every) == text
+    monkeypatch.setattr(s, "SCRIPT_VERSION", "0")
+    assert s.flags_table("v0.33.0", longs, shorts, every) != text
 
 
 def test_a_new_option_or_variable_must_be_classified_first() -> None:
     s = script()
-    text = (TABLES / "vllm_serve_flags.txt").read_text()
-    longs = {r[0] for r in rows(text) if r[1] != "short"}
+    every = set().union(*(flags_of(r)[0] for r in RELEASES))
+    longs, _ = flags_of("v0.33.0")
     with pytest.raises(SystemExit, match="--brand-new-flag"):
-        s.flags_table(*header(text), longs | {"--brand-new-flag"}, {})
+        s.flags_table("v0.33.0", longs | {"--brand-new-flag"}, {}, every)
+    # --swap-space is an option of v0.10.2 only: classified names must exist in a release.
     with pytest.raises(SystemExit, match=r"remove them here.*--swap-space"):
-        s.flags_table(*header(text), longs - {"--swap-space"}, {})
+        s.flags_table("v0.33.0", longs, {}, every - {"--swap-space"})
     with pytest.raises(SystemExit, match="VLLM_BRAND_NEW"):
-        s.env_table(*header(text), {"VLLM_BRAND_NEW", *s.ALLOWED_VLLM_ENV})
+        s.env_table("v0.33.0", {"VLLM_BRAND_NEW", *env_of("v0.33.0")}, set())
 
 
-def test_every_long_option_and_variable_is_classified_and_every_refusal_says_why() -> None:
-    for table in (vllm_owned.flag_table(), vllm_owned.env_table()):
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_long_option_and_variable_is_classified_and_every_refusal_says_why(
+    release: str,
+) -> None:
+    for table in (vllm_owned.flag_table(release), vllm_owned.env_table(release)):
         assert {e.kind for e in table.values()} == {"allowed", "owned", "refused"}
         assert all(e.text for e in table.values() if e.kind != "allowed")
         # The reason or hint is the tail of a `<what>; <how to fix>` message.
         assert all(";" not in e.text for e in table.values() if e.kind == "refused")
-    assert vllm_owned.short_options()["-tp"] == "--tensor-parallel-size"
-    assert vllm_owned.short_options()["-asc"] == "--api-server-count"
+    assert vllm_owned.short_options(release)["-tp"] == "--tensor-parallel-size"
+    assert vllm_owned.short_options(release)["-asc"] == "--api-server-count"
+
+
+def test_the_schema_offers_the_tool_parsers_of_every_supported_release() -> None:
+    schema = json.loads((TABLES / "blueprint.schema.json").read_text())
+    offered = schema["$defs"]["vllm"]["properties"]["tool_call_parser"]["enum"]
+    assert offered == sorted(offered)
+    assert set(offered) == set().union(*(vllm_owned.tool_parsers(r) for r in RELEASES))
+    assert schema["$defs"]["partial.vllm"]["properties"]["tool_call_parser"]["enum"] == offered
+
+
+def test_the_metric_renames_v0_10_2_announced_happened_in_v0_33_0() -> None:
+    """v0.10.2 documents vllm:gpu_cache_usage_perc as "DEPRECATED: Use
+    vllm:kv_cache_usage_perc instead" (vllm/v1/metrics/loggers.py); v0.33.0 has only the new
+    name. Every rename recorded for an older release lands on a family of the pinned one."""
+    old = (FACTS / "v0.10.2" / "metrics.txt").read_text()
+    renamed = {r[0]: r[2].removeprefix("renamed ") for r in rows(old) if len(r) > 2}
+    assert renamed["vllm:gpu_cache_usage_perc"] == "vllm:kv_cache_usage_perc"
+    new = vllm_owned.metric_families("v0.33.0")
+    assert set(renamed.values()) <= set(new)
+    assert not set(renamed) & set(new)
+    assert new["vllm:kv_cache_usage_perc"] == "gauge"
+    assert "vllm:generation_tokens_total" in vllm_owned.metric_series("v0.33.0")
+    assert "vllm:iteration_tokens_total_bucket" in vllm_owned.metric_series("v0.33.0")
+
+
+def test_the_releases_differ_where_vllm_changed() -> None:
+    """v0.33.0 dropped --swap-space and VLLM_ATTENTION_BACKEND (now --attention-backend /
+    --attention-config) and added the gRPC frontend, refused like every other endpoint."""
+    assert "--swap-space" in vllm_owned.serve_flags("v0.10.2")
+    assert "--swap-space" not in vllm_owned.serve_flags("v0.33.0")
+    assert "VLLM_ATTENTION_BACKEND" in vllm_owned.env_table("v0.10.2")
+    assert "VLLM_ATTENTION_BACKEND" not in vllm_owned.env_table("v0.33.0")
+    assert vllm_owned.flag_table("v0.33.0")["--grpc-port"].kind == "refused"
+    assert vllm_owned.flag_table("v0.33.0")["--model-class-overrides"].kind == "refused"
+    assert vllm_owned.env_table("v0.33.0")["VLLM_RUST_FRONTEND_PATH"].kind == "refused"
 
 
 @pytest.mark.parametrize(
@@ -92,7 +172,8 @@ def test_every_long_option_and_variable_is_classified_and_every_refusal_says_why
      "--logits-processors", "--enable-log-requests", "--kv-transfer-config", "--headless"],
 )  # fmt: skip
 def test_the_reproduced_flags_are_not_allowed(flag: str) -> None:
-    assert vllm_owned.flag_table()[flag].kind != "allowed"
+    for release in RELEASES:
+        assert vllm_owned.flag_table(release)[flag].kind != "allowed"
 
 
 @pytest.mark.parametrize(
@@ -101,7 +182,8 @@ def test_the_reproduced_flags_are_not_allowed(flag: str) -> None:
      "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "VLLM_USE_MODELSCOPE", "VLLM_CACHE_ROOT"],
 )  # fmt: skip
 def test_the_reproduced_variables_are_not_allowed(var: str) -> None:
-    assert vllm_owned.env_table()[var].kind != "allowed"
+    for release in RELEASES:
+        assert vllm_owned.env_table(release)[var].kind != "allowed"
 
 
 def _free_string(schema: dict[str, Any], node: Any) -> bool:

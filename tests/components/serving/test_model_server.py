@@ -208,7 +208,7 @@ def test_gcp_fetch_uses_gcloud(served):
 @pytest.mark.parametrize("env_name", ["staging", "prod"])
 def test_vllm_command_line(served, env_name):
     c = container(k8s_object(served(env_name), DEPLOYMENT, "chat"), "vllm")
-    assert c["image"] == "vllm/vllm-openai:v0.10.2"
+    assert c["image"] == "vllm/vllm-openai:v0.33.0"
     assert c["command"] == ["vllm", "serve"]
     assert c["args"] == [
         "/models/chat", "--port", "8000", "--served-model-name", "chat",

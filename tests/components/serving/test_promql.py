@@ -13,6 +13,7 @@ from crd_schema import REFERENCE
 from promql_checks import matchers, metric_names, parse, selectors, single_element, unknown_metrics
 from serving_fixtures import args_of
 
+from inferplane.blueprint import defaults, releases, vllm_owned
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving import promql
 from inferplane.components.serving.promql import Scope
@@ -247,3 +248,21 @@ def test_scope_of_a_reference_model(reference_env: Callable[[str], Environment])
     )
     embed = Scope.of(*args_of(env, env.models["nightly-embed"]), NS, "embed")
     assert embed.mig and embed.deployment == "embed" and embed.hpa == "keda-hpa-nightly-embed"
+
+
+@pytest.mark.parametrize("release", [r.release for r in releases.engine_releases("vllm")])
+def test_every_vllm_series_a_query_uses_exists_in_every_supported_release(release: str) -> None:
+    """A model may run any supported release (`versions.vllm`), so triggers, rules and
+    dashboards use only series every release exposes (inferplane/facts/vllm/<release>/
+    metrics.txt, read from each wheel)."""
+    used = {n for _, query in CASES for n in metric_names(query) if n.startswith("vllm:")}
+    assert "vllm:num_requests_waiting" in used
+    assert used - vllm_owned.metric_series(release) == set()
+
+
+def test_the_vllm_registry_is_the_pinned_release() -> None:
+    vllm = {name for name, source in promql.KNOWN_METRICS.items() if source == "vllm"}
+    assert vllm == vllm_owned.metric_series(defaults.VERSIONS["vllm"])
+    # v0.33.0 no longer exposes the names v0.10.2 announced as renamed.
+    assert "vllm:kv_cache_usage_perc" in vllm
+    assert "vllm:gpu_cache_usage_perc" not in vllm

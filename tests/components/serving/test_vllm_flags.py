@@ -10,7 +10,7 @@ import re
 import pytest
 from serving_fixtures import args_of, container, k8s_object, serve, with_model
 
-from inferplane.blueprint import defaults, vllm_owned
+from inferplane.blueprint import defaults, releases, vllm_owned
 from inferplane.blueprint.model import Lora, LoraAdapter, ModelSource, Speculative, VllmSettings
 from inferplane.components.serving.vllm import vllm_args, vllm_env, vllm_fetch_container
 from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
@@ -34,16 +34,25 @@ def everything() -> list[str]:
     return out
 
 
+RELEASES = [r.release for r in releases.engine_releases("vllm")]
+
+
 def test_the_flag_list_is_the_pinned_version() -> None:
-    text = (vllm_owned.resources.files("inferplane.blueprint") / "vllm_serve_flags.txt").read_text()
-    assert f"vLLM {defaults.VERSIONS['vllm'].removeprefix('v')} " in text.splitlines()[0]
+    pinned = defaults.VERSIONS["vllm"]
+    text = (
+        (vllm_owned.resources.files("inferplane") / "facts" / "vllm" / pinned)
+        .joinpath("serve_flags.txt")
+        .read_text()
+    )
+    assert f"vLLM {pinned}, " in text.splitlines()[0]
     assert len(vllm_owned.serve_flags()) > 200
 
 
-def test_every_flag_written_is_a_real_option_owned_by_the_blueprint() -> None:
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_flag_written_is_a_real_option_owned_by_the_blueprint(release: str) -> None:
     flags = {a for a in everything() if a.startswith("--")}
-    assert flags - vllm_owned.serve_flags() == set()
-    owned = {f for f in flags if vllm_owned.flag_table()[f].kind == "owned"}
+    assert flags - vllm_owned.serve_flags(release) == set()
+    owned = {f for f in flags if vllm_owned.flag_table(release)[f].kind == "owned"}
     assert owned == flags
 
 

@@ -98,7 +98,7 @@ def test_staging_job_alone_holds_the_token_and_downloads_the_pinned_revision(
     assert pod["serviceAccountName"] == naming.WEIGHTS_STAGER_SA
     assert pod["restartPolicy"] == "Never"
     download = container(job, "download", init=True)
-    assert download["image"] == "vllm/vllm-openai:v0.10.2"
+    assert download["image"] == "vllm/vllm-openai:v0.33.0"
     env = {e["name"]: e.get("value") for e in download["env"]}
     assert env["HF_REPO"] == REPO and env["HF_REVISION"] == REVISION
     assert env["HF_TOKEN_PATH"] == "/var/run/secrets/inferplane/hf_token"

@@ -1,0 +1,298 @@
+"""Reads the options of `vllm serve` and the variables of `vllm/envs.py` from the source of a
+vLLM wheel, as text (ast): importing vLLM needs torch and a GPU stack. See
+`vllm_serve_flags.py` for how the parser is built.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+CLI_ARGS = ("entrypoints/openai/cli_args.py", "entrypoints/common/cli_args.py")
+FRONTEND_CLASSES = ("BaseFrontendArgs", "FrontendArgs")
+
+
+def cli_args(root: Path) -> Path:
+    """The module of `make_arg_parser` in the wheel at `root`."""
+    for rel in CLI_ARGS:
+        path = root / rel
+        if path.exists() and "def make_arg_parser" in path.read_text():
+            return path
+    raise SystemExit(f"{root}: no make_arg_parser in {', '.join(CLI_ARGS)}")
+
+
+def _annotations(root: Path) -> dict[tuple[str, str], str]:
+    """(class, field) -> annotation source, over every class of the config and arg modules."""
+    out: dict[tuple[str, str], str] = {}
+    files = [
+        *sorted((root / "config").glob("*.py")),
+        root / "engine" / "arg_utils.py",
+        cli_args(root),
+    ]
+    for path in files:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        out[(node.name, item.target.id)] = ast.unparse(item.annotation)
+    return out
+
+
+def _is_bool(annotation: str) -> bool:
+    """`contains_type(type_hints, bool)`: bool among the top-level types (Optional, Union,
+    Annotated/SkipValidation unwrapped); not bool nested in a container."""
+    top = re.sub(r"\b(list|dict|set|tuple|Sequence|Mapping)\[[^\]]*\]", "", annotation)
+    return re.search(r"\bbool\b", top) is not None
+
+
+def _kwargs_classes(tree: ast.AST) -> dict[str, str]:
+    """``x_kwargs = get_kwargs(XConfig)`` -> ``{"x_kwargs": "XConfig"}``."""
+    out = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "get_kwargs"
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            out[node.targets[0].id] = ast.unparse(node.value.args[0])
+    return out
+
+
+def _subscript(v: ast.expr) -> tuple[str, str] | None:
+    if (
+        isinstance(v, ast.Subscript)
+        and isinstance(v.value, ast.Name)
+        and isinstance(v.slice, ast.Constant)
+    ):
+        return v.value.id, str(v.slice.value)
+    return None
+
+
+def _field_of(call: ast.Call) -> tuple[str, str] | None:
+    """``**model_kwargs["dtype"]`` -> ("model_kwargs", "dtype"); also the spread inside a
+    dict literal, ``**{**cache_kwargs["enable_prefix_caching"], "default": None}`` (0.33.0
+    vllm/engine/arg_utils.py), whose kwargs keep the field's BooleanOptionalAction."""
+    for k in call.keywords:
+        if k.arg is not None:
+            continue
+        found = _subscript(k.value)
+        if found is None and isinstance(k.value, ast.Dict):
+            spread = [v for key, v in zip(k.value.keys, k.value.values, strict=True) if key is None]
+            found = next((f for f in map(_subscript, spread) if f is not None), None)
+        if found is not None:
+            return found
+    return None
+
+
+def options(root: Path) -> tuple[set[str], dict[str, str]]:
+    """(every long option, short option -> its long option) of `vllm serve`."""
+    annotations = _annotations(root)
+    found: set[str] = {"--help"}
+    shorts: dict[str, str] = {"-h": "--help"}
+    for path in (root / "engine" / "arg_utils.py", cli_args(root)):
+        tree = ast.parse(path.read_text())
+        classes = _kwargs_classes(tree)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "add_argument":
+                continue
+            names = [
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            longs = [n for n in names if n.startswith("--")]
+            if not longs:
+                continue
+            found.update(longs)
+            for n in names:
+                if n.startswith("-") and not n.startswith("--"):
+                    shorts[n] = longs[0]
+            boolean = any(
+                k.arg == "action" and "BooleanOptionalAction" in ast.unparse(k.value)
+                for k in node.keywords
+            )
+            field = _field_of(node)
+            annotation = ""
+            if field is not None and field[0] in classes:
+                annotation = annotations.get((classes[field[0]], field[1]), "")
+            if boolean or _is_bool(annotation):
+                found.update(f"--no-{n[2:]}" for n in longs)
+    # FrontendArgs (and its base): one option per field, added in a loop (add_cli_args).
+    tree = ast.parse(cli_args(root).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in FRONTEND_CLASSES:
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    name = item.target.id.replace("_", "-")
+                    found.add(f"--{name}")
+                    if _is_bool(ast.unparse(item.annotation)):
+                        found.add(f"--no-{name}")
+    for short, long in _rewritten_short(root).items():
+        shorts.setdefault(short, long)
+    return found, shorts
+
+
+def _rewritten_short(root: Path) -> dict[str, str]:
+    """Short options that `FlexibleArgumentParser.parse_args` rewrites before argparse reads
+    them: 0.33.0 turns ``-O3`` / ``-O=3`` into ``--optimization-level 3``
+    (vllm/utils/argparse_utils.py, ``elif arg.startswith("-O")``)."""
+    path = root / "utils" / "argparse_utils.py"
+    if not path.exists():
+        return {}
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.If) and "startswith('-O')" in ast.unparse(node.test):
+            for item in node.body:
+                if (
+                    isinstance(item, ast.AugAssign)
+                    and isinstance(item.value, ast.List)
+                    and item.value.elts
+                    and isinstance(item.value.elts[0], ast.Constant)
+                ):
+                    out["-O"] = str(item.value.elts[0].value)
+    return out
+
+
+def env_vars(root: Path) -> set[str]:
+    """The keys of ``environment_variables`` in `vllm/envs.py`."""
+    tree = ast.parse((root / "envs.py").read_text())
+    for node in ast.walk(tree):
+        target = (
+            node.targets[0]
+            if isinstance(node, ast.Assign)
+            else node.target
+            if isinstance(node, ast.AnnAssign)
+            else None
+        )
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "environment_variables"
+            and isinstance(node.value, ast.Dict)  # type: ignore[union-attr]
+        ):
+            return {
+                k.value
+                for k in node.value.keys  # type: ignore[union-attr]
+                if isinstance(k, ast.Constant) and isinstance(k.value, str)
+            }
+    raise SystemExit("vllm/envs.py: no environment_variables dict")
+
+
+def tool_parsers(root: Path) -> set[str]:
+    """The names `--tool-call-parser` accepts: ``@ToolParserManager.register_module("x")``
+    decorators (0.10.2: vllm/entrypoints/openai/tool_parsers/*.py) and the keys of
+    ``_TOOL_PARSERS_TO_REGISTER`` (0.33.0: vllm/tool_parsers/__init__.py, registered lazily
+    by ``register_lazy_tool_parsers``)."""
+    found: set[str] = set()
+    for folder in (root / "entrypoints" / "openai" / "tool_parsers", root / "tool_parsers"):
+        for path in sorted(folder.glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (
+                    isinstance(node, ast.Call)
+                    and ast.unparse(node.func).endswith("ToolParserManager.register_module")
+                    and node.args
+                ):
+                    arg = node.args[0]
+                    items = arg.elts if isinstance(arg, ast.List | ast.Tuple) else [arg]
+                    found |= {i.value for i in items if isinstance(i, ast.Constant)}
+                target = (
+                    node.targets[0]
+                    if isinstance(node, ast.Assign)
+                    else node.target
+                    if isinstance(node, ast.AnnAssign)
+                    else None
+                )
+                if (
+                    isinstance(target, ast.Name)
+                    and target.id == "_TOOL_PARSERS_TO_REGISTER"
+                    and isinstance(node.value, ast.Dict)  # type: ignore[union-attr]
+                ):
+                    found |= {
+                        k.value
+                        for k in node.value.keys  # type: ignore[union-attr]
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    }
+    if not found:
+        raise SystemExit(f"{root}: no tool parsers found")
+    return found
+
+
+def engine_defaults(root: Path) -> dict[str, str]:
+    """The defaults of vLLM that inferplane's checks model: ``gpu_memory_utilization`` of
+    ``CacheConfig`` (vllm/config/cache.py; ``= 0.9`` in 0.10.2,
+    ``= Field(default=0.92, ...)`` in 0.33.0), the fraction of GPU memory the fit budgets."""
+    tree = ast.parse((root / "config" / "cache.py").read_text())
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ClassDef) and node.name == "CacheConfig"):
+            continue
+        for item in node.body:
+            if (
+                isinstance(item, ast.AnnAssign)
+                and isinstance(item.target, ast.Name)
+                and item.target.id == "gpu_memory_utilization"
+                and item.value is not None
+            ):
+                value = item.value
+                if isinstance(value, ast.Call):
+                    value = next(k.value for k in value.keywords if k.arg == "default")
+                assert isinstance(value, ast.Constant), ast.unparse(item)
+                return {"gpu_memory_utilization": str(value.value)}
+    raise SystemExit(f"{root}: no CacheConfig.gpu_memory_utilization")
+
+
+METRIC = re.compile(r"vllm:[a-z0-9_]+")
+KINDS = {"counter": "counter", "gauge": "gauge", "histogram": "histogram"}
+RENAMED = re.compile(r"Use (vllm:[a-z0-9_]+) instead")
+
+
+def _kind(call: ast.Call) -> str | None:
+    """counter | gauge | histogram of a metric constructor (``self._gauge_cls(...)``,
+    ``prometheus_client.Counter(...)``), None for any other call."""
+    func = ast.unparse(call.func).lower()
+    return next((k for k in KINDS if k in func.rsplit(".", 1)[-1]), None)
+
+
+def metrics(root: Path) -> dict[str, tuple[str, str]]:
+    """Every Prometheus metric family of the v1 engine (vllm/v1/**/*.py): name -> (kind, the
+    metric it was renamed to, from a ``DEPRECATED: Use vllm:x instead`` documentation, or
+    ""). A name passed as ``name=`` takes the kind of its constructor; a name assigned or
+    listed in a function (``name = "vllm:cache_config_info"``, ``counter_specs``) takes the
+    kind of the one constructor that function calls."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in sorted((root / "v1").rglob("*.py")):
+        if path.relative_to(root).as_posix() == "v1/metrics/reader.py":
+            continue  # reads the registry back (get_metrics_snapshot), defines no metric
+        tree = ast.parse(path.read_text())
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and _kind(n)]
+            direct: dict[str, tuple[str, str]] = {}
+            for call in calls:
+                name = next((k.value for k in call.keywords if k.arg == "name"), None)
+                if isinstance(name, ast.Constant) and METRIC.fullmatch(str(name.value)):
+                    doc = next((k.value for k in call.keywords if k.arg == "documentation"), None)
+                    renamed = RENAMED.search(ast.unparse(doc)) if doc is not None else None
+                    kind = _kind(call)
+                    assert kind is not None
+                    direct[str(name.value)] = (kind, renamed.group(1) if renamed else "")
+            kinds = {_kind(c) for c in calls}
+            for node in ast.walk(fn):
+                if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                    continue
+                if not METRIC.fullmatch(node.value) or node.value in direct:
+                    continue
+                if len(kinds) != 1:
+                    raise SystemExit(f"{path}: cannot tell the kind of {node.value}")
+                (kind,) = kinds
+                assert kind is not None
+                out.setdefault(node.value, (kind, ""))
+            out.update(direct)
+    if not out:
+        raise SystemExit(f"{root}: no vllm: metrics under v1/")
+    return out
