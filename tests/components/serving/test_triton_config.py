@@ -15,6 +15,7 @@ from serving_fixtures import args_of_mf, with_model
 
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.model import Batching, ResponseCache, TensorRtInput, Warmup
+from inferplane.blueprint.triton_facts import config_problems
 from inferplane.components.serving.triton_config import input_data_type, render_config_pbtxt
 from inferplane.components.stack_serving import blueprint_errors
 
@@ -93,9 +94,12 @@ def triton_python() -> Path:
 
 
 def parse(triton_python: Path, tmp_path: Path, configs: dict[str, str]) -> dict[str, dict]:
-    """Parse each config with Triton's ModelConfig; returns the parsed messages by name."""
+    """Parse each config with Triton's ModelConfig; returns the parsed messages by name.
+    Each must also pass the facts of the pinned release (`triton_facts.config_problems`):
+    tritonclient's schema is of its own, newer release."""
     files = []
     for name, text in configs.items():
+        assert config_problems(text) == [], name
         path = tmp_path / f"{name}.pbtxt"
         path.write_text(text)
         files.append(str(path))
