@@ -1,5 +1,6 @@
 """Every example blueprint in blueprints/ plans offline in each of its environments, passes
-`inferplane check`, and every Triton config its plan writes parses as Triton's ModelConfig."""
+`inferplane check`, and every Triton config its plan writes passes the facts of the Triton
+release that runs it and parses as Triton's ModelConfig."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from inferplane.blueprint.loader import load
+from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.triton_facts import config_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))
@@ -48,6 +51,12 @@ def test_blueprint_plans_and_its_triton_configs_parse(path: Path, env: str, tmp_
     configs = sorted((out / "triton").glob("*/*.pbtxt")) if (out / "triton").exists() else []
     if not configs:
         return
+    # The facts of the release each model runs (its own image's, else versions.triton).
+    resolved = resolve_file(path, env)
+    for config in configs:
+        model = resolved.models.get(config.parent.name)
+        release = (model.triton_release if model else None) or resolved.versions.triton
+        assert config_problems(config.read_text(), release) == [], config
     python = triton_python()
     if python is None:
         if os.environ.get("CI") == "true":
