@@ -132,9 +132,10 @@ ensemble_scheduling {
 
 
 def test_a_field_of_a_newer_release_fails_against_an_older_one_by_name() -> None:
-    """ModelEnsembling.max_inflight_requests is new in 26.02 (common r26.02
-    protobuf/model_config.proto, `uint32 max_inflight_requests = 2;`; r25.08 has no such
-    field)."""
+    """ModelEnsembling.max_inflight_requests is new in 25.11 (triton-inference-server/common
+    commit 6a318ca, "Add support for `max_inflight_requests` parameter ...", PR #141;
+    protobuf/model_config.proto `uint32 max_inflight_requests = 2;`): r26.02 has it, r25.08
+    and r25.03 (one blob, 166cbb0e) do not."""
     assert config_problems(ENSEMBLE, "26.02") == []
     for release in ("25.03", "25.08"):
         assert config_problems(ENSEMBLE, release) == [
