@@ -1,10 +1,14 @@
 """Every config.pbtxt the bundled blueprints give their Triton models passes the facts of the
-Triton release that model runs (no Triton environment needed), and the facts check refuses
-what Triton's own ModelConfig parser (tritonclient, scripts/triton-config-check) refuses."""
+Triton release that model runs (no Triton environment needed); the facts check refuses what
+Triton's own ModelConfig parser (tritonclient, scripts/triton-config-check) refuses; and the
+proto reader of scripts/triton_facts.py reads what protoc compiled into tritonclient."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +114,85 @@ def test_the_facts_check_agrees_with_tritons_parser(triton_python, tmp_path):  #
     parsed = parse(triton_python, tmp_path, ACCEPTED)
     assert parsed["variants"]["name"] == "concat"
     assert parsed["variants"]["max_batch_size"] == 16
+
+
+# Run in the Triton environment: ModelConfig's file as protoc compiled it into tritonclient,
+# as JSON {package, messages: {name: [[field, type, label, oneof]]}, enums: {name: [values]}}.
+DESCRIBE = """\
+import json
+from google.protobuf.descriptor import FieldDescriptor as F
+from tritonclient.grpc import model_config_pb2
+
+SCALARS = {getattr(F, "TYPE_" + n.upper()): n for n in (
+    "double float int32 int64 uint32 uint64 sint32 sint64 fixed32 fixed64 sfixed32 sfixed64 "
+    "bool string bytes").split()}
+package = model_config_pb2.DESCRIPTOR.package
+messages, enums = {}, {}
+
+
+def name_of(desc):
+    return desc.full_name.removeprefix(package + ".")
+
+
+def type_of(f):
+    if f.type in SCALARS:
+        return SCALARS[f.type]
+    return name_of(f.message_type or f.enum_type)
+
+
+def walk(desc):
+    fields = []
+    for f in desc.fields:
+        if f.message_type is not None and f.message_type.GetOptions().map_entry:
+            entry = f.message_type.fields_by_name
+            typ, label = type_of(entry["value"]), "map<" + type_of(entry["key"]) + ">"
+        else:
+            typ, label = type_of(f), "repeated" if f.is_repeated else ""
+        oneof = f.containing_oneof.name if f.containing_oneof is not None else ""
+        fields.append([f.name, typ, label, oneof])
+    messages[name_of(desc)] = fields
+    for nested in desc.nested_types:
+        if not nested.GetOptions().map_entry:
+            walk(nested)
+    for enum in desc.enum_types:
+        enums[name_of(enum)] = [v.name for v in enum.values]
+
+
+for desc in model_config_pb2.DESCRIPTOR.message_types_by_name.values():
+    walk(desc)
+for enum in model_config_pb2.DESCRIPTOR.enum_types_by_name.values():
+    enums[name_of(enum)] = [v.name for v in enum.values]
+print(json.dumps({"package": package, "messages": messages, "enums": enums}))
+"""
+
+
+def test_the_proto_reader_agrees_with_protoc(triton_python):  # noqa: F811
+    """tritonclient 2.73.0 ships model_config_pb2, which protoc compiled from
+    protobuf/model_config.proto of its release; every message, field (type, label, oneof)
+    and enum value in it is what scripts/triton_proto.py read from r26.02's proto, whose
+    messages and enums have not changed since (r26.04 to r26.07 differ from it in comments
+    only, blob 58754167 against 2ce5cc0a)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import triton_facts as script
+    import triton_proto
+
+    done = subprocess.run(
+        [str(triton_python), "-c", DESCRIBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    described = json.loads(done.stdout)
+    proto = triton_proto.Proto(
+        package=described["package"],
+        messages={
+            name: triton_proto.Message(name, [triton_proto.Field(*f) for f in fields])
+            for name, fields in described["messages"].items()
+        },
+        enums=described["enums"],
+    )
+    stored = (ROOT / "inferplane" / "facts" / "triton" / "26.02" / "model_config.txt").read_text()
+    blob = re.search(r"\(git blob ([0-9a-f]{40})\)", stored)
+    assert blob is not None
+    assert script.facts_text("26.02", blob.group(1), proto) == stored
