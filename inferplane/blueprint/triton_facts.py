@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-from inferplane.blueprint import defaults, pbtxt
+from inferplane.blueprint import defaults, pbtxt, releases
 
 ROOT_MESSAGE = "ModelConfig"
 _INTS = frozenset(
@@ -112,6 +112,21 @@ def model_config_facts(release: str | None = None) -> ModelConfigFacts:
         )
     path = resources.files("inferplane").joinpath("facts", "triton", release, "model_config.txt")
     return read_facts(release, path.read_text())
+
+
+def has_field(release: str, message: str, field: str) -> bool:
+    """Whether `message` (``ModelEnsembling``) of Triton `release` has `field`."""
+    return field in model_config_facts(release).messages.get(message, {})
+
+
+def releases_with_field(message: str, field: str) -> tuple[str, ...]:
+    """The supported Triton releases whose `message` has `field`, oldest first: what a
+    validation names when a blueprint asks for a field its release lacks."""
+    return tuple(
+        r.release
+        for r in releases.engine_releases("triton")
+        if has_field(r.release, message, field)
+    )
 
 
 def config_problems(text: str, release: str | None = None) -> list[Problem]:

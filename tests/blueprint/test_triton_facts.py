@@ -149,6 +149,17 @@ def test_a_field_of_a_newer_release_fails_against_an_older_one_by_name() -> None
     assert config_problems(ENSEMBLE.replace("  max_inflight_requests: 16\n", ""), "25.08") == []
 
 
+def test_the_releases_with_a_field_are_named_oldest_first() -> None:
+    assert triton_facts.releases_with_field("ModelEnsembling", "max_inflight_requests") == (
+        "26.02",
+    )
+    assert triton_facts.releases_with_field("ModelConfig", "response_cache") == tuple(RELEASES)
+    assert triton_facts.releases_with_field("ModelConfig", "no_such_field") == ()
+    assert triton_facts.releases_with_field("NoSuchMessage", "name") == ()
+    assert triton_facts.has_field("26.02", "ModelEnsembling", "step")
+    assert not triton_facts.has_field("25.08", "ModelEnsembling", "max_inflight_requests")
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
