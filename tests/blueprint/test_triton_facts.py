@@ -4,6 +4,7 @@ against the facts of the release that runs it."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -97,16 +98,41 @@ def test_releases_with_one_proto_blob_have_one_body() -> None:
     assert all(len(b) == 1 for b in bodies.values())
 
 
-def test_reading_the_proto_again_gives_the_same_facts() -> None:
-    """Needs a clone of triton-inference-server/common (scripts/triton_facts.py says how);
-    the other tests here run without it, CI included."""
+def _git_blob(data: bytes) -> str:
+    """The id git gives a file's content (`git hash-object`)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+VENDORED = {
+    _git_blob(p.read_bytes()): p
+    for p in (ROOT / "tests" / "reference").glob("triton-common-*/model_config.proto")
+}
+"""The protos of the supported releases, vendored (tests/reference/README.md names their
+branch and commit), by git blob id."""
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_reading_the_proto_again_gives_the_same_facts(release: str) -> None:
+    """The proto the facts name by blob id, read again by this script, gives the same file:
+    the reader and the stored facts agree, with no clone of the repository."""
+    s = script()
+    text = (FACTS / release / "model_config.txt").read_text()
+    blob = header(text)[2]
+    assert blob in VENDORED, (
+        f"vendor protobuf/model_config.proto of branch r{release} (git blob {blob}) under "
+        "tests/reference/ and list it in its README"
+    )
+    proto = s.triton_proto.parse(VENDORED[blob].read_text())
+    assert s.facts_text(release, blob, proto) == text
+
+
+def test_a_clone_when_present_has_the_blobs_the_facts_name() -> None:
+    """With a clone (scripts/triton_facts.py says where), each release branch still holds
+    the proto the facts were read from; without one the vendored copies above stand in."""
     s = script()
     repo = s.git_dir()
     if not (repo / "HEAD").exists():
-        pytest.skip(
-            f"no clone of triton-inference-server/common at {repo} (set "
-            "INFERPLANE_TRITON_COMMON_GIT or clone it there): the facts are not re-derived"
-        )
+        return
     for release in RELEASES:
         assert s.derive(repo, release) == (FACTS / release / "model_config.txt").read_text()
 
