@@ -39,6 +39,7 @@ from inferplane.blueprint.model import (
     Wake,
     Warmup,
 )
+from inferplane.blueprint.triton_model import Accelerator, Pipeline, Tensor, TritonBackend
 
 FieldPath = tuple[str, ...]
 
@@ -225,6 +226,17 @@ class ServedModel:
     schedule: tuple[ScheduleWindow, ...] = ()
     """Windows with a higher floor than `replicas.min`, one KEDA cron trigger each
     (`inferplane.components.serving.wake.schedule_triggers`); empty: none."""
+    backend: TritonBackend | None = None
+    """Triton, one model: ``tensorrt`` (with `tensorrt`), ``onnxruntime`` or ``pytorch``;
+    None: the backend `tensorrt` implies (vLLM, TensorRT-LLM and pipelines have none)."""
+    accelerator: Accelerator = "cuda"
+    """ONNX Runtime's GPU execution provider, ``cuda`` or ``tensorrt``."""
+    inputs: tuple[Tensor, ...] = ()
+    """Declared inputs (warm-up; TorchScript's config); empty: the ONNX model's own."""
+    outputs: tuple[Tensor, ...] = ()
+    """Declared outputs (TorchScript's config)."""
+    pipeline: Pipeline | None = None
+    """Triton: an ensemble of steps (`triton_pipeline`); None: one model."""
 
     @property
     def realtime(self) -> bool:
