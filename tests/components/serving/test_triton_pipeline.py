@@ -25,7 +25,7 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, Warmup
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.triton_model import Tensor
-from inferplane.components.serving import dashboards, triton_pipeline, triton_tensors
+from inferplane.components.serving import dashboards, promql, triton_pipeline, triton_tensors
 from inferplane.components.serving.triton_config import (
     render_config_pbtxt,
     triton_args,
@@ -255,3 +255,16 @@ def test_the_dashboard_shows_each_step(search: Environment) -> None:
     one = dashboards.dashboard(*args_of(search, dataclasses.replace(
         search.models["embed"], pipeline=None, backend="onnxruntime")), "bge-search")  # fmt: skip
     assert "Pipeline steps" not in [p["title"] for p in one["panels"] if p.get("type") == "row"]
+
+
+def test_a_pipeline_queues_in_its_steps(search: Environment) -> None:
+    """The ensemble hands a request to its first step at once: the steps' pending counts are
+    the pipeline's queue (what the queue_depth signal and its recorded rule read)."""
+    env, model = args_of(search, "embed")
+    scope = promql.Scope.of(env, model, "bge-search")
+    assert promql.queue_depth(scope) == (
+        'sum(nv_inference_pending_request_count{namespace="bge-search", '
+        'model=~"embed-tokenize|embed-encoder"})'
+    )
+    # Everything else is the ensemble's own: one request, counted once.
+    assert scope.server_selector() == '{namespace="bge-search", model="embed"}'
