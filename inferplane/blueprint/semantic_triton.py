@@ -99,7 +99,9 @@ def _one_model(env: EnvView, name: str, model: Mapping[str, Any]) -> None:
         )
     source = str(model["source"])
     suffix = FILE_SUFFIX[str(backend)]
-    if "backend" in model and not source.endswith(suffix):
+    # hf:// and a `tensorrt` section's ONNX file: refused by semantic.py already.
+    refused = source.startswith("hf://") or "tensorrt" in model
+    if not source.endswith(suffix) and not refused:
         kind = "a TorchScript file" if backend == "pytorch" else "an ONNX file"
         env.error(
             (*path, "source"),

@@ -370,3 +370,11 @@ def test_requirements_are_a_python_steps_and_one_version_per_model() -> None:
         "0.20.0 here, and 0.21.1 in step tokenize: every step of a model imports from one "
         "shared PYTHONPATH; pin one version of Tokenizers in both steps"
     ]
+
+
+def test_the_default_backend_loads_an_onnx_file() -> None:
+    text = edit(ONE, "    backend: pytorch\n", "")
+    assert (
+        "bp.yaml:18:13: error: models.ranker.source: backend onnxruntime loads an ONNX file "
+        "(.onnx), and ranker/model.pt is not one; point source at the model's .onnx file"
+    ) in diagnostics(text)
