@@ -382,7 +382,15 @@ def success_rate(scope: Scope, by: Sequence[str] = ()) -> str:
 def failure_rate(scope: Scope, by: Sequence[str] = ()) -> str:
     """Requests/s the server failed (Triton: any reason; vLLM: finished_reason="error")."""
     if scope.server == "triton":
-        return _agg("sum", _rate(f"nv_inference_request_failure{scope.server_selector()}"), by)
+        failed = _agg("sum", _rate(f"nv_inference_request_failure{scope.server_selector()}"), by)
+        if not scope.queued_in:
+            return failed
+        # An ensemble's count adds its steps' failures to its clients' ("EnsembleA will have
+        # a failed request metric reflecting ... count=2": server r25.08
+        # docs/user_guide/metrics.md); the clients' failures are the difference.
+        steps = selector(namespace=scope.namespace, model=f"~{scope.queued_in}")
+        inner = _agg("sum", _rate(f"nv_inference_request_failure{steps}"), by)
+        return f"({failed} - ({inner} or {failed} * 0))"
     # vLLM 0.10 has no "error" finish reason: no series is zero errors while requests finish.
     err = scope.server_selector(finished_reason="error")
     errors = _agg("sum", _rate(f"vllm:request_success_total{err}"), by)

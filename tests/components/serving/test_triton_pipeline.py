@@ -268,3 +268,17 @@ def test_a_pipeline_queues_in_its_steps(search: Environment) -> None:
     )
     # Everything else is the ensemble's own: one request, counted once.
     assert scope.server_selector() == '{namespace="bge-search", model="embed"}'
+
+
+def test_a_pipeline_counts_its_clients_failures_once(search: Environment) -> None:
+    env, model = args_of(search, "embed")
+    scope = promql.Scope.of(env, model, "bge-search")
+    ensemble = 'sum(rate(nv_inference_request_failure{namespace="bge-search", model="embed"}[2m]))'
+    steps = (
+        "sum(rate(nv_inference_request_failure"
+        '{namespace="bge-search", model=~"embed-tokenize|embed-encoder"}[2m]))'
+    )
+    assert promql.failure_rate(scope) == f"({ensemble} - ({steps} or {ensemble} * 0))"
+    parse_promql(promql.error_ratio(scope, ("namespace",)))
+    one = promql.Scope.of(env, dataclasses.replace(model, pipeline=None), "bge-search")
+    assert promql.failure_rate(one) == ensemble
