@@ -126,6 +126,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             accelerator=model.accelerator,
             inputs=model.inputs,
             outputs=model.outputs,
+            shapes=model.shapes,
             pipeline=model.pipeline,
         )
 

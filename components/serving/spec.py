@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inferplane.blueprint import addons, defaults, naming
+from inferplane.blueprint import addons, defaults, naming, triton_model
 from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.model import (
     Autoscaling,
@@ -39,7 +39,6 @@ from inferplane.blueprint.model import (
     Wake,
     Warmup,
 )
-from inferplane.blueprint.triton_model import Accelerator, Pipeline, Tensor, TritonBackend
 
 FieldPath = tuple[str, ...]
 
@@ -226,16 +225,16 @@ class ServedModel:
     schedule: tuple[ScheduleWindow, ...] = ()
     """Windows with a higher floor than `replicas.min`, one KEDA cron trigger each
     (`inferplane.components.serving.wake.schedule_triggers`); empty: none."""
-    backend: TritonBackend | None = None
-    """Triton, one model: ``tensorrt`` (with `tensorrt`), ``onnxruntime`` or ``pytorch``;
-    None: the backend `tensorrt` implies (vLLM, TensorRT-LLM and pipelines have none)."""
-    accelerator: Accelerator = "cuda"
+    backend: triton_model.TritonBackend | None = None
+    """Triton, one model: ``tensorrt``, ``onnxruntime`` or ``pytorch``; None: as `tensorrt`."""
+    accelerator: triton_model.Accelerator = "cuda"
     """ONNX Runtime's GPU execution provider, ``cuda`` or ``tensorrt``."""
-    inputs: tuple[Tensor, ...] = ()
-    """Declared inputs (warm-up; TorchScript's config); empty: the ONNX model's own."""
-    outputs: tuple[Tensor, ...] = ()
-    """Declared outputs (TorchScript's config)."""
-    pipeline: Pipeline | None = None
+    inputs: tuple[triton_model.Tensor, ...] = ()
+    outputs: tuple[triton_model.Tensor, ...] = ()
+    """Declared tensors (warm-up; TorchScript's config); empty: the ONNX model's own."""
+    shapes: tuple[triton_model.ShapeProfile, ...] = ()
+    """ONNX Runtime's TensorRT provider profiles; warm-up sends their `opt` shapes."""
+    pipeline: triton_model.Pipeline | None = None
     """Triton: an ensemble of steps (`triton_pipeline`); None: one model."""
 
     @property

@@ -216,10 +216,11 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
     lines += triton_tensors.io_lines("output", model.outputs)
     lines += triton_tensors.instance_lines(1, "KIND_GPU")
     if backend(model) == "onnxruntime":
-        lines += triton_tensors.accelerator_lines(model.accelerator, model.precision)
+        lines += triton_tensors.accelerator_lines(model.accelerator, model.precision, model.shapes)
     if model.warmup is not None and model.warmup.batch_sizes and backend(model) != "tensorrt":
         sizes = model.warmup.batch_sizes
-        lines += triton_tensors.warmup_lines(_declared_inputs(model), sizes, batching)
+        inputs = _declared_inputs(model)
+        lines += triton_tensors.warmup_lines(inputs, sizes, batching, model.shapes)
     elif model.warmup is not None and model.warmup.batch_sizes:
         lines += _warmup(env, model, batching)
     if model.response_cache is not None and model.response_cache.enabled:

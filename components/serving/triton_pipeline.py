@@ -135,10 +135,11 @@ def step_config(model: ServedModel, step: PipelineStep) -> str:
     gpu = step.device == "gpu"
     lines += instance_lines(step.instances, "KIND_GPU" if gpu else "KIND_CPU")
     if step.backend == "onnxruntime" and gpu:
-        lines += accelerator_lines(step.accelerator, model.precision)
+        lines += accelerator_lines(step.accelerator, model.precision, step.shapes)
     if step.warmup:
         sizes = (1, batch) if batch > 1 else (1,)
-        lines += warmup_lines(tuple(i.tensor for i in step.inputs), sizes, batch > 0)
+        inputs = tuple(i.tensor for i in step.inputs)
+        lines += warmup_lines(inputs, sizes, batch > 0, step.shapes)
     return "\n".join(lines) + "\n"
 
 

@@ -5,14 +5,17 @@ configs (`triton_config`) and pipeline steps (`triton_pipeline`).
   ``ModelOutput``: name, data_type, dims without the batch dimension of a batching model).
 - ``model_warmup`` from declared inputs: one sample per batch size; a ``-1`` dimension is
   sent as 1 (the shortest request: it loads the kernels and the allocator, which is what a
-  warm-up is for). Integers get zeros (ids and masks: in range), floating point random
-  data, strings and booleans zeros.
+  warm-up is for), unless the input has a TensorRT-provider profile: then its ``opt`` shape,
+  the one the engine is built for. Integers get zeros (ids and masks: in range), floating
+  point random data, strings and booleans zeros.
 - ONNX Runtime's GPU execution provider (onnxruntime_backend r25.08 ``README.md``, "ONNX
   Runtime with TensorRT optimization" and "... CUDA Execution Provider optimization";
   ``src/onnxruntime.cc``: ``cuda`` is also the provider used without any). With
   ``tensorrt`` the provider builds its engines in the replica as the model loads, for the
   warm-up's shapes first; ``trt_engine_cache_enable`` with ``trt_engine_cache_path`` in the
-  pod's own home keeps them across a restart of the container. ``precision_mode`` ``FP16``
+  pod's own home keeps them across a restart of the container; declared profiles become
+  ``trt_profile_{min,opt,max}_shapes`` (``src/onnxruntime.cc`` reads all three), so one
+  engine covers every request shape. ``precision_mode`` ``FP16``
   or ``INT8`` follows the model's precision (the backend refuses any other value than those
   and ``FP32``).
 """
@@ -23,7 +26,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from inferplane.blueprint.model import Precision
-from inferplane.blueprint.triton_model import Accelerator, Tensor
+from inferplane.blueprint.triton_model import Accelerator, ShapeProfile, Tensor
 from inferplane.components.serving.containers import HOME
 
 TRT_CACHE_DIR: Final = f"{HOME}/ort-trt-cache"
@@ -61,8 +64,15 @@ def io_lines(kind: str, tensors: Sequence[Tensor]) -> list[str]:
     return [*lines, "]"]
 
 
-def warmup_lines(tensors: Sequence[Tensor], sizes: Sequence[int], batching: bool) -> list[str]:
-    """``model_warmup [...]``: one sample per size in `sizes`, every input of `tensors`."""
+def warmup_lines(
+    tensors: Sequence[Tensor],
+    sizes: Sequence[int],
+    batching: bool,
+    shapes: Sequence[ShapeProfile] = (),
+) -> list[str]:
+    """``model_warmup [...]``: one sample per size in `sizes`, every input of `tensors`; an
+    input with a TensorRT-provider profile in `shapes` sends its `opt` shape."""
+    opt = {s.name: s.opt[1:] if batching else s.opt for s in shapes}
     lines = ["model_warmup ["]
     for i, size in enumerate(sizes):
         lines += [
@@ -71,8 +81,8 @@ def warmup_lines(tensors: Sequence[Tensor], sizes: Sequence[int], batching: bool
             f"    batch_size: {size if batching else 1}",
         ]
         for tensor in tensors:
-            dims = [1 if d == -1 else d for d in tensor.dims]
-            if not batching:
+            dims = [1 if d == -1 else d for d in opt.get(tensor.name, tensor.dims)]
+            if not batching and tensor.name not in opt:
                 dims[0] = size if tensor.dims[0] == -1 else dims[0]
             data = "random_data: true" if tensor.data_type in _FLOAT else "zero_data: true"
             lines += [
@@ -89,7 +99,15 @@ def warmup_lines(tensors: Sequence[Tensor], sizes: Sequence[int], batching: bool
     return [*lines, "]"]
 
 
-def accelerator_lines(accelerator: Accelerator, precision: Precision) -> list[str]:
+def _profile(shapes: Sequence[ShapeProfile], which: str) -> str:
+    """``input1:d1xd2,input2:d1xd2`` (onnxruntime_backend r25.08 ``README.md``, the
+    ``trt_profile_*_shapes`` rows)."""
+    return ",".join(f"{s.name}:{'x'.join(map(str, getattr(s, which)))}" for s in shapes)
+
+
+def accelerator_lines(
+    accelerator: Accelerator, precision: Precision, shapes: Sequence[ShapeProfile] = ()
+) -> list[str]:
     """``optimization { execution_accelerators { gpu_execution_accelerator ... } }``."""
     if accelerator == "cuda":
         entry = ['      name: "cuda"']
@@ -97,6 +115,10 @@ def accelerator_lines(accelerator: Accelerator, precision: Precision) -> list[st
         params = {"trt_engine_cache_enable": "1", "trt_engine_cache_path": TRT_CACHE_DIR}
         if precision in PRECISION_MODE:
             params = {"precision_mode": PRECISION_MODE[precision], **params}
+        if shapes:
+            params |= {
+                f"trt_profile_{w}_shapes": _profile(shapes, w) for w in ("min", "opt", "max")
+            }
         entry = ['      name: "tensorrt"'] + [
             f"      parameters {{ key: {quote(k)} value: {quote(v)} }}" for k, v in params.items()
         ]

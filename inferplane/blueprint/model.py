@@ -21,7 +21,13 @@ from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.blueprint.llm_catalog import LlmFacts
 from inferplane.blueprint.source import SourceMap
-from inferplane.blueprint.triton_model import Accelerator, Pipeline, Tensor, TritonBackend
+from inferplane.blueprint.triton_model import (
+    Accelerator,
+    Pipeline,
+    ShapeProfile,
+    Tensor,
+    TritonBackend,
+)
 
 Cloud = Literal["aws", "gcp", "kubernetes"]
 Server = Literal["vllm", "triton"]
@@ -374,6 +380,8 @@ class Model:
     """ONNX Runtime's GPU execution provider (`backend` ``onnxruntime``)."""
     inputs: tuple[Tensor, ...] = ()
     outputs: tuple[Tensor, ...] = ()
+    shapes: tuple[ShapeProfile, ...] = ()
+    """``accelerator: tensorrt``: the provider's profiles (and the warm-up shapes)."""
     pipeline: Pipeline | None = None
     """A Triton ensemble of steps; None: one model."""
 

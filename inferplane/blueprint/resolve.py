@@ -281,6 +281,7 @@ def _model(
         accelerator=spec.get("accelerator", "cuda"),
         inputs=resolve_triton.tensors(spec.get("inputs")),
         outputs=resolve_triton.tensors(spec.get("outputs")),
+        shapes=resolve_triton.shapes(spec.get("shapes")),
         pipeline=resolve_triton.pipeline(spec.get("pipeline")),
     )
 

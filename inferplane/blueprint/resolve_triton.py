@@ -10,6 +10,7 @@ from inferplane.blueprint import defaults
 from inferplane.blueprint.triton_model import (
     Pipeline,
     PipelineStep,
+    ShapeProfile,
     StepBatching,
     StepInput,
     Tensor,
@@ -30,6 +31,13 @@ def backend_of(spec: Mapping[str, Any]) -> TritonBackend | None:
 
 def tensors(spec: Mapping[str, Any] | None) -> tuple[Tensor, ...]:
     return tuple(Tensor(name, t["data_type"], tuple(t["dims"])) for name, t in (spec or {}).items())
+
+
+def shapes(spec: Mapping[str, Any] | None) -> tuple[ShapeProfile, ...]:
+    return tuple(
+        ShapeProfile(name, tuple(s["min"]), tuple(s["opt"]), tuple(s["max"]))
+        for name, s in (spec or {}).items()
+    )
 
 
 def wired(spec: Mapping[str, Any] | None) -> tuple[StepInput, ...]:
@@ -67,6 +75,7 @@ def pipeline(spec: Mapping[str, Any] | None) -> Pipeline | None:
                 instances=step.get("instances", 1),
                 device="cpu" if step_device(step) == "cpu" else "gpu",
                 warmup=step["backend"] != "python",
+                shapes=shapes(step.get("shapes")),
                 requirements=tuple(step.get("requirements") or ()),
             )
         )

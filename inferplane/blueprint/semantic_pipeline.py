@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import step_device
-from inferplane.blueprint.semantic_triton import check_data_type
+from inferplane.blueprint.semantic_triton import check_data_type, check_shapes
 
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
@@ -76,6 +76,7 @@ def _check(env: EnvView, path: YamlPath, model: Mapping[str, Any], spec: Mapping
             )
         _step_kind(env, spath, step)
         _requirements(env, spath, step, pins)
+        check_shapes(env, spath, step, step["inputs"], step_batch, "step")
         for key in ("inputs", "outputs"):
             for tensor_name, tensor in step[key].items():
                 check_data_type(env, (*spath, key, tensor_name), step["backend"], tensor)

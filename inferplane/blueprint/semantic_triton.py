@@ -142,6 +142,8 @@ def _one_model(env: EnvView, name: str, model: Mapping[str, Any]) -> None:
                     "TensorRT engine declares its own",
                     "remove it (warm-up shapes of an engine are tensorrt.inputs)",
                 )
+    batch = (model.get("batching") or {}).get("max_batch_size", 0)
+    check_shapes(env, path, model, model.get("inputs"), batch, "model")
     precision = str(model.get("precision") or "fp16")
     if model.get("accelerator") == "tensorrt" and precision not in TRT_EP_PRECISIONS:
         env.error(
@@ -173,3 +175,63 @@ def check_data_type(env: EnvView, path: YamlPath, backend: str, tensor: Mapping[
 
 SUPPORTED: tuple[str, ...] = ("bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16")
 SUPPORTED += ("int32", "int64", "fp16", "bf16", "fp32", "fp64", "string")
+
+
+def check_shapes(
+    env: EnvView,
+    path: YamlPath,
+    spec: Mapping[str, Any],
+    inputs: Mapping[str, Any] | None,
+    batch: int,
+    what: str,
+) -> None:
+    """A model's or step's (`what`) ``shapes``: ONNX Runtime's TensorRT-provider profiles.
+    An engine refuses a request outside its profile ("A runtime error will be raised if the
+    input tensor dimensions fall outside the valid range for this profile": TensorRT's
+    ``IOptimizationProfile``, https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/
+    python-api/infer/Core/OptimizationProfile.html), so each profile must cover the input's
+    declared dims and the model's batches."""
+    shapes = spec.get("shapes") or {}
+    if shapes and spec.get("accelerator") != "tensorrt":
+        env.error(
+            (*path, "shapes"),
+            f"shapes are profiles of ONNX Runtime's TensorRT provider, which this {what} "
+            "does not use",
+            "remove shapes, or set accelerator: tensorrt",
+        )
+        return
+    for name, prof in shapes.items():
+        where = (*path, "shapes", name)
+        low, opt, high = prof["min"], prof["opt"], prof["max"]
+        if inputs is not None and name not in inputs:
+            env.error(where, f"no input is named {name!r}", "use one of: " + ", ".join(inputs))
+            continue
+        if not len(low) == len(opt) == len(high) or not all(
+            a <= b <= c for a, b, c in zip(low, opt, high, strict=True)
+        ):
+            env.error(
+                where,
+                f"min {low}, opt {opt} and max {high} are not shapes of one rank with "
+                "min <= opt <= max",
+                "give three shapes of the same length, each dimension min <= opt <= max",
+            )
+            continue
+        dims = list((inputs or {}).get(name, {}).get("dims") or [])
+        full = ([-1] if batch > 0 else []) + dims
+        fixed = zip(full, low, high, strict=False)
+        if dims and (
+            len(full) != len(low) or any(d != -1 and not a == d == c for d, a, c in fixed)
+        ):
+            env.error(
+                where,
+                f"the profile {low}..{high} does not fit the input's dims {dims}"
+                + (", after the batch dimension" if batch > 0 else ""),
+                "give every fixed dimension its size in min, opt and max, and the batch "
+                "dimension first when the model batches",
+            )
+        elif batch > 0 and high[0] < batch:
+            env.error(
+                (*where, "max"),
+                f"the profile's largest batch ({high[0]}) is below max_batch_size ({batch})",
+                f"set its first dimension to {batch}",
+            )

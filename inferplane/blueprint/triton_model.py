@@ -38,6 +38,17 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class ShapeProfile:
+    """ONNX Runtime's TensorRT provider profile of one input, batch dimension first when
+    the model batches; warm-up sends `opt`."""
+
+    name: str
+    min: tuple[int, ...]
+    opt: tuple[int, ...]
+    max: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class StepInput:
     """A step's input and the ensemble tensor that feeds it."""
 
@@ -70,6 +81,8 @@ class PipelineStep:
     device: Device = "gpu"
     warmup: bool = True
     """Warm-up requests at load (not for ``python`` steps: their ``initialize`` runs then)."""
+    shapes: tuple[ShapeProfile, ...] = ()
+    """``accelerator: tensorrt``: the provider's profiles (and the warm-up shapes)."""
     requirements: tuple[str, ...] = ()
     """``python`` steps: ``name==version --hash=sha256:<hex>`` lines, staged into the model
     store and installed from there (`components.serving.pip_requirements`)."""

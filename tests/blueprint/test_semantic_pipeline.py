@@ -8,7 +8,7 @@ from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
-from inferplane.blueprint.triton_model import StepBatching, StepInput, Tensor
+from inferplane.blueprint.triton_model import ShapeProfile, StepBatching, StepInput, Tensor
 
 HEAD = """\
 apiVersion: inferplane/v1
@@ -378,3 +378,57 @@ def test_the_default_backend_loads_an_onnx_file() -> None:
         "bp.yaml:18:13: error: models.ranker.source: backend onnxruntime loads an ONNX file "
         "(.onnx), and ranker/model.pt is not one; point source at the model's .onnx file"
     ) in diagnostics(text)
+
+
+SHAPED = edit(
+    PIPELINE,
+    "          accelerator: tensorrt\n          batching: {max_batch_size: 32}\n",
+    "          accelerator: tensorrt\n          batching: {max_batch_size: 32}\n"
+    "          shapes:\n            input_ids: {min: [1, 1], opt: [8, 128], max: [32, 512]}\n",
+)
+
+
+def test_shapes_are_tensorrt_provider_profiles_that_cover_the_input() -> None:
+    assert diagnostics(SHAPED) == []
+    step = resolve(load_text(SHAPED, "bp.yaml"), "prod").models["embed"].pipeline
+    assert step is not None
+    assert step.steps[1].shapes == (ShapeProfile("input_ids", (1, 1), (8, 128), (32, 512)),)
+    cuda = edit(SHAPED, "accelerator: tensorrt", "accelerator: cuda")
+    assert diagnostics(cuda) == [
+        "bp.yaml:39:13: error: models.embed.pipeline.steps.encoder.shapes: shapes are profiles "
+        "of ONNX Runtime's TensorRT provider, which this step does not use; remove shapes, or "
+        "set accelerator: tensorrt"
+    ]
+    small = edit(SHAPED, "max: [32, 512]", "max: [16, 512]")
+    assert diagnostics(small) == [
+        "bp.yaml:39:58: error: models.embed.pipeline.steps.encoder.shapes.input_ids.max: the "
+        "profile's largest batch (16) is below max_batch_size (32); set its first dimension "
+        "to 32"
+    ]
+    rank = edit(SHAPED, "opt: [8, 128]", "opt: [8, 128, 1]")
+    assert diagnostics(rank) == [
+        "bp.yaml:39:24: error: models.embed.pipeline.steps.encoder.shapes.input_ids: min "
+        "[1, 1], opt [8, 128, 1] and max [32, 512] are not shapes of one rank with min <= opt "
+        "<= max; give three shapes of the same length, each dimension min <= opt <= max"
+    ]
+    fixed = edit(
+        SHAPED,
+        "input_ids: {data_type: int64, dims: [-1], from",
+        "input_ids: {data_type: int64, dims: [64], from",
+    )
+    fixed = edit(
+        fixed,
+        "input_ids: {data_type: int64, dims: [-1]}",
+        "input_ids: {data_type: int64, dims: [64]}",
+    )
+    assert diagnostics(fixed) == [
+        "bp.yaml:39:24: error: models.embed.pipeline.steps.encoder.shapes.input_ids: the "
+        "profile [1, 1]..[32, 512] does not fit the input's dims [64], after the batch "
+        "dimension; give every fixed dimension its size in min, opt and max, and the batch "
+        "dimension first when the model batches"
+    ]
+    unknown = edit(SHAPED, "            input_ids: {min:", "            ids: {min:")
+    assert diagnostics(unknown) == [
+        "bp.yaml:39:18: error: models.embed.pipeline.steps.encoder.shapes.ids: no input is "
+        "named 'ids'; use one of: input_ids"
+    ]

@@ -24,7 +24,7 @@ from test_triton_config import parse, triton_python  # noqa: F401  (fixture)
 from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, Warmup
 from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.triton_model import Tensor
+from inferplane.blueprint.triton_model import ShapeProfile, Tensor
 from inferplane.components.serving import dashboards, promql, triton_pipeline, triton_tensors
 from inferplane.components.serving.triton_config import (
     render_config_pbtxt,
@@ -127,13 +127,17 @@ def test_every_config_parses_as_a_model_config(
                 "precision_mode": "FP16",
                 "trt_engine_cache_enable": "1",
                 "trt_engine_cache_path": "/home/inferplane/ort-trt-cache",
+                "trt_profile_min_shapes": "input_ids:1x1,attention_mask:1x1",
+                "trt_profile_opt_shapes": "input_ids:8x128,attention_mask:8x128",
+                "trt_profile_max_shapes": "input_ids:32x512,attention_mask:32x512",
             },
         }
     ]
     assert [w["batch_size"] for w in encoder["model_warmup"]] == [1, 32]
+    # the profile's opt shape after its batch dimension: the engine's own shape
     assert encoder["model_warmup"][1]["inputs"]["input_ids"] == {
         "data_type": "TYPE_INT64",
-        "dims": ["1"],
+        "dims": ["128"],
         "zero_data": True,
     }
     cross = parsed["rerank-step-cross-encoder"]
@@ -159,9 +163,12 @@ def test_pytorch_and_onnxruntime_models_parse(
         warmup=Warmup((1, 8)),
     )
     ort = dataclasses.replace(torch, backend="onnxruntime", outputs=(), accelerator="cuda")
+    profile = ShapeProfile("INPUT__0", (1, 16), (4, 64), (8, 128))
+    trt = dataclasses.replace(ort, accelerator="tensorrt", shapes=(profile,))
     configs = {
         "torch": render_config_pbtxt(*args_of_mf(search, torch)),
         "ort": render_config_pbtxt(*args_of_mf(search, ort)),
+        "trt": render_config_pbtxt(*args_of_mf(search, trt)),
     }
     parsed = parse(triton_python, tmp_path, configs)
     t = parsed["torch"]
@@ -171,6 +178,12 @@ def test_pytorch_and_onnxruntime_models_parse(
     assert "optimization" not in t
     assert [w["batch_size"] for w in t["model_warmup"]] == [1, 8]
     assert t["model_warmup"][1]["inputs"]["INPUT__0"]["dims"] == ["128"]
+    ep = parsed["trt"]["optimization"]["execution_accelerators"]["gpu_execution_accelerator"]
+    assert ep[0]["parameters"]["trt_profile_opt_shapes"] == "INPUT__0:4x64"
+    assert [w["inputs"]["INPUT__0"]["dims"] for w in parsed["trt"]["model_warmup"]] == [
+        ["64"],
+        ["64"],
+    ]
     o = parsed["ort"]
     assert o["platform"] == "onnxruntime_onnx" and "output" not in o
     assert o["optimization"]["execution_accelerators"]["gpu_execution_accelerator"] == [
