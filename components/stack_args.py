@@ -220,8 +220,8 @@ def store_access_args(
 
 def store_writers(env: Environment) -> frozenset[str]:
     """The store-writing roles whose Jobs `env` runs: TensorRT and TensorRT-LLM engine
-    builds (`engine-builder`), hf:// staging of weights, draft models and adapters
-    (`weights-stager`), and vLLM compile caches (`vllm-compiler`,
+    builds (`engine-builder`), hf:// staging of weights, draft models and adapters, and of
+    Python steps' requirements (`weights-stager`), and vLLM compile caches (`vllm-compiler`,
     `scale_out.compiles_vllm_graph`)."""
     out = set()
     for model in env.models.values():
@@ -229,11 +229,18 @@ def store_writers(env: Environment) -> frozenset[str]:
             model.tensorrt is not None or model.tensorrt_llm is not None
         ):
             out.add(naming.ENGINE_BUILDER_SA)
-        if _hub_sourced(model):
+        if _hub_sourced(model) or _stages_requirements(model):
             out.add(naming.WEIGHTS_STAGER_SA)
         if scale_out.compiles_vllm_graph(model) and env.model_store:
             out.add(naming.VLLM_COMPILER_SA)
     return frozenset(out)
+
+
+def _stages_requirements(model: Model) -> bool:
+    """Python pipeline steps with requirements, staged under the hub area of the store
+    (`serving.pip_requirements`) by the weights-staging identity."""
+    steps = model.pipeline.steps if model.pipeline is not None else ()
+    return any(step.requirements for step in steps)
 
 
 def _hub_sourced(model: Model) -> bool:

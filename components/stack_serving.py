@@ -122,6 +122,12 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             wake=model.wake,
             wake_hosts=model.wake_hosts,
             schedule=model.schedule,
+            backend=model.backend,
+            accelerator=model.accelerator,
+            inputs=model.inputs,
+            outputs=model.outputs,
+            shapes=model.shapes,
+            pipeline=model.pipeline,
         )
 
 

@@ -12,6 +12,7 @@ starts, GPU utilisation and memory), and one panel per autoscaling signal agains
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Final
 
@@ -25,6 +26,7 @@ from grafana_foundation_sdk.models import dashboard as dashboard_models
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Signal
+from inferplane.blueprint.triton_model import step_model_name
 from inferplane.components.serving import promql, rules
 from inferplane.components.serving.promql import Scope
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -224,6 +226,7 @@ def build_dashboard(
     ]
 
     scaling = [_signal_panel(model, scope, signal) for signal in model.autoscaling.signals]
+    steps = _step_panels(model, scope)
 
     board = (
         Dashboard(f"{env.part_of} / {model.name} ({env.environment})")
@@ -243,6 +246,7 @@ def build_dashboard(
         ("Traffic", traffic),
         ("Capacity", capacity),
         ("Autoscaling signals", scaling),
+        *((("Pipeline steps", steps),) if steps else ()),
     )
     for title, panels in rows:
         board = board.with_row(Row(title).id(panel_id))
@@ -251,6 +255,52 @@ def build_dashboard(
             board = board.with_panel(panel.id(panel_id))
             panel_id += 1
     return board
+
+
+def _step_panels(model: ServedModel, scope: Scope) -> list[Timeseries]:
+    """A pipeline's steps, one series each: Triton reports every composing model of an
+    ensemble under its own ``model`` label (``<model>-<step>``), the ensemble under the
+    model's name (server r25.08 ``docs/user_guide/metrics.md``: the inference request
+    counts and durations are "Per model", and an ensemble's failures also count its
+    composing models')."""
+    if model.pipeline is None:
+        return []
+    names = "|".join(step_model_name(model.name, s.name) for s in model.pipeline.steps)
+    steps = dataclasses.replace(scope, model=f"~{names}", response_cache=False)
+    by = ("model",)
+    sel = steps.server_selector()
+    requests = f"sum by (model) (rate(nv_inference_request_success{sel}[{promql.RATE_WINDOW}]))"
+    batch = (
+        f"sum by (model) (rate(nv_inference_count{sel}[{promql.RATE_WINDOW}])) / "
+        f"sum by (model) (rate(nv_inference_exec_count{sel}[{promql.RATE_WINDOW}]))"
+    )
+    return [
+        _panel(
+            "Queue time per step",
+            "ms",
+            [(promql.queue_time_ms(steps, by), "{{model}}")],
+            "Mean time a request waits for each step's batcher or a free instance. One "
+            "step rising alone wants more instances (pipeline.steps.<step>.instances).",
+        ),
+        _panel(
+            "Compute time per step",
+            "ms",
+            [(promql.compute_time_ms(steps, by), "{{model}}")],
+            "Mean time each step spends on one request: where the pipeline's latency goes.",
+        ),
+        _panel(
+            "Requests per step",
+            "reqps",
+            [(requests, "{{model}}")],
+            "Requests each step finished per second.",
+        ),
+        _panel(
+            "Batch size per step",
+            "short",
+            [(batch, "{{model}}")],
+            "Inferences per execution: how full each step's batches run.",
+        ),
+    ]
 
 
 SIGNAL_UNITS: Final = {

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from inferplane.components.serving import pip_requirements, triton_pipeline
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
     await_timeout_s,
@@ -61,6 +62,10 @@ from inferplane.components.serving.load_balancer import (
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
+from inferplane.components.serving.requirements_job import (
+    RequirementsStaging,
+    RequirementsStagingArgs,
+)
 from inferplane.components.serving.response_cache import (
     ResponseCacheStore,
     ResponseCacheStoreArgs,
@@ -240,6 +245,16 @@ class ModelServer(pulumi.ComponentResource):
                     CONFIG_FILE: render_trtllm_config(model, env),
                     **pipeline_files(model),
                 }
+            elif model.pipeline is not None:
+                config_data = triton_pipeline.config_files(model)
+                if pip_requirements.staged_steps(model):
+                    # The serving pods install the staged wheels: they start after the Jobs.
+                    wheels = RequirementsStaging(
+                        f"{name}-requirements",
+                        RequirementsStagingArgs(model, env, ns, args.provider),
+                        opts=pulumi.ResourceOptions(parent=self),
+                    )
+                    before_pods += wheels.jobs
             else:
                 config_data = {CONFIG_FILE: render_config_pbtxt(model, env)}
             # Every file rolls the pods when it changes.

@@ -41,6 +41,7 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from inferplane.blueprint.model import Metric, Server
+from inferplane.blueprint.triton_model import step_model_name
 from inferplane.components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
@@ -154,6 +155,8 @@ class Scope:
     """Triton's TensorRT-LLM backend: it also exports the ``nv_trt_llm_*`` families."""
     streaming: bool = False
     """A decoupled TensorRT-LLM model: Triton exports its first-response histogram."""
+    queued_in: str = ""
+    """A pipeline: the regex of its steps' ``model`` labels, where its requests wait."""
 
     @classmethod
     def of(
@@ -172,6 +175,9 @@ class Scope:
             mig=model.pool.mig,
             trtllm=model.tensorrt_llm is not None,
             streaming=streams_tokens(model),
+            queued_in="|".join(step_model_name(model.name, s.name) for s in model.pipeline.steps)
+            if model.pipeline is not None
+            else "",
         )
 
     @property
@@ -244,7 +250,15 @@ def queue_depth(scope: Scope, by: Sequence[str] = ()) -> str:
         if scope.server == "triton"
         else "vllm:num_requests_waiting"
     )
-    queued = _agg("sum", f"{name}{scope.server_selector()}", by)
+    # An ensemble counts its requests as executing once it hands them to its first step
+    # (core r25.08 src/ensemble_scheduler/ensemble_scheduler.cc, EnsembleScheduler::Enqueue:
+    # "Composing model requests will track their own states"): they wait in the steps.
+    where = (
+        selector(namespace=scope.namespace, model=f"~{scope.queued_in}")
+        if scope.queued_in
+        else scope.server_selector()
+    )
+    queued = _agg("sum", f"{name}{where}", by)
     if not scope.trtllm:
         return queued
     waiting = _agg(
@@ -368,7 +382,15 @@ def success_rate(scope: Scope, by: Sequence[str] = ()) -> str:
 def failure_rate(scope: Scope, by: Sequence[str] = ()) -> str:
     """Requests/s the server failed (Triton: any reason; vLLM: finished_reason="error")."""
     if scope.server == "triton":
-        return _agg("sum", _rate(f"nv_inference_request_failure{scope.server_selector()}"), by)
+        failed = _agg("sum", _rate(f"nv_inference_request_failure{scope.server_selector()}"), by)
+        if not scope.queued_in:
+            return failed
+        # An ensemble's count adds its steps' failures to its clients' ("EnsembleA will have
+        # a failed request metric reflecting ... count=2": server r25.08
+        # docs/user_guide/metrics.md); the clients' failures are the difference.
+        steps = selector(namespace=scope.namespace, model=f"~{scope.queued_in}")
+        inner = _agg("sum", _rate(f"nv_inference_request_failure{steps}"), by)
+        return f"({failed} - ({inner} or {failed} * 0))"
     # vLLM 0.10 has no "error" finish reason: no series is zero errors while requests finish.
     err = scope.server_selector(finished_reason="error")
     errors = _agg("sum", _rate(f"vllm:request_success_total{err}"), by)

@@ -8,6 +8,7 @@ import hashlib
 from typing import Final
 
 from inferplane.blueprint import defaults, naming
+from inferplane.components.serving import pip_requirements
 from inferplane.components.serving.containers import (
     PORTS,
     Manifest,
@@ -85,6 +86,9 @@ def serving_pod_spec(
         server = triton_container(env, model, image)
         init.append(triton_fetch_container(env, model, model_uri))
         volumes.append({"name": "triton-config", "configMap": {"name": config_map_name(model)}})
+        if pip_requirements.staged_steps(model):
+            init.append(pip_requirements.install_container(env, model))
+            volumes.append(pip_requirements.scripts(env, model))
     else:
         server = vllm_container(env, model, image)
         staged = (

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inferplane.blueprint import addons, defaults, naming
+from inferplane.blueprint import addons, defaults, naming, triton_model
 from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.model import (
     Autoscaling,
@@ -225,6 +225,17 @@ class ServedModel:
     schedule: tuple[ScheduleWindow, ...] = ()
     """Windows with a higher floor than `replicas.min`, one KEDA cron trigger each
     (`inferplane.components.serving.wake.schedule_triggers`); empty: none."""
+    backend: triton_model.TritonBackend | None = None
+    """Triton, one model: ``tensorrt``, ``onnxruntime`` or ``pytorch``; None: as `tensorrt`."""
+    accelerator: triton_model.Accelerator = "cuda"
+    """ONNX Runtime's GPU execution provider, ``cuda`` or ``tensorrt``."""
+    inputs: tuple[triton_model.Tensor, ...] = ()
+    outputs: tuple[triton_model.Tensor, ...] = ()
+    """Declared tensors (warm-up; TorchScript's config); empty: the ONNX model's own."""
+    shapes: tuple[triton_model.ShapeProfile, ...] = ()
+    """ONNX Runtime's TensorRT provider profiles; warm-up sends their `opt` shapes."""
+    pipeline: triton_model.Pipeline | None = None
+    """Triton: an ensemble of steps (`triton_pipeline`); None: one model."""
 
     @property
     def realtime(self) -> bool:

@@ -4,14 +4,19 @@
 the tests against Triton's own ``model_config.proto``). What it sets, and why:
 
 - ``platform``: ``tensorrt_plan`` when the model has a ``tensorrt`` section (the engine
-  built by `inferplane.components.serving.engine_build`), ``onnxruntime_onnx`` for plain ONNX.
-  Inputs and outputs are not written: Triton reads them from the engine or the ONNX model
+  built by `inferplane.components.serving.engine_build`), ``onnxruntime_onnx`` for plain ONNX
+  (with the GPU execution provider ``accelerator`` chooses, `triton_tensors`),
+  ``pytorch_libtorch`` for TorchScript. Inputs and outputs are written only when declared
+  (TorchScript needs them); otherwise Triton reads them from the engine or the ONNX model
   (auto-complete), so the config can never disagree with the model.
+- A pipeline is an ensemble: `triton_pipeline` writes its configs.
 - ``max_batch_size``: ``batching.max_batch_size``, 0 (no batch dimension) without batching.
 - ``dynamic_batching``: the batching window is ``max_queue_delay_microseconds``.
 - ``instance_group``: one instance on the pod's GPU(s) (``KIND_GPU``).
 - ``model_warmup``: one sample per ``warmup.batch_sizes`` entry, run before the model
-  reports ready. Input shapes are the ``tensorrt.inputs`` *opt* shapes, with the batch
+  reports ready. ONNX Runtime and TorchScript models: the declared ``inputs``
+  (`triton_tensors.warmup_lines`), no engine build needed. TensorRT engines: shapes are the
+  ``tensorrt.inputs`` *opt* shapes, with the batch
   dimension taken by ``batch_size`` (batching) or set to the warm-up size (no batching).
   Data types: each input's declared ``data_type``; without one, inputs named ``ids``,
   ``*_ids`` or ``*mask*`` are taken as INT64 and every other input as FP32 (validate warns
@@ -31,7 +36,14 @@ from typing import Final
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import TensorRtInput
-from inferplane.components.serving import promql, response_cache
+from inferplane.blueprint.triton_model import Tensor, TritonBackend
+from inferplane.components.serving import (
+    pip_requirements,
+    promql,
+    response_cache,
+    triton_pipeline,
+    triton_tensors,
+)
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     HOME,
@@ -77,13 +89,31 @@ _TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
 ONNX_FILE = "model.onnx"
 
 
+MODEL_FILES: Final = {"tensorrt": "model.plan", "onnxruntime": ONNX_FILE, "pytorch": "model.pt"}
+"""Each backend's default file name in ``<model>/1/`` (server r25.08
+``docs/user_guide/model_repository.md``: "model.plan", "model.onnx", TorchScript "model.pt")."""
+PLATFORMS: Final = {
+    "tensorrt": "tensorrt_plan",
+    "onnxruntime": "onnxruntime_onnx",
+    "pytorch": "pytorch_libtorch",  # core r25.08 src/constants.h kPyTorchLibTorchPlatform
+}
+
+
+def backend(model: ServedModel) -> TritonBackend:
+    """The model's backend: ``tensorrt`` with `ServedModel.tensorrt` (validation refuses a
+    ``tensorrt`` section with another backend), else the one given, else ``onnxruntime``."""
+    if model.tensorrt is not None:
+        return "tensorrt"
+    return model.backend if model.backend in ("onnxruntime", "pytorch") else "onnxruntime"
+
+
 def model_file(model: ServedModel) -> str:
     """File name of the model inside ``<repository>/<model>/1/``."""
-    return "model.plan" if model.tensorrt is not None else ONNX_FILE
+    return MODEL_FILES[backend(model)]
 
 
 def platform(model: ServedModel) -> str:
-    return "tensorrt_plan" if model.tensorrt is not None else "onnxruntime_onnx"
+    return PLATFORMS[backend(model)]
 
 
 def input_data_type(name: str, declared: str | None = None) -> str:
@@ -141,6 +171,17 @@ def _warmup_sample(tensors: tuple[TensorRtInput, ...], size: int, batching: bool
     return [*lines, "  }"]
 
 
+def _declared_inputs(model: ServedModel) -> tuple[Tensor, ...]:
+    if not model.inputs:
+        raise ServingArgsError(
+            model.name,
+            ("warmup",),
+            "warm-up requests need the model's input names, types and shapes",
+            "declare them under inputs (name: {data_type, dims}), or remove warmup",
+        )
+    return model.inputs
+
+
 def _warmup(env: ServingEnvironment, model: ServedModel, batching: bool) -> list[str]:
     assert model.warmup is not None
     tensors = _warmup_inputs(env, model)
@@ -157,6 +198,8 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
     """The model's ``config.pbtxt`` (see the module docstring for each field)."""
     if model.server != "triton":
         raise ValueError(f"model {model.name!r} is served by {model.server}, not triton")
+    if model.pipeline is not None:
+        return triton_pipeline.ensemble_config(model)
     batching = model.batching is not None and model.batching.max_batch_size > 0
     lines = [
         f"name: {_quote(model.name)}",
@@ -169,8 +212,16 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
             lines.append(f"  preferred_batch_size: {_ints(model.batching.preferred_batch_sizes)}")
         lines.append(f"  max_queue_delay_microseconds: {model.batching.max_queue_delay_us}")
         lines.append("}")
-    lines += ["instance_group [", "  {", "    count: 1", "    kind: KIND_GPU", "  }", "]"]
-    if model.warmup is not None and model.warmup.batch_sizes:
+    lines += triton_tensors.io_lines("input", model.inputs)
+    lines += triton_tensors.io_lines("output", model.outputs)
+    lines += triton_tensors.instance_lines(1, "KIND_GPU")
+    if backend(model) == "onnxruntime":
+        lines += triton_tensors.accelerator_lines(model.accelerator, model.precision, model.shapes)
+    if model.warmup is not None and model.warmup.batch_sizes and backend(model) != "tensorrt":
+        sizes = model.warmup.batch_sizes
+        inputs = _declared_inputs(model)
+        lines += triton_tensors.warmup_lines(inputs, sizes, batching, model.shapes)
+    elif model.warmup is not None and model.warmup.batch_sizes:
         lines += _warmup(env, model, batching)
     if model.response_cache is not None and model.response_cache.enabled:
         lines += ["response_cache {", "  enable: true", "}"]
@@ -194,7 +245,7 @@ def triton_args(model: ServedModel, release: str) -> list[str]:
     args = [
         f"--model-repository={MODELS_DIR}",
         "--model-control-mode=explicit",
-        f"--load-model={model.name}",
+        *(f"--load-model={name}" for name in triton_pipeline.model_names(model)),
         "--strict-readiness=true",
         "--exit-on-error=true",
         f"--http-port={PORTS['http']}",
@@ -258,13 +309,19 @@ def cache_env(model: ServedModel) -> list[Manifest]:
     return [response_cache.password_env(model)] if cache is not None and cache.redis else []
 
 
+def _python_path(model: ServedModel) -> list[Manifest]:
+    """Python steps' installed requirements (`pip_requirements`), for their stubs."""
+    path = pip_requirements.python_path(model)
+    return [{"name": "PYTHONPATH", "value": path}] if path else []
+
+
 def triton_container(env: ServingEnvironment, model: ServedModel, image: str) -> Manifest:
     return {
         "name": "triton",
         "image": image,
         "command": ["tritonserver"],
         "args": triton_args(model, model.release(env)),
-        "env": [{"name": "HOME", "value": HOME}, *cache_env(model)],
+        "env": [{"name": "HOME", "value": HOME}, *cache_env(model), *_python_path(model)],
         "ports": [
             {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()
         ],
@@ -289,8 +346,11 @@ def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_ur
     (`store_cli.resolve_attempt`). An ONNX model is fetched with its directory, so its external data
     files sit beside it as ONNX Runtime looks for them ("relative to the directory the ONNX
     model is stored in", https://onnx.ai/onnx/repo-docs/ExternalData.html), then named
-    ``model.onnx`` as Triton expects; the file name reaches the script only as ``$ONNX_FILE``.
+    ``model.onnx`` as Triton expects (a TorchScript file ``model.pt``); the file name reaches
+    the script only as ``$ONNX_FILE``. A pipeline: `triton_pipeline.fetch_container`.
     """
+    if model.pipeline is not None:
+        return triton_pipeline.fetch_container(env, model)
     version_dir = f"{MODELS_DIR}/{model.name}/1"
     config = f'cp "{CONFIG_DIR}/{CONFIG_FILE}" "{MODELS_DIR}/{model.name}/{CONFIG_FILE}"'
     mounts = [mount("models", MODELS_DIR), mount("triton-config", CONFIG_DIR, read_only=True)]
@@ -319,8 +379,8 @@ def triton_fetch_container(env: ServingEnvironment, model: ServedModel, model_ur
             f'mkdir -p "{version_dir}"',
             config,
             store_sync(env, '"$MODEL_DIR"', f'"{version_dir}"'),
-            f'if [ "$ONNX_FILE" != {ONNX_FILE} ]; then',
-            f'  mv "{version_dir}/$ONNX_FILE" "{version_dir}/{ONNX_FILE}"',
+            f'if [ "$ONNX_FILE" != {model_file(model)} ]; then',
+            f'  mv "{version_dir}/$ONNX_FILE" "{version_dir}/{model_file(model)}"',
             "fi",
         ),
         [{"name": "MODEL_DIR", "value": directory}, {"name": "ONNX_FILE", "value": file}],

@@ -21,6 +21,13 @@ from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.blueprint.llm_catalog import LlmFacts
 from inferplane.blueprint.source import SourceMap
+from inferplane.blueprint.triton_model import (
+    Accelerator,
+    Pipeline,
+    ShapeProfile,
+    Tensor,
+    TritonBackend,
+)
 
 Cloud = Literal["aws", "gcp", "kubernetes"]
 Server = Literal["vllm", "triton"]
@@ -366,6 +373,17 @@ class Model:
     llm: LlmFacts | None = None
     """An LLM's architecture (parameters, attention shape): from `model_info`, else the
     built-in table by its `hf://` source; None when neither names it or it is no LLM."""
+    backend: TritonBackend | None = None
+    """How Triton runs a model that is neither an LLM nor a pipeline (`triton_model`); None
+    for vLLM, TensorRT-LLM and pipelines."""
+    accelerator: Accelerator = "cuda"
+    """ONNX Runtime's GPU execution provider (`backend` ``onnxruntime``)."""
+    inputs: tuple[Tensor, ...] = ()
+    outputs: tuple[Tensor, ...] = ()
+    shapes: tuple[ShapeProfile, ...] = ()
+    """``accelerator: tensorrt``: the provider's profiles (and the warm-up shapes)."""
+    pipeline: Pipeline | None = None
+    """A Triton ensemble of steps; None: one model."""
 
     @property
     def realtime(self) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, semantic_vllm, wake
+from inferplane.blueprint import catalog, defaults, resolve_triton, semantic_vllm, wake
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 from inferplane.blueprint.model import (
@@ -258,7 +258,9 @@ def _model(
         startup_timeout_s=spec.get("startup_timeout_s", defaults.STARTUP_TIMEOUT_S),
         max_request_s=spec.get("max_request_s", defaults.MAX_REQUEST_S),
         vllm=_vllm(spec.get("vllm") or {}, model_store) if server == "vllm" else None,
-        tensorrt=_tensorrt(spec["tensorrt"]) if "tensorrt" in spec else None,
+        tensorrt=_tensorrt(spec.get("tensorrt"))
+        if resolve_triton.backend_of(spec) == "tensorrt"
+        else None,
         tensorrt_llm=TensorRtLlm(**spec["tensorrt_llm"]) if "tensorrt_llm" in spec else None,
         batching=_batching(spec["batching"]) if "batching" in spec else None,
         response_cache=ResponseCache(
@@ -275,6 +277,12 @@ def _model(
         wake_hosts=tuple((replicas.get("wake") or {}).get("hosts") or ()),
         schedule=_schedule(replicas.get("schedule") or (), len(pool.zones)),
         llm=semantic_vllm.facts_of(spec)[0] if server == "vllm" or "tensorrt_llm" in spec else None,
+        backend=resolve_triton.backend_of(spec),
+        accelerator=spec.get("accelerator", "cuda"),
+        inputs=resolve_triton.tensors(spec.get("inputs")),
+        outputs=resolve_triton.tensors(spec.get("outputs")),
+        shapes=resolve_triton.shapes(spec.get("shapes")),
+        pipeline=resolve_triton.pipeline(spec.get("pipeline")),
     )
 
 

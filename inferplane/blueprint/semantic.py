@@ -24,10 +24,12 @@ from inferplane.blueprint import (
     semantic_kubernetes,
     semantic_names,
     semantic_network,
+    semantic_pipeline,
     semantic_releases,
     semantic_scaling,
     semantic_serving,
     semantic_spare,
+    semantic_triton,
     semantic_trtllm,
     semantic_vllm,
     semantic_wake_path,
@@ -39,7 +41,18 @@ from inferplane.blueprint.source import Document
 
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")
-_TRITON_ONLY = ("tensorrt", "tensorrt_llm", "batching", "response_cache", "warmup")
+_TRITON_ONLY = (
+    "tensorrt",
+    "tensorrt_llm",
+    "batching",
+    "response_cache",
+    "warmup",
+    "backend",
+    "accelerator",
+    "inputs",
+    "outputs",
+    "pipeline",
+)
 _CROSS_CLOUD = {"aws": "s3", "gcp": "gs", "kubernetes": "s3"}
 
 
@@ -535,6 +548,8 @@ CHECKS.extend(
         semantic_serving.check_defaulted_ranges,
         semantic_spare.check_spare_gpus,
         semantic_serving.check_warmup_inputs,
+        semantic_triton.check_backends,
+        semantic_pipeline.check_pipelines,
         semantic_serving.check_response_cache_applies,
         semantic_cache.check_redis_cache_memory,
         semantic_serving.check_instance_types,

@@ -167,6 +167,12 @@ def _hub_sourced(model: Mapping[str, Any]) -> bool:
     return False
 
 
+def _stages_requirements(model: Mapping[str, Any]) -> bool:
+    """A pipeline's Python step with requirements (`components.serving.requirements_job`)."""
+    steps = (model.get("pipeline") or {}).get("steps") or {}
+    return any(isinstance(s, Mapping) and s.get("requirements") for s in steps.values())
+
+
 def _builds_engine(model: Mapping[str, Any]) -> bool:
     return model.get("server") == "triton" and ("tensorrt" in model or "tensorrt_llm" in model)
 
@@ -179,6 +185,7 @@ def _compiles_graph(model: Mapping[str, Any]) -> bool:
 _WRITERS = (
     ("engine_builder", _builds_engine, "builds a TensorRT engine"),
     ("weights_stager", _hub_sourced, "stages an hf:// source into the store"),
+    ("weights_stager", _stages_requirements, "stages its Python steps' requirements"),
     ("vllm_compiler", _compiles_graph, "stages its vLLM compile cache in the store"),
 )
 

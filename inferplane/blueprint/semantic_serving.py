@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.resolve_triton import backend_of
 
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
@@ -64,9 +65,18 @@ def check_defaulted_ranges(env: EnvView) -> None:
 
 def check_warmup_inputs(env: EnvView) -> None:
     """Triton warm-up requests are built from the engine's input shapes
-    (`components.serving.triton_config`), so warm-up needs ``tensorrt.inputs``."""
+    (`components.serving.triton_config`), so warm-up needs ``tensorrt.inputs``; an ONNX
+    Runtime or TorchScript model's come from its declared ``inputs``."""
     for name, model in (env.data.get("models") or {}).items():
-        if model["server"] != "triton" or "warmup" not in model:
+        if model["server"] != "triton" or "warmup" not in model or "pipeline" in model:
+            continue  # a pipeline's: semantic_triton
+        if backend_of(model) in ("onnxruntime", "pytorch"):
+            if "inputs" not in model:
+                env.error(
+                    ("models", name, "warmup"),
+                    "warm-up requests need the model's input names, types and shapes",
+                    "declare them under inputs (name: {data_type, dims}), or remove warmup",
+                )
             continue
         if not ((model.get("tensorrt") or {}).get("inputs")):
             env.error(
@@ -365,8 +375,8 @@ def check_engine_sources(env: EnvView) -> None:
     serve it: the model must be a file inside a directory, not at the root of its bucket."""
     store = str(env.spec.get("model_store") or "")
     for name, model in (env.data.get("models") or {}).items():
-        if model["server"] != "triton" or "tensorrt_llm" in model:
-            continue  # a TensorRT-LLM checkpoint is a directory (semantic_trtllm)
+        if model["server"] != "triton" or "tensorrt_llm" in model or "pipeline" in model:
+            continue  # a TensorRT-LLM checkpoint or a pipeline is a directory
         source = str(model["source"])
         uri = source if "://" in source else store.rstrip("/") + "/" + source
         if not uri.startswith(("s3://", "gs://")):

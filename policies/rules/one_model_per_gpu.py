@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from inferplane.policies.framework import Finding, Rule, RuleConfig
@@ -63,6 +64,31 @@ def _requests(stack: Stack, model: ModelView, w: Resource) -> Iterator[Finding]:
             yield from _triton_loads_one(model, w, c)
 
 
+_STEP_CONFIG = re.compile(r"^step-([a-z]([-a-z0-9]*[a-z0-9])?)\.pbtxt$")
+
+
+def pipeline_models(model: ModelView) -> set[str]:
+    """The composing models of `model`'s pipeline: ``<model>-<step>`` for every step config
+    (``step-<step>.pbtxt``) in its ConfigMaps (`components.serving.triton_pipeline`); empty
+    for one model."""
+    found = set()
+    for cm in model.config_maps:
+        data = cm.props.get("data")
+        for key in data if isinstance(data, dict) else ():
+            match = _STEP_CONFIG.match(str(key))
+            if match:
+                found.add(f"{model.name}-{match.group(1)}")
+    return found
+
+
+def _loads_one(model: ModelView, loads: list[str]) -> bool:
+    """One model (not ``*``), or a pipeline: the ensemble and exactly its own steps."""
+    steps = pipeline_models(model)
+    if steps:
+        return sorted(loads) == sorted({model.name, *steps})
+    return len(loads) == 1 and loads[0] != "*"
+
+
 def _triton_loads_one(model: ModelView, w: Resource, c: Container) -> Iterator[Finding]:
     target = f"models.{model.name}"
     field = ("models", model.name, "server")
@@ -76,12 +102,12 @@ def _triton_loads_one(model: ModelView, w: Resource, c: Container) -> Iterator[F
             "model in the repository; use --model-control-mode=explicit --load-model=<model>",
             w.ref,
         )
-    elif len(loads) != 1 or loads[0] == "*":
+    elif not _loads_one(model, loads):
         yield Finding(
             target,
             field,
             f"Triton in {w.k8s_name} loads {', '.join(loads) or 'no model'}; load exactly one "
-            "model per serving pod (--load-model=<model>)",
+            "model per serving pod (--load-model=<model>, and a pipeline's own steps)",
             w.ref,
         )
 
@@ -119,7 +145,8 @@ RULE = Rule(
         "Request whole GPUs: `nvidia.com/gpu: 1` (or the MIG pool's `nvidia.com/mig-<profile>`) "
         "in both requests and limits. Move realtime models off time_slicing pools to an "
         "exclusive or MIG pool. Run Triton with --model-control-mode=explicit and one "
-        "--load-model."
+        "--load-model (a pipeline adds one per step, `<model>-<step>`, each with its "
+        "config in the model's ConfigMap)."
     ),
     links=(
         "https://github.com/NVIDIA/k8s-device-plugin/issues/461",

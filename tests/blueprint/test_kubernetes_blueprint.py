@@ -330,3 +330,33 @@ def test_the_documented_node_shape_is_the_computed_one() -> None:
     for key in keys:
         assert f"`{key}=" in text, key
     assert "`nvidia.com/gpu=present:NoSchedule`" in text
+
+
+def test_python_requirements_need_the_weights_stager_secret() -> None:
+    pipeline = """\
+  speech:
+    server: triton
+    source: speech/
+    pool: l4
+    pipeline:
+      inputs: {AUDIO: {data_type: string, dims: [1]}}
+      outputs: {TEXT: {data_type: string, dims: [1], from: decode.TEXT}}
+      steps:
+        decode:
+          backend: python
+          requirements: ["tokenizers==0.21.1 --hash=sha256:%s"]
+          inputs: {AUDIO: {data_type: string, dims: [1], from: AUDIO}}
+          outputs: {TEXT: {data_type: string, dims: [1]}}
+""" % ("ab" * 32)
+    assert (
+        "bp.yaml:12:7: error: environments.local.model_store_secrets: model 'speech' stages "
+        "its Python steps' requirements, and no Secret is named for `weights_stager`; add "
+        "`weights_stager: <Secret name>`: an existing Secret in the blueprint's namespace "
+        "with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+    ) in diagnostics(BASE + pipeline)
+    with_secret = edit(
+        "      engine_builder: store-engine-builder\n",
+        "      engine_builder: store-engine-builder\n      weights_stager: store-stager\n",
+        BASE + pipeline,
+    )
+    assert not [d for d in diagnostics(with_secret) if "weights_stager" in d]

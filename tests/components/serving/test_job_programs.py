@@ -15,7 +15,12 @@ import pytest
 from serving_fixtures import JOB, pod_spec, serve
 
 from inferplane.components.serving import store_job
-from inferplane.components.serving.jobs import compile_cache, onnx_shapes, trtllm_engine
+from inferplane.components.serving.jobs import (
+    compile_cache,
+    onnx_shapes,
+    pip_stage,
+    trtllm_engine,
+)
 
 JOBS = Path(store_job.__file__).with_name("jobs")
 IMAGE_LIBRARIES = {
@@ -24,6 +29,7 @@ IMAGE_LIBRARIES = {
     "hub_download": {"huggingface_hub"},
     "trtllm_engine": {"tensorrt_llm", "transformers"},
     "compile_cache": set(),
+    "pip_stage": set(),  # pip runs as `python3 -m pip`, a process of its own
 }
 
 
@@ -241,3 +247,60 @@ def test_a_changed_program_changes_the_jobs_pod_spec(staging, monkeypatch) -> No
 
     assert scripts(before) != scripts(after)
     assert scripts(before).startswith(before.get("metadata", "name") + "-scripts-")
+
+
+# --- pip_stage -----------------------------------------------------------------------------
+HASHED = (
+    "tokenizers==0.21.1 --hash=sha256:"
+    + "2dd9a0061e403546f7377df940e866c3e678d7d4e9643d0461ea442b4f89e61a"
+)
+
+
+def test_requirements_must_be_pinned_with_their_hashes():
+    assert pip_stage.requirement_lines(f"\n{HASHED}\n  \n") == [HASHED]
+    with pytest.raises(pip_stage.RequirementsError) as unpinned:
+        pip_stage.requirement_lines(f"{HASHED}\ntokenizers>=0.21\nnumpy==2.0.0")
+    assert str(unpinned.value) == (
+        "not pinned as name==version --hash=sha256:<hex>: tokenizers>=0.21; numpy==2.0.0"
+    )
+    with pytest.raises(pip_stage.RequirementsError, match="REQUIREMENTS is empty"):
+        pip_stage.requirement_lines(" \n")
+
+
+def test_download_and_install_take_only_hashed_wheels_and_no_index_at_install():
+    download = pip_stage.download_command("/build/wheels")
+    assert download[1:] == [
+        "-m", "pip", "download", "--disable-pip-version-check", "--no-cache-dir",
+        "--require-hashes", "--no-deps", "--only-binary=:all:", "--dest", "/build/wheels",
+        "-r", "/build/wheels/requirements.txt",
+    ]  # fmt: skip
+    install = pip_stage.install_command("/w", "/t")
+    assert install[1:] == [
+        "-m", "pip", "install", "--disable-pip-version-check", "--no-cache-dir", "--no-index",
+        "--find-links", "/w", "--require-hashes", "--no-deps", "--only-binary=:all:",
+        "--target", "/t", "-r", "/w/requirements.txt",
+    ]  # fmt: skip
+
+
+def test_download_refuses_unpinned_requirements_before_pip_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REQUIREMENTS", "tokenizers")
+    ran = []
+    monkeypatch.setattr(pip_stage.subprocess, "run", lambda *a, **k: ran.append(a))
+    assert pip_stage.main(["download", str(tmp_path / "w")]) == 1
+    assert ran == []
+    assert capsys.readouterr().err == (
+        "error: not pinned as name==version --hash=sha256:<hex>: tokenizers\n"
+    )
+
+
+def test_download_writes_the_requirements_it_downloads(tmp_path, monkeypatch):
+    monkeypatch.setenv("REQUIREMENTS", HASHED)
+    ran = []
+
+    class Done:
+        returncode = 0
+
+    monkeypatch.setattr(pip_stage.subprocess, "run", lambda cmd, **k: ran.append(cmd) or Done())
+    assert pip_stage.main(["download", str(tmp_path / "w")]) == 0
+    assert (tmp_path / "w" / "requirements.txt").read_text() == HASHED + "\n"
+    assert ran == [pip_stage.download_command(str(tmp_path / "w"))]

@@ -1,0 +1,224 @@
+"""Semantic checks of a Triton pipeline's wiring: what Triton's ensemble scheduler would
+refuse when it loads the ensemble (core r25.08 ``src/model_config_utils.cc``,
+``ValidateEnsembleSchedulingConfig``, and ``src/ensemble_scheduler/ensemble_utils.cc``,
+``ValidateEnsembleConfig`` / ``ValidateTensorMapping``):
+
+- every step input is fed by a pipeline input or a step output; steps are declared in the
+  order they run, so a feed from a later step (or the step itself) is a cycle or a typo;
+- the feeding tensor has the same data type, and the same shape where both are fixed
+  (``-1`` matches any size; a batching and a non-batching model agree when the non-batching
+  one's first dimension is the batch: ``ValidateTensorConsistency``);
+- every pipeline output is produced by a step output and every pipeline input is used
+  ("ensemble input ... is not used"), every step output feeds something ("ensemble tensor
+  ... is unused");
+- a batching ensemble has no step that batches less ("ensemble ... allows maximum batch
+  size N, but it contains model ... which only allows maximum batch size to be M");
+- a Python step runs on the CPU or the GPU, an ONNX step's ``accelerator`` is ONNX
+  Runtime's and applies on the GPU only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.resolve_triton import step_device
+from inferplane.blueprint.semantic_triton import check_data_type, check_shapes
+
+if TYPE_CHECKING:
+    from inferplane.blueprint.semantic_env import EnvView
+
+Feed = tuple[str, Sequence[int], bool]
+"""A tensor a step input may read: data type, dims, whether its model batches."""
+
+
+def _full(dims: Sequence[int], batching: bool) -> list[int]:
+    return [-1, *dims] if batching else list(dims)
+
+
+def _dims_match(a: Sequence[int], b: Sequence[int]) -> bool:
+    return len(a) == len(b) and all(x == y or -1 in (x, y) for x, y in zip(a, b, strict=True))
+
+
+def shapes_agree(a: Sequence[int], a_batch: bool, b: Sequence[int], b_batch: bool) -> bool:
+    """Triton's ``ValidateTensorConsistency``: the dims agree (wildcards match anything), or
+    the dims with the batch dimension in front do."""
+    return _dims_match(a, b) or _dims_match(_full(a, a_batch), _full(b, b_batch))
+
+
+def check_pipelines(env: EnvView) -> None:
+    for name, model in (env.data.get("models") or {}).items():
+        spec = model.get("pipeline")
+        if model["server"] == "triton" and spec:
+            _check(env, ("models", name, "pipeline"), model, spec)
+
+
+def _check(env: EnvView, path: YamlPath, model: Mapping[str, Any], spec: Mapping[str, Any]) -> None:
+    batch = ((model.get("batching") or {}).get("max_batch_size")) or 0
+    ensemble_batches = batch > 0
+    tensors: dict[str, Feed] = {
+        n: (t["data_type"], t["dims"], ensemble_batches) for n, t in spec["inputs"].items()
+    }
+    used: set[str] = set()
+    pins: dict[str, tuple[str, str]] = {}
+    steps: Mapping[str, Any] = spec["steps"]
+    names = list(steps)
+    for index, (step_name, step) in enumerate(steps.items()):
+        spath = (*path, "steps", step_name)
+        step_batch = (step.get("batching") or {}).get("max_batch_size", 0)
+        if ensemble_batches and 0 < step_batch < batch:
+            env.error(
+                (*spath, "batching", "max_batch_size"),
+                f"the pipeline takes batches of up to {batch} (batching.max_batch_size), and "
+                f"step {step_name} up to {step_batch}: Triton refuses to load such an ensemble",
+                f"raise it to at least {batch}, or lower the model's batching.max_batch_size",
+            )
+        _step_kind(env, spath, step)
+        _requirements(env, spath, step, pins)
+        check_shapes(env, spath, step, step["inputs"], step_batch, "step")
+        for key in ("inputs", "outputs"):
+            for tensor_name, tensor in step[key].items():
+                check_data_type(env, (*spath, key, tensor_name), step["backend"], tensor)
+        for input_name, tensor in step["inputs"].items():
+            ipath = (*spath, "inputs", input_name)
+            source = tensor["from"]
+            feed = tensors.get(source)
+            if feed is None:
+                env.error((*ipath, "from"), *_unknown(source, names, index, spec["inputs"]))
+                continue
+            used.add(source)
+            _agree(env, ipath, source, feed, tensor, step_batch > 0)
+        for output_name, tensor in step["outputs"].items():
+            tensors[f"{step_name}.{output_name}"] = (
+                tensor["data_type"],
+                tensor["dims"],
+                step_batch > 0,
+            )
+    produced: dict[str, str] = {}
+    for output_name, tensor in spec["outputs"].items():
+        opath = (*path, "outputs", output_name)
+        source = tensor["from"]
+        if source in produced:
+            env.error(
+                (*opath, "from"),
+                f"{source!r} is already pipeline output {produced[source]!r}: an ensemble maps "
+                "a step output to one tensor",
+                "remove one of the two outputs",
+            )
+            continue
+        produced[source] = output_name
+        if source not in tensors or source in spec["inputs"]:
+            env.error(
+                (*opath, "from"),
+                f"{source!r} is no step output"
+                + (" (a pipeline input is not an output)" if source in spec["inputs"] else ""),
+                "name a step's output as <step>.<output>: "
+                + ", ".join(k for k in tensors if k not in spec["inputs"]),
+            )
+            continue
+        used.add(source)
+        _agree(env, opath, source, tensors[source], tensor, ensemble_batches)
+    for tensor_name in tensors:
+        if tensor_name in used:
+            continue
+        if tensor_name in spec["inputs"]:
+            where: YamlPath = (*path, "inputs", tensor_name)
+            what = f"pipeline input {tensor_name!r} feeds no step"
+        else:
+            step_name, _, out = tensor_name.partition(".")
+            where = (*path, "steps", step_name, "outputs", out)
+            what = f"output {out!r} of step {step_name} feeds no step and no pipeline output"
+        env.error(
+            where,
+            f"{what}: Triton refuses an ensemble with an unused tensor",
+            "use it (a step input's or an output's `from`), or remove it",
+        )
+
+
+def _unknown(
+    source: str, names: list[str], index: int, inputs: Mapping[str, Any]
+) -> tuple[str, str]:
+    step, dot, _ = source.partition(".")
+    if dot and step in names and names.index(step) >= index:
+        return (
+            f"{source!r} is an output of step {step}, which runs "
+            + ("as this step (a cycle)" if names.index(step) == index else "after this one"),
+            "declare the steps in the order they run, each after the steps that feed it",
+        )
+    if dot and step in names:
+        return (
+            f"step {step} has no output {source.partition('.')[2]!r}",
+            "name one of its outputs",
+        )
+    return (
+        f"{source!r} is neither a pipeline input nor a step output",
+        "use a pipeline input (" + ", ".join(inputs) + ") or <step>.<output> of an earlier step",
+    )
+
+
+def _agree(
+    env: EnvView, path: YamlPath, source: str, feed: Feed, tensor: Mapping[str, Any], batches: bool
+) -> None:
+    dtype, dims, feed_batches = feed
+    if dtype != tensor["data_type"]:
+        env.error(
+            (*path, "data_type"),
+            f"{source!r} is {dtype}, not {tensor['data_type']}: Triton refuses an ensemble "
+            "whose tensors disagree on their type",
+            f"declare data_type: {dtype}, or convert it in the step that produces {source!r}",
+        )
+    elif not shapes_agree(dims, feed_batches, tensor["dims"], batches):
+        env.error(
+            (*path, "dims"),
+            f"{source!r} has dims {list(dims)}"
+            + (" (batch first)" if feed_batches and not batches else "")
+            + f", which do not fit {list(tensor['dims'])}",
+            "give both the same shape (-1 for a dimension of any size), the batch dimension "
+            "left out where the model batches",
+        )
+
+
+def _step_kind(env: EnvView, path: YamlPath, step: Mapping[str, Any]) -> None:
+    backend = step["backend"]
+    if "accelerator" in step and backend != "onnxruntime":
+        env.error(
+            (*path, "accelerator"),
+            f"accelerator chooses ONNX Runtime's execution provider, and this step's backend "
+            f"is {backend}",
+            "remove accelerator",
+        )
+    elif "accelerator" in step and step_device(step) == "cpu":
+        env.error(
+            (*path, "accelerator"),
+            "accelerator chooses a GPU execution provider, and this step runs on the CPU",
+            "remove accelerator, or set device: gpu",
+        )
+
+
+def _requirements(
+    env: EnvView, path: YamlPath, step: Mapping[str, Any], pins: dict[str, tuple[str, str]]
+) -> None:
+    """Requirements are a Python step's; every step of a model shares one ``PYTHONPATH``
+    (`components.serving.pip_requirements`), so one package has one version per model."""
+    lines = step.get("requirements") or []
+    if lines and step["backend"] != "python":
+        env.error(
+            (*path, "requirements"),
+            f"requirements are installed for Python steps, and this step's backend is "
+            f"{step['backend']}",
+            "remove them (its runtime is the image's backend library)",
+        )
+        return
+    for i, line in enumerate(lines):
+        name, _, rest = str(line).partition("==")
+        version = rest.split(" ", 1)[0]
+        key = name.lower().replace("_", "-").replace(".", "-")
+        if key in pins and pins[key][0] != version:
+            env.error(
+                (*path, "requirements", i),
+                f"{name} {version} here, and {pins[key][0]} in step {pins[key][1]}: every "
+                "step of a model imports from one shared PYTHONPATH",
+                f"pin one version of {name} in both steps",
+            )
+        pins.setdefault(key, (version, str(path[-1])))

@@ -1,0 +1,102 @@
+"""How Triton runs a model that is not an LLM: its backend, its declared tensors, and (a
+pipeline) the steps of an ensemble.
+
+- `backend`: ``tensorrt`` (an engine built from the ONNX by a Job, `Model.tensorrt`),
+  ``onnxruntime`` (the ONNX as it is, on ONNX Runtime with the CUDA or TensorRT execution
+  provider), ``pytorch`` (a TorchScript ``model.pt`` on LibTorch) or, in a pipeline only,
+  ``python`` (a ``model.py`` on the Python backend).
+- `Tensor`: one input or output as Triton's ``model_config.proto`` declares it: a name, a
+  data type and the dimensions *without* the batch dimension when the model batches
+  (``-1``: any size).
+- `Pipeline`: the ensemble's own inputs and outputs and its steps, each a model of its own
+  in Triton's repository (``<model>-<step>``), wired by naming, for every step input, the
+  ensemble input or earlier step output (``<step>.<output>``) that feeds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+TritonBackend = Literal["tensorrt", "onnxruntime", "pytorch", "python"]
+Accelerator = Literal["cuda", "tensorrt"]
+Device = Literal["gpu", "cpu"]
+
+STRING_TYPE = "string"
+"""The blueprint's name of Triton's ``TYPE_STRING`` (bytes: text, audio files)."""
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One declared input or output."""
+
+    name: str
+    data_type: str
+    """``fp32``, ``int64``, ``string``, ... (Triton's ``TYPE_<upper>``)."""
+    dims: tuple[int, ...]
+    """Without the batch dimension when the model batches; ``-1`` is any size."""
+
+
+@dataclass(frozen=True)
+class ShapeProfile:
+    """ONNX Runtime's TensorRT provider profile of one input, batch dimension first when
+    the model batches; warm-up sends `opt`."""
+
+    name: str
+    min: tuple[int, ...]
+    opt: tuple[int, ...]
+    max: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """A step's input and the ensemble tensor that feeds it."""
+
+    tensor: Tensor
+    source: str
+    """An ensemble input's name, or ``<step>.<output>`` of an earlier step."""
+
+
+@dataclass(frozen=True)
+class StepBatching:
+    max_batch_size: int
+    max_queue_delay_us: int
+
+
+@dataclass(frozen=True)
+class PipelineStep:
+    """One model of the ensemble: ``<model>-<step>`` in Triton's repository, its files the
+    directory `path` under the pipeline model's source."""
+
+    name: str
+    backend: TritonBackend
+    path: str
+    """Directory of the step's files, relative to the model's source directory."""
+    inputs: tuple[StepInput, ...]
+    outputs: tuple[Tensor, ...]
+    accelerator: Accelerator = "cuda"
+    """``onnxruntime`` steps: the GPU execution provider."""
+    batching: StepBatching | None = None
+    instances: int = 1
+    device: Device = "gpu"
+    warmup: bool = True
+    """Warm-up requests at load (not for ``python`` steps: their ``initialize`` runs then)."""
+    shapes: tuple[ShapeProfile, ...] = ()
+    """``accelerator: tensorrt``: the provider's profiles (and the warm-up shapes)."""
+    requirements: tuple[str, ...] = ()
+    """``python`` steps: ``name==version --hash=sha256:<hex>`` lines, staged into the model
+    store and installed from there (`components.serving.pip_requirements`)."""
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[StepInput, ...]
+    """The ensemble's outputs, each with the step output that produces it."""
+    steps: tuple[PipelineStep, ...]
+    """In the order they are declared; every input comes from before."""
+
+
+def step_model_name(model: str, step: str) -> str:
+    """The step's model name in Triton's repository (and its ``model`` metric label)."""
+    return f"{model}-{step}"
