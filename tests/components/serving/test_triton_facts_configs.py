@@ -42,7 +42,12 @@ MODELS = _triton_models()
 
 
 def test_the_bundled_blueprints_have_triton_models() -> None:
-    assert {p.stem for p, _, _ in MODELS} == {"support-assistant", "llm-serving"}
+    assert {p.stem for p, _, _ in MODELS} == {
+        "support-assistant",
+        "llm-serving",
+        "bge-search",
+        "whisper-triton",
+    }
 
 
 @pytest.mark.parametrize(
