@@ -300,6 +300,17 @@ class ScheduleWindow:
 class Slo:
     p95_ms: int | None
     ttft_p95_ms: int | None
+    itl_p95_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """`traffic`: the load the capacity estimate plans for (`inferplane.blueprint.capacity`)."""
+
+    peak_rps: float
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    shared_prefix: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -366,6 +377,12 @@ class Model:
     llm: LlmFacts | None = None
     """An LLM's architecture (parameters, attention shape): from `model_info`, else the
     built-in table by its `hf://` source; None when neither names it or it is no LLM."""
+    traffic: Traffic | None = None
+    profile: tuple[tuple[int, float], ...] = ()
+    """`profile`: (batch size, p95 ms) points, inline or read from the profile file."""
+    budget_usd_per_month: float | None = None
+    autoscaling_derived: bool = False
+    """The autoscaling targets come from the capacity estimate: the blueprint sets none."""
 
     @property
     def realtime(self) -> bool:
