@@ -30,8 +30,8 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             ("models", name, "traffic"),
             f"the capacity of {name} ({plan.replicas} replicas at {plan.peak_rps:g} "
             f"requests/s) rests on the roofline model alone (±{plan.band:.0%}), not on a "
-            "measurement: confirm it with the engine's own benchmark at the planned rate "
-            f"(vllm bench serve --request-rate {plan.peak_rps:g}) before the peak arrives",
+            f"measurement: measure one replica at its planned {plan.rps[1]:.2f} requests/s "
+            "(scripts/measure_capacity.py runs vLLM's own benchmark) before the peak arrives",
             ref,
         )
 

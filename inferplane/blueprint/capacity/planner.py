@@ -351,9 +351,9 @@ def _judge(model: Model, plan: Plan, out: EnvPlan) -> None:
                 (*path, "replicas", "max"),
                 f"the peak of {plan.peak_rps:g} requests/s needs {plan.replicas} replicas "
                 f"({worst}); replicas.max is {limit}",
-                "measure the model at this rate (vLLM: `vllm bench serve --request-rate "
-                f"{plan.peak_rps:g}`) before relying on the estimate, or leave more room in "
-                "replicas.max",
+                f"measure one replica at its planned {plan.rps[1]:.2f} requests/s "
+                "(scripts/measure_capacity.py runs vLLM's own benchmark) before relying on the "
+                "estimate, or leave more room in replicas.max",
             )
         )
     budget = model.budget_usd_per_month
