@@ -37,11 +37,11 @@ def render(env: Environment, env_plan: EnvPlan) -> list[str]:
 def _model_lines(env: Environment, plan: Plan) -> list[str]:
     model = env.models[plan.model]
     low, mid, high = plan.rps
-    source = (
-        "roofline model (FLOPs and memory bandwidth of the GPU; no measurement)"
-        if plan.source == "roofline"
-        else "measured profile"
-    )
+    source = {
+        "roofline": "roofline model (FLOPs and memory bandwidth of the GPU; no measurement)",
+        "aiconfigurator": "aiconfigurator's measured operation timings",
+        "profile": "measured profile",
+    }[plan.source]
     out = [
         f"capacity {plan.model}: {plan.peak_rps:g} requests/s at peak; one replica carries "
         f"{mid:.2f} requests/s (band ±{plan.band:.0%}: {low:.2f}-{high:.2f}) from the {source}",

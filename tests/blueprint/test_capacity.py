@@ -152,15 +152,15 @@ def test_peak_beyond_replicas_max_names_the_number_needed() -> None:
     text = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 60,")
     (problem,) = [p for p in problems(text) if "replicas.max:" in p]
     assert problem.startswith(
-        "bp.yaml:21:29: error: models.chat.replicas.max: the peak of 60 requests/s needs 20 "
-        "replicas (10 per zone x 2 zones, "
+        "bp.yaml:21:29: error: models.chat.replicas.max: the peak of 60 requests/s needs 16 "
+        "replicas (8 per zone x 2 zones, "
     )
-    assert "replicas.max is 8; raise replicas.max to 20 " in problem
+    assert "replicas.max is 8; raise replicas.max to 16 " in problem
 
 
 def test_pool_nodes_max_refuses_the_sum_of_its_models() -> None:
     text = edit("replicas: {min: 2, max: 8}", "replicas: {min: 2, max: 40}")
-    text = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 40,", text)
+    text = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 60,", text)
     found = [p for p in problems(text) if ": error: " in p]
     assert [p.split(": at their peak")[0] for p in found] == [
         "bp.yaml:14:26: error: gpu_pools.l4.nodes.max"
@@ -325,10 +325,10 @@ def test_bundled_llm_blueprint_at_five_times_its_traffic_fails_at_replicas_max(
     found = [d.format() for d in err.value.diagnostics]
     # prod serves one zone, local two: each environment needs its own number
     assert [f.split(", ")[0] for f in found] == [
-        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 13 "
-        "replicas (13 per zone x 1 zone",
-        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 14 "
-        "replicas (7 per zone x 2 zones",
+        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 11 "
+        "replicas (11 per zone x 1 zone",
+        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 12 "
+        "replicas (6 per zone x 2 zones",
     ]
     assert (
         "at least 7 at the optimistic end of the ±30% roofline estimate; replicas.max is 6"
@@ -364,3 +364,48 @@ def test_replicas_follow_the_zone_rule() -> None:
     # 4 requests/s over two zones: each zone needs ceil(2 / rps) replicas of its own
     assert plan.per_zone == math.ceil(2 / plan.rps[1])
     assert plan.replicas == max(2, 2 * plan.per_zone)
+
+
+# --- aiconfigurator ----------------------------------------------------------------------------
+def test_nearest_data_version() -> None:
+    from inferplane.blueprint.capacity.aiconfigurator import nearest_version
+
+    assert nearest_version(["0.14.0", "0.24.0"], "v0.10.2") == "0.14.0"
+    assert nearest_version(["0.14.0", "0.24.0"], "v0.33.0") == "0.24.0"
+    assert nearest_version([], "v0.10.2") is None
+
+
+# aiconfigurator-core 0.12.0, h100_sxm with its vLLM 0.24.0 data, meta-llama/Meta-Llama-3.1-8B
+# (EngineHandle.compile(..., backend_version="0.24.0", tp_size=1)): predict_prefill_latency(1,
+# 1024) = 22.1 ms and predict_decode_latency(1, 1024, 128) = 785.3 ms.
+AIC_H100_PREFILL_1024_MS = 22.1
+AIC_H100_DECODE_STEP_MS = 785.3 / 128
+
+
+def test_roofline_decode_matches_aiconfigurator_on_h100() -> None:
+    step = roofline.at_batch(_llama8b("nvidia-h100-80gb"), 1).step_ms
+    assert step == pytest.approx(AIC_H100_DECODE_STEP_MS, rel=0.10)
+
+
+def test_roofline_prefill_is_within_its_band_of_aiconfigurator_on_h100() -> None:
+    prefill = roofline.at_batch(_llama8b("nvidia-h100-80gb"), 1).prefill_ms
+    assert prefill == pytest.approx(AIC_H100_PREFILL_1024_MS, rel=roofline.BAND)
+
+
+def test_aiconfigurator_replaces_the_roofline_where_it_has_data() -> None:
+    pytest.importorskip("aiconfigurator_core")
+    text = edit("gpu: nvidia-l4", "gpu: nvidia-h100-80gb")
+    text = edit(
+        "vllm: {max_model_len: 8192, quantization: fp8, kv_cache_dtype: fp8}",
+        "vllm: {max_model_len: 8192}",
+        text,
+    )
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    env_plan = planner.plan_env(env)
+    plan = env_plan.plans["chat"]
+    assert (plan.source, plan.band) == ("aiconfigurator", 0.15)
+    assert [p.message for p in env_plan.problems if p.path == ("models", "chat", "traffic")] == [
+        "the estimate comes from aiconfigurator-core 0.12.0 (h100_sxm, vllm 0.24.0 data for "
+        "meta-llama/Meta-Llama-3.1-8B), and the model runs vLLM v0.10.2: kernels and scheduling "
+        "differ between versions"
+    ]

@@ -59,7 +59,7 @@ def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -
     assert "Capacity at peak traffic (prices of 2026-12-01, on-demand):" in stdout
     lines = [line.strip() for line in stdout.splitlines()]
     chat = next(line for line in lines if line.startswith("capacity chat-8b: "))
-    assert chat.startswith("capacity chat-8b: 8 requests/s at peak; one replica carries 3.30 ")
+    assert chat.startswith("capacity chat-8b: 8 requests/s at peak; one replica carries 3.81 ")
     assert "autoscaling (derived): queue_depth 1, ttft_p95_ms 500" in lines
     assert any(line.startswith("cost: $1.71/h at the floor, $2.56/h at peak, ") for line in lines)
 

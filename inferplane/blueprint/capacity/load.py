@@ -9,8 +9,10 @@ estimate: a slice's share of the GPU's FLOPs and bandwidth is not modelled.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from inferplane.blueprint import defaults, fit
-from inferplane.blueprint.capacity import gpus, roofline
+from inferplane.blueprint.capacity import aiconfigurator, gpus, roofline
 from inferplane.blueprint.model import GpuPool, Model
 from inferplane.blueprint.semantic_trtllm import KV_CACHE_BYTES, PRECISION_BYTES, WEIGHT_BYTES
 
@@ -31,8 +33,12 @@ def prefix_cached(model: Model) -> bool:
     return False
 
 
-def llm_load(model: Model, pool: GpuPool) -> tuple[roofline.LlmLoad | None, str]:
-    """The roofline inputs of an LLM with traffic, or None and why there are none."""
+def llm_load(
+    model: Model, pool: GpuPool, pinned_vllm: str | None = None
+) -> tuple[roofline.LlmLoad | None, str]:
+    """The estimate's inputs of an LLM with traffic, or None and why there are none. A vLLM
+    model whose GPU, architecture and engine aiconfigurator has data for (when installed,
+    `pinned_vllm` given) takes its timings from there."""
     traffic, facts = model.traffic, model.llm
     if traffic is None or traffic.input_tokens is None or traffic.output_tokens is None:
         return None, "no traffic with input_tokens and output_tokens"
@@ -75,25 +81,54 @@ def llm_load(model: Model, pool: GpuPool) -> tuple[roofline.LlmLoad | None, str]
     )
     flops = peak.fp8_tflops if fp8 and peak.fp8_tflops else peak.bf16_tflops
     slo = model.slo
-    return (
-        roofline.LlmLoad(
-            parameters=facts.parameters,
-            weight_bytes=weight,
-            kv_bytes_per_token=est.kv_gib_per_token * fit.GIB,
-            kv_room_bytes=max(0.0, est.kv_room_gib) * fit.GIB,
-            gpus=model.gpus,
-            flops=flops * 1e12,
-            bandwidth=peak.bandwidth_gb_s * 1e9,
-            input_tokens=traffic.input_tokens,
-            output_tokens=traffic.output_tokens,
-            cached_share=traffic.shared_prefix if prefix_cached(model) else 0.0,
-            ttft_ms=slo.ttft_p95_ms if slo else None,
-            itl_ms=slo.itl_p95_ms if slo else None,
-            e2e_ms=slo.p95_ms if slo else None,
-            batch_cap=cap,
-        ),
-        "",
+    load = roofline.LlmLoad(
+        parameters=facts.parameters,
+        weight_bytes=weight,
+        kv_bytes_per_token=est.kv_gib_per_token * fit.GIB,
+        kv_room_bytes=max(0.0, est.kv_room_gib) * fit.GIB,
+        gpus=model.gpus,
+        flops=flops * 1e12,
+        bandwidth=peak.bandwidth_gb_s * 1e9,
+        input_tokens=traffic.input_tokens,
+        output_tokens=traffic.output_tokens,
+        cached_share=traffic.shared_prefix if prefix_cached(model) else 0.0,
+        ttft_ms=slo.ttft_p95_ms if slo else None,
+        itl_ms=slo.itl_p95_ms if slo else None,
+        e2e_ms=slo.p95_ms if slo else None,
+        batch_cap=cap,
     )
+    # aiconfigurator's tables are used for checkpoints served as they are: this module does
+    # not map vLLM's quantization methods onto its quantization modes.
+    settings = model.vllm
+    if (
+        settings is not None
+        and pinned_vllm is not None
+        and not settings.quantization
+        and kv == weight
+    ):
+        load = _with_aiconfigurator(model, pool, load, pinned_vllm)
+    return load, ""
+
+
+def _with_aiconfigurator(
+    model: Model, pool: GpuPool, load: roofline.LlmLoad, pinned: str
+) -> roofline.LlmLoad:
+    repo = model.source.hf_repo or (
+        model.llm.source.split("huggingface.co/")[-1].rsplit("/blob/", 1)[0] if model.llm else None
+    )
+    source = aiconfigurator.source_for(pool.gpu.id, repo, "vllm", pinned)
+    if source is None:
+        return load
+    tp, isl, osl = model.gpus, load.input_tokens, load.output_tokens
+    cached = int(isl * load.cached_share)
+
+    def timings(batch: int) -> tuple[float, float]:
+        return (
+            aiconfigurator.prefill_ms(source, tp, isl, cached) / 1000,
+            aiconfigurator.step_ms(source, tp, batch, isl, osl) / 1000,
+        )
+
+    return replace(load, timings=timings, band=aiconfigurator.BAND, engine_source=source)
 
 
 def batch_setting(model: Model) -> str:

@@ -127,11 +127,23 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
     path: YamlPath = ("models", model.name)
     pool = env.pool_of(model)
     if model.llm is not None and (model.vllm is not None or model.tensorrt_llm is not None):
-        llm, why = load.llm_load(model, pool)
+        llm, why = load.llm_load(model, pool, env.versions.vllm)
         if llm is None:
             out.skipped[model.name] = why
             return None
         low, mid, high = roofline.banded(llm)
+        engine = llm.engine_source
+        name = "aiconfigurator" if engine is not None else "roofline"
+        if engine is not None and engine.mismatch:
+            out.problems.append(
+                Problem(
+                    "warning",
+                    (*path, "traffic"),
+                    f"the estimate comes from {engine.describe()}, and the model runs vLLM "
+                    f"{engine.pinned}: kernels and scheduling differ between versions",
+                    "measure the model on its own version (scripts/measure_capacity.py)",
+                )
+            )
         if high.point is None:
             first = high.first
             if high.limited_by == "KV cache":
@@ -153,7 +165,7 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
                         "error",
                         (*path, "slo", high.limited_by),
                         f"even one request at a time takes {value:.0f} ms at the optimistic "
-                        f"end of the roofline estimate (±{roofline.BAND:.0%}) on "
+                        f"end of the {name} estimate (±{llm.band:.0%}) on "
                         f"{model.gpus} x {pool.gpu.id}: the SLO cannot be met at any batch",
                         "relax the SLO, shorten the prompt (traffic.input_tokens), or serve on "
                         "more or faster GPUs",
@@ -175,7 +187,7 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
         )
         latency = f"TTFT {p.ttft_ms:.0f} ms, ITL {p.itl_ms:.1f} ms, request {p.e2e_ms:.0f} ms"
         limited = (mid if mid.point else high).limited_by
-        return _Estimate("roofline", roofline.BAND, rps, p.batch, limited, latency, slack, None)
+        return _Estimate(name, llm.band, rps, p.batch, limited, latency, slack, None)
     if not model.profile:
         out.skipped[model.name] = "no profile (measured latency per batch size)"
         return None

@@ -29,9 +29,10 @@ Constants and the band:
   https://johnmusgrave.com/p/vllm-throughput-latency-sweep-on) and at 6.48 ms per token on
   an H100 80GB with vLLM 0.21.0 (https://yobitelcomm.github.io/bench/recipes/concurrency-sweep/,
   ``tpot_p50_ms`` 6.48 at concurrency 1: 16.06 GB / 6.48 ms = 74% of 3.35 TB/s).
-- `PREFILL_MFU` 0.5: share of the dense tensor peak that prefill reaches. Assumption in
-  the middle of what serving engines report for long prompts (roughly 0.35 to 0.65); short
-  prompts reach less, which the band covers.
+- `PREFILL_MFU` 0.6: share of the dense tensor peak that prefill reaches. aiconfigurator
+  0.12.0's measured H100 timings (vLLM 0.24.0 data) put a 1,024-token prefill of
+  Llama-3.1-8B at 22.1 ms, 75% of the dense BF16 peak; shorter prompts, smaller GPUs and
+  attention at long contexts reach less, so 0.6, with the band covering both sides.
 - `TENSOR_PARALLEL_EFFICIENCY` 0.9 for ``tp > 1``: all-reduce between the GPUs of a replica
   takes part of each step. Assumption.
 - `BAND` ±30%: the two decode points above sit within 5% of the model; the prefill MFU
@@ -45,11 +46,12 @@ the band's pessimistic end covers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Any, Final
 
 DECODE_BANDWIDTH_EFFICIENCY: Final = 0.75
-PREFILL_MFU: Final = 0.5
+PREFILL_MFU: Final = 0.6
 TENSOR_PARALLEL_EFFICIENCY: Final = 0.9
 BAND: Final = 0.30
 MAX_BATCH: Final = 1024
@@ -82,7 +84,13 @@ class LlmLoad:
     batch_cap: int | None = None
     """The engine's own limit (vLLM ``max_num_seqs``, TensorRT-LLM ``max_batch_size``)."""
     speed: float = 1.0
-    """Multiplies every rate: 1 + `BAND` is the optimistic end, 1 - `BAND` the pessimistic."""
+    """Multiplies every rate: 1 + `band` is the optimistic end, 1 - `band` the pessimistic."""
+    band: float = BAND
+    timings: Callable[[int], tuple[float, float]] | None = None
+    """Measured (prefill seconds, decode step seconds at a batch) replacing the roofline's,
+    e.g. from aiconfigurator (`inferplane.blueprint.capacity.aiconfigurator`)."""
+    engine_source: Any = None
+    """What `timings` come from (an `aiconfigurator.Source`); None for the roofline."""
 
 
 @dataclass(frozen=True)
@@ -126,12 +134,15 @@ def _scale(load: LlmLoad) -> tuple[float, float]:
 
 def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
     """Latencies of one replica holding `batch` sequences."""
-    flops, bandwidth = _scale(load)
-    computed = load.input_tokens * (1 - load.cached_share)
-    prefill_s = 2 * load.parameters * computed / flops
-    context = load.input_tokens + load.output_tokens / 2
-    read = load.parameters * load.weight_bytes + batch * context * load.kv_bytes_per_token
-    step_s = max(read / bandwidth, 2 * load.parameters * batch / flops)
+    if load.timings is not None:
+        prefill_s, step_s = (t / load.speed for t in load.timings(batch))
+    else:
+        flops, bandwidth = _scale(load)
+        computed = load.input_tokens * (1 - load.cached_share)
+        prefill_s = 2 * load.parameters * computed / flops
+        context = load.input_tokens + load.output_tokens / 2
+        read = load.parameters * load.weight_bytes + batch * context * load.kv_bytes_per_token
+        step_s = max(read / bandwidth, 2 * load.parameters * batch / flops)
     itl_s = step_s + batch * prefill_s / load.output_tokens
     ttft_s = prefill_s + itl_s
     e2e_s = ttft_s + (load.output_tokens - 1) * itl_s
@@ -178,9 +189,9 @@ def estimate(load: LlmLoad) -> LlmEstimate:
 
 
 def banded(load: LlmLoad) -> tuple[LlmEstimate, LlmEstimate, LlmEstimate]:
-    """(pessimistic, central, optimistic) estimates: every rate at 1 - BAND, 1, 1 + BAND."""
+    """(pessimistic, central, optimistic) estimates: every rate at 1 - band, 1, 1 + band."""
     return (
-        estimate(replace(load, speed=1 - BAND)),
+        estimate(replace(load, speed=1 - load.band)),
         estimate(replace(load, speed=1.0)),
-        estimate(replace(load, speed=1 + BAND)),
+        estimate(replace(load, speed=1 + load.band)),
     )
