@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         served = args.served_model_name or args.tokenizer
         cmd = bench_command(args.base_url, args.tokenizer, served, load, rate, args.prompts, out)
         print("$ " + " ".join(cmd), flush=True)
-        done = subprocess.run(cmd, check=False)
+        # 200 prompts at a replica's planned rate take minutes; three hours is a hung server
+        done = subprocess.run(cmd, check=False, timeout=3 * 3600)
         if done.returncode != 0 or not out.exists():
             print(f"vllm bench serve failed (exit {done.returncode})", file=sys.stderr)
             return 1
