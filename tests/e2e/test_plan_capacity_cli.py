@@ -89,3 +89,20 @@ def test_diff_shows_the_derived_target_change(plans: tuple[Path, Path, str]) -> 
     run = inferplane("diff", str(old), str(new))
     assert run.returncode == 0, run.stderr
     assert f'inputs.spec.triggers[0].metadata.threshold: "1" → "{new_threshold}"' in run.stdout
+
+
+def test_check_fails_at_replicas_max_when_the_traffic_is_five_times_higher(
+    tmp_path: Path,
+) -> None:
+    text = LLM.read_text(encoding="utf-8")
+    assert "      peak_rps: 8\n" in text
+    blueprint = tmp_path / "llm-serving.yaml"
+    blueprint.write_text(text.replace("      peak_rps: 8\n", "      peak_rps: 40\n"))
+    run = inferplane("check", str(blueprint))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        f"{blueprint}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s "
+        "needs 11 replicas (11 per zone x 1 zone, 3.81 requests/s each within the SLO), at least "
+        "7 at the optimistic end of the ±30% roofline estimate; replicas.max is 6; raise "
+        "replicas.max to 11"
+    ) in run.stdout + run.stderr
