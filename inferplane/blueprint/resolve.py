@@ -18,7 +18,6 @@ from typing import Any
 
 from inferplane.blueprint import catalog, defaults, semantic_vllm, wake
 from inferplane.blueprint.addons import resolve_addons
-from inferplane.blueprint.capacity import planner, profile
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 from inferplane.blueprint.model import (
     AlertReceiver,
@@ -193,6 +192,8 @@ def _derive_autoscaling(env: Environment) -> Environment:
     estimate derives (`inferplane.blueprint.capacity.planner`)."""
     if not any(m.autoscaling_derived for m in env.models.values()):
         return env
+    from inferplane.blueprint.capacity import planner  # only blueprints with traffic pay for it
+
     plans = planner.plan_env(env).plans
     models = {
         name: planner.with_derived_autoscaling(model, plans.get(name))
@@ -344,6 +345,8 @@ def _profile(spec: Mapping[str, Any] | None, here: Path) -> tuple[tuple[int, flo
         return ()
     if "points" in spec:
         return tuple((p["batch_size"], float(p["p95_ms"])) for p in spec["points"])
+    from inferplane.blueprint.capacity import profile
+
     try:
         return tuple(profile.read_csv((here / spec["file"]).read_text(encoding="utf-8")))
     except (OSError, ValueError):

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from inferplane.blueprint.capacity import planner, profile
 from inferplane.blueprint.errors import Diagnostic, YamlPath
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.semantic_env import EnvView
@@ -125,6 +124,8 @@ def _profile(
                 )
             seen.add(point["batch_size"])
         return
+    from inferplane.blueprint.capacity import profile
+
     file = Path(env.doc.source.file).parent / spec["file"]
     try:
         profile.read_csv(file.read_text(encoding="utf-8"))
@@ -155,6 +156,11 @@ def has_traffic(doc: Document, env_name: str) -> bool:
 def diagnostics(envs: Iterable[Environment]) -> list[Diagnostic]:
     """The capacity plan's errors and advisories over resolved environments, once each,
     sorted."""
+    envs = list(envs)
+    if not envs:
+        return []
+    from inferplane.blueprint.capacity import planner  # only blueprints with traffic pay for it
+
     seen: set[tuple[object, str]] = set()
     out: list[Diagnostic] = []
     for env in envs:
