@@ -49,7 +49,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from inferplane.blueprint.resolve import load_blueprint
+    from inferplane.blueprint.resolve import capacity_diagnostics, load_blueprint
     from inferplane.blueprint.semantic_vllm import advisories
 
     failed = False
@@ -60,8 +60,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             failed = True
             print_diagnostics(exc.diagnostics)
             continue
-        # Warnings: what could not be checked (e.g. an LLM's GPU memory fit); exit 0.
-        for diagnostic in advisories(doc):
+        # Warnings: what could not be checked (e.g. an LLM's GPU memory fit) and the capacity
+        # plan's advisories; exit 0.
+        warned = [d for d in capacity_diagnostics(doc) if d.severity == "warning"]
+        for diagnostic in sorted([*advisories(doc), *warned], key=lambda d: d.location):
             print(diagnostic.format(), file=sys.stderr)
         if not args.quiet:
             count = counted(len(envs), "environment")

@@ -27,6 +27,7 @@ from inferplane.blueprint.errors import BlueprintError, counted, printable
 
 if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
     from inferplane.app.offline import RecordedResource, Recording
+    from inferplane.blueprint.capacity.planner import EnvPlan
     from inferplane.blueprint.model import Environment
     from inferplane.blueprint.node_shape import NodeShape
     from inferplane.blueprint.scale_out import Budget, Constants
@@ -92,6 +93,15 @@ def run(args: argparse.Namespace) -> int:
     print(file=out)
     for line in render_budgets(budgets):
         print(printable(line), file=out)
+    from inferplane.app import plan_capacity
+    from inferplane.blueprint.capacity import planner
+
+    capacity = planner.plan_env(env)
+    block = plan_capacity.render(env, capacity)
+    if block:
+        print(file=out)
+    for line in block:
+        print(printable(line), file=out)
     for message in recording.messages:
         if message.severity in {"warning", "error"}:
             print(printable(f"{message.severity}: {message.text}"), file=sys.stderr)
@@ -104,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                     env.blueprint,
                     env.name,
                     secrets,
-                    model_entries(budgets),
+                    _with_capacity(model_entries(budgets), env, capacity),
                     [s.to_json() for s in shapes] if shapes is not None else None,
                 ),
             )
@@ -113,6 +123,17 @@ def run(args: argparse.Namespace) -> int:
         print(printable(f"Wrote {counted(len(written), 'file')} to {args.out}"), file=out)
     print(f"Planned offline in {recording.wall_time_s:.2f}s", file=out)
     return EXIT_OK
+
+
+def _with_capacity(
+    entries: dict[str, dict[str, Any]], env: Environment, capacity: EnvPlan
+) -> dict[str, dict[str, Any]]:
+    """plan.json's ``models`` with each planned model's ``capacity``."""
+    from inferplane.app import plan_capacity
+
+    for name, plan in capacity.plans.items():
+        entries.setdefault(name, {})["capacity"] = plan_capacity.as_json(env, plan)
+    return entries
 
 
 # --- a kubernetes environment's nodes ---------------------------------------------------------

@@ -307,6 +307,17 @@ class ScheduleWindow:
 class Slo:
     p95_ms: int | None
     ttft_p95_ms: int | None
+    itl_p95_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """`traffic`: the load the capacity estimate plans for (`inferplane.blueprint.capacity`)."""
+
+    peak_rps: float
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    shared_prefix: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -384,6 +395,12 @@ class Model:
     """``accelerator: tensorrt``: the provider's profiles (and the warm-up shapes)."""
     pipeline: Pipeline | None = None
     """A Triton ensemble of steps; None: one model."""
+    traffic: Traffic | None = None
+    profile: tuple[tuple[int, float], ...] = ()
+    """`profile`: (batch size, p95 ms) points, inline or read from the profile file."""
+    budget_usd_per_month: float | None = None
+    autoscaling_derived: bool = False
+    """The autoscaling targets come from the capacity estimate: the blueprint sets none."""
 
     @property
     def realtime(self) -> bool:

@@ -10,6 +10,7 @@ one environment stops every environment: nothing is provisioned from a half-vali
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -42,6 +43,7 @@ from inferplane.blueprint.model import (
     TensorRt,
     TensorRtInput,
     TensorRtLlm,
+    Traffic,
     Versions,
     VllmSettings,
     Waiver,
@@ -69,7 +71,23 @@ def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
     problems = semantic.check(doc)
     if problems:
         raise BlueprintError(problems)
+    problems = [d for d in capacity_diagnostics(doc) if d.severity == "error"]
+    if problems:
+        raise BlueprintError(problems)
     return doc, tuple(doc.data["environments"])
+
+
+def capacity_diagnostics(doc: Document) -> list[Diagnostic]:
+    """The capacity plan's errors and advisories (`semantic_capacity`) of a blueprint that
+    passed the semantic checks: each environment with traffic resolved and planned."""
+    from inferplane.blueprint import semantic_capacity
+
+    envs = [
+        resolve(doc, name)
+        for name in doc.data["environments"]
+        if semantic_capacity.has_traffic(doc, name)
+    ]
+    return semantic_capacity.diagnostics(envs)
 
 
 def resolve_file(path: str | Path, env_name: str) -> Environment:
@@ -103,8 +121,9 @@ def resolve(doc: Document, env_name: str) -> Environment:
         name: _pool(name, spec, cloud, zones)
         for name, spec in (data.get("gpu_pools") or {}).items()
     }
+    here = Path(doc.source.file).parent
     models = {
-        name: _model(name, spec, pools, model_store)
+        name: _model(name, spec, pools, model_store, here)
         for name, spec in (data.get("models") or {}).items()
     }
     cluster = env.get("cluster") or {}
@@ -123,7 +142,7 @@ def resolve(doc: Document, env_name: str) -> Environment:
         )
         for i, w in enumerate((data.get("policies") or {}).get("waivers") or [])
     )
-    return Environment(
+    resolved = Environment(
         blueprint=data["name"],
         owner=data.get("owner"),
         file=doc.source.file,
@@ -165,6 +184,22 @@ def resolve(doc: Document, env_name: str) -> Environment:
         if env.get("model_store_secrets")
         else None,
     )
+    return _derive_autoscaling(resolved)
+
+
+def _derive_autoscaling(env: Environment) -> Environment:
+    """Models with `traffic` and no `autoscaling` scale on the targets their capacity
+    estimate derives (`inferplane.blueprint.capacity.planner`)."""
+    if not any(m.autoscaling_derived for m in env.models.values()):
+        return env
+    from inferplane.blueprint.capacity import planner  # only blueprints with traffic pay for it
+
+    plans = planner.plan_env(env).plans
+    models = {
+        name: planner.with_derived_autoscaling(model, plans.get(name))
+        for name, model in env.models.items()
+    }
+    return dataclasses.replace(env, models=MappingProxyType(models))
 
 
 def _with_slash(uri: str) -> str:
@@ -219,7 +254,11 @@ def parse_source(source: str, model_store: str) -> ModelSource:
 
 
 def _model(
-    name: str, spec: Mapping[str, Any], pools: Mapping[str, GpuPool], model_store: str
+    name: str,
+    spec: Mapping[str, Any],
+    pools: Mapping[str, GpuPool],
+    model_store: str,
+    here: Path = Path(),
 ) -> Model:
     server = spec["server"]
     pool = pools[spec["pool"]]
@@ -241,7 +280,13 @@ def _model(
         precision=spec.get("precision", defaults.MODEL_PRECISION),
         replicas=MinMax(rmin, rmax),
         autoscaling=_autoscaling(spec.get("autoscaling")),
-        slo=Slo(p95_ms=slo.get("p95_ms"), ttft_p95_ms=slo.get("ttft_p95_ms")) if slo else None,
+        slo=Slo(
+            p95_ms=slo.get("p95_ms"),
+            ttft_p95_ms=slo.get("ttft_p95_ms"),
+            itl_p95_ms=slo.get("itl_p95_ms"),
+        )
+        if slo
+        else None,
         expose=(spec.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server]),
         secrets=tuple(
             SecretRef(
@@ -283,7 +328,37 @@ def _model(
         outputs=resolve_triton.tensors(spec.get("outputs")),
         shapes=resolve_triton.shapes(spec.get("shapes")),
         pipeline=resolve_triton.pipeline(spec.get("pipeline")),
+        traffic=_traffic(spec.get("traffic")),
+        profile=_profile(spec.get("profile"), here),
+        budget_usd_per_month=(spec.get("budget") or {}).get("usd_per_month"),
+        autoscaling_derived="traffic" in spec and "autoscaling" not in spec,
     )
+
+
+def _traffic(spec: Mapping[str, Any] | None) -> Traffic | None:
+    if spec is None:
+        return None
+    return Traffic(
+        peak_rps=float(spec["peak_rps"]),
+        input_tokens=spec.get("input_tokens"),
+        output_tokens=spec.get("output_tokens"),
+        shared_prefix=float(spec.get("shared_prefix", 0.0)),
+    )
+
+
+def _profile(spec: Mapping[str, Any] | None, here: Path) -> tuple[tuple[int, float], ...]:
+    """The profile's points, inline or from its CSV file (validation has read the file
+    already, so an unreadable one here is empty)."""
+    if not spec:
+        return ()
+    if "points" in spec:
+        return tuple((p["batch_size"], float(p["p95_ms"])) for p in spec["points"])
+    from inferplane.blueprint.capacity import profile
+
+    try:
+        return tuple(profile.read_csv((here / spec["file"]).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return ()
 
 
 def _autoscaling(spec: Mapping[str, Any] | list[Mapping[str, Any]] | None) -> Autoscaling:

@@ -19,6 +19,7 @@ from inferplane.blueprint import (
     secret_refs,
     semantic_addons,
     semantic_cache,
+    semantic_capacity,
     semantic_gke,
     semantic_karpenter,
     semantic_kubernetes,
@@ -349,6 +350,7 @@ def _models_fit(env: EnvView) -> None:
         if server == "vllm" and expose in ("grpc", "both"):
             env.error((*path, "expose", "protocol"), "vLLM serves HTTP only", "use protocol: http")
         semantic_serving.batching_consistent(env, path, model)
+        semantic_capacity.check_model(env, path, model)
 
 
 def _model_fits_pool(

@@ -1,0 +1,153 @@
+"""What the estimators need about one model, taken from the resolved blueprint.
+
+The LLM numbers come from the same places as the GPU memory fit check
+(`inferplane.blueprint.fit`): parameters and attention shape from the model's facts, bytes
+per weight and per KV value from its precision and quantization, the KV cache the engine
+allocates from the memory budget. A model on a shared GPU (MIG, time slicing) gets no
+estimate: a slice's share of the GPU's FLOPs and bandwidth is not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from inferplane.blueprint import defaults, fit
+from inferplane.blueprint.capacity import aiconfigurator, gpus, roofline
+from inferplane.blueprint.model import GpuPool, Model
+from inferplane.blueprint.semantic_trtllm import KV_CACHE_BYTES, PRECISION_BYTES, WEIGHT_BYTES
+
+_FP8_QUANTIZATION = frozenset({"fp8", "fbgemm_fp8", "modelopt"})
+"""vLLM methods that run FP8 matrix multiplies on GPUs with FP8 tensor cores."""
+
+
+def prefix_cached(model: Model) -> bool:
+    """Whether the engine reuses the KV cache of a shared prefix. vLLM's V1 engine turns
+    prefix caching on unless told otherwise ("V1 always uses chunked prefills and prefix
+    caching for non-pooling tasks", vllm ``vllm/engine/arg_utils.py``,
+    ``EngineArgs._set_default_args_v1``: ``if self.enable_prefix_caching is None:
+    self.enable_prefix_caching = True``); TensorRT-LLM only with ``enable_kv_cache_reuse``."""
+    if model.vllm is not None:
+        return model.vllm.enable_prefix_caching is not False
+    if model.tensorrt_llm is not None:
+        return model.tensorrt_llm.enable_kv_cache_reuse
+    return False
+
+
+def llm_load(
+    model: Model, pool: GpuPool, pinned_vllm: str | None = None
+) -> tuple[roofline.LlmLoad | None, str]:
+    """The estimate's inputs of an LLM with traffic, or None and why there are none. A vLLM
+    model whose GPU, architecture and engine aiconfigurator has data for (when installed,
+    `pinned_vllm` given) takes its timings from there."""
+    traffic, facts = model.traffic, model.llm
+    if traffic is None or traffic.input_tokens is None or traffic.output_tokens is None:
+        return None, "no traffic with input_tokens and output_tokens"
+    if facts is None:
+        return None, "the model's architecture is unknown (add model_info)"
+    if pool.sharing != "exclusive":
+        return None, f"pool {pool.name} shares its GPUs ({pool.sharing})"
+    peak = gpus.peak(pool.gpu.id)
+    if peak is None:
+        return None, f"no peak FLOPs and bandwidth for {pool.gpu.id}"
+    if model.vllm is not None:
+        v = model.vllm
+        weight = fit.weight_bytes(model.precision, v.quantization)
+        kv = fit.kv_cache_bytes(model.precision, v.kv_cache_dtype)
+        util = v.gpu_memory_utilization or fit.VLLM_GPU_MEMORY_UTILIZATION
+        fp8 = v.quantization in _FP8_QUANTIZATION
+        cap, kv_fraction = v.max_num_seqs, 1.0
+    elif model.tensorrt_llm is not None:
+        t = model.tensorrt_llm
+        plain = PRECISION_BYTES.get(model.precision, 2)
+        weight = WEIGHT_BYTES.get(t.quantization or "", plain)
+        kv = KV_CACHE_BYTES.get(t.kv_cache_quantization or "", plain)
+        util, fp8 = 1.0, t.quantization == "fp8"
+        cap, kv_fraction = t.max_batch_size, t.kv_cache_free_gpu_mem_fraction
+    else:
+        return None, "not an LLM server"
+    est = fit.estimate(
+        parameters=facts.parameters,
+        bytes_per_weight=weight,
+        layers=facts.layers,
+        kv_heads=facts.kv_heads,
+        head_dim=facts.head_dim,
+        kv_bytes=kv,
+        max_model_len=None,
+        max_num_seqs=None,
+        gpus=model.gpus,
+        gpu_memory_gib=pool.gpu.memory_gib,
+        gpu_memory_utilization=util,
+        kv_fraction=kv_fraction,
+    )
+    flops = peak.fp8_tflops if fp8 and peak.fp8_tflops else peak.bf16_tflops
+    slo = model.slo
+    load = roofline.LlmLoad(
+        parameters=facts.parameters,
+        weight_bytes=weight,
+        kv_bytes_per_token=est.kv_gib_per_token * fit.GIB,
+        kv_room_bytes=max(0.0, est.kv_room_gib) * fit.GIB,
+        gpus=model.gpus,
+        flops=flops * 1e12,
+        bandwidth=peak.bandwidth_gb_s * 1e9,
+        input_tokens=traffic.input_tokens,
+        output_tokens=traffic.output_tokens,
+        cached_share=traffic.shared_prefix if prefix_cached(model) else 0.0,
+        ttft_ms=slo.ttft_p95_ms if slo else None,
+        itl_ms=slo.itl_p95_ms if slo else None,
+        e2e_ms=slo.p95_ms if slo else None,
+        batch_cap=cap,
+    )
+    # aiconfigurator's tables are used for checkpoints served as they are: this module does
+    # not map vLLM's quantization methods onto its quantization modes.
+    settings = model.vllm
+    if (
+        settings is not None
+        and pinned_vllm is not None
+        and not settings.quantization
+        and kv == weight
+    ):
+        load = _with_aiconfigurator(model, pool, load, pinned_vllm)
+    return load, ""
+
+
+def _with_aiconfigurator(
+    model: Model, pool: GpuPool, load: roofline.LlmLoad, pinned: str
+) -> roofline.LlmLoad:
+    repo = model.source.hf_repo or (
+        model.llm.source.split("huggingface.co/")[-1].rsplit("/blob/", 1)[0] if model.llm else None
+    )
+    source = aiconfigurator.source_for(pool.gpu.id, repo, "vllm", pinned)
+    if source is None:
+        return load
+    tp, isl, osl = model.gpus, load.input_tokens, load.output_tokens
+    cached = int(isl * load.cached_share)
+
+    def timings(batch: int) -> tuple[float, float]:
+        return (
+            aiconfigurator.prefill_ms(source, tp, isl, cached) / 1000,
+            aiconfigurator.step_ms(source, tp, batch, isl, osl) / 1000,
+        )
+
+    return replace(load, timings=timings, band=aiconfigurator.BAND, engine_source=source)
+
+
+def batch_setting(model: Model) -> str:
+    """The engine setting that caps the batch."""
+    if model.vllm is not None:
+        return "vllm.max_num_seqs"
+    if model.tensorrt_llm is not None:
+        return "tensorrt_llm.max_batch_size"
+    return "batching.max_batch_size"
+
+
+def window_us(model: Model) -> int:
+    if model.batching is None:
+        return 0
+    return model.batching.max_queue_delay_us
+
+
+def max_batch(model: Model) -> int:
+    return model.batching.max_batch_size if model.batching else 1
+
+
+DEFAULT_WINDOW_US = defaults.BATCHING_MAX_QUEUE_DELAY_US

@@ -1,0 +1,447 @@
+"""One model's capacity plan in one environment: replicas, nodes, batch, targets and cost.
+
+`plan_env` estimates every model of an environment that states `traffic`, and returns the
+plans with their problems: errors (`validate` refuses them) and advisories (`validate` and
+`plan` print them). The rules:
+
+- replicas: the peak is spread evenly over the pool's zones and each zone routes to its own
+  replicas (same-zone placement), so each zone needs ``ceil(peak / zones / per-replica
+  rps)`` replicas and the model ``zones ×`` that. When even the optimistic end of the
+  estimate's band needs more than ``replicas.max``, or the pool's models need more nodes
+  per zone than ``nodes.max``, the blueprint cannot carry its peak: an error with the number
+  needed. When only the central estimate or the pessimistic end needs more: an advisory.
+- Triton: a batching window at or above ``slo.p95_ms`` leaves no time to compute: an error.
+- autoscaling: where the blueprint sets no `autoscaling`, the targets are derived (and
+  rendered into the ScaledObject): the queue a replica may hold is what it drains within the
+  SLO's slack, ``per-replica rps × (SLO - latency at the planned batch)`` (Little's law,
+  at least 1); vLLM also scales on TTFT at ``slo.ttft_p95_ms``. An explicit queue target
+  above the derived one waits longer than the SLO allows before scaling: an advisory.
+- cost (`prices`): a replica costs its share of a node (``gpus / GPUs per node`` of the
+  node's price); the floor is ``replicas.min``, the peak the replicas needed; a month is
+  730 hours, of which the `replicas.schedule` windows (the busy hours) run at the peak and
+  the rest at the floor; without windows the whole month runs at the peak (an upper bound).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from inferplane.blueprint import wake
+from inferplane.blueprint.capacity import load, prices, profile, roofline
+from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.model import Autoscaling, Environment, Model, Signal
+
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class Problem:
+    severity: str
+    """``error`` or ``warning``."""
+    path: YamlPath
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class Window:
+    schedule: str
+    duration_s: int
+    floor: int
+    carries_rps: float
+
+
+@dataclass(frozen=True)
+class Cost:
+    price: prices.Price
+    instance_type: str
+    floor_usd_h: float
+    peak_usd_h: float
+    usd_month: float
+    usd_per_million: float
+    per_million_of: str
+    """``output tokens`` (LLMs) or ``requests``."""
+    month_basis: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    model: str
+    source: str
+    """Where the per-replica figure comes from (``roofline``, ``profile``)."""
+    band: float
+    rps: tuple[float, float, float]
+    """Requests per second of one replica: pessimistic, central, optimistic."""
+    batch: int
+    batch_setting: str
+    limited_by: str
+    latency: str
+    """What a request sees at the planned batch (``TTFT 180 ms, ITL 41 ms``)."""
+    peak_rps: float
+    zones: int
+    per_zone: int
+    replicas: int
+    replicas_optimistic: int
+    replicas_pessimistic: int | None
+    """None: at the pessimistic end not even one request at a time meets the SLO."""
+    nodes_per_zone: int
+    windows: tuple[Window, ...]
+    targets: tuple[Signal, ...]
+    window_fits_us: int | None = None
+    cost: Cost | None = None
+    cost_note: str = ""
+
+
+@dataclass
+class EnvPlan:
+    plans: dict[str, Plan] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Models with traffic but no estimate, and why."""
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _needed(peak: float, rps: float, zones: int) -> tuple[int, int]:
+    """(per zone, total) replicas for `peak` at `rps` each."""
+    if rps <= 0:
+        return 0, 0
+    per_zone = math.ceil(peak / zones / rps - 1e-9)
+    return per_zone, per_zone * zones
+
+
+@dataclass(frozen=True)
+class _Estimate:
+    source: str
+    band: float
+    rps: tuple[float, float, float]
+    batch: int
+    limited_by: str
+    latency: str
+    slack_s: float
+    """What the SLO leaves a request beyond its own latency: the time a queue may wait."""
+    window_fits_us: int | None
+
+
+def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
+    """The per-replica estimate from the roofline (LLMs) or the profile (Triton)."""
+    path: YamlPath = ("models", model.name)
+    pool = env.pool_of(model)
+    if model.llm is not None and (model.vllm is not None or model.tensorrt_llm is not None):
+        llm, why = load.llm_load(model, pool, env.versions.vllm)
+        if llm is None:
+            out.skipped[model.name] = why
+            return None
+        low, mid, high = roofline.banded(llm)
+        engine = llm.engine_source
+        name = "aiconfigurator" if engine is not None else "roofline"
+        if engine is not None and engine.mismatch:
+            out.problems.append(
+                Problem(
+                    "warning",
+                    (*path, "traffic"),
+                    f"the estimate comes from {engine.describe()}, and the model runs vLLM "
+                    f"{engine.pinned}: kernels and scheduling differ between versions",
+                    "measure the model on its own version (scripts/measure_capacity.py)",
+                )
+            )
+        if high.point is None:
+            first = high.first
+            if high.limited_by == "KV cache":
+                out.problems.append(
+                    Problem(
+                        "error",
+                        (*path, "traffic", "input_tokens"),
+                        f"one request of {llm.input_tokens + llm.output_tokens} tokens does "
+                        "not fit the KV cache left on the replica's GPUs",
+                        "shorten the requests, quantize the KV cache, or add GPUs",
+                    )
+                )
+            else:
+                value = {"ttft_p95_ms": first.ttft_ms, "itl_p95_ms": first.itl_ms}.get(
+                    high.limited_by, first.e2e_ms
+                )
+                out.problems.append(
+                    Problem(
+                        "error",
+                        (*path, "slo", high.limited_by),
+                        f"even one request at a time takes {value:.0f} ms at the optimistic "
+                        f"end of the {name} estimate (±{llm.band:.0%}) on "
+                        f"{model.gpus} x {pool.gpu.id}: the SLO cannot be met at any batch",
+                        "relax the SLO, shorten the prompt (traffic.input_tokens), or serve on "
+                        "more or faster GPUs",
+                    )
+                )
+            return None
+        p = mid.point or high.point
+        slo = model.slo
+        if slo and slo.ttft_p95_ms:
+            slack = max(0.0, slo.ttft_p95_ms - p.ttft_ms) / 1000
+        elif slo and slo.p95_ms:
+            slack = max(0.0, slo.p95_ms - p.e2e_ms) / 1000
+        else:
+            slack = p.e2e_ms / 1000
+        rps = (
+            low.point.rps if low.point else 0.0,
+            mid.point.rps if mid.point else 0.0,
+            high.point.rps,
+        )
+        latency = f"TTFT {p.ttft_ms:.0f} ms, ITL {p.itl_ms:.1f} ms, request {p.e2e_ms:.0f} ms"
+        limited = (mid if mid.point else high).limited_by
+        return _Estimate(name, llm.band, rps, p.batch, limited, latency, slack, None)
+    if not model.profile:
+        out.skipped[model.name] = "no profile (measured latency per batch size)"
+        return None
+    if model.slo is None or model.slo.p95_ms is None:
+        out.skipped[model.name] = "no slo.p95_ms to fit the batch into"
+        return None
+    slo_ms, window = model.slo.p95_ms, load.window_us(model)
+    if window / 1000 >= slo_ms:
+        out.problems.append(
+            Problem(
+                "error",
+                (*path, "batching", "max_queue_delay_us"),
+                f"the batching window ({window / 1000:g} ms) uses up the latency budget "
+                f"(slo.p95_ms {slo_ms} ms): no time is left to compute the batch",
+                "shorten the window (a realtime model keeps it at 10 ms or less) or relax the SLO",
+            )
+        )
+        return None
+    band = profile.BAND
+    ests = [
+        profile.estimate(model.profile, slo_ms, window, load.max_batch(model), s)
+        for s in (1 - band, 1.0, 1 + band)
+    ]
+    if ests[2].batch == 0:
+        alone = profile.estimate(model.profile, slo_ms, 0, load.max_batch(model), 1 + band)
+        where = "batching" if alone.batch and window else "slo"
+        field_ = "max_queue_delay_us" if where == "batching" else "p95_ms"
+        out.problems.append(
+            Problem(
+                "error",
+                (*path, where, field_),
+                f"no measured batch fits slo.p95_ms {slo_ms} ms with a {window / 1000:g} ms "
+                "batching window, even at the optimistic end of the profile's band "
+                f"(±{band:.0%})",
+                f"shorten the batching window to {alone.window_fits_us} us or less"
+                if where == "batching"
+                else "relax the SLO or serve on a faster GPU",
+            )
+        )
+        return None
+    at = ests[1] if ests[1].batch else ests[2]
+    slack = max(0.0, slo_ms - at.latency_ms - window / 1000) / 1000
+    rps = (ests[0].rps, ests[1].rps, ests[2].rps)
+    latency = f"p95 {at.latency_ms:g} ms + window {window / 1000:g} ms"
+    limited = "slo.p95_ms" if at.batch < load.max_batch(model) else "batching.max_batch_size"
+    return _Estimate("profile", band, rps, at.batch, limited, latency, slack, at.window_fits_us)
+
+
+def derived_targets(model: Model, rps: float, batch: int, slack_s: float) -> tuple[Signal, ...]:
+    """The ScaledObject targets that follow from one replica's throughput."""
+    queue = max(1, math.floor(rps * slack_s)) if slack_s > 0 else max(1, batch)
+    signals = [Signal("queue_depth", float(queue))]
+    if model.server == "vllm" and model.slo is not None and model.slo.ttft_p95_ms:
+        signals.append(Signal("ttft_p95_ms", float(model.slo.ttft_p95_ms)))
+    return tuple(signals)
+
+
+def _cost(
+    env: Environment, model: Model, floor: int, peak: int, out_tokens: int | None, peak_rps: float
+) -> tuple[Cost | None, str]:
+    pool = env.pool_of(model)
+    if env.kubernetes:
+        return None, "no price: the cluster's own nodes"
+    row = prices.price(pool.instance_type, env.region)
+    if row is None:
+        return None, f"no price for {pool.instance_type} in {env.region} in the price table"
+    share = model.gpus / pool.gpu_units_per_node
+    replica_h = row.usd_per_hour * share
+    floor_h, peak_h = replica_h * floor, replica_h * max(peak, floor)
+    if model.schedule:
+        busy = wake.year_share([(w.schedule, w.duration_s) for w in model.schedule])
+        month = HOURS_PER_MONTH * (busy * peak_h + (1 - busy) * floor_h)
+        basis = f"peak in the schedule windows ({busy:.0%} of the time), floor otherwise"
+    else:
+        month = HOURS_PER_MONTH * peak_h
+        basis = "peak all month (no replicas.schedule windows mark the busy hours)"
+    per_hour_units = peak_rps * 3600 * (out_tokens or 1)
+    return (
+        Cost(
+            price=row,
+            instance_type=pool.instance_type,
+            floor_usd_h=floor_h,
+            peak_usd_h=peak_h,
+            usd_month=month,
+            usd_per_million=peak_h / per_hour_units * 1e6,
+            per_million_of="output tokens" if out_tokens else "requests",
+            month_basis=basis,
+        ),
+        "",
+    )
+
+
+def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
+    """The plan of one model with traffic (problems go to `out`); None without an estimate."""
+    if model.traffic is None:
+        return None
+    got = _estimate(model, env, out)
+    if got is None:
+        return None
+    rps = got.rps
+    pool = env.pool_of(model)
+    zones = max(1, len(pool.zones))
+    peak = model.traffic.peak_rps
+    per_zone, needed = _needed(peak, rps[1], zones)
+    _, optimistic = _needed(peak, rps[2], zones)
+    pessimistic = _needed(peak, rps[0], zones)[1] if rps[0] > 0 else None
+    needed = max(needed, model.replicas.min)
+    nodes = math.ceil(per_zone * model.gpus / pool.gpu_units_per_node)
+    windows = tuple(
+        Window(w.schedule, w.duration_s, w.replicas, w.replicas * rps[1]) for w in model.schedule
+    )
+    cost, note = _cost(
+        env,
+        model,
+        model.replicas.min,
+        needed,
+        model.traffic.output_tokens if model.llm else None,
+        peak,
+    )
+    plan = Plan(
+        model=model.name,
+        source=got.source,
+        band=got.band,
+        rps=rps,
+        batch=got.batch,
+        batch_setting=load.batch_setting(model),
+        limited_by=got.limited_by,
+        latency=got.latency,
+        peak_rps=peak,
+        zones=zones,
+        per_zone=per_zone,
+        replicas=needed,
+        replicas_optimistic=optimistic,
+        replicas_pessimistic=pessimistic,
+        nodes_per_zone=nodes,
+        windows=windows,
+        targets=derived_targets(model, rps[1], got.batch, got.slack_s),
+        window_fits_us=got.window_fits_us,
+        cost=cost,
+        cost_note=note,
+    )
+    _judge(model, plan, out)
+    return plan
+
+
+def _judge(model: Model, plan: Plan, out: EnvPlan) -> None:
+    path: YamlPath = ("models", model.name)
+    limit = model.replicas.max
+    band = f"±{plan.band:.0%} {plan.source} estimate"
+    each = f"{plan.per_zone} per zone x {plan.zones} zone{'s' if plan.zones != 1 else ''}"
+    if plan.replicas_optimistic > limit:
+        out.problems.append(
+            Problem(
+                "error",
+                (*path, "replicas", "max"),
+                f"the peak of {plan.peak_rps:g} requests/s needs {plan.replicas} replicas "
+                f"({each}, {plan.rps[1]:.2f} requests/s each within the SLO), at least "
+                f"{plan.replicas_optimistic} at the optimistic end of the {band}; "
+                f"replicas.max is {limit}",
+                f"raise replicas.max to {plan.replicas} (and the pool's nodes.max to hold "
+                "them), lower traffic.peak_rps, or serve on faster GPUs",
+            )
+        )
+    elif plan.replicas_pessimistic is None or max(plan.replicas, plan.replicas_pessimistic) > limit:
+        worst = (
+            "at the pessimistic end of the {band} no batch meets the SLO"
+            if plan.replicas_pessimistic is None
+            else f"up to {plan.replicas_pessimistic} at the pessimistic end of the {band}"
+        ).format(band=band)
+        out.problems.append(
+            Problem(
+                "warning",
+                (*path, "replicas", "max"),
+                f"the peak of {plan.peak_rps:g} requests/s needs {plan.replicas} replicas "
+                f"({worst}); replicas.max is {limit}",
+                f"measure one replica at its planned {plan.rps[1]:.2f} requests/s "
+                "(scripts/measure_capacity.py runs vLLM's own benchmark) before relying on the "
+                "estimate, or leave more room in replicas.max",
+            )
+        )
+    budget = model.budget_usd_per_month
+    if budget is not None and plan.cost is not None and plan.cost.usd_month > budget:
+        out.problems.append(
+            Problem(
+                "warning",
+                (*path, "budget", "usd_per_month"),
+                f"the estimate costs ${plan.cost.usd_month:,.0f} a month "
+                f"({plan.cost.month_basis}; prices of {prices.TABLE_DATE}), over the budget "
+                f"of ${budget:,.0f}",
+                "lower replicas.min or the schedule windows, or raise the budget",
+            )
+        )
+    if not model.autoscaling_derived:
+        derived = plan.targets[0].target
+        explicit = model.autoscaling.target_of("queue_depth")
+        if explicit is not None and explicit > derived:
+            index = model.autoscaling.metrics.index("queue_depth")
+            where: YamlPath = (
+                (*path, "autoscaling", index, "target")
+                if len(model.autoscaling.signals) > 1
+                else (*path, "autoscaling", "target")
+            )
+            out.problems.append(
+                Problem(
+                    "warning",
+                    where,
+                    f"a queue of {explicit:g} per replica waits longer than the SLO allows: "
+                    f"at {plan.rps[1]:.2f} requests/s a replica drains {derived:g} within it",
+                    f"set the target to {derived:g}, or remove `autoscaling` to use the "
+                    "derived targets",
+                )
+            )
+
+
+def plan_env(env: Environment) -> EnvPlan:
+    """Every model's plan, and the pools' node limits judged over their models."""
+    out = EnvPlan()
+    for name in sorted(env.models):
+        plan = plan_model(env, env.models[name], out)
+        if plan is not None:
+            out.plans[name] = plan
+    for pool in env.pools.values():
+        users = [p for p in out.plans.values() if env.models[p.model].pool == pool.name]
+        if not users:
+            continue
+        units = sum(
+            _needed(p.peak_rps, p.rps[2], p.zones)[0] * env.models[p.model].gpus for p in users
+        )
+        nodes = math.ceil(units / pool.gpu_units_per_node)
+        if nodes > pool.nodes.max:
+            central = sum(p.per_zone * env.models[p.model].gpus for p in users)
+            out.problems.append(
+                Problem(
+                    "error",
+                    ("gpu_pools", pool.name, "nodes", "max"),
+                    f"at their peak traffic the models of pool {pool.name} "
+                    f"({', '.join(p.model for p in users)}) need "
+                    f"{math.ceil(central / pool.gpu_units_per_node)} nodes per zone, at least "
+                    f"{nodes} at the optimistic end of the estimate; nodes.max is "
+                    f"{pool.nodes.max}",
+                    f"raise nodes.max to {math.ceil(central / pool.gpu_units_per_node)} or "
+                    "lower the models' traffic.peak_rps",
+                )
+            )
+    return out
+
+
+def with_derived_autoscaling(model: Model, plan: Plan | None) -> Model:
+    """`model` with the plan's autoscaling targets when the blueprint sets none."""
+    from dataclasses import replace
+
+    if plan is None or not model.autoscaling_derived:
+        return model
+    return replace(
+        model,
+        autoscaling=Autoscaling(plan.targets, model.autoscaling.scale_down_stabilization_s),
+    )

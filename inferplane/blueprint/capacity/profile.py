@@ -1,0 +1,78 @@
+"""The Triton estimate: what one replica carries, from its measured latency per batch size.
+
+Triton's dynamic batcher holds a request for at most the batching window
+(``max_queue_delay_microseconds``) to form a batch, then runs the batch: a request's
+latency is at most the window plus the batch's compute latency. The batch that fits the SLO
+is the largest measured one (up to ``batching.max_batch_size``) whose p95 latency plus the
+window stays within ``slo.p95_ms``; one replica (one model instance on its GPU) then
+completes ``batch / latency`` requests per second. The window that fits is what the SLO
+leaves after that batch's latency.
+
+The profile is a measurement, so the band is the spread of the measurement itself: ±10%
+(`BAND`), an assumption covering run-to-run variance of perf_analyzer p95 figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+BAND: Final = 0.10
+
+
+@dataclass(frozen=True)
+class ProfileEstimate:
+    batch: int
+    """The largest measured batch within the SLO (0: none)."""
+    latency_ms: float
+    rps: float
+    """Requests per second of one replica at that batch."""
+    window_fits_us: int
+    """The largest batching window that keeps this batch within the SLO."""
+
+
+def estimate(
+    points: Sequence[tuple[int, float]],
+    slo_ms: float,
+    window_us: int,
+    max_batch: int,
+    speed: float = 1.0,
+) -> ProfileEstimate:
+    """The largest batch of `points` ((batch size, p95 ms)) whose latency, divided by
+    `speed`, plus the window fits `slo_ms`; batch 0 when none does."""
+    window_ms = window_us / 1000
+    best: ProfileEstimate = ProfileEstimate(0, 0.0, 0.0, 0)
+    for batch, p95_ms in sorted(points):
+        if batch > max_batch:
+            break
+        latency = p95_ms / speed
+        if latency + window_ms > slo_ms:
+            continue
+        rps = batch / (latency / 1000)
+        if rps >= best.rps:
+            best = ProfileEstimate(batch, latency, rps, int((slo_ms - latency) * 1000))
+    return best
+
+
+def read_csv(text: str) -> list[tuple[int, float]]:
+    """The points of a profile CSV (header ``batch_size,p95_ms``); ValueError names the
+    line of the first bad row."""
+    lines = [line.strip() for line in text.splitlines()]
+    if not lines or [c.strip() for c in lines[0].split(",")] != ["batch_size", "p95_ms"]:
+        raise ValueError("line 1: the header must be `batch_size,p95_ms`")
+    out: list[tuple[int, float]] = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line:
+            continue
+        cells = [c.strip() for c in line.split(",")]
+        try:
+            batch, p95 = int(cells[0]), float(cells[1])
+        except (ValueError, IndexError):
+            raise ValueError(f"line {number}: expected `<batch size>,<p95 ms>`") from None
+        if len(cells) != 2 or batch < 1 or not p95 > 0:
+            raise ValueError(f"line {number}: expected a batch size >= 1 and a p95 > 0 ms")
+        out.append((batch, p95))
+    if not out:
+        raise ValueError("the file has no rows")
+    return out

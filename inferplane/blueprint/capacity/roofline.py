@@ -1,0 +1,197 @@
+"""The roofline estimate of one LLM replica: what it carries within its SLO.
+
+A replica of `tp` GPUs serves `batch` sequences at once (continuous batching). Per request
+it computes the prompt once (prefill) and then one token per step (decode):
+
+- prefill is compute-bound: ``2 × parameters × prompt tokens`` FLOPs (one multiply-add per
+  weight per token) at ``tp × peak dense FLOPS × MFU``; tokens of a shared prefix that the
+  engine's prefix cache holds are not computed again;
+- a decode step is memory-bound: it reads all weights once and the KV cache of every
+  sequence in the batch, at ``tp × bandwidth × efficiency`` (or, at large batches, the
+  ``2 × parameters × batch`` FLOPs, whichever is slower);
+- prefills of new requests interleave with decode steps (chunked prefill), so the
+  inter-token latency a user sees is the decode step plus the batch's share of prefill:
+  ``ITL(B) = step(B) + B × prefill / output tokens``; the time to first token is the
+  request's own prefill plus one such iteration: ``TTFT(B) = prefill + ITL(B)``; a request
+  lasts ``TTFT(B) + (output tokens - 1) × ITL(B)``, and by Little's law the replica carries
+  ``B / that`` requests per second.
+
+All three latencies grow with the batch, throughput too: the batch that fits the SLO is the
+largest whose TTFT, ITL and end-to-end latency meet ``slo.ttft_p95_ms``, ``slo.itl_p95_ms``
+and ``slo.p95_ms``, and whose sequences (prompt + output) fit the KV cache that the fit
+check (`inferplane.blueprint.fit`) leaves.
+
+Constants and the band:
+
+- `DECODE_BANDWIDTH_EFFICIENCY` 0.75: decode of Llama-3.1-8B at one sequence runs at 77%
+  of the A100 40GB's bandwidth ceiling with vLLM 0.23.0 ("decode at one request per time
+  runs at about 75 tokens/sec, roughly 77% of the GPU's memory-bandwidth ceiling",
+  https://johnmusgrave.com/p/vllm-throughput-latency-sweep-on) and at 6.48 ms per token on
+  an H100 80GB with vLLM 0.21.0 (https://yobitelcomm.github.io/bench/recipes/concurrency-sweep/,
+  ``tpot_p50_ms`` 6.48 at concurrency 1: 16.06 GB / 6.48 ms = 74% of 3.35 TB/s).
+- `PREFILL_MFU` 0.6: share of the dense tensor peak that prefill reaches. aiconfigurator
+  0.12.0's measured H100 timings (vLLM 0.24.0 data) put a 1,024-token prefill of
+  Llama-3.1-8B at 22.1 ms, 75% of the dense BF16 peak; shorter prompts, smaller GPUs and
+  attention at long contexts reach less, so 0.6, with the band covering both sides.
+- `TENSOR_PARALLEL_EFFICIENCY` 0.9 for ``tp > 1``: all-reduce between the GPUs of a replica
+  takes part of each step. Assumption.
+- `BAND` ±30%: the two decode points above sit within 5% of the model; the prefill MFU
+  range, the p95-versus-median gap of real traffic and scheduler overheads are not
+  measured here, so the band is wide. `validate` refuses only what the optimistic end
+  (every rate 30% faster) cannot carry.
+
+Attention FLOPs, sampling and the CPU side are not counted: the estimate errs fast, which
+the band's pessimistic end covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+DECODE_BANDWIDTH_EFFICIENCY: Final = 0.75
+PREFILL_MFU: Final = 0.6
+TENSOR_PARALLEL_EFFICIENCY: Final = 0.9
+BAND: Final = 0.30
+MAX_BATCH: Final = 1024
+"""The largest batch searched (vLLM's default ``max_num_seqs`` is 256 on most GPUs)."""
+
+
+@dataclass(frozen=True)
+class LlmLoad:
+    """What the estimate needs about one LLM replica and its traffic."""
+
+    parameters: float
+    weight_bytes: float
+    """Bytes per weight as served (quantized weights count at their width)."""
+    kv_bytes_per_token: float
+    """KV cache of one token over the whole replica (all its GPUs)."""
+    kv_room_bytes: float
+    """KV cache the replica allocates (`fit.Fit.kv_room_gib`)."""
+    gpus: int
+    flops: float
+    """Dense tensor FLOPS of one GPU in the format the model computes in."""
+    bandwidth: float
+    """Bytes per second of one GPU's memory."""
+    input_tokens: int
+    output_tokens: int
+    cached_share: float = 0.0
+    """Share of the prompt the prefix cache serves (0 without prefix caching)."""
+    ttft_ms: float | None = None
+    itl_ms: float | None = None
+    e2e_ms: float | None = None
+    batch_cap: int | None = None
+    """The engine's own limit (vLLM ``max_num_seqs``, TensorRT-LLM ``max_batch_size``)."""
+    speed: float = 1.0
+    """Multiplies every rate: 1 + `band` is the optimistic end, 1 - `band` the pessimistic."""
+    band: float = BAND
+    timings: Callable[[int], tuple[float, float]] | None = None
+    """Measured (prefill seconds, decode step seconds at a batch) replacing the roofline's,
+    e.g. from aiconfigurator (`inferplane.blueprint.capacity.aiconfigurator`)."""
+    engine_source: Any = None
+    """What `timings` come from (an `aiconfigurator.Source`); None for the roofline."""
+
+
+@dataclass(frozen=True)
+class LlmPoint:
+    """The replica at one batch size."""
+
+    batch: int
+    prefill_ms: float
+    step_ms: float
+    ttft_ms: float
+    itl_ms: float
+    e2e_ms: float
+
+    @property
+    def rps(self) -> float:
+        """Requests per second one replica completes at this batch (Little's law)."""
+        return self.batch / (self.e2e_ms / 1000)
+
+
+@dataclass(frozen=True)
+class LlmEstimate:
+    """The largest batch that fits the SLO, or why none does."""
+
+    point: LlmPoint | None
+    """None: not even one sequence at a time meets the SLO or fits the KV cache."""
+    limited_by: str
+    """What stops a larger batch: an SLO field, ``KV cache``, the engine's cap or the search
+    limit; for `point` None, what one sequence already misses."""
+    kv_batch: int
+    """Sequences of ``input + output`` tokens the KV cache holds at once."""
+    first: LlmPoint
+    """The replica at batch 1 (what one request alone sees)."""
+
+
+def _scale(load: LlmLoad) -> tuple[float, float]:
+    tp_eff = TENSOR_PARALLEL_EFFICIENCY if load.gpus > 1 else 1.0
+    flops = load.gpus * load.flops * PREFILL_MFU * tp_eff * load.speed
+    bandwidth = load.gpus * load.bandwidth * DECODE_BANDWIDTH_EFFICIENCY * tp_eff * load.speed
+    return flops, bandwidth
+
+
+def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
+    """Latencies of one replica holding `batch` sequences."""
+    if load.timings is not None:
+        prefill_s, step_s = (t / load.speed for t in load.timings(batch))
+    else:
+        flops, bandwidth = _scale(load)
+        computed = load.input_tokens * (1 - load.cached_share)
+        prefill_s = 2 * load.parameters * computed / flops
+        context = load.input_tokens + load.output_tokens / 2
+        read = load.parameters * load.weight_bytes + batch * context * load.kv_bytes_per_token
+        step_s = max(read / bandwidth, 2 * load.parameters * batch / flops)
+    itl_s = step_s + batch * prefill_s / load.output_tokens
+    ttft_s = prefill_s + itl_s
+    e2e_s = ttft_s + (load.output_tokens - 1) * itl_s
+    return LlmPoint(batch, prefill_s * 1e3, step_s * 1e3, ttft_s * 1e3, itl_s * 1e3, e2e_s * 1e3)
+
+
+def _missed(load: LlmLoad, p: LlmPoint) -> str | None:
+    """The first SLO field `p` misses, or None."""
+    for name, bound, value in (
+        ("ttft_p95_ms", load.ttft_ms, p.ttft_ms),
+        ("itl_p95_ms", load.itl_ms, p.itl_ms),
+        ("p95_ms", load.e2e_ms, p.e2e_ms),
+    ):
+        if bound is not None and value > bound:
+            return name
+    return None
+
+
+def estimate(load: LlmLoad) -> LlmEstimate:
+    """The largest batch within the SLO, the KV cache and the engine's cap."""
+    per_seq = (load.input_tokens + load.output_tokens) * load.kv_bytes_per_token
+    kv_batch = int(load.kv_room_bytes // per_seq) if per_seq > 0 else MAX_BATCH
+    first = at_batch(load, 1)
+    limits = [(kv_batch, "KV cache"), (MAX_BATCH, "search limit")]
+    if load.batch_cap:
+        limits.append((load.batch_cap, "engine batch limit"))
+    cap, cap_reason = min(limits)
+    if cap < 1:
+        return LlmEstimate(None, "KV cache", kv_batch, first)
+    missed = _missed(load, first)
+    if missed:
+        return LlmEstimate(None, missed, kv_batch, first)
+    # Every latency grows with the batch: bisect for the last batch within the SLO.
+    low, high = 1, cap
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _missed(load, at_batch(load, mid)) is None:
+            low = mid
+        else:
+            high = mid - 1
+    point = at_batch(load, low)
+    reason = cap_reason if low == cap else (_missed(load, at_batch(load, low + 1)) or cap_reason)
+    return LlmEstimate(point, reason, kv_batch, first)
+
+
+def banded(load: LlmLoad) -> tuple[LlmEstimate, LlmEstimate, LlmEstimate]:
+    """(pessimistic, central, optimistic) estimates: every rate at 1 - band, 1, 1 + band."""
+    return (
+        estimate(replace(load, speed=1 - load.band)),
+        estimate(replace(load, speed=1.0)),
+        estimate(replace(load, speed=1 + load.band)),
+    )

@@ -1,0 +1,411 @@
+"""The capacity planner: schema and semantic errors of `traffic`/`profile`, the roofline
+against published measurements, its monotonicity, and the bundled LLM blueprint's plan."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inferplane.blueprint.capacity import gpus, planner, prices, profile, roofline
+from inferplane.blueprint.errors import BlueprintError
+from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.resolve import capacity_diagnostics, load_blueprint, resolve
+from inferplane.blueprint.schema import validate_document
+from inferplane.blueprint.semantic import check
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM_BLUEPRINT = ROOT / "blueprints" / "llm-serving.yaml"
+
+BASE = """\
+apiVersion: inferplane/v1
+kind: Blueprint
+name: demo
+environments:
+  stg:
+    cloud: aws
+    region: us-east-1
+    zones: [us-east-1a, us-east-1b]
+    model_store: s3://models-use1/
+    cluster: {create: true}
+gpu_pools:
+  l4:
+    gpu: nvidia-l4
+    nodes: {min: 2, max: 4}
+models:
+  chat:
+    server: vllm
+    source: hf://meta-llama/Llama-3.1-8B-Instruct@0e9e39f249a16976918f6564b8830bc894c89659
+    pool: l4
+    vllm: {max_model_len: 8192, quantization: fp8, kv_cache_dtype: fp8}
+    replicas: {min: 2, max: 8}
+    slo: {p95_ms: 4000, ttft_p95_ms: 500, itl_p95_ms: 60}
+    traffic: {peak_rps: 4, input_tokens: 1200, output_tokens: 70, shared_prefix: 0.5}
+    secrets: {hf_token: {from_env: HF_TOKEN}}
+  ranker:
+    server: triton
+    source: ranker/model.onnx
+    pool: l4
+    tensorrt: {}
+    batching: {max_batch_size: 16, max_queue_delay_us: 1000}
+    replicas: {min: 2, max: 4}
+    slo: {p95_ms: 15}
+    traffic: {peak_rps: 3000}
+    profile:
+      points:
+        - {batch_size: 1, p95_ms: 2.0}
+        - {batch_size: 8, p95_ms: 4.6}
+        - {batch_size: 16, p95_ms: 7.9}
+"""
+
+
+def edit(old: str, new: str, text: str = BASE) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def problems(text: str) -> list[str]:
+    """Schema, then semantic, then capacity diagnostics, as `load_blueprint` runs them."""
+    doc = load_text(text, "bp.yaml")
+    found = validate_document(doc) or check(doc)
+    if found:
+        return [d.format() for d in found]
+    return [d.format() for d in capacity_diagnostics(doc)]
+
+
+def test_base_plans_cleanly() -> None:
+    assert problems(BASE) == []
+
+
+def test_shared_prefix_above_one_is_located() -> None:
+    text = edit("shared_prefix: 0.5}", "shared_prefix: 1.5}")
+    assert problems(text) == [
+        "bp.yaml:23:82: error: models.chat.traffic.shared_prefix: a share of 1.5 is more than "
+        "the whole prompt; give the share of the prompt that repeats, between 0 and 1 (e.g. 0.4)"
+    ]
+
+
+def test_llm_traffic_needs_token_counts() -> None:
+    text = edit(", input_tokens: 1200, output_tokens: 70, shared_prefix: 0.5", "")
+    assert problems(text) == [
+        "bp.yaml:23:14: error: models.chat.traffic: an LLM's traffic needs `input_tokens` and "
+        "`output_tokens` per request; add the average prompt and output lengths, e.g. "
+        "input_tokens: 1500, output_tokens: 300"
+    ]
+
+
+def test_request_longer_than_max_model_len() -> None:
+    text = edit("input_tokens: 1200", "input_tokens: 8150")
+    assert problems(text) == [
+        "bp.yaml:23:42: error: models.chat.traffic.input_tokens: a request of 8150 + 70 tokens "
+        "is longer than vllm.max_model_len (8192); raise vllm.max_model_len to 8220 or more, "
+        "or state the traffic's real lengths"
+    ]
+
+
+def test_triton_traffic_without_profile() -> None:
+    text = BASE.split("    profile:\n")[0]
+    assert problems(text) == [
+        "bp.yaml:33:14: error: models.ranker.traffic: a Triton model's capacity comes from its "
+        "measured latency per batch size, and the model gives none; add `profile: {points: "
+        "[{batch_size: 1, p95_ms: 2.1}, ...]}` (e.g. from perf_analyzer) or `profile: {file: "
+        "profiles/<model>.csv}`"
+    ]
+
+
+def test_profile_file_with_a_bad_row(tmp_path: Path) -> None:
+    (tmp_path / "ranker.csv").write_text("batch_size,p95_ms\n1,2.0\n8,fast\n")
+    text = BASE.split("    profile:\n")[0] + "    profile: {file: ranker.csv}\n"
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(text)
+    with pytest.raises(BlueprintError) as err:
+        load_blueprint(bp)
+    assert [d.format() for d in err.value.diagnostics] == [
+        f"{bp}:34:21: error: models.ranker.profile.file: ranker.csv: line 3: expected "
+        "`<batch size>,<p95 ms>`; write one `<batch size>,<p95 ms>` row per measured batch "
+        "size under the header"
+    ]
+
+
+def test_profile_file_is_read(tmp_path: Path) -> None:
+    (tmp_path / "ranker.csv").write_text("batch_size,p95_ms\n1,2.0\n8,4.6\n16,7.9\n")
+    text = BASE.split("    profile:\n")[0] + "    profile: {file: ranker.csv}\n"
+    (tmp_path / "bp.yaml").write_text(text)
+    doc, _ = load_blueprint(tmp_path / "bp.yaml")
+    assert resolve(doc, "stg").models["ranker"].profile == ((1, 2.0), (8, 4.6), (16, 7.9))
+
+
+def test_batching_window_uses_up_the_latency_budget() -> None:
+    text = edit("max_queue_delay_us: 1000", "max_queue_delay_us: 15000")
+    assert problems(text) == [
+        "bp.yaml:30:56: error: models.ranker.batching.max_queue_delay_us: the batching window "
+        "(15 ms) uses up the latency budget (slo.p95_ms 15 ms): no time is left to compute the "
+        "batch; shorten the window (a realtime model keeps it at 10 ms or less) or relax the SLO"
+    ]
+
+
+def test_peak_beyond_replicas_max_names_the_number_needed() -> None:
+    text = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 60,")
+    (problem,) = [p for p in problems(text) if "replicas.max:" in p]
+    assert problem.startswith(
+        "bp.yaml:21:29: error: models.chat.replicas.max: the peak of 60 requests/s needs 16 "
+        "replicas (8 per zone x 2 zones, "
+    )
+    assert "replicas.max is 8; raise replicas.max to 16 " in problem
+
+
+def test_pool_nodes_max_refuses_the_sum_of_its_models() -> None:
+    text = edit("replicas: {min: 2, max: 8}", "replicas: {min: 2, max: 40}")
+    text = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 60,", text)
+    found = [p for p in problems(text) if ": error: " in p]
+    assert [p.split(": at their peak")[0] for p in found] == [
+        "bp.yaml:14:26: error: gpu_pools.l4.nodes.max"
+    ]
+    assert "nodes.max is 4; raise nodes.max to " in found[0]
+
+
+def test_budget_exceeded_is_an_advisory() -> None:
+    text = edit(
+        "    slo: {p95_ms: 15}\n", "    slo: {p95_ms: 15}\n    budget: {usd_per_month: 100}\n"
+    )
+    (found,) = problems(text)
+    assert found.startswith("bp.yaml:33:29: warning: models.ranker.budget.usd_per_month: ")
+    assert "over the budget of $100" in found
+
+
+def test_derived_autoscaling_targets() -> None:
+    env = resolve(load_text(BASE, "bp.yaml"), "stg")
+    chat = env.models["chat"].autoscaling
+    assert [s.metric for s in chat.signals] == ["queue_depth", "ttft_p95_ms"]
+    assert chat.target_of("ttft_p95_ms") == 500.0
+    plan = planner.plan_env(env).plans["chat"]
+    slack_s = (500 - roofline.estimate(_load(env, "chat")).point.ttft_ms) / 1000  # type: ignore[union-attr]
+    assert chat.target_of("queue_depth") == max(1, math.floor(plan.rps[1] * slack_s))
+
+
+def test_explicit_queue_target_above_the_derived_one_is_an_advisory() -> None:
+    text = edit(
+        "    slo: {p95_ms: 15}\n",
+        "    slo: {p95_ms: 15}\n    autoscaling: {metric: queue_depth, target: 500}\n",
+    )
+    (found,) = problems(text)
+    assert found.startswith(
+        "bp.yaml:33:48: warning: models.ranker.autoscaling.target: a queue of 500 "
+    )
+
+
+def _load(env, name: str) -> roofline.LlmLoad:  # type: ignore[no-untyped-def]
+    from inferplane.blueprint.capacity.load import llm_load
+
+    model = env.models[name]
+    got, _ = llm_load(model, env.pool_of(model))
+    assert got is not None
+    return got
+
+
+# --- calibration against published measurements --------------------------------------------
+def _llama8b(gpu: str, **kw: float) -> roofline.LlmLoad:
+    peak = gpus.PEAKS[gpu]
+    return roofline.LlmLoad(
+        parameters=8.03e9,
+        weight_bytes=2,
+        kv_bytes_per_token=32 * 8 * 128 * 2 * 2,
+        kv_room_bytes=20e9,
+        gpus=1,
+        flops=peak.bf16_tflops * 1e12,
+        bandwidth=peak.bandwidth_gb_s * 1e9,
+        input_tokens=int(kw.get("input_tokens", 1024)),
+        output_tokens=int(kw.get("output_tokens", 128)),
+    )
+
+
+def test_decode_on_a100_matches_a_published_sweep() -> None:
+    # vLLM 0.23.0, Llama-3.1-8B-Instruct BF16 on one A100 40GB, 1024 in / 128 out: "decode
+    # at one request per time runs at about 75 tokens/sec"
+    # (https://johnmusgrave.com/p/vllm-throughput-latency-sweep-on). Tolerance 10%.
+    step = roofline.at_batch(_llama8b("nvidia-a100-40gb"), 1).step_ms
+    assert 1000 / step == pytest.approx(75, rel=0.10)
+
+
+def test_decode_on_h100_matches_a_published_sweep() -> None:
+    # vLLM 0.21.0, Llama-3.1-8B-Instruct fp16 on one H100 80GB HBM3, concurrency 1:
+    # tpot_p50_ms 6.48 (https://yobitelcomm.github.io/bench/recipes/concurrency-sweep/).
+    step = roofline.at_batch(_llama8b("nvidia-h100-80gb"), 1).step_ms
+    assert step == pytest.approx(6.48, rel=0.10)
+
+
+def test_batching_gain_to_eight_on_a100_is_within_the_band() -> None:
+    # Same sweep: "Batching buys throughput almost for free up to a concurrency of 8, a 6.6x
+    # gain". The roofline's gain from 1 to 8 sequences must lie within ±30% of it.
+    load = _llama8b("nvidia-a100-40gb")
+    gain = roofline.at_batch(load, 8).rps / roofline.at_batch(load, 1).rps
+    assert gain == pytest.approx(6.6, rel=roofline.BAND)
+
+
+# --- properties ------------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(
+    peak=st.floats(min_value=0.1, max_value=500),
+    more=st.floats(min_value=1.0, max_value=10),
+    rps=st.floats(min_value=0.01, max_value=100),
+    zones=st.integers(min_value=1, max_value=4),
+)
+def test_more_traffic_never_needs_fewer_replicas(
+    peak: float, more: float, rps: float, zones: int
+) -> None:
+    assert planner._needed(peak * more, rps, zones)[1] >= planner._needed(peak, rps, zones)[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ttft=st.integers(min_value=50, max_value=5000),
+    tighter=st.integers(min_value=1, max_value=4000),
+    input_tokens=st.integers(min_value=16, max_value=6000),
+    gpu=st.sampled_from(sorted(gpus.PEAKS)),
+)
+def test_tighter_ttft_never_allows_a_larger_batch(
+    ttft: int, tighter: int, input_tokens: int, gpu: str
+) -> None:
+    load = dataclasses.replace(_llama8b(gpu), input_tokens=input_tokens, ttft_ms=ttft)
+    strict = dataclasses.replace(load, ttft_ms=max(1, ttft - tighter))
+    loose_est, strict_est = roofline.estimate(load), roofline.estimate(strict)
+    loose_batch = loose_est.point.batch if loose_est.point else 0
+    strict_batch = strict_est.point.batch if strict_est.point else 0
+    assert strict_batch <= loose_batch
+
+
+# --- tables ----------------------------------------------------------------------------------
+def test_price_rows_are_dated_and_sourced() -> None:
+    for (instance, region), row in prices.PRICES.items():
+        assert row.usd_per_hour > 0, instance
+        assert row.source.startswith("https://"), instance
+        assert row.read_on == prices.TABLE_DATE
+        assert region.count("-") >= 1
+
+
+def test_every_catalog_gpu_has_cited_peaks() -> None:
+    from inferplane.blueprint.catalog import GPUS
+
+    assert set(gpus.PEAKS) == set(GPUS)
+    for row in gpus.PEAKS.values():
+        assert row.source.startswith("https://www.nvidia.com/")
+        assert row.fp8_tflops is None or row.fp8_tflops == pytest.approx(
+            2 * row.bf16_tflops, rel=0.02
+        )
+
+
+def test_profile_csv_header_is_required() -> None:
+    with pytest.raises(ValueError, match="line 1: the header must be `batch_size,p95_ms`"):
+        profile.read_csv("batch,latency\n1,2\n")
+
+
+# --- the bundled LLM blueprint ----------------------------------------------------------------
+def test_bundled_llm_blueprint_plans_every_model() -> None:
+    doc, _ = load_blueprint(LLM_BLUEPRINT)
+    plans = planner.plan_env(resolve(doc, "prod")).plans
+    assert sorted(plans) == ["chat-70b", "chat-8b", "toxicity"]
+    assert all(p.cost is not None for p in plans.values())
+    assert plans["toxicity"].source == "profile"
+    assert plans["chat-8b"].source == "roofline"
+
+
+def test_bundled_llm_blueprint_at_five_times_its_traffic_fails_at_replicas_max(
+    tmp_path: Path,
+) -> None:
+    text = LLM_BLUEPRINT.read_text()
+    assert "      peak_rps: 8\n" in text
+    bp = tmp_path / "llm-serving.yaml"
+    bp.write_text(text.replace("      peak_rps: 8\n", "      peak_rps: 40\n"))
+    with pytest.raises(BlueprintError) as err:
+        load_blueprint(bp)
+    found = [d.format() for d in err.value.diagnostics]
+    # prod serves one zone, local two: each environment needs its own number
+    assert [f.split(", ")[0] for f in found] == [
+        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 11 "
+        "replicas (11 per zone x 1 zone",
+        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 12 "
+        "replicas (6 per zone x 2 zones",
+    ]
+    assert (
+        "at least 7 at the optimistic end of the ±30% roofline estimate; replicas.max is 6"
+        in found[0]
+    )
+
+
+def test_month_runs_the_windows_at_peak_and_the_rest_at_the_floor() -> None:
+    from inferplane.blueprint import wake
+
+    text = edit(
+        "    replicas: {min: 2, max: 8}\n",
+        "    replicas:\n      min: 2\n      max: 8\n      schedule:\n"
+        '        - {schedule: "0 8 * * 1-5", duration: 10h, min: 2}\n',
+    )
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    plan = planner.plan_env(env).plans["chat"]
+    assert plan.cost is not None
+    (window,) = plan.windows
+    assert window.floor == 4  # 2 per zone x 2 zones
+    assert window.carries_rps == pytest.approx(4 * plan.rps[1])
+    busy = wake.year_share([("0 8 * * 1-5", 36000)])
+    replica_h = prices.PRICES[("g6.2xlarge", "us-east-1")].usd_per_hour
+    floor_h, peak_h = 2 * replica_h, plan.replicas * replica_h
+    assert plan.cost.floor_usd_h == pytest.approx(floor_h)
+    assert plan.cost.usd_month == pytest.approx(730 * (busy * peak_h + (1 - busy) * floor_h))
+    assert plan.cost.month_basis.startswith("peak in the schedule windows (30% of the time)")
+
+
+def test_replicas_follow_the_zone_rule() -> None:
+    env = resolve(load_text(BASE, "bp.yaml"), "stg")
+    plan = planner.plan_env(env).plans["chat"]
+    # 4 requests/s over two zones: each zone needs ceil(2 / rps) replicas of its own
+    assert plan.per_zone == math.ceil(2 / plan.rps[1])
+    assert plan.replicas == max(2, 2 * plan.per_zone)
+
+
+# --- aiconfigurator ----------------------------------------------------------------------------
+def test_nearest_data_version() -> None:
+    from inferplane.blueprint.capacity.aiconfigurator import nearest_version
+
+    assert nearest_version(["0.14.0", "0.24.0"], "v0.10.2") == "0.14.0"
+    assert nearest_version(["0.14.0", "0.24.0"], "v0.33.0") == "0.24.0"
+    assert nearest_version([], "v0.10.2") is None
+
+
+# aiconfigurator-core 0.12.0, h100_sxm with its vLLM 0.24.0 data, meta-llama/Meta-Llama-3.1-8B
+# (EngineHandle.compile(..., backend_version="0.24.0", tp_size=1)): predict_prefill_latency(1,
+# 1024) = 22.1 ms and predict_decode_latency(1, 1024, 128) = 785.3 ms.
+AIC_H100_PREFILL_1024_MS = 22.1
+AIC_H100_DECODE_STEP_MS = 785.3 / 128
+
+
+def test_roofline_decode_matches_aiconfigurator_on_h100() -> None:
+    step = roofline.at_batch(_llama8b("nvidia-h100-80gb"), 1).step_ms
+    assert step == pytest.approx(AIC_H100_DECODE_STEP_MS, rel=0.10)
+
+
+def test_roofline_prefill_is_within_its_band_of_aiconfigurator_on_h100() -> None:
+    prefill = roofline.at_batch(_llama8b("nvidia-h100-80gb"), 1).prefill_ms
+    assert prefill == pytest.approx(AIC_H100_PREFILL_1024_MS, rel=roofline.BAND)
+
+
+def test_aiconfigurator_replaces_the_roofline_where_it_has_data() -> None:
+    pytest.importorskip("aiconfigurator_core")
+    text = edit("gpu: nvidia-l4", "gpu: nvidia-h100-80gb")
+    text = edit(
+        "vllm: {max_model_len: 8192, quantization: fp8, kv_cache_dtype: fp8}",
+        "vllm: {max_model_len: 8192}",
+        text,
+    )
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    env_plan = planner.plan_env(env)
+    plan = env_plan.plans["chat"]
+    assert (plan.source, plan.band) == ("aiconfigurator", 0.15)
+    assert [p.message for p in env_plan.problems if p.path == ("models", "chat", "traffic")] == [
+        "the estimate comes from aiconfigurator-core 0.12.0 (h100_sxm, vllm 0.24.0 data for "
+        "meta-llama/Meta-Llama-3.1-8B), and the model runs vLLM v0.10.2: kernels and scheduling "
+        "differ between versions"
+    ]

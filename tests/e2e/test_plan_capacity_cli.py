@@ -1,0 +1,108 @@
+"""The capacity block of `inferplane plan` and the derived autoscaling targets, as a user
+sees them: in the printed plan, in the ScaledObject manifest and in `inferplane diff`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM = ROOT / "blueprints" / "llm-serving.yaml"
+SCALED = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+
+
+def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inferplane", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+
+
+@pytest.fixture(scope="module")
+def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """The bundled LLM blueprint's prod plan, and the plan with chat-8b's prompts shorter
+    (so one replica drains a longer queue within the SLO), and the first plan's output."""
+    tmp = tmp_path_factory.mktemp("capacity")
+    text = LLM.read_text(encoding="utf-8")
+    edited = text.replace("      input_tokens: 1200\n", "      input_tokens: 300\n", 1)
+    assert edited != text
+    (tmp / "edited.yaml").write_text(edited, encoding="utf-8")
+    old, new = tmp / "old", tmp / "new"
+    first = inferplane("plan", str(LLM), "--env", "prod", "--out", str(old))
+    assert first.returncode == 0, first.stderr
+    second = inferplane("plan", str(tmp / "edited.yaml"), "--env", "prod", "--out", str(new))
+    assert second.returncode == 0, second.stderr
+    return old, new, first.stdout
+
+
+def _scaled_object(plan_dir: Path, model: str) -> dict:  # type: ignore[type-arg]
+    doc = json.loads((plan_dir / "plan.json").read_text())
+    return next(
+        r
+        for r in doc["resources"]
+        if r["type"] == SCALED and r["name"] == f"llm-serving-prod-{model}-autoscaling-scaledobject"
+    )
+
+
+def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -> None:
+    stdout = plans[2]
+    assert "Capacity at peak traffic (prices of 2026-12-01, on-demand):" in stdout
+    lines = [line.strip() for line in stdout.splitlines()]
+    chat = next(line for line in lines if line.startswith("capacity chat-8b: "))
+    assert chat.startswith("capacity chat-8b: 8 requests/s at peak; one replica carries 3.81 ")
+    assert "autoscaling (derived): queue_depth 1, ttft_p95_ms 500" in lines
+    assert any(line.startswith("cost: $1.71/h at the floor, $2.56/h at peak, ") for line in lines)
+
+
+def test_plan_json_carries_the_capacity(plans: tuple[Path, Path, str]) -> None:
+    doc = json.loads((plans[0] / "plan.json").read_text())
+    capacity = doc["models"]["chat-8b"]["capacity"]
+    assert capacity["replicas"]["at_peak"] == 3
+    assert capacity["autoscaling"] == {
+        "derived": True,
+        "targets": {"queue_depth": 1.0, "ttft_p95_ms": 500.0},
+    }
+    assert capacity["cost"]["price_table_date"] == "2026-12-01"
+
+
+def test_derived_targets_reach_the_scaled_object(plans: tuple[Path, Path, str]) -> None:
+    triggers = _scaled_object(plans[0], "chat-8b")["inputs"]["spec"]["triggers"]
+    assert [t["metadata"]["threshold"] for t in triggers] == ["1", "500"]
+
+
+def test_diff_shows_the_derived_target_change(plans: tuple[Path, Path, str]) -> None:
+    old, new, _ = plans
+    new_threshold = _scaled_object(new, "chat-8b")["inputs"]["spec"]["triggers"][0]["metadata"][
+        "threshold"
+    ]
+    assert new_threshold != "1"
+    run = inferplane("diff", str(old), str(new))
+    assert run.returncode == 0, run.stderr
+    assert f'inputs.spec.triggers[0].metadata.threshold: "1" → "{new_threshold}"' in run.stdout
+
+
+def test_check_fails_at_replicas_max_when_the_traffic_is_five_times_higher(
+    tmp_path: Path,
+) -> None:
+    text = LLM.read_text(encoding="utf-8")
+    assert "      peak_rps: 8\n" in text
+    blueprint = tmp_path / "llm-serving.yaml"
+    blueprint.write_text(text.replace("      peak_rps: 8\n", "      peak_rps: 40\n"))
+    run = inferplane("check", str(blueprint))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        f"{blueprint}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s "
+        "needs 11 replicas (11 per zone x 1 zone, 3.81 requests/s each within the SLO), at least "
+        "7 at the optimistic end of the ±30% roofline estimate; replicas.max is 6; raise "
+        "replicas.max to 11"
+    ) in run.stdout + run.stderr
