@@ -79,7 +79,8 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
             f"  cost: {_usd(c.floor_usd_h)}/h at the floor, {_usd(c.peak_usd_h)}/h at peak, "
             f"{_usd(c.usd_month)}/month ({c.month_basis}), {_usd(c.usd_per_million)} per 1M "
             f"{c.per_million_of} at peak; {c.instance_type} in {env.region} "
-            f"{_usd(c.price.usd_per_hour)}/h ({c.price.basis}, {c.price.source})"
+            f"{_usd(c.price.usd_per_hour)}/h ({c.price.basis}, {c.price.source}, "
+            f"dated {c.price.read_on})"
         )
     return out
 
@@ -131,5 +132,6 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
             "instance_type": cost.instance_type,
             "price_table_date": prices.TABLE_DATE,
             "price_source": cost.price.source,
+            "price_read_on": cost.price.read_on,
         },
     }

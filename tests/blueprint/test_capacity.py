@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -280,11 +281,36 @@ def test_tighter_ttft_never_allows_a_larger_batch(
 
 # --- tables ----------------------------------------------------------------------------------
 def test_price_rows_are_dated_and_sourced() -> None:
+    compiled = date.fromisoformat(prices.TABLE_DATE)
     for (instance, region), row in prices.PRICES.items():
         assert row.usd_per_hour > 0, instance
-        assert row.source.startswith("https://"), instance
-        assert row.read_on == prices.TABLE_DATE
+        assert row.source.startswith("https://raw.githubusercontent.com/"), instance
+        assert date.fromisoformat(row.read_on) <= compiled, instance
         assert region.count("-") >= 1
+        # a row read on the compilation day has a source that states no date: it says so
+        if row.read_on == prices.TABLE_DATE:
+            assert row.basis == f"listed; the catalog states no date, read on {compiled}"
+        else:
+            assert row.basis == "listed", instance
+
+
+def test_price_rows_carry_the_figure_and_date_of_their_source() -> None:
+    # the bundled blueprint's node: Cyclenerd's pricing.yml, generated Thu Mar  6 2025
+    assert prices.price("g2-standard-8", "us-central1") == prices.Price(
+        0.853624271, prices.CYCLENERD_GCP, "2025-03-06"
+    )
+    # data-receipts' hyperscalers.json, "retrieved": "2026-11-09", after the June 2025 P5 cut
+    assert prices.price("p5.48xlarge", "us-east-1") == prices.Price(
+        55.04, prices.DATA_RECEIPTS, "2026-11-09"
+    )
+    assert prices.price("g6.2xlarge", "us-east-1") == prices.Price(
+        0.9776,
+        prices.SKYPILOT_AWS,
+        "2026-12-01",
+        "listed; the catalog states no date, read on 2026-12-01",
+    )
+    # no source read for a size the catalog does not use: no price rather than a guess
+    assert prices.price("g2-standard-4", "us-central1") is None
 
 
 def test_every_catalog_gpu_has_cited_peaks() -> None:

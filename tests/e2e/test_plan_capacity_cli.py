@@ -61,7 +61,13 @@ def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -
     chat = next(line for line in lines if line.startswith("capacity chat-8b: "))
     assert chat.startswith("capacity chat-8b: 8 requests/s at peak; one replica carries 3.81 ")
     assert "autoscaling (derived): queue_depth 1, ttft_p95_ms 500" in lines
-    assert any(line.startswith("cost: $1.71/h at the floor, $2.56/h at peak, ") for line in lines)
+    chat_cost = "cost: $1.71/h at the floor, $2.56/h at peak, "
+    cost = next(line for line in lines if line.startswith(chat_cost))
+    assert cost.endswith(
+        "g2-standard-8 in us-central1 $0.85/h (listed, https://raw.githubusercontent.com/"
+        "Cyclenerd/google-cloud-pricing-cost-calculator/0166a59ebba7c36f2cc8c931d9f258dcebc44776"
+        "/pricing.yml, dated 2025-03-06)"
+    )
 
 
 def test_plan_json_carries_the_capacity(plans: tuple[Path, Path, str]) -> None:
@@ -73,6 +79,7 @@ def test_plan_json_carries_the_capacity(plans: tuple[Path, Path, str]) -> None:
         "targets": {"queue_depth": 1.0, "ttft_p95_ms": 500.0},
     }
     assert capacity["cost"]["price_table_date"] == "2026-12-01"
+    assert capacity["cost"]["price_read_on"] == "2025-03-06"
 
 
 def test_derived_targets_reach_the_scaled_object(plans: tuple[Path, Path, str]) -> None:
