@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from inferplane.blueprint import defaults, fit
+from inferplane.blueprint import defaults, fit, vllm_owned
 from inferplane.blueprint.capacity import aiconfigurator, gpus, roofline
 from inferplane.blueprint.model import GpuPool, Model
 from inferplane.blueprint.semantic_trtllm import KV_CACHE_BYTES, PRECISION_BYTES, WEIGHT_BYTES
@@ -53,7 +53,13 @@ def llm_load(
         v = model.vllm
         weight = fit.weight_bytes(model.precision, v.quantization)
         kv = fit.kv_cache_bytes(model.precision, v.kv_cache_dtype)
-        util = v.gpu_memory_utilization or fit.VLLM_GPU_MEMORY_UTILIZATION
+        # vLLM's default of the release that runs (inferplane/facts/vllm/<release>/), as
+        # the fit check reads it.
+        release = pinned_vllm if pinned_vllm and vllm_owned.has_facts(pinned_vllm) else None
+        util = (
+            v.gpu_memory_utilization
+            or vllm_owned.engine_defaults(release)["gpu_memory_utilization"]
+        )
         fp8 = v.quantization in _FP8_QUANTIZATION
         cap, kv_fraction = v.max_num_seqs, 1.0
     elif model.tensorrt_llm is not None:
