@@ -202,6 +202,10 @@ OWNED_FLAGS: dict[str, str] = {
     "--kv-cache-memory-bytes": "set models.<m>.vllm.gpu_memory_utilization instead",
     "--kv-cache-dtype": "set models.<m>.vllm.kv_cache_dtype instead",
     "--enable-prefix-caching": "set models.<m>.vllm.enable_prefix_caching instead",
+    # KVEventsConfig publishes on a ZMQ endpoint (vllm/config/kv_events.py, default
+    # "tcp://*:5557"): inferplane opens it only for the llm-d router's precise prefix scoring.
+    "--kv-events-config": "set models.<m>.routing.prefix_cache: precise instead (the router "
+    "subscribes to the events)",
     "--enable-chunked-prefill": "set models.<m>.vllm.enable_chunked_prefill instead",
     "--enforce-eager": "set models.<m>.vllm.enforce_eager instead",
     "--speculative-config": "set models.<m>.vllm.speculative instead",
@@ -252,7 +256,6 @@ REFUSED_FLAGS: dict[str, str] = {
     # connectors listen for peers; KVEventsConfig publishes on a ZMQ endpoint
     # (vllm/config/kv_events.py, default "tcp://*:5557").
     "--kv-transfer-config": CODE + ", and " + ENDPOINT,
-    "--kv-events-config": ENDPOINT,
     "--additional-config": "passes unreviewed settings to platform plugins",
     # Rendered media from a local path: MediaConnector (vllm/multimodal/utils.py) reads
     # file:// URLs under allowed_local_media_path.

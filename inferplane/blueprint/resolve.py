@@ -33,6 +33,7 @@ from inferplane.blueprint.model import (
     ModelSource,
     Observability,
     ResponseCache,
+    Routing,
     ScheduleWindow,
     SecretRef,
     Signal,
@@ -275,6 +276,16 @@ def _model(
         wake_hosts=tuple((replicas.get("wake") or {}).get("hosts") or ()),
         schedule=_schedule(replicas.get("schedule") or (), len(pool.zones)),
         llm=semantic_vllm.facts_of(spec)[0] if server == "vllm" or "tensorrt_llm" in spec else None,
+        routing=_routing(spec.get("routing") or {}),
+    )
+
+
+def _routing(spec: Mapping[str, Any]) -> Routing:
+    return Routing(
+        mode=spec.get("mode", defaults.ROUTING_MODE),
+        prefix_cache=spec.get("prefix_cache", defaults.ROUTING_PREFIX_CACHE),
+        flow_control=spec.get("flow_control", defaults.ROUTING_FLOW_CONTROL),
+        priorities=tuple(sorted((spec.get("priorities") or {}).items())),
     )
 
 

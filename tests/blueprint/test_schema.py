@@ -361,7 +361,7 @@ def test_a_blueprint_name_with_two_hyphens_in_a_row_is_refused() -> None:
             "bp.yaml:42:5: error: models.ranker.colour: unknown key `colour`; allowed here: "
             "server, source, pool, gpus, latency_class, precision, image, base_release, "
             "startup_timeout_s, max_request_s, replicas, autoscaling, slo, expose, secrets, "
-            "vllm, model_info, tensorrt, tensorrt_llm, batching, response_cache, warmup",
+            "vllm, model_info, tensorrt, tensorrt_llm, batching, response_cache, warmup, routing",
             id="unknown-key-lists-allowed-keys",
         ),
         pytest.param(
