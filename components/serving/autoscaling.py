@@ -64,6 +64,11 @@ ACTIVATION_THRESHOLD: Final = {
     "p95_latency_ms": 0.0,  # any served request
     "ttft_p95_ms": 0.0,
     "gpu_utilization": 5.0,  # an idle GPU still reports a few percent
+    "router_queue": 0.0,  # one request held by the router wakes the model
+    "router_running": 0.0,
+    # An empty pool reads 1.0 (llm-d-router v0.10.0 llm_d_router_metrics.go, help of
+    # flow_control_pool_saturation): only oversubscription past it activates.
+    "pool_saturation": 1.0,
 }
 
 

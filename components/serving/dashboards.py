@@ -258,6 +258,9 @@ SIGNAL_UNITS: Final = {
     "gpu_utilization": "percent",
     "p95_latency_ms": "ms",
     "ttft_p95_ms": "ms",
+    "router_queue": "short",
+    "router_running": "short",
+    "pool_saturation": "percentunit",
 }
 
 

@@ -66,6 +66,11 @@ AUTOSCALING_METRIC_TYPE: Final[Mapping[Metric, MetricType]] = MappingProxyType(
         "gpu_utilization": "Value",
         "p95_latency_ms": "Value",
         "ttft_p95_ms": "Value",
+        # The router's own counts are additive like the server's queue; its saturation is
+        # a ratio of the pool (1.0 = where flow control starts holding requests).
+        "router_queue": "AverageValue",
+        "router_running": "AverageValue",
+        "pool_saturation": "Value",
     }
 )
 
@@ -154,6 +159,10 @@ class Scope:
     """Triton's TensorRT-LLM backend: it also exports the ``nv_trt_llm_*`` families."""
     streaming: bool = False
     """A decoupled TensorRT-LLM model: Triton exports its first-response histogram."""
+    router_service: str | None = None
+    """An llm-aware model's zone: the Service of the zone's endpoint picker
+    (``<model>-<zone>-epp``), the ``service`` label its scraped series carry; the zone's
+    pods are then those of `deployment` only."""
 
     @classmethod
     def of(
@@ -162,6 +171,7 @@ class Scope:
         model: ServedModel,
         namespace: str,
         deployment: str | None = None,
+        router_service: str | None = None,
     ) -> Scope:
         return cls(
             namespace=namespace,
@@ -172,16 +182,26 @@ class Scope:
             mig=model.pool.mig,
             trtllm=model.tensorrt_llm is not None,
             streaming=streams_tokens(model),
+            router_service=router_service,
         )
 
     @property
     def hpa(self) -> str:
-        """The HPA KEDA creates for the ScaledObject named after the model."""
-        return f"keda-hpa-{self.model}"
+        """The HPA KEDA creates for the ScaledObject named after the model (after the
+        zone's Deployment for one zone of an llm-aware model)."""
+        return f"keda-hpa-{self.deployment if self.router_service else self.model}"
 
     def server_selector(self, **extra: str) -> str:
         model_label = "model" if self.server == "triton" else "model_name"
+        if self.router_service and "pod" not in extra:
+            # One zone's Deployment of a model that runs one per zone.
+            extra = {**extra, "pod": f"~{self.deployment}-[a-z0-9]+-[a-z0-9]+"}
         return selector(namespace=self.namespace, **{model_label: self.model}, **extra)
+
+    def router_selector(self) -> str:
+        if self.router_service is None:
+            raise ValueError(f"model {self.model!r} has no router (routing.mode: llm_aware)")
+        return selector(namespace=self.namespace, service=self.router_service)
 
     def pods_selector(self) -> str:
         # Anchored by Prometheus: `chat-…` cannot match the pods of a model named `chat-large`.
@@ -444,6 +464,35 @@ def window_seconds(window: str) -> int:
     return int(window[:-1]) * units[window[-1]]
 
 
+# --- the llm-d router (llm-d-router v0.10.0 pkg/epp/metrics/llm_d_router_metrics.go) ---------
+
+
+def router_queue(scope: Scope) -> str:
+    """Requests the zone's router holds in its flow-control queue (``flowControl`` gate)."""
+    return _agg("sum", f"llm_d_epp_flow_control_queue_size{scope.router_selector()}")
+
+
+def router_running(scope: Scope) -> str:
+    """Requests the zone's router has running on the model's replicas."""
+    return _agg("sum", f"llm_d_epp_request_running{scope.router_selector()}")
+
+
+def pool_saturation(scope: Scope) -> str:
+    """The zone's pool saturation (1.0 = flow control's gating point; an empty pool reads
+    1.0). Only the leader dispatches, so the highest reading of the picker's replicas."""
+    return _agg("max", f"llm_d_epp_flow_control_pool_saturation{scope.router_selector()}")
+
+
+def router_ready_endpoints(scope: Scope) -> str:
+    """Ready endpoints the zone's router sees in its pool."""
+    return _agg("max", f"llm_d_epp_ready_endpoints{scope.router_selector()}")
+
+
+def router_up(scope: Scope) -> str:
+    """Endpoint-picker replicas Prometheus reaches (the ``up`` series of their scrape)."""
+    return _agg("sum", f"up{scope.router_selector()}")
+
+
 # --- the autoscaling query --------------------------------------------------------------------
 
 
@@ -463,6 +512,12 @@ def autoscaling_query(scope: Scope, metric: Metric) -> str:
         return f"{latency_quantile_ms(scope, 0.95)} >= 0 or {_zero_while_serving(scope)}"
     if metric == "ttft_p95_ms":
         return f"{ttft_p95_ms(scope)} >= 0 or {_zero_while_serving(scope)}"
+    if metric == "router_queue":
+        return router_queue(scope)
+    if metric == "router_running":
+        return router_running(scope)
+    if metric == "pool_saturation":
+        return pool_saturation(scope)
     raise ValueError(f"unknown autoscaling metric {metric!r}")
 
 
