@@ -122,6 +122,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             wake=model.wake,
             wake_hosts=model.wake_hosts,
             schedule=model.schedule,
+            routing=model.routing,
         )
 
 

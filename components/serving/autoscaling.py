@@ -94,6 +94,13 @@ class ModelAutoscalerArgs:
     """A model that wakes on its own traffic: ``Host`` values the interceptor routes to it
     besides the model's own `ServedModel.wake_hosts` and `wake.lb_in_cluster_hosts` (the
     load balancer's address). Default: those two only."""
+    object_name: str | None = None
+    """The ScaledObject's name. Default: the model's (``<model>``); one zone's Deployment of
+    an llm-aware model is scaled by a ScaledObject named after that Deployment."""
+    zone: str | None = None
+    """One zone of an llm-aware model (`model` is then `router.zone_model`'s): the router
+    signals read that zone's endpoint picker and the server's series its pods only.
+    Default: the whole model."""
 
 
 def keda_version(env: ServingEnvironment) -> tuple[int, int]:
@@ -139,7 +146,11 @@ def prometheus_trigger(
 
 
 def triggers(
-    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    deployment_name: str,
+    zone: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every trigger of the model's ScaledObject: one per signal, one per window of its
     schedule, then its ways back from zero (`wake`). KEDA gives the HPA one metric per
@@ -148,7 +159,7 @@ def triggers(
     to calculate the desired replica count (the maximum replica count across all metrics
     will be used)" (Kubernetes API reference); keda-docs 2.20 ``scalers/cron.md`` says the
     same of a cron trigger beside others."""
-    scope = promql.Scope.of(env, model, namespace, deployment_name)
+    scope = promql.Scope.of(env, model, namespace, deployment_name, zone)
     found = [prometheus_trigger(env, model, scope, s) for s in model.autoscaling.signals]
     found += wake.schedule_triggers(model)
     found += [t for t in (wake.cron_trigger(model), wake.http_trigger(env, model)) if t is not None]
@@ -167,13 +178,17 @@ def fallback(env: ServingEnvironment, model: ServedModel) -> dict[str, Any]:
 
 
 def scaled_object_spec(
-    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    deployment_name: str,
+    zone: str | None = None,
 ) -> dict[str, Any]:
     """The ScaledObject's ``spec``, in the CRD's own camelCase (CustomResource passes keys
     through unchanged)."""
-    scope = promql.Scope.of(env, model, namespace, deployment_name)
+    scope = promql.Scope.of(env, model, namespace, deployment_name, zone)
     scales_to_zero = model.replicas.min == 0
-    found = triggers(env, model, namespace, deployment_name)
+    found = triggers(env, model, namespace, deployment_name, zone)
 
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment_name},
@@ -244,12 +259,14 @@ class ModelAutoscaler(pulumi.ComponentResource):
             # leaves the HPA on a default CPU metric (keda-docs http-add-on 0.15
             # user-guide/autoscale-an-app.md: create the ScaledObject after the route).
             depends_on.append(self._http_scaled_object(name, args, labels, outer))
+        object_name = args.object_name or model.name
+        scope = promql.Scope.of(env, model, args.namespace, args.deployment_name, args.zone)
         scaled_object = k8s.apiextensions.CustomResource(
             f"{name}-scaledobject",
             api_version="keda.sh/v1alpha1",
             kind="ScaledObject",
-            metadata={"name": model.name, "namespace": args.namespace, "labels": labels},
-            spec=scaled_object_spec(env, model, args.namespace, args.deployment_name),
+            metadata={"name": object_name, "namespace": args.namespace, "labels": labels},
+            spec=scaled_object_spec(env, model, args.namespace, args.deployment_name, args.zone),
             # Pulumi does not make a component's children wait for the component's own
             # dependencies (the KEDA release that installs the CRD, the Deployment): pass them on.
             opts=pulumi.ResourceOptions(
@@ -257,8 +274,8 @@ class ModelAutoscaler(pulumi.ComponentResource):
             ),
         )
         # Derived from the resource's id so that readers wait until it exists.
-        self.scaled_object_name = scaled_object.id.apply(lambda _: model.name)
-        self.hpa_name = scaled_object.id.apply(lambda _: f"keda-hpa-{model.name}")
+        self.scaled_object_name = scaled_object.id.apply(lambda _: object_name)
+        self.hpa_name = scaled_object.id.apply(lambda _: scope.hpa)
         self.register_outputs(
             {"scaled_object_name": self.scaled_object_name, "hpa_name": self.hpa_name}
         )

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import Metric, Server
 from inferplane.components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -160,9 +161,14 @@ class Scope:
     streaming: bool = False
     """A decoupled TensorRT-LLM model: Triton exports its first-response histogram."""
     router_service: str | None = None
-    """An llm-aware model's zone: the Service of the zone's endpoint picker
-    (``<model>-<zone>-epp``), the ``service`` label its scraped series carry; the zone's
-    pods are then those of `deployment` only."""
+    """An llm-aware model: the Service of its endpoint pickers (``<model>-<zone>-epp``, a
+    ``~``-regex over the zones for the whole model), the ``service`` label their scraped
+    series carry. None: no router."""
+    zone: str | None = None
+    """One zone of an llm-aware model: `deployment` is that zone's, and the server's series
+    are read from its pods only."""
+    zones: tuple[str, ...] = ()
+    """The whole of an llm-aware model: its Deployments are ``<deployment>-<zone>``."""
 
     @classmethod
     def of(
@@ -171,8 +177,18 @@ class Scope:
         model: ServedModel,
         namespace: str,
         deployment: str | None = None,
-        router_service: str | None = None,
+        zone: str | None = None,
     ) -> Scope:
+        """The model's scope; with `zone`, that zone's Deployment of an llm-aware model."""
+        routed = model.routing.llm_aware
+        if routed and zone is not None:
+            router: str | None = naming.router_epp(model.name, zone)
+            deployment = naming.zone_deployment(model.name, zone)
+        elif routed:
+            epps = "|".join(naming.router_epp(model.name, z) for z in model.pool.zones)
+            router = f"~{epps}" if len(model.pool.zones) > 1 else epps
+        else:
+            router = None
         return cls(
             namespace=namespace,
             model=model.name,
@@ -182,18 +198,27 @@ class Scope:
             mig=model.pool.mig,
             trtllm=model.tensorrt_llm is not None,
             streaming=streams_tokens(model),
-            router_service=router_service,
+            router_service=router,
+            zone=zone if routed else None,
+            zones=model.pool.zones if routed and zone is None else (),
         )
 
     @property
     def hpa(self) -> str:
-        """The HPA KEDA creates for the ScaledObject named after the model (after the
-        zone's Deployment for one zone of an llm-aware model)."""
-        return f"keda-hpa-{self.deployment if self.router_service else self.model}"
+        """The HPA KEDA creates for the model's ScaledObject; one zone's of an llm-aware
+        model is named after the zone's Deployment, and the whole model's are a regex."""
+        if self.zone is not None:
+            return f"keda-hpa-{self.deployment}"
+        if self.zones:
+            return f"~keda-hpa-{self.deployment}-({'|'.join(self.zones)})"
+        return f"keda-hpa-{self.model}"
+
+    def _deployments(self) -> str:
+        return f"{self.deployment}-({'|'.join(self.zones)})" if self.zones else self.deployment
 
     def server_selector(self, **extra: str) -> str:
         model_label = "model" if self.server == "triton" else "model_name"
-        if self.router_service and "pod" not in extra:
+        if self.zone is not None and "pod" not in extra:
             # One zone's Deployment of a model that runs one per zone.
             extra = {**extra, "pod": f"~{self.deployment}-[a-z0-9]+-[a-z0-9]+"}
         return selector(namespace=self.namespace, **{model_label: self.model}, **extra)
@@ -205,9 +230,11 @@ class Scope:
 
     def pods_selector(self) -> str:
         # Anchored by Prometheus: `chat-…` cannot match the pods of a model named `chat-large`.
-        return selector(namespace=self.namespace, pod=f"~{self.deployment}-[a-z0-9]+-[a-z0-9]+")
+        return selector(namespace=self.namespace, pod=f"~{self._deployments()}-[a-z0-9]+-[a-z0-9]+")
 
     def deployment_selector(self) -> str:
+        if self.zones:
+            return selector(namespace=self.namespace, deployment=f"~{self._deployments()}")
         return selector(namespace=self.namespace, deployment=self.deployment)
 
 

@@ -9,8 +9,11 @@ the override's line.
   bodies; ``config/charts/routerlib/templates/_config.yaml``).
 - ``prefix_cache``, ``flow_control`` and ``priorities`` configure the router: without
   ``llm_aware`` there is none, so they are refused rather than silently ignored.
-- ``precise`` prefix scoring reads the KV-cache events vLLM publishes: it needs vLLM's
-  prefix caching on (the events describe cached blocks).
+- ``precise`` prefix scoring reads the KV-cache events vLLM publishes (it needs vLLM's
+  prefix caching on: the events describe cached blocks) and tokenizes each prompt in a
+  sidecar that fetches the tokenizer from the Hugging Face hub; that sidecar is not
+  deployed, so ``precise`` is refused for now (``--kv-events-config`` stays owned, so no
+  one opens the event endpoint by hand).
 - The router's autoscaling signals exist only with the router, and ``router_queue`` /
   ``pool_saturation`` only with its ``flowControl`` feature gate (``flow_control_*``
   series, ``pkg/epp/metrics/llm_d_router_metrics.go``; gate off by default,
@@ -70,6 +73,15 @@ def _options(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
             "remove routing (Triton models are balanced round-robin), or serve with vllm",
         )
         return
+    if routing.get("prefix_cache") == "precise":
+        env.error(
+            (*rpath, "prefix_cache"),
+            "precise prefix scoring needs the router's tokenizer sidecar, which reads the "
+            "model's tokenizer from the Hugging Face hub with a token of its own (llm-d-router "
+            "v0.10.0 config/charts/README.md, router.tokenizer); inferplane does not deploy it",
+            "use prefix_cache: approximate (the default), which scores the prefixes the router "
+            "has routed itself",
+        )
     caching = (model.get("vllm") or {}).get("enable_prefix_caching")
     if routing.get("prefix_cache") == "precise" and caching is False:
         env.error(

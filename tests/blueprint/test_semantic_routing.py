@@ -123,9 +123,14 @@ def test_precise_prefix_scoring_needs_vllm_prefix_caching() -> None:
     )
     text = edit("    pool: l4\n", "    pool: l4\n    vllm: {enable_prefix_caching: false}\n", text)
     assert diagnostics(text) == [
+        "bp.yaml:24:21: error: models.chat.routing.prefix_cache: precise prefix scoring needs "
+        "the router's tokenizer sidecar, which reads the model's tokenizer from the Hugging "
+        "Face hub with a token of its own (llm-d-router v0.10.0 config/charts/README.md, "
+        "router.tokenizer); inferplane does not deploy it; use prefix_cache: approximate "
+        "(the default), which scores the prefixes the router has routed itself",
         "bp.yaml:24:21: error: models.chat.routing.prefix_cache: precise prefix scoring reads "
         "the KV-cache events of vLLM's prefix cache, which vllm.enable_prefix_caching: false "
-        "turns off; remove vllm.enable_prefix_caching: false, or use prefix_cache: approximate"
+        "turns off; remove vllm.enable_prefix_caching: false, or use prefix_cache: approximate",
     ]
 
 

@@ -32,6 +32,7 @@ ROUTED = Scope(
     server="vllm",
     deployment="chat-us-east-1a",
     router_service="chat-us-east-1a-epp",
+    zone="us-east-1a",
 )
 """One zone of an llm-aware model: its Deployment and its endpoint picker's Service."""
 
