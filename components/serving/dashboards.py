@@ -224,6 +224,7 @@ def build_dashboard(
     ]
 
     scaling = [_signal_panel(model, scope, signal) for signal in model.autoscaling.signals]
+    routing = _router_panels(model, scope) if scope.router_service else []
 
     board = (
         Dashboard(f"{env.part_of} / {model.name} ({env.environment})")
@@ -243,6 +244,7 @@ def build_dashboard(
         ("Traffic", traffic),
         ("Capacity", capacity),
         ("Autoscaling signals", scaling),
+        *([("Router", routing)] if routing else []),
     )
     for title, panels in rows:
         board = board.with_row(Row(title).id(panel_id))
@@ -262,6 +264,43 @@ SIGNAL_UNITS: Final = {
     "router_running": "short",
     "pool_saturation": "percentunit",
 }
+
+
+def _router_panels(model: ServedModel, scope: Scope) -> list[Timeseries]:
+    """An llm-aware model's routers, one series per zone (the picker's Service)."""
+    by = ["service"]
+    panels = [
+        _panel(
+            "Ready endpoints per pool",
+            "short",
+            [(promql.router_ready_endpoints(scope, by), "{{service}}")],
+            "Replicas each zone's router can send requests to; a zone at 0 serves nothing.",
+        ),
+        _panel(
+            "Running requests per pool",
+            "short",
+            [(promql.router_running(scope, by), "{{service}}")],
+            "Requests each zone's router has running on its replicas.",
+        ),
+    ]
+    if model.routing.flow_control:
+        panels += [
+            _panel(
+                "Pool saturation",
+                "percentunit",
+                [(promql.pool_saturation(scope, by), "{{service}}")],
+                "Each zone's pool saturation as flow control reads it: at 100% the router "
+                "starts holding requests in its queue.",
+                1.0,
+            ),
+            _panel(
+                "Router queue",
+                "short",
+                [(promql.router_queue(scope, by), "{{service}}")],
+                "Requests each zone's router holds while its pool is saturated.",
+            ),
+        ]
+    return panels
 
 
 def _signal_panel(model: ServedModel, scope: Scope, signal: Signal) -> Timeseries:

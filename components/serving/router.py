@@ -14,9 +14,11 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   `ROUTER_VERSION`; upstream's chart source at that tag is
   ``config/charts/llm-d-router-standalone`` with its ``routerlib`` dependency). Its values
   (`router_values`) set only keys of the chart's own values.yaml (tests hold them to it):
-  the pool's labels and target port, the endpoint picker's pinned image, two replicas (the
-  chart then adds ``--ha-enable-leader-election``: one active, the other not ready,
-  ``routerlib/templates/_deployment.yaml``), its scorers (`plugins_config`), the proxy as a
+  the pool's labels and target port, the endpoint picker's pinned image,
+  `routing.pickers` replicas (two by default; above one the chart adds
+  ``--ha-enable-leader-election``: one active, the other not ready,
+  ``routerlib/templates/_deployment.yaml``), container sizes that fit the system nodes,
+  its scorers (`plugins_config`), the proxy as a
   sidecar with ``failOpen: true`` (Envoy's ext_proc ``failure_mode_allow``: while the
   picker is unreachable requests still flow, unscored), pool ``failureMode: FailOpen``, one
   ``InferenceObjective`` per priority, node affinity to the zone, and metrics without token
@@ -62,8 +64,19 @@ EPP_IMAGE: Final = {
     "tag": ROUTER_VERSION,
     "pullPolicy": "IfNotPresent",
 }
-EPP_REPLICAS: Final = 2
-"""Two pickers under leader election: one routes, the other takes over when it goes."""
+EPP_RESOURCES: Final = {
+    "requests": {"cpu": "1", "memory": "2Gi"},
+    "limits": {"memory": "4Gi"},
+}
+"""The picker's container. The chart's default (8 CPUs and 8 GiB requested, 16 GiB limit,
+``routerlib/values.yaml``) does not fit the 4-vCPU, 16-GiB system nodes
+(`inferplane.blueprint.system_nodes`) twice per zone; this is a sizing choice, not a
+measurement: raise it for heavy traffic."""
+PROXY_RESOURCES: Final = {
+    "requests": {"cpu": "500m", "memory": "512Mi"},
+    "limits": {"memory": "2Gi"},
+}
+"""The Envoy sidecar's container (the chart asks 4 CPUs and 8 GiB); likewise a choice."""
 PROXY_PORT: Final = 8081
 """The Envoy sidecar's listener (chart values ``router.extraServicePorts``: ``http`` 8081)."""
 METRICS_PORT_NAME: Final = "http-metrics"
@@ -193,8 +206,9 @@ def zone_affinity(zone: str) -> Manifest:
 def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dict[str, Any]:
     """The chart values of the zone's router (every key one of the chart's own)."""
     epp: dict[str, Any] = {
-        "replicas": EPP_REPLICAS,
+        "replicas": model.routing.pickers,
         "image": dict(EPP_IMAGE),
+        "resources": EPP_RESOURCES,
         "affinity": zone_affinity(zone),
     }
     custom = plugins_config(model)
@@ -210,7 +224,12 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
                 "matchLabels": pool_labels(env, model, zone),
             },
             "epp": epp,
-            "proxy": {"enabled": True, "mode": "sidecar", "failOpen": True},
+            "proxy": {
+                "enabled": True,
+                "mode": "sidecar",
+                "failOpen": True,
+                "resources": PROXY_RESOURCES,
+            },
             "inferencePool": {"create": True, "failureMode": "FailOpen"},
             "inferenceObjectives": [
                 {"name": objective_name(name, zone), "priority": priority}

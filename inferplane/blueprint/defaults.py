@@ -73,6 +73,8 @@ EXPOSE_BY_SERVER: Final[dict[str, str]] = {"vllm": "http", "triton": "both"}
 ROUTING_MODE: Final = "round_robin"
 ROUTING_PREFIX_CACHE: Final = "approximate"
 ROUTING_FLOW_CONTROL: Final = False
+# Two endpoint pickers per zone under leader election: one routes, one takes over.
+ROUTING_PICKERS: Final = 2
 TENSORRT_BUILDER_OPTIMIZATION_LEVEL: Final = 3
 RESPONSE_CACHE_SIZE_MB: Final = 256
 RESPONSE_CACHE_BACKEND: Final = "local"

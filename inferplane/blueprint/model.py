@@ -265,6 +265,8 @@ class Routing:
     """``llm_aware``: the router queues requests while the pool is saturated."""
     priorities: tuple[tuple[str, int], ...] = ()
     """(objective name, priority) pairs, one ``InferenceObjective`` each."""
+    pickers: int = 2
+    """``llm_aware``: endpoint pickers per zone's router (leader election above one)."""
 
     @property
     def llm_aware(self) -> bool:

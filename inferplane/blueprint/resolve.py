@@ -286,6 +286,7 @@ def _routing(spec: Mapping[str, Any]) -> Routing:
         prefix_cache=spec.get("prefix_cache", defaults.ROUTING_PREFIX_CACHE),
         flow_control=spec.get("flow_control", defaults.ROUTING_FLOW_CONTROL),
         priorities=tuple(sorted((spec.get("priorities") or {}).items())),
+        pickers=spec.get("pickers", defaults.ROUTING_PICKERS),
     )
 
 

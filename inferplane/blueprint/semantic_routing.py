@@ -36,7 +36,7 @@ from inferplane.blueprint.model import FLOW_CONTROL_METRICS, ROUTER_METRICS
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
 
-ROUTER_OPTIONS = ("prefix_cache", "flow_control", "priorities")
+ROUTER_OPTIONS = ("prefix_cache", "flow_control", "priorities", "pickers")
 
 
 def llm_aware(model: Mapping[str, Any]) -> bool:

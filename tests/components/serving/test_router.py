@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 import yaml
 from crd_schema import REFERENCE, errors
+from promql_checks import unknown_metrics
 from serving_fixtures import DEPLOYMENT, NETWORK_POLICY, PDB, SERVICE, args_of, k8s_object, serve
 from serving_fixtures import with_model as with_model_base
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Autoscaling, Environment, Routing, Signal
-from inferplane.components.serving import router
+from inferplane.components.serving import dashboards, router, rules
 from inferplane.components.serving.spec import ServingArgsError
 
 CHART = REFERENCE / "llm-d-router-v0.10.0" / "charts"
@@ -294,3 +295,46 @@ def test_the_routers_reach_the_model_pods(recording: Any) -> None:
         ],
         "ports": [{"protocol": "TCP", "port": 8000}],
     }
+
+
+# --- observability ------------------------------------------------------------------------
+
+
+def test_the_router_down_alert_reads_the_pickers_readiness(prod: Environment) -> None:
+    env, model = args_of(routed(prod), "chat")
+    groups = rules.rule_groups(env, model, "support-assistant")
+    alerts = {r["alert"]: r for g in groups for r in g["rules"] if "alert" in r}
+    down = alerts["InferenceRouterDown"]
+    assert down["expr"] == (
+        "min by (deployment) (kube_deployment_status_replicas_ready"
+        '{namespace="support-assistant", deployment=~"chat-us-central1-a-epp|'
+        'chat-us-central1-b-epp"}) < 1'
+    )
+    assert (down["for"], down["labels"]["severity"]) == ("5m", "warning")
+    for rule in (r for g in groups for r in g["rules"]):
+        assert unknown_metrics(rule["expr"]) == set(), rule
+    round_robin = rules.rule_groups(*args_of(prod, "chat"), "support-assistant")
+    assert "InferenceRouterDown" not in {r.get("alert") for g in round_robin for r in g["rules"]}
+
+
+def test_the_dashboard_has_a_router_row_per_zone_series(prod: Environment) -> None:
+    env, model = args_of(routed(prod), "chat")
+    board = dashboards.dashboard(env, model, "support-assistant")
+    titles = [p["title"] for p in board["panels"]]
+    row = titles.index("Router")
+    assert titles[row + 1 :] == [
+        "Ready endpoints per pool",
+        "Running requests per pool",
+        "Pool saturation",
+        "Router queue",
+    ]
+    exprs = dashboards.queries(board)
+    assert (
+        'max by (service) (llm_d_epp_flow_control_pool_saturation{namespace="support-assistant", '
+        'service=~"chat-us-central1-a-epp|chat-us-central1-b-epp"})'
+    ) in exprs
+    assert all(unknown_metrics(e) == set() for e in exprs)
+    replicas = [e for e in exprs if "kube_deployment_status_replicas_ready" in e]
+    assert replicas and all(
+        'deployment=~"chat-(us-central1-a|us-central1-b)"' in e for e in replicas
+    )
