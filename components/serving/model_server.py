@@ -302,8 +302,16 @@ class ModelServer(pulumi.ComponentResource):
             routers = [
                 ModelRouter(
                     f"{name}-router-{zone}",
-                    ModelRouterArgs(model, env, ns, args.provider, zone, args.lb_subnet_ids),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=deployments),
+                    ModelRouterArgs(
+                        model,
+                        env,
+                        ns,
+                        args.provider,
+                        zone,
+                        args.lb_subnet_ids,
+                        after=(*args.after, *deployments),
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self),
                 )
                 for zone in model.pool.zones
             ]

@@ -271,6 +271,9 @@ class ModelRouterArgs:
     """The zone this router serves."""
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None
     """As `ModelServerArgs.lb_subnet_ids`."""
+    after: Sequence[pulumi.Resource] = ()
+    """Resources the release waits for (the router CRDs, `router_crds`, and the zone's
+    Deployment): a component's own ``depends_on`` does not reach its children."""
 
 
 class ModelRouter(pulumi.ComponentResource):
@@ -303,7 +306,9 @@ class ModelRouter(pulumi.ComponentResource):
             namespace=ns,
             values=router_values(env, model, zone),
             atomic=True,
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=list(args.after))
+            ),
         )
         after_chart = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[chart])
