@@ -72,6 +72,8 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         store_secrets=stack_args.store_secrets(env),
         alerts=env.observability.alerts_enabled,
         grafana_dashboard=env.observability.grafana_enabled,
+        # Stack config, not blueprint: where this deploy finds the chart, not what it serves.
+        router_chart=pulumi.Config("inferplane").get("routerChart"),
     )
 
 

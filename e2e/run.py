@@ -110,6 +110,9 @@ def plugin_dir(state: Path, bins: dict[str, Path]) -> Path:
     return d
 
 
+ROUTER_CHART = REPO / "tests" / "reference" / "llm-d-router-v0.10.0" / "charts"
+
+
 def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
     """A Pulumi project like stacks/, whose one stack is `environment` of `blueprint`."""
     proj = state / "project"
@@ -122,6 +125,9 @@ def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
         "config:\n"
         f"  inferplane:blueprint: {json.dumps(str(blueprint))}\n"
         f"  inferplane:environment: {json.dumps(environment)}\n"
+        # No registry is reachable here: the llm-d router's chart comes from its pinned
+        # source, kept (and hash-checked) in tests/reference.
+        f"  inferplane:routerChart: {json.dumps(str(ROUTER_CHART))}\n"
     )
     return proj
 
@@ -448,6 +454,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
 
         report.step("secrets reach the cluster, never state or logs", no_leaks)
         report.step("deployed as declared", lambda: verify.deployed(client, env))
+        report.step("one pool per zone", lambda: verify.inference_pools(client, env))
         report.step("placeholders preempted", lambda: verify.preemption(client, env))
 
         def up_again() -> dict:

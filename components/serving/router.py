@@ -298,11 +298,17 @@ class ModelRouter(pulumi.ComponentResource):
             naming.ZONE_LABEL: zone,
         }
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        local = env.router_chart
         chart = k8s.helm.v3.Release(
             name,
             name=release,
-            chart=f"{ROUTER_CHART_REPO}/{ROUTER_CHART}",
-            version=ROUTER_VERSION,
+            # A local copy of the pinned source resolves its file://../routerlib dependency
+            # itself (`dependency_update`); the registry's package has it inside.
+            chart=f"{local.rstrip('/')}/{ROUTER_CHART}"
+            if local
+            else f"{ROUTER_CHART_REPO}/{ROUTER_CHART}",
+            version=None if local else ROUTER_VERSION,
+            dependency_update=True if local else None,
             namespace=ns,
             values=router_values(env, model, zone),
             atomic=True,

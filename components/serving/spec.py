@@ -474,6 +474,10 @@ class ServingEnvironment:
     """``kubernetes``: ServiceAccount name -> the existing Secret with that role's S3 keys
     (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``), given to store pods through
     ``secretKeyRef``."""
+    router_chart: str | None = None
+    """A local directory holding the llm-d router chart's source at the pinned release
+    (``llm-d-router-standalone`` beside its ``routerlib``), for a cluster that cannot reach
+    ``oci://ghcr.io/llm-d/charts``. None: the chart from that registry."""
     alerts: bool = defaults.ALERTS_ENABLED
     """Write alerting rules beside the recording rules (on unless set)."""
     grafana_dashboard: bool = defaults.GRAFANA_ENABLED

@@ -338,3 +338,11 @@ def test_the_dashboard_has_a_router_row_per_zone_series(prod: Environment) -> No
     assert replicas and all(
         'deployment=~"chat-(us-central1-a|us-central1-b)"' in e for e in replicas
     )
+
+
+def test_a_local_copy_of_the_chart_replaces_the_registry(prod: Environment) -> None:
+    rec = serve(routed(prod), ["chat"], config={"inferplane:routerChart": "/charts/llm-d/"})
+    for release in rec.of_type(RELEASE):
+        assert release.get("chart") == "/charts/llm-d/llm-d-router-standalone"
+        assert release.get("version") is None
+        assert release.get("dependencyUpdate") is True
