@@ -59,6 +59,10 @@ KEDA_FALLBACK_BEHAVIOR_SINCE: Final = (2, 17)
 FALLBACK_BEHAVIOR: Final = "currentReplicasIfHigher"
 """max(current replicas, ``fallback.replicas``): keep what the model has, never below it."""
 
+WAKE_QUEUE_TARGET: Final = 1.0
+"""The router-queue trigger an llm-aware model at zero gets when its signals lack one:
+a replica per held request, until the blueprint's own signals take over."""
+
 ACTIVATION_THRESHOLD: Final = {
     "queue_depth": 0.0,  # one waiting request keeps (or makes) the model active
     "p95_latency_ms": 0.0,  # any served request
@@ -160,7 +164,17 @@ def triggers(
     will be used)" (Kubernetes API reference); keda-docs 2.20 ``scalers/cron.md`` says the
     same of a cron trigger beside others."""
     scope = promql.Scope.of(env, model, namespace, deployment_name, zone)
-    found = [prometheus_trigger(env, model, scope, s) for s in model.autoscaling.signals]
+    signals = list(model.autoscaling.signals)
+    if (
+        model.replicas.min == 0
+        and model.routing.llm_aware
+        and model.routing.flow_control
+        and "router_queue" not in model.autoscaling.metrics
+    ):
+        # At zero the router's queue holds the requests (`wake.wakes_in_router_queue`): one
+        # held request must wake the zone, whatever signals the blueprint chose.
+        signals.append(Signal("router_queue", WAKE_QUEUE_TARGET))
+    found = [prometheus_trigger(env, model, scope, s) for s in signals]
     found += wake.schedule_triggers(model)
     found += [t for t in (wake.cron_trigger(model), wake.http_trigger(env, model)) if t is not None]
     return found

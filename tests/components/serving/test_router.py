@@ -16,8 +16,8 @@ from serving_fixtures import DEPLOYMENT, NETWORK_POLICY, PDB, SERVICE, args_of, 
 from serving_fixtures import with_model as with_model_base
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import Autoscaling, Environment, Routing, Signal
-from inferplane.components.serving import dashboards, router, rules
+from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Routing, Signal
+from inferplane.components.serving import autoscaling, dashboards, router, rules
 from inferplane.components.serving.spec import ServingArgsError
 
 CHART = REFERENCE / "llm-d-router-v0.10.0" / "charts"
@@ -346,3 +346,35 @@ def test_a_local_copy_of_the_chart_replaces_the_registry(prod: Environment) -> N
         assert release.get("chart") == "/charts/llm-d/llm-d-router-standalone"
         assert release.get("version") is None
         assert release.get("dependencyUpdate") is True
+
+
+def test_a_zone_at_zero_wakes_on_its_routers_queue(prod: Environment) -> None:
+    signals = Autoscaling.single("ttft_p95_ms", 800.0, 600)
+    env = with_model_base(
+        prod,
+        "chat",
+        routing=Routing(mode="llm_aware", flow_control=True),
+        autoscaling=signals,
+        replicas=MinMax(0, 4),
+    )
+    serving_env, model = args_of(env, "chat")
+    zoned = router.zone_model(model, "us-central1-a")
+    found = autoscaling.triggers(
+        serving_env, zoned, "support-assistant", "chat-us-central1-a", "us-central1-a"
+    )
+    queue = [t for t in found if t.get("name") == "router-queue"]
+    assert queue == [
+        {
+            "type": "prometheus",
+            "name": "router-queue",
+            "metricType": "AverageValue",
+            "metadata": {
+                "serverAddress": serving_env.prometheus_url,
+                "query": "sum(llm_d_epp_flow_control_queue_size"
+                '{namespace="support-assistant", service="chat-us-central1-a-epp"})',
+                "threshold": "1",
+                "ignoreNullValues": "true",
+                "activationThreshold": "0",
+            },
+        }
+    ]
