@@ -110,6 +110,11 @@ def objective_name(objective: str, zone: str) -> str:
     return f"{objective}-{zone}"
 
 
+def proxy_config_map(model: ServedModel, zone: str) -> str:
+    """The Envoy sidecar's configuration, one per release (``<release>-envoy``)."""
+    return f"{release_name(model, zone)}-envoy"
+
+
 def pool_labels(env: ServingEnvironment, model: ServedModel, zone: str) -> dict[str, str]:
     """The pod labels of the zone's Deployment, which its InferencePool selects."""
     return {**naming.model_selector(env.part_of, model.name), naming.ZONE_LABEL: zone}
@@ -229,6 +234,21 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
                 "mode": "sidecar",
                 "failOpen": True,
                 "resources": PROXY_RESOURCES,
+                # The Envoy preset names its ConfigMap `envoy` whatever the release, so a
+                # second router in the namespace would collide with the first; these
+                # override the preset's name and the volume that mounts it
+                # (`llm-d-router.proxy` in routerlib/templates/_helpers.tpl merges the
+                # top-level proxy keys over the preset's, mergeOverwrite).
+                "configMap": {"name": proxy_config_map(model, zone)},
+                "volumes": [
+                    {
+                        "name": "config",
+                        "configMap": {
+                            "name": proxy_config_map(model, zone),
+                            "items": [{"key": "envoy.yaml", "path": "envoy.yaml"}],
+                        },
+                    }
+                ],
             },
             "inferencePool": {"create": True, "failureMode": "FailOpen"},
             "inferenceObjectives": [
@@ -311,7 +331,11 @@ class ModelRouter(pulumi.ComponentResource):
             dependency_update=True if local else None,
             namespace=ns,
             values=router_values(env, model, zone),
-            atomic=True,
+            # Under leader election only the leading picker reports ready (the chart's
+            # readiness probe asks the `readiness` gRPC service above one replica), so Helm's
+            # wait for every replica would never end; the Deployment's state is watched by
+            # the router-down alert instead.
+            skip_await=True,
             opts=pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(depends_on=list(args.after))
             ),

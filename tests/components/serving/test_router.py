@@ -47,7 +47,12 @@ def chart_values() -> dict[str, Any]:
             pytest.skip(f"pinned chart not found at {path}")
     standalone = yaml.safe_load(paths[0].read_text())
     library = yaml.safe_load(paths[1].read_text())
-    return {"router": {**library, **standalone["router"]}}
+    router_values = {**library, **standalone["router"]}
+    # The selected proxy preset's keys may be set at proxy's top level: `llm-d-router.proxy`
+    # (routerlib/templates/_helpers.tpl) merges those over the preset (mergeOverwrite).
+    proxy = router_values["proxy"]
+    router_values["proxy"] = {**proxy["presets"]["envoy"], **proxy}
+    return {"router": router_values}
 
 
 TEMPLATE_READ = {("router", "modelServers", "matchLabels")}
@@ -145,7 +150,13 @@ def test_the_values_of_one_zone(prod: Environment) -> None:
         "tag": "v0.10.0",
         "pullPolicy": "IfNotPresent",
     }
-    assert values["proxy"] == {"enabled": True, "mode": "sidecar", "failOpen": True}
+    assert {k: values["proxy"][k] for k in ("enabled", "mode", "failOpen")} == {
+        "enabled": True,
+        "mode": "sidecar",
+        "failOpen": True,
+    }
+    assert values["proxy"]["configMap"] == {"name": "chat-us-central1-b-envoy"}
+    assert values["proxy"]["volumes"][0]["configMap"]["name"] == "chat-us-central1-b-envoy"
     assert values["inferencePool"] == {"create": True, "failureMode": "FailOpen"}
     term = values["epp"]["affinity"]["nodeAffinity"][
         "requiredDuringSchedulingIgnoredDuringExecution"
@@ -247,6 +258,7 @@ def test_one_router_release_per_zone_with_its_pdb_monitor_and_load_balancer(
         release = releases[f"chat-{zone}"]
         assert release.get("chart") == "oci://ghcr.io/llm-d/charts/llm-d-router-standalone"
         assert release.get("version") == "v0.10.0"
+        assert release.get("skipAwait") is True
         labels = release.get("values", "router", "modelServers", "matchLabels")
         assert labels[naming.ZONE_LABEL] == zone
         pdb = k8s_object(recording, PDB, f"chat-{zone}-epp")
