@@ -113,6 +113,13 @@ def plugin_dir(state: Path, bins: dict[str, Path]) -> Path:
 ROUTER_CHART = REPO / "tests" / "reference" / "llm-d-router-v0.10.0" / "charts"
 
 
+def _router_chart(state: Path) -> Path:
+    copy = state / "router-chart"
+    if not copy.exists():
+        shutil.copytree(ROUTER_CHART, copy)
+    return copy
+
+
 def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
     """A Pulumi project like stacks/, whose one stack is `environment` of `blueprint`."""
     proj = state / "project"
@@ -126,8 +133,9 @@ def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
         f"  inferplane:blueprint: {json.dumps(str(blueprint))}\n"
         f"  inferplane:environment: {json.dumps(environment)}\n"
         # No registry is reachable here: the llm-d router's chart comes from its pinned
-        # source, kept (and hash-checked) in tests/reference.
-        f"  inferplane:routerChart: {json.dumps(str(ROUTER_CHART))}\n"
+        # source, kept (and hash-checked) in tests/reference, copied first because Helm
+        # writes the resolved dependency (charts/, Chart.lock) beside it.
+        f"  inferplane:routerChart: {json.dumps(str(_router_chart(state)))}\n"
     )
     return proj
 
