@@ -269,8 +269,16 @@ class Stack:
         return {name: self._model_view(name, by_type) for name, by_type in grouped.items()}
 
     def _model_view(self, name: str, by_type: Mapping[str, list[Resource]]) -> ModelView:
-        workloads = tuple(r for t in SERVING_KINDS for r in by_type.get(t, ()) if r.requests_gpu)
-        scaled = tuple(by_type.get(SCALED_OBJECT, ()))
+        # By URN: the engine and the offline run register a model's several workloads (one
+        # Deployment per zone of an llm-aware model) in different orders, and a finding
+        # names the first.
+        workloads = tuple(
+            sorted(
+                (r for t in SERVING_KINDS for r in by_type.get(t, ()) if r.requests_gpu),
+                key=lambda r: r.urn,
+            )
+        )
+        scaled = tuple(sorted(by_type.get(SCALED_OBJECT, ()), key=lambda r: r.urn))
         services = tuple(by_type.get(SERVICE, ()))
         latency = None
         for r in (*workloads, *scaled, *services):
