@@ -461,8 +461,10 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             return {"secrets_checked": len(made_up)}
 
         report.step("secrets reach the cluster, never state or logs", no_leaks)
-        report.step("deployed as declared", lambda: verify.deployed(client, env))
+        # The pools first: what they select is settled once `up` has awaited the model's
+        # Deployments, whatever else is still starting.
         report.step("one pool per zone", lambda: verify.inference_pools(client, env))
+        report.step("deployed as declared", lambda: verify.deployed(client, env))
         report.step("placeholders preempted", lambda: verify.preemption(client, env))
 
         def up_again() -> dict:

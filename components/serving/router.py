@@ -34,6 +34,16 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   the client port 8000. One per zone because the chart labels each release's pods with its
   own name only (``llm-d-router-gateway: <release>-epp``, ``_helpers.tpl``), so no one
   Service can select the proxies of two zones.
+
+Known limit, found by the end-to-end run: the chart at v0.10.0 renders no
+``securityContext`` for the picker's container or pod (``routerlib/templates/
+_deployment.yaml``; only the proxy has ``router.proxy.securityContext``), so in the
+blueprint's namespace, which enforces the ``restricted`` Pod Security level, the picker's
+pods are refused (``allowPrivilegeEscalation``, ``capabilities``, ``runAsNonRoot``,
+``seccompProfile``) and the zone's router never starts. Routers run once the chart can
+set them (the proxy's could be, through ``router.proxy.securityContext``, once its image's
+user is known), or in a namespace of a lower level, which this module does not choose on
+the blueprint's behalf.
 """
 
 from __future__ import annotations
