@@ -22,6 +22,7 @@ from inferplane.components.cluster import Cluster
 from inferplane.components.identity import ModelStoreAccess
 from inferplane.components.node_pool import GpuNodePool
 from inferplane.components.serving.image_prepull import ImagePrePull
+from inferplane.components.serving.router_crds import router_crds
 from inferplane.components.serving.spare_gpus import SpareGpus
 from inferplane.components.stack_serving import (
     alert_receiver_secrets,
@@ -213,6 +214,9 @@ class InferenceStack(pulumi.ComponentResource):
         # children.
         pods_after = [environment_cm] if prometheus.existing else []
         self.weights_staging = weights_staging(name, env, provider, opts=child(*after))
+        routed = [m for m in env.models.values() if m.routing.llm_aware]
+        # The llm-d router's chart renders pools and objectives, whose CRDs it does not ship.
+        crds = router_crds(f"{name}-router", provider, child()) if routed else []
         self.models = {
             model.name: model_server(
                 f"{name}-{model.name}",
@@ -222,7 +226,7 @@ class InferenceStack(pulumi.ComponentResource):
                 lb_subnet_ids=cluster.lb_subnet_ids,
                 opts=child(self.addons, *after),
                 weights_staging=self.weights_staging,
-                after=pods_after,
+                after=[*pods_after, *(crds if model.routing.llm_aware else [])],
             )
             for model in env.models.values()
         }

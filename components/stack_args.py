@@ -149,7 +149,9 @@ def addons_args(
     (`stack_serving.alert_receiver_secrets`)."""
     obs, versions, addons = env.observability, env.versions, env.cluster.addons
     on_traffic = [
-        m for m in env.models.values() if wake.wakes_on_traffic(m.server, m.expose, m.replicas.min)
+        m
+        for m in env.models.values()
+        if wake.wakes_on_traffic(m.server, m.expose, m.replicas.min, llm_aware=m.routing.llm_aware)
     ]
     return ClusterAddonsArgs(
         cloud=env.cloud,

@@ -72,6 +72,8 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         store_secrets=stack_args.store_secrets(env),
         alerts=env.observability.alerts_enabled,
         grafana_dashboard=env.observability.grafana_enabled,
+        # Stack config, not blueprint: where this deploy finds the chart, not what it serves.
+        router_chart=pulumi.Config("inferplane").get("routerChart"),
     )
 
 
@@ -128,6 +130,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             outputs=model.outputs,
             shapes=model.shapes,
             pipeline=model.pipeline,
+            routing=model.routing,
         )
 
 

@@ -110,6 +110,16 @@ def plugin_dir(state: Path, bins: dict[str, Path]) -> Path:
     return d
 
 
+ROUTER_CHART = REPO / "tests" / "reference" / "llm-d-router-v0.10.0" / "charts"
+
+
+def _router_chart(state: Path) -> Path:
+    copy = state / "router-chart"
+    if not copy.exists():
+        shutil.copytree(ROUTER_CHART, copy)
+    return copy
+
+
 def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
     """A Pulumi project like stacks/, whose one stack is `environment` of `blueprint`."""
     proj = state / "project"
@@ -122,6 +132,10 @@ def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
         "config:\n"
         f"  inferplane:blueprint: {json.dumps(str(blueprint))}\n"
         f"  inferplane:environment: {json.dumps(environment)}\n"
+        # No registry is reachable here: the llm-d router's chart comes from its pinned
+        # source, kept (and hash-checked) in tests/reference, copied first because Helm
+        # writes the resolved dependency (charts/, Chart.lock) beside it.
+        f"  inferplane:routerChart: {json.dumps(str(_router_chart(state)))}\n"
     )
     return proj
 
@@ -447,6 +461,9 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             return {"secrets_checked": len(made_up)}
 
         report.step("secrets reach the cluster, never state or logs", no_leaks)
+        # The pools first: what they select is settled once `up` has awaited the model's
+        # Deployments, whatever else is still starting.
+        report.step("one pool per zone", lambda: verify.inference_pools(client, env))
         report.step("deployed as declared", lambda: verify.deployed(client, env))
         report.step("placeholders preempted", lambda: verify.preemption(client, env))
 

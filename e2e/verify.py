@@ -155,6 +155,49 @@ def deployed(client: Kube, env: Environment) -> dict[str, Any]:
     }
 
 
+def inference_pools(client: Kube, env: Environment) -> dict[str, Any]:
+    """Each llm-aware model has one InferencePool per zone of its pool (rendered by the
+    router's chart), and each pool's selector matches pods on that zone's nodes only."""
+    routed = [m for m in env.models.values() if m.routing.llm_aware]
+    if not routed:
+        return {"pools": 0}
+    ns = naming.namespace(env.blueprint)
+    pools = client.items(f"/apis/inference.networking.k8s.io/v1/namespaces/{ns}/inferencepools")
+    nodes = {
+        n["metadata"]["name"]: n["metadata"].get("labels", {})
+        for n in client.items("/api/v1/nodes")
+    }
+    pods = blueprint_pods(client, env)
+    problems: list[str] = []
+    found: dict[str, list[str]] = {}
+    for model in routed:
+        for zone in env.pool_of(model).zones:
+            name = naming.zone_deployment(model.name, zone)
+            pool = next((p for p in pools if p["metadata"]["name"] == name), None)
+            if pool is None:
+                problems.append(f"no InferencePool {name}")
+                continue
+            labels = pool["spec"]["selector"]["matchLabels"]
+            selected = [
+                p
+                for p in pods
+                if all(p["metadata"].get("labels", {}).get(k) == v for k, v in labels.items())
+            ]
+            if not selected:
+                problems.append(f"InferencePool {name} selects no pod")
+            for p in selected:
+                node_zone = nodes.get(p["spec"].get("nodeName", ""), {}).get(ZONE)
+                if node_zone != zone:
+                    problems.append(
+                        f"InferencePool {name} selects {p['metadata']['name']} on a node of "
+                        f"zone {node_zone}, not {zone}"
+                    )
+            found[name] = sorted(p["metadata"]["name"] for p in selected)
+    if problems:
+        raise Failed("; ".join(problems))
+    return {"pools": len(found), "pods_by_pool": found}
+
+
 def _model_pod(env: Environment, pod: dict, node: dict[str, str]) -> list[str]:
     """A serving pod of model M runs on a node of M's pool and holds exactly M's GPUs: it
     requests `gpus` units of the pool's GPU resource, with limits equal to requests, so the

@@ -23,6 +23,7 @@ from inferplane.policies.resources import (
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
     GPU_RESOURCE,
+    HELM_RELEASE,
     JOB,
     KARPENTER_NODE_POOL,
     PROMETHEUS_RULE,
@@ -268,8 +269,16 @@ class Stack:
         return {name: self._model_view(name, by_type) for name, by_type in grouped.items()}
 
     def _model_view(self, name: str, by_type: Mapping[str, list[Resource]]) -> ModelView:
-        workloads = tuple(r for t in SERVING_KINDS for r in by_type.get(t, ()) if r.requests_gpu)
-        scaled = tuple(by_type.get(SCALED_OBJECT, ()))
+        # By URN: the engine and the offline run register a model's several workloads (one
+        # Deployment per zone of an llm-aware model) in different orders, and a finding
+        # names the first.
+        workloads = tuple(
+            sorted(
+                (r for t in SERVING_KINDS for r in by_type.get(t, ()) if r.requests_gpu),
+                key=lambda r: r.urn,
+            )
+        )
+        scaled = tuple(sorted(by_type.get(SCALED_OBJECT, ()), key=lambda r: r.urn))
         services = tuple(by_type.get(SERVICE, ()))
         latency = None
         for r in (*workloads, *scaled, *services):
@@ -363,10 +372,63 @@ def wake_paths(model: ModelView) -> tuple[str, ...]:
 
 def min_replicas(model: ModelView) -> tuple[float | None, Resource | None]:
     """The replicas a model keeps when idle: KEDA's minReplicaCount (default 0) when a
-    ScaledObject drives it, else the workload's own replica count (default 1)."""
-    for so in model.scaled_objects:
-        return as_number(so.spec.get("minReplicaCount")) or 0.0, so
+    ScaledObject drives it, else the workload's own replica count (default 1). A model
+    that runs one Deployment per zone (llm-aware routing) has a ScaledObject per
+    Deployment: their minimums add up."""
+    if model.scaled_objects:
+        total = sum(as_number(so.spec.get("minReplicaCount")) or 0.0 for so in model.scaled_objects)
+        return total, model.scaled_objects[0]
     for w in model.workloads:
         value = w.spec.get("replicas", 1)
         return as_number(value), w
     return None, None
+
+
+def workload_min_replicas(model: ModelView, workload: Resource) -> float | None:
+    """The idle replicas of one of the model's workloads: the minReplicaCount of the
+    ScaledObject that scales it, else the model's (`min_replicas`)."""
+    for so in model.scaled_objects:
+        if _dict(so.spec.get("scaleTargetRef")).get("name") == workload.k8s_name:
+            return as_number(so.spec.get("minReplicaCount")) or 0.0
+    return min_replicas(model)[0]
+
+
+ROUTER_CHART = "llm-d-router-standalone"
+"""The llm-d router's chart (`inferplane.components.serving.router`), whatever repository."""
+
+
+@dataclass(frozen=True)
+class RouterRelease:
+    """One Helm release of the llm-d router: the pool it creates and the model it serves."""
+
+    release: Resource
+    name: str
+    """The release, and so the InferencePool's, name."""
+    values: Mapping[str, Any]
+    """``values.router``."""
+
+    @property
+    def pool_labels(self) -> Mapping[str, str]:
+        servers = _dict(self.values.get("modelServers"))
+        return {str(k): str(v) for k, v in _dict(servers.get("matchLabels")).items()}
+
+    @property
+    def model(self) -> str | None:
+        return self.pool_labels.get(naming.MODEL_LABEL)
+
+    @property
+    def picker_name(self) -> str:
+        """The endpoint picker's Deployment: ``<release, 40 characters>-epp``."""
+        return f"{self.name[:40]}-epp"
+
+
+def router_releases(stack: Stack) -> tuple[RouterRelease, ...]:
+    """Every llm-d router release of the stack, by its chart's name."""
+    found = []
+    for r in stack.of_type(HELM_RELEASE):
+        chart = str(r.props.get("chart") or "")
+        if chart.rstrip("/").rsplit("/", 1)[-1] != ROUTER_CHART:
+            continue
+        name = str(r.props.get("name") or r.name)
+        found.append(RouterRelease(r, name, _dict(_dict(r.props.get("values")).get("router"))))
+    return tuple(found)

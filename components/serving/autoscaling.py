@@ -59,11 +59,20 @@ KEDA_FALLBACK_BEHAVIOR_SINCE: Final = (2, 17)
 FALLBACK_BEHAVIOR: Final = "currentReplicasIfHigher"
 """max(current replicas, ``fallback.replicas``): keep what the model has, never below it."""
 
+WAKE_QUEUE_TARGET: Final = 1.0
+"""The router-queue trigger an llm-aware model at zero gets when its signals lack one:
+a replica per held request, until the blueprint's own signals take over."""
+
 ACTIVATION_THRESHOLD: Final = {
     "queue_depth": 0.0,  # one waiting request keeps (or makes) the model active
     "p95_latency_ms": 0.0,  # any served request
     "ttft_p95_ms": 0.0,
     "gpu_utilization": 5.0,  # an idle GPU still reports a few percent
+    "router_queue": 0.0,  # one request held by the router wakes the model
+    "router_running": 0.0,
+    # An empty pool reads 1.0 (llm-d-router v0.10.0 llm_d_router_metrics.go, help of
+    # flow_control_pool_saturation): only oversubscription past it activates.
+    "pool_saturation": 1.0,
 }
 
 
@@ -89,6 +98,13 @@ class ModelAutoscalerArgs:
     """A model that wakes on its own traffic: ``Host`` values the interceptor routes to it
     besides the model's own `ServedModel.wake_hosts` and `wake.lb_in_cluster_hosts` (the
     load balancer's address). Default: those two only."""
+    object_name: str | None = None
+    """The ScaledObject's name. Default: the model's (``<model>``); one zone's Deployment of
+    an llm-aware model is scaled by a ScaledObject named after that Deployment."""
+    zone: str | None = None
+    """One zone of an llm-aware model (`model` is then `router.zone_model`'s): the router
+    signals read that zone's endpoint picker and the server's series its pods only.
+    Default: the whole model."""
 
 
 def keda_version(env: ServingEnvironment) -> tuple[int, int]:
@@ -134,7 +150,11 @@ def prometheus_trigger(
 
 
 def triggers(
-    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    deployment_name: str,
+    zone: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every trigger of the model's ScaledObject: one per signal, one per window of its
     schedule, then its ways back from zero (`wake`). KEDA gives the HPA one metric per
@@ -143,8 +163,18 @@ def triggers(
     to calculate the desired replica count (the maximum replica count across all metrics
     will be used)" (Kubernetes API reference); keda-docs 2.20 ``scalers/cron.md`` says the
     same of a cron trigger beside others."""
-    scope = promql.Scope.of(env, model, namespace, deployment_name)
-    found = [prometheus_trigger(env, model, scope, s) for s in model.autoscaling.signals]
+    scope = promql.Scope.of(env, model, namespace, deployment_name, zone)
+    signals = list(model.autoscaling.signals)
+    if (
+        model.replicas.min == 0
+        and model.routing.llm_aware
+        and model.routing.flow_control
+        and "router_queue" not in model.autoscaling.metrics
+    ):
+        # At zero the router's queue holds the requests (`wake.wakes_in_router_queue`): one
+        # held request must wake the zone, whatever signals the blueprint chose.
+        signals.append(Signal("router_queue", WAKE_QUEUE_TARGET))
+    found = [prometheus_trigger(env, model, scope, s) for s in signals]
     found += wake.schedule_triggers(model)
     found += [t for t in (wake.cron_trigger(model), wake.http_trigger(env, model)) if t is not None]
     return found
@@ -162,13 +192,17 @@ def fallback(env: ServingEnvironment, model: ServedModel) -> dict[str, Any]:
 
 
 def scaled_object_spec(
-    env: ServingEnvironment, model: ServedModel, namespace: str, deployment_name: str
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    deployment_name: str,
+    zone: str | None = None,
 ) -> dict[str, Any]:
     """The ScaledObject's ``spec``, in the CRD's own camelCase (CustomResource passes keys
     through unchanged)."""
-    scope = promql.Scope.of(env, model, namespace, deployment_name)
+    scope = promql.Scope.of(env, model, namespace, deployment_name, zone)
     scales_to_zero = model.replicas.min == 0
-    found = triggers(env, model, namespace, deployment_name)
+    found = triggers(env, model, namespace, deployment_name, zone)
 
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment_name},
@@ -239,12 +273,14 @@ class ModelAutoscaler(pulumi.ComponentResource):
             # leaves the HPA on a default CPU metric (keda-docs http-add-on 0.15
             # user-guide/autoscale-an-app.md: create the ScaledObject after the route).
             depends_on.append(self._http_scaled_object(name, args, labels, outer))
+        object_name = args.object_name or model.name
+        scope = promql.Scope.of(env, model, args.namespace, args.deployment_name, args.zone)
         scaled_object = k8s.apiextensions.CustomResource(
             f"{name}-scaledobject",
             api_version="keda.sh/v1alpha1",
             kind="ScaledObject",
-            metadata={"name": model.name, "namespace": args.namespace, "labels": labels},
-            spec=scaled_object_spec(env, model, args.namespace, args.deployment_name),
+            metadata={"name": object_name, "namespace": args.namespace, "labels": labels},
+            spec=scaled_object_spec(env, model, args.namespace, args.deployment_name, args.zone),
             # Pulumi does not make a component's children wait for the component's own
             # dependencies (the KEDA release that installs the CRD, the Deployment): pass them on.
             opts=pulumi.ResourceOptions(
@@ -252,8 +288,8 @@ class ModelAutoscaler(pulumi.ComponentResource):
             ),
         )
         # Derived from the resource's id so that readers wait until it exists.
-        self.scaled_object_name = scaled_object.id.apply(lambda _: model.name)
-        self.hpa_name = scaled_object.id.apply(lambda _: f"keda-hpa-{model.name}")
+        self.scaled_object_name = scaled_object.id.apply(lambda _: object_name)
+        self.hpa_name = scaled_object.id.apply(lambda _: scope.hpa)
         self.register_outputs(
             {"scaled_object_name": self.scaled_object_name, "hpa_name": self.hpa_name}
         )

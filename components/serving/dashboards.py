@@ -227,6 +227,7 @@ def build_dashboard(
 
     scaling = [_signal_panel(model, scope, signal) for signal in model.autoscaling.signals]
     steps = _step_panels(model, scope)
+    routing = _router_panels(model, scope) if scope.router_service else []
 
     board = (
         Dashboard(f"{env.part_of} / {model.name} ({env.environment})")
@@ -247,6 +248,7 @@ def build_dashboard(
         ("Capacity", capacity),
         ("Autoscaling signals", scaling),
         *((("Pipeline steps", steps),) if steps else ()),
+        *([("Router", routing)] if routing else []),
     )
     for title, panels in rows:
         board = board.with_row(Row(title).id(panel_id))
@@ -308,7 +310,47 @@ SIGNAL_UNITS: Final = {
     "gpu_utilization": "percent",
     "p95_latency_ms": "ms",
     "ttft_p95_ms": "ms",
+    "router_queue": "short",
+    "router_running": "short",
+    "pool_saturation": "percentunit",
 }
+
+
+def _router_panels(model: ServedModel, scope: Scope) -> list[Timeseries]:
+    """An llm-aware model's routers, one series per zone (the picker's Service)."""
+    by = ["service"]
+    panels = [
+        _panel(
+            "Ready endpoints per pool",
+            "short",
+            [(promql.router_ready_endpoints(scope, by), "{{service}}")],
+            "Replicas each zone's router can send requests to; a zone at 0 serves nothing.",
+        ),
+        _panel(
+            "Running requests per pool",
+            "short",
+            [(promql.router_running(scope, by), "{{service}}")],
+            "Requests each zone's router has running on its replicas.",
+        ),
+    ]
+    if model.routing.flow_control:
+        panels += [
+            _panel(
+                "Pool saturation",
+                "percentunit",
+                [(promql.pool_saturation(scope, by), "{{service}}")],
+                "Each zone's pool saturation as flow control reads it: at 100% the router "
+                "starts holding requests in its queue.",
+                1.0,
+            ),
+            _panel(
+                "Router queue",
+                "short",
+                [(promql.router_queue(scope, by), "{{service}}")],
+                "Requests each zone's router holds while its pool is saturated.",
+            ),
+        ]
+    return panels
 
 
 def _signal_panel(model: ServedModel, scope: Scope, signal: Signal) -> Timeseries:

@@ -5,8 +5,11 @@ exist under which metrics config); the TensorRT-LLM backend's README (``nv_trt_l
 pinned vLLM wheel's metric families (``inferplane/facts/vllm/<release>/metrics.txt``, with the
 suffixes prometheus_client adds); dcgm-exporter's
 ``etc/default-counters.csv`` (uncommented lines only); kube-state-metrics as
-kube-prometheus-stack scrapes it. Tests check every query against this registry, so a name
-that no exporter emits cannot reach a trigger, a rule or a dashboard.
+kube-prometheus-stack scrapes it; the llm-d router's endpoint picker (llm-d/llm-d-router
+v0.10.0, commit 71f4f0999f95b96c49a9d0c4afbd18dfdb943c26,
+``pkg/epp/metrics/llm_d_router_metrics.go``: subsystem ``llm_d_epp``; client_golang adds no
+``_total``, the counters carry it in their names). Tests check every query against this
+registry, so a name that no exporter emits cannot reach a trigger, a rule or a dashboard.
 """
 
 from __future__ import annotations
@@ -128,6 +131,65 @@ KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
                 "DCGM_FI_PROF_PCIE_RX_BYTES",
             ],
         ),
+        # The llm-d router's endpoint picker, v0.10.0 pkg/epp/metrics/llm_d_router_metrics.go.
+        # The deprecated inference_objective_* / inference_pool_* names (metrics.go) are left
+        # out on purpose. Labels: request_running has model_name, target_model_name,
+        # fairness_id, priority; ready_endpoints and the pool averages `name` (the pool);
+        # flow_control_queue_size fairness_id, priority, inference_pool and the model labels;
+        # flow_control_pool_saturation inference_pool. The flow_control_* series exist only
+        # with the `flowControl` feature gate on (pkg/epp/flowcontrol/README.md).
+        **_registry(
+            "llm-d-router",
+            [
+                "llm_d_epp_request_total",
+                "llm_d_epp_request_error_total",
+                "llm_d_epp_request_running",
+                "llm_d_epp_average_kv_cache_utilization",
+                "llm_d_epp_average_queue_size",
+                "llm_d_epp_average_running_requests",
+                "llm_d_epp_std_dev_kv_cache_utilization",
+                "llm_d_epp_std_dev_queue_size",
+                "llm_d_epp_std_dev_running_requests",
+                "llm_d_epp_ready_endpoints",
+                "llm_d_epp_scheduler_attempts_total",
+                "llm_d_epp_info",
+                "llm_d_epp_flow_control_queue_size",
+                "llm_d_epp_flow_control_queue_bytes",
+                "llm_d_epp_flow_control_pool_saturation",
+                "llm_d_epp_flow_control_stale_endpoints",
+                "llm_d_epp_flow_control_requests_total",
+                "llm_d_epp_flow_control_revocations_issued_total",
+                "llm_d_epp_flow_control_revocations_total",
+                "llm_d_epp_flow_control_reclaim_target",
+                "llm_d_epp_flow_control_pending_reclaim",
+                "llm_d_epp_model_rewrite_decisions_total",
+                "llm_d_epp_datalayer_poll_errors_total",
+                "llm_d_epp_datalayer_extract_errors_total",
+                *_histogram(
+                    "llm_d_epp_request_duration_seconds",
+                    "llm_d_epp_request_size_bytes",
+                    "llm_d_epp_response_size_bytes",
+                    "llm_d_epp_request_input_tokens",
+                    "llm_d_epp_request_output_tokens",
+                    "llm_d_epp_request_cached_tokens",
+                    "llm_d_epp_request_ntpot_seconds",
+                    "llm_d_epp_request_ttft_seconds",
+                    "llm_d_epp_request_streaming_tpot_seconds",
+                    "llm_d_epp_request_streaming_itl_seconds",
+                    "llm_d_epp_scheduler_e2e_duration_seconds",
+                    "llm_d_epp_plugin_duration_seconds",
+                    "llm_d_epp_request_processing_duration_seconds",
+                    "llm_d_epp_response_processing_duration_seconds",
+                    "llm_d_epp_flow_control_request_queue_duration_seconds",
+                    "llm_d_epp_flow_control_dispatch_cycle_duration_seconds",
+                    "llm_d_epp_flow_control_request_enqueue_duration_seconds",
+                    "llm_d_epp_flow_control_revocation_confirmation_seconds",
+                ),
+            ],
+        ),
+        # Prometheus itself: one `up` series per scrape target, 1 when the scrape succeeded
+        # (prometheus docs, "Jobs and instances", automatically generated series).
+        **_registry("prometheus", ["up"]),
         # kube-state-metrics, as kube-prometheus-stack scrapes it.
         **_registry(
             "kube-state-metrics",

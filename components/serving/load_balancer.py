@@ -266,7 +266,11 @@ def source_cidrs(env: ServingEnvironment) -> list[str]:
     return [str(n) for n in (*v4, *v6)]
 
 
-def network_policy_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
+def network_policy_spec(
+    env: ServingEnvironment, model: ServedModel, extra_ingress: Sequence[Manifest] = ()
+) -> Manifest:
+    """Ingress of the model's pods; `extra_ingress`: further rules (an llm-aware model's
+    routers, `router.router_ingress`)."""
     metrics = METRICS_PORT[model.server]
     return {
         "podSelector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
@@ -289,6 +293,7 @@ def network_policy_spec(env: ServingEnvironment, model: ServedModel) -> Manifest
                 "ports": [{"protocol": "TCP", "port": PORTS[metrics]}],
             },
             *([wake.interceptor_ingress(env)] if model.wakes_on_traffic else []),
+            *extra_ingress,
         ],
     }
 
@@ -326,10 +331,11 @@ def model_network_policy(
     namespace: str,
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,
+    extra_ingress: Sequence[Manifest] = (),
 ) -> k8s.networking.v1.NetworkPolicy:
     return k8s.networking.v1.NetworkPolicy(
         name,
         metadata={"name": model.name, "namespace": namespace, "labels": labels},
-        spec=network_policy_spec(env, model),
+        spec=network_policy_spec(env, model, extra_ingress),
         opts=opts,
     )

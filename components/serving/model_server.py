@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from inferplane.blueprint import naming
 from inferplane.components.serving import pip_requirements, triton_pipeline
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
@@ -69,6 +70,13 @@ from inferplane.components.serving.requirements_job import (
 from inferplane.components.serving.response_cache import (
     ResponseCacheStore,
     ResponseCacheStoreArgs,
+)
+from inferplane.components.serving.router import (
+    ModelRouter,
+    ModelRouterArgs,
+    release_name,
+    router_ingress,
+    zone_model,
 )
 from inferplane.components.serving.secrets import model_secret
 from inferplane.components.serving.serving_pod import (
@@ -274,21 +282,29 @@ class ModelServer(pulumi.ComponentResource):
         # fail on a first load that takes longer than pulumi-kubernetes' 10-minute default.
         await_timeout = _minutes(await_timeout_s(model))
         timeouts = pulumi.CustomTimeouts(create=await_timeout, update=await_timeout)
-        deployment = k8s.apps.v1.Deployment(
-            name,
-            metadata={"name": model.name, "namespace": ns, "labels": labels},
-            spec=deployment_spec(env, model, model_uri, bool(model.secrets), config_text),
-            opts=pulumi.ResourceOptions.merge(
-                child,
-                pulumi.ResourceOptions(
-                    depends_on=before_pods,
-                    ignore_changes=["spec.replicas"],
-                    custom_timeouts=timeouts,
-                ),
-            ),
-        )
+        if model.routing.llm_aware:
+            deployments = self._zone_deployments(
+                name, args, labels, before_pods, model_uri, config_text, timeouts
+            )
+        else:
+            deployments = [
+                k8s.apps.v1.Deployment(
+                    name,
+                    metadata={"name": model.name, "namespace": ns, "labels": labels},
+                    spec=deployment_spec(env, model, model_uri, bool(model.secrets), config_text),
+                    opts=pulumi.ResourceOptions.merge(
+                        child,
+                        pulumi.ResourceOptions(
+                            depends_on=before_pods,
+                            ignore_changes=["spec.replicas"],
+                            custom_timeouts=timeouts,
+                        ),
+                    ),
+                )
+            ]
+        deployment = deployments[0]
         after_deployment = pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(depends_on=[deployment], custom_timeouts=timeouts)
+            child, pulumi.ResourceOptions(depends_on=deployments, custom_timeouts=timeouts)
         )
         service = k8s.core.v1.Service(
             name,
@@ -296,26 +312,50 @@ class ModelServer(pulumi.ComponentResource):
             spec=cluster_service_spec(env, model),
             opts=after_deployment,
         )
-        lb = model_load_balancer(
-            f"{name}-lb",
-            env=env,
-            model=model,
-            namespace=ns,
-            labels=labels,
-            lb_subnet_ids=args.lb_subnet_ids,
-            opts=after_deployment,
-        )
-        # A ClusterIP Service (kubernetes) has no load balancer address: its DNS name is it.
-        address: pulumi.Output[str | None] = (
-            lb.metadata.apply(
-                lambda _: (
-                    f"{lb_service_name(model, env)}."
-                    f"{lb_namespace(env, model, ns)}.svc.cluster.local"
+        if model.routing.llm_aware:
+            # Per zone: the router and the zone's own load balancer (`router`).
+            routers = [
+                ModelRouter(
+                    f"{name}-router-{zone}",
+                    ModelRouterArgs(
+                        model,
+                        env,
+                        ns,
+                        args.provider,
+                        zone,
+                        args.lb_subnet_ids,
+                        after=(*args.after, *deployments),
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self),
                 )
+                for zone in model.pool.zones
+            ]
+            lb_name: pulumi.Output[str] = pulumi.Output.all(
+                *[r.lb_service_name for r in routers]
+            ).apply(lambda names: ",".join(str(n) for n in names))
+            address: pulumi.Output[str | None] = lb_name.apply(lambda _: None)
+        else:
+            lb = model_load_balancer(
+                f"{name}-lb",
+                env=env,
+                model=model,
+                namespace=ns,
+                labels=labels,
+                lb_subnet_ids=args.lb_subnet_ids,
+                opts=after_deployment,
             )
-            if lb_service_type(env) == "ClusterIP"
-            else lb.status.apply(_lb_address)
-        )
+            lb_name = lb.metadata.apply(lambda _: lb_service_name(model, env))
+            # A ClusterIP Service (kubernetes) has no load balancer address: its DNS name is it.
+            address = (
+                lb.metadata.apply(
+                    lambda _: (
+                        f"{lb_service_name(model, env)}."
+                        f"{lb_namespace(env, model, ns)}.svc.cluster.local"
+                    )
+                )
+                if lb_service_type(env) == "ClusterIP"
+                else lb.status.apply(_lb_address)
+            )
         self.grpc_endpoint = None
         if serves_grpc(model):
             # Headless: no await on Pods (service.go shouldWaitForPods), so no ordering needed.
@@ -326,29 +366,37 @@ class ModelServer(pulumi.ComponentResource):
                 opts=child,
             )
             self.grpc_endpoint = grpc_target(model, ns)
-        k8s.policy.v1.PodDisruptionBudget(
+        if not model.routing.llm_aware:
+            k8s.policy.v1.PodDisruptionBudget(
+                name,
+                metadata={"name": model.name, "namespace": ns, "labels": labels},
+                spec=pdb_spec(env, model),
+                opts=child,
+            )
+            ModelAutoscaler(
+                f"{name}-autoscaling",
+                ModelAutoscalerArgs(
+                    model,
+                    env,
+                    ns,
+                    args.provider,
+                    deployment_name=model.name,
+                    service_name=model.name,
+                    # The interceptor routes by Host: the load balancer's address is one.
+                    wake_hosts=address.apply(lambda a: [a] if a else [])
+                    if model.wakes_on_traffic
+                    else None,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment, service]),
+            )
+        model_network_policy(
             name,
-            metadata={"name": model.name, "namespace": ns, "labels": labels},
-            spec=pdb_spec(env, model),
+            env=env,
+            model=model,
+            namespace=ns,
+            labels=labels,
             opts=child,
-        )
-        model_network_policy(name, env=env, model=model, namespace=ns, labels=labels, opts=child)
-
-        ModelAutoscaler(
-            f"{name}-autoscaling",
-            ModelAutoscalerArgs(
-                model,
-                env,
-                ns,
-                args.provider,
-                deployment_name=model.name,
-                service_name=model.name,
-                # The interceptor routes by Host: the load balancer's address is one.
-                wake_hosts=address.apply(lambda a: [a] if a else [])
-                if model.wakes_on_traffic
-                else None,
-            ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment, service]),
+            extra_ingress=[router_ingress(model)] if model.routing.llm_aware else (),
         )
         ModelMonitoring(
             f"{name}-monitoring",
@@ -361,7 +409,7 @@ class ModelServer(pulumi.ComponentResource):
         # Derived from the resources so that readers wait until they exist.
         self.deployment_name = deployment.metadata.apply(lambda _: model.name)
         self.service_name = service.metadata.apply(lambda _: model.name)
-        self.lb_service_name = lb.metadata.apply(lambda _: lb_service_name(model, env))
+        self.lb_service_name = lb_name
         self.endpoint = address
         self.register_outputs(
             {
@@ -373,6 +421,62 @@ class ModelServer(pulumi.ComponentResource):
                 "engine_uri": self.engine_uri,
             }
         )
+
+    def _zone_deployments(
+        self,
+        name: str,
+        args: ModelServerArgs,
+        labels: dict[str, str],
+        before_pods: list[pulumi.Resource],
+        model_uri: str,
+        config_text: str | None,
+        timeouts: pulumi.CustomTimeouts,
+    ) -> list[k8s.apps.v1.Deployment]:
+        """An llm-aware model: per zone a Deployment ``<model>-<zone>`` of that zone's
+        replicas, its disruption budget and its ScaledObject (`router.zone_model`)."""
+        env, model, ns = args.env, args.model, args.namespace
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        out = []
+        for zone in model.pool.zones:
+            zoned = zone_model(model, zone)
+            deployment_name = release_name(model, zone)
+            zone_labels = {**labels, naming.ZONE_LABEL: zone}
+            deployment = k8s.apps.v1.Deployment(
+                f"{name}-{zone}",
+                metadata={"name": deployment_name, "namespace": ns, "labels": zone_labels},
+                spec=deployment_spec(
+                    env, zoned, model_uri, bool(model.secrets), config_text, zone=zone
+                ),
+                opts=pulumi.ResourceOptions.merge(
+                    child,
+                    pulumi.ResourceOptions(
+                        depends_on=before_pods,
+                        ignore_changes=["spec.replicas"],
+                        custom_timeouts=timeouts,
+                    ),
+                ),
+            )
+            k8s.policy.v1.PodDisruptionBudget(
+                f"{name}-{zone}",
+                metadata={"name": deployment_name, "namespace": ns, "labels": zone_labels},
+                spec=pdb_spec(env, zoned, zone),
+                opts=child,
+            )
+            ModelAutoscaler(
+                f"{name}-{zone}-autoscaling",
+                ModelAutoscalerArgs(
+                    zoned,
+                    env,
+                    ns,
+                    args.provider,
+                    deployment_name=deployment_name,
+                    object_name=deployment_name,
+                    zone=zone,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment]),
+            )
+            out.append(deployment)
+        return out
 
 
 def _lb_address(status: k8s.core.v1.outputs.ServiceStatus | None) -> str | None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import Metric, Server
 from inferplane.blueprint.triton_model import step_model_name
 from inferplane.components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
@@ -67,6 +68,11 @@ AUTOSCALING_METRIC_TYPE: Final[Mapping[Metric, MetricType]] = MappingProxyType(
         "gpu_utilization": "Value",
         "p95_latency_ms": "Value",
         "ttft_p95_ms": "Value",
+        # The router's own counts are additive like the server's queue; its saturation is
+        # a ratio of the pool (1.0 = where flow control starts holding requests).
+        "router_queue": "AverageValue",
+        "router_running": "AverageValue",
+        "pool_saturation": "Value",
     }
 )
 
@@ -157,6 +163,15 @@ class Scope:
     """A decoupled TensorRT-LLM model: Triton exports its first-response histogram."""
     queued_in: str = ""
     """A pipeline: the regex of its steps' ``model`` labels, where its requests wait."""
+    router_service: str | None = None
+    """An llm-aware model: the Service of its endpoint pickers (``<model>-<zone>-epp``, a
+    ``~``-regex over the zones for the whole model), the ``service`` label their scraped
+    series carry. None: no router."""
+    zone: str | None = None
+    """One zone of an llm-aware model: `deployment` is that zone's, and the server's series
+    are read from its pods only."""
+    zones: tuple[str, ...] = ()
+    """The whole of an llm-aware model: its Deployments are ``<deployment>-<zone>``."""
 
     @classmethod
     def of(
@@ -165,7 +180,18 @@ class Scope:
         model: ServedModel,
         namespace: str,
         deployment: str | None = None,
+        zone: str | None = None,
     ) -> Scope:
+        """The model's scope; with `zone`, that zone's Deployment of an llm-aware model."""
+        routed = model.routing.llm_aware
+        if routed and zone is not None:
+            router: str | None = naming.router_epp(model.name, zone)
+            deployment = naming.zone_deployment(model.name, zone)
+        elif routed:
+            epps = "|".join(naming.router_epp(model.name, z) for z in model.pool.zones)
+            router = f"~{epps}" if len(model.pool.zones) > 1 else epps
+        else:
+            router = None
         return cls(
             namespace=namespace,
             model=model.name,
@@ -178,22 +204,43 @@ class Scope:
             queued_in="|".join(step_model_name(model.name, s.name) for s in model.pipeline.steps)
             if model.pipeline is not None
             else "",
+            router_service=router,
+            zone=zone if routed else None,
+            zones=model.pool.zones if routed and zone is None else (),
         )
 
     @property
     def hpa(self) -> str:
-        """The HPA KEDA creates for the ScaledObject named after the model."""
+        """The HPA KEDA creates for the model's ScaledObject; one zone's of an llm-aware
+        model is named after the zone's Deployment, and the whole model's are a regex."""
+        if self.zone is not None:
+            return f"keda-hpa-{self.deployment}"
+        if self.zones:
+            return f"~keda-hpa-{self.deployment}-({'|'.join(self.zones)})"
         return f"keda-hpa-{self.model}"
+
+    def _deployments(self) -> str:
+        return f"{self.deployment}-({'|'.join(self.zones)})" if self.zones else self.deployment
 
     def server_selector(self, **extra: str) -> str:
         model_label = "model" if self.server == "triton" else "model_name"
+        if self.zone is not None and "pod" not in extra:
+            # One zone's Deployment of a model that runs one per zone.
+            extra = {**extra, "pod": f"~{self.deployment}-[a-z0-9]+-[a-z0-9]+"}
         return selector(namespace=self.namespace, **{model_label: self.model}, **extra)
+
+    def router_selector(self) -> str:
+        if self.router_service is None:
+            raise ValueError(f"model {self.model!r} has no router (routing.mode: llm_aware)")
+        return selector(namespace=self.namespace, service=self.router_service)
 
     def pods_selector(self) -> str:
         # Anchored by Prometheus: `chat-…` cannot match the pods of a model named `chat-large`.
-        return selector(namespace=self.namespace, pod=f"~{self.deployment}-[a-z0-9]+-[a-z0-9]+")
+        return selector(namespace=self.namespace, pod=f"~{self._deployments()}-[a-z0-9]+-[a-z0-9]+")
 
     def deployment_selector(self) -> str:
+        if self.zones:
+            return selector(namespace=self.namespace, deployment=f"~{self._deployments()}")
         return selector(namespace=self.namespace, deployment=self.deployment)
 
 
@@ -466,6 +513,41 @@ def window_seconds(window: str) -> int:
     return int(window[:-1]) * units[window[-1]]
 
 
+# --- the llm-d router (llm-d-router v0.10.0 pkg/epp/metrics/llm_d_router_metrics.go) ---------
+
+
+def router_queue(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Requests the router holds in its flow-control queue (``flowControl`` gate)."""
+    return _agg("sum", f"llm_d_epp_flow_control_queue_size{scope.router_selector()}", by)
+
+
+def router_running(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Requests the router has running on the model's replicas."""
+    return _agg("sum", f"llm_d_epp_request_running{scope.router_selector()}", by)
+
+
+def pool_saturation(scope: Scope, by: Sequence[str] = ()) -> str:
+    """The pool's saturation (1.0 = flow control's gating point; an empty pool reads 1.0).
+    Only the leader dispatches, so the highest reading of the picker's replicas."""
+    return _agg("max", f"llm_d_epp_flow_control_pool_saturation{scope.router_selector()}", by)
+
+
+def router_ready_endpoints(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Ready endpoints the router sees in its pool."""
+    return _agg("max", f"llm_d_epp_ready_endpoints{scope.router_selector()}", by)
+
+
+def router_ready_pickers(scope: Scope) -> str:
+    """Ready endpoint-picker pods per zone. Under leader election only the leader reports
+    ready (llm-d-router v0.10.0 ``routerlib/templates/_deployment.yaml``: with more than
+    one replica the readiness probe asks the ``readiness`` gRPC service), so below 1 no
+    picker routes and the proxy passes requests unscored (``failOpen``)."""
+    if scope.router_service is None:
+        raise ValueError(f"model {scope.model!r} has no router (routing.mode: llm_aware)")
+    pickers = selector(namespace=scope.namespace, deployment=scope.router_service)
+    return _agg("min", f"kube_deployment_status_replicas_ready{pickers}", ["deployment"])
+
+
 # --- the autoscaling query --------------------------------------------------------------------
 
 
@@ -485,6 +567,12 @@ def autoscaling_query(scope: Scope, metric: Metric) -> str:
         return f"{latency_quantile_ms(scope, 0.95)} >= 0 or {_zero_while_serving(scope)}"
     if metric == "ttft_p95_ms":
         return f"{ttft_p95_ms(scope)} >= 0 or {_zero_while_serving(scope)}"
+    if metric == "router_queue":
+        return router_queue(scope)
+    if metric == "router_running":
+        return router_running(scope)
+    if metric == "pool_saturation":
+        return pool_saturation(scope)
     raise ValueError(f"unknown autoscaling metric {metric!r}")
 
 

@@ -31,6 +31,8 @@ GPU_MEMORY_RATIO: Final = 0.95
 KV_CACHE_RATIO: Final = 0.95
 """TensorRT-LLM: share of KV-cache blocks in use beyond which new requests wait for memory."""
 KV_CACHE_FOR: Final = "10m"
+ROUTER_DOWN_FOR: Final = "5m"
+"""Longer than a leader election takes to hand over: a picker down this long is no handover."""
 
 
 def duration(seconds: int) -> str:
@@ -250,6 +252,20 @@ def alert_rules(env: ServingEnvironment, model: ServedModel, scope: Scope) -> li
             "more load will queue.",
             f"Raise models.{model.name}.replicas.max, and the pool's nodes.max so the new "
             "replicas get GPUs.",
+        )
+    if scope.router_service is not None:
+        add(
+            "InferenceRouterDown",
+            f"{promql.router_ready_pickers(scope)} < 1",
+            ROUTER_DOWN_FOR,
+            "warning",
+            f"The router of {model.name} has no active endpoint picker",
+            f"No endpoint picker of {{{{ $labels.deployment }}}} ({where}) has been ready for "
+            f"{ROUTER_DOWN_FOR}: its proxy fails open, so requests still flow but unscored, "
+            "without prefix-cache or load awareness.",
+            f"`kubectl -n {scope.namespace} get pods -l llm-d-router-gateway="
+            "{{ $labels.deployment }}` and their logs: leader election (the Lease), the "
+            "InferencePool, or the picker's RBAC.",
         )
     ready = promql.ready_replicas(scope, BY_DEPLOYMENT)
     if model.realtime and model.replicas.min > 0:

@@ -128,8 +128,13 @@ def deployment_spec(
     model_uri: str,
     with_secrets: bool,
     config_text: str | None,
+    zone: str | None = None,
 ) -> Manifest:
+    """The model's Deployment; with `zone`, one zone's Deployment of an llm-aware model
+    (pass `router.zone_model`): its pods carry the zone label its InferencePool selects."""
     labels = model_object_labels(env, model)
+    if zone is not None:
+        labels[naming.ZONE_LABEL] = zone
     template_meta: Manifest = {"labels": labels}
     if config_text is not None:
         digest = hashlib.sha256(config_text.encode()).hexdigest()[:16]
@@ -139,7 +144,7 @@ def deployment_spec(
         }
     return {
         "replicas": model.replicas.min,
-        "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
+        "selector": {"matchLabels": pod_selector(env, model, zone)},
         "strategy": rollout_strategy(env, model),
         "progressDeadlineSeconds": progress_deadline_s(model),
         "revisionHistoryLimit": 5,
@@ -194,9 +199,15 @@ def grpc_target(model: ServedModel, namespace: str) -> str:
     return f"dns:///{grpc_service_name(model)}.{namespace}.svc.cluster.local:{PORTS['grpc']}"
 
 
-def pdb_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
+def pod_selector(env: ServingEnvironment, model: ServedModel, zone: str | None) -> Manifest:
+    """The model's pods, or one zone's of them (so two zones' Deployments never overlap)."""
+    found = naming.model_selector(env.part_of, model.name)
+    return {**found, naming.ZONE_LABEL: zone} if zone is not None else found
+
+
+def pdb_spec(env: ServingEnvironment, model: ServedModel, zone: str | None = None) -> Manifest:
     return {
         "maxUnavailable": 1,
-        "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
+        "selector": {"matchLabels": pod_selector(env, model, zone)},
         "unhealthyPodEvictionPolicy": "AlwaysAllow",
     }

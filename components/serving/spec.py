@@ -20,6 +20,8 @@ from typing import Literal
 from inferplane.blueprint import addons, defaults, naming, triton_model
 from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.model import (
+    FLOW_CONTROL_METRICS,
+    ROUTER_METRICS,
     Autoscaling,
     Batching,
     Cloud,
@@ -29,6 +31,7 @@ from inferplane.blueprint.model import (
     Precision,
     Protocol,
     ResponseCache,
+    Routing,
     ScheduleWindow,
     Scheme,
     Server,
@@ -236,6 +239,10 @@ class ServedModel:
     """ONNX Runtime's TensorRT provider profiles; warm-up sends their `opt` shapes."""
     pipeline: triton_model.Pipeline | None = None
     """Triton: an ensemble of steps (`triton_pipeline`); None: one model."""
+    routing: Routing = field(default_factory=Routing)
+    """How requests reach the replicas: round-robin through the load balancer unless
+    ``llm_aware`` (vLLM only), which runs one Deployment, InferencePool and llm-d router
+    per zone (`inferplane.components.serving.router`)."""
 
     @property
     def realtime(self) -> bool:
@@ -256,7 +263,9 @@ class ServedModel:
     def wakes_on_traffic(self) -> bool:
         """At zero replicas, the model's own HTTP requests wake it: the KEDA HTTP add-on's
         interceptor holds and counts them (`inferplane.components.serving.wake`)."""
-        return wake_paths.wakes_on_traffic(self.server, self.protocols, self.replicas.min)
+        return wake_paths.wakes_on_traffic(
+            self.server, self.protocols, self.replicas.min, llm_aware=self.routing.llm_aware
+        )
 
     def __post_init__(self) -> None:
         low, high = self.replicas.min, self.replicas.max
@@ -309,6 +318,7 @@ class ServedModel:
                 "own metrics vanish with its last pod)",
                 "give it a wake schedule, serve HTTP only, or keep min >= 1",
             )
+        self._check_routing()
         if not self.autoscaling.signals:
             self._fail(("autoscaling",), "no signal", "give at least one metric and target")
         metrics = self.autoscaling.metrics
@@ -317,6 +327,41 @@ class ServedModel:
         names = [s.name for s in self.secrets]
         if len(set(names)) != len(names):
             self._fail(("secrets",), "two secrets share a name", "give each a distinct name")
+
+    def _check_routing(self) -> None:
+        routing, zones = self.routing, len(self.pool.zones)
+        if routing.llm_aware and self.server != "vllm":
+            self._fail(
+                ("routing", "mode"),
+                "LLM-aware routing scores vLLM replicas only",
+                "remove it, or serve with vllm",
+            )
+        for metric in self.autoscaling.metrics:
+            if metric in ROUTER_METRICS and not routing.llm_aware:
+                self._fail(("autoscaling",), f"{metric} needs the router", "route llm_aware")
+            if metric in FLOW_CONTROL_METRICS and not routing.flow_control:
+                self._fail(("autoscaling",), f"{metric} needs flow control", "turn flow_control on")
+        if routing.prefix_cache == "precise":
+            self._fail(
+                ("routing", "prefix_cache"),
+                "precise prefix scoring (the router's tokenizer sidecar) is not deployed",
+                "use approximate",
+            )
+        if routing.llm_aware:
+            low, high = self.replicas.min, self.replicas.max
+            if low % zones or high % zones or high < zones:
+                self._fail(
+                    ("replicas",),
+                    f"min {low} and max {high} do not split over {zones} zones (one "
+                    "Deployment per zone)",
+                    f"give multiples of {zones}",
+                )
+            if low == 0 and not routing.flow_control:
+                self._fail(
+                    ("replicas", "min"),
+                    "at 0 replicas only the router's flow control holds requests",
+                    "turn flow_control on, or keep min >= 1 per zone",
+                )
 
     def _check_tensorrt_llm(self) -> None:
         llm = self.tensorrt_llm
@@ -440,6 +485,10 @@ class ServingEnvironment:
     """``kubernetes``: ServiceAccount name -> the existing Secret with that role's S3 keys
     (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``), given to store pods through
     ``secretKeyRef``."""
+    router_chart: str | None = None
+    """A local directory holding the llm-d router chart's source at the pinned release
+    (``llm-d-router-standalone`` beside its ``routerlib``), for a cluster that cannot reach
+    ``oci://ghcr.io/llm-d/charts``. None: the chart from that registry."""
     alerts: bool = defaults.ALERTS_ENABLED
     """Write alerting rules beside the recording rules (on unless set)."""
     grafana_dashboard: bool = defaults.GRAFANA_ENABLED

@@ -93,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
     print(file=out)
     for line in render_budgets(budgets):
         print(printable(line), file=out)
+    print(file=out)
+    for line in render_routing(env):
+        print(printable(line), file=out)
     from inferplane.app import plan_capacity
     from inferplane.blueprint.capacity import planner
 
@@ -184,6 +187,34 @@ def render_budgets(budgets: Mapping[str, Budget]) -> list[str]:
     """One line per model: the budget, then its parts, largest first."""
     lines = ["Scale-out budget (traffic spike to one more ready replica):"]
     lines += [f"  {b.line(name)}" for name, b in sorted(budgets.items())]
+    return lines
+
+
+def render_routing(env: Environment) -> list[str]:
+    """One line per model: how requests reach its replicas and, at zero, what wakes it."""
+    from inferplane.blueprint import wake
+
+    lines = ["Routing (and the way back from zero replicas):"]
+    for name, model in sorted(env.models.items()):
+        routing = model.routing
+        if routing.llm_aware:
+            zones = ", ".join(env.pool_of(model).zones)
+            flow = "on" if routing.flow_control else "off"
+            how = (
+                f"llm-aware, one InferencePool and llm-d router per zone ({zones}); prefix "
+                f"cache {routing.prefix_cache}, flow control {flow}"
+            )
+        else:
+            how = "round-robin through the zone-local load balancer"
+        path = wake.wake_path(
+            model.server,
+            model.expose,
+            model.replicas.min,
+            llm_aware=routing.llm_aware,
+            flow_control=routing.flow_control,
+            scheduled=model.wake is not None or bool(model.schedule),
+        )
+        lines.append(f"  {name}: {how}" + (f"; at 0 replicas {path}" if path else ""))
     return lines
 
 

@@ -60,7 +60,8 @@ def installs(env: Environment) -> list[str]:
         if key in AWS_ONLY and env.cloud != "aws":
             continue
         if key == "keda_http_add_on" and not any(
-            wake.wakes_on_traffic(m.server, m.expose, m.replicas.min) for m in env.models.values()
+            wake.wakes_on_traffic(m.server, m.expose, m.replicas.min, llm_aware=m.routing.llm_aware)
+            for m in env.models.values()
         ):
             continue
         found.append(key)
@@ -165,7 +166,9 @@ def _namespaces_taken(environments: Sequence[Environment]) -> list[Diagnostic]:
 
 def _on_traffic(env: Environment) -> list[Model]:
     return [
-        m for m in env.models.values() if wake.wakes_on_traffic(m.server, m.expose, m.replicas.min)
+        m
+        for m in env.models.values()
+        if wake.wakes_on_traffic(m.server, m.expose, m.replicas.min, llm_aware=m.routing.llm_aware)
     ]
 
 

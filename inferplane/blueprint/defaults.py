@@ -66,6 +66,15 @@ SCALE_DOWN_STABILIZATION_S: Final = 600
 STARTUP_TIMEOUT_S: Final = 1200
 MAX_REQUEST_S: Final = 60
 EXPOSE_BY_SERVER: Final[dict[str, str]] = {"vllm": "http", "triton": "both"}
+# Round-robin until the end-to-end run has proven LLM-aware routing on real traffic; once
+# opted in, prefix scoring from the router's own view (no extra endpoint on vLLM), and no
+# router queue (the flowControl gate is off by default upstream, llm-d-router v0.10.0
+# pkg/epp/flowcontrol/README.md).
+ROUTING_MODE: Final = "round_robin"
+ROUTING_PREFIX_CACHE: Final = "approximate"
+ROUTING_FLOW_CONTROL: Final = False
+# Two endpoint pickers per zone under leader election: one routes, one takes over.
+ROUTING_PICKERS: Final = 2
 TENSORRT_BUILDER_OPTIMIZATION_LEVEL: Final = 3
 RESPONSE_CACHE_SIZE_MB: Final = 256
 RESPONSE_CACHE_BACKEND: Final = "local"

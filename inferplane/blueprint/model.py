@@ -33,7 +33,23 @@ Cloud = Literal["aws", "gcp", "kubernetes"]
 Server = Literal["vllm", "triton"]
 LatencyClass = Literal["realtime", "batch"]
 Precision = Literal["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
-Metric = Literal["queue_depth", "gpu_utilization", "p95_latency_ms", "ttft_p95_ms"]
+Metric = Literal[
+    "queue_depth",
+    "gpu_utilization",
+    "p95_latency_ms",
+    "ttft_p95_ms",
+    "router_queue",
+    "router_running",
+    "pool_saturation",
+]
+RoutingMode = Literal["round_robin", "llm_aware"]
+PrefixCache = Literal["approximate", "precise", "off"]
+ROUTER_METRICS: tuple[Metric, ...] = ("router_queue", "router_running", "pool_saturation")
+"""Signals the llm-d router exports: only for `routing.mode: llm_aware`."""
+FLOW_CONTROL_METRICS: tuple[Metric, ...] = ("router_queue", "pool_saturation")
+"""Series the router exports only with its ``flowControl`` feature gate on
+(llm-d/llm-d-router v0.10.0 ``pkg/epp/metrics/llm_d_router_metrics.go``, the
+``flow_control_*`` family; ``pkg/epp/flowcontrol/README.md``: off by default)."""
 Protocol = Literal["http", "grpc", "both"]
 Sharing = Literal["exclusive", "mig", "time_slicing"]
 Capacity = Literal["on_demand", "spot"]
@@ -244,6 +260,27 @@ class VllmSettings:
 
 
 @dataclass(frozen=True)
+class Routing:
+    """How requests reach the replicas (`models.<m>.routing`)."""
+
+    mode: RoutingMode = "round_robin"
+    """``round_robin``: the zone-local load balancer alone. ``llm_aware``: per zone, the
+    llm-d router picks each request's replica; the model runs one Deployment per zone."""
+    prefix_cache: PrefixCache = "approximate"
+    """``llm_aware``: how cached prefixes are scored; ``precise`` needs vLLM's KV events."""
+    flow_control: bool = False
+    """``llm_aware``: the router queues requests while the pool is saturated."""
+    priorities: tuple[tuple[str, int], ...] = ()
+    """(objective name, priority) pairs, one ``InferenceObjective`` each."""
+    pickers: int = 2
+    """``llm_aware``: endpoint pickers per zone's router (leader election above one)."""
+
+    @property
+    def llm_aware(self) -> bool:
+        return self.mode == "llm_aware"
+
+
+@dataclass(frozen=True)
 class Signal:
     """One autoscaling signal: a metric and its per-replica target."""
 
@@ -401,6 +438,8 @@ class Model:
     budget_usd_per_month: float | None = None
     autoscaling_derived: bool = False
     """The autoscaling targets come from the capacity estimate: the blueprint sets none."""
+    routing: Routing = field(default_factory=Routing)
+    """`routing`: round-robin unless the blueprint asks for LLM-aware routing."""
 
     @property
     def realtime(self) -> bool:

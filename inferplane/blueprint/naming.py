@@ -194,6 +194,19 @@ def model_selector(blueprint: str, model: str) -> dict[str, str]:
     return {"app.kubernetes.io/part-of": blueprint, MODEL_LABEL: model}
 
 
+def zone_deployment(model: str, zone: str) -> str:
+    """One zone's Deployment of an llm-aware model, also its router's Helm release and
+    InferencePool: ``<model>-<zone>``."""
+    return f"{model}-{zone}"
+
+
+def router_epp(model: str, zone: str) -> str:
+    """The endpoint picker Deployment and Service the llm-d router chart names after the
+    release: its first 40 characters and ``-epp`` (llm-d-router v0.10.0
+    ``config/charts/routerlib/templates/_helpers.tpl``, ``llm-d-router.name``)."""
+    return f"{zone_deployment(model, zone)[:40]}-epp"
+
+
 def wake_lb_name(blueprint: str, env: str, model: str) -> str:
     """The load balancer Service of a model that wakes on its own HTTP traffic: it lives in
     `KEDA_NAMESPACE` beside the interceptor, so the name carries blueprint, environment and

@@ -34,6 +34,7 @@ from inferplane.blueprint.model import (
     ModelSource,
     Observability,
     ResponseCache,
+    Routing,
     ScheduleWindow,
     SecretRef,
     Signal,
@@ -332,6 +333,17 @@ def _model(
         profile=_profile(spec.get("profile"), here),
         budget_usd_per_month=(spec.get("budget") or {}).get("usd_per_month"),
         autoscaling_derived="traffic" in spec and "autoscaling" not in spec,
+        routing=_routing(spec.get("routing") or {}),
+    )
+
+
+def _routing(spec: Mapping[str, Any]) -> Routing:
+    return Routing(
+        mode=spec.get("mode", defaults.ROUTING_MODE),
+        prefix_cache=spec.get("prefix_cache", defaults.ROUTING_PREFIX_CACHE),
+        flow_control=spec.get("flow_control", defaults.ROUTING_FLOW_CONTROL),
+        priorities=tuple(sorted((spec.get("priorities") or {}).items())),
+        pickers=spec.get("pickers", defaults.ROUTING_PICKERS),
     )
 
 

@@ -27,6 +27,7 @@ from inferplane.blueprint import (
     semantic_network,
     semantic_pipeline,
     semantic_releases,
+    semantic_routing,
     semantic_scaling,
     semantic_serving,
     semantic_spare,
@@ -573,6 +574,7 @@ CHECKS.extend(
         semantic_addons.check_addons,
         semantic_karpenter.check_karpenter,
         semantic_wake_path.check_wake_path,
+        semantic_routing.check_routing,
         semantic_kubernetes.check_kubernetes,
     ]
 )

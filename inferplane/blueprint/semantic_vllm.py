@@ -33,6 +33,7 @@ from inferplane.blueprint import (
     llm_catalog,
     semantic_hub,
     semantic_latency,
+    semantic_routing,
     semantic_serving,
     semantic_trtllm,
     semantic_trtllm_fit,
@@ -76,7 +77,8 @@ def advisories(doc: Document) -> list[Diagnostic]:
         guessed = [
             Finding("warning", *advisory) for advisory in semantic_serving.warmup_type_guesses(env)
         ]
-        for f in [*findings(env), *hub, *latency, *guessed]:
+        routed = [Finding("warning", *advisory) for advisory in semantic_routing.advisories(env)]
+        for f in [*findings(env), *hub, *latency, *guessed, *routed]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")

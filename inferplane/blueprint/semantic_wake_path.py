@@ -47,7 +47,16 @@ def traffic_models(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any], bool]
     """(name, model, wakes on its own traffic in this environment) of every model."""
     for name, model in (env.data.get("models") or {}).items():
         low = _min_replicas(env, model)
-        yield name, model, wake.wakes_on_traffic(model["server"], _protocol(model), low)
+        yield (
+            name,
+            model,
+            wake.wakes_on_traffic(
+                model["server"],
+                _protocol(model),
+                low,
+                llm_aware=(model.get("routing") or {}).get("mode") == "llm_aware",
+            ),
+        )
 
 
 def check_wake_path(env: EnvView) -> None:

@@ -236,6 +236,39 @@ def serves_only_http(server: str, protocol: str) -> bool:
     return server == "vllm" or protocol == "http"
 
 
-def wakes_on_traffic(server: str, protocol: str, min_replicas: int) -> bool:
-    """A model at zero whose own HTTP traffic wakes it through the interceptor."""
-    return min_replicas == 0 and serves_only_http(server, protocol)
+def wakes_on_traffic(
+    server: str, protocol: str, min_replicas: int, *, llm_aware: bool = False
+) -> bool:
+    """A model at zero whose own HTTP traffic wakes it through the interceptor. An
+    llm-aware model does not: its router holds the requests (`wakes_in_router_queue`)."""
+    return min_replicas == 0 and serves_only_http(server, protocol) and not llm_aware
+
+
+def wakes_in_router_queue(min_replicas: int, *, llm_aware: bool, flow_control: bool) -> bool:
+    """A model at zero that the llm-d router's flow control wakes: the router holds its
+    requests in its queue while no replica is ready (llm-d-router v0.10.0
+    ``pkg/epp/flowcontrol/README.md``: requests wait in the EPP, bounded by a TTL), and
+    KEDA scales from zero on ``llm_d_epp_flow_control_queue_size``. Validation refuses an
+    llm-aware model at zero without flow control."""
+    return min_replicas == 0 and llm_aware and flow_control
+
+
+def wake_path(
+    server: str,
+    protocol: str,
+    min_replicas: int,
+    *,
+    llm_aware: bool = False,
+    flow_control: bool = False,
+    scheduled: bool = False,
+) -> str | None:
+    """In words, what brings a model at zero back; None for a model that never is."""
+    if min_replicas > 0:
+        return None
+    if wakes_in_router_queue(min_replicas, llm_aware=llm_aware, flow_control=flow_control):
+        return "the router's flow-control queue holds its requests and KEDA scales on it"
+    if wakes_on_traffic(server, protocol, min_replicas, llm_aware=llm_aware):
+        return "the KEDA HTTP add-on's interceptor holds its HTTP requests and scales on them"
+    if scheduled:
+        return "its schedule (a KEDA cron trigger)"
+    return None

@@ -8,14 +8,20 @@ from typing import Any
 
 from inferplane.policies.framework import Finding, Rule, RuleConfig
 from inferplane.policies.resources import DEPLOYMENT, Resource, as_number, gpu_units
-from inferplane.policies.stack import ModelView, Stack, min_replicas
+from inferplane.policies.stack import ModelView, Stack, workload_min_replicas
 
 KEDA_DEFAULT_MAX = 100
 
 
 def max_replicas(model: ModelView) -> float | None:
-    for so in model.scaled_objects:
-        return as_number(so.spec.get("maxReplicaCount", KEDA_DEFAULT_MAX))
+    """The model's replicas at most; a ScaledObject per zone's Deployment (llm-aware
+    routing) adds up."""
+    if model.scaled_objects:
+        found = [
+            as_number(so.spec.get("maxReplicaCount", KEDA_DEFAULT_MAX)) or 0.0
+            for so in model.scaled_objects
+        ]
+        return sum(found)
     for w in model.workloads:
         return as_number(w.spec.get("replicas", 1))
     return None
@@ -101,7 +107,7 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
         for model, top, units in demand:
             w = model.workloads[0]
             extra, down = surge(w, top)
-            low, _ = min_replicas(model)
+            low = workload_min_replicas(model, w)
             if extra > 0 and extra * units > spare:
                 yield Finding(
                     target,

@@ -8,7 +8,7 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import SERVICE, Resource
-from inferplane.policies.stack import ModelView, Stack
+from inferplane.policies.stack import ModelView, Stack, router_releases
 
 GKE_GLOBAL_ACCESS = "networking.gke.io/internal-load-balancer-allow-global-access"
 AWS_ATTRIBUTES = "service.beta.kubernetes.io/aws-load-balancer-attributes"
@@ -128,10 +128,13 @@ def _every_zone(stack: Stack, model: ModelView) -> Iterator[Finding]:
     env_zones = stack.facts.zones
     served = set(stack.pool_zones(model.pool))
     field: YamlPath = ("gpu_pools", model.pool, "zones")
-    for w in model.workloads:
-        pinned = pinned_zones(w)
-        if pinned is not None and served and set(pinned) < served:
-            served &= set(pinned)
+    # A model's workloads together serve the zones any of them is pinned to (an llm-aware
+    # model runs one Deployment per zone); an unpinned one may run anywhere in the pool.
+    pinned = [pinned_zones(w) for w in model.workloads]
+    if pinned and all(z is not None for z in pinned):
+        union = {zone for zones in pinned if zones is not None for zone in zones}
+        if served and union < served:
+            served &= union
             field = ("models", model.name, "pool")
     missing = [z for z in env_zones if z not in served]
     if served and missing:
@@ -199,8 +202,46 @@ def _load_balancers(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 )
 
 
+def _router_pools(stack: Stack) -> Iterator[Finding]:
+    """Each llm-d router's InferencePool holds one zone: its selector names the zone, and
+    every serving workload it selects is pinned to that zone alone. A pool across zones
+    would send a request from one zone to a replica in another."""
+    for router in router_releases(stack):
+        model = router.model or router.name
+        target = f"models.{model}"
+        field: YamlPath = ("models", model, "routing", "mode")
+        labels = router.pool_labels
+        zone = labels.get(naming.ZONE_LABEL)
+        if zone is None:
+            yield Finding(
+                target,
+                field,
+                f"the InferencePool {router.name} selects pods of every zone (its selector "
+                f"has no {naming.ZONE_LABEL}); give each zone its own pool",
+                router.release.ref,
+            )
+            continue
+        selected = [
+            w
+            for w in stack.serving_workloads
+            if all(w.pod_labels.get(k) == v for k, v in labels.items())
+        ]
+        for w in selected:
+            zones = pinned_zones(w)
+            if zones is None or tuple(zones) != (zone,):
+                where = ", ".join(zones) if zones else "any zone"
+                yield Finding(
+                    target,
+                    field,
+                    f"the InferencePool {router.name} of zone {zone} selects {w.k8s_name}, "
+                    f"whose pods may run in {where}; pin them to {zone} alone",
+                    w.ref,
+                )
+
+
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     yield from _node_groups(stack)
+    yield from _router_pools(stack)
     for model in stack.iter_models():
         yield from _pods(stack, model)
         if model.realtime:
@@ -223,7 +264,9 @@ RULE = Rule(
         "endpoints in the caller's zone (spec.trafficDistribution; on AWS NLBs cross-zone "
         "load balancing off and DNS answering each client with its own zone's address, "
         "dns_record.client_routing_policy=availability_zone_affinity: with the default "
-        "policy the NLB's name resolves to every zone's address)."
+        "policy the NLB's name resolves to every zone's address). An llm-d router's "
+        "InferencePool picks among the pods it selects whatever their zone, so each pool "
+        "holds one zone's pods only."
     ),
     remediation=(
         "Keep gpu_pools.<p>.zones within the environment's zones; give every realtime "
@@ -235,7 +278,9 @@ RULE = Rule(
         f"{AWS_ATTRIBUTES}: load_balancing.cross_zone.enabled=false,"
         f"{CLIENT_ROUTING}=availability_zone_affinity (or, through the rule's "
         "aws_client_routing_policies, partial_availability_zone_affinity: 85% of answers "
-        "in-zone, the rest spread load when one zone's clients outnumber its replicas)."
+        "in-zone, the rest spread load when one zone's clients outnumber its replicas). "
+        f"llm-d router releases: matchLabels with {naming.ZONE_LABEL}, selecting pods pinned "
+        "to that zone alone (one Deployment per zone)."
     ),
     links=(
         "https://kubernetes.io/docs/concepts/services-networking/service/#traffic-distribution",
@@ -268,8 +313,9 @@ RULE = Rule(
     ),
     sources=(
         "Resources only: node groups (EKS subnets and zone label, GKE node locations), "
-        "serving pods' node selection, LoadBalancer Services, and the environment's and "
-        "pools' zones from the environment ConfigMap."
+        "serving pods' node selection, LoadBalancer Services, llm-d router Helm releases' "
+        "pool selectors, and the environment's and pools' zones from the environment "
+        "ConfigMap."
     ),
     passing_example="""\
 environments:

@@ -362,7 +362,8 @@ def test_a_blueprint_name_with_two_hyphens_in_a_row_is_refused() -> None:
             "server, source, pool, gpus, latency_class, precision, image, base_release, "
             "startup_timeout_s, max_request_s, replicas, autoscaling, slo, traffic, profile, "
             "budget, expose, secrets, vllm, model_info, tensorrt, tensorrt_llm, batching, "
-            "response_cache, warmup, backend, accelerator, inputs, outputs, pipeline, shapes",
+            "response_cache, warmup, backend, accelerator, inputs, outputs, pipeline, shapes, "
+            "routing",
             id="unknown-key-lists-allowed-keys",
         ),
         pytest.param(

@@ -218,8 +218,8 @@ def test_ttft_in_a_triton_list() -> None:
         (
             "[{metric: queue_size, target: 4}]",
             'bp.yaml:34:28: error: models.embed.autoscaling[0].metric: "queue_size" is not one '
-            "of queue_depth, gpu_utilization, p95_latency_ms, ttft_p95_ms; did you mean "
-            "`queue_depth`?",
+            "of queue_depth, gpu_utilization, p95_latency_ms, ttft_p95_ms, router_queue, "
+            "router_running, pool_saturation; did you mean `queue_depth`?",
         ),
         (
             "[]",
@@ -235,8 +235,8 @@ def test_ttft_in_a_triton_list() -> None:
         (
             "{metric: queue_size, target: 4}",
             'bp.yaml:34:27: error: models.embed.autoscaling.metric: "queue_size" is not one of '
-            "queue_depth, gpu_utilization, p95_latency_ms, ttft_p95_ms; did you mean "
-            "`queue_depth`?",
+            "queue_depth, gpu_utilization, p95_latency_ms, ttft_p95_ms, router_queue, "
+            "router_running, pool_saturation; did you mean `queue_depth`?",
         ),
     ],
 )

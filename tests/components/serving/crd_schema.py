@@ -37,6 +37,14 @@ CRDS = {
     / "prometheus-operator"
     / "crd"
     / "monitoring.coreos.com_prometheusrules.yaml",
+    "InferencePool": REFERENCE
+    / "gateway-api-inference-extension-v1.6.0"
+    / "crd"
+    / "inference.networking.k8s.io_inferencepools.yaml",
+    "InferenceObjective": REFERENCE
+    / "llm-d-router-v0.10.0"
+    / "crd"
+    / "llm-d.ai_inferenceobjectives.yaml",
     # Karpenter's CRDs are kept in the repository (tests/reference/README.md).
     "NodePool": VENDORED / "karpenter-v1.14.1" / "crds" / "karpenter.sh_nodepools.yaml",
     "EC2NodeClass": VENDORED

@@ -14,7 +14,7 @@ from promql_checks import matchers, metric_names, parse, selectors, single_eleme
 from serving_fixtures import args_of
 
 from inferplane.blueprint import defaults, releases, vllm_owned
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint.model import ROUTER_METRICS, Environment
 from inferplane.components.serving import promql
 from inferplane.components.serving.promql import Scope
 
@@ -27,6 +27,15 @@ TRITON_CACHED = dataclasses.replace(
 VLLM = Scope(namespace=NS, model="chat", server="vllm", deployment="chat")
 MIG = dataclasses.replace(TRITON, model="nightly-embed", deployment="nightly-embed", mig=True)
 SCOPES = [TRITON, TRITON_CACHED, VLLM, MIG]
+ROUTED = Scope(
+    namespace=NS,
+    model="chat",
+    server="vllm",
+    deployment="chat-us-east-1a",
+    router_service="chat-us-east-1a-epp",
+    zone="us-east-1a",
+)
+"""One zone of an llm-aware model: its Deployment and its endpoint picker's Service."""
 
 
 def all_queries(scope: Scope) -> list[str]:
@@ -100,6 +109,10 @@ def test_pod_regex_does_not_match_a_model_whose_name_extends_this_one() -> None:
 @pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.model)
 def test_autoscaling_queries_return_one_element(scope: Scope) -> None:
     for metric in promql.AUTOSCALING_METRIC_TYPE:
+        if metric in ROUTER_METRICS:
+            with pytest.raises(ValueError, match="has no router"):
+                promql.autoscaling_query(scope, metric)
+            continue
         if metric == "ttft_p95_ms" and scope.server != "vllm":
             with pytest.raises(ValueError, match="only for vllm"):
                 promql.autoscaling_query(scope, metric)
@@ -124,7 +137,38 @@ def test_metric_types_match_the_signal() -> None:
         "gpu_utilization": "Value",
         "p95_latency_ms": "Value",
         "ttft_p95_ms": "Value",
+        "router_queue": "AverageValue",
+        "router_running": "AverageValue",
+        "pool_saturation": "Value",
     }
+
+
+def test_router_signals_read_the_zone_pickers_series() -> None:
+    assert promql.autoscaling_query(ROUTED, "router_queue") == (
+        'sum(llm_d_epp_flow_control_queue_size{namespace="support-assistant", '
+        'service="chat-us-east-1a-epp"})'
+    )
+    assert promql.autoscaling_query(ROUTED, "router_running") == (
+        'sum(llm_d_epp_request_running{namespace="support-assistant", '
+        'service="chat-us-east-1a-epp"})'
+    )
+    assert promql.autoscaling_query(ROUTED, "pool_saturation") == (
+        'max(llm_d_epp_flow_control_pool_saturation{namespace="support-assistant", '
+        'service="chat-us-east-1a-epp"})'
+    )
+    for metric in ROUTER_METRICS:
+        query = promql.autoscaling_query(ROUTED, metric)
+        assert single_element(query) and unknown_metrics(query) == set(), metric
+        assert {promql.KNOWN_METRICS[n] for n in metric_names(query)} == {"llm-d-router"}
+
+
+def test_one_zone_of_a_routed_model_reads_only_its_own_pods() -> None:
+    assert promql.queue_depth(ROUTED) == (
+        'sum(vllm:num_requests_waiting{namespace="support-assistant", model_name="chat", '
+        'pod=~"chat-us-east-1a-[a-z0-9]+-[a-z0-9]+"})'
+    )
+    assert ROUTED.hpa == "keda-hpa-chat-us-east-1a"
+    assert VLLM.hpa == "keda-hpa-chat"
 
 
 def test_queue_depth_series_per_server() -> None:

@@ -285,11 +285,18 @@ def test_no_serving_pod_of_any_blueprint_holds_the_token_or_names_the_hub(
     rec = serve(env)
     hf_models = [m for m in env.models.values() if m.source.scheme == "hf"]
     for model in env.models.values():
-        pod = pod_spec(k8s_object(rec, DEPLOYMENT, model.name))
-        assert _hub_free(pod) == [], model.name
-        if model.server == "vllm":
-            server = container(k8s_object(rec, DEPLOYMENT, model.name), "vllm")
-            assert {"name": "HF_HUB_OFFLINE", "value": "1"} in server["env"]
+        # An llm-aware model runs one Deployment per zone: each is checked.
+        deployments = [
+            d
+            for d in rec.of_type(DEPLOYMENT)
+            if d.get("metadata", "labels").get(naming.MODEL_LABEL) == model.name
+        ]
+        assert deployments, model.name
+        for deployment in deployments:
+            assert _hub_free(pod_spec(deployment)) == [], model.name
+            if model.server == "vllm":
+                server = container(deployment, "vllm")
+                assert {"name": "HF_HUB_OFFLINE", "value": "1"} in server["env"]
     sources = {HubSource(m.source.hf_repo or "", m.source.hf_revision or "") for m in hf_models}
     jobs = staging_jobs(rec)
     assert {j.get("metadata", "name") for j in jobs} >= {s.job_name for s in sources}

@@ -1,0 +1,393 @@
+"""LLM-aware routing of one model in one zone: the llm-d router (v0.10.0) in front of the
+zone's own Deployment.
+
+Why per zone: an ``InferencePool`` (``inference.networking.k8s.io/v1``) selects pods by pod
+labels only (gateway-api-inference-extension v1.6.0
+``config/crd/bases/inference.networking.k8s.io_inferencepools.yaml``, ``spec.selector``), and
+a pod's zone is its node's; so an llm-aware model runs one Deployment per zone whose pods
+carry ``inferplane.dev/zone`` (`zone_model`, `pool_labels`), and each zone gets its own pool,
+endpoint picker and proxy. A request that enters a zone stays there.
+
+Per zone (release ``<model>-<zone>``, in the model's namespace):
+
+- the Helm release of ``llm-d-router-standalone`` (``oci://ghcr.io/llm-d/charts``, version
+  `ROUTER_VERSION`; upstream's chart source at that tag is
+  ``config/charts/llm-d-router-standalone`` with its ``routerlib`` dependency). Its values
+  (`router_values`) set only keys of the chart's own values.yaml (tests hold them to it):
+  the pool's labels and target port, the endpoint picker's pinned image,
+  `routing.pickers` replicas (two by default; above one the chart adds
+  ``--ha-enable-leader-election``: one active, the other not ready,
+  ``routerlib/templates/_deployment.yaml``), container sizes that fit the system nodes,
+  its scorers (`plugins_config`), the proxy as a
+  sidecar with ``failOpen: true`` (Envoy's ext_proc ``failure_mode_allow``: while the
+  picker is unreachable requests still flow, unscored), pool ``failureMode: FailOpen``, one
+  ``InferenceObjective`` per priority, node affinity to the zone, and metrics without token
+  auth (``--metrics-endpoint-auth=false``; the NetworkPolicy admits Prometheus only). The
+  chart renders the ``InferencePool`` named after the release, the picker Deployment
+  ``<release>-epp`` and its Service; they are opaque to policies as Helm output, so what a
+  policy must see is here explicitly:
+- PodDisruptionBudget ``<release>-epp``: a node drain leaves one picker pod;
+- ServiceMonitor ``<release>-epp``: the picker's metrics (Service port ``http-metrics``,
+  ``routerlib/templates/_service.yaml``);
+- LoadBalancer Service ``<release>-lb``: the zone's entry point, internal like every model's
+  load balancer, to the proxy's listener (8081, ``values.yaml`` ``extraServicePorts``) on
+  the client port 8000. One per zone because the chart labels each release's pods with its
+  own name only (``llm-d-router-gateway: <release>-epp``, ``_helpers.tpl``), so no one
+  Service can select the proxies of two zones.
+
+Known limit, found by the end-to-end run: the chart at v0.10.0 renders no
+``securityContext`` for the picker's container or pod (``routerlib/templates/
+_deployment.yaml``; only the proxy has ``router.proxy.securityContext``), so in the
+blueprint's namespace, which enforces the ``restricted`` Pod Security level, the picker's
+pods are refused (``allowPrivilegeEscalation``, ``capabilities``, ``runAsNonRoot``,
+``seccompProfile``) and the zone's router never starts. Routers run once the chart can
+set them (the proxy's could be, through ``router.proxy.securityContext``, once its image's
+user is known), or in a namespace of a lower level, which this module does not choose on
+the blueprint's behalf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import MinMax
+from inferplane.components.serving.containers import PORTS, Manifest
+from inferplane.components.serving.load_balancer import lb_annotations, lb_service_spec
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+
+ROUTER_CHART: Final = "llm-d-router-standalone"
+ROUTER_CHART_REPO: Final = "oci://ghcr.io/llm-d/charts"
+ROUTER_VERSION: Final = "v0.10.0"
+"""The llm-d router release: chart version and image tag (upstream publishes both under the
+release tag, ``.github/ISSUE_TEMPLATE/new-release.md`` at v0.10.0)."""
+EPP_IMAGE: Final = {
+    "registry": "ghcr.io/llm-d",
+    "repository": "llm-d-router-endpoint-picker",
+    "tag": ROUTER_VERSION,
+    "pullPolicy": "IfNotPresent",
+}
+EPP_RESOURCES: Final = {
+    "requests": {"cpu": "1", "memory": "2Gi"},
+    "limits": {"memory": "4Gi"},
+}
+"""The picker's container. The chart's default (8 CPUs and 8 GiB requested, 16 GiB limit,
+``routerlib/values.yaml``) does not fit the 4-vCPU, 16-GiB system nodes
+(`inferplane.blueprint.system_nodes`) twice per zone; this is a sizing choice, not a
+measurement: raise it for heavy traffic."""
+PROXY_RESOURCES: Final = {
+    "requests": {"cpu": "500m", "memory": "512Mi"},
+    "limits": {"memory": "2Gi"},
+}
+"""The Envoy sidecar's container (the chart asks 4 CPUs and 8 GiB); likewise a choice."""
+PROXY_PORT: Final = 8081
+"""The Envoy sidecar's listener (chart values ``router.extraServicePorts``: ``http`` 8081)."""
+METRICS_PORT_NAME: Final = "http-metrics"
+"""The picker Service's metrics port (9090), ``routerlib/templates/_service.yaml``."""
+PLUGINS_FILE: Final = "inferplane-plugins.yaml"
+FLOW_CONTROL_GATE: Final = "flowControl"
+"""``pkg/epp/flowcontrol/config.go``: ``FeatureGate = "flowControl"``."""
+
+
+def release_name(model: ServedModel, zone: str) -> str:
+    """``<model>-<zone>``: the Helm release, the InferencePool and the zone's Deployment."""
+    return naming.zone_deployment(model.name, zone)
+
+
+def epp_name(model: ServedModel, zone: str) -> str:
+    """The picker's Deployment and Service (`naming.router_epp`)."""
+    return naming.router_epp(model.name, zone)
+
+
+def epp_pod_labels(model: ServedModel, zone: str) -> dict[str, str]:
+    """What the chart puts on the picker pods with an InferencePool
+    (``llm-d-router.selectorLabels`` when ``inferencePool.create`` is not false)."""
+    return {"llm-d-router-gateway": epp_name(model, zone)}
+
+
+def objective_name(objective: str, zone: str) -> str:
+    """An ``InferenceObjective`` names one pool (``spec.poolRef``) and is looked up by name
+    (header ``x-llm-d-inference-objective``, ``pkg/epp/metadata/consts.go``;
+    ``pkg/epp/controller/inferenceobjective_reconciler.go`` keeps only its own pool's), so
+    each zone's pool has its own: ``<objective>-<zone>``."""
+    return f"{objective}-{zone}"
+
+
+def proxy_config_map(model: ServedModel, zone: str) -> str:
+    """The Envoy sidecar's configuration, one per release (``<release>-envoy``)."""
+    return f"{release_name(model, zone)}-envoy"
+
+
+def pool_labels(env: ServingEnvironment, model: ServedModel, zone: str) -> dict[str, str]:
+    """The pod labels of the zone's Deployment, which its InferencePool selects."""
+    return {**naming.model_selector(env.part_of, model.name), naming.ZONE_LABEL: zone}
+
+
+def router_ingress(model: ServedModel) -> Manifest:
+    """The NetworkPolicy rule that lets each zone's router reach the model's pods: the
+    proxy forwards requests and the picker scrapes ``/metrics``, both on port ``http``."""
+    names = [epp_name(model, zone) for zone in model.pool.zones]
+    return {
+        "from": [
+            {
+                "podSelector": {
+                    "matchExpressions": [
+                        {"key": "llm-d-router-gateway", "operator": "In", "values": names}
+                    ]
+                }
+            }
+        ],
+        "ports": [{"protocol": "TCP", "port": PORTS["http"]}],
+    }
+
+
+def zone_model(model: ServedModel, zone: str) -> ServedModel:
+    """The model as one zone's Deployment serves it: the pool narrowed to `zone`, the
+    replica bounds split evenly (validation requires multiples of the zone count), and
+    the schedule's per-zone floors."""
+    zones = len(model.pool.zones)
+    windows = tuple(dataclasses.replace(w, replicas=w.min_per_zone) for w in model.schedule)
+    return dataclasses.replace(
+        model,
+        pool=dataclasses.replace(model.pool, zones=(zone,)),
+        replicas=MinMax(model.replicas.min // zones, model.replicas.max // zones),
+        schedule=windows,
+    )
+
+
+def plugins_config(model: ServedModel) -> dict[str, Any] | None:
+    """The picker's ``EndpointPickerConfig`` when it is not the chart's default, else None.
+
+    The chart's default (``routerlib/templates/_config.yaml``, ``default-plugins.yaml``)
+    scores by queue (weight 2), KV-cache use (2) and approximate prefix cache (3); the
+    same, without the prefix scorer for ``prefix_cache: off``, and with the
+    ``flowControl`` feature gate for ``flow_control``.
+    """
+    routing = model.routing
+    if routing.prefix_cache == "approximate" and not routing.flow_control:
+        return None
+    plugins: list[dict[str, Any]] = [
+        {"type": "queue-scorer"},
+        {"type": "kv-cache-utilization-scorer"},
+    ]
+    weights = [
+        {"pluginRef": "queue-scorer", "weight": 2},
+        {"pluginRef": "kv-cache-utilization-scorer", "weight": 2},
+    ]
+    if routing.prefix_cache != "off":
+        plugins.append({"type": "prefix-cache-scorer"})
+        weights.append({"pluginRef": "prefix-cache-scorer", "weight": 3})
+    plugins += [
+        {
+            "type": "metrics-data-source",
+            "parameters": {"scheme": "http", "path": "/metrics", "insecureSkipVerify": True},
+        },
+        {"type": "core-metrics-extractor"},
+    ]
+    config: dict[str, Any] = {
+        "apiVersion": "llm-d.ai/v1alpha1",
+        "kind": "EndpointPickerConfig",
+    }
+    if routing.flow_control:
+        config["featureGates"] = [FLOW_CONTROL_GATE]
+    config["plugins"] = plugins
+    config["schedulingProfiles"] = [{"name": "default", "plugins": weights}]
+    return config
+
+
+def zone_affinity(zone: str) -> Manifest:
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": naming.TOPOLOGY_ZONE_LABEL, "operator": "In", "values": [zone]}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+
+
+def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dict[str, Any]:
+    """The chart values of the zone's router (every key one of the chart's own)."""
+    epp: dict[str, Any] = {
+        "replicas": model.routing.pickers,
+        "image": dict(EPP_IMAGE),
+        "resources": EPP_RESOURCES,
+        "affinity": zone_affinity(zone),
+    }
+    custom = plugins_config(model)
+    if custom is not None:
+        epp["pluginsConfigFile"] = PLUGINS_FILE
+        epp["pluginsCustomConfig"] = {PLUGINS_FILE: yaml.safe_dump(custom, sort_keys=False)}
+    return {
+        "router": {
+            "modelServers": {
+                "type": "vllm",
+                "protocol": "http",
+                "targetPorts": [{"number": PORTS["http"]}],
+                "matchLabels": pool_labels(env, model, zone),
+            },
+            "epp": epp,
+            "proxy": {
+                "enabled": True,
+                "mode": "sidecar",
+                "failOpen": True,
+                "resources": PROXY_RESOURCES,
+                # The Envoy preset names its ConfigMap `envoy` whatever the release, so a
+                # second router in the namespace would collide with the first; these
+                # override the preset's name and the volume that mounts it
+                # (`llm-d-router.proxy` in routerlib/templates/_helpers.tpl merges the
+                # top-level proxy keys over the preset's, mergeOverwrite).
+                "configMap": {"name": proxy_config_map(model, zone)},
+                "volumes": [
+                    {
+                        "name": "config",
+                        "configMap": {
+                            "name": proxy_config_map(model, zone),
+                            "items": [{"key": "envoy.yaml", "path": "envoy.yaml"}],
+                        },
+                    }
+                ],
+            },
+            "inferencePool": {"create": True, "failureMode": "FailOpen"},
+            "inferenceObjectives": [
+                {"name": objective_name(name, zone), "priority": priority}
+                for name, priority in model.routing.priorities
+            ],
+            "monitoring": {"prometheus": {"enabled": False, "auth": {"enabled": False}}},
+        }
+    }
+
+
+def lb_spec(env: ServingEnvironment, model: ServedModel, zone: str) -> Manifest:
+    """The zone's load balancer: the model's own load balancer settings, to the proxy."""
+    spec = lb_service_spec(env, model)
+    spec["selector"] = epp_pod_labels(model, zone)
+    spec["ports"] = [
+        {"name": "http", "port": PORTS["http"], "targetPort": PROXY_PORT, "protocol": "TCP"}
+    ]
+    return spec
+
+
+def service_monitor_spec(env: ServingEnvironment, model: ServedModel, zone: str) -> Manifest:
+    return {
+        "selector": {"matchLabels": {"app.kubernetes.io/name": epp_name(model, zone)}},
+        "endpoints": [{"port": METRICS_PORT_NAME, "path": "/metrics", "interval": "15s"}],
+    }
+
+
+@dataclass(frozen=True)
+class ModelRouterArgs:
+    """Inputs of `ModelRouter`."""
+
+    model: ServedModel
+    """The llm-aware model (all its zones; `zone` picks one)."""
+    env: ServingEnvironment
+    namespace: str
+    """The model's namespace: the pool selects pods there."""
+    provider: k8s.Provider
+    zone: str
+    """The zone this router serves."""
+    lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None
+    """As `ModelServerArgs.lb_subnet_ids`."""
+    after: Sequence[pulumi.Resource] = ()
+    """Resources the release waits for (the router CRDs, `router_crds`, and the zone's
+    Deployment): a component's own ``depends_on`` does not reach its children."""
+
+
+class ModelRouter(pulumi.ComponentResource):
+    """The llm-d router of one model in one zone (see the module docstring).
+
+    Outputs:
+        pool_name: the InferencePool (``<model>-<zone>``).
+        lb_service_name: the zone's load balancer Service (``<model>-<zone>-lb``).
+    """
+
+    pool_name: pulumi.Output[str]
+    lb_service_name: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: ModelRouterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("inferplane:serving:ModelRouter", name, None, opts)
+        env, model, zone, ns = args.env, args.model, args.zone, args.namespace
+        release = release_name(model, zone)
+        labels = {
+            **naming.model_labels(env.part_of, env.environment, model.name),
+            naming.ZONE_LABEL: zone,
+        }
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        local = env.router_chart
+        chart = k8s.helm.v3.Release(
+            name,
+            name=release,
+            # A local copy of the pinned source resolves its file://../routerlib dependency
+            # itself (`dependency_update`); the registry's package has it inside.
+            chart=f"{local.rstrip('/')}/{ROUTER_CHART}"
+            if local
+            else f"{ROUTER_CHART_REPO}/{ROUTER_CHART}",
+            version=None if local else ROUTER_VERSION,
+            dependency_update=True if local else None,
+            namespace=ns,
+            values=router_values(env, model, zone),
+            # Under leader election only the leading picker reports ready (the chart's
+            # readiness probe asks the `readiness` gRPC service above one replica), so Helm's
+            # wait for every replica would never end; the Deployment's state is watched by
+            # the router-down alert instead.
+            skip_await=True,
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=list(args.after))
+            ),
+        )
+        after_chart = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[chart])
+        )
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-epp",
+            metadata={"name": epp_name(model, zone), "namespace": ns, "labels": labels},
+            spec={
+                "minAvailable": 1,
+                "selector": {"matchLabels": epp_pod_labels(model, zone)},
+                "unhealthyPodEvictionPolicy": "AlwaysAllow",
+            },
+            opts=child,
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-epp-monitor",
+            api_version="monitoring.coreos.com/v1",
+            kind="ServiceMonitor",
+            metadata={
+                "name": epp_name(model, zone),
+                "namespace": ns,
+                "labels": {**labels, **env.prometheus_labels},
+            },
+            spec=service_monitor_spec(env, model, zone),
+            opts=after_chart,
+        )
+        lb = k8s.core.v1.Service(
+            f"{name}-lb",
+            metadata={
+                "name": f"{release}-lb",
+                "namespace": ns,
+                "labels": labels,
+                "annotations": lb_annotations(env, model, args.lb_subnet_ids),
+            },
+            spec=lb_spec(env, model, zone),
+            opts=after_chart,
+        )
+        self.pool_name = chart.status.apply(lambda _: release)
+        self.lb_service_name = lb.metadata.apply(lambda _: f"{release}-lb")
+        self.register_outputs(
+            {"pool_name": self.pool_name, "lb_service_name": self.lb_service_name}
+        )

@@ -1,0 +1,200 @@
+"""Semantic checks of `models.<m>.routing` and the router's autoscaling signals. Exact
+diagnostics, each at the value to blame (the override's line when an override set it)."""
+
+from __future__ import annotations
+
+from test_semantic import diagnostics
+from test_semantic import edit as edit_base
+
+from inferplane.blueprint import wake
+from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.schema import validate_document
+from inferplane.blueprint.semantic_vllm import advisories
+from inferplane.blueprint.vllm_owned import extra_args_problems
+
+BASE = """\
+apiVersion: inferplane/v1
+kind: Blueprint
+name: demo
+environments:
+  prod:
+    cloud: aws
+    region: us-east-1
+    zones: [us-east-1a, us-east-1b]
+    model_store: s3://models-use1/
+    cluster: {create: true}
+gpu_pools:
+  l4:
+    gpu: nvidia-l4
+    nodes: {min: 2, max: 4}
+models:
+  chat:
+    server: vllm
+    source: llama/
+    pool: l4
+    replicas: {min: 2, max: 4}
+    routing:
+      mode: llm_aware
+      flow_control: true
+      priorities: {interactive: 10, batch: -1}
+    autoscaling:
+      - {metric: router_queue, target: 2}
+      - {metric: ttft_p95_ms, target: 800}
+  embed:
+    server: triton
+    source: embed/model.onnx
+    pool: l4
+    replicas: {min: 2, max: 2}
+"""
+
+
+def edit(old: str, new: str, text: str = BASE) -> str:
+    return edit_base(old, new, text)
+
+
+def schema_errors(text: str) -> list[str]:
+    return [d.format() for d in validate_document(load_text(text, "bp.yaml"))]
+
+
+def test_base_is_valid_and_resolves_the_routing() -> None:
+    assert schema_errors(BASE) == []
+    assert diagnostics(BASE) == []
+    routing = resolve(load_text(BASE, "bp.yaml"), "prod").models["chat"].routing
+    assert (routing.mode, routing.prefix_cache, routing.flow_control) == (
+        "llm_aware",
+        "approximate",
+        True,
+    )
+    assert routing.priorities == (("batch", -1), ("interactive", 10))
+
+
+def test_round_robin_is_the_default() -> None:
+    embed = resolve(load_text(BASE, "bp.yaml"), "prod").models["embed"]
+    assert embed.routing.mode == "round_robin"
+    assert not embed.routing.llm_aware
+
+
+def test_llm_aware_on_a_triton_model_is_refused_at_its_mode() -> None:
+    text = edit(
+        "    replicas: {min: 2, max: 2}\n",
+        "    replicas: {min: 2, max: 2}\n    routing: {mode: llm_aware}\n",
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:33:21: error: models.embed.routing.mode: LLM-aware routing scores vLLM "
+        "replicas by their own metrics and prompts; this model is served by triton; remove "
+        "routing (Triton models are balanced round-robin), or serve with vllm"
+    ]
+
+
+def test_router_options_without_the_router_are_refused_each_at_its_key() -> None:
+    text = edit("      mode: llm_aware\n", "      mode: round_robin\n")
+    assert diagnostics(text) == [
+        "bp.yaml:23:21: error: models.chat.routing.flow_control: `flow_control` configures "
+        "the LLM-aware router, and this model is routed round-robin; set routing.mode: "
+        "llm_aware, or remove it",
+        "bp.yaml:24:19: error: models.chat.routing.priorities: `priorities` configures the "
+        "LLM-aware router, and this model is routed round-robin; set routing.mode: "
+        "llm_aware, or remove it",
+        "bp.yaml:26:18: error: models.chat.autoscaling[0].metric: router_queue is a signal of "
+        "the LLM-aware router, and this model has none; set routing.mode: llm_aware (vLLM "
+        "models), or use queue_depth or ttft_p95_ms",
+    ]
+
+
+def test_flow_control_signals_need_flow_control() -> None:
+    text = edit("      flow_control: true\n", "")
+    text = edit("{metric: ttft_p95_ms, target: 800}", "{metric: pool_saturation, target: 1}", text)
+    assert diagnostics(text) == [
+        "bp.yaml:25:18: error: models.chat.autoscaling[0].metric: router_queue exists only "
+        "while the router's flow control holds requests, and routing.flow_control is off; "
+        "set routing.flow_control: true, or use router_running",
+        "bp.yaml:26:18: error: models.chat.autoscaling[1].metric: pool_saturation exists only "
+        "while the router's flow control holds requests, and routing.flow_control is off; "
+        "set routing.flow_control: true, or use router_running",
+    ]
+    running = edit("{metric: router_queue, target: 2}", "{metric: router_running, target: 8}")
+    assert diagnostics(edit("      flow_control: true\n", "", running)) == []
+
+
+def test_precise_prefix_scoring_needs_vllm_prefix_caching() -> None:
+    text = edit(
+        "      mode: llm_aware\n",
+        "      mode: llm_aware\n      prefix_cache: precise\n",
+    )
+    text = edit("    pool: l4\n", "    pool: l4\n    vllm: {enable_prefix_caching: false}\n", text)
+    assert diagnostics(text) == [
+        "bp.yaml:24:21: error: models.chat.routing.prefix_cache: precise prefix scoring needs "
+        "the router's tokenizer sidecar, which reads the model's tokenizer from the Hugging "
+        "Face hub with a token of its own (llm-d-router v0.10.0 config/charts/README.md, "
+        "router.tokenizer); inferplane does not deploy it; use prefix_cache: approximate "
+        "(the default), which scores the prefixes the router has routed itself",
+        "bp.yaml:24:21: error: models.chat.routing.prefix_cache: precise prefix scoring reads "
+        "the KV-cache events of vLLM's prefix cache, which vllm.enable_prefix_caching: false "
+        "turns off; remove vllm.enable_prefix_caching: false, or use prefix_cache: approximate",
+    ]
+
+
+def test_replicas_split_evenly_over_the_zones() -> None:
+    text = edit("replicas: {min: 2, max: 4}", "replicas: {min: 3, max: 5}")
+    assert diagnostics(text) == [
+        "bp.yaml:20:21: error: models.chat.replicas.min: replicas.min 3 does not split evenly "
+        "over the pool's 2 zones: an llm-aware model runs one Deployment per zone; give "
+        "replicas.min as a multiple of 2",
+        "bp.yaml:20:29: error: models.chat.replicas.max: replicas.max 5 does not split evenly "
+        "over the pool's 2 zones: an llm-aware model runs one Deployment per zone; give "
+        "replicas.max as a multiple of 2",
+    ]
+
+
+def test_an_override_to_zero_without_flow_control_is_refused_at_the_override() -> None:
+    text = edit(
+        "    cluster: {create: true}\n",
+        "    cluster: {create: true}\n    overrides:\n      models:\n        chat:\n"
+        "          replicas: {min: 0, max: 4}\n          routing: {flow_control: false}\n"
+        "          autoscaling: {metric: router_running, target: 8}\n",
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:14:27: error: environments.prod.overrides.models.chat.replicas.min: at 0 "
+        "replicas an llm-aware model wakes through the router's queue, which holds requests "
+        "only with flow control on; set routing.flow_control: true, or keep replicas.min at "
+        "1 per zone or more"
+    ]
+
+
+def test_the_wake_path_of_a_model_at_zero() -> None:
+    assert wake.wake_path("vllm", "http", 0, llm_aware=True, flow_control=True) == (
+        "the router's flow-control queue holds its requests and KEDA scales on it"
+    )
+    assert not wake.wakes_on_traffic("vllm", "http", 0, llm_aware=True)
+    assert wake.wake_path("vllm", "http", 0) == (
+        "the KEDA HTTP add-on's interceptor holds its HTTP requests and scales on them"
+    )
+    assert wake.wake_path("vllm", "http", 2, llm_aware=True, flow_control=True) is None
+
+
+def test_kv_events_stay_refused_while_precise_scoring_is() -> None:
+    """Nothing subscribes to vLLM's KV events until the router's tokenizer sidecar is
+    deployed, so their endpoint stays closed in every supported release."""
+    for release in ("v0.10.2", "v0.33.0"):
+        problems = list(extra_args_problems(["--kv-events-config", "{}"], "chat", release, True))
+        assert problems == [
+            (
+                0,
+                "`--kv-events-config` is refused: opens an endpoint no NetworkPolicy or API "
+                "key guards",
+                "remove it",
+            )
+        ]
+
+
+def test_validate_warns_that_the_pinned_pickers_cannot_run_in_a_restricted_namespace() -> None:
+    warnings = [d.format() for d in advisories(load_text(BASE, "bp.yaml"))]
+    assert [w for w in warnings if "routing" in w] == [
+        "bp.yaml:22:13: warning: models.chat.routing.mode: the llm-d router v0.10.0 chart "
+        "gives its endpoint picker no securityContext (config/charts/routerlib/templates/"
+        "_deployment.yaml), and the blueprint's namespace enforces the restricted Pod "
+        "Security level, which refuses those pods: the zone's load balancer then has no "
+        "proxy to send requests to; keep routing.mode: round_robin where the endpoint must "
+        "serve, until the chart sets one or the namespace's level is lowered by the platform"
+    ]

@@ -1,0 +1,392 @@
+"""LLM-aware routing: one Deployment, InferencePool and llm-d router per zone, under
+Pulumi's mocks; the chart values held to the pinned chart's values.yaml, and the pool and
+objectives the chart renders from them held to the pinned CRDs."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import pytest
+import yaml
+from crd_schema import REFERENCE, errors
+from promql_checks import unknown_metrics
+from serving_fixtures import DEPLOYMENT, NETWORK_POLICY, PDB, SERVICE, args_of, k8s_object, serve
+from serving_fixtures import with_model as with_model_base
+
+from inferplane.blueprint import naming
+from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Routing, Signal
+from inferplane.components.serving import autoscaling, dashboards, router, rules
+from inferplane.components.serving.spec import ServingArgsError
+
+CHART = REFERENCE / "llm-d-router-v0.10.0" / "charts"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
+ZONES = ("us-central1-a", "us-central1-b")
+ROUTED = Routing(mode="llm_aware", flow_control=True, priorities=(("interactive", 10),))
+SIGNALS = Autoscaling(
+    (Signal("router_queue", 2.0), Signal("ttft_p95_ms", 800.0)), scale_down_stabilization_s=600
+)
+
+
+def routed(prod: Environment, routing: Routing = ROUTED) -> Environment:
+    signals = SIGNALS if routing.flow_control else Autoscaling.single("ttft_p95_ms", 800.0, 600)
+    return with_model_base(prod, "chat", routing=routing, autoscaling=signals)
+
+
+def chart_values() -> dict[str, Any]:
+    """The standalone chart's values merged over its routerlib dependency's (alias
+    ``router``), as Helm merges them."""
+    paths = [CHART / "llm-d-router-standalone/values.yaml", CHART / "routerlib/values.yaml"]
+    for path in paths:
+        if not path.exists():
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"the pinned chart is required under CI: {path}")
+            pytest.skip(f"pinned chart not found at {path}")
+    standalone = yaml.safe_load(paths[0].read_text())
+    library = yaml.safe_load(paths[1].read_text())
+    router_values = {**library, **standalone["router"]}
+    # The selected proxy preset's keys may be set at proxy's top level: `llm-d-router.proxy`
+    # (routerlib/templates/_helpers.tpl) merges those over the preset (mergeOverwrite).
+    proxy = router_values["proxy"]
+    router_values["proxy"] = {**proxy["presets"]["envoy"], **proxy}
+    return {"router": router_values}
+
+
+TEMPLATE_READ = {("router", "modelServers", "matchLabels")}
+"""Keys the templates read that values.yaml leaves commented out (``# matchLabels: #
+REQUIRED``; ``routerlib/templates/_inferencepool.yaml`` reads it)."""
+
+
+def unknown_keys(values: Any, chart: Any, path: tuple[str, ...] = ()) -> list[str]:
+    problems = []
+    for key, value in values.items():
+        where = (*path, key)
+        if where in TEMPLATE_READ:
+            continue
+        if not isinstance(chart, dict) or key not in chart:
+            problems.append(".".join(where))
+            continue
+        default = chart[key]
+        if isinstance(value, dict) and isinstance(default, dict) and default:
+            problems += unknown_keys(value, default, where)
+        elif isinstance(default, list) and not isinstance(value, list):
+            problems.append(".".join(where) + " (a list in the chart)")
+    return problems
+
+
+def rendered_pool(release: str, namespace: str, values: dict[str, Any]) -> dict[str, Any]:
+    """What ``routerlib/templates/_inferencepool.yaml`` renders from `values` (v0.10.0)."""
+    servers = values["router"]["modelServers"]
+    return {
+        "apiVersion": "inference.networking.k8s.io/v1",
+        "kind": "InferencePool",
+        "metadata": {"name": release, "namespace": namespace},
+        "spec": {
+            "targetPorts": [{"number": p["number"]} for p in servers["targetPorts"]],
+            "appProtocol": "http",
+            "selector": {"matchLabels": {k: str(v) for k, v in servers["matchLabels"].items()}},
+            "endpointPickerRef": {
+                "name": f"{release[:40]}-epp",
+                "port": {"number": 9002},
+                "failureMode": values["router"]["inferencePool"]["failureMode"],
+            },
+        },
+    }
+
+
+def rendered_objectives(release: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """What ``routerlib/templates/_inferenceobjective.yaml`` renders (v0.10.0)."""
+    return [
+        {
+            "apiVersion": "llm-d.ai/v1alpha2",
+            "kind": "InferenceObjective",
+            "metadata": {"name": o["name"]},
+            "spec": {
+                "priority": o["priority"],
+                "poolRef": {"group": "inference.networking.k8s.io", "name": release},
+            },
+        }
+        for o in values["router"]["inferenceObjectives"]
+    ]
+
+
+# --- values, pool and objectives against the pinned chart and CRDs ---------------------------
+
+
+def test_router_values_exist_in_the_pinned_chart(prod: Environment) -> None:
+    for routing in (ROUTED, Routing(mode="llm_aware"), Routing("llm_aware", "off")):
+        env, model = args_of(routed(prod, routing), "chat")
+        for zone in ZONES:
+            assert unknown_keys(router.router_values(env, model, zone), chart_values()) == []
+
+
+def test_the_pool_and_objectives_validate_against_the_pinned_crds(prod: Environment) -> None:
+    env, model = args_of(routed(prod), "chat")
+    for zone in ZONES:
+        values = router.router_values(env, model, zone)
+        release = router.release_name(model, zone)
+        pool = rendered_pool(release, "support-assistant", values)
+        assert errors(pool) == []
+        assert pool["spec"]["selector"]["matchLabels"] == {
+            "app.kubernetes.io/part-of": "support-assistant",
+            naming.MODEL_LABEL: "chat",
+            naming.ZONE_LABEL: zone,
+        }
+        objectives = rendered_objectives(release, values)
+        assert [o["metadata"]["name"] for o in objectives] == [f"interactive-{zone}"]
+        assert all(errors(o) == [] for o in objectives)
+
+
+def test_the_values_of_one_zone(prod: Environment) -> None:
+    env, model = args_of(routed(prod), "chat")
+    values = router.router_values(env, model, "us-central1-b")["router"]
+    assert values["epp"]["replicas"] == 2
+    assert values["epp"]["image"] == {
+        "registry": "ghcr.io/llm-d",
+        "repository": "llm-d-router-endpoint-picker",
+        "tag": "v0.10.0",
+        "pullPolicy": "IfNotPresent",
+    }
+    assert {k: values["proxy"][k] for k in ("enabled", "mode", "failOpen")} == {
+        "enabled": True,
+        "mode": "sidecar",
+        "failOpen": True,
+    }
+    assert values["proxy"]["configMap"] == {"name": "chat-us-central1-b-envoy"}
+    assert values["proxy"]["volumes"][0]["configMap"]["name"] == "chat-us-central1-b-envoy"
+    assert values["inferencePool"] == {"create": True, "failureMode": "FailOpen"}
+    term = values["epp"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert term["nodeSelectorTerms"] == [
+        {
+            "matchExpressions": [
+                {
+                    "key": "topology.kubernetes.io/zone",
+                    "operator": "In",
+                    "values": ["us-central1-b"],
+                }
+            ]
+        }
+    ]
+    config = yaml.safe_load(values["epp"]["pluginsCustomConfig"][router.PLUGINS_FILE])
+    assert values["epp"]["pluginsConfigFile"] == router.PLUGINS_FILE
+    assert config["featureGates"] == ["flowControl"]
+    assert [p["pluginRef"] for p in config["schedulingProfiles"][0]["plugins"]] == [
+        "queue-scorer",
+        "kv-cache-utilization-scorer",
+        "prefix-cache-scorer",
+    ]
+
+
+def test_the_charts_own_scorers_serve_the_default_and_off_drops_the_prefix_scorer(
+    prod: Environment,
+) -> None:
+    env, model = args_of(routed(prod, Routing(mode="llm_aware")), "chat")
+    assert "pluginsCustomConfig" not in router.router_values(env, model, ZONES[0])["router"]["epp"]
+    off = dataclasses.replace(model, routing=Routing(mode="llm_aware", prefix_cache="off"))
+    config = router.plugins_config(off)
+    assert config is not None and "featureGates" not in config
+    assert "prefix-cache-scorer" not in {p["type"] for p in config["plugins"]}
+
+
+def test_a_routed_triton_model_is_refused(prod: Environment) -> None:
+    _, model = args_of(prod, "ranker")
+    with pytest.raises(ServingArgsError) as refused:
+        dataclasses.replace(model, routing=Routing(mode="llm_aware"))
+    assert str(refused.value) == (
+        "model 'ranker': routing.mode: LLM-aware routing scores vLLM replicas only; remove "
+        "it, or serve with vllm"
+    )
+
+
+# --- the program under mocks ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recording(prod: Environment) -> Any:
+    return serve(routed(prod), ["chat"])
+
+
+def test_one_deployment_per_zone_pinned_to_it(recording: Any) -> None:
+    names = sorted(r.get("metadata", "name") for r in recording.of_type(DEPLOYMENT))
+    assert names == ["chat-us-central1-a", "chat-us-central1-b"]
+    for zone in ZONES:
+        deployment = k8s_object(recording, DEPLOYMENT, f"chat-{zone}")
+        selector = deployment.get("spec", "selector", "matchLabels")
+        assert selector[naming.ZONE_LABEL] == zone
+        assert deployment.get("spec", "template", "metadata", "labels")[naming.ZONE_LABEL] == zone
+        assert deployment.get("spec", "replicas") == 1  # min 2 over two zones
+        affinity = deployment.get("spec", "template", "spec", "affinity", "nodeAffinity")
+        terms = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        zones = [
+            e["values"]
+            for term in terms
+            for e in term["matchExpressions"]
+            if e["key"] == "topology.kubernetes.io/zone"
+        ]
+        assert zones == [[zone]]
+        pdb = k8s_object(recording, PDB, f"chat-{zone}")
+        assert pdb.get("spec", "selector", "matchLabels") == selector
+
+
+def test_one_scaled_object_per_zone_on_its_routers_signal(recording: Any) -> None:
+    for zone in ZONES:
+        scaled = k8s_object(recording, SCALED_OBJECT, f"chat-{zone}")
+        spec = scaled.get("spec")
+        assert spec["scaleTargetRef"]["name"] == f"chat-{zone}"
+        assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (1, 4)
+        hpa = spec["advanced"]["horizontalPodAutoscalerConfig"]["name"]
+        assert hpa == f"keda-hpa-chat-{zone}"
+        queue = spec["triggers"][0]
+        assert queue["metricType"] == "AverageValue"
+        assert queue["metadata"]["query"] == (
+            "sum(llm_d_epp_flow_control_queue_size"
+            f'{{namespace="support-assistant", service="chat-{zone}-epp"}})'
+        )
+
+
+def test_one_router_release_per_zone_with_its_pdb_monitor_and_load_balancer(
+    recording: Any,
+) -> None:
+    releases = {r.get("name"): r for r in recording.of_type(RELEASE)}
+    assert sorted(releases) == ["chat-us-central1-a", "chat-us-central1-b"]
+    for zone in ZONES:
+        release = releases[f"chat-{zone}"]
+        assert release.get("chart") == "oci://ghcr.io/llm-d/charts/llm-d-router-standalone"
+        assert release.get("version") == "v0.10.0"
+        assert release.get("skipAwait") is True
+        labels = release.get("values", "router", "modelServers", "matchLabels")
+        assert labels[naming.ZONE_LABEL] == zone
+        pdb = k8s_object(recording, PDB, f"chat-{zone}-epp")
+        assert pdb.get("spec", "minAvailable") == 1
+        assert pdb.get("spec", "selector", "matchLabels") == {
+            "llm-d-router-gateway": f"chat-{zone}-epp"
+        }
+        monitor = k8s_object(recording, SERVICE_MONITOR, f"chat-{zone}-epp")
+        assert (
+            errors(
+                {
+                    "apiVersion": "monitoring.coreos.com/v1",
+                    "kind": "ServiceMonitor",
+                    "spec": monitor.get("spec"),
+                }
+            )
+            == []
+        )
+        lb = k8s_object(recording, SERVICE, f"chat-{zone}-lb")
+        assert lb.get("spec", "selector") == {"llm-d-router-gateway": f"chat-{zone}-epp"}
+        assert lb.get("spec", "ports") == [
+            {"name": "http", "port": 8000, "targetPort": 8081, "protocol": "TCP"}
+        ]
+        assert lb.get("metadata", "annotations") == {
+            "networking.gke.io/load-balancer-type": "Internal"
+        }
+    assert [r.get("metadata", "name") for r in recording.of_type(SERVICE)].count("chat-lb") == 0
+
+
+def test_the_routers_reach_the_model_pods(recording: Any) -> None:
+    policy = k8s_object(recording, NETWORK_POLICY, "chat")
+    rule = policy.get("spec", "ingress")[-1]
+    assert rule == {
+        "from": [
+            {
+                "podSelector": {
+                    "matchExpressions": [
+                        {
+                            "key": "llm-d-router-gateway",
+                            "operator": "In",
+                            "values": ["chat-us-central1-a-epp", "chat-us-central1-b-epp"],
+                        }
+                    ]
+                }
+            }
+        ],
+        "ports": [{"protocol": "TCP", "port": 8000}],
+    }
+
+
+# --- observability ------------------------------------------------------------------------
+
+
+def test_the_router_down_alert_reads_the_pickers_readiness(prod: Environment) -> None:
+    env, model = args_of(routed(prod), "chat")
+    groups = rules.rule_groups(env, model, "support-assistant")
+    alerts = {r["alert"]: r for g in groups for r in g["rules"] if "alert" in r}
+    down = alerts["InferenceRouterDown"]
+    assert down["expr"] == (
+        "min by (deployment) (kube_deployment_status_replicas_ready"
+        '{namespace="support-assistant", deployment=~"chat-us-central1-a-epp|'
+        'chat-us-central1-b-epp"}) < 1'
+    )
+    assert (down["for"], down["labels"]["severity"]) == ("5m", "warning")
+    for rule in (r for g in groups for r in g["rules"]):
+        assert unknown_metrics(rule["expr"]) == set(), rule
+    round_robin = rules.rule_groups(*args_of(prod, "chat"), "support-assistant")
+    assert "InferenceRouterDown" not in {r.get("alert") for g in round_robin for r in g["rules"]}
+
+
+def test_the_dashboard_has_a_router_row_per_zone_series(prod: Environment) -> None:
+    env, model = args_of(routed(prod), "chat")
+    board = dashboards.dashboard(env, model, "support-assistant")
+    titles = [p["title"] for p in board["panels"]]
+    row = titles.index("Router")
+    assert titles[row + 1 :] == [
+        "Ready endpoints per pool",
+        "Running requests per pool",
+        "Pool saturation",
+        "Router queue",
+    ]
+    exprs = dashboards.queries(board)
+    assert (
+        'max by (service) (llm_d_epp_flow_control_pool_saturation{namespace="support-assistant", '
+        'service=~"chat-us-central1-a-epp|chat-us-central1-b-epp"})'
+    ) in exprs
+    assert all(unknown_metrics(e) == set() for e in exprs)
+    replicas = [e for e in exprs if "kube_deployment_status_replicas_ready" in e]
+    assert replicas and all(
+        'deployment=~"chat-(us-central1-a|us-central1-b)"' in e for e in replicas
+    )
+
+
+def test_a_local_copy_of_the_chart_replaces_the_registry(prod: Environment) -> None:
+    rec = serve(routed(prod), ["chat"], config={"inferplane:routerChart": "/charts/llm-d/"})
+    for release in rec.of_type(RELEASE):
+        assert release.get("chart") == "/charts/llm-d/llm-d-router-standalone"
+        assert release.get("version") is None
+        assert release.get("dependencyUpdate") is True
+
+
+def test_a_zone_at_zero_wakes_on_its_routers_queue(prod: Environment) -> None:
+    signals = Autoscaling.single("ttft_p95_ms", 800.0, 600)
+    env = with_model_base(
+        prod,
+        "chat",
+        routing=Routing(mode="llm_aware", flow_control=True),
+        autoscaling=signals,
+        replicas=MinMax(0, 4),
+    )
+    serving_env, model = args_of(env, "chat")
+    zoned = router.zone_model(model, "us-central1-a")
+    found = autoscaling.triggers(
+        serving_env, zoned, "support-assistant", "chat-us-central1-a", "us-central1-a"
+    )
+    queue = [t for t in found if t.get("name") == "router-queue"]
+    assert queue == [
+        {
+            "type": "prometheus",
+            "name": "router-queue",
+            "metricType": "AverageValue",
+            "metadata": {
+                "serverAddress": serving_env.prometheus_url,
+                "query": "sum(llm_d_epp_flow_control_queue_size"
+                '{namespace="support-assistant", service="chat-us-central1-a-epp"})',
+                "threshold": "1",
+                "ignoreNullValues": "true",
+                "activationThreshold": "0",
+            },
+        }
+    ]

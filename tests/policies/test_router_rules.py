@@ -1,0 +1,94 @@
+"""The llm-d router's pools and pickers in a hand-written program: the checks of
+`same-zone-placement` (each pool holds one zone) and `router-high-availability` called
+directly on shaped resources, with the exact findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import shapes as S
+
+from inferplane.blueprint import naming
+from inferplane.policies import resources as R
+from inferplane.policies.rules import rule
+from inferplane.policies.stack import Stack
+
+ZONE = "us-east-1a"
+
+
+def router(labels: dict[str, str], replicas: float = 2.0, fail_open: bool = True) -> Any:
+    values = {
+        "router": {
+            "modelServers": {"matchLabels": labels},
+            "epp": {"replicas": replicas},
+            "proxy": {"failOpen": fail_open},
+            "inferencePool": {"failureMode": "FailOpen" if fail_open else "FailClose"},
+        }
+    }
+    return S.res(
+        R.HELM_RELEASE,
+        "chat-router",
+        {
+            "name": f"chat-{ZONE}",
+            "chart": "oci://ghcr.io/llm-d/charts/llm-d-router-standalone",
+            "values": values,
+        },
+    )
+
+
+def picker_pdb() -> Any:
+    return S.res(
+        R.PDB,
+        "chat-epp",
+        {
+            "spec": {
+                "minAvailable": 1.0,
+                "selector": {"matchLabels": {"llm-d-router-gateway": f"chat-{ZONE}-epp"}},
+            }
+        },
+    )
+
+
+def messages(rule_id: str, resources: list[Any]) -> list[str]:
+    found = rule(rule_id).check(Stack.of(resources), rule(rule_id).defaults())
+    return [f.message for f in found]
+
+
+def zone_deployment(zones: tuple[str, ...]) -> Any:
+    found = S.deployment("chat", zones=zones)
+    found.props["spec"]["template"]["metadata"]["labels"][naming.ZONE_LABEL] = ZONE
+    return found
+
+
+def test_a_pool_of_one_zone_selecting_pods_pinned_there_passes() -> None:
+    pool = {naming.MODEL_LABEL: "chat", naming.ZONE_LABEL: ZONE}
+    resources = [router(pool), picker_pdb(), zone_deployment((ZONE,))]
+    assert [m for m in messages("same-zone-placement", resources) if "InferencePool" in m] == []
+    assert messages("router-high-availability", resources) == []
+
+
+def test_a_pool_without_a_zone_or_selecting_pods_of_two_zones_is_refused() -> None:
+    no_zone = [router({naming.MODEL_LABEL: "chat"}), zone_deployment((ZONE,))]
+    assert [m for m in messages("same-zone-placement", no_zone) if "InferencePool" in m] == [
+        f"the InferencePool chat-{ZONE} selects pods of every zone (its selector has no "
+        f"{naming.ZONE_LABEL}); give each zone its own pool"
+    ]
+    pool = {naming.MODEL_LABEL: "chat", naming.ZONE_LABEL: ZONE}
+    spread = [router(pool), zone_deployment(("us-east-1a", "us-east-1b"))]
+    assert [m for m in messages("same-zone-placement", spread) if "InferencePool" in m] == [
+        f"the InferencePool chat-{ZONE} of zone {ZONE} selects chat, whose pods may run in "
+        f"us-east-1a, us-east-1b; pin them to {ZONE} alone"
+    ]
+
+
+def test_one_picker_a_closed_proxy_and_no_budget_are_each_refused() -> None:
+    pool = {naming.MODEL_LABEL: "chat", naming.ZONE_LABEL: ZONE}
+    assert messages("router-high-availability", [router(pool, 1.0, fail_open=False)]) == [
+        f"the router chat-{ZONE} runs 1 endpoint picker(s), fewer than 2: when its pod goes, "
+        "requests flow unscored until a new one starts",
+        f"the router chat-{ZONE} fails closed: while its endpoint picker is unreachable every "
+        "request of the zone is refused; set proxy.failOpen: true and "
+        "inferencePool.failureMode: FailOpen",
+        f"no PodDisruptionBudget keeps a picker of the router chat-{ZONE} (chat-{ZONE}-epp): "
+        "a node drain may evict both at once",
+    ]
