@@ -288,6 +288,11 @@ def not_runnable(env: Any) -> list[str]:
     - A Redis response cache's password is a `pulumi_random.RandomPassword`, and the random
       provider (github.com/pulumi/pulumi-random/provider/v4) is not served by the Go module
       proxy, so no `pulumi-resource-random` can be built (e2e/tools.toml).
+    - An llm-aware model's endpoint pickers come from the llm-d router chart v0.10.0, which
+      gives the picker container no securityContext
+      (config/charts/routerlib/templates/_deployment.yaml); the model namespace enforces the
+      `restricted` Pod Security level, so the API server refuses those pods and the release
+      never becomes what the blueprint declares (validate warns at `routing.mode`).
     """
     reasons = []
     installed = [
@@ -306,6 +311,13 @@ def not_runnable(env: Any) -> list[str]:
             f"models {', '.join(cached)} keep a Redis response cache, whose password needs "
             "the random provider plugin, which cannot be built here (its Go module is not "
             "served)"
+        )
+    routed = [m.name for m in env.models.values() if m.routing.mode == "llm_aware"]
+    if routed:
+        reasons.append(
+            f"models {', '.join(routed)} route llm_aware: the llm-d router chart v0.10.0 sets "
+            "no securityContext on its endpoint picker, so the namespace's restricted Pod "
+            "Security refuses the picker pods"
         )
     return reasons
 

@@ -97,6 +97,12 @@ def test_what_cannot_be_deployed_here_says_why() -> None:
     assert "random provider" in cache and "toxicity" in cache
     new_user = resolve_file(ROOT / "e2e" / "blueprints" / "new-user.yaml", "local")
     assert run.not_runnable(new_user) == []
+    routed = resolve_file(ROOT / "blueprints" / "llm-routing.yaml", "local")
+    assert run.not_runnable(routed) == [
+        "models chat route llm_aware: the llm-d router chart v0.10.0 sets no securityContext "
+        "on its endpoint picker, so the namespace's restricted Pod Security refuses the "
+        "picker pods"
+    ]
 
 
 def test_kwok_nodes_carry_the_pool_s_labels_taint_and_gpus_per_zone() -> None:
