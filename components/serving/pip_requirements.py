@@ -64,6 +64,14 @@ def triton_image(env: ServingEnvironment, model: ServedModel) -> str:
     return model.image or defaults.TRITON_IMAGE.format(release=env.triton_release)
 
 
+def staging_image(env: ServingEnvironment) -> str:
+    """The image the staging Job downloads the wheels in: the pinned Triton image of the
+    environment's release, never a blueprint's own `image` (the Job holds the store's
+    write identity; validate refuses requirements on a model with its own image, whose
+    Python the wheels would not be chosen for)."""
+    return defaults.TRITON_IMAGE.format(release=env.triton_release)
+
+
 def install_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     """``install-requirements``: each staged step's wheels into ``$HOME/python/<step>``,
     with the serving image's Python and nothing but the copied wheels (`jobs.pip_stage`)."""
@@ -85,12 +93,12 @@ def install_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
 
 def scripts(env: ServingEnvironment, model: ServedModel) -> Manifest:
     """The program's volume in the serving pod: the ConfigMap of the first staging Job."""
-    first = requirements_key(triton_image(env, model), staged_steps(model)[0])
+    first = requirements_key(staging_image(env), staged_steps(model)[0])
     return scripts_volume(job_name(model, first), [PROGRAM])
 
 
 def requirements_key(image: str, step: PipelineStep) -> str:
-    """The content key of `step`'s staged wheels: the serving image and its requirements."""
+    """The content key of `step`'s staged wheels: the staging image and its requirements."""
     return naming.short_hash("pip", image, *step.requirements, length=16)
 
 
@@ -125,7 +133,7 @@ def fetch_lines(env: ServingEnvironment, model: ServedModel) -> list[str]:
 
 
 def fetch_env(env: ServingEnvironment, model: ServedModel) -> list[Manifest]:
-    image = triton_image(env, model)
+    image = staging_image(env)
     return [
         {
             "name": f"REQUIREMENTS_{i}_URI",

@@ -3,7 +3,8 @@ NetworkPolicy, and the `RequirementsStaging` component that creates them.
 
 The pod, like the ``hf://`` staging pod (`weights_job`): an init container (cloud CLI,
 ServiceAccount ``weights-stager``) skips everything when the attempt marker is in the store;
-an init container in the model's Triton image, without a GPU, downloads the pinned wheels
+an init container in the pinned Triton image of the release (never a blueprint's own image:
+the pod holds the write identity), without a GPU, downloads the pinned wheels
 with that image's Python (`jobs.pip_stage` ``download``: hashes required, no dependency
 resolution, wheels only); the main container (cloud CLI, ``weights-stager``) uploads them
 into a folder of its attempt under ``.../.pip/<key>/`` and writes the marker last. The Job
@@ -43,7 +44,7 @@ from inferplane.components.serving.pip_requirements import (
     requirements_key,
     staged_steps,
     staged_uri,
-    triton_image,
+    staging_image,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import (
@@ -85,7 +86,7 @@ def pod_labels(env: ServingEnvironment, model: ServedModel, key: str) -> dict[st
 
 
 def pod_spec(env: ServingEnvironment, model: ServedModel, step: PipelineStep) -> Manifest:
-    key = requirements_key(triton_image(env, model), step)
+    key = requirements_key(staging_image(env), step)
     uri_env = [{"name": "STAGED_URI", "value": staged_uri(env, model, key)}]
     work = [mount("work", WORK_DIR)]
     check = store_container(
@@ -102,7 +103,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, step: PipelineStep) ->
     )
     download = {
         "name": "download",
-        "image": triton_image(env, model),
+        "image": staging_image(env),
         "command": shell(
             f"if [ -f {SKIP_FILE} ]; then exit 0; fi",
             # The requirements reach the program as a variable, never as script text.
@@ -155,7 +156,7 @@ def job_manifest(
     env: ServingEnvironment, model: ServedModel, step: PipelineStep, namespace: str
 ) -> tuple[Manifest, Manifest]:
     """(metadata, spec) of the staging Job of `step`'s requirements."""
-    key = requirements_key(triton_image(env, model), step)
+    key = requirements_key(staging_image(env), step)
     labels = pod_labels(env, model, key)
     metadata = {
         "name": job_name(model, key),
@@ -169,7 +170,7 @@ def job_manifest(
 
 def unique_steps(env: ServingEnvironment, model: ServedModel) -> list[PipelineStep]:
     """One step per requirements key: steps with the same list share a Job."""
-    image = triton_image(env, model)
+    image = staging_image(env)
     found: dict[str, PipelineStep] = {}
     for step in staged_steps(model):
         found.setdefault(requirements_key(image, step), step)

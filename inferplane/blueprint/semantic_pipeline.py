@@ -19,6 +19,7 @@ refuse when it loads the ensemble (core r25.08 ``src/model_config_utils.cc``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -210,10 +211,21 @@ def _requirements(
             "remove them (its runtime is the image's backend library)",
         )
         return
+    model = (env.data.get("models") or {}).get(path[1]) or {}
+    if lines and "image" in model:
+        env.error(
+            (*path, "requirements"),
+            "requirements are downloaded in the pinned Triton image, for its Python, and "
+            "this model runs its own image",
+            "remove the model's image, or build the packages into that image",
+        )
+        return
     for i, line in enumerate(lines):
         name, _, rest = str(line).partition("==")
         version = rest.split(" ", 1)[0]
-        key = name.lower().replace("_", "-").replace(".", "-")
+        # One project however it is written: extras stripped, then PEP 503's normal form
+        # (https://peps.python.org/pep-0503/#normalized-names).
+        key = re.sub(r"[-_.]+", "-", name.split("[", 1)[0]).lower()
         if key in pins and pins[key][0] != version:
             env.error(
                 (*path, "requirements", i),

@@ -432,3 +432,31 @@ def test_shapes_are_tensorrt_provider_profiles_that_cover_the_input() -> None:
         "bp.yaml:39:18: error: models.embed.pipeline.steps.encoder.shapes.ids: no input is "
         "named 'ids'; use one of: input_ids"
     ]
+
+
+def test_extras_and_spelling_do_not_make_a_second_package() -> None:
+    second = edit(
+        PIPELINE,
+        "          backend: onnxruntime\n          accelerator: tensorrt\n",
+        "          backend: python\n",
+    )
+    both = with_requirements("          backend: python\n", [f"tokenizers==0.21.1 {HASH}"], second)
+    both = both.replace(
+        "        encoder:\n          backend: python\n",
+        "        encoder:\n          backend: python\n          requirements:\n"
+        f'            - "Tokenizers[x]==0.22.0 {HASH}"\n',
+    )
+    assert [d.split(": error: ")[1].split(":")[0] for d in diagnostics(both)] == [
+        "models.embed.pipeline.steps.encoder.requirements[0]"
+    ]
+
+
+def test_requirements_are_refused_on_a_model_with_its_own_image() -> None:
+    text = with_requirements("          backend: python\n", [f"tokenizers==0.21.1 {HASH}"])
+    text = text.replace("    source: embed/\n", "    source: embed/\n    image: r.example/t:1\n")
+    found = [d for d in diagnostics(text) if "requirements" in d]
+    assert found == [
+        "bp.yaml:31:13: error: models.embed.pipeline.steps.tokenize.requirements: requirements "
+        "are downloaded in the pinned Triton image, for its Python, and this model runs its "
+        "own image; remove the model's image, or build the packages into that image"
+    ]

@@ -110,3 +110,20 @@ def test_a_model_without_requirements_stages_nothing(speech: Environment) -> Non
     )
     assert pip_requirements.staged_steps(bare) == ()
     assert pip_requirements.python_path(bare) == ""
+
+
+def test_the_write_identity_runs_only_the_pinned_image(speech: Environment) -> None:
+    """A model's own image never runs in the staging pod, which holds the store's write
+    identity: the wheels are downloaded in the pinned Triton image of the release (validate
+    refuses requirements on a model with its own image)."""
+    env, model = args_of(speech, "speech")
+    pinned = pip_requirements.staging_image(env)
+    assert pinned == server_image(env, model)
+    own = dataclasses.replace(model, image="registry.example/own/triton:1")
+    step = pip_requirements.staged_steps(own)[0]
+    spec = requirements_job.pod_spec(env, own, step)
+    images = {c["name"]: c["image"] for c in spec["initContainers"] + spec["containers"]}
+    assert own.image not in images.values()
+    assert pinned in images.values()
+    key = pip_requirements.requirements_key(pinned, step)
+    assert pip_requirements.fetch_env(env, own)[0]["value"].endswith(f"/.pip/{key}/")
