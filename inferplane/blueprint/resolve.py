@@ -368,7 +368,7 @@ def _profile(spec: Mapping[str, Any] | None, here: Path) -> tuple[tuple[int, flo
     from inferplane.blueprint.capacity import profile
 
     try:
-        return tuple(profile.read_csv((here / spec["file"]).read_text(encoding="utf-8")))
+        return tuple(profile.read_csv(profile.read_file(here, spec["file"])))
     except (OSError, ValueError):
         return ()
 

@@ -126,9 +126,8 @@ def _profile(
         return
     from inferplane.blueprint.capacity import profile
 
-    file = Path(env.doc.source.file).parent / spec["file"]
     try:
-        profile.read_csv(file.read_text(encoding="utf-8"))
+        profile.read_csv(profile.read_file(Path(env.doc.source.file).parent, spec["file"]))
     except OSError as e:
         env.error(
             (*where, "file"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import re
 from datetime import date
 from pathlib import Path
 
@@ -130,6 +132,40 @@ def test_profile_file_with_a_bad_row(tmp_path: Path) -> None:
         "`<batch size>,<p95 ms>`; write one `<batch size>,<p95 ms>` row per measured batch "
         "size under the header"
     ]
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (
+            "1,inf\n",
+            "line 2: expected a batch size from 1 to 4096 and a p95 above 0 and at most 600000 ms",
+        ),
+        ("1,2\n1,3\n", "line 3: batch size 1 is measured twice"),
+        (
+            "99999999999,1\n",
+            "line 2: expected a batch size from 1 to 4096 and a p95 above 0 and at most 600000 ms",
+        ),
+        ("1_0,1\n", "line 2: expected `<batch size>,<p95 ms>`"),
+    ],
+)
+def test_profile_file_rows_keep_the_inline_ranges(rows: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        profile.read_csv("batch_size,p95_ms\n" + rows)
+
+
+def test_profile_file_stays_in_the_blueprint_directory(tmp_path: Path) -> None:
+    outside = tmp_path / "other.csv"
+    outside.write_text("batch_size,p95_ms\n1,2.0\n")
+    (tmp_path / "bp").mkdir()
+    os.mkfifo(tmp_path / "bp" / "pipe.csv")
+    with pytest.raises(ValueError, match="outside the blueprint's directory"):
+        profile.read_file(tmp_path / "bp", "../other.csv")
+    with pytest.raises(ValueError, match="not a regular file"):
+        profile.read_file(tmp_path / "bp", "pipe.csv")
+    (tmp_path / "bp" / "big.csv").write_text("batch_size,p95_ms\n" + "1,1\n" * 20000)
+    with pytest.raises(ValueError, match="over 65536"):
+        profile.read_file(tmp_path / "bp", "big.csv")
 
 
 def test_profile_file_is_read(tmp_path: Path) -> None:

@@ -14,8 +14,12 @@ The profile is a measurement, so the band is the spread of the measurement itsel
 
 from __future__ import annotations
 
+import math
+import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 BAND: Final = 0.10
@@ -55,24 +59,59 @@ def estimate(
     return best
 
 
+MAX_FILE_BYTES: Final = 64 * 1024
+"""A profile file is a few dozen rows; a larger one is refused before it is read."""
+MAX_BATCH: Final = 4096
+MAX_P95_MS: Final = 600_000.0
+"""The ranges of an inline point (`profilePoint` in the blueprint schema)."""
+MAX_POINTS: Final = 64
+
+
+def read_file(blueprint_dir: Path, name: str) -> str:
+    """The text of profile file `name`, relative to the blueprint's directory and inside it:
+    a regular file (not a FIFO or a device, which would block or never end) of at most
+    `MAX_FILE_BYTES`. ValueError says what is wrong; OSError is the file system's."""
+    base = blueprint_dir.resolve()
+    path = (base / name).resolve()
+    if not path.is_relative_to(base):
+        raise ValueError(f"{name} is outside the blueprint's directory")
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{name} is not a regular file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise ValueError(f"{name} is {info.st_size} bytes, over {MAX_FILE_BYTES}")
+    return path.read_text(encoding="utf-8")
+
+
 def read_csv(text: str) -> list[tuple[int, float]]:
-    """The points of a profile CSV (header ``batch_size,p95_ms``); ValueError names the
-    line of the first bad row."""
+    """The points of a profile CSV (header ``batch_size,p95_ms``), held to the ranges of
+    inline points; ValueError names the line of the first bad row."""
     lines = [line.strip() for line in text.splitlines()]
     if not lines or [c.strip() for c in lines[0].split(",")] != ["batch_size", "p95_ms"]:
         raise ValueError("line 1: the header must be `batch_size,p95_ms`")
     out: list[tuple[int, float]] = []
+    seen: set[int] = set()
     for number, line in enumerate(lines[1:], start=2):
         if not line:
             continue
         cells = [c.strip() for c in line.split(",")]
+        if len(cells) != 2 or not re.fullmatch(r"[0-9]+", cells[0]):
+            raise ValueError(f"line {number}: expected `<batch size>,<p95 ms>`")
         try:
             batch, p95 = int(cells[0]), float(cells[1])
-        except (ValueError, IndexError):
+        except ValueError:
             raise ValueError(f"line {number}: expected `<batch size>,<p95 ms>`") from None
-        if len(cells) != 2 or batch < 1 or not p95 > 0:
-            raise ValueError(f"line {number}: expected a batch size >= 1 and a p95 > 0 ms")
+        if not 1 <= batch <= MAX_BATCH or not (math.isfinite(p95) and 0 < p95 <= MAX_P95_MS):
+            raise ValueError(
+                f"line {number}: expected a batch size from 1 to {MAX_BATCH} and a p95 above "
+                f"0 and at most {MAX_P95_MS:g} ms"
+            )
+        if batch in seen:
+            raise ValueError(f"line {number}: batch size {batch} is measured twice")
+        seen.add(batch)
         out.append((batch, p95))
     if not out:
         raise ValueError("the file has no rows")
+    if len(out) > MAX_POINTS:
+        raise ValueError(f"the file has {len(out)} rows, over {MAX_POINTS}")
     return out
