@@ -40,6 +40,13 @@ def check_model(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
         )
     if traffic is not None:
         _traffic(env, path, model, traffic, llm)
+    elif "budget" in model:
+        env.error(
+            (*path, "budget"),
+            "the budget is compared with the cost of the capacity estimate, which needs the "
+            "model's traffic",
+            "add `traffic` (peak_rps, and the tokens per request of an LLM), or remove budget",
+        )
     spec = model.get("profile")
     if spec is not None:
         _profile(env, (*path, "profile"), model, spec, llm)

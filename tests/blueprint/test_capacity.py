@@ -214,6 +214,24 @@ def test_budget_exceeded_is_an_advisory() -> None:
     assert "over the budget of $100" in found
 
 
+def test_budget_without_a_price_or_traffic_says_so() -> None:
+    text = edit(
+        "    slo: {p95_ms: 15}\n", "    slo: {p95_ms: 15}\n    budget: {usd_per_month: 100}\n"
+    )
+    unpriced = text.replace("us-east-1", "eu-west-1")
+    found = [p for p in problems(unpriced) if "budget" in p]
+    assert len(found) == 1 and found[0].startswith(
+        "bp.yaml:33:29: warning: models.ranker.budget.usd_per_month: the budget is not "
+        "compared: no price for "
+    )
+    bare = edit("    traffic: {peak_rps: 3000}\n", "", text)
+    assert [p for p in problems(bare) if "budget" in p] == [
+        "bp.yaml:33:13: error: models.ranker.budget: the budget is compared with the cost of the "
+        "capacity estimate, which needs the model's traffic; add `traffic` (peak_rps, and the "
+        "tokens per request of an LLM), or remove budget"
+    ]
+
+
 def test_derived_autoscaling_targets() -> None:
     env = resolve(load_text(BASE, "bp.yaml"), "stg")
     chat = env.models["chat"].autoscaling

@@ -380,6 +380,16 @@ def _judge(model: Model, plan: Plan, out: EnvPlan) -> None:
                 "lower replicas.min or the schedule windows, or raise the budget",
             )
         )
+    if budget is not None and plan.cost is None:
+        out.problems.append(
+            Problem(
+                "warning",
+                (*path, "budget", "usd_per_month"),
+                f"the budget is not compared: {plan.cost_note}",
+                "add the instance type's price for this region to the price table "
+                "(inferplane/blueprint/capacity/prices.py), or compare the cost by hand",
+            )
+        )
     if not model.autoscaling_derived:
         derived = plan.targets[0].target
         explicit = model.autoscaling.target_of("queue_depth")
