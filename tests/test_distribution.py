@@ -66,6 +66,8 @@ def test_the_wheel_installs_one_import_root_with_its_data(installed: Path) -> No
         # what the checks know of the pinned serving releases
         "inferplane/facts/triton/25.08/model_config.txt",
         "inferplane/facts/vllm/v0.33.0/serve_flags.txt",
+        "inferplane/facts/tensorrtllm_backend/25.08/parameters.txt",
+        "inferplane/facts/tensorrtllm_backend/25.08/tensors.txt",
         # the programs the build, staging and compile Jobs mount from their ConfigMaps
         "inferplane/components/serving/jobs/onnx_shapes.py",
         "inferplane/components/serving/jobs/hub_download.py",
