@@ -251,7 +251,7 @@ class ModelServer(pulumi.ComponentResource):
                 # The engine's config and the text pipeline (ensemble, tokenizer models).
                 config_data = {
                     CONFIG_FILE: render_trtllm_config(model, env),
-                    **pipeline_files(model),
+                    **pipeline_files(model, model.release(env)),
                 }
             elif model.pipeline is not None:
                 config_data = triton_pipeline.config_files(model)

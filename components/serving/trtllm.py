@@ -68,7 +68,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, trtllm_backend_facts
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,
@@ -106,7 +106,12 @@ WARMUP_FILES: Final = ("input_ids", "input_lengths", "request_output_len")
 """The warm-up inputs, one file each (little-endian int32), written by the build Job."""
 
 # (name, data type, dims, reshape to a scalar, optional, allow ragged batch), from the
-# template's input list: the decoder-only generation inputs.
+# template's input list: the decoder-only generation inputs, by their names since
+# TensorRT-LLM 0.20; a model on an older Triton gets the old names of a renamed input
+# (`trtllm_backend_facts.input_name`: ``random_seed`` for ``seed`` on Triton 25.03). Every
+# name and key written is checked against the backend facts of the model's release
+# (`_check_names`; tests/components/serving/test_trtllm_facts.py checks types and dims
+# against the release whose template the facts hold).
 _SCALAR = "scalar"
 INPUTS: Final[tuple[tuple[str, str, str, bool, bool, bool], ...]] = (
     ("input_ids", "TYPE_INT32", "[ -1 ]", False, True, True),
@@ -174,12 +179,12 @@ def parameters(model: ServedModel) -> dict[str, str]:
     }
 
 
-def _inputs(features: str) -> list[str]:
+def _inputs(features: str, release: str) -> list[str]:
     lines = ["input ["]
     for i, (name, dtype, dims, scalar, optional, ragged) in enumerate(INPUTS):
         lines += [
             "  {",
-            f"    name: {_quote(name)}",
+            f"    name: {_quote(trtllm_backend_facts.input_name(name, release))}",
             f"    data_type: {features if dtype == '${features}' else dtype}",
             f"    dims: {dims}",
         ]
@@ -236,6 +241,8 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
             "give server triton and tensorrt_llm",
         )
     features = FEATURES_DATATYPE.get(model.precision, "TYPE_FP16")
+    release = model.release(env)
+    _check_names(model, release)
     lines = [
         f"name: {_quote(model.name)}",
         f"backend: {_quote(BACKEND)}",
@@ -248,7 +255,7 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
         "  max_queue_delay_microseconds: 0",
         f"  default_queue_policy {{ max_queue_size: {llm.max_queue_size} }}",
         "}",
-        *_inputs(features),
+        *_inputs(features, release),
         *_outputs(),
         # The backend places the engine's ranks on the GPUs itself; Triton's instance is
         # the CPU-side scheduler (the template's KIND_CPU).
@@ -268,6 +275,24 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
             "}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _check_names(model: ServedModel, release: str) -> None:
+    """Every parameter key and tensor name written is one the backend of `release` knows
+    (`trtllm_backend_facts`): a name it does not know would be ignored without a word."""
+    found = trtllm_backend_facts.check_names(
+        parameters(model),
+        [("input", trtllm_backend_facts.input_name(name, release)) for name, *_ in INPUTS]
+        + [("output", name) for name, *_ in OUTPUTS],
+        release,
+    )
+    if found.problems:
+        raise ServingArgsError(
+            model.name,
+            ("tensorrt_llm",),
+            "; ".join(found.problems),
+            "run scripts/trtllm_backend_facts.py and follow the backend's names",
+        )
 
 
 def trtllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> Manifest:

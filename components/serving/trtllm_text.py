@@ -32,6 +32,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Final
 
+from inferplane.blueprint.trtllm_backend_facts import input_name
 from inferplane.components.serving.containers import MODELS_DIR
 from inferplane.components.serving.spec import ServedModel
 
@@ -157,8 +158,9 @@ def _step(model_name: str, inputs: dict[str, str], outputs: dict[str, str]) -> l
     return [*lines, "    }"]
 
 
-def ensemble_config(model: ServedModel) -> str:
-    """The ensemble: preprocessing -> the ``tensorrtllm`` model -> postprocessing."""
+def ensemble_config(model: ServedModel, release: str | None = None) -> str:
+    """The ensemble: preprocessing -> the ``tensorrtllm`` model -> postprocessing, feeding
+    the ``tensorrtllm`` inputs by the names of Triton `release` (default: the pin)."""
     llm = model.tensorrt_llm
     assert llm is not None
     inputs = [
@@ -186,7 +188,7 @@ def ensemble_config(model: ServedModel) -> str:
                 "request_output_len": "_REQUEST_OUTPUT_LEN",
                 "end_id": "_END_ID",
                 "pad_id": "_PAD_ID",
-                **{target: name for name, _, target in _SAMPLING},
+                **{input_name(target, release): name for name, _, target in _SAMPLING},
             },
             {"output_ids": "_TOKENS_BATCH", "sequence_length": "_SEQUENCE_LENGTH"},
         ),
@@ -220,10 +222,11 @@ def python_source(name: str) -> str:
     )
 
 
-def pipeline_files(model: ServedModel) -> dict[str, str]:
-    """ConfigMap entries of the text pipeline: three configs and two ``model.py``."""
+def pipeline_files(model: ServedModel, release: str | None = None) -> dict[str, str]:
+    """ConfigMap entries of the text pipeline of a model on Triton `release` (default: the
+    pin): three configs and two ``model.py``."""
     return {
-        CONFIG_KEYS[ENSEMBLE]: ensemble_config(model),
+        CONFIG_KEYS[ENSEMBLE]: ensemble_config(model, release),
         CONFIG_KEYS[PREPROCESSING]: preprocessing_config(model),
         CONFIG_KEYS[POSTPROCESSING]: postprocessing_config(model),
         **{key: python_source(name) for name, key in SOURCE_KEYS.items()},
