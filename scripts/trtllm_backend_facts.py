@@ -31,6 +31,10 @@ What a branch holds decides the evidence, which every file states on its ``# Evi
   ``gpt_model_path``'s placeholder) and its tensor tables (type and shape as documented).
   The header names the submodule commit whose ``triton_backend/`` holds the source.
 
+Every header also names the TensorRT-LLM the branch builds: the ``TENSORRTLLM_*`` ARGs of its
+``dockerfile/Dockerfile.triton.trt_llm_backend`` and the tags of the repository whose
+submodule points at the same commit (25.08: ``release/0.21``, tag v0.21.0).
+
 Upgrading: add the release to ``releases.json``, run the script, read the diff against the
 previous release (``git diff --no-index``). ``inferplane/blueprint/trtllm_backend_facts.py``
 checks the names a config writes against these files; ``tests/blueprint/
@@ -66,6 +70,7 @@ SOURCE_DIR = "inflight_batcher_llm/src"
 TEMPLATE = "all_models/inflight_batcher_llm/tensorrt_llm/config.pbtxt"
 DOCS = "docs/model_config.md"
 SUBMODULE = "tensorrt_llm"
+DOCKERFILE = "dockerfile/Dockerfile.triton.trt_llm_backend"
 SOURCE, DOCUMENTATION = "source", "documentation"
 
 _GET = re.compile(r'GetParameter<[^;]*?>\(\s*"([^"]+)"\s*\)', re.S)
@@ -73,6 +78,7 @@ _FIELD_NAME = re.compile(r'\bfieldName\s*=\s*"([^"]+)"')
 _PLACEHOLDER = re.compile(r"\$\{(\w+)\}")
 _MARK = "__placeholder__"
 _URL = re.compile(r"url\s*=\s*(\S+)")
+_TRTLLM_ARG = re.compile(r"^ARG TENSORRTLLM_(?:VER|REPO_TAG)=\S+", re.M)
 _ROW = re.compile(r"^\|\s*`([A-Za-z0-9_]+)`\s*\|(.*)\|\s*$")
 
 HEADER = """\
@@ -249,6 +255,8 @@ def read_release(repo: Path, release: str) -> Read:
             texts.append(_git(repo, "show", sha))
         blob, template = _blob(repo, ref, TEMPLATE)
         read.provenance.append(f"{TEMPLATE} (git blob {blob})")
+        for _, sha, _ in (r for r in _tree(repo, ref, SUBMODULE) if r[0] == "160000"):
+            read.provenance.append(_version(repo, ref, sha))
         read.parameters, read.tensors = template_facts(template)
         for key in source_keys(texts):
             read.parameters.setdefault(key, []).insert(0, "reads")
@@ -275,12 +283,36 @@ def read_release(repo: Path, release: str) -> Read:
         f"The backend source is triton_backend/ of submodule {SUBMODULE} at commit "
         f"{gitlink[0][1]} ({url.group(1) if url else 'no url'}), not in this repository."
     )
+    read.provenance.append(_version(repo, ref, gitlink[0][1]))
     blob, docs = _blob(repo, ref, DOCS)
     read.provenance.append(f"{DOCS} (git blob {blob})")
     read.parameters, read.tensors = docs_facts(docs)
     if not read.parameters or not read.tensors:
         raise FactsError(f"Triton release {release}: {DOCS} documents no tensorrt_llm model")
     return read
+
+
+def _version(repo: Path, ref: str, submodule: str) -> str:
+    """The TensorRT-LLM the branch builds: the ARGs of its Dockerfile and the tags of this
+    repository whose submodule points at the same commit."""
+    dockerfile = _blob(repo, ref, DOCKERFILE)[1]
+    args = [m.group(0) for m in _TRTLLM_ARG.finditer(dockerfile)]
+    tags = []
+    for tag in _git(repo, "tag", "--list", "v*").split():
+        found = _git_or_none(repo, "rev-parse", f"refs/tags/{tag}^{{commit}}:{SUBMODULE}")
+        if found == submodule:
+            tags.append(tag)
+    return (
+        f"TensorRT-LLM: {DOCKERFILE} {' '.join(args) or 'names no version'}; tags with this "
+        f"submodule commit: {' '.join(sorted(tags)) or 'none'}"
+    )
+
+
+def _git_or_none(repo: Path, *args: str) -> str | None:
+    try:
+        return _git(repo, *args).strip()
+    except FactsError:
+        return None
 
 
 def texts(read: Read) -> dict[str, str]:

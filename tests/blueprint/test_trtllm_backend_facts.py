@@ -228,3 +228,26 @@ def test_renamed_inputs_take_the_name_of_the_release() -> None:
 def test_a_release_without_facts_is_refused() -> None:
     with pytest.raises(ValueError, match=r"no TensorRT-LLM backend facts for Triton 24\.01"):
         check_names([], [], "24.01")
+
+
+def _trtllm_line(release: str) -> str:
+    text = (FACTS / release / "parameters.txt").read_text()
+    found = re.search(r"^#   TensorRT-LLM: (.*)$", text, re.M)
+    assert found
+    return found.group(1)
+
+
+def test_the_facts_name_the_tensorrt_llm_of_their_release() -> None:
+    """The branch's Dockerfile and the tags sharing its submodule commit agree with NVIDIA's
+    compatibility matrix, container trtllm-python-py3 (25.08: TensorRT-LLM 0.21.0, 25.10:
+    1.0.0; https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/
+    introduction/compatibility.html), and the pinned release's facts are of the backend tag
+    the release table bundles with it (a tag sharing the submodule commit, or the
+    Dockerfile's version where no tag does)."""
+    assert _trtllm_line("25.08").endswith("release/0.21; tags with this submodule commit: v0.21.0")
+    assert "TENSORRTLLM_VER=1.0.0" in _trtllm_line("25.10")
+    assert _trtllm_line("25.10").endswith("commit: v1.0.0")
+    assert "TENSORRTLLM_VER=1.1.0" in _trtllm_line("26.02")
+    bundled = releases.table()["bundled"]["tensorrtllm_backend"]
+    assert bundled["with"] == "triton"
+    assert bundled["version"].removeprefix("v") in _trtllm_line(defaults.VERSIONS["triton"])
