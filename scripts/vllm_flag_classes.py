@@ -331,6 +331,82 @@ ALLOWED_NEGATIONS: frozenset[str] = frozenset(
 )
 
 
+# --- values of allowed options ---------------------------------------------------------
+# An allowed option whose value is free-form JSON or a choice is allowed only with the
+# values below, derived from the release's own source (`vllm_read.config_keys`,
+# `vllm_read.literal_values`) and written to `flag_values.txt`; every other allowed option
+# takes any value.
+
+# flag -> (module, config class): the value is a JSON object of that class's keys (or one
+# key of it, ``--flag.key value``), and every string in it is a name (letters, digits, `_`,
+# `-`): no path, URL or module, none of which these keys take.
+# - AttentionConfig (vllm/config/attention.py): backends are `AttentionBackendEnum` /
+#   `MLAPrefillBackendEnum` member names (validate_backend_before: ``Enum[value.upper()]``,
+#   never an import), the rest bools, ints, Literals and the nested HiSparseConfig of ints.
+# - KernelConfig (vllm/config/kernel.py): Literal backends (MoEBackend, LinearBackend,
+#   SparseIndexerTopkBackend), bools, and IrOpPriorityConfig lists of provider names looked
+#   up in ``IrOp.registry[op].impls`` (vllm/ir/op.py, _filter_priority_impls), never imported.
+# - ReasoningConfig (vllm/config/reasoning.py): reasoning_parser is a registered name
+#   (ReasoningParserManager.get_reasoning_parser, vllm/reasoning/abs_reasoning_parsers.py:
+#   registered or lazily registered parsers only, else KeyError), as --reasoning-parser.
+JSON_CONFIG_FLAGS: dict[str, tuple[str, str]] = {
+    "--attention-config": ("config/attention.py", "AttentionConfig"),
+    "--kernel-config": ("config/kernel.py", "KernelConfig"),
+    "--reasoning-config": ("config/reasoning.py", "ReasoningConfig"),
+}
+# flag -> keys whose strings are text, not names: reasoning_start_str / reasoning_end_str
+# are only tokenized (ReasoningConfig.initialize_token_ids: tokenizer.encode), and are
+# markers such as "</think>".
+TEXT_KEYS: dict[str, frozenset[str]] = {
+    "--reasoning-config": frozenset({"reasoning_start_str", "reasoning_end_str"}),
+}
+# flag -> (module, Literal alias): the value is one of the alias's choices, less the
+# refused ones.
+CHOICE_FLAGS: dict[str, tuple[str, str]] = {
+    "--kv-offloading-backend": ("config/cache.py", "KVOffloadingBackend"),
+    "--prefix-caching-hash-algo": ("config/cache.py", "PrefixCachingHashAlgo"),
+}
+# flag -> refused choice -> why.
+REFUSED_CHOICES: dict[str, dict[str, str]] = {
+    # VllmConfig._post_init_kv_transfer_config (vllm/config/vllm.py): "lmcache" sets the
+    # LMCacheMPConnector, which talks to a standalone LMCache server ("falls back to
+    # tcp://localhost:5555"): a process inferplane does not run, holding the KV cache.
+    "--kv-offloading-backend": {
+        "lmcache": "sends the KV cache to an LMCache server, a process inferplane does not run",
+    },
+    # CacheConfig.prefix_caching_hash_algo (vllm/config/cache.py): xxHash is
+    # "non-cryptographic hashing ... can cause undefined behavior or even leak private
+    # information in multi-tenant environments".
+    "--prefix-caching-hash-algo": {
+        "xxhash": "a non-cryptographic hash, whose collisions can leak one client's cached "
+        "prompt to another",
+        "xxhash_cbor": "a non-cryptographic hash, whose collisions can leak one client's cached "
+        "prompt to another",
+    },
+}
+
+
+def value_rules(keys: dict[str, list[str]], choices: dict[str, list[str]]) -> list[list[str]]:
+    """The rows of `flag_values.txt` from what the release's source says (`keys`: flag ->
+    the keys of its config class; `choices`: flag -> its Literal's values)::
+
+        FLAG<TAB>keys<TAB>k1 k2 ...[<TAB>text<TAB>t1 t2 ...]
+        FLAG<TAB>choices<TAB>v1 v2 ...
+        FLAG<TAB>refused<TAB>value<TAB>why
+    """
+    out: list[list[str]] = []
+    for flag in sorted(keys):
+        row = [flag, "keys", " ".join(sorted(keys[flag]))]
+        text = sorted(TEXT_KEYS.get(flag, frozenset()) & set(keys[flag]))
+        out.append([*row, "text", " ".join(text)] if text else row)
+    for flag in sorted(choices):
+        refused = REFUSED_CHOICES.get(flag, {})
+        allowed = [v for v in sorted(choices[flag]) if v not in refused]
+        out.append([flag, "choices", " ".join(allowed)])
+        out += [[flag, "refused", v, refused[v]] for v in sorted(refused) if v in choices[flag]]
+    return out
+
+
 def classify_flag(flag: str) -> tuple[str, str]:
     """(allowed|owned|refused, hint or reason) of one long option."""
     if flag in ALLOWED_NEGATIONS:
