@@ -349,10 +349,29 @@ ALLOWED_NEGATIONS: frozenset[str] = frozenset(
 # - ReasoningConfig (vllm/config/reasoning.py): reasoning_parser is a registered name
 #   (ReasoningParserManager.get_reasoning_parser, vllm/reasoning/abs_reasoning_parsers.py:
 #   registered or lazily registered parsers only, else KeyError), as --reasoning-parser.
+# - EPLBConfig (vllm/config/parallel.py), AuxOutputConfig (vllm/config/aux_output.py),
+#   PoolerConfig (vllm/config/pooler.py), EngramConfig (vllm/config/engram.py),
+#   IrOpPriorityConfig (vllm/config/kernel.py): ints, bools, floats and Literals, and
+#   provider names as above; WatchdogConfig (vllm/config/watchdog_config.py): two ints and
+#   dump_dir, refused below.
 JSON_CONFIG_FLAGS: dict[str, tuple[str, str]] = {
     "--attention-config": ("config/attention.py", "AttentionConfig"),
     "--kernel-config": ("config/kernel.py", "KernelConfig"),
     "--reasoning-config": ("config/reasoning.py", "ReasoningConfig"),
+    "--eplb-config": ("config/parallel.py", "EPLBConfig"),
+    "--aux-output-config": ("config/aux_output.py", "AuxOutputConfig"),
+    "--pooler-config": ("config/pooler.py", "PoolerConfig"),
+    "--engram-config": ("config/engram.py", "EngramConfig"),
+    "--watchdog-config": ("config/watchdog_config.py", "WatchdogConfig"),
+    "--ir-op-priority": ("config/kernel.py", "IrOpPriorityConfig"),
+}
+# flag -> refused key -> why.
+REFUSED_KEYS: dict[str, dict[str, str]] = {
+    # WatchdogConfig.dump_dir: "Directory to save stack dump files"; the watchdog makes it
+    # and writes VLLM_STACK_DUMP_for_<name>_<pid>.log there (vllm/utils/watch_dog.py).
+    "--watchdog-config": {
+        "dump_dir": "writes stack dumps to a directory it names, a path of the serving pod",
+    },
 }
 # flag -> keys whose strings are text, not names: reasoning_start_str / reasoning_end_str
 # are only tokenized (ReasoningConfig.initialize_token_ids: tokenizer.encode), and are
@@ -391,14 +410,18 @@ def value_rules(keys: dict[str, list[str]], choices: dict[str, list[str]]) -> li
     the keys of its config class; `choices`: flag -> its Literal's values)::
 
         FLAG<TAB>keys<TAB>k1 k2 ...[<TAB>text<TAB>t1 t2 ...]
+        FLAG<TAB>refused-key<TAB>key<TAB>why
         FLAG<TAB>choices<TAB>v1 v2 ...
         FLAG<TAB>refused<TAB>value<TAB>why
     """
     out: list[list[str]] = []
     for flag in sorted(keys):
-        row = [flag, "keys", " ".join(sorted(keys[flag]))]
+        refused_keys = REFUSED_KEYS.get(flag, {})
+        row = [flag, "keys", " ".join(k for k in sorted(keys[flag]) if k not in refused_keys)]
         text = sorted(TEXT_KEYS.get(flag, frozenset()) & set(keys[flag]))
         out.append([*row, "text", " ".join(text)] if text else row)
+        out += [[flag, "refused-key", k, refused_keys[k]] for k in sorted(refused_keys)
+                if k in keys[flag]]  # fmt: skip
     for flag in sorted(choices):
         refused = REFUSED_CHOICES.get(flag, {})
         allowed = [v for v in sorted(choices[flag]) if v not in refused]

@@ -217,7 +217,8 @@ def values_table(release: str, keys: dict[str, list[str]], choices: dict[str, li
     note = (
         "\n# FLAG<TAB>keys<TAB>K1 K2 ...[<TAB>text<TAB>T1 ...]: a JSON object of only these"
         "\n# keys (or --FLAG.KEY VALUE), every string a name (letters, digits, _ and -) but"
-        "\n# in the text keys | FLAG<TAB>choices<TAB>V1 V2 ...: one of these values |"
+        "\n# in the text keys | FLAG<TAB>refused-key<TAB>KEY<TAB>why: a key inferplane refuses |"
+        "\n# FLAG<TAB>choices<TAB>V1 V2 ...: one of these values |"
         "\n# FLAG<TAB>refused<TAB>VALUE<TAB>why: a choice of vLLM that inferplane refuses.\n"
     )
     lines = ["\t".join(row) + "\n" for row in flag_classes.value_rules(keys, choices)]

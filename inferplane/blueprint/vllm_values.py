@@ -32,10 +32,11 @@ NAME: Final = re.compile(r"^[A-Za-z0-9_-]*$")
 @dataclass(frozen=True)
 class Rule:
     """What one option's value may be: a JSON object of `keys` (`text` keys take any
-    string), or one of `choices` (`refused`: choice -> why)."""
+    string; `refused_keys`: key -> why), or one of `choices` (`refused`: choice -> why)."""
 
     keys: frozenset[str] = frozenset()
     text: frozenset[str] = frozenset()
+    refused_keys: dict[str, str] = field(default_factory=dict)
     choices: frozenset[str] = frozenset()
     refused: dict[str, str] = field(default_factory=dict)
 
@@ -51,13 +52,15 @@ def rules(release: str) -> dict[str, Rule]:
         if not line or line.startswith("#"):
             continue
         flag, kind, *rest = line.split("\t")
-        got = parts.setdefault(flag, {"refused": {}})
+        got = parts.setdefault(flag, {"refused": {}, "refused_keys": {}})
         if kind == "keys":
             got["keys"] = frozenset(rest[0].split())
             if rest[1:2] == ["text"]:
                 got["text"] = frozenset(rest[2].split())
         elif kind == "choices":
             got["choices"] = frozenset(rest[0].split())
+        elif kind == "refused-key":
+            got["refused_keys"][rest[0]] = rest[1]
         else:
             got["refused"][rest[0]] = rest[1]
     return {flag: Rule(**spec) for flag, spec in parts.items()}
@@ -87,6 +90,8 @@ def _dotted_value(text: str, listed: bool) -> Any:
 
 
 def _key_problem(flag: str, key: str, value: Any, rule: Rule, where: str) -> tuple[str, str] | None:
+    if key in rule.refused_keys:
+        return f"`{flag}` key `{key}` is refused: {rule.refused_keys[key]}", "remove it"
     if key not in rule.keys:
         return (
             f"`{key}` is not a key of `{flag}` inferplane passes",

@@ -109,7 +109,9 @@ def values_of(release: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]
     choices: dict[str, list[str]] = {}
     for row in rows((FACTS / release / "flag_values.txt").read_text()):
         if row[1] == "keys":
-            keys[row[0]] = row[2].split()
+            keys.setdefault(row[0], []).extend(row[2].split())
+        elif row[1] == "refused-key":
+            keys.setdefault(row[0], []).append(row[2])
         else:
             choices.setdefault(row[0], []).extend(
                 row[2].split() if row[1] == "choices" else [row[2]]

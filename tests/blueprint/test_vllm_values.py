@@ -73,6 +73,13 @@ def refused(*args: str) -> list[str]:
             id="xxhash",
         ),
         pytest.param(
+            ("--watchdog-config", '{"timeout": 60, "dump_dir": "/models"}'),
+            "bp.yaml:30:11: error: models.chat.vllm.extra_args[1]: `--watchdog-config` key "
+            "`dump_dir` is refused: writes stack dumps to a directory it names, a path of the "
+            "serving pod; remove it",
+            id="watchdog-dump-dir",
+        ),
+        pytest.param(
             ("--attention-config", "FLASH_ATTN"),
             "bp.yaml:30:11: error: models.chat.vllm.extra_args[1]: `--attention-config` takes a "
             'JSON object; write it as --attention-config={"<key>": <value>}, with a key of its '
@@ -114,8 +121,15 @@ def test_the_values_vllm_documents_pass() -> None:
 
 
 def test_the_rules_are_those_of_the_release_that_runs() -> None:
-    """v0.10.2 has no --attention-config and only the two sha256 choices."""
-    assert set(vllm_values.rules("v0.10.2")) == {"--prefix-caching-hash-algo"}
+    """v0.10.2 has no --attention-config, an EPLBConfig of four keys, and only the two
+    sha256 choices."""
+    assert set(vllm_values.rules("v0.10.2")) == {"--eplb-config", "--prefix-caching-hash-algo"}
+    assert vllm_values.rules("v0.10.2")["--eplb-config"].keys == {
+        "window_size",
+        "step_interval",
+        "num_redundant_experts",
+        "log_balancedness",
+    }
     assert vllm_values.rules("v0.10.2")["--prefix-caching-hash-algo"].choices == {
         "sha256",
         "sha256_cbor",
@@ -125,9 +139,16 @@ def test_the_rules_are_those_of_the_release_that_runs() -> None:
         "--attention-config",
         "--kernel-config",
         "--reasoning-config",
+        "--eplb-config",
+        "--aux-output-config",
+        "--pooler-config",
+        "--engram-config",
+        "--watchdog-config",
+        "--ir-op-priority",
         "--kv-offloading-backend",
         "--prefix-caching-hash-algo",
     }
+    assert v033["--watchdog-config"].keys == {"timeout", "check_interval"}
     assert v033["--reasoning-config"] == vllm_values.Rule(
         keys=frozenset({"reasoning_parser", "reasoning_start_str", "reasoning_end_str"}),
         text=frozenset({"reasoning_start_str", "reasoning_end_str"}),
