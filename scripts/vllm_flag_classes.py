@@ -364,6 +364,10 @@ JSON_CONFIG_FLAGS: dict[str, tuple[str, str]] = {
     "--engram-config": ("config/engram.py", "EngramConfig"),
     "--watchdog-config": ("config/watchdog_config.py", "WatchdogConfig"),
     "--ir-op-priority": ("config/kernel.py", "IrOpPriorityConfig"),
+    # JSON read into the class by create_diffusion_config / create_watermark_config
+    # (vllm/engine/arg_utils.py: ``DiffusionConfig(**cfg)``, ``WatermarkConfig(**cfg)``).
+    "--diffusion-config": ("config/diffusion.py", "DiffusionConfig"),
+    "--watermark-config": ("config/watermarking.py", "WatermarkConfig"),
 }
 # flag -> refused key -> why.
 REFUSED_KEYS: dict[str, dict[str, str]] = {
@@ -371,6 +375,11 @@ REFUSED_KEYS: dict[str, dict[str, str]] = {
     # and writes VLLM_STACK_DUMP_for_<name>_<pid>.log there (vllm/utils/watch_dog.py).
     "--watchdog-config": {
         "dump_dir": "writes stack dumps to a directory it names, a path of the serving pod",
+    },
+    # WatermarkConfig.key: "Secret key used to watermark generated text"
+    # (vllm/config/watermarking.py); extra_args are stored in plain text.
+    "--watermark-config": {
+        "key": "the watermark's secret key, and arguments are stored in plain text",
     },
 }
 # flag -> keys whose strings are text, not names: reasoning_start_str / reasoning_end_str

@@ -262,7 +262,12 @@ def extra_args_problems(
             continue
         problem = flag_problem(flag, model, version)
         if problem is None:
-            # An allowed option; its value is the rest of `arg` or the next argument.
+            # An allowed option: the key it names (``--x.key``), then its value, the rest of
+            # `arg` or the next argument.
+            key = vllm_values.key_problem(arg, flag, version)
+            if key is not None:
+                yield i, *key
+                continue
             at, value = i, arg.split("=", 1)[1] if "=" in arg else None
             if value is None and i + 1 < len(args) and flag_name(args[i + 1]) is None:
                 at, value = i + 1, args[i + 1]

@@ -89,7 +89,7 @@ def _dotted_value(text: str, listed: bool) -> Any:
         return text
 
 
-def _key_problem(flag: str, key: str, value: Any, rule: Rule, where: str) -> tuple[str, str] | None:
+def _key_problem(flag: str, key: str, rule: Rule, where: str) -> tuple[str, str] | None:
     if key in rule.refused_keys:
         return f"`{flag}` key `{key}` is refused: {rule.refused_keys[key]}", "remove it"
     if key not in rule.keys:
@@ -97,6 +97,10 @@ def _key_problem(flag: str, key: str, value: Any, rule: Rule, where: str) -> tup
             f"`{key}` is not a key of `{flag}` inferplane passes",
             f"use a key {where} lists for `{flag}` (the config class's own fields)",
         )
+    return None
+
+
+def _string_problem(flag: str, key: str, value: Any, rule: Rule) -> tuple[str, str] | None:
     if key in rule.text:
         return None
     bad = next((s for s in _strings(value) if not NAME.match(s)), None)
@@ -109,9 +113,30 @@ def _key_problem(flag: str, key: str, value: Any, rule: Rule, where: str) -> tup
     )
 
 
+def _dotted(arg: str) -> tuple[str, list[str], bool] | None:
+    """(key, inner keys, whether a ``+`` list) of ``--x.key.inner+[=value]``; None for
+    ``--x``."""
+    head = arg.split("=", 1)[0]
+    if "." not in head:
+        return None
+    key, *inner = (k.removesuffix("+") for k in head.split(".")[1:])
+    return key, inner, head.endswith("+")
+
+
+def key_problem(arg: str, flag: str, release: str) -> tuple[str, str] | None:
+    """(what is wrong, how to fix) when `arg` sets one key of JSON option `flag`
+    (``--x.key``) that it may not, else None."""
+    rule = rules(release).get(flag)
+    dotted = _dotted(arg)
+    if rule is None or dotted is None or not rule.keys:
+        return None
+    return _key_problem(flag, dotted[0], rule, f"inferplane/facts/vllm/{release}/{FILE}")
+
+
 def value_problem(arg: str, flag: str, value: str | None, release: str) -> tuple[str, str] | None:
     """(what is wrong, how to fix) when `value` (None: none given) is not one `flag` (the
-    long option `arg` names, as `vllm_owned.flag_name` returns it) may take, else None."""
+    long option `arg` names, as `vllm_owned.flag_name` returns it) may take, else None; the
+    key of ``--x.key`` is `key_problem`'s."""
     rule = rules(release).get(flag)
     if rule is None:
         return None
@@ -119,29 +144,36 @@ def value_problem(arg: str, flag: str, value: str | None, release: str) -> tuple
         return f"`{flag}` needs a value", f"give it one, e.g. {flag}={_example(rule)}"
     if rule.choices or rule.refused:
         choices = ("one of " if len(rule.choices) > 1 else "") + ", ".join(sorted(rule.choices))
+        if _dotted(arg) is not None:
+            # vLLM would pass {"key": value}, which no choice is.
+            return f"`{flag}` takes one value, not keys", (
+                f"write the value alone, e.g. {flag}={_example(rule)}"
+            )
         if value in rule.refused:
             return f"`{flag}` {value} is refused: {rule.refused[value]}", f"use {choices}"
         if value not in rule.choices:
             return f"{value!r} is not a choice of `{flag}` of vLLM {release}", f"use {choices}"
         return None
-    where = f"inferplane/facts/vllm/{release}/{FILE}"
-    head = arg.split("=", 1)[0]
-    if "." in head:
+    dotted = _dotted(arg)
+    if dotted is not None:
         # ``--x.a.b value`` is {"a": {"b": value}}: the inner keys are strings of the value.
-        key, *inner = (k.removesuffix("+") for k in head.split(".")[1:])
-        nested = _dotted_value(value, head.endswith("+"))
+        key, inner, listed = dotted
+        nested = _dotted_value(value, listed)
         for k in reversed(inner):
             nested = {k: nested}
-        return _key_problem(flag, key, nested, rule, where)
+        return _string_problem(flag, key, nested, rule)
     try:
         parsed = json.loads(value)
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):
         return f"`{flag}` takes a JSON object", f"write it as {flag}={_example(rule)}"
-    return next(
-        (p for k, v in parsed.items() if (p := _key_problem(flag, k, v, rule, where))), None
+    where = f"inferplane/facts/vllm/{release}/{FILE}"
+    found = (
+        _key_problem(flag, k, rule, where) or _string_problem(flag, k, v, rule)
+        for k, v in parsed.items()
     )
+    return next((p for p in found if p is not None), None)
 
 
 def _example(rule: Rule) -> str:

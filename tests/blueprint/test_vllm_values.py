@@ -80,6 +80,19 @@ def refused(*args: str) -> list[str]:
             id="watchdog-dump-dir",
         ),
         pytest.param(
+            ("--watermark-config.key", "12345"),
+            "bp.yaml:29:11: error: models.chat.vllm.extra_args[0]: `--watermark-config` key "
+            "`key` is refused: the watermark's secret key, and arguments are stored in plain "
+            "text; remove it",
+            id="watermark-secret-key",
+        ),
+        pytest.param(
+            ("--kv-offloading-backend.connector", "LMCacheMPConnector"),
+            "bp.yaml:30:11: error: models.chat.vllm.extra_args[1]: `--kv-offloading-backend` "
+            "takes one value, not keys; write the value alone, e.g. --kv-offloading-backend=native",
+            id="a-choice-given-keys",
+        ),
+        pytest.param(
             ("--attention-config", "FLASH_ATTN"),
             "bp.yaml:30:11: error: models.chat.vllm.extra_args[1]: `--attention-config` takes a "
             'JSON object; write it as --attention-config={"<key>": <value>}, with a key of its '
@@ -145,6 +158,8 @@ def test_the_rules_are_those_of_the_release_that_runs() -> None:
         "--engram-config",
         "--watchdog-config",
         "--ir-op-priority",
+        "--diffusion-config",
+        "--watermark-config",
         "--kv-offloading-backend",
         "--prefix-caching-hash-algo",
     }
