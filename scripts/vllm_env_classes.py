@@ -143,6 +143,12 @@ REFUSED_VLLM_ENV: dict[str, str] = {
     "inferplane serves with the Rust frontend",
     "VLLM_USE_RUST_BENCH": "read by vllm bench only, never by the server",
     "VLLM_CUDA_COMPATIBILITY_PATH": CODE + " (CUDA libraries from a path)",
+    # A directory path: MediaConnector writes fetched media there and, past the TTL or the
+    # size cap, unlinks every entry of the directory not starting with "."
+    # (vllm/multimodal/media/connector.py, __init__ and _maybe_evict); one client's
+    # fetched media are served to another from it.
+    "VLLM_MEDIA_CACHE": "writes, and evicts by deleting, files at a path of the serving "
+    "pod (a directory it names)",
     # Forward compatibility changes which driver the release needs; validate checks the
     # release table's minimum driver against the nodes.
     "VLLM_ENABLE_CUDA_COMPATIBILITY": "changes which NVIDIA driver the release needs, which "
@@ -270,7 +276,7 @@ ALLOWED_VLLM_ENV_0_33: frozenset[str] = names(
     VLLM_MAX_BAD_WORDS_TOTAL_TOKENS VLLM_MAX_COMPLETION_PROMPTS VLLM_MAX_EMBED_DECODE_BYTES
     VLLM_MAX_IMAGE_PIXELS VLLM_MAX_MEDIA_DOWNLOAD_SIZE_MB
     VLLM_MAX_MEDIA_REQUEST_DECODE_BYTES VLLM_MAX_MEDIA_REQUEST_DOWNLOAD_SIZE_MB
-    VLLM_MAX_NUM_BAD_WORDS VLLM_MAX_N_SEQUENCES VLLM_MAX_STOP_STRINGS VLLM_MEDIA_CACHE
+    VLLM_MAX_NUM_BAD_WORDS VLLM_MAX_N_SEQUENCES VLLM_MAX_STOP_STRINGS
     VLLM_MEDIA_CACHE_MAX_SIZE_MB VLLM_MEDIA_CACHE_TTL_HOURS VLLM_MEDIA_FETCH_MAX_RETRIES
     VLLM_MEDIA_URL_ALLOW_REDIRECTS VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
     VLLM_MOE_SKIP_PADDING VLLM_MOE_USE_DEEP_GEMM VLLM_MULTI_STREAM_GEMM_TOKEN_THRESHOLD

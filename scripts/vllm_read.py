@@ -296,3 +296,49 @@ def metrics(root: Path) -> dict[str, tuple[str, str]]:
     if not out:
         raise SystemExit(f"{root}: no vllm: metrics under v1/")
     return out
+
+
+def config_keys(root: Path, module: str, cls: str) -> list[str]:
+    """The keys a JSON value of config class `cls` (in `module`, relative to `root`) takes:
+    its fields a caller may set. ``@config`` makes each class a pydantic dataclass with
+    ``extra="forbid"`` (vllm/config/utils.py, `config`), so no other key parses; a field named
+    ``_x`` or declared ``field(..., init=False)`` is no constructor argument."""
+    tree = ast.parse((root / module).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            keys = []
+            for item in node.body:
+                if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+                    continue
+                init = not (
+                    isinstance(item.value, ast.Call)
+                    and any(
+                        k.arg == "init" and isinstance(k.value, ast.Constant) and not k.value.value
+                        for k in item.value.keywords
+                    )
+                )
+                if init and not item.target.id.startswith("_"):
+                    keys.append(item.target.id)
+            return sorted(keys)
+    raise SystemExit(f"{module}: no class {cls}")
+
+
+def literal_values(root: Path, module: str, alias: str) -> list[str]:
+    """The values of ``alias = Literal["a", "b"]`` in `module`: the choices argparse gives
+    an option typed with it (vllm/engine/arg_utils.py, `_compute_kwargs`: ``choices`` of a
+    Literal)."""
+    tree = ast.parse((root / module).read_text())
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and [ast.unparse(t) for t in node.targets] == [alias]
+            and isinstance(node.value, ast.Subscript)
+            and ast.unparse(node.value.value) == "Literal"
+        ):
+            elts = (
+                node.value.slice.elts
+                if isinstance(node.value.slice, ast.Tuple)
+                else [node.value.slice]
+            )
+            return sorted(str(e.value) for e in elts if isinstance(e, ast.Constant))
+    raise SystemExit(f"{module}: no Literal {alias}")

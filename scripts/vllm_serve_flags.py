@@ -9,12 +9,14 @@ supported vLLM release, read from the source of its PyPI wheel, into the allowli
 
 writes `inferplane/facts/vllm/v0.33.0/serve_flags.txt`, `env_vars.txt`,
 `tool_parsers.txt` (the names `--tool-call-parser` accepts), `defaults.txt` (the engine
-defaults the fit check models) and `metrics.txt` (the v1 engine's Prometheus metric
-families, with the renames their documentation announces); `--check` compares instead of
-writing. Every name the
-wheel defines must be classified (in `vllm_flag_classes.py` / `vllm_env_classes.py`), and
-every name classified there must exist in at least one supported release: a new release has
-no facts until a person has decided about each new option and variable.
+defaults the fit check models), `metrics.txt` (the v1 engine's Prometheus metric
+families, with the renames their documentation announces) and `flag_values.txt` (the keys
+and choices the allowed JSON and choice options take, read from the config classes and
+Literals of the release: `vllm_flag_classes.JSON_CONFIG_FLAGS` / `CHOICE_FLAGS`);
+`--check` compares instead of writing. Every name the wheel defines must be classified (in
+`vllm_flag_classes.py` / `vllm_env_classes.py`), and every name classified there must exist
+in at least one supported release: a new release has no facts until a person has decided
+about each new option and variable.
 
 Upgrading vLLM: download the new wheel, add it to `WHEELS` (file name and the sha256 PyPI
 lists), run the script (it names every unclassified option and variable), classify them
@@ -49,7 +51,7 @@ import vllm_env_classes as env_classes
 import vllm_flag_classes as flag_classes
 import vllm_read
 
-SCRIPT_VERSION = "2"
+SCRIPT_VERSION = "3"
 """Written into every table; raise it whenever a change here or in the classification
 modules changes what the tables say, so tables of the previous version read as stale."""
 
@@ -59,6 +61,7 @@ ENV_FILE = "env_vars.txt"
 PARSERS_FILE = "tool_parsers.txt"
 DEFAULTS_FILE = "defaults.txt"
 METRICS_FILE = "metrics.txt"
+VALUES_FILE = "flag_values.txt"
 
 # The wheels classified: release -> (file, sha256 of the PyPI wheel,
 # https://pypi.org/project/vllm/<version>/#files). A wheel not listed here is refused, so
@@ -199,6 +202,48 @@ def metrics_table(release: str, families: dict[str, tuple[str, str]]) -> str:
     return head + note + "".join(lines)
 
 
+def values_table(release: str, keys: dict[str, list[str]], choices: dict[str, list[str]]) -> str:
+    """The values the allowed JSON and choice options of `release` take
+    (`flag_classes.value_rules`); `keys` and `choices` are what `derived_values` reads."""
+    modules = {flag_classes.JSON_CONFIG_FLAGS[f][0] for f in keys}
+    modules |= {flag_classes.CHOICE_FLAGS[f][0] for f in choices}
+    head = _header(
+        "Keys and choices of the restricted options",
+        release,
+        ", ".join(f"vllm/{m}" for m in sorted(modules)),
+        "",
+        how="",
+    ).rsplit("\n", 2)[0]
+    note = (
+        "\n# FLAG<TAB>keys<TAB>K1 K2 ...[<TAB>text<TAB>T1 ...]: a JSON object of only these"
+        "\n# keys (or --FLAG.KEY VALUE), every string a name (letters, digits, _ and -) but"
+        "\n# in the text keys | FLAG<TAB>refused-key<TAB>KEY<TAB>why: a key inferplane refuses |"
+        "\n# FLAG<TAB>choices<TAB>V1 V2 ...: one of these values |"
+        "\n# FLAG<TAB>refused<TAB>VALUE<TAB>why: a choice of vLLM that inferplane refuses.\n"
+    )
+    lines = ["\t".join(row) + "\n" for row in flag_classes.value_rules(keys, choices)]
+    return head + note + "".join(lines)
+
+
+def derived_values(
+    root: Path, longs: Iterable[str]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(flag -> the keys of its config class, flag -> its choices), read from the source at
+    `root`, for the options of `longs` that `flag_classes` restricts."""
+    longs = set(longs)
+    keys = {
+        flag: vllm_read.config_keys(root, module, cls)
+        for flag, (module, cls) in flag_classes.JSON_CONFIG_FLAGS.items()
+        if flag in longs
+    }
+    choices = {
+        flag: vllm_read.literal_values(root, module, alias)
+        for flag, (module, alias) in flag_classes.CHOICE_FLAGS.items()
+        if flag in longs
+    }
+    return keys, choices
+
+
 def rows(text: str) -> list[list[str]]:
     return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
 
@@ -235,6 +280,7 @@ def main(argv: list[str]) -> int:
         out / PARSERS_FILE: parsers_table(release, vllm_read.tool_parsers(root)),
         out / DEFAULTS_FILE: defaults_table(release, vllm_read.engine_defaults(root)),
         out / METRICS_FILE: metrics_table(release, vllm_read.metrics(root)),
+        out / VALUES_FILE: values_table(release, *derived_values(root, longs)),
     }
     stale = [str(p) for p, text in tables.items() if not p.exists() or p.read_text() != text]
     if check:

@@ -17,7 +17,8 @@ Its ``requirements`` (each ``name==version --hash=sha256:...``) are:
    with a letter or digit), published by attempt (`store_cli.publish_attempt`);
 2. copied by the serving pod's ``fetch-model`` container into ``$HOME/wheels/<step>/``
    (`fetch_lines`), then installed by ``install-requirements`` (the Triton image,
-   `jobs.pip_stage` ``install``: ``--no-index``, hashes required) into
+   `jobs.pip_stage` ``install``: the blueprint's own lines, ``--no-index``, hashes
+   required; never the ``requirements.txt`` of the store copy) into
    ``$HOME/python/<step>/``, which ``PYTHONPATH`` puts on the stub's path: without
    ``EXECUTION_ENV_PATH`` the backend starts the stub with ``execv``, which keeps the
    server's environment (python_backend r25.08 ``src/stub_launcher.cc``).
@@ -74,21 +75,37 @@ def staging_image(env: ServingEnvironment) -> str:
 
 def install_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     """``install-requirements``: each staged step's wheels into ``$HOME/python/<step>``,
-    with the serving image's Python and nothing but the copied wheels (`jobs.pip_stage`)."""
+    with the serving image's Python and nothing but the copied wheels (`jobs.pip_stage`).
+
+    What it installs is the step's own lines of the blueprint — the ones whose hash keys
+    the staged folder — in ``$STEP_<i>_REQUIREMENTS`` of the pod spec, never the
+    ``requirements.txt`` of the store copy: whoever can write the store could add a line
+    there, and its wheel with it. The lines reach the program as a variable, never as
+    script text."""
     steps = staged_steps(model)
     lines = [
-        f'python3 {program(PROGRAM)} install "{WHEELS_DIR}/{s.name}" "{PYTHON_DIR}/{s.name}"'
-        for s in steps
+        f'REQUIREMENTS="${requirements_variable(i)}" python3 {program(PROGRAM)} install '
+        f'"{WHEELS_DIR}/{s.name}" "{PYTHON_DIR}/{s.name}"'
+        for i, s in enumerate(steps)
+    ]
+    requirements = [
+        {"name": requirements_variable(i), "value": "\n".join(s.requirements)}
+        for i, s in enumerate(steps)
     ]
     return {
         "name": "install-requirements",
         "image": triton_image(env, model),
         "command": shell(*lines),
-        "env": [NO_GPU, {"name": "HOME", "value": HOME}],
+        "env": [NO_GPU, {"name": "HOME", "value": HOME}, *requirements],
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
         "securityContext": container_security_context(),
         "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), scripts_mount()],
     }
+
+
+def requirements_variable(index: int) -> str:
+    """The variable of the install container holding the `index`-th staged step's lines."""
+    return f"STEP_{index}_REQUIREMENTS"
 
 
 def scripts(env: ServingEnvironment, model: ServedModel) -> Manifest:

@@ -34,6 +34,13 @@ def render(env: Environment, env_plan: EnvPlan) -> list[str]:
     return lines
 
 
+def _batch_max(plan: Plan) -> str:
+    """``max 16, batching.max_batch_size``: the cap the planned batch is within."""
+    if plan.batch_max is None:
+        return f"max: the engine's default, {plan.batch_setting} unset"
+    return f"max {plan.batch_max}, {plan.batch_setting}"
+
+
 def _model_lines(env: Environment, plan: Plan) -> list[str]:
     model = env.models[plan.model]
     low, mid, high = plan.rps
@@ -45,8 +52,7 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
     out = [
         f"capacity {plan.model}: {plan.peak_rps:g} requests/s at peak; one replica carries "
         f"{mid:.2f} requests/s (band ±{plan.band:.0%}: {low:.2f}-{high:.2f}) from the {source}",
-        f"  batch {plan.batch} ({plan.batch_setting} <= {plan.batch} fits the SLO; limited by "
-        f"{plan.limited_by}): {plan.latency}",
+        f"  batch {plan.batch} ({_batch_max(plan)}; limited by {plan.limited_by}): {plan.latency}",
     ]
     pessimistic = (
         str(plan.replicas_pessimistic) if plan.replicas_pessimistic is not None else "none fits"
@@ -97,7 +103,12 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
             "central": plan.rps[1],
             "optimistic": plan.rps[2],
         },
-        "batch": {"size": plan.batch, "setting": plan.batch_setting, "limited_by": plan.limited_by},
+        "batch": {
+            "size": plan.batch,
+            "setting": plan.batch_setting,
+            "max": plan.batch_max,
+            "limited_by": plan.limited_by,
+        },
         "peak_rps": plan.peak_rps,
         "replicas": {
             "at_peak": plan.replicas,

@@ -130,11 +130,12 @@ def _profile(
                     "keep one point per batch size",
                 )
             seen.add(point["batch_size"])
+        _batches_within_max(env, (*where, "points"), model, seen)
         return
     from inferplane.blueprint.capacity import profile
 
     try:
-        profile.read_csv(profile.read_file(Path(env.doc.source.file).parent, spec["file"]))
+        rows = profile.read_csv(profile.read_file(Path(env.doc.source.file).parent, spec["file"]))
     except OSError as e:
         env.error(
             (*where, "file"),
@@ -147,6 +148,40 @@ def _profile(
             f"{spec['file']}: {e}",
             "write one `<batch size>,<p95 ms>` row per measured batch size under the header",
         )
+    else:
+        _batches_within_max(env, (*where, "file"), model, {b for b, _ in rows})
+
+
+def _batches_within_max(
+    env: EnvView, where: YamlPath, model: Mapping[str, Any], batches: set[int]
+) -> None:
+    """The plan sizes the batch among the measured ones Triton can form (at most
+    ``batching.max_batch_size``; 1 without `batching`): a profile of larger ones only
+    leaves it nothing to size, whatever the SLO."""
+    batching = model.get("batching")
+    limit = batching["max_batch_size"] if batching else 1
+    if not batches or min(batches) <= limit:
+        return
+    measured = ", ".join(map(str, sorted(batches)))
+    if batching:
+        cap = f"batching.max_batch_size ({limit})"
+        hint = (
+            f"measure batch sizes up to {limit} (e.g. perf_analyzer at concurrency 1 to "
+            f"{limit}), or raise batching.max_batch_size to {min(batches)} if the model "
+            "takes such batches"
+        )
+    else:
+        cap = "1, the batch of a model without `batching`"
+        hint = (
+            "measure batch size 1, or add `batching: {max_batch_size: "
+            f"{min(batches)}}}` if the model takes batches"
+        )
+    env.error(
+        where,
+        f"the profile measures batch sizes {measured}, none at or below {cap}: "
+        "there is no batch the model runs to size its capacity from",
+        hint,
+    )
 
 
 def has_traffic(doc: Document, env_name: str) -> bool:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
-from inferplane.blueprint import defaults, secret_refs
+from inferplane.blueprint import defaults, secret_refs, vllm_values
 
 
 @dataclass(frozen=True)
@@ -262,6 +262,18 @@ def extra_args_problems(
             continue
         problem = flag_problem(flag, model, version)
         if problem is None:
+            # An allowed option: the key it names (``--x.key``), then its value, the rest of
+            # `arg` or the next argument.
+            key = vllm_values.key_problem(arg, flag, version)
+            if key is not None:
+                yield i, *key
+                continue
+            at, value = i, arg.split("=", 1)[1] if "=" in arg else None
+            if value is None and i + 1 < len(args) and flag_name(args[i + 1]) is None:
+                at, value = i + 1, args[i + 1]
+            found = vllm_values.value_problem(arg, flag, value, version)
+            if found is not None:
+                yield at, *found
             continue
         message, hint = problem
         if not pinned and "is not an option" in message:

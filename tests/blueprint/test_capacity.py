@@ -177,6 +177,36 @@ def test_profile_file_is_read(tmp_path: Path) -> None:
     assert resolve(doc, "stg").models["ranker"].profile == ((1, 2.0), (8, 4.6), (16, 7.9))
 
 
+def test_a_profile_above_max_batch_size_names_the_batches_not_the_slo() -> None:
+    """Triton never forms a batch above batching.max_batch_size, so a profile of larger
+    ones gives the plan nothing to size: the profile is at fault, not slo.p95_ms."""
+    text = edit("max_batch_size: 16,", "max_batch_size: 4,")
+    text = edit("{batch_size: 1, p95_ms: 2.0}", "{batch_size: 32, p95_ms: 12.0}", text)
+    assert problems(text) == [
+        "bp.yaml:36:9: error: models.ranker.profile.points: the profile measures batch sizes "
+        "8, 16, 32, none at or below batching.max_batch_size (4): there is no batch the model "
+        "runs to size its capacity from; measure batch sizes up to 4 (e.g. perf_analyzer at "
+        "concurrency 1 to 4), or raise batching.max_batch_size to 8 if the model takes such "
+        "batches"
+    ]
+
+
+def test_a_profile_file_without_batch_one_on_a_model_without_batching(tmp_path: Path) -> None:
+    (tmp_path / "ranker.csv").write_text("batch_size,p95_ms\n8,4.6\n16,7.9\n")
+    text = BASE.split("    profile:\n")[0] + "    profile: {file: ranker.csv}\n"
+    text = edit("    batching: {max_batch_size: 16, max_queue_delay_us: 1000}\n", "", text)
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(text)
+    with pytest.raises(BlueprintError) as err:
+        load_blueprint(bp)
+    assert [d.format() for d in err.value.diagnostics] == [
+        f"{bp}:33:21: error: models.ranker.profile.file: the profile measures batch sizes "
+        "8, 16, none at or below 1, the batch of a model without `batching`: there is no batch "
+        "the model runs to size its capacity from; measure batch size 1, or add `batching: "
+        "{max_batch_size: 8}` if the model takes batches"
+    ]
+
+
 def test_batching_window_uses_up_the_latency_budget() -> None:
     text = edit("max_queue_delay_us: 1000", "max_queue_delay_us: 15000")
     assert problems(text) == [

@@ -67,7 +67,15 @@ def test_every_supported_release_has_tables_and_a_wheel() -> None:
 
 @pytest.mark.parametrize("release", RELEASES)
 @pytest.mark.parametrize(
-    "name", ["serve_flags.txt", "env_vars.txt", "tool_parsers.txt", "defaults.txt", "metrics.txt"]
+    "name",
+    [
+        "serve_flags.txt",
+        "env_vars.txt",
+        "tool_parsers.txt",
+        "defaults.txt",
+        "metrics.txt",
+        "flag_values.txt",
+    ],
 )
 def test_the_table_is_of_its_release_wheel_and_this_script(release: str, name: str) -> None:
     s = script()
@@ -92,6 +100,65 @@ def test_the_env_table_is_what_the_script_generates(release: str) -> None:
     every = set().union(*(env_of(r) for r in RELEASES))
     text = (FACTS / release / "env_vars.txt").read_text()
     assert s.env_table(release, env_of(release), every) == text
+
+
+def values_of(release: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(flag -> keys, flag -> every choice, refused ones included) the stored table lists:
+    what `derived_values` read from the wheel."""
+    keys: dict[str, list[str]] = {}
+    choices: dict[str, list[str]] = {}
+    for row in rows((FACTS / release / "flag_values.txt").read_text()):
+        if row[1] == "keys":
+            keys.setdefault(row[0], []).extend(row[2].split())
+        elif row[1] == "refused-key":
+            keys.setdefault(row[0], []).append(row[2])
+        else:
+            choices.setdefault(row[0], []).extend(
+                row[2].split() if row[1] == "choices" else [row[2]]
+            )
+    return keys, choices
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_values_table_is_what_the_script_generates(release: str) -> None:
+    s = script()
+    keys, choices = values_of(release)
+    text = (FACTS / release / "flag_values.txt").read_text()
+    assert s.values_table(release, keys, choices) == text
+    # Every restricted option is an allowed option of the release (the rest take no value
+    # rule, or are refused whole).
+    restricted = {*keys, *choices}
+    assert restricted <= {
+        f for f, e in vllm_owned.flag_table(release).items() if e.kind == "allowed"
+    }
+    assert restricted == {
+        f for f in {*s.flag_classes.JSON_CONFIG_FLAGS, *s.flag_classes.CHOICE_FLAGS}
+        if f in vllm_owned.flag_table(release)
+    }  # fmt: skip
+
+
+def test_a_new_key_or_choice_of_vllm_is_written_and_a_refused_one_says_why() -> None:
+    s = script()
+    keys, choices = values_of("v0.33.0")
+    text = s.values_table(
+        "v0.33.0",
+        {**keys, "--attention-config": [*keys["--attention-config"], "new_key"]},
+        {**choices, "--kv-offloading-backend": ["native", "lmcache", "other"]},
+    )
+    assert " mla_prefill_backend new_key sparse_mla_force_mqa " in text
+    assert "--kv-offloading-backend\tchoices\tnative other\n" in text
+    assert "--kv-offloading-backend\trefused\tlmcache\tsends the KV cache to an LMCache" in text
+    # A refused choice a release lacks is not written (v0.10.2 has no xxhash).
+    assert "xxhash" not in (FACTS / "v0.10.2" / "flag_values.txt").read_text()
+
+
+def test_the_media_cache_directory_is_refused() -> None:
+    """VLLM_MEDIA_CACHE names a directory whose entries vLLM deletes past their TTL or size
+    cap (v0.33.0 vllm/multimodal/media/connector.py, _maybe_evict); its size and TTL alone
+    do nothing."""
+    table = vllm_owned.env_table("v0.33.0")
+    assert table["VLLM_MEDIA_CACHE"].kind == "refused"
+    assert table["VLLM_MEDIA_CACHE_MAX_SIZE_MB"].kind == "allowed"
 
 
 def test_a_table_of_another_script_version_is_stale(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,15 +2,19 @@
 Python is the one the step runs with.
 
     python3 pip_stage.py download <dir>              (the staging Job; REQUIREMENTS)
-    python3 pip_stage.py install <wheels> <target>   (the serving pod, before Triton)
+    python3 pip_stage.py install <wheels> <target>   (the serving pod; REQUIREMENTS)
 
 ``download`` writes the requirements (``REQUIREMENTS``: one ``name==version
 --hash=sha256:<hex>`` per line) to ``<dir>/requirements.txt`` and downloads exactly those
 wheels into ``<dir>``: ``pip download --require-hashes --no-deps --only-binary=:all:`` —
 every file checked against its pinned hash, no dependency resolved behind the list's back,
-no source build. ``install`` installs them from that directory alone: ``pip install
---no-index --find-links <wheels> --require-hashes --no-deps --target <target>``, so nothing
-comes from the internet at start. ``--target`` also skips the "externally managed"
+no source build. ``install`` installs the same lines — ``REQUIREMENTS`` again, set by the
+program from the blueprint, never the ``requirements.txt`` copied from the store, which
+whoever can write the store could change — from that directory alone: ``pip install
+--no-index --find-links <wheels> --require-hashes --no-deps --target <target> -r <lines>``,
+where ``<lines>`` is a file of its own outside the copied folder; so nothing comes from
+the internet at start, and a wheel is installed only when it is one of the blueprint's
+lines with its hash. ``--target`` also skips the "externally managed"
 refusal of Ubuntu's Python (PEP 668; pip ``src/pip/_internal/commands/install.py``:
 "Specifying --root, --target, or --prefix disables the check").
 """
@@ -21,6 +25,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,7 +73,8 @@ def download_command(directory: str) -> list[str]:
     ]
 
 
-def install_command(wheels: str, target: str) -> list[str]:
+def install_command(wheels: str, target: str, requirements: str) -> list[str]:
+    """`requirements`: the file of the blueprint's lines, never one inside `wheels`."""
     return [
         sys.executable,
         "-m",
@@ -85,24 +91,33 @@ def install_command(wheels: str, target: str) -> list[str]:
         "--target",
         target,
         "-r",
-        f"{wheels}/{REQUIREMENTS_FILE}",
+        requirements,
     ]
 
 
+def install(wheels: str, target: str, lines: list[str]) -> int:
+    """Install `lines` from `wheels`; the lines go to a file of their own in ``$TMPDIR``."""
+    with tempfile.TemporaryDirectory(prefix="pip-stage-") as own:
+        requirements = Path(own, REQUIREMENTS_FILE)
+        requirements.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        command = install_command(wheels, target, str(requirements))
+        return subprocess.run(command, check=False).returncode
+
+
 def main(argv: Sequence[str]) -> int:
-    if len(argv) == 2 and argv[0] == "download":
-        try:
-            lines = requirement_lines(os.environ.get("REQUIREMENTS", ""))
-        except RequirementsError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 1
-        Path(argv[1]).mkdir(parents=True, exist_ok=True)
-        Path(argv[1], REQUIREMENTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return subprocess.run(download_command(argv[1]), check=False).returncode
-    if len(argv) == 3 and argv[0] == "install":
-        return subprocess.run(install_command(argv[1], argv[2]), check=False).returncode
-    print(USAGE, file=sys.stderr)
-    return 1
+    if not argv or {"download": 2, "install": 3}.get(argv[0]) != len(argv):
+        print(USAGE, file=sys.stderr)
+        return 1
+    try:
+        lines = requirement_lines(os.environ.get("REQUIREMENTS", ""))
+    except RequirementsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    if argv[0] == "install":
+        return install(argv[1], argv[2], lines)
+    Path(argv[1]).mkdir(parents=True, exist_ok=True)
+    Path(argv[1], REQUIREMENTS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return subprocess.run(download_command(argv[1]), check=False).returncode
 
 
 if __name__ == "__main__":

@@ -146,6 +146,15 @@ def batch_setting(model: Model) -> str:
     return "batching.max_batch_size"
 
 
+def batch_limit(model: Model) -> int | None:
+    """The value of `batch_setting`; None when the blueprint leaves it to the engine."""
+    if model.vllm is not None:
+        return model.vllm.max_num_seqs
+    if model.tensorrt_llm is not None:
+        return model.tensorrt_llm.max_batch_size
+    return max_batch(model)
+
+
 def window_us(model: Model) -> int:
     if model.batching is None:
         return 0

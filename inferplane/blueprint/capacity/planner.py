@@ -75,6 +75,8 @@ class Plan:
     """Requests per second of one replica: pessimistic, central, optimistic."""
     batch: int
     batch_setting: str
+    batch_max: int | None
+    """The value of `batch_setting` (None: unset, the engine's default)."""
     limited_by: str
     latency: str
     """What a request sees at the planned batch (``TTFT 180 ms, ITL 41 ms``)."""
@@ -187,6 +189,11 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
         )
         latency = f"TTFT {p.ttft_ms:.0f} ms, ITL {p.itl_ms:.1f} ms, request {p.e2e_ms:.0f} ms"
         limited = (mid if mid.point else high).limited_by
+        # Named as the profile's are: the blueprint field that stops the batch growing.
+        if limited.endswith("_ms"):
+            limited = f"slo.{limited}"
+        elif limited == "engine batch limit":
+            limited = load.batch_setting(model)
         return _Estimate(name, llm.band, rps, p.batch, limited, latency, slack, None)
     if not model.profile:
         out.skipped[model.name] = "no profile (measured latency per batch size)"
@@ -204,6 +211,12 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
                 f"(slo.p95_ms {slo_ms} ms): no time is left to compute the batch",
                 "shorten the window (a realtime model keeps it at 10 ms or less) or relax the SLO",
             )
+        )
+        return None
+    if all(b > load.max_batch(model) for b, _ in model.profile):
+        # Validation refuses it at the profile (`semantic_capacity`); never blame the SLO.
+        out.skipped[model.name] = (
+            f"no measured batch size at or below batching.max_batch_size ({load.max_batch(model)})"
         )
         return None
     band = profile.BAND
@@ -314,6 +327,7 @@ def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
         rps=rps,
         batch=got.batch,
         batch_setting=load.batch_setting(model),
+        batch_max=load.batch_limit(model),
         limited_by=got.limited_by,
         latency=got.latency,
         peak_rps=peak,

@@ -274,12 +274,56 @@ def test_download_and_install_take_only_hashed_wheels_and_no_index_at_install():
         "--require-hashes", "--no-deps", "--only-binary=:all:", "--dest", "/build/wheels",
         "-r", "/build/wheels/requirements.txt",
     ]  # fmt: skip
-    install = pip_stage.install_command("/w", "/t")
+    install = pip_stage.install_command("/w", "/t", "/tmp/own/requirements.txt")
     assert install[1:] == [
         "-m", "pip", "install", "--disable-pip-version-check", "--no-cache-dir", "--no-index",
         "--find-links", "/w", "--require-hashes", "--no-deps", "--only-binary=:all:",
-        "--target", "/t", "-r", "/w/requirements.txt",
+        "--target", "/t", "-r", "/tmp/own/requirements.txt",
     ]  # fmt: skip
+
+
+def test_install_takes_its_lines_from_the_pod_never_the_copied_folder(tmp_path, monkeypatch):
+    """A ``requirements.txt`` someone put in the store copy is never read: pip gets the
+    lines of ``REQUIREMENTS`` (the blueprint's, set by the program) in a file of its own."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "requirements.txt").write_text("evil==1.0 --hash=sha256:" + "0" * 64 + "\n")
+    monkeypatch.setenv("REQUIREMENTS", HASHED)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    ran = []
+
+    class Done:
+        returncode = 0
+
+    def run(cmd, **kwargs):
+        ran.append((cmd, Path(cmd[-1]).read_text()))
+        return Done()
+
+    monkeypatch.setattr(pip_stage.subprocess, "run", run)
+    monkeypatch.setattr(pip_stage.tempfile, "tempdir", None)
+    assert pip_stage.main(["install", str(wheels), str(tmp_path / "t")]) == 0
+    [(cmd, text)] = ran
+    assert text == HASHED + "\n"
+    assert cmd[-4:-2] == ["--target", str(tmp_path / "t")]
+    assert cmd[-1].startswith(str(tmp_path / "pip-stage-"))
+    assert not Path(cmd[-1]).exists()  # removed once pip is done
+    assert cmd[cmd.index("--find-links") + 1] == str(wheels)
+
+
+def test_install_refuses_unpinned_or_missing_lines_before_pip_runs(monkeypatch, capsys):
+    ran = []
+    monkeypatch.setattr(pip_stage.subprocess, "run", lambda *a, **k: ran.append(a))
+    monkeypatch.delenv("REQUIREMENTS", raising=False)
+    assert pip_stage.main(["install", "/w", "/t"]) == 1
+    monkeypatch.setenv("REQUIREMENTS", "numpy")
+    assert pip_stage.main(["install", "/w", "/t"]) == 1
+    assert pip_stage.main(["install", "/w"]) == 1
+    assert ran == []
+    assert capsys.readouterr().err == (
+        "error: REQUIREMENTS is empty\n"
+        "error: not pinned as name==version --hash=sha256:<hex>: numpy\n"
+        f"{pip_stage.USAGE}\n"
+    )
 
 
 def test_download_refuses_unpinned_requirements_before_pip_runs(tmp_path, monkeypatch, capsys):

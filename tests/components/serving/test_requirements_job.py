@@ -83,14 +83,34 @@ def test_the_serving_pod_installs_from_the_store_copy(speech: Environment) -> No
     install = container(deployment, "install-requirements", init=True)
     assert install["command"][2] == (
         "set -eu\n"
-        "python3 /opt/inferplane/jobs/pip_stage.py install "
+        'REQUIREMENTS="$STEP_0_REQUIREMENTS" python3 /opt/inferplane/jobs/pip_stage.py install '
         '"/home/inferplane/wheels/features" "/home/inferplane/python/features"\n'
-        "python3 /opt/inferplane/jobs/pip_stage.py install "
+        'REQUIREMENTS="$STEP_1_REQUIREMENTS" python3 /opt/inferplane/jobs/pip_stage.py install '
         '"/home/inferplane/wheels/decode" "/home/inferplane/python/decode"'
     )
     triton = container(deployment, "triton")
     assert {"name": "PYTHONPATH", "value": pip_requirements.python_path(
         args_of(speech, "speech")[1])} in triton["env"]  # fmt: skip
+
+
+def test_the_serving_pod_installs_the_blueprints_lines_not_the_stores(
+    speech: Environment,
+) -> None:
+    """The lines the install reads are the blueprint's, the same that key the staged
+    folder, set in the pod spec: a line added to the store's ``requirements.txt`` reaches
+    nothing."""
+    env, model = args_of(speech, "speech")
+    features, decode = pip_requirements.staged_steps(model)
+    install = pip_requirements.install_container(env, model)
+    values = {e["name"]: e.get("value") for e in install["env"]}
+    assert values["STEP_0_REQUIREMENTS"] == "\n".join(features.requirements)
+    assert values["STEP_1_REQUIREMENTS"] == TOKENIZERS
+    assert "requirements.txt" not in install["command"][2]
+    key = pip_requirements.requirements_key(pip_requirements.staging_image(env), decode)
+    assert key == naming.short_hash(
+        "pip", pip_requirements.staging_image(env), *values["STEP_1_REQUIREMENTS"].split("\n"),
+        length=16,
+    )  # fmt: skip
 
 
 def test_requirements_need_the_weights_stager(speech: Environment) -> None:
