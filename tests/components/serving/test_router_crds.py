@@ -21,7 +21,7 @@ UPSTREAM = {
     "llm-d.ai_inferenceobjectives.yaml": REFERENCE / "llm-d-router-v0.10.0/crd",
 }
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
-RELEASE = "kubernetes:helm.sh/v3:Release"
+RELEASE = "kubernetes:helm.sh/v4:Chart"
 
 
 def test_the_vendored_crds_are_the_pinned_files() -> None:
