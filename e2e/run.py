@@ -45,6 +45,8 @@ import nodes as node_shapes  # noqa: E402
 import verify  # noqa: E402
 from tools import TOOLS  # noqa: E402
 
+from inferplane.components.serving import router  # noqa: E402
+
 VENV = Path(os.environ.get("VENV", REPO / ".venv")).resolve()
 
 
@@ -114,9 +116,12 @@ ROUTER_CHART = REPO / "tests" / "reference" / "llm-d-router-v0.10.0" / "charts"
 
 
 def _router_chart(state: Path) -> Path:
+    """The pinned chart source with its dependency in charts/, as a user prepares a local
+    copy (`router.local_chart_problem`)."""
     copy = state / "router-chart"
     if not copy.exists():
         shutil.copytree(ROUTER_CHART, copy)
+        shutil.copytree(copy / "routerlib", copy / router.ROUTER_CHART / "charts" / "router")
     return copy
 
 
@@ -133,8 +138,7 @@ def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
         f"  inferplane:blueprint: {json.dumps(str(blueprint))}\n"
         f"  inferplane:environment: {json.dumps(environment)}\n"
         # No registry is reachable here: the llm-d router's chart comes from its pinned
-        # source, kept (and hash-checked) in tests/reference, copied first because Helm
-        # writes the resolved dependency (charts/, Chart.lock) beside it.
+        # source, kept (and hash-checked) in tests/reference.
         f"  inferplane:routerChart: {json.dumps(str(_router_chart(state)))}\n"
     )
     return proj
@@ -288,11 +292,6 @@ def not_runnable(env: Any) -> list[str]:
     - A Redis response cache's password is a `pulumi_random.RandomPassword`, and the random
       provider (github.com/pulumi/pulumi-random/provider/v4) is not served by the Go module
       proxy, so no `pulumi-resource-random` can be built (e2e/tools.toml).
-    - An llm-aware model's endpoint pickers come from the llm-d router chart v0.10.0, which
-      gives the picker container no securityContext
-      (config/charts/routerlib/templates/_deployment.yaml); the model namespace enforces the
-      `restricted` Pod Security level, so the API server refuses those pods and the release
-      never becomes what the blueprint declares (validate warns at `routing.mode`).
     """
     reasons = []
     installed = [
@@ -311,13 +310,6 @@ def not_runnable(env: Any) -> list[str]:
             f"models {', '.join(cached)} keep a Redis response cache, whose password needs "
             "the random provider plugin, which cannot be built here (its Go module is not "
             "served)"
-        )
-    routed = [m.name for m in env.models.values() if m.routing.mode == "llm_aware"]
-    if routed:
-        reasons.append(
-            f"models {', '.join(routed)} route llm_aware: the llm-d router chart v0.10.0 sets "
-            "no securityContext on its endpoint picker, so the namespace's restricted Pod "
-            "Security refuses the picker pods"
         )
     return reasons
 

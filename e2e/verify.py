@@ -170,6 +170,7 @@ def inference_pools(client: Kube, env: Environment) -> dict[str, Any]:
     pods = blueprint_pods(client, env)
     problems: list[str] = []
     found: dict[str, list[str]] = {}
+    pickers: dict[str, list[str]] = {}
     for model in routed:
         for zone in env.pool_of(model).zones:
             name = naming.zone_deployment(model.name, zone)
@@ -193,9 +194,50 @@ def inference_pools(client: Kube, env: Environment) -> dict[str, Any]:
                         f"zone {node_zone}, not {zone}"
                     )
             found[name] = sorted(p["metadata"]["name"] for p in selected)
+            pickers[name] = _pickers(client, ns, name, zone, nodes, problems)
     if problems:
         raise Failed("; ".join(problems))
-    return {"pools": len(found), "pods_by_pool": found}
+    return {"pools": len(found), "pods_by_pool": found, "pickers_by_pool": pickers}
+
+
+def _pickers(
+    client: Kube,
+    ns: str,
+    release: str,
+    zone: str,
+    nodes: dict[str, dict[str, str]],
+    problems: list[str],
+) -> list[str]:
+    """The zone's endpoint picker pods: as many as its Deployment asks (so the namespace's
+    restricted Pod Security admitted them), each on a node of that zone."""
+    epp = f"{release}-epp"
+    deployment = client.get(f"/apis/apps/v1/namespaces/{ns}/deployments/{epp}")
+    wanted = deployment["spec"].get("replicas", 1)
+
+    def placed() -> list[dict]:
+        found = client.items(
+            f"/api/v1/namespaces/{ns}/pods", labelSelector=f"llm-d-router-gateway={epp}"
+        )
+        done = len(found) >= wanted and all(p["spec"].get("nodeName") for p in found)
+        return found if done else []
+
+    try:
+        pods = client.wait(f"{wanted} scheduled pods of {epp}", placed, 60)
+    except TimeoutError:
+        pods = client.items(
+            f"/api/v1/namespaces/{ns}/pods", labelSelector=f"llm-d-router-gateway={epp}"
+        )
+    if len(pods) < wanted:
+        events = client.items(
+            f"/api/v1/namespaces/{ns}/events", fieldSelector="reason=FailedCreate"
+        )
+        why = "; ".join(e.get("message", "") for e in events if epp in e.get("message", ""))
+        problems.append(f"{epp} has {len(pods)} of {wanted} picker pods ({why or 'no event'})")
+    for p in pods:
+        node_zone = nodes.get(p["spec"].get("nodeName", ""), {}).get(ZONE)
+        if node_zone != zone:
+            problems.append(f"picker {p['metadata']['name']} runs in zone {node_zone}, not {zone}")
+    return sorted(p["metadata"]["name"] for p in pods)
 
 
 def _model_pod(env: Environment, pod: dict, node: dict[str, str]) -> list[str]:
@@ -276,7 +318,12 @@ def still_there(client: Kube, objects: list[dict[str, str]], timeout: float = 60
     cache: dict = {}
     paths = []
     for o in objects:
-        template, namespaced = _plural(client, o["apiVersion"], o["kind"], cache)
+        try:
+            template, namespaced = _plural(client, o["apiVersion"], o["kind"], cache)
+        except KubeError as err:
+            if err.status == 404:  # its API group went with its CRD, which the stack owned
+                continue
+            raise
         prefix = f"namespaces/{o['namespace']}/" if namespaced and o["namespace"] else ""
         paths.append(
             (
@@ -381,11 +428,14 @@ def preemption(client: Kube, env: Environment) -> dict[str, Any]:
     so_path = f"/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects/{so['metadata']['name']}"
     target = so["spec"]["scaleTargetRef"]["name"]
     dep_path = f"/apis/apps/v1/namespaces/{ns}/deployments/{target}"
-    before = client.get(dep_path)["spec"].get("replicas", 1)
+    deployment = client.get(dep_path)
+    before = deployment["spec"].get("replicas", 1)
     # Enough replicas to take every free GPU of the pool and then one more: that one has
-    # room only where a placeholder runs, so the scheduler must preempt one.
+    # room only where a placeholder runs, so the scheduler must preempt one. A Deployment
+    # of one zone (an llm-aware model's) reaches only that zone's GPUs.
+    zone = deployment["spec"]["template"]["metadata"].get("labels", {}).get(naming.ZONE_LABEL)
     units = model.gpus
-    extra = free_units(client, pool.name, pool.gpu_resource) // units + 1
+    extra = free_units(client, pool.name, pool.gpu_resource, zone) // units + 1
     old_min = so["spec"].get("minReplicaCount", 0)
     new_min = before + extra
     placeholders_before = _placeholders(client, ns, pool.name)
@@ -441,9 +491,12 @@ def preemption(client: Kube, env: Environment) -> dict[str, Any]:
     }
 
 
-def free_units(client: Kube, pool: str, resource: str) -> int:
-    """GPU units of `pool`'s nodes that no running pod requests."""
-    nodes = client.items("/api/v1/nodes", labelSelector=f"{naming.POOL_LABEL}={pool}")
+def free_units(client: Kube, pool: str, resource: str, zone: str | None = None) -> int:
+    """GPU units of `pool`'s nodes (in `zone`, if given) that no running pod requests."""
+    selector = f"{naming.POOL_LABEL}={pool}"
+    if zone is not None:
+        selector += f",{naming.TOPOLOGY_ZONE_LABEL}={zone}"
+    nodes = client.items("/api/v1/nodes", labelSelector=selector)
     free = {n["metadata"]["name"]: int(n["status"]["allocatable"].get(resource, 0)) for n in nodes}
     for pod in client.items("/api/v1/pods"):
         node = pod["spec"].get("nodeName")

@@ -23,7 +23,7 @@ from inferplane.policies.resources import (
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
     GPU_RESOURCE,
-    HELM_RELEASE,
+    HELM_KINDS,
     JOB,
     KARPENTER_NODE_POOL,
     PROMETHEUS_RULE,
@@ -423,9 +423,10 @@ class RouterRelease:
 
 
 def router_releases(stack: Stack) -> tuple[RouterRelease, ...]:
-    """Every llm-d router release of the stack, by its chart's name."""
+    """Every llm-d router release of the stack, by its chart's name, installed as a Helm
+    release or rendered by Pulumi."""
     found = []
-    for r in stack.of_type(HELM_RELEASE):
+    for r in stack.of_type(*HELM_KINDS):
         chart = str(r.props.get("chart") or "")
         if chart.rstrip("/").rsplit("/", 1)[-1] != ROUTER_CHART:
             continue

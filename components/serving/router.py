@@ -10,7 +10,7 @@ endpoint picker and proxy. A request that enters a zone stays there.
 
 Per zone (release ``<model>-<zone>``, in the model's namespace):
 
-- the Helm release of ``llm-d-router-standalone`` (``oci://ghcr.io/llm-d/charts``, version
+- the chart ``llm-d-router-standalone`` (``oci://ghcr.io/llm-d/charts``, version
   `ROUTER_VERSION`; upstream's chart source at that tag is
   ``config/charts/llm-d-router-standalone`` with its ``routerlib`` dependency). Its values
   (`router_values`) set only keys of the chart's own values.yaml (tests hold them to it):
@@ -24,8 +24,9 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   ``InferenceObjective`` per priority, node affinity to the zone, and metrics without token
   auth (``--metrics-endpoint-auth=false``; the NetworkPolicy admits Prometheus only). The
   chart renders the ``InferencePool`` named after the release, the picker Deployment
-  ``<release>-epp`` and its Service; they are opaque to policies as Helm output, so what a
-  policy must see is here explicitly:
+  ``<release>-epp`` and its Service, which the offline check does not see (they exist
+  once the chart is rendered at deploy time), so what a policy must see is here
+  explicitly:
 - PodDisruptionBudget ``<release>-epp``: a node drain leaves one picker pod;
 - ServiceMonitor ``<release>-epp``: the picker's metrics (Service port ``http-metrics``,
   ``routerlib/templates/_service.yaml``);
@@ -34,16 +35,13 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   the client port 8000. One per zone because the chart labels each release's pods with its
   own name only (``llm-d-router-gateway: <release>-epp``, ``_helpers.tpl``), so no one
   Service can select the proxies of two zones.
+- NetworkPolicy ``<release>-epp``: the picker pods' ingress and egress (`router_pods`).
 
-Known limit, found by the end-to-end run: the chart at v0.10.0 renders no
-``securityContext`` for the picker's container or pod (``routerlib/templates/
-_deployment.yaml``; only the proxy has ``router.proxy.securityContext``), so in the
-blueprint's namespace, which enforces the ``restricted`` Pod Security level, the picker's
-pods are refused (``allowPrivilegeEscalation``, ``capabilities``, ``runAsNonRoot``,
-``seccompProfile``) and the zone's router never starts. Routers run once the chart can
-set them (the proxy's could be, through ``router.proxy.securityContext``, once its image's
-user is known), or in a namespace of a lower level, which this module does not choose on
-the blueprint's behalf.
+Pod Security and network: the chart renders no ``securityContext`` for the picker, which
+the namespace's ``restricted`` level would refuse, so the chart is rendered by Pulumi
+(``helm.v4.Chart``, each object a resource of its own) and a transform completes the
+picker's Deployment before it is sent; the picker pods get their own NetworkPolicy. Both
+are in `router_pods`.
 """
 
 from __future__ import annotations
@@ -51,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import pulumi
@@ -59,6 +58,7 @@ import yaml
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import MinMax
+from inferplane.components.serving import router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.load_balancer import lb_annotations, lb_service_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -94,6 +94,36 @@ METRICS_PORT_NAME: Final = "http-metrics"
 PLUGINS_FILE: Final = "inferplane-plugins.yaml"
 FLOW_CONTROL_GATE: Final = "flowControl"
 """``pkg/epp/flowcontrol/config.go``: ``FeatureGate = "flowControl"``."""
+
+
+LIBRARY_CHART: Final = "router"
+"""The chart's one dependency, ``routerlib`` (its Chart.yaml ``name: router``), which the
+standalone chart's Chart.yaml takes from ``file://../routerlib``."""
+
+
+def local_chart_problem(directory: str) -> str | None:
+    """What keeps the local copy `directory` (stack config ``inferplane:routerChart``) from
+    being rendered, or None.
+
+    Helm renders a chart only with its dependencies in its ``charts/`` folder. Resolving
+    them at deploy time (``dependencyUpdate``) writes that folder, and every zone's router
+    renders the same copy at once, so two updates race (seen in the end-to-end run:
+    "found in Chart.yaml, but missing in charts/ directory: router"); the copy must
+    therefore carry it, as the registry's package does."""
+    chart = Path(directory) / ROUTER_CHART
+    if not (chart / "Chart.yaml").is_file():
+        return (
+            f"{directory} has no {ROUTER_CHART}/Chart.yaml; point it at the folder holding "
+            f"the pinned chart source ({ROUTER_CHART} beside routerlib)"
+        )
+    deps = chart / "charts"
+    if (deps / LIBRARY_CHART / "Chart.yaml").is_file() or any(deps.glob(f"{LIBRARY_CHART}-*.tgz")):
+        return None
+    return (
+        f"{chart}/charts has no {LIBRARY_CHART!r} dependency; copy it in once: "
+        f"cp -r {Path(directory) / 'routerlib'} {deps / LIBRARY_CHART} "
+        f"(or run `helm dependency build {chart}`)"
+    )
 
 
 def release_name(model: ServedModel, zone: str) -> str:
@@ -329,25 +359,28 @@ class ModelRouter(pulumi.ComponentResource):
         }
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         local = env.router_chart
-        chart = k8s.helm.v3.Release(
+        chart = k8s.helm.v4.Chart(
             name,
             name=release,
-            # A local copy of the pinned source resolves its file://../routerlib dependency
-            # itself (`dependency_update`); the registry's package has it inside.
+            # A local copy carries its dependency in charts/ (`local_chart_problem`), as the
+            # registry's package does.
             chart=f"{local.rstrip('/')}/{ROUTER_CHART}"
             if local
             else f"{ROUTER_CHART_REPO}/{ROUTER_CHART}",
             version=None if local else ROUTER_VERSION,
-            dependency_update=True if local else None,
             namespace=ns,
             values=router_values(env, model, zone),
             # Under leader election only the leading picker reports ready (the chart's
-            # readiness probe asks the `readiness` gRPC service above one replica), so Helm's
+            # readiness probe asks the `readiness` gRPC service above one replica), so a
             # wait for every replica would never end; the Deployment's state is watched by
             # the router-down alert instead.
             skip_await=True,
             opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(depends_on=list(args.after))
+                child,
+                pulumi.ResourceOptions(
+                    depends_on=list(args.after),
+                    transforms=[router_pods.restricted_picker_pod(epp_name(model, zone))],
+                ),
             ),
         )
         after_chart = pulumi.ResourceOptions.merge(
@@ -386,7 +419,19 @@ class ModelRouter(pulumi.ComponentResource):
             spec=lb_spec(env, model, zone),
             opts=after_chart,
         )
-        self.pool_name = chart.status.apply(lambda _: release)
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-epp-network-policy",
+            metadata={"name": epp_name(model, zone), "namespace": ns, "labels": labels},
+            spec=router_pods.picker_network_policy_spec(
+                env,
+                model,
+                picker_labels=epp_pod_labels(model, zone),
+                pool_labels=pool_labels(env, model, zone),
+                proxy_port=PROXY_PORT,
+            ),
+            opts=child,
+        )
+        self.pool_name = chart.resources.apply(lambda _: release)
         self.lb_service_name = lb.metadata.apply(lambda _: f"{release}-lb")
         self.register_outputs(
             {"pool_name": self.pool_name, "lb_service_name": self.lb_service_name}

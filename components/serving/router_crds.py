@@ -13,8 +13,18 @@ copies of the pinned files beside this module (``crds/``; their SHA-256 are in
 - ``llm-d.ai_inferenceobjectives.yaml``: llm-d/llm-d-router v0.10.0 (commit
   71f4f0999f95b96c49a9d0c4afbd18dfdb943c26) ``config/crd/bases/``.
 
-A cluster that has them already (another gateway installed them) conflicts with these:
-Pulumi refuses to create what exists, and says so at ``pulumi up``.
+Several stacks may serve llm-aware models on one cluster (two blueprints sharing it), and
+another gateway may have installed the CRDs already, so no stack owns them: each applies
+them as a server-side-apply patch (``CustomResourceDefinitionPatch``), which creates a
+missing CRD and otherwise takes a share of its fields, and keeps them when it is destroyed
+(``retain_on_delete``). pulumi-kubernetes creates a Patch resource with an apply request
+and deletes it by giving its fields up (``provider/pkg/await/await.go`` `Creation`,
+`Deletion`, ``ssa.Relinquish``), which it refuses for a required field such as a CRD's
+``spec`` (``provider/pkg/provider/provider.go`` `Delete`: "set the retainOnDelete resource
+option"); a plain ``CustomResourceDefinition`` would instead fail on a cluster that has
+one (AlreadyExists, CHANGELOG #2926) and delete every other stack's pools with it. A
+stack pinning other CRD contents than another's conflicts on those fields at ``pulumi
+up`` (not forced), which is the signal to align the pins.
 """
 
 from __future__ import annotations
@@ -45,18 +55,20 @@ def crd_manifest(file: str) -> dict[str, Any]:
 
 def router_crds(
     name: str, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None
-) -> list[k8s.apiextensions.v1.CustomResourceDefinition]:
-    """The InferencePool and InferenceObjective CRDs, as explicit resources."""
+) -> list[k8s.apiextensions.v1.CustomResourceDefinitionPatch]:
+    """The InferencePool and InferenceObjective CRDs, applied and kept (module docstring)."""
     out = []
     for file in sorted(CRD_SHA256):
         crd = crd_manifest(file)
         short = crd["spec"]["names"]["plural"]
         out.append(
-            k8s.apiextensions.v1.CustomResourceDefinition(
+            k8s.apiextensions.v1.CustomResourceDefinitionPatch(
                 f"{name}-{short}",
                 metadata=crd["metadata"],
                 spec=crd["spec"],
-                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(provider=provider)),
+                opts=pulumi.ResourceOptions.merge(
+                    opts, pulumi.ResourceOptions(provider=provider, retain_on_delete=True)
+                ),
             )
         )
     return out

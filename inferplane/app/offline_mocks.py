@@ -245,6 +245,7 @@ CLUSTER_SCOPED_KINDS = frozenset(
         "PersistentVolume",
         "StorageClass",
         "CustomResourceDefinition",
+        "CustomResourceDefinitionPatch",
         "ClusterRole",
         "ClusterRoleBinding",
         "PriorityClass",

@@ -22,6 +22,7 @@ import pulumi
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_diagnostics
 from inferplane.blueprint.model import Environment
+from inferplane.components.serving import router
 from inferplane.components.serving.secrets import is_offline
 from inferplane.components.stack import InferenceStack, InferenceStackArgs
 from inferplane.components.stack_serving import (
@@ -111,6 +112,10 @@ def main(project_dir: Path | str | None = None) -> None:
         raise pulumi.RunError(message) from None
     except OSError as exc:
         raise pulumi.RunError(f"cannot read the blueprint (inferplane:blueprint): {exc}") from None
+    chart = config.get("routerChart")
+    problem = router.local_chart_problem(chart) if chart else None
+    if problem and any(m.routing.mode == "llm_aware" for m in env.models.values()):
+        raise pulumi.RunError(f"inferplane:routerChart: {problem}; nothing was deployed")
     try:
         deploy(env)
     except BlueprintError as exc:

@@ -26,7 +26,7 @@ the override's line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import defaults
@@ -41,22 +41,6 @@ ROUTER_OPTIONS = ("prefix_cache", "flow_control", "priorities", "pickers")
 
 def llm_aware(model: Mapping[str, Any]) -> bool:
     return (model.get("routing") or {}).get("mode", defaults.ROUTING_MODE) == "llm_aware"
-
-
-def advisories(env: EnvView) -> Iterator[tuple[YamlPath, str, str]]:
-    """(path, message, hint) warnings of llm-aware models: what the pinned router cannot
-    yet do in inferplane's namespace."""
-    for name, model in (env.data.get("models") or {}).items():
-        if llm_aware(model) and model["server"] == "vllm":
-            yield (
-                ("models", name, "routing", "mode"),
-                "the llm-d router v0.10.0 chart gives its endpoint picker no securityContext "
-                "(config/charts/routerlib/templates/_deployment.yaml), and the blueprint's "
-                "namespace enforces the restricted Pod Security level, which refuses those "
-                "pods: the zone's load balancer then has no proxy to send requests to",
-                "keep routing.mode: round_robin where the endpoint must serve, until the "
-                "chart sets one or the namespace's level is lowered by the platform",
-            )
 
 
 def check_routing(env: EnvView) -> None:

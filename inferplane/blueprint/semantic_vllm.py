@@ -33,7 +33,6 @@ from inferplane.blueprint import (
     llm_catalog,
     semantic_hub,
     semantic_latency,
-    semantic_routing,
     semantic_serving,
     semantic_trtllm,
     semantic_trtllm_fit,
@@ -77,8 +76,7 @@ def advisories(doc: Document) -> list[Diagnostic]:
         guessed = [
             Finding("warning", *advisory) for advisory in semantic_serving.warmup_type_guesses(env)
         ]
-        routed = [Finding("warning", *advisory) for advisory in semantic_routing.advisories(env)]
-        for f in [*findings(env), *hub, *latency, *guessed, *routed]:
+        for f in [*findings(env), *hub, *latency, *guessed]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")

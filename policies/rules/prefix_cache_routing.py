@@ -59,7 +59,8 @@ RULE = Rule(
     ),
     links=("https://github.com/llm-d/llm-d-router/tree/v0.10.0/config/charts",),
     sources=(
-        "Resources only: the llm-d-router-standalone Helm releases' values "
+        "Resources only: the llm-d-router-standalone chart's values (a Helm release or "
+        "a chart Pulumi renders) "
         "(router.epp.pluginsConfigFile and router.epp.pluginsCustomConfig)."
     ),
     passing_example="""\

@@ -100,7 +100,8 @@ RULE = Rule(
         ),
     ),
     sources=(
-        "Resources only: the llm-d-router-standalone Helm releases' values "
+        "Resources only: the llm-d-router-standalone chart's values (a Helm release or "
+        "a chart Pulumi renders) "
         "(router.epp.replicas, router.proxy.failOpen, router.inferencePool.failureMode) and "
         "the PodDisruptionBudgets; offline the replicas come from models.<m>.routing.pickers."
     ),

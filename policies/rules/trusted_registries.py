@@ -149,6 +149,8 @@ RULE = Rule(
                 "gcr.io/google.com/cloudsdktool/*",
                 "registry.k8s.io/pause",
                 "docker.io/valkey/valkey",
+                "ghcr.io/llm-d/llm-d-router-endpoint-picker",
+                "docker.io/envoyproxy/envoy",
                 "{region}-docker.pkg.dev/{project}/*",
                 "gcr.io/{project}/*",
             ],

@@ -10,7 +10,6 @@ from inferplane.blueprint import wake
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic_vllm import advisories
 from inferplane.blueprint.vllm_owned import extra_args_problems
 
 BASE = """\
@@ -186,15 +185,3 @@ def test_kv_events_stay_refused_while_precise_scoring_is() -> None:
                 "remove it",
             )
         ]
-
-
-def test_validate_warns_that_the_pinned_pickers_cannot_run_in_a_restricted_namespace() -> None:
-    warnings = [d.format() for d in advisories(load_text(BASE, "bp.yaml"))]
-    assert [w for w in warnings if "routing" in w] == [
-        "bp.yaml:22:13: warning: models.chat.routing.mode: the llm-d router v0.10.0 chart "
-        "gives its endpoint picker no securityContext (config/charts/routerlib/templates/"
-        "_deployment.yaml), and the blueprint's namespace enforces the restricted Pod "
-        "Security level, which refuses those pods: the zone's load balancer then has no "
-        "proxy to send requests to; keep routing.mode: round_robin where the endpoint must "
-        "serve, until the chart sets one or the namespace's level is lowered by the platform"
-    ]

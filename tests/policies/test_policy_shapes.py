@@ -318,6 +318,17 @@ def test_pinned_images_and_charts() -> None:
     release = S.res(R.HELM_RELEASE, "keda", {"chart": "keda"})
     [finding] = run("pinned-images", [release])
     assert finding.field == ("versions", "keda")
+    # A chart Pulumi renders is held to the same; one read from a directory is its files.
+    rendered = S.res(R.HELM_CHART, "router", {"chart": "oci://ghcr.io/llm-d/charts/x"})
+    assert "without a version" in run("pinned-images", [rendered])[0].message
+    local = S.res(R.HELM_CHART, "router", {"chart": "/srv/charts/llm-d-router-standalone"})
+    assert run("pinned-images", [local]) == []
+    relative = S.res(R.HELM_CHART, "router", {"chart": "./llm-d-router-standalone"})
+    assert run("pinned-images", [relative]) == []
+    # What `pulumi preview` shows a policy pack of a rendered chart: no inputs at all.
+    assert run("pinned-images", [S.res(R.HELM_CHART, "router", {})]) == []
+    repo = {"chart": "./x", "repositoryOpts": {"repo": "https://charts.example.com"}}
+    assert len(run("pinned-images", [S.res(R.HELM_RELEASE, "x", repo)])) == 1
 
 
 def test_capacity_headroom_counts_keda_default_max() -> None:

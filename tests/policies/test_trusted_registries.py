@@ -40,6 +40,12 @@ def test_repository(image: str, expected: tuple[str, str]) -> None:
         ("valkey/valkey:9.0.8-alpine", GCP, True),
         ("docker.io/valkey/valkey-evil:9.0.8", AWS, False),
         ("valkey:9.0.8", AWS, False),  # docker.io/library/valkey: not the project's own
+        # The llm-d router's picker and its Envoy proxy, as its chart renders them.
+        ("ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0", AWS, True),
+        ("ghcr.io/llm-d/llm-d-router-endpoint-picker-evil:v0.10.0", AWS, False),
+        ("ghcr.io/someone/llm-d-router-endpoint-picker:v0.10.0", AWS, False),
+        ("docker.io/envoyproxy/envoy:distroless-v1.33.2", GCP, True),
+        ("envoyproxy/envoy-contrib:v1.33.2", GCP, False),
         # No default trusts an ECR registry: the platform lists its accounts (ecr_accounts).
         ("123456789012.dkr.ecr.us-east-1.amazonaws.com/vllm:1", AWS, False),
         ("123456789012.dkr.ecr.us-east-1.amazonaws.com.evil.io/vllm:1", AWS, False),

@@ -163,3 +163,24 @@ def test_unknown_environment_and_missing_blueprint_register_nothing(tmp_path: Pa
     missing = str(tmp_path / "nope.yaml")
     rec, caught = _run_main_catching({"inferplane:blueprint": missing}, "staging", "staging")
     assert len(rec) == 0 and "nope.yaml" in str(caught[0])
+
+
+def test_a_local_router_chart_without_its_dependency_registers_nothing(tmp_path: Path) -> None:
+    blueprint = STACKS / "../blueprints/llm-routing.yaml"
+    env = resolve_file(blueprint, "prod")
+    config = {"inferplane:blueprint": str(blueprint), "inferplane:routerChart": str(tmp_path)}
+    caught: list[pulumi.RunError] = []
+
+    def program() -> None:
+        try:
+            main(STACKS)
+        except pulumi.RunError as exc:
+            caught.append(exc)
+
+    rec = run_callable(program, stack="prod", facts=facts_of(env), config=config)
+    assert len(rec) == 0
+    assert str(caught[0]) == (
+        f"inferplane:routerChart: {tmp_path} has no llm-d-router-standalone/Chart.yaml; "
+        "point it at the folder holding the pinned chart source (llm-d-router-standalone "
+        "beside routerlib); nothing was deployed"
+    )

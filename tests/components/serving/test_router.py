@@ -5,6 +5,7 @@ objectives the chart renders from them held to the pinned CRDs."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from inferplane.components.serving.spec import ServingArgsError
 
 CHART = Path(__file__).resolve().parents[2] / "reference" / "llm-d-router-v0.10.0" / "charts"
 """The pinned chart, vendored verbatim (tests/reference/README.md holds each file's hash)."""
-RELEASE = "kubernetes:helm.sh/v3:Release"
+RELEASE = "kubernetes:helm.sh/v4:Chart"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
 ZONES = ("us-central1-a", "us-central1-b")
@@ -353,7 +354,25 @@ def test_a_local_copy_of_the_chart_replaces_the_registry(prod: Environment) -> N
     for release in rec.of_type(RELEASE):
         assert release.get("chart") == "/charts/llm-d/llm-d-router-standalone"
         assert release.get("version") is None
-        assert release.get("dependencyUpdate") is True
+        # Every zone renders the same copy: resolving its dependency there would race.
+        assert release.get("dependencyUpdate") is None
+
+
+def test_a_local_copy_must_carry_its_dependency(tmp_path: Path) -> None:
+    copy = tmp_path / "charts"
+    shutil.copytree(CHART, copy)
+    problem = router.local_chart_problem(str(copy))
+    assert problem == (
+        f"{copy}/llm-d-router-standalone/charts has no 'router' dependency; copy it in "
+        f"once: cp -r {copy}/routerlib {copy}/llm-d-router-standalone/charts/router "
+        f"(or run `helm dependency build {copy}/llm-d-router-standalone`)"
+    )
+    shutil.copytree(copy / "routerlib", copy / "llm-d-router-standalone/charts/router")
+    assert router.local_chart_problem(str(copy)) is None
+    assert router.local_chart_problem(str(tmp_path)) == (
+        f"{tmp_path} has no llm-d-router-standalone/Chart.yaml; point it at the folder "
+        "holding the pinned chart source (llm-d-router-standalone beside routerlib)"
+    )
 
 
 def test_a_zone_at_zero_wakes_on_its_routers_queue(prod: Environment) -> None:

@@ -20,8 +20,8 @@ UPSTREAM = {
     / "gateway-api-inference-extension-v1.6.0/crd",
     "llm-d.ai_inferenceobjectives.yaml": REFERENCE / "llm-d-router-v0.10.0/crd",
 }
-CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
-RELEASE = "kubernetes:helm.sh/v3:Release"
+CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch"
+RELEASE = "kubernetes:helm.sh/v4:Chart"
 
 
 def test_the_vendored_crds_are_the_pinned_files() -> None:
@@ -42,6 +42,8 @@ def test_the_stack_creates_the_crds_before_the_routers(run_mocked: Any) -> None:
         "inferenceobjectives.llm-d.ai",
         "inferencepools.inference.networking.k8s.io",
     ]
+    # Applied, shared with any other owner, and kept when this stack goes.
+    assert all(r.options.get("retain_on_delete") is True for r in crds.values())
     urns = {r.urn for r in crds.values()}
     routers = [r for r in rec.of_type(RELEASE) if "llm-d-router" in str(r.get("chart"))]
     assert len(routers) == 2

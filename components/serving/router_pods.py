@@ -1,0 +1,157 @@
+"""What the llm-d router's pods may do: the Pod Security settings its chart cannot express,
+and their NetworkPolicy.
+
+Pod Security. The blueprint's namespace enforces the ``restricted`` level
+(`inferplane.components.hardening`), which refuses a pod unless every container sets
+``allowPrivilegeEscalation: false``, drops ``ALL`` capabilities and runs as non-root, and the
+pod or each container sets a ``RuntimeDefault`` or ``Localhost`` seccomp profile
+(https://kubernetes.io/docs/concepts/security/pod-security-standards/, "Restricted"). The
+chart at v0.10.0 renders no ``securityContext`` for the picker's container or its pod
+(``config/charts/routerlib/templates/_deployment.yaml``; only the proxy sidecar reads
+``router.proxy.securityContext``), so `restricted_picker_pod` adds them to the rendered
+Deployment before it is sent, as a Pulumi transform of the chart's children. Both images
+run as a non-root user already, so no user is invented:
+
+- the picker: ``USER 65532:65532`` (llm-d/llm-d-router ``Dockerfile.epp`` at v0.10.0);
+- the Envoy proxy, ``envoyproxy/envoy:distroless-<version>`` (the chart's preset,
+  ``config/charts/llm-d-router-standalone/values.yaml``): the ``envoy-distroless`` stage of
+  envoyproxy/envoy ``ci/Dockerfile-envoy`` is built on ``gcr.io/distroless/...:nonroot``,
+  whose user is ``nonroot``, uid 65532 (GoogleContainerTools/distroless README, "nonroot").
+
+The uid is still written out (`PICKER_UID`): the kubelet can verify ``runAsNonRoot`` only
+for a numeric user. The root filesystem is left writable: neither image's needs for
+scratch space are documented, and ``restricted`` does not ask for it.
+
+NetworkPolicy ``<model>-<zone>-epp``. The namespace denies everything but DNS by default;
+a picker pod (the picker and its proxy sidecar) gets exactly:
+
+- ingress on the proxy's listener (`router.PROXY_PORT`) from the ranges that may reach the
+  model at all (`load_balancer.source_cidrs`, as for the model's own load balancer);
+- ingress on the picker's metrics port from the Prometheus namespace;
+- egress to its zone's model pods on their serving port: the proxy forwards requests, the
+  picker scrapes their ``/metrics``;
+- egress to the Kubernetes API server (the picker watches its InferencePool, the pods and
+  its objectives, and leader election holds a Lease): TCP 443 and 6443 to the cluster's
+  network. EKS clusters inferplane creates enable the private endpoint, whose network
+  interfaces sit in the cluster's subnets
+  (https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html), and GKE's
+  Private Service Connect endpoint lies within the cluster network
+  (https://cloud.google.com/kubernetes-engine/docs/concepts/private-service-connect);
+  policies match the endpoint after the ``kubernetes`` Service's address is translated.
+  On a cluster whose network is not known (attached, or ``kubernetes``), the private
+  ranges stand for it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any, Final
+
+import pulumi
+
+from inferplane.components.serving.containers import PORTS, Manifest
+from inferplane.components.serving.load_balancer import source_cidrs
+from inferplane.components.serving.network_policies import PRIVATE_IPV4, namespace_selector
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+
+PICKER_UID: Final = 65532
+"""The user of both images (see the module docstring)."""
+METRICS_PORT: Final = 9090
+"""The picker container's ``metrics`` port (``routerlib/templates/_deployment.yaml``)."""
+API_SERVER_PORTS: Final = (443, 6443)
+"""The API server's port behind the ``kubernetes`` Service: 443 on EKS and GKE, 6443 where
+kubeadm's default applies."""
+DEPLOYMENT_TYPE: Final = "kubernetes:apps/v1:Deployment"
+
+
+def pod_security_context() -> Manifest:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": PICKER_UID,
+        "runAsGroup": PICKER_UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def container_security_context() -> Manifest:
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "runAsNonRoot": True,
+        "runAsUser": PICKER_UID,
+        "runAsGroup": PICKER_UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def restrict(deployment: Manifest) -> Manifest:
+    """`deployment` (as the chart renders it) with the pod's and every container's
+    security context set to `pod_security_context` and `container_security_context`;
+    a key the chart did set is overridden, so no value of the chart can loosen them."""
+    out = copy.deepcopy(deployment)
+    pod = out.setdefault("spec", {}).setdefault("template", {}).setdefault("spec", {})
+    pod["securityContext"] = {**(pod.get("securityContext") or {}), **pod_security_context()}
+    for kind in ("initContainers", "containers"):
+        for container in pod.get(kind) or []:
+            container["securityContext"] = {
+                **(container.get("securityContext") or {}),
+                **container_security_context(),
+            }
+    return out
+
+
+def restricted_picker_pod(
+    deployment_name: str,
+) -> Callable[[pulumi.ResourceTransformArgs], pulumi.ResourceTransformResult | None]:
+    """The transform that applies `restrict` to the chart's Deployment `deployment_name`
+    and leaves every other object as rendered."""
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        props: dict[str, Any] = dict(args.props)
+        if args.type_ != DEPLOYMENT_TYPE:
+            return None
+        if (props.get("metadata") or {}).get("name") != deployment_name:
+            return None
+        return pulumi.ResourceTransformResult(props=restrict(props), opts=args.opts)
+
+    return transform
+
+
+def api_server_blocks(env: ServingEnvironment) -> list[str]:
+    """Where the API server is reached from a pod (see the module docstring)."""
+    return [env.vpc_cidr] if env.vpc_cidr else list(PRIVATE_IPV4)
+
+
+def picker_network_policy_spec(
+    env: ServingEnvironment,
+    model: ServedModel,
+    picker_labels: dict[str, str],
+    pool_labels: dict[str, str],
+    proxy_port: int,
+) -> Manifest:
+    """The NetworkPolicy of one zone's picker pods (see the module docstring)."""
+    return {
+        "podSelector": {"matchLabels": dict(picker_labels)},
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [
+            {
+                "from": [{"ipBlock": {"cidr": cidr}} for cidr in source_cidrs(env)],
+                "ports": [{"protocol": "TCP", "port": proxy_port}],
+            },
+            {
+                "from": [namespace_selector(env.prometheus_namespace)],
+                "ports": [{"protocol": "TCP", "port": METRICS_PORT}],
+            },
+        ],
+        "egress": [
+            {
+                "to": [{"podSelector": {"matchLabels": dict(pool_labels)}}],
+                "ports": [{"protocol": "TCP", "port": PORTS["http"]}],
+            },
+            {
+                "to": [{"ipBlock": {"cidr": cidr}} for cidr in api_server_blocks(env)],
+                "ports": [{"protocol": "TCP", "port": port} for port in API_SERVER_PORTS],
+            },
+        ],
+    }
