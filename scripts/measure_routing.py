@@ -25,9 +25,13 @@ rate per arm, with the benchmark's raw JSON; every process it started is stopped
 or Ctrl-C. The logs of each process are in the output folder. CI never runs it: it needs
 two GPUs and the weights; without them it says what is missing and exits with 2.
 
-The picker, from the pinned release (Go 1.26.6 or newer)::
+The picker, built from the pinned release's source (Go 1.26.6 or newer)::
 
-    CGO_ENABLED=0 GOBIN=$HOME/bin go install github.com/llm-d/llm-d-router/cmd/epp@v0.10.0
+    git clone --depth 1 --branch v0.10.0 https://github.com/llm-d/llm-d-router llm-d-router
+    cd llm-d-router && CGO_ENABLED=0 go build -o epp ./cmd/epp
+
+or, where the Go module proxy serves the release,
+``CGO_ENABLED=0 go install github.com/llm-d/llm-d-router/cmd/epp@v0.10.0``.
 
 Envoy 1.33 (the chart's proxy image, ``envoyproxy/envoy:distroless-v1.33.2``), and vLLM
 v0.33.0 (its benchmark flags are the ones read here).
@@ -55,6 +59,7 @@ import yaml
 from round_robin_proxy import RoundRobinProxy
 from routing_setup import (
     ENVOY_VERSION,
+    EPP_BUILD,
     EPP_INSTALL,
     LOOPBACK,
     ArmResult,
@@ -84,7 +89,7 @@ class Failure(Exception):
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=(__doc__ or "").split("\n")[0],
-        epilog=f"The endpoint picker: {EPP_INSTALL}",
+        epilog=f"The endpoint picker: {EPP_BUILD}; or {EPP_INSTALL}",
     )
     parser.add_argument("--model-dir", required=True, help="the local model directory")
     parser.add_argument("--served-model-name", help="default: the directory's name")
@@ -169,7 +174,7 @@ def missing(
 
     tool(args.vllm, "vllm", "pip install vllm==0.33.0")
     if "llm_aware" in args.arms:
-        tool(args.epp, "epp", EPP_INSTALL)
+        tool(args.epp, "epp", f"build it at the pinned release: {EPP_BUILD}")
         tool(args.envoy, "envoy", f"Envoy {ENVOY_VERSION} from the Envoy project's releases")
     listed = gpus()
     if listed is None:

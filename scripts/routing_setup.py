@@ -10,7 +10,8 @@ Sources, each at the release inferplane pins:
   ``file-discovery`` plugin (Beta, no experimental flag) reads the endpoints file
   (``pkg/epp/framework/plugins/datalayer/discovery/file/README.md``: ``name``, ``address``
   an IPv4 literal, ``port`` a string). ``--endpoint-selector`` is no way around Kubernetes:
-  it selects pods the picker watches through the API server (``pkg/epp/server/options.go``).
+  it filters model server pods (``pkg/epp/server/options.go``), and without a discovery
+  plugin ``Runner.Run`` goes on to ``ctrl.GetConfig()``, the cluster's API server.
   The flags are those of ``pkg/epp/server/options.go`` (``--config-file``, ``--pool-name``,
   ``--pool-namespace``, ``--grpc-port``, ``--grpc-health-port``, ``--metrics-port``,
   ``--secure-serving``, ``--tracing``, ``--enable-pprof``); ``docs/discovery.md`` "Running
@@ -43,10 +44,17 @@ from inferplane.components.serving.router import ROUTER_VERSION, picker_config
 from inferplane.components.serving.vllm_flags import vllm_flags
 
 LOOPBACK: Final = "127.0.0.1"
-EPP_PACKAGE: Final = "github.com/llm-d/llm-d-router/cmd/epp"
-"""The picker's main package (module ``github.com/llm-d/llm-d-router``, ``go.mod`` at
-v0.10.0); its ``Dockerfile.epp`` builds it with ``CGO_ENABLED=0``."""
-EPP_INSTALL: Final = f"CGO_ENABLED=0 GOBIN=$HOME/bin go install {EPP_PACKAGE}@{ROUTER_VERSION}"
+EPP_MODULE: Final = "github.com/llm-d/llm-d-router"
+"""The picker's module (``go.mod`` at v0.10.0: no ``replace``, ``go 1.26.6``); its main
+package is ``cmd/epp``, which ``Dockerfile.epp`` builds with ``CGO_ENABLED=0``."""
+EPP_BUILD: Final = (
+    f"git clone --depth 1 --branch {ROUTER_VERSION} https://{EPP_MODULE} llm-d-router && "
+    "cd llm-d-router && CGO_ENABLED=0 go build -o epp ./cmd/epp"
+)
+"""How the picker is built from the pinned release's source (``docs/discovery.md``: "epp
+binary built from this repo (go build -o epp ./cmd/epp)")."""
+EPP_INSTALL: Final = f"CGO_ENABLED=0 go install {EPP_MODULE}/cmd/epp@{ROUTER_VERSION}"
+"""The same through the Go module proxy, where it serves the release."""
 ENVOY_VERSION: Final = "1.33.2"
 """The chart's proxy image (``docker.io/envoyproxy/envoy:distroless-v1.33.2``)."""
 DESTINATION_HEADER: Final = "x-gateway-destination-endpoint"

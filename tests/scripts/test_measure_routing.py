@@ -479,8 +479,9 @@ def test_what_a_machine_without_gpu_or_tools_lacks(tmp_path: Path) -> None:
     assert problems == [
         f"the model directory {tmp_path} has no config.json",
         "no `vllm` on PATH (give --vllm): pip install vllm==0.33.0",
-        "no `epp` on PATH (give --epp): CGO_ENABLED=0 GOBIN=$HOME/bin go install "
-        "github.com/llm-d/llm-d-router/cmd/epp@v0.10.0",
+        "no `epp` on PATH (give --epp): build it at the pinned release: git clone --depth 1 "
+        "--branch v0.10.0 https://github.com/llm-d/llm-d-router llm-d-router && "
+        "cd llm-d-router && CGO_ENABLED=0 go build -o epp ./cmd/epp",
         "no `envoy` on PATH (give --envoy): Envoy 1.33.2 from the Envoy project's releases",
         "no NVIDIA GPU: nvidia-smi is not on PATH or does not answer",
     ]
