@@ -62,6 +62,7 @@ from routing_setup import (
     EPP_BUILD,
     EPP_INSTALL,
     LOOPBACK,
+    VLLM_VERSION,
     ArmResult,
     Ports,
     Workload,
@@ -172,7 +173,7 @@ def missing(
         elif not (os.path.isfile(given) and os.access(given, os.X_OK)):
             problems.append(f"--{name} {given} is not an executable file")
 
-    tool(args.vllm, "vllm", "pip install vllm==0.33.0")
+    tool(args.vllm, "vllm", f"pip install vllm=={VLLM_VERSION.removeprefix('v')}")
     if "llm_aware" in args.arms:
         tool(args.epp, "epp", f"build it at the pinned release: {EPP_BUILD}")
         tool(args.envoy, "envoy", f"Envoy {ENVOY_VERSION} from the Envoy project's releases")

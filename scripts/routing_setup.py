@@ -39,11 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from inferplane.blueprint import defaults
 from inferplane.blueprint.model import Routing
 from inferplane.components.serving.router import ROUTER_VERSION, picker_config
 from inferplane.components.serving.vllm_flags import vllm_flags
 
 LOOPBACK: Final = "127.0.0.1"
+VLLM_VERSION: Final = defaults.VERSIONS["vllm"]
+"""The vLLM inferplane pins, whose benchmark flags `bench_command` writes."""
 EPP_MODULE: Final = "github.com/llm-d/llm-d-router"
 """The picker's module (``go.mod`` at v0.10.0: no ``replace``, ``go 1.26.6``); its main
 package is ``cmd/epp``, which ``Dockerfile.epp`` builds with ``CGO_ENABLED=0``."""

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from inferplane.blueprint import releases, vllm_owned
 from inferplane.blueprint.model import Routing
 from inferplane.components.serving import router
 from inferplane.components.serving.vllm_flags import vllm_flags
@@ -91,6 +92,15 @@ def test_a_replica_is_served_with_inferplanes_flags_on_loopback() -> None:
         "vllm.entrypoints.cli.main",
         "serve",
     ]
+
+
+@pytest.mark.parametrize("release", [r.release for r in releases.engine_releases("vllm")])
+def test_every_serve_flag_is_an_option_of_each_supported_vllm(release: str) -> None:
+    cmd = setup.serve_command(
+        "vllm", "/m", "m", 1, max_model_len=4096, max_num_seqs=8, gpu_memory_utilization=0.9
+    )
+    flags = {a for a in cmd if a.startswith("--")}
+    assert flags - vllm_owned.serve_flags(release) == set()
 
 
 def test_the_benchmark_sends_the_shared_prefix_workload_and_saves_its_result() -> None:
