@@ -328,6 +328,8 @@ def run_arm(args: argparse.Namespace, arm: str, ports: Ports, replicas: list[str
             picker = partial(listening, ports.epp_grpc)
             wait_until(picker, "endpoint picker", 60, [("epp", epp)], logs)
             envoy = stack.enter_context(child("envoy", envoy_command(args.envoy, envoy_file), logs))
+            # the admin's GET /ready answers 200 once Envoy is initialized
+            # (https://www.envoyproxy.io/docs/envoy/v1.33.2/operations/admin)
             ready = partial(answers, f"http://{LOOPBACK}:{ports.envoy_admin}/ready")
             wait_until(ready, "Envoy", 60, [("epp", epp), ("envoy", envoy)], logs)
             base_url = f"http://{LOOPBACK}:{ports.envoy}"

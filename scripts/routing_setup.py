@@ -318,7 +318,8 @@ def envoy_config(ports: Ports) -> dict[str, Any]:
 
 
 def envoy_command(envoy: str, config_file: Path) -> list[str]:
-    """``--disable-hot-restart``: no shared memory, so it runs beside any other Envoy."""
+    """``--disable-hot-restart``: no shared memory, so it runs beside any other Envoy
+    (https://www.envoyproxy.io/docs/envoy/v1.33.2/operations/cli)."""
     return [envoy, "-c", str(config_file), "--log-level", "warn", "--disable-hot-restart"]
 
 
