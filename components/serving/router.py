@@ -57,7 +57,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.model import MinMax
+from inferplane.blueprint.model import MinMax, Routing
 from inferplane.components.serving import router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.load_balancer import lb_annotations, lb_service_spec
@@ -203,6 +203,14 @@ def plugins_config(model: ServedModel) -> dict[str, Any] | None:
     routing = model.routing
     if routing.prefix_cache == "approximate" and not routing.flow_control:
         return None
+    return picker_config(routing)
+
+
+def picker_config(routing: Routing) -> dict[str, Any]:
+    """The ``EndpointPickerConfig`` a picker of `routing` runs, in full: for the default
+    routing it is the chart's own ``default-plugins.yaml`` (vLLM over HTTP), which
+    `plugins_config` then leaves to the chart. ``scripts/measure_routing.py`` runs it
+    outside Kubernetes."""
     plugins: list[dict[str, Any]] = [
         {"type": "queue-scorer"},
         {"type": "kv-cache-utilization-scorer"},
