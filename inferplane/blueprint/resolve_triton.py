@@ -1,5 +1,5 @@
 """The Triton backend, declared tensors and pipeline of a validated model spec
-(`triton_model`); called by `resolve` for every ``server: triton`` model."""
+(`triton_model`); called by `resolve_model` for every ``server: triton`` model."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A blueprint is hostile input: a pull request could point a model's secret at the deploy
 runner's own credentials (``from_env: AWS_SECRET_ACCESS_KEY``), read another project's Pulumi
 config or another account's secret, or name the secret so that its environment variable
-changes how the server process runs (``ld_preload`` becomes ``LD_PRELOAD``). `semantic`
+changes how the server process runs (``ld_preload`` becomes ``LD_PRELOAD``). `semantic_secrets`
 refuses each of these at the value to blame; the lists here are the documented defaults
 (``secret-sources`` in the policy config adds runner variables of its own).
 """

@@ -99,7 +99,7 @@ def _one_model(env: EnvView, name: str, model: Mapping[str, Any]) -> None:
         )
     source = str(model["source"])
     suffix = FILE_SUFFIX[str(backend)]
-    # hf:// and a `tensorrt` section's ONNX file: refused by semantic.py already.
+    # hf:// and a `tensorrt` section's ONNX file: refused by semantic_models already.
     refused = source.startswith("hf://") or "tensorrt" in model
     if not source.endswith(suffix) and not refused:
         kind = "a TorchScript file" if backend == "pytorch" else "an ONNX file"

@@ -8,7 +8,8 @@ pool's GPU, is refused here. A region or GPU the table does not list is not chec
 table may be older than the cloud). AWS maps zone names (``us-east-1a``) to different
 physical zones in each account, and which zones offer an instance type differs by account
 too (https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html), so offline
-only the name's form and its region prefix are checked (`semantic._region_and_zones`).
+only the name's form and its region prefix are checked
+(`semantic_environment.check_region_and_zones`).
 """
 
 from __future__ import annotations

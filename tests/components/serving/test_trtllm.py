@@ -29,7 +29,8 @@ from test_triton_config import (
 
 from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
-from inferplane.blueprint.resolve import parse_source, resolve
+from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolve_model import parse_source
 from inferplane.components.serving.spec import ServingArgsError, model_source
 from inferplane.components.serving.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.triton_config import triton_args

@@ -1,0 +1,185 @@
+"""What an environment runs on, and its environment-wide settings: the cluster and its GPU
+pools, the load balancer, observability and its alert receivers, the pinned versions, policy
+waivers, a `kubernetes` environment's store credentials, and secrets by reference.
+
+Part of the resolved blueprint; import these from `inferplane.blueprint.model`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from inferplane.blueprint.addons import Addons
+from inferplane.blueprint.catalog import GpuType
+from inferplane.blueprint.errors import YamlPath
+
+Cloud = Literal["aws", "gcp", "kubernetes"]
+Sharing = Literal["exclusive", "mig", "time_slicing"]
+Capacity = Literal["on_demand", "spot"]
+Scheme = Literal["internal", "external"]
+ServiceType = Literal["cluster_ip", "load_balancer"]
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """An inclusive range: replicas or nodes."""
+
+    min: int
+    max: int
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """Create a cluster, attach to an existing one by name, or (a `kubernetes` environment)
+    use the one a kubeconfig context names."""
+
+    create: bool
+    existing: str | None
+    kubernetes_version: str
+    location: str
+    """GKE: the cluster's location (region or zone). AWS: the region."""
+    vpc_cidr: str
+    """The VPC's address range when the cluster is created."""
+    addons: Addons = field(default_factory=Addons)
+    """Which add-ons the stack installs and where the ones it uses run."""
+    context: str | None = None
+    """A `kubernetes` environment's kubeconfig context; None on aws and gcp."""
+    load_balancer: ServiceType = "cluster_ip"
+    """A `kubernetes` environment's Service type for the models' endpoints."""
+
+
+@dataclass(frozen=True)
+class GpuPool:
+    """One GPU node pool; it becomes one node group per zone in `zones`."""
+
+    name: str
+    path: YamlPath
+    gpu: GpuType
+    gpus_per_node: int
+    instance_type: str
+    nodes: MinMax
+    """Nodes per zone."""
+    capacity: Capacity
+    sharing: Sharing
+    mig_profile: str | None
+    time_slices: int
+    """Clients per GPU on a `time_slicing` pool; 1 otherwise."""
+    disk_gib: int
+    spare_gpus: int
+    """GPU units (`gpu_resource` units) held free per zone by placeholder pods."""
+    zones: tuple[str, ...]
+
+    @property
+    def slices_per_gpu(self) -> int:
+        """Schedulable GPU units per physical GPU: MIG slices, time slices, or 1."""
+        if self.sharing == "mig" and self.mig_profile:
+            return self.gpu.mig_profiles[self.mig_profile]
+        if self.sharing == "time_slicing":
+            return self.time_slices
+        return 1
+
+    @property
+    def gpu_units_per_node(self) -> int:
+        """What one node advertises to the scheduler in `gpu_resource` units."""
+        return self.gpus_per_node * self.slices_per_gpu
+
+    @property
+    def gpu_resource(self) -> str:
+        """The extended resource a pod requests on this pool (MIG uses the mixed strategy)."""
+        if self.sharing == "mig" and self.mig_profile:
+            return f"nvidia.com/mig-{self.mig_profile}"
+        return "nvidia.com/gpu"
+
+    @property
+    def mig_config(self) -> str | None:
+        """The `nvidia.com/mig.config` label value the GPU Operator's MIG manager applies."""
+        return f"all-{self.mig_profile}" if self.sharing == "mig" and self.mig_profile else None
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """A secret the model server needs, by reference; never a literal value."""
+
+    name: str
+    path: YamlPath
+    from_env: str | None = None
+    from_pulumi_config: str | None = None
+    from_secret_manager: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadBalancer:
+    scheme: Scheme
+    allowed_cidrs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class AlertReceiver:
+    """Where Alertmanager sends alerts (``observability.alerts.receivers[i]``): at least one
+    of Slack, PagerDuty or a webhook, each credential a secret reference."""
+
+    name: str
+    path: YamlPath
+    slack_channel: str | None = None
+    slack_api_url: SecretRef | None = None
+    pagerduty_routing_key: SecretRef | None = None
+    webhook_url: SecretRef | None = None
+
+    @property
+    def secrets(self) -> tuple[SecretRef, ...]:
+        """Its secret references; each `SecretRef.name` is its key in the receivers' Secret."""
+        refs = (self.slack_api_url, self.pagerduty_routing_key, self.webhook_url)
+        return tuple(r for r in refs if r is not None)
+
+
+@dataclass(frozen=True)
+class Observability:
+    prometheus_retention: str
+    prometheus_storage_gib: int
+    grafana_enabled: bool
+    alerts_enabled: bool
+    alert_receivers: tuple[AlertReceiver, ...] = ()
+    alert_route_receiver: str | None = None
+    """The receiver of every alert; None (no receivers): Alertmanager's own ``null``."""
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Pinned versions of everything the stack installs or runs."""
+
+    triton: str
+    vllm: str
+    gpu_operator: str
+    keda: str
+    keda_http_add_on: str
+    kube_prometheus_stack: str
+    aws_load_balancer_controller: str
+    cluster_autoscaler: str
+
+
+@dataclass(frozen=True)
+class Waiver:
+    rule: str
+    target: str
+    environments: tuple[str, ...] | None
+    reason: str
+    expires: str
+    """ISO date, YYYY-MM-DD."""
+    path: YamlPath
+
+    def applies_to(self, environment: str) -> bool:
+        """Whether the waiver covers `environment` (no `environments` list: every one)."""
+        return self.environments is None or environment in self.environments
+
+
+@dataclass(frozen=True)
+class StoreSecrets:
+    """A `kubernetes` environment's model-store credentials: the names of existing
+    Kubernetes Secrets (keys `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`), one per role;
+    None where the blueprint names none for a writer role."""
+
+    reader: str
+    engine_builder: str | None = None
+    weights_stager: str | None = None
+    vllm_compiler: str | None = None

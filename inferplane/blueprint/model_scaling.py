@@ -1,0 +1,127 @@
+"""How a model scales and how requests reach it: autoscaling signals and their metrics,
+wake schedules and scheduled floors, the SLO and traffic the capacity estimate plans for,
+and LLM-aware routing.
+
+Part of the resolved blueprint; import these from `inferplane.blueprint.model`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Metric = Literal[
+    "queue_depth",
+    "gpu_utilization",
+    "p95_latency_ms",
+    "ttft_p95_ms",
+    "router_queue",
+    "router_running",
+    "pool_saturation",
+]
+RoutingMode = Literal["round_robin", "llm_aware"]
+PrefixCache = Literal["approximate", "precise", "off"]
+ROUTER_METRICS: tuple[Metric, ...] = ("router_queue", "router_running", "pool_saturation")
+"""Signals the llm-d router exports: only for `routing.mode: llm_aware`."""
+FLOW_CONTROL_METRICS: tuple[Metric, ...] = ("router_queue", "pool_saturation")
+"""Series the router exports only with its ``flowControl`` feature gate on
+(llm-d/llm-d-router v0.10.0 ``pkg/epp/metrics/llm_d_router_metrics.go``, the
+``flow_control_*`` family; ``pkg/epp/flowcontrol/README.md``: off by default)."""
+
+
+@dataclass(frozen=True)
+class Routing:
+    """How requests reach the replicas (`models.<m>.routing`)."""
+
+    mode: RoutingMode = "round_robin"
+    """``round_robin``: the zone-local load balancer alone. ``llm_aware``: per zone, the
+    llm-d router picks each request's replica; the model runs one Deployment per zone."""
+    prefix_cache: PrefixCache = "approximate"
+    """``llm_aware``: how cached prefixes are scored; ``precise`` needs vLLM's KV events."""
+    flow_control: bool = False
+    """``llm_aware``: the router queues requests while the pool is saturated."""
+    priorities: tuple[tuple[str, int], ...] = ()
+    """(objective name, priority) pairs, one ``InferenceObjective`` each."""
+    pickers: int = 2
+    """``llm_aware``: endpoint pickers per zone's router (leader election above one)."""
+
+    @property
+    def llm_aware(self) -> bool:
+        return self.mode == "llm_aware"
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One autoscaling signal: a metric and its per-replica target."""
+
+    metric: Metric
+    target: float
+    """Per replica: waiting requests, percent GPU busy, or milliseconds."""
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    """The signals replicas follow. Each becomes one trigger of the model's ScaledObject and
+    the HPA follows the largest demand among them."""
+
+    signals: tuple[Signal, ...]
+    """At least one; each metric at most once."""
+    scale_down_stabilization_s: int
+
+    @classmethod
+    def single(cls, metric: Metric, target: float, scale_down_stabilization_s: int) -> Autoscaling:
+        """The common case: one signal."""
+        return cls((Signal(metric, target),), scale_down_stabilization_s)
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return tuple(s.metric for s in self.signals)
+
+    def target_of(self, metric: Metric) -> float | None:
+        """The target of `metric` when it is one of the signals, else None."""
+        return next((s.target for s in self.signals if s.metric == metric), None)
+
+
+@dataclass(frozen=True)
+class Wake:
+    """A schedule that brings a model at zero replicas back: a KEDA cron trigger holds one
+    replica from each `schedule` start for `duration_s` seconds (its load signals add more)."""
+
+    schedule: str
+    """Five-field cron expression (minute hour day-of-month month day-of-week)."""
+    duration_s: int
+    timezone: str
+    """IANA time zone name the schedule is read in."""
+
+
+@dataclass(frozen=True)
+class ScheduleWindow:
+    """One window of `replicas.schedule`: from each `schedule` start for `duration_s`
+    seconds the model keeps at least `min_per_zone` replicas in each zone of its pool,
+    `replicas` in all (a KEDA cron trigger's ``desiredReplicas``)."""
+
+    schedule: str
+    """Five-field cron expression (minute hour day-of-month month day-of-week)."""
+    duration_s: int
+    timezone: str
+    """IANA time zone name the schedule is read in."""
+    min_per_zone: int
+    replicas: int
+    """`min_per_zone` x the zones of the model's pool."""
+
+
+@dataclass(frozen=True)
+class Slo:
+    p95_ms: int | None
+    ttft_p95_ms: int | None
+    itl_p95_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """`traffic`: the load the capacity estimate plans for (`inferplane.blueprint.capacity`)."""
+
+    peak_rps: float
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    shared_prefix: float = 0.0
