@@ -18,13 +18,19 @@ The ensemble itself carries no ``instance_group``, ``optimization`` or ``model_w
 Triton refuses each on an ensemble (core r25.08 ``src/model_config_utils.cc``,
 ``ValidateEnsembleSchedulingConfig``). Warm-up runs per step instead: every ONNX and
 TorchScript step gets samples of its declared inputs at batch 1 and at its largest batch,
-before the ensemble (and so the replica) reports ready. Python steps are not warmed: their
-``initialize`` runs as they load, and a sample of zeros is no valid input for a tokenizer
-or a decoder.
+before the ensemble (and so the replica) reports ready. A sample of zeros is no valid input
+for a tokenizer or a decoder, so a Python step warms only with the blueprint's text
+(``warmup_sample``): one request at batch 1 whose inputs Triton reads from files in the
+step's ``warmup/`` folder, written by the init container in Triton's layout for strings, "a
+4-byte unsigned integer giving the length followed by the actual bytes" (common r25.08
+``protobuf/model_config.proto``, ``ModelWarmup.Input.input_data_file``), the integer
+little-endian as Triton's own clients write it (client r25.08 ``src/python/library/
+tritonclient/utils/__init__.py``, `serialize_byte_tensor`: ``struct.pack("<I", ...)``).
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Final
 
 from inferplane.blueprint import naming
@@ -42,6 +48,7 @@ from inferplane.components.serving.store_cli import store_container, store_sync
 from inferplane.components.serving.triton_tensors import (
     accelerator_lines,
     instance_lines,
+    ints,
     io_lines,
     quote,
     warmup_lines,
@@ -136,11 +143,62 @@ def step_config(model: ServedModel, step: PipelineStep) -> str:
     lines += instance_lines(step.instances, "KIND_GPU" if gpu else "KIND_CPU")
     if step.backend == "onnxruntime" and gpu:
         lines += accelerator_lines(step.accelerator, model.precision, step.shapes)
-    if step.warmup:
+    if step.warmup_sample:
+        lines += sample_warmup_lines(step, batch > 0)
+    elif step.warmup:
         sizes = (1, batch) if batch > 1 else (1,)
         inputs = tuple(i.tensor for i in step.inputs)
         lines += warmup_lines(inputs, sizes, batch > 0, step.shapes)
     return "\n".join(lines) + "\n"
+
+
+def sample_file(index: int) -> str:
+    """The file of the step's `index`-th sample, in its ``warmup/`` folder."""
+    return f"sample_{index}"
+
+
+def sample_warmup_lines(step: PipelineStep, batching: bool) -> list[str]:
+    """``model_warmup``: one request at batch 1, each input read from its sample file."""
+    dims = {i.tensor.name: i.tensor.dims for i in step.inputs}
+    lines = ["model_warmup [", "  {", '    name: "warmup_sample"', "    batch_size: 1"]
+    for index, (name, _) in enumerate(step.warmup_sample):
+        shape = [1 for _ in dims[name]]
+        lines += [
+            "    inputs {",
+            f"      key: {quote(name)}",
+            "      value {",
+            "        data_type: TYPE_STRING",
+            f"        dims: {ints(shape)}",
+            f"        input_data_file: {quote(sample_file(index))}",
+            "      }",
+            "    }",
+        ]
+    return [*lines, "  }", "]"]
+
+
+def sample_lines(target: str, step_index: int, step: PipelineStep) -> list[str]:
+    """Shell that writes the step's sample files; each text reaches the script only as
+    ``$STEP_<i>_SAMPLE_<j>``, and its length prefix as octal escapes computed here."""
+    if not step.warmup_sample:
+        return []
+    lines = [f'mkdir -p "{target}/warmup"']
+    for index, (_, text) in enumerate(step.warmup_sample):
+        size = struct.pack("<I", len(text.encode()))
+        prefix = "".join(f"\\{b:03o}" for b in size)
+        lines.append(
+            f"{{ printf '{prefix}'; printf '%s' \"$STEP_{step_index}_SAMPLE_{index}\"; }} "
+            f'> "{target}/warmup/{sample_file(index)}"'
+        )
+    return lines
+
+
+def sample_env(model: ServedModel) -> list[Manifest]:
+    assert model.pipeline is not None
+    return [
+        {"name": f"STEP_{i}_SAMPLE_{j}", "value": text}
+        for i, step in enumerate(model.pipeline.steps)
+        for j, (_, text) in enumerate(step.warmup_sample)
+    ]
 
 
 def config_files(model: ServedModel) -> dict[str, str]:
@@ -168,10 +226,12 @@ def fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             f'mkdir -p "{target}/1"',
             f'cp "{CONFIG_DIR}/{step_config_key(step)}" "{target}/config.pbtxt"',
             store_sync(env, f'"${{PIPELINE_DIR}}${{STEP_{i}_PATH}}/"', f'"{target}/1"'),
+            *sample_lines(target, i, step),
         ]
         variables.append({"name": f"STEP_{i}_PATH", "value": step.path})
     lines += pip_requirements.fetch_lines(env, model)
     variables += pip_requirements.fetch_env(env, model)
+    variables += sample_env(model)
     return store_container(
         env,
         naming.MODEL_READER_SA,

@@ -74,7 +74,8 @@ def pipeline(spec: Mapping[str, Any] | None) -> Pipeline | None:
                 else None,
                 instances=step.get("instances", 1),
                 device="cpu" if step_device(step) == "cpu" else "gpu",
-                warmup=step["backend"] != "python",
+                warmup=step["backend"] != "python" or bool(step.get("warmup_sample")),
+                warmup_sample=tuple((step.get("warmup_sample") or {}).items()),
                 shapes=shapes(step.get("shapes")),
                 requirements=tuple(step.get("requirements") or ()),
             )

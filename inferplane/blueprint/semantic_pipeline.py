@@ -77,6 +77,7 @@ def _check(env: EnvView, path: YamlPath, model: Mapping[str, Any], spec: Mapping
             )
         _step_kind(env, spath, step)
         _requirements(env, spath, step, pins)
+        _warmup_sample(env, spath, step)
         check_shapes(env, spath, step, step["inputs"], step_batch, "step")
         for key in ("inputs", "outputs"):
             for tensor_name, tensor in step[key].items():
@@ -194,6 +195,53 @@ def _step_kind(env: EnvView, path: YamlPath, step: Mapping[str, Any]) -> None:
             (*path, "accelerator"),
             "accelerator chooses a GPU execution provider, and this step runs on the CPU",
             "remove accelerator, or set device: gpu",
+        )
+
+
+def _warmup_sample(env: EnvView, path: YamlPath, step: Mapping[str, Any]) -> None:
+    """A sample is a Python step's, and it fills every input: Triton writes each sample
+    file into one input of one request (``model_config.proto`` r25.08, ``ModelWarmup.Input``
+    ``input_data_file``), and a warm-up request lacking a required input fails the load."""
+    samples: Mapping[str, Any] = step.get("warmup_sample") or {}
+    if not samples:
+        return
+    spath: YamlPath = (*path, "warmup_sample")
+    if step["backend"] != "python":
+        env.error(
+            spath,
+            f"warmup_sample warms a Python step, and this step's backend is {step['backend']}, "
+            "which is warmed with generated samples",
+            "remove warmup_sample",
+        )
+        return
+    inputs: Mapping[str, Any] = step["inputs"]
+    for name in samples:
+        tensor = inputs.get(name)
+        if tensor is None:
+            env.error(
+                (*spath, name),
+                f"the step has no input {name!r}",
+                f"name one of its inputs: {', '.join(sorted(inputs))}",
+            )
+        elif tensor["data_type"] != "string":
+            env.error(
+                (*spath, name),
+                f"a sample is text, and input {name!r} is {tensor['data_type']}",
+                "give samples for string inputs only (or remove warmup_sample)",
+            )
+        elif any(d not in (1, -1) for d in tensor["dims"]):
+            env.error(
+                (*spath, name),
+                f"a sample is one text, and input {name!r} has dims {list(tensor['dims'])}",
+                "give samples for inputs of one element (dims [1] or [-1])",
+            )
+    missing = sorted(set(inputs) - set(samples))
+    if missing:
+        env.error(
+            spath,
+            f"a warm-up request carries every input of the step, and {', '.join(missing)} "
+            f"{'has' if len(missing) == 1 else 'have'} no sample",
+            "give each input a sample, or remove warmup_sample",
         )
 
 

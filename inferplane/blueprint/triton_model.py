@@ -80,7 +80,10 @@ class PipelineStep:
     instances: int = 1
     device: Device = "gpu"
     warmup: bool = True
-    """Warm-up requests at load (not for ``python`` steps: their ``initialize`` runs then)."""
+    """Warm-up requests at load: generated for ONNX and TorchScript steps; a ``python`` step
+    warms only with its `warmup_sample`."""
+    warmup_sample: tuple[tuple[str, str], ...] = ()
+    """``python`` steps: (input, text) of the sample request that warms the step."""
     shapes: tuple[ShapeProfile, ...] = ()
     """``accelerator: tensorrt``: the provider's profiles (and the warm-up shapes)."""
     requirements: tuple[str, ...] = ()

@@ -460,3 +460,73 @@ def test_requirements_are_refused_on_a_model_with_its_own_image() -> None:
         "are downloaded in the pinned Triton image, for its Python, and this model runs its "
         "own image; remove the model's image, or build the packages into that image"
     ]
+
+
+SAMPLED = edit(
+    PIPELINE,
+    "          backend: python\n",
+    "          backend: python\n          warmup_sample: {TEXT: 'what is a warm replica?'}\n",
+)
+
+
+def test_a_python_step_warms_with_its_sample() -> None:
+    assert diagnostics(SAMPLED) == []
+    model = resolve(load_text(SAMPLED, "bp.yaml"), "prod").models["embed"]
+    assert model.pipeline is not None
+    tokenize = model.pipeline.steps[0]
+    assert tokenize.warmup and tokenize.warmup_sample == (("TEXT", "what is a warm replica?"),)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        pytest.param(
+            "{TEXT: 'what is a warm replica?'}",
+            "{TEXT: hello, TOKENS: hi}",
+            "bp.yaml:29:48: error: models.embed.pipeline.steps.tokenize.warmup_sample.TOKENS: "
+            "the step has no input 'TOKENS'; name one of its inputs: TEXT",
+            id="unknown-input",
+        ),
+        pytest.param(
+            "TEXT: {data_type: string, dims: [1], from: TEXT}",
+            "TEXT: {data_type: string, dims: [2], from: TEXT}",
+            "bp.yaml:29:33: error: models.embed.pipeline.steps.tokenize.warmup_sample.TEXT: a "
+            "sample is one text, and input 'TEXT' has dims [2]; give samples for inputs of one "
+            "element (dims [1] or [-1])",
+            id="more-than-one-element",
+        ),
+        pytest.param(
+            "TEXT: {data_type: string, dims: [1], from: TEXT}",
+            "TEXT: {data_type: string, dims: [1], from: TEXT}\n"
+            "            IDS: {data_type: int64, dims: [1], from: TEXT}",
+            "bp.yaml:29:26: error: models.embed.pipeline.steps.tokenize.warmup_sample: a warm-up "
+            "request carries every input of the step, and IDS has no sample; give each input a "
+            "sample, or remove warmup_sample",
+            id="an-input-without-sample",
+        ),
+    ],
+)
+def test_warmup_sample_diagnostics(old: str, new: str, expected: str) -> None:
+    assert expected in diagnostics(edit(SAMPLED, old, new))
+
+
+def test_a_sample_is_for_python_steps_and_string_inputs() -> None:
+    onnx = edit(
+        PIPELINE,
+        "          accelerator: tensorrt\n",
+        "          accelerator: tensorrt\n          warmup_sample: {input_ids: '1'}\n",
+    )
+    assert (
+        "bp.yaml:37:26: error: models.embed.pipeline.steps.encoder.warmup_sample: "
+        "warmup_sample warms a Python step, and this step's backend is onnxruntime, which is "
+        "warmed with generated samples; remove warmup_sample"
+    ) in diagnostics(onnx)
+    ids = edit(
+        SAMPLED,
+        "TEXT: {data_type: string, dims: [1], from: TEXT}",
+        "TEXT: {data_type: int64, dims: [1], from: TEXT}",
+    )
+    assert any(
+        "warmup_sample.TEXT: a sample is text, and input 'TEXT' is int64" in d
+        for d in diagnostics(ids)
+    )

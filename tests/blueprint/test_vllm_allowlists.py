@@ -287,6 +287,11 @@ def test_the_only_pass_throughs_are_the_classified_ones() -> None:
     found: set[str] = set()
     _pass_throughs(schema, schema, "", found)
     assert found == {
+        # A Python step's warm-up text: data for the model's own model.py, which reaches
+        # the fetch container's shell only as a variable (test_triton_pipeline,
+        # test_the_sample_files_are_in_tritons_string_layout).
+        "/$defs/pipelineStep/properties/warmup_sample",
+        "/$defs/partial.pipelineStep/properties/warmup_sample",
         "/$defs/vllm/properties/extra_args",
         "/$defs/vllm/properties/env",
         "/$defs/partial.vllm/properties/extra_args",

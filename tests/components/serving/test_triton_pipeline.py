@@ -5,6 +5,8 @@ layout of the fetch container, the server's flags, and the model's resources und
 from __future__ import annotations
 
 import dataclasses
+import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -115,7 +117,17 @@ def test_every_config_parses_as_a_model_config(
     tokenize = parsed["embed-step-tokenize"]
     assert tokenize["backend"] == "python"
     assert tokenize["instance_group"] == [{"count": 4, "kind": "KIND_CPU"}]
-    assert "model_warmup" not in tokenize and "optimization" not in tokenize
+    assert "optimization" not in tokenize
+    # The tokenizer warms on the blueprint's sample, read from its file in warmup/.
+    assert tokenize["model_warmup"] == [
+        {
+            "name": "warmup_sample",
+            "batch_size": 1,
+            "inputs": {
+                "TEXT": {"data_type": "TYPE_STRING", "dims": ["1"], "input_data_file": "sample_0"}
+            },
+        }
+    ]
     encoder = parsed["embed-step-encoder"]
     assert encoder["platform"] == "onnxruntime_onnx"
     assert encoder["dynamic_batching"] == {"max_queue_delay_microseconds": "1000"}
@@ -208,6 +220,11 @@ def test_fetch_lays_out_every_step(search: Environment) -> None:
         'cp "/config/step-tokenize.pbtxt" "/models/rerank-tokenize/config.pbtxt"\n'
         'aws s3 sync --only-show-errors "${PIPELINE_DIR}${STEP_0_PATH}/" '
         '"/models/rerank-tokenize/1"\n'
+        'mkdir -p "/models/rerank-tokenize/warmup"\n'
+        "{ printf '\\031\\000\\000\\000'; printf '%s' \"$STEP_0_SAMPLE_0\"; } "
+        '> "/models/rerank-tokenize/warmup/sample_0"\n'
+        "{ printf '\\111\\000\\000\\000'; printf '%s' \"$STEP_0_SAMPLE_1\"; } "
+        '> "/models/rerank-tokenize/warmup/sample_1"\n'
         'mkdir -p "/models/rerank-cross-encoder/1"\n'
         'cp "/config/step-cross-encoder.pbtxt" "/models/rerank-cross-encoder/config.pbtxt"\n'
         'aws s3 sync --only-show-errors "${PIPELINE_DIR}${STEP_1_PATH}/" '
@@ -220,6 +237,25 @@ def test_fetch_lays_out_every_step(search: Environment) -> None:
     variables = {e["name"]: e["value"] for e in fetch["env"] if "value" in e}
     assert variables["PIPELINE_DIR"] == "s3://example-models-euw1/bge-search/rerank/"
     assert (variables["STEP_0_PATH"], variables["STEP_1_PATH"]) == ("tokenize", "cross-encoder")
+    assert variables["STEP_0_SAMPLE_0"] == "how do replicas stay warm"
+
+
+def test_the_sample_files_are_in_tritons_string_layout(search: Environment, tmp_path: Path) -> None:
+    """The shell the fetch container runs writes each sample as Triton reads a string
+    element: a 4-byte little-endian length, then the UTF-8 bytes."""
+    model, _ = args_of_mf(search, "rerank")
+    assert model.pipeline is not None
+    step = dataclasses.replace(
+        model.pipeline.steps[0],
+        warmup_sample=(("QUERY", 'héllo "$HOME" `id`'), ("DOCUMENT", "x" * 300)),
+    )
+    script = "\n".join(["set -eu", *triton_pipeline.sample_lines(str(tmp_path), 0, step)])
+    env = {"PATH": "/usr/bin:/bin", "STEP_0_SAMPLE_0": step.warmup_sample[0][1]}
+    env["STEP_0_SAMPLE_1"] = step.warmup_sample[1][1]
+    subprocess.run(["sh", "-c", script], env=env, check=True)
+    for index, (_, text) in enumerate(step.warmup_sample):
+        data = (tmp_path / "warmup" / f"sample_{index}").read_bytes()
+        assert data == struct.pack("<I", len(text.encode())) + text.encode()
 
 
 def test_triton_loads_the_steps_and_the_ensemble(search: Environment) -> None:
