@@ -36,6 +36,7 @@ HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 HELM_CHART = "kubernetes:helm.sh/v4:Chart"
 """A chart rendered by Pulumi (its objects are resources of their own)."""
 HELM_KINDS = (HELM_RELEASE, HELM_CHART)
+INFERENCE_POOL = "kubernetes:inference.networking.k8s.io/v1:InferencePool"
 PDB = "kubernetes:policy/v1:PodDisruptionBudget"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

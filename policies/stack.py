@@ -23,7 +23,6 @@ from inferplane.policies.resources import (
     EKS_NODE_GROUP,
     GKE_NODE_POOL,
     GPU_RESOURCE,
-    HELM_KINDS,
     JOB,
     KARPENTER_NODE_POOL,
     PROMETHEUS_RULE,
@@ -391,45 +390,3 @@ def workload_min_replicas(model: ModelView, workload: Resource) -> float | None:
         if _dict(so.spec.get("scaleTargetRef")).get("name") == workload.k8s_name:
             return as_number(so.spec.get("minReplicaCount")) or 0.0
     return min_replicas(model)[0]
-
-
-ROUTER_CHART = "llm-d-router-standalone"
-"""The llm-d router's chart (`inferplane.components.serving.router`), whatever repository."""
-
-
-@dataclass(frozen=True)
-class RouterRelease:
-    """One Helm release of the llm-d router: the pool it creates and the model it serves."""
-
-    release: Resource
-    name: str
-    """The release, and so the InferencePool's, name."""
-    values: Mapping[str, Any]
-    """``values.router``."""
-
-    @property
-    def pool_labels(self) -> Mapping[str, str]:
-        servers = _dict(self.values.get("modelServers"))
-        return {str(k): str(v) for k, v in _dict(servers.get("matchLabels")).items()}
-
-    @property
-    def model(self) -> str | None:
-        return self.pool_labels.get(naming.MODEL_LABEL)
-
-    @property
-    def picker_name(self) -> str:
-        """The endpoint picker's Deployment: ``<release, 40 characters>-epp``."""
-        return f"{self.name[:40]}-epp"
-
-
-def router_releases(stack: Stack) -> tuple[RouterRelease, ...]:
-    """Every llm-d router release of the stack, by its chart's name, installed as a Helm
-    release or rendered by Pulumi."""
-    found = []
-    for r in stack.of_type(*HELM_KINDS):
-        chart = str(r.props.get("chart") or "")
-        if chart.rstrip("/").rsplit("/", 1)[-1] != ROUTER_CHART:
-            continue
-        name = str(r.props.get("name") or r.name)
-        found.append(RouterRelease(r, name, _dict(_dict(r.props.get("values")).get("router"))))
-    return tuple(found)

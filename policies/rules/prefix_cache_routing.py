@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import Finding, Rule, RuleConfig
 from inferplane.policies.resources import _dict
-from inferplane.policies.stack import Stack, router_releases
+from inferplane.policies.routers import router_releases
+from inferplane.policies.stack import Stack
 
 PREFIX_SCORER = "prefix-cache-scorer"
 

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import PDB, _dict, as_number
-from inferplane.policies.stack import RouterRelease, Stack, router_releases
+from inferplane.policies.routers import RouterRelease, router_releases
+from inferplane.policies.stack import Stack
 
 
 def _pdb_guards(stack: Stack, router: RouterRelease) -> bool:

@@ -8,7 +8,8 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import SERVICE, Resource
-from inferplane.policies.stack import ModelView, Stack, router_releases
+from inferplane.policies.routers import router_releases
+from inferplane.policies.stack import ModelView, Stack
 
 GKE_GLOBAL_ACCESS = "networking.gke.io/internal-load-balancer-allow-global-access"
 AWS_ATTRIBUTES = "service.beta.kubernetes.io/aws-load-balancer-attributes"
