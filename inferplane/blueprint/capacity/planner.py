@@ -25,82 +25,15 @@ plans with their problems: errors (`validate` refuses them) and advisories (`val
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from inferplane.blueprint import wake
 from inferplane.blueprint.capacity import load, prices, profile, roofline
+from inferplane.blueprint.capacity.plans import Cost, EnvPlan, Plan, Problem, Window
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.model import Autoscaling, Environment, Model, Signal
 
 HOURS_PER_MONTH = 730
-
-
-@dataclass(frozen=True)
-class Problem:
-    severity: str
-    """``error`` or ``warning``."""
-    path: YamlPath
-    message: str
-    hint: str
-
-
-@dataclass(frozen=True)
-class Window:
-    schedule: str
-    duration_s: int
-    floor: int
-    carries_rps: float
-
-
-@dataclass(frozen=True)
-class Cost:
-    price: prices.Price
-    instance_type: str
-    floor_usd_h: float
-    peak_usd_h: float
-    usd_month: float
-    usd_per_million: float
-    per_million_of: str
-    """``output tokens`` (LLMs) or ``requests``."""
-    month_basis: str
-
-
-@dataclass(frozen=True)
-class Plan:
-    model: str
-    source: str
-    """Where the per-replica figure comes from (``roofline``, ``profile``)."""
-    band: float
-    rps: tuple[float, float, float]
-    """Requests per second of one replica: pessimistic, central, optimistic."""
-    batch: int
-    batch_setting: str
-    batch_max: int | None
-    """The value of `batch_setting` (None: unset, the engine's default)."""
-    limited_by: str
-    latency: str
-    """What a request sees at the planned batch (``TTFT 180 ms, ITL 41 ms``)."""
-    peak_rps: float
-    zones: int
-    per_zone: int
-    replicas: int
-    replicas_optimistic: int
-    replicas_pessimistic: int | None
-    """None: at the pessimistic end not even one request at a time meets the SLO."""
-    nodes_per_zone: int
-    windows: tuple[Window, ...]
-    targets: tuple[Signal, ...]
-    window_fits_us: int | None = None
-    cost: Cost | None = None
-    cost_note: str = ""
-
-
-@dataclass
-class EnvPlan:
-    plans: dict[str, Plan] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    """Models with traffic but no estimate, and why."""
-    problems: list[Problem] = field(default_factory=list)
 
 
 def _needed(peak: float, rps: float, zones: int) -> tuple[int, int]:
