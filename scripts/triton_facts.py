@@ -135,6 +135,17 @@ def derive(repo: Path, release: str) -> str:
     return facts_text(release, blob, proto)
 
 
+def store(path: Path, text: str, check: bool) -> bool:
+    """Write `text` to `path` (saying so), or with `check` only compare: False when the
+    stored file is missing or differs (stale)."""
+    if check:
+        return path.exists() and path.read_text() == text
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"wrote {path.relative_to(ROOT)}")
+    return True
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--git-dir", help="a clone of " + REPOSITORY)
@@ -144,15 +155,9 @@ def main(argv: list[str]) -> int:
     stale = []
     try:
         for release in releases():
-            text = derive(repo, release)
             path = FACTS / release / FILE
-            if args.check:
-                if not path.exists() or path.read_text() != text:
-                    stale.append(str(path.relative_to(ROOT)))
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text)
-                print(f"wrote {path.relative_to(ROOT)}")
+            if not store(path, derive(repo, release), args.check):
+                stale.append(str(path.relative_to(ROOT)))
     except FactsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -348,13 +348,8 @@ def main(argv: list[str]) -> int:
         for release in triton_facts.releases():
             for name, text in texts(read_release(repo, release)).items():
                 path = FACTS / release / name
-                if args.check:
-                    if not path.exists() or path.read_text() != text:
-                        stale.append(str(path.relative_to(ROOT)))
-                else:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text)
-                    print(f"wrote {path.relative_to(ROOT)}")
+                if not triton_facts.store(path, text, args.check):
+                    stale.append(str(path.relative_to(ROOT)))
     except FactsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -115,7 +115,10 @@ def test_environment_config_overrides_the_stack_name(monkeypatch: pytest.MonkeyP
 
 
 def _run_main_catching(
-    config: dict[str, str], stack: str, facts_env: str
+    config: dict[str, str],
+    stack: str,
+    facts_env: str,
+    blueprint: Path = STACKS / "../blueprints/support-assistant.yaml",
 ) -> tuple[Recording, list[pulumi.RunError]]:
     caught: list[pulumi.RunError] = []
 
@@ -125,7 +128,7 @@ def _run_main_catching(
         except pulumi.RunError as exc:
             caught.append(exc)
 
-    env = resolve_file(STACKS / "../blueprints/support-assistant.yaml", facts_env)
+    env = resolve_file(blueprint, facts_env)
     return run_callable(program, stack=stack, facts=facts_of(env), config=config), caught
 
 
@@ -167,17 +170,8 @@ def test_unknown_environment_and_missing_blueprint_register_nothing(tmp_path: Pa
 
 def test_a_local_router_chart_without_its_dependency_registers_nothing(tmp_path: Path) -> None:
     blueprint = STACKS / "../blueprints/llm-routing.yaml"
-    env = resolve_file(blueprint, "prod")
     config = {"inferplane:blueprint": str(blueprint), "inferplane:routerChart": str(tmp_path)}
-    caught: list[pulumi.RunError] = []
-
-    def program() -> None:
-        try:
-            main(STACKS)
-        except pulumi.RunError as exc:
-            caught.append(exc)
-
-    rec = run_callable(program, stack="prod", facts=facts_of(env), config=config)
+    rec, caught = _run_main_catching(config, "prod", "prod", blueprint)
     assert len(rec) == 0
     assert str(caught[0]) == (
         f"inferplane:routerChart: {tmp_path} has no llm-d-router-standalone/Chart.yaml; "
