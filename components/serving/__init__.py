@@ -16,7 +16,8 @@
 - `load_balancer`: the region-local LoadBalancer Service and the NetworkPolicy.
 - `secrets`: model secrets, by reference, as Pulumi secrets end to end.
 - `autoscaling.ModelAutoscaler` (KEDA), `monitoring.ModelMonitoring` (ServiceMonitor,
-  PrometheusRule, dashboard), built on `promql`, `rules` and `dashboards`.
+  PrometheusRule, dashboard), built on `promql` (its queries; `promql_scope`: what selects
+  one model's series), `rules` and `dashboards`.
 - `wake`: how a model at zero replicas comes back (a cron window, or its own HTTP
   requests through the KEDA HTTP add-on's interceptor).
 
