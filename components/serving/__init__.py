@@ -21,8 +21,8 @@
 - `wake`: how a model at zero replicas comes back (a cron window, or its own HTTP
   requests through the KEDA HTTP add-on's interceptor).
 
-- `spec`: the arguments: `ServedModel` (with its `ServingPool` and `ModelSecret`s) and
-  `ServingEnvironment`, filled by hand or, from a blueprint, by
+- `spec`: the arguments: `ServedModel` (with its `ServingPool` and `ModelSecret`s, in
+  `spec_parts`) and `ServingEnvironment`, filled by hand or, from a blueprint, by
   `inferplane.components.stack_serving`; inconsistent ones raise `ServingArgsError`.
 
 The classes are importable from here (``from inferplane.components.serving import ModelServer``);
@@ -43,13 +43,11 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
     from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
     from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
     from inferplane.components.serving.spec import (
-        ModelSecret,
         ServedModel,
         ServingArgsError,
         ServingEnvironment,
-        ServingPool,
-        model_source,
     )
+    from inferplane.components.serving.spec_parts import ModelSecret, ServingPool, model_source
     from inferplane.components.serving.triton_config import render_config_pbtxt
     from inferplane.components.serving.trtllm_build import (
         TensorRtLlmEngineBuild,
@@ -71,12 +69,12 @@ _EXPORTS = {
     "ModelMonitoring": "inferplane.components.serving.monitoring",
     "ModelMonitoringArgs": "inferplane.components.serving.monitoring",
     "render_config_pbtxt": "inferplane.components.serving.triton_config",
-    "ModelSecret": "inferplane.components.serving.spec",
+    "ModelSecret": "inferplane.components.serving.spec_parts",
     "ServedModel": "inferplane.components.serving.spec",
     "ServingArgsError": "inferplane.components.serving.spec",
     "ServingEnvironment": "inferplane.components.serving.spec",
-    "ServingPool": "inferplane.components.serving.spec",
-    "model_source": "inferplane.components.serving.spec",
+    "ServingPool": "inferplane.components.serving.spec_parts",
+    "model_source": "inferplane.components.serving.spec_parts",
 }
 
 __all__ = [
