@@ -1,7 +1,8 @@
 """Per-model serving: everything one served model needs, one concern per module.
 
 - `model_server.ModelServer`: the model's Deployment, Services, PDB, NetworkPolicy,
-  Secret, Triton config, and the children below; `serving_pod`: their manifests.
+  Secret, Triton config, and the children below; `serving_pod`: their manifests;
+  `model_prerequisites`: what its pods wait for (the Jobs below, config, secret).
 - `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``);
   `trtllm_build.TensorRtLlmEngineBuild`: the TensorRT-LLM engine Job (``tensorrt_llm``),
   served by `trtllm` (the ``tensorrtllm`` backend's config and container);
