@@ -42,6 +42,8 @@ sys.path.insert(0, str(HERE))
 import addons  # noqa: E402
 import cluster  # noqa: E402
 import nodes as node_shapes  # noqa: E402
+import preemption  # noqa: E402
+import teardown  # noqa: E402
 import verify  # noqa: E402
 from tools import TOOLS  # noqa: E402
 
@@ -469,7 +471,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
         # Deployments, whatever else is still starting.
         report.step("one pool per zone", lambda: verify.inference_pools(client, env))
         report.step("deployed as declared", lambda: verify.deployed(client, env))
-        report.step("placeholders preempted", lambda: verify.preemption(client, env))
+        report.step("placeholders preempted", lambda: preemption.preemption(client, env))
 
         def up_again() -> dict:
             result = up("up-again")
@@ -488,13 +490,13 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
 
         def destroy() -> dict:
             exported = json.loads(pulumi.run("stack", "export", "--stack", environment).stdout)
-            objects = verify.stack_objects(exported)
+            objects = teardown.stack_objects(exported)
             pulumi.run("destroy", "--stack", environment, "--yes", "--skip-preview", log="destroy")
             # Every object the stack recorded is gone (404), and nothing else of the
             # blueprint is left in its namespace, labelled with it, or named after it.
-            left = verify.still_there(client, objects)
+            left = teardown.still_there(client, objects)
             platform = {f"secrets/{n}" for n in platform_secrets}
-            left += verify.leftovers(client, env, platform)
+            left += teardown.leftovers(client, env, platform)
             if left:
                 raise StepFailed(f"objects of the blueprint left after destroy: {left}")
             leaks = plain_text_leaks(made_up, state_folders(state))
