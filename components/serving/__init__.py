@@ -1,7 +1,8 @@
 """Per-model serving: everything one served model needs, one concern per module.
 
 - `model_server.ModelServer`: the model's Deployment, Services, PDB, NetworkPolicy,
-  Secret, Triton config, and the children below; `serving_pod`: their manifests.
+  Secret, Triton config, and the children below; `serving_pod`: their manifests;
+  `model_prerequisites`: what its pods wait for (the Jobs below, config, secret).
 - `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``);
   `trtllm_build.TensorRtLlmEngineBuild`: the TensorRT-LLM engine Job (``tensorrt_llm``),
   served by `trtllm` (the ``tensorrtllm`` backend's config and container);
@@ -16,12 +17,13 @@
 - `load_balancer`: the region-local LoadBalancer Service and the NetworkPolicy.
 - `secrets`: model secrets, by reference, as Pulumi secrets end to end.
 - `autoscaling.ModelAutoscaler` (KEDA), `monitoring.ModelMonitoring` (ServiceMonitor,
-  PrometheusRule, dashboard), built on `promql`, `rules` and `dashboards`.
+  PrometheusRule, dashboard), built on `promql` (its queries; `promql_scope`: what selects
+  one model's series), `rules` and `dashboards`.
 - `wake`: how a model at zero replicas comes back (a cron window, or its own HTTP
   requests through the KEDA HTTP add-on's interceptor).
 
-- `spec`: the arguments: `ServedModel` (with its `ServingPool` and `ModelSecret`s) and
-  `ServingEnvironment`, filled by hand or, from a blueprint, by
+- `spec`: the arguments: `ServedModel` (with its `ServingPool` and `ModelSecret`s, in
+  `spec_parts`) and `ServingEnvironment`, filled by hand or, from a blueprint, by
   `inferplane.components.stack_serving`; inconsistent ones raise `ServingArgsError`.
 
 The classes are importable from here (``from inferplane.components.serving import ModelServer``);
@@ -42,13 +44,11 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
     from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
     from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
     from inferplane.components.serving.spec import (
-        ModelSecret,
         ServedModel,
         ServingArgsError,
         ServingEnvironment,
-        ServingPool,
-        model_source,
     )
+    from inferplane.components.serving.spec_parts import ModelSecret, ServingPool, model_source
     from inferplane.components.serving.triton_config import render_config_pbtxt
     from inferplane.components.serving.trtllm_build import (
         TensorRtLlmEngineBuild,
@@ -70,12 +70,12 @@ _EXPORTS = {
     "ModelMonitoring": "inferplane.components.serving.monitoring",
     "ModelMonitoringArgs": "inferplane.components.serving.monitoring",
     "render_config_pbtxt": "inferplane.components.serving.triton_config",
-    "ModelSecret": "inferplane.components.serving.spec",
+    "ModelSecret": "inferplane.components.serving.spec_parts",
     "ServedModel": "inferplane.components.serving.spec",
     "ServingArgsError": "inferplane.components.serving.spec",
     "ServingEnvironment": "inferplane.components.serving.spec",
-    "ServingPool": "inferplane.components.serving.spec",
-    "model_source": "inferplane.components.serving.spec",
+    "ServingPool": "inferplane.components.serving.spec_parts",
+    "model_source": "inferplane.components.serving.spec_parts",
 }
 
 __all__ = [

@@ -47,6 +47,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming, timing
 from inferplane.blueprint.model import Signal
 from inferplane.components.serving import promql, wake
+from inferplane.components.serving.promql_scope import Scope
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 FALLBACK_FAILURE_THRESHOLD: Final = 3
@@ -126,7 +127,7 @@ def fallback_replicas(model: ServedModel) -> int:
 
 
 def prometheus_trigger(
-    env: ServingEnvironment, model: ServedModel, scope: promql.Scope, signal: Signal
+    env: ServingEnvironment, model: ServedModel, scope: Scope, signal: Signal
 ) -> dict[str, Any]:
     """One Prometheus trigger per autoscaling signal."""
     scales_to_zero = model.replicas.min == 0
@@ -163,7 +164,7 @@ def triggers(
     to calculate the desired replica count (the maximum replica count across all metrics
     will be used)" (Kubernetes API reference); keda-docs 2.20 ``scalers/cron.md`` says the
     same of a cron trigger beside others."""
-    scope = promql.Scope.of(env, model, namespace, deployment_name, zone)
+    scope = Scope.of(env, model, namespace, deployment_name, zone)
     signals = list(model.autoscaling.signals)
     if (
         model.replicas.min == 0
@@ -200,7 +201,7 @@ def scaled_object_spec(
 ) -> dict[str, Any]:
     """The ScaledObject's ``spec``, in the CRD's own camelCase (CustomResource passes keys
     through unchanged)."""
-    scope = promql.Scope.of(env, model, namespace, deployment_name, zone)
+    scope = Scope.of(env, model, namespace, deployment_name, zone)
     scales_to_zero = model.replicas.min == 0
     found = triggers(env, model, namespace, deployment_name, zone)
 
@@ -274,7 +275,7 @@ class ModelAutoscaler(pulumi.ComponentResource):
             # user-guide/autoscale-an-app.md: create the ScaledObject after the route).
             depends_on.append(self._http_scaled_object(name, args, labels, outer))
         object_name = args.object_name or model.name
-        scope = promql.Scope.of(env, model, args.namespace, args.deployment_name, args.zone)
+        scope = Scope.of(env, model, args.namespace, args.deployment_name, args.zone)
         scaled_object = k8s.apiextensions.CustomResource(
             f"{name}-scaledobject",
             api_version="keda.sh/v1alpha1",

@@ -31,12 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from inferplane.blueprint import naming, timing
-from inferplane.components.serving.spec import (
-    ServedModel,
-    ServingArgsError,
-    ServingEnvironment,
-    ServingPool,
-)
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.spec_parts import ServingPool
 
 Manifest = dict[str, Any]
 

@@ -48,7 +48,7 @@ from inferplane.components.serving.containers import (
     gpu_placement,
     pod_security_context,
 )
-from inferplane.components.serving.spec import ServingPool
+from inferplane.components.serving.spec_parts import ServingPool
 
 NO_OP: Final = ["/bin/sh", "-c", "true"]
 SKIP_AWAIT: Final = {"pulumi.com/skipAwait": "true"}

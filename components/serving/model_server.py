@@ -32,7 +32,9 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   per zone, its Service ``<model>-cache``, Secret and NetworkPolicies (`response_cache`);
   the Deployment waits for it.
 
-Every object carries `naming.model_labels` plus the pool and latency-class labels.
+Every object carries `naming.model_labels` plus the pool and latency-class labels. What the
+pods wait for (staging and build Jobs, the config, the secret, the egress policy and the cache
+servers) is made by `model_prerequisites`.
 
 Arguments are a `spec.ServedModel` and a `spec.ServingEnvironment`, fillable by hand;
 `inferplane.components.stack_serving` fills them from a blueprint.
@@ -47,13 +49,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.components.serving import pip_requirements, triton_pipeline
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
     await_timeout_s,
     model_object_labels,
 )
-from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
 from inferplane.components.serving.load_balancer import (
     lb_namespace,
     lb_service_name,
@@ -61,16 +61,8 @@ from inferplane.components.serving.load_balancer import (
     model_load_balancer,
     model_network_policy,
 )
+from inferplane.components.serving.model_prerequisites import pod_prerequisites
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
-from inferplane.components.serving.network_policies import serving_egress_policy
-from inferplane.components.serving.requirements_job import (
-    RequirementsStaging,
-    RequirementsStagingArgs,
-)
-from inferplane.components.serving.response_cache import (
-    ResponseCacheStore,
-    ResponseCacheStoreArgs,
-)
 from inferplane.components.serving.router import (
     ModelRouter,
     ModelRouterArgs,
@@ -78,10 +70,8 @@ from inferplane.components.serving.router import (
     router_ingress,
     zone_model,
 )
-from inferplane.components.serving.secrets import model_secret
 from inferplane.components.serving.serving_pod import (
     cluster_service_spec,
-    config_map_name,
     deployment_spec,
     grpc_service_name,
     grpc_service_spec,
@@ -90,23 +80,8 @@ from inferplane.components.serving.serving_pod import (
     serves_grpc,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.triton_config import (
-    CONFIG_FILE,
-    render_config_pbtxt,
-)
-from inferplane.components.serving.trtllm import render_config_pbtxt as render_trtllm_config
-from inferplane.components.serving.trtllm_build import (
-    TensorRtLlmEngineBuild,
-    TensorRtLlmEngineBuildArgs,
-)
-from inferplane.components.serving.trtllm_text import pipeline_files
-from inferplane.components.serving.vllm_compile import (
-    VllmCompileCache,
-    VllmCompileCacheArgs,
-    compiles,
-)
-from inferplane.components.serving.weights import HubSource, hub_sources, plan_staging
-from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
+from inferplane.components.serving.weights import HubSource
+from inferplane.components.serving.weights_job import WeightsStaging
 
 
 def _minutes(seconds: int) -> str:
@@ -172,109 +147,21 @@ class ModelServer(pulumi.ComponentResource):
         ns = args.namespace
         labels = model_object_labels(env, model)
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        before_pods: list[pulumi.Resource] = list(args.after)
 
-        secret = model_secret(
-            f"{name}-secrets", env=env, model=model, namespace=ns, labels=labels, opts=child
+        prerequisites = pod_prerequisites(
+            name,
+            self,
+            env=env,
+            model=model,
+            namespace=ns,
+            provider=args.provider,
+            labels=labels,
+            after=args.after,
+            weights_staging=args.weights_staging,
         )
-        if secret is not None:
-            before_pods.append(secret)
-        # The pods fetch their weights first thing: their egress must be allowed by then.
-        before_pods.append(
-            serving_egress_policy(
-                f"{name}-egress",
-                env=env,
-                model_name=model.name,
-                cloud_identity=True,
-                namespace=ns,
-                labels=labels,
-                opts=child,
-            )
-        )
-
-        cache = model.response_cache
-        if model.server == "triton" and cache is not None and cache.redis:
-            # Triton pings the cache server when it starts: the servers come first.
-            before_pods += ResponseCacheStore(
-                f"{name}-response-cache",
-                ResponseCacheStoreArgs(model, env, ns, args.provider),
-                opts=pulumi.ResourceOptions(parent=self),
-            ).ready
-
-        # hf:// weights, drafts, adapters and checkpoints come from their staged copies.
-        staged = args.weights_staging or {}
-        planned = plan_staging([model])
-        staging_jobs: list[pulumi.Resource] = []
-        for source in hub_sources(model):
-            staging = staged.get(source)
-            if staging is None:
-                staging = WeightsStaging(
-                    f"{name}-weights-{source.key[:10]}",
-                    WeightsStagingArgs(planned[source], env, ns, args.provider),
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-            staging_jobs.append(staging.job)
-        before_pods += staging_jobs
-
-        if compiles(model, env):
-            # The serving pods copy the staged cache: they start once it is there.
-            compile_cache = VllmCompileCache(
-                f"{name}-compile",
-                VllmCompileCacheArgs(model, env, ns, args.provider, after=tuple(staging_jobs)),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            before_pods.append(compile_cache.job)
-
-        model_uri = model.source.uri
-        self.engine_uri = None
-        config_text = None
-        if model.server == "triton":
-            if model.tensorrt is not None:
-                build = TensorRtEngineBuild(
-                    f"{name}-engine",
-                    TensorRtEngineBuildArgs(model, env, ns, args.provider),
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-                before_pods.append(build.job)
-                self.engine_uri = model_uri = build.engine_uri
-            if model.tensorrt_llm is not None:
-                # The build reads an hf:// checkpoint's staged copy: after its staging Job.
-                llm_build = TensorRtLlmEngineBuild(
-                    f"{name}-engine",
-                    TensorRtLlmEngineBuildArgs(
-                        model, env, ns, args.provider, after=tuple(staging_jobs)
-                    ),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(before_pods)),
-                )
-                before_pods.append(llm_build.job)
-                self.engine_uri = model_uri = llm_build.engine_uri
-                # The engine's config and the text pipeline (ensemble, tokenizer models).
-                config_data = {
-                    CONFIG_FILE: render_trtllm_config(model, env),
-                    **pipeline_files(model, model.release(env)),
-                }
-            elif model.pipeline is not None:
-                config_data = triton_pipeline.config_files(model)
-                if pip_requirements.staged_steps(model):
-                    # The serving pods install the staged wheels: they start after the Jobs.
-                    wheels = RequirementsStaging(
-                        f"{name}-requirements",
-                        RequirementsStagingArgs(model, env, ns, args.provider),
-                        opts=pulumi.ResourceOptions(parent=self),
-                    )
-                    before_pods += wheels.jobs
-            else:
-                config_data = {CONFIG_FILE: render_config_pbtxt(model, env)}
-            # Every file rolls the pods when it changes.
-            config_text = "".join(f"{key}\n{config_data[key]}" for key in sorted(config_data))
-            before_pods.append(
-                k8s.core.v1.ConfigMap(
-                    f"{name}-triton-config",
-                    metadata={"name": config_map_name(model), "namespace": ns, "labels": labels},
-                    data=config_data,
-                    opts=child,
-                )
-            )
+        before_pods = prerequisites.before_pods
+        model_uri, config_text = prerequisites.model_uri, prerequisites.config_text
+        self.engine_uri = prerequisites.engine_uri
 
         # The Deployment and both Services wait the model's load budget (`await_timeout_s`),
         # and the Services are created once the Deployment is Available: their await

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from inferplane.blueprint import defaults, naming
 from inferplane.components.serving import promql
-from inferplane.components.serving.promql import Scope, selector
+from inferplane.components.serving.promql_scope import Scope, selector
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 BY_NAMESPACE: Final = ("namespace",)

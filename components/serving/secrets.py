@@ -46,12 +46,8 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import secret_refs
 from inferplane.blueprint.secret_refs import FILE_VARIABLES, aws_secret_account
-from inferplane.components.serving.spec import (
-    ModelSecret,
-    ServedModel,
-    ServingArgsError,
-    ServingEnvironment,
-)
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.spec_parts import ModelSecret
 
 OFFLINE_PLACEHOLDER: Final = "offline-placeholder"
 """The value every secret has in an offline run."""

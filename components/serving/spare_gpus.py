@@ -41,7 +41,7 @@ from inferplane.components.serving.containers import (
     gpu_placement,
     pod_security_context,
 )
-from inferplane.components.serving.spec import ServingPool
+from inferplane.components.serving.spec_parts import ServingPool
 
 PLACEHOLDER_PRIORITY: Final = -10
 """The lowest priority the cluster autoscaler still adds nodes for. Pods below

@@ -64,13 +64,8 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.model import ModelSource
 from inferplane.components.serving.containers import MODELS_DIR
 from inferplane.components.serving.secrets import file_secrets
-from inferplane.components.serving.spec import (
-    ModelSecret,
-    ServedModel,
-    ServingArgsError,
-    ServingEnvironment,
-    ServingPool,
-)
+from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
+from inferplane.components.serving.spec_parts import ModelSecret, ServingPool
 
 DRAFT_DIR: Final = f"{MODELS_DIR}/.draft"
 """Where a serving pod copies its EAGLE draft model: a dot name, which no model's own

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "e2e"))
 
 import nodes  # noqa: E402
+import pulumi_cli  # noqa: E402
 import run  # noqa: E402
 
 from inferplane.blueprint import naming  # noqa: E402
@@ -53,22 +54,22 @@ EVENTS = [
 
 
 def test_policy_verdicts_are_rule_level_and_resource_urn() -> None:
-    assert run.policy_verdicts_of(EVENTS) == [
+    assert pulumi_cli.policy_verdicts_of(EVENTS) == [
         {"rule": "scale-out-budget", "level": "advisory", "urn": DEPLOYMENT_URN},
         {"rule": "slo-defined", "level": "mandatory", "urn": ""},
     ]
 
 
 def test_the_change_summary_is_read_from_the_summary_event() -> None:
-    assert run.changes_of(EVENTS) == {"create": 78}
+    assert pulumi_cli.changes_of(EVENTS) == {"create": 78}
 
 
 def test_no_summary_or_a_failed_one_is_no_answer_about_changes() -> None:
-    with pytest.raises(run.StepFailed, match="no summary"):
-        run.changes_of(EVENTS[:2])
+    with pytest.raises(pulumi_cli.StepFailed, match="no summary"):
+        pulumi_cli.changes_of(EVENTS[:2])
     failed = [{"summaryEvent": {"resourceChanges": {"same": 3}, "result": "failed"}}]
-    with pytest.raises(run.StepFailed, match="'failed'"):
-        run.changes_of(failed)
+    with pytest.raises(pulumi_cli.StepFailed, match="'failed'"):
+        pulumi_cli.changes_of(failed)
 
 
 def test_runner_variables_and_config_secrets_get_made_up_values() -> None:

@@ -15,8 +15,8 @@ from serving_fixtures import args_of
 
 from inferplane.blueprint import defaults, releases, vllm_owned
 from inferplane.blueprint.model import ROUTER_METRICS, Environment
-from inferplane.components.serving import promql
-from inferplane.components.serving.promql import Scope
+from inferplane.components.serving import promql, promql_scope
+from inferplane.components.serving.promql_scope import Scope
 
 NS = "support-assistant"
 
@@ -231,8 +231,8 @@ def test_vllm_errors_count_the_error_finish_reason_and_exclude_aborts_from_succe
 
 
 def test_selector_escapes_quotes() -> None:
-    assert promql.selector(a='x"y\\z') == '{a="x\\"y\\\\z"}'
-    parse("up" + promql.selector(a='x"y'))
+    assert promql_scope.selector(a='x"y\\z') == '{a="x\\"y\\\\z"}'
+    parse("up" + promql_scope.selector(a='x"y'))
 
 
 def test_threshold_renders_plain_numbers() -> None:

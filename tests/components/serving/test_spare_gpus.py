@@ -20,7 +20,7 @@ from inferplane.components.serving.spare_gpus import (
     SpareGpus,
     SpareGpusArgs,
 )
-from inferplane.components.serving.spec import ServingPool
+from inferplane.components.serving.spec_parts import ServingPool
 
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
 NS = "demo"

@@ -22,12 +22,8 @@ from inferplane.components.serving.engine_keys import engine_uri
 from inferplane.components.serving.model_server import ModelServer
 from inferplane.components.serving.monitoring import ModelMonitoring
 from inferplane.components.serving.secrets import secret_value
-from inferplane.components.serving.spec import (
-    ModelSecret,
-    ServingArgsError,
-    ServingPool,
-    model_source,
-)
+from inferplane.components.serving.spec import ServingArgsError
+from inferplane.components.serving.spec_parts import ModelSecret, ServingPool, model_source
 
 POOL = ServingPool(name="l4", gpu_type="l4", zones=("us-central1-a",))
 

@@ -27,7 +27,13 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, Warmup
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, Tensor
-from inferplane.components.serving import dashboards, promql, triton_pipeline, triton_tensors
+from inferplane.components.serving import (
+    dashboards,
+    promql,
+    promql_scope,
+    triton_pipeline,
+    triton_tensors,
+)
 from inferplane.components.serving.triton_config import (
     render_config_pbtxt,
     triton_args,
@@ -310,7 +316,7 @@ def test_a_pipeline_queues_in_its_steps(search: Environment) -> None:
     """The ensemble hands a request to its first step at once: the steps' pending counts are
     the pipeline's queue (what the queue_depth signal and its recorded rule read)."""
     env, model = args_of(search, "embed")
-    scope = promql.Scope.of(env, model, "bge-search")
+    scope = promql_scope.Scope.of(env, model, "bge-search")
     assert promql.queue_depth(scope) == (
         'sum(nv_inference_pending_request_count{namespace="bge-search", '
         'model=~"embed-tokenize|embed-encoder"})'
@@ -321,7 +327,7 @@ def test_a_pipeline_queues_in_its_steps(search: Environment) -> None:
 
 def test_a_pipeline_counts_its_clients_failures_once(search: Environment) -> None:
     env, model = args_of(search, "embed")
-    scope = promql.Scope.of(env, model, "bge-search")
+    scope = promql_scope.Scope.of(env, model, "bge-search")
     ensemble = 'sum(rate(nv_inference_request_failure{namespace="bge-search", model="embed"}[2m]))'
     steps = (
         "sum(rate(nv_inference_request_failure"
@@ -329,5 +335,5 @@ def test_a_pipeline_counts_its_clients_failures_once(search: Environment) -> Non
     )
     assert promql.failure_rate(scope) == f"({ensemble} - ({steps} or {ensemble} * 0))"
     parse_promql(promql.error_ratio(scope, ("namespace",)))
-    one = promql.Scope.of(env, dataclasses.replace(model, pipeline=None), "bge-search")
+    one = promql_scope.Scope.of(env, dataclasses.replace(model, pipeline=None), "bge-search")
     assert promql.failure_rate(one) == ensemble

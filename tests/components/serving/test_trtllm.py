@@ -31,7 +31,8 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.resolve_model import parse_source
-from inferplane.components.serving.spec import ServingArgsError, model_source
+from inferplane.components.serving.spec import ServingArgsError
+from inferplane.components.serving.spec_parts import model_source
 from inferplane.components.serving.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.triton_config import triton_args
 from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt

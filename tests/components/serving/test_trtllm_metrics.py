@@ -15,7 +15,7 @@ from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment, Slo
 from inferplane.blueprint.resolve import resolve
 from inferplane.components.serving import autoscaling, dashboards, monitoring, promql
-from inferplane.components.serving.promql import Scope
+from inferplane.components.serving.promql_scope import Scope
 
 ROOT = Path(__file__).resolve().parents[3]
 NS = "llm-serving"

@@ -1,0 +1,188 @@
+"""What a model's serving pods wait for, created before its Deployment (`model_server`).
+
+- Secret ``<model>-secrets`` (when the model has secrets) and NetworkPolicy
+  ``<model>-egress`` (DNS and the model store: the pods fetch their weights first thing).
+- ``ResponseCacheStore`` (Triton with ``response_cache.backend: redis``).
+- ``WeightsStaging`` per ``hf://`` source the environment does not stage already.
+- ``VllmCompileCache`` (vLLM, unless ``enforce_eager``).
+- ``TensorRtEngineBuild`` or ``TensorRtLlmEngineBuild`` (Triton with ``tensorrt`` or
+  ``tensorrt_llm``), ``RequirementsStaging`` (a pipeline's staged wheels), and ConfigMap
+  ``<model>-triton-config`` (Triton): the model's config files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from inferplane.components.serving import pip_requirements, triton_pipeline
+from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
+from inferplane.components.serving.network_policies import serving_egress_policy
+from inferplane.components.serving.requirements_job import (
+    RequirementsStaging,
+    RequirementsStagingArgs,
+)
+from inferplane.components.serving.response_cache import (
+    ResponseCacheStore,
+    ResponseCacheStoreArgs,
+)
+from inferplane.components.serving.secrets import model_secret
+from inferplane.components.serving.serving_pod import config_map_name
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.triton_config import (
+    CONFIG_FILE,
+    render_config_pbtxt,
+)
+from inferplane.components.serving.trtllm import render_config_pbtxt as render_trtllm_config
+from inferplane.components.serving.trtllm_build import (
+    TensorRtLlmEngineBuild,
+    TensorRtLlmEngineBuildArgs,
+)
+from inferplane.components.serving.trtllm_text import pipeline_files
+from inferplane.components.serving.vllm_compile import (
+    VllmCompileCache,
+    VllmCompileCacheArgs,
+    compiles,
+)
+from inferplane.components.serving.weights import HubSource, hub_sources, plan_staging
+from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
+
+
+@dataclass(frozen=True)
+class PodPrerequisites:
+    """What `pod_prerequisites` made, for the model's Deployments."""
+
+    before_pods: list[pulumi.Resource]
+    """The serving pods are created after these (the given `after` first)."""
+    model_uri: str
+    """Where the pods load the model from: its source, or the built engine's keyed prefix."""
+    engine_uri: str | None
+    """The TensorRT or TensorRT-LLM engine's keyed store prefix; None: no engine build."""
+    config_text: str | None
+    """Triton: every config file in one string, so that a changed file rolls the pods;
+    None for vLLM."""
+
+
+def pod_prerequisites(
+    name: str,
+    parent: pulumi.Resource,
+    *,
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    provider: k8s.Provider,
+    labels: dict[str, str],
+    after: Sequence[pulumi.Resource],
+    weights_staging: Mapping[HubSource, WeightsStaging] | None,
+) -> PodPrerequisites:
+    """Everything the model's pods wait for, as children of `parent` named after `name`
+    (see the module docstring); `weights_staging` is the environment's staging of hf://
+    sources, and a source missing there gets a ``WeightsStaging`` of its own."""
+    ns = namespace
+    child = pulumi.ResourceOptions(parent=parent, provider=provider)
+    before_pods: list[pulumi.Resource] = list(after)
+
+    secret = model_secret(
+        f"{name}-secrets", env=env, model=model, namespace=ns, labels=labels, opts=child
+    )
+    if secret is not None:
+        before_pods.append(secret)
+    # The pods fetch their weights first thing: their egress must be allowed by then.
+    before_pods.append(
+        serving_egress_policy(
+            f"{name}-egress",
+            env=env,
+            model_name=model.name,
+            cloud_identity=True,
+            namespace=ns,
+            labels=labels,
+            opts=child,
+        )
+    )
+
+    cache = model.response_cache
+    if model.server == "triton" and cache is not None and cache.redis:
+        # Triton pings the cache server when it starts: the servers come first.
+        before_pods += ResponseCacheStore(
+            f"{name}-response-cache",
+            ResponseCacheStoreArgs(model, env, ns, provider),
+            opts=pulumi.ResourceOptions(parent=parent),
+        ).ready
+
+    # hf:// weights, drafts, adapters and checkpoints come from their staged copies.
+    staged = weights_staging or {}
+    planned = plan_staging([model])
+    staging_jobs: list[pulumi.Resource] = []
+    for source in hub_sources(model):
+        staging = staged.get(source)
+        if staging is None:
+            staging = WeightsStaging(
+                f"{name}-weights-{source.key[:10]}",
+                WeightsStagingArgs(planned[source], env, ns, provider),
+                opts=pulumi.ResourceOptions(parent=parent),
+            )
+        staging_jobs.append(staging.job)
+    before_pods += staging_jobs
+
+    if compiles(model, env):
+        # The serving pods copy the staged cache: they start once it is there.
+        compile_cache = VllmCompileCache(
+            f"{name}-compile",
+            VllmCompileCacheArgs(model, env, ns, provider, after=tuple(staging_jobs)),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        before_pods.append(compile_cache.job)
+
+    model_uri = model.source.uri
+    engine_uri: str | None = None
+    config_text = None
+    if model.server == "triton":
+        if model.tensorrt is not None:
+            build = TensorRtEngineBuild(
+                f"{name}-engine",
+                TensorRtEngineBuildArgs(model, env, ns, provider),
+                opts=pulumi.ResourceOptions(parent=parent),
+            )
+            before_pods.append(build.job)
+            engine_uri = model_uri = build.engine_uri
+        if model.tensorrt_llm is not None:
+            # The build reads an hf:// checkpoint's staged copy: after its staging Job.
+            llm_build = TensorRtLlmEngineBuild(
+                f"{name}-engine",
+                TensorRtLlmEngineBuildArgs(model, env, ns, provider, after=tuple(staging_jobs)),
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=list(before_pods)),
+            )
+            before_pods.append(llm_build.job)
+            engine_uri = model_uri = llm_build.engine_uri
+            # The engine's config and the text pipeline (ensemble, tokenizer models).
+            config_data = {
+                CONFIG_FILE: render_trtllm_config(model, env),
+                **pipeline_files(model, model.release(env)),
+            }
+        elif model.pipeline is not None:
+            config_data = triton_pipeline.config_files(model)
+            if pip_requirements.staged_steps(model):
+                # The serving pods install the staged wheels: they start after the Jobs.
+                wheels = RequirementsStaging(
+                    f"{name}-requirements",
+                    RequirementsStagingArgs(model, env, ns, provider),
+                    opts=pulumi.ResourceOptions(parent=parent),
+                )
+                before_pods += wheels.jobs
+        else:
+            config_data = {CONFIG_FILE: render_config_pbtxt(model, env)}
+        # Every file rolls the pods when it changes.
+        config_text = "".join(f"{key}\n{config_data[key]}" for key in sorted(config_data))
+        before_pods.append(
+            k8s.core.v1.ConfigMap(
+                f"{name}-triton-config",
+                metadata={"name": config_map_name(model), "namespace": ns, "labels": labels},
+                data=config_data,
+                opts=child,
+            )
+        )
+
+    return PodPrerequisites(before_pods, model_uri, engine_uri, config_text)
