@@ -42,6 +42,7 @@ and version say, or when a supported release has no tables.
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -209,13 +210,14 @@ def values_table(
     keys: dict[str, list[str]],
     choices: dict[str, list[str]],
     types: dict[str, str],
+    sources: dict[str, list[str]],
 ) -> str:
     """The values the allowed JSON and choice options of `release` take
-    (`value_classes.value_rules`); `keys`, `choices` and `types` are what `derived_values`
-    reads."""
+    (`value_classes.value_rules`); `keys`, `choices`, `types` and `sources` are what
+    `derived_values` reads."""
     modules = {value_classes.JSON_CONFIG_FLAGS[f][0] for f in keys if f not in types}
     modules |= {value_classes.CHOICE_FLAGS[f][0] for f in choices}
-    modules |= {m for f in keys if f in types for m in value_classes.DICT_FLAGS[f][1]}
+    modules |= {m for read in sources.values() for m in read}
     head = _header(
         "Keys and choices of the restricted options",
         release,
@@ -228,21 +230,22 @@ def values_table(
         "\n# keys (* : any name) (or --FLAG.KEY VALUE), every string a name (letters, digits,"
         "\n# _ and -) but in the text keys | FLAG<TAB>values<TAB>TYPE: every key's value is a"
         "\n# TYPE (count, count-or-options, numbers, scalar, scalars: scripts/"
-        "\n# vllm_value_classes.py) | FLAG<TAB>refused-key<TAB>KEY<TAB>why: a key inferplane"
+        "\n# vllm_value_classes.py) | FLAG<TAB>source<TAB>M1 ...: the modules its keys are read"
+        "\n# from | FLAG<TAB>refused-key<TAB>KEY<TAB>why: a key inferplane"
         "\n# refuses | FLAG<TAB>choices<TAB>V1 V2 ...: one of these values |"
         "\n# FLAG<TAB>refused<TAB>VALUE<TAB>why: a choice of vLLM that inferplane refuses.\n"
     )
-    rules = value_classes.value_rules(keys, choices, types)
+    rules = value_classes.value_rules(keys, choices, types, sources)
     lines = ["\t".join(row) + "\n" for row in rules]
     return head + note + "".join(lines)
 
 
 def derived_values(
     root: Path, longs: Iterable[str]
-) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
     """(flag -> the keys of its config class or dict, flag -> its choices, flag -> what a
-    key of its dict takes), read from the source at `root`, for the options of `longs`
-    that `value_classes` restricts."""
+    key of its dict takes, flag -> the modules its dict's keys are read from), read from the
+    source at `root`, for the options of `longs` that `value_classes` restricts."""
     longs = set(longs)
     keys = {
         flag: vllm_read.config_keys(root, module, cls)
@@ -255,33 +258,42 @@ def derived_values(
         if flag in longs
     }
     types: dict[str, str] = {}
+    sources: dict[str, list[str]] = {}
     for flag, (how, modules, name, kind) in value_classes.DICT_FLAGS.items():
         if flag not in longs:
             continue
-        keys[flag] = dict_keys(root, how, modules, name)
+        keys[flag], read = dict_keys(root, how, modules, name)
+        if read:
+            sources[flag] = read
         if flag == "--limit-mm-per-prompt":
             kind = value_classes.limit_type(
                 vllm_read.field_annotation(root, "EngineArgs", "limit_mm_per_prompt")
             )
         types[flag] = kind
-    return keys, choices, types
+    return keys, choices, types, sources
 
 
-def dict_keys(root: Path, how: str, modules: tuple[str, ...], name: str) -> list[str]:
-    """The keys of a plain-dict option, read as `value_classes.DICT_FLAGS` says."""
+def dict_keys(
+    root: Path, how: str, modules: tuple[str, ...], name: str
+) -> tuple[list[str], list[str]]:
+    """(the keys of a plain-dict option, read as `value_classes.DICT_FLAGS` says, the
+    modules read)."""
     if how == "any":
-        return ["*"]
-    present = [m for m in modules if (root / m).exists() and name in (root / m).read_text()]
+        return ["*"], []
+    # The module that defines the name ("reads": every module that names it).
+    marker = {"class": rf"^class {name}\b", "literal": rf"^{name} = ", "list": rf"\b{name} = "}
+    mark = re.compile(marker.get(how, rf"\b{name}\b"), re.MULTILINE)
+    present = [m for m in modules if (root / m).exists() and mark.search((root / m).read_text())]
     if not present:
         raise SystemExit(f"{root}: no {name} in {', '.join(modules)}")
     if how == "reads":
-        return sorted({k for m in present for k in vllm_read.keys_read(root, m, name)})
+        return sorted({k for m in present for k in vllm_read.keys_read(root, m, name)}), present
     read = {
         "class": vllm_read.config_keys,
         "literal": vllm_read.literal_values,
         "list": vllm_read.listed,
     }[how]
-    return read(root, present[0], name)
+    return read(root, present[0], name), present[:1]
 
 
 def rows(text: str) -> list[list[str]]:

@@ -195,14 +195,19 @@ def limit_type(annotation: str) -> str:
 
 
 def value_rules(
-    keys: dict[str, list[str]], choices: dict[str, list[str]], types: dict[str, str]
+    keys: dict[str, list[str]],
+    choices: dict[str, list[str]],
+    types: dict[str, str],
+    sources: dict[str, list[str]],
 ) -> list[list[str]]:
     """The rows of `flag_values.txt` from what the release's source says (`keys`: flag ->
     the keys of its config class or dict, ``*`` for any name; `choices`: flag -> its
-    Literal's values; `types`: flag -> what a key's value is, when not names)::
+    Literal's values; `types`: flag -> what a key's value is, when not names; `sources`:
+    flag -> the modules a dict's keys are read from)::
 
         FLAG<TAB>keys<TAB>k1 k2 ...[<TAB>text<TAB>t1 t2 ...]
         FLAG<TAB>values<TAB>type
+        FLAG<TAB>source<TAB>vllm/m1.py ...
         FLAG<TAB>refused-key<TAB>key<TAB>why
         FLAG<TAB>choices<TAB>v1 v2 ...
         FLAG<TAB>refused<TAB>value<TAB>why
@@ -215,6 +220,8 @@ def value_rules(
         out.append([*row, "text", " ".join(text)] if text else row)
         if types.get(flag, "names") != "names":
             out.append([flag, "values", types[flag]])
+        if flag in sources:
+            out.append([flag, "source", " ".join(f"vllm/{m}" for m in sources[flag])])
         out += [[flag, "refused-key", k, refused_keys[k]] for k in sorted(refused_keys)
                 if k in keys[flag] or keys[flag] == ["*"]]  # fmt: skip
     for flag in sorted(choices):

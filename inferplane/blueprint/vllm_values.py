@@ -77,6 +77,8 @@ def rules(release: str) -> dict[str, Rule]:
                 got["text"] = frozenset(rest[2].split())
         elif kind == "values":
             got["values"] = rest[0]
+        elif kind == "source":
+            continue  # where the keys were read from (the table's citation)
         elif kind == "choices":
             got["choices"] = frozenset(rest[0].split())
         elif kind == "refused-key":

@@ -104,12 +104,14 @@ def test_the_env_table_is_what_the_script_generates(release: str) -> None:
 
 def values_of(
     release: str,
-) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str]]:
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
     """(flag -> keys, flag -> every choice, refused ones included, flag -> the type of a
-    key's value) the stored table lists: what `derived_values` read from the wheel."""
+    key's value, flag -> the modules its keys are read from) the stored table lists: what
+    `derived_values` read from the wheel."""
     keys: dict[str, list[str]] = {}
     choices: dict[str, list[str]] = {}
     types: dict[str, str] = {}
+    sources: dict[str, list[str]] = {}
     dicts = script().value_classes.DICT_FLAGS
     for row in rows((FACTS / release / "flag_values.txt").read_text()):
         if row[1] == "keys":
@@ -118,6 +120,8 @@ def values_of(
                 types.setdefault(row[0], "names")
         elif row[1] == "values":
             types[row[0]] = row[2]
+        elif row[1] == "source":
+            sources[row[0]] = [m.removeprefix("vllm/") for m in row[2].split()]
         elif row[1] == "refused-key":
             if keys[row[0]] != ["*"]:
                 keys[row[0]].append(row[2])
@@ -125,15 +129,15 @@ def values_of(
             choices.setdefault(row[0], []).extend(
                 row[2].split() if row[1] == "choices" else [row[2]]
             )
-    return keys, choices, types
+    return keys, choices, types, sources
 
 
 @pytest.mark.parametrize("release", RELEASES)
 def test_the_values_table_is_what_the_script_generates(release: str) -> None:
     s = script()
-    keys, choices, types = values_of(release)
+    keys, choices, types, sources = values_of(release)
     text = (FACTS / release / "flag_values.txt").read_text()
-    assert s.values_table(release, keys, choices, types) == text
+    assert s.values_table(release, keys, choices, types, sources) == text
     # Every restricted option is an allowed option of the release (the rest take no value
     # rule, or are refused whole).
     restricted = {*keys, *choices}
@@ -177,12 +181,13 @@ WHOLE = {"--pt-load-map-location"}
 
 def test_a_new_key_or_choice_of_vllm_is_written_and_a_refused_one_says_why() -> None:
     s = script()
-    keys, choices, types = values_of("v0.33.0")
+    keys, choices, types, sources = values_of("v0.33.0")
     text = s.values_table(
         "v0.33.0",
         {**keys, "--attention-config": [*keys["--attention-config"], "new_key"]},
         {**choices, "--kv-offloading-backend": ["native", "lmcache", "other"]},
         types,
+        sources,
     )
     assert " mla_prefill_backend new_key sparse_mla_force_mqa " in text
     assert "--kv-offloading-backend\tchoices\tnative other\n" in text
