@@ -270,3 +270,19 @@ def test_the_values_v0_10_2_documents_pass() -> None:
         )
         == []
     )
+
+
+def test_one_key_at_a_time_is_judged_as_the_whole_object() -> None:
+    """``--x.key value`` is {"key": value} to vLLM's parser (v0.33.0
+    vllm/utils/argparse_utils.py, FlexibleArgumentParser.parse_args): a refused key is refused
+    at the argument naming it, a value of the wrong type at the value."""
+    assert refused("--mm-processor-kwargs.trust_remote_code", "true") == [
+        AT_FLAG + "`--mm-processor-kwargs` key `trust_remote_code` is refused: loads and runs "
+        "Python code named by the blueprint or a model repository (the model repository's "
+        "processor .py files); remove it"
+    ]
+    assert refused("--custom-histogram-buckets.request_latency", '"/tmp/x"') == [
+        AT + typed("--custom-histogram-buckets", "request_latency", '"/tmp/x"', "a non-empty "
+                   "JSON list of numbers")
+    ]  # fmt: skip
+    assert refused("--limit-mm-per-prompt.video.count", "1") == []
