@@ -170,6 +170,17 @@ REFUSED_FLAGS: dict[str, str] = {
     "--enable-prompt-embeds": EMBEDS,
     "--enable-mm-embeds": EMBEDS,
     "--help": "prints the help and exits, so the server never starts",
+    # ModelConfig.hf_overrides updates the model's Hugging Face config before anything loads
+    # (0.10.2 vllm/config/__init__.py, 0.33.0 vllm/config/model.py: ModelConfig.__post_init__
+    # -> get_config(hf_overrides_kw=...)): `model_type` picks the config class
+    # (0.33.0 vllm/transformers_utils/config.py, get_config: "Allow hf_overrides to override
+    # model_type"), `architectures` the model class vLLM imports (ModelRegistry), `auto_map`
+    # the repository's code, and `quantization_config` / `torch_dtype` what
+    # models.<m>.vllm.quantization and models.<m>.precision set. Its keys are every model's
+    # own, so no allowlist of them can be read from vLLM's source.
+    "--hf-overrides": "overrides any key of the model's config: `architectures`, `model_type` "
+    "and `auto_map` choose the code that loads, `quantization_config` and `torch_dtype` "
+    "what models.<m>.vllm.quantization and models.<m>.precision set",
     # --- 0.33.0 -------------------------------------------------------------------------
     # Imported by qualified name: ModelConfig.model_class_overrides ("module:class", as
     # ModelRegistry.register_model, vllm/config/model.py); StructuredOutputsConfig.
@@ -242,7 +253,7 @@ ALLOWED_FLAGS: frozenset[str] = names(
     --fully-sharded-loras --guided-decoding-backend
     --guided-decoding-disable-additional-properties --guided-decoding-disable-any-whitespace
     --guided-decoding-disable-fallback --h11-max-header-count --h11-max-incomplete-event-size
-    --hf-overrides --ignore-patterns --interleave-mm-strings --kv-sharing-fast-prefill
+    --ignore-patterns --interleave-mm-strings --kv-sharing-fast-prefill
     --limit-mm-per-prompt --log-error-stack --logprobs-mode --long-prefill-token-threshold
     --lora-dtype --lora-extra-vocab-size --mamba-cache-dtype --mamba-ssm-cache-dtype
     --max-cpu-loras --max-log-len --max-logprobs --max-long-partial-prefills
@@ -329,114 +340,6 @@ ALLOWED_NEGATIONS: frozenset[str] = frozenset(
         "--no-enable-fault-tolerance",
     }
 )
-
-
-# --- values of allowed options ---------------------------------------------------------
-# An allowed option whose value is free-form JSON or a choice is allowed only with the
-# values below, derived from the release's own source (`vllm_read.config_keys`,
-# `vllm_read.literal_values`) and written to `flag_values.txt`; every other allowed option
-# takes any value.
-
-# flag -> (module, config class): the value is a JSON object of that class's keys (or one
-# key of it, ``--flag.key value``), and every string in it is a name (letters, digits, `_`,
-# `-`): no path, URL or module, none of which these keys take.
-# - AttentionConfig (vllm/config/attention.py): backends are `AttentionBackendEnum` /
-#   `MLAPrefillBackendEnum` member names (validate_backend_before: ``Enum[value.upper()]``,
-#   never an import), the rest bools, ints, Literals and the nested HiSparseConfig of ints.
-# - KernelConfig (vllm/config/kernel.py): Literal backends (MoEBackend, LinearBackend,
-#   SparseIndexerTopkBackend), bools, and IrOpPriorityConfig lists of provider names looked
-#   up in ``IrOp.registry[op].impls`` (vllm/ir/op.py, _filter_priority_impls), never imported.
-# - ReasoningConfig (vllm/config/reasoning.py): reasoning_parser is a registered name
-#   (ReasoningParserManager.get_reasoning_parser, vllm/reasoning/abs_reasoning_parsers.py:
-#   registered or lazily registered parsers only, else KeyError), as --reasoning-parser.
-# - EPLBConfig (vllm/config/parallel.py), AuxOutputConfig (vllm/config/aux_output.py),
-#   PoolerConfig (vllm/config/pooler.py), EngramConfig (vllm/config/engram.py),
-#   IrOpPriorityConfig (vllm/config/kernel.py): ints, bools, floats and Literals, and
-#   provider names as above; WatchdogConfig (vllm/config/watchdog_config.py): two ints and
-#   dump_dir, refused below.
-JSON_CONFIG_FLAGS: dict[str, tuple[str, str]] = {
-    "--attention-config": ("config/attention.py", "AttentionConfig"),
-    "--kernel-config": ("config/kernel.py", "KernelConfig"),
-    "--reasoning-config": ("config/reasoning.py", "ReasoningConfig"),
-    "--eplb-config": ("config/parallel.py", "EPLBConfig"),
-    "--aux-output-config": ("config/aux_output.py", "AuxOutputConfig"),
-    "--pooler-config": ("config/pooler.py", "PoolerConfig"),
-    "--engram-config": ("config/engram.py", "EngramConfig"),
-    "--watchdog-config": ("config/watchdog_config.py", "WatchdogConfig"),
-    "--ir-op-priority": ("config/kernel.py", "IrOpPriorityConfig"),
-    # JSON read into the class by create_diffusion_config / create_watermark_config
-    # (vllm/engine/arg_utils.py: ``DiffusionConfig(**cfg)``, ``WatermarkConfig(**cfg)``).
-    "--diffusion-config": ("config/diffusion.py", "DiffusionConfig"),
-    "--watermark-config": ("config/watermarking.py", "WatermarkConfig"),
-}
-# flag -> refused key -> why.
-REFUSED_KEYS: dict[str, dict[str, str]] = {
-    # WatchdogConfig.dump_dir: "Directory to save stack dump files"; the watchdog makes it
-    # and writes VLLM_STACK_DUMP_for_<name>_<pid>.log there (vllm/utils/watch_dog.py).
-    "--watchdog-config": {
-        "dump_dir": "writes stack dumps to a directory it names, a path of the serving pod",
-    },
-    # WatermarkConfig.key: "Secret key used to watermark generated text"
-    # (vllm/config/watermarking.py); extra_args are stored in plain text.
-    "--watermark-config": {
-        "key": "the watermark's secret key, and arguments are stored in plain text",
-    },
-}
-# flag -> keys whose strings are text, not names: reasoning_start_str / reasoning_end_str
-# are only tokenized (ReasoningConfig.initialize_token_ids: tokenizer.encode), and are
-# markers such as "</think>".
-TEXT_KEYS: dict[str, frozenset[str]] = {
-    "--reasoning-config": frozenset({"reasoning_start_str", "reasoning_end_str"}),
-}
-# flag -> (module, Literal alias): the value is one of the alias's choices, less the
-# refused ones.
-CHOICE_FLAGS: dict[str, tuple[str, str]] = {
-    "--kv-offloading-backend": ("config/cache.py", "KVOffloadingBackend"),
-    "--prefix-caching-hash-algo": ("config/cache.py", "PrefixCachingHashAlgo"),
-}
-# flag -> refused choice -> why.
-REFUSED_CHOICES: dict[str, dict[str, str]] = {
-    # VllmConfig._post_init_kv_transfer_config (vllm/config/vllm.py): "lmcache" sets the
-    # LMCacheMPConnector, which talks to a standalone LMCache server ("falls back to
-    # tcp://localhost:5555"): a process inferplane does not run, holding the KV cache.
-    "--kv-offloading-backend": {
-        "lmcache": "sends the KV cache to an LMCache server, a process inferplane does not run",
-    },
-    # CacheConfig.prefix_caching_hash_algo (vllm/config/cache.py): xxHash is
-    # "non-cryptographic hashing ... can cause undefined behavior or even leak private
-    # information in multi-tenant environments".
-    "--prefix-caching-hash-algo": {
-        "xxhash": "a non-cryptographic hash, whose collisions can leak one client's cached "
-        "prompt to another",
-        "xxhash_cbor": "a non-cryptographic hash, whose collisions can leak one client's cached "
-        "prompt to another",
-    },
-}
-
-
-def value_rules(keys: dict[str, list[str]], choices: dict[str, list[str]]) -> list[list[str]]:
-    """The rows of `flag_values.txt` from what the release's source says (`keys`: flag ->
-    the keys of its config class; `choices`: flag -> its Literal's values)::
-
-        FLAG<TAB>keys<TAB>k1 k2 ...[<TAB>text<TAB>t1 t2 ...]
-        FLAG<TAB>refused-key<TAB>key<TAB>why
-        FLAG<TAB>choices<TAB>v1 v2 ...
-        FLAG<TAB>refused<TAB>value<TAB>why
-    """
-    out: list[list[str]] = []
-    for flag in sorted(keys):
-        refused_keys = REFUSED_KEYS.get(flag, {})
-        row = [flag, "keys", " ".join(k for k in sorted(keys[flag]) if k not in refused_keys)]
-        text = sorted(TEXT_KEYS.get(flag, frozenset()) & set(keys[flag]))
-        out.append([*row, "text", " ".join(text)] if text else row)
-        out += [[flag, "refused-key", k, refused_keys[k]] for k in sorted(refused_keys)
-                if k in keys[flag]]  # fmt: skip
-    for flag in sorted(choices):
-        refused = REFUSED_CHOICES.get(flag, {})
-        allowed = [v for v in sorted(choices[flag]) if v not in refused]
-        out.append([flag, "choices", " ".join(allowed)])
-        out += [[flag, "refused", v, refused[v]] for v in sorted(refused) if v in choices[flag]]
-    return out
 
 
 def classify_flag(flag: str) -> tuple[str, str]:

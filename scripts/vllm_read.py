@@ -342,3 +342,49 @@ def literal_values(root: Path, module: str, alias: str) -> list[str]:
             )
             return sorted(str(e.value) for e in elts if isinstance(e, ast.Constant))
     raise SystemExit(f"{module}: no Literal {alias}")
+
+
+def keys_read(root: Path, module: str, name: str) -> list[str]:
+    """The keys of dict `name` that `module` reads: ``name["k"]``, ``name.get("k")``, and
+    the keys a comprehension over ``name.items()`` keeps (``if k in ("a", "b")``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse((root / module).read_text())):
+        if (
+            isinstance(node, ast.Subscript)
+            and ast.unparse(node.value) == name
+            and isinstance(node.slice, ast.Constant)
+        ):
+            found.add(str(node.slice.value))
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) == f"{name}.get"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            found.add(str(node.args[0].value))
+        elif isinstance(node, ast.comprehension) and ast.unparse(node.iter) == f"{name}.items()":
+            for test in node.ifs:
+                if isinstance(test, ast.Compare) and isinstance(test.comparators[0], ast.Tuple):
+                    elts = test.comparators[0].elts
+                    found |= {str(e.value) for e in elts if isinstance(e, ast.Constant)}
+    if not found:
+        raise SystemExit(f"{module}: reads no key of {name}")
+    return sorted(found)
+
+
+def listed(root: Path, module: str, name: str) -> list[str]:
+    """The strings of the list or set literal assigned to `name` in `module` (the
+    ``available_params`` of ``ModelConfig.get_diff_sampling_param``)."""
+    for node in ast.walk(ast.parse((root / module).read_text())):
+        if (
+            isinstance(node, ast.Assign)
+            and [ast.unparse(t) for t in node.targets] == [name]
+            and isinstance(node.value, ast.List | ast.Set | ast.Tuple)
+        ):
+            return sorted(str(e.value) for e in node.value.elts if isinstance(e, ast.Constant))
+    raise SystemExit(f"{module}: no list {name}")
+
+
+def field_annotation(root: Path, cls: str, name: str) -> str:
+    """The annotation of field `name` of class `cls` in the config and arg modules."""
+    return _annotations(root).get((cls, name), "")

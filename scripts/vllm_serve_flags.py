@@ -12,7 +12,8 @@ writes `inferplane/facts/vllm/v0.33.0/serve_flags.txt`, `env_vars.txt`,
 defaults the fit check models), `metrics.txt` (the v1 engine's Prometheus metric
 families, with the renames their documentation announces) and `flag_values.txt` (the keys
 and choices the allowed JSON and choice options take, read from the config classes and
-Literals of the release: `vllm_flag_classes.JSON_CONFIG_FLAGS` / `CHOICE_FLAGS`);
+Literals of the release, and what each key of a plain-dict option takes:
+`vllm_value_classes.JSON_CONFIG_FLAGS` / `CHOICE_FLAGS` / `DICT_FLAGS`);
 `--check` compares instead of writing. Every name the wheel defines must be classified (in
 `vllm_flag_classes.py` / `vllm_env_classes.py`), and every name classified there must exist
 in at least one supported release: a new release has no facts until a person has decided
@@ -41,6 +42,7 @@ and version say, or when a supported release has no tables.
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -50,8 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vllm_env_classes as env_classes
 import vllm_flag_classes as flag_classes
 import vllm_read
+import vllm_value_classes as value_classes
 
-SCRIPT_VERSION = "3"
+SCRIPT_VERSION = "4"
 """Written into every table; raise it whenever a change here or in the classification
 modules changes what the tables say, so tables of the previous version read as stale."""
 
@@ -202,11 +205,19 @@ def metrics_table(release: str, families: dict[str, tuple[str, str]]) -> str:
     return head + note + "".join(lines)
 
 
-def values_table(release: str, keys: dict[str, list[str]], choices: dict[str, list[str]]) -> str:
+def values_table(
+    release: str,
+    keys: dict[str, list[str]],
+    choices: dict[str, list[str]],
+    types: dict[str, str],
+    sources: dict[str, list[str]],
+) -> str:
     """The values the allowed JSON and choice options of `release` take
-    (`flag_classes.value_rules`); `keys` and `choices` are what `derived_values` reads."""
-    modules = {flag_classes.JSON_CONFIG_FLAGS[f][0] for f in keys}
-    modules |= {flag_classes.CHOICE_FLAGS[f][0] for f in choices}
+    (`value_classes.value_rules`); `keys`, `choices`, `types` and `sources` are what
+    `derived_values` reads."""
+    modules = {value_classes.JSON_CONFIG_FLAGS[f][0] for f in keys if f not in types}
+    modules |= {value_classes.CHOICE_FLAGS[f][0] for f in choices}
+    modules |= {m for read in sources.values() for m in read}
     head = _header(
         "Keys and choices of the restricted options",
         release,
@@ -216,32 +227,73 @@ def values_table(release: str, keys: dict[str, list[str]], choices: dict[str, li
     ).rsplit("\n", 2)[0]
     note = (
         "\n# FLAG<TAB>keys<TAB>K1 K2 ...[<TAB>text<TAB>T1 ...]: a JSON object of only these"
-        "\n# keys (or --FLAG.KEY VALUE), every string a name (letters, digits, _ and -) but"
-        "\n# in the text keys | FLAG<TAB>refused-key<TAB>KEY<TAB>why: a key inferplane refuses |"
-        "\n# FLAG<TAB>choices<TAB>V1 V2 ...: one of these values |"
+        "\n# keys (* : any name) (or --FLAG.KEY VALUE), every string a name (letters, digits,"
+        "\n# _ and -) but in the text keys | FLAG<TAB>values<TAB>TYPE: every key's value is a"
+        "\n# TYPE (count, count-or-options, numbers, scalar, scalars: scripts/"
+        "\n# vllm_value_classes.py) | FLAG<TAB>source<TAB>M1 ...: the modules its keys are read"
+        "\n# from | FLAG<TAB>refused-key<TAB>KEY<TAB>why: a key inferplane"
+        "\n# refuses | FLAG<TAB>choices<TAB>V1 V2 ...: one of these values |"
         "\n# FLAG<TAB>refused<TAB>VALUE<TAB>why: a choice of vLLM that inferplane refuses.\n"
     )
-    lines = ["\t".join(row) + "\n" for row in flag_classes.value_rules(keys, choices)]
+    rules = value_classes.value_rules(keys, choices, types, sources)
+    lines = ["\t".join(row) + "\n" for row in rules]
     return head + note + "".join(lines)
 
 
 def derived_values(
     root: Path, longs: Iterable[str]
-) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """(flag -> the keys of its config class, flag -> its choices), read from the source at
-    `root`, for the options of `longs` that `flag_classes` restricts."""
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
+    """(flag -> the keys of its config class or dict, flag -> its choices, flag -> what a
+    key of its dict takes, flag -> the modules its dict's keys are read from), read from the
+    source at `root`, for the options of `longs` that `value_classes` restricts."""
     longs = set(longs)
     keys = {
         flag: vllm_read.config_keys(root, module, cls)
-        for flag, (module, cls) in flag_classes.JSON_CONFIG_FLAGS.items()
+        for flag, (module, cls) in value_classes.JSON_CONFIG_FLAGS.items()
         if flag in longs
     }
     choices = {
         flag: vllm_read.literal_values(root, module, alias)
-        for flag, (module, alias) in flag_classes.CHOICE_FLAGS.items()
+        for flag, (module, alias) in value_classes.CHOICE_FLAGS.items()
         if flag in longs
     }
-    return keys, choices
+    types: dict[str, str] = {}
+    sources: dict[str, list[str]] = {}
+    for flag, (how, modules, name, kind) in value_classes.DICT_FLAGS.items():
+        if flag not in longs:
+            continue
+        keys[flag], read = dict_keys(root, how, modules, name)
+        if read:
+            sources[flag] = read
+        if flag == "--limit-mm-per-prompt":
+            kind = value_classes.limit_type(
+                vllm_read.field_annotation(root, "EngineArgs", "limit_mm_per_prompt")
+            )
+        types[flag] = kind
+    return keys, choices, types, sources
+
+
+def dict_keys(
+    root: Path, how: str, modules: tuple[str, ...], name: str
+) -> tuple[list[str], list[str]]:
+    """(the keys of a plain-dict option, read as `value_classes.DICT_FLAGS` says, the
+    modules read)."""
+    if how == "any":
+        return ["*"], []
+    # The module that defines the name ("reads": every module that names it).
+    marker = {"class": rf"^class {name}\b", "literal": rf"^{name} = ", "list": rf"\b{name} = "}
+    mark = re.compile(marker.get(how, rf"\b{name}\b"), re.MULTILINE)
+    present = [m for m in modules if (root / m).exists() and mark.search((root / m).read_text())]
+    if not present:
+        raise SystemExit(f"{root}: no {name} in {', '.join(modules)}")
+    if how == "reads":
+        return sorted({k for m in present for k in vllm_read.keys_read(root, m, name)}), present
+    read = {
+        "class": vllm_read.config_keys,
+        "literal": vllm_read.literal_values,
+        "list": vllm_read.listed,
+    }[how]
+    return read(root, present[0], name), present[:1]
 
 
 def rows(text: str) -> list[list[str]]:

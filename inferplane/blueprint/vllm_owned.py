@@ -266,14 +266,14 @@ def extra_args_problems(
             # `arg` or the next argument.
             key = vllm_values.key_problem(arg, flag, version)
             if key is not None:
-                yield i, *key
+                yield i, key[0].replace("<m>", model), key[1]
                 continue
             at, value = i, arg.split("=", 1)[1] if "=" in arg else None
             if value is None and i + 1 < len(args) and flag_name(args[i + 1]) is None:
                 at, value = i + 1, args[i + 1]
             found = vllm_values.value_problem(arg, flag, value, version)
             if found is not None:
-                yield at, *found
+                yield at, found[0].replace("<m>", model), found[1]
             continue
         message, hint = problem
         if not pinned and "is not an option" in message:

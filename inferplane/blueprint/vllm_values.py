@@ -11,6 +11,10 @@ digits, ``_`` and ``-`` — but in the keys the table calls text: no key of thes
 takes a path, URL or module, and a value shaped like one is refused rather than handed to
 vLLM. A choice option (``--prefix-caching-hash-algo``) takes one of its choices; vLLM's own
 choices that inferplane refuses say why.
+
+A plain-dict option (``--limit-mm-per-prompt``, ``--custom-histogram-buckets``) takes the
+keys the release reads of it (``*``: any name, less the refused keys), and each key's value
+is of the table's type (``TYPES``), names when it gives none.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final
@@ -27,6 +31,19 @@ FILE: Final = "flag_values.txt"
 NAME: Final = re.compile(r"^[A-Za-z0-9_-]*$")
 """A string a name-only key takes: enum members, backends, dtypes (``FLASH_ATTN``,
 ``trtllm-gen``, ``fp8_e4m3``)."""
+KEY: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+"""A key of a dict that takes any key: a keyword argument or template variable."""
+ANY: Final = "*"
+TYPES: Final = {
+    "count": "a whole number of 0 or more",
+    "count-or-options": "a whole number of 0 or more, or an object of such numbers "
+    '(e.g. {"count": 2, "width": 512})',
+    "numbers": "a non-empty JSON list of numbers",
+    "scalar": "a number or true/false",
+    "scalars": "numbers and true/false (in lists and objects too), no string",
+}
+"""What a key's value may be, by the type `flag_values.txt` names
+(`scripts/vllm_value_classes.py`, DICT_FLAGS, cites what vLLM does with each)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,7 @@ class Rule:
     refused_keys: dict[str, str] = field(default_factory=dict)
     choices: frozenset[str] = frozenset()
     refused: dict[str, str] = field(default_factory=dict)
+    values: str = "names"
 
 
 @functools.cache
@@ -57,6 +75,10 @@ def rules(release: str) -> dict[str, Rule]:
             got["keys"] = frozenset(rest[0].split())
             if rest[1:2] == ["text"]:
                 got["text"] = frozenset(rest[2].split())
+        elif kind == "values":
+            got["values"] = rest[0]
+        elif kind == "source":
+            continue  # where the keys were read from (the table's citation)
         elif kind == "choices":
             got["choices"] = frozenset(rest[0].split())
         elif kind == "refused-key":
@@ -92,15 +114,54 @@ def _dotted_value(text: str, listed: bool) -> Any:
 def _key_problem(flag: str, key: str, rule: Rule, where: str) -> tuple[str, str] | None:
     if key in rule.refused_keys:
         return f"`{flag}` key `{key}` is refused: {rule.refused_keys[key]}", "remove it"
+    if ANY in rule.keys:
+        if KEY.match(key):
+            return None
+        return f"`{flag}` key {key!r} is no name", "give a key of letters, digits and `_`"
     if key not in rule.keys:
         return (
             f"`{key}` is not a key of `{flag}` inferplane passes",
-            f"use a key {where} lists for `{flag}` (the config class's own fields)",
+            f"use a key {where} lists for `{flag}` (the keys vLLM {where.split('/')[3]} "
+            "reads of it)",
         )
     return None
 
 
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _scalars(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(_scalars(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _scalars(v) for k, v in value.items())
+    return isinstance(value, int | float | bool)
+
+
+CHECKS: Final[dict[str, Callable[[Any], bool]]] = {
+    "count": _count,
+    "count-or-options": lambda v: (
+        _count(v) or (isinstance(v, dict) and bool(v) and all(_count(x) for x in v.values()))
+    ),
+    "numbers": lambda v: isinstance(v, list) and bool(v) and all(_number(x) for x in v),
+    "scalar": lambda v: _number(v) or isinstance(v, bool),
+    "scalars": _scalars,
+}
+
+
 def _string_problem(flag: str, key: str, value: Any, rule: Rule) -> tuple[str, str] | None:
+    if rule.values in CHECKS:
+        if CHECKS[rule.values](value):
+            return None
+        return (
+            f"`{flag}` key `{key}` is given {json.dumps(value)}: it takes {TYPES[rule.values]}",
+            f"write {TYPES[rule.values]}, as vLLM reads this key",
+        )
     if key in rule.text:
         return None
     bad = next((s for s in _strings(value) if not NAME.match(s)), None)
@@ -179,4 +240,6 @@ def value_problem(arg: str, flag: str, value: str | None, release: str) -> tuple
 def _example(rule: Rule) -> str:
     if rule.choices:
         return sorted(rule.choices)[0]
+    if ANY in rule.keys or rule.values != "names":
+        return '{"<key>": <value>}, with a key the table lists'
     return '{"<key>": <value>}, with a key of its config class'

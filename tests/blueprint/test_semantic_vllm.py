@@ -413,7 +413,7 @@ def test_extra_args_refused_at_their_line(args: str, expected: str) -> None:
 def test_extra_args_that_the_blueprint_does_not_own_pass() -> None:
     text = chat(
         '    vllm: {extra_args: ["--block-size", "32", "--max-num-queued-reqs", "256", '
-        '"--enable-log-deltas", "--max_cpu_loras=2", "--hf-overrides.rope_theta", "1e6", '
+        '"--enable-log-deltas", "--max_cpu_loras=2", "--limit-mm-per-prompt.image", "2", '
         '"--no-trust-remote-code"]}\n'
     )
     assert errors(text) == []

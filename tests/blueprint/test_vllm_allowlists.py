@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from inferplane.blueprint import defaults, releases, vllm_owned
+from inferplane.blueprint import defaults, releases, vllm_owned, vllm_values
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "inferplane" / "blueprint"
@@ -102,48 +102,92 @@ def test_the_env_table_is_what_the_script_generates(release: str) -> None:
     assert s.env_table(release, env_of(release), every) == text
 
 
-def values_of(release: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """(flag -> keys, flag -> every choice, refused ones included) the stored table lists:
-    what `derived_values` read from the wheel."""
+def values_of(
+    release: str,
+) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
+    """(flag -> keys, flag -> every choice, refused ones included, flag -> the type of a
+    key's value, flag -> the modules its keys are read from) the stored table lists: what
+    `derived_values` read from the wheel."""
     keys: dict[str, list[str]] = {}
     choices: dict[str, list[str]] = {}
+    types: dict[str, str] = {}
+    sources: dict[str, list[str]] = {}
+    dicts = script().value_classes.DICT_FLAGS
     for row in rows((FACTS / release / "flag_values.txt").read_text()):
         if row[1] == "keys":
             keys.setdefault(row[0], []).extend(row[2].split())
+            if row[0] in dicts:
+                types.setdefault(row[0], "names")
+        elif row[1] == "values":
+            types[row[0]] = row[2]
+        elif row[1] == "source":
+            sources[row[0]] = [m.removeprefix("vllm/") for m in row[2].split()]
         elif row[1] == "refused-key":
-            keys.setdefault(row[0], []).append(row[2])
+            if keys[row[0]] != ["*"]:
+                keys[row[0]].append(row[2])
         else:
             choices.setdefault(row[0], []).extend(
                 row[2].split() if row[1] == "choices" else [row[2]]
             )
-    return keys, choices
+    return keys, choices, types, sources
 
 
 @pytest.mark.parametrize("release", RELEASES)
 def test_the_values_table_is_what_the_script_generates(release: str) -> None:
     s = script()
-    keys, choices = values_of(release)
+    keys, choices, types, sources = values_of(release)
     text = (FACTS / release / "flag_values.txt").read_text()
-    assert s.values_table(release, keys, choices) == text
+    assert s.values_table(release, keys, choices, types, sources) == text
     # Every restricted option is an allowed option of the release (the rest take no value
     # rule, or are refused whole).
     restricted = {*keys, *choices}
     assert restricted <= {
         f for f, e in vllm_owned.flag_table(release).items() if e.kind == "allowed"
     }
+    c = s.value_classes
     assert restricted == {
-        f for f in {*s.flag_classes.JSON_CONFIG_FLAGS, *s.flag_classes.CHOICE_FLAGS}
+        f for f in {*c.JSON_CONFIG_FLAGS, *c.CHOICE_FLAGS, *c.DICT_FLAGS}
         if f in vllm_owned.flag_table(release)
     }  # fmt: skip
 
 
+def test_every_allowed_option_taking_a_dict_is_restricted() -> None:
+    """An allowed option whose EngineArgs or FrontendArgs field is a dict (``dict[...]``,
+    ``HfOverrides``) has a value rule, so no JSON object reaches vLLM unread; read from the
+    annotations of the wheel when it is unpacked."""
+    s = script()
+    for release in RELEASES:
+        root = Path.home() / ".cache" / "inferplane" / "vllm" / release[1:] / "vllm"
+        if not root.exists():
+            pytest.skip(f"{root} is not unpacked")
+        notes = s.vllm_read._annotations(root)
+        dict_fields = {
+            "--" + name.replace("_", "-")
+            for (cls, name), text in notes.items()
+            if cls in {"EngineArgs", "FrontendArgs", "BaseFrontendArgs"}
+            and ("dict[" in text.lower() or "HfOverrides" in text)
+        }
+        table = vllm_owned.flag_table(release)
+        allowed = {f for f in dict_fields if f in table and table[f].kind == "allowed"}
+        assert allowed - set(vllm_values.rules(release)) <= WHOLE, release
+
+
+# Dict options allowed whole, and why. LoadConfig.pt_load_map_location (v0.33.0
+# vllm/config/load.py: ``str | dict[str, str]``) is torch.load's map_location, a device or
+# a device -> device map (``{"cuda:1": "cuda:0"}``): no key or value of it names code, a
+# path or a place.
+WHOLE = {"--pt-load-map-location"}
+
+
 def test_a_new_key_or_choice_of_vllm_is_written_and_a_refused_one_says_why() -> None:
     s = script()
-    keys, choices = values_of("v0.33.0")
+    keys, choices, types, sources = values_of("v0.33.0")
     text = s.values_table(
         "v0.33.0",
         {**keys, "--attention-config": [*keys["--attention-config"], "new_key"]},
         {**choices, "--kv-offloading-backend": ["native", "lmcache", "other"]},
+        types,
+        sources,
     )
     assert " mla_prefill_backend new_key sparse_mla_force_mqa " in text
     assert "--kv-offloading-backend\tchoices\tnative other\n" in text

@@ -27,7 +27,7 @@ def refused(*args: str) -> list[str]:
             "bp.yaml:32:11: error: models.chat.vllm.extra_args[3]: `backend_cls` is not a key "
             "of `--attention-config` inferplane passes; use a key "
             "inferplane/facts/vllm/v0.33.0/flag_values.txt lists for `--attention-config` (the "
-            "config class's own fields)",
+            "keys vLLM v0.33.0 reads of it)",
             id="a-key-naming-a-class",
         ),
         pytest.param(
@@ -135,8 +135,17 @@ def test_the_values_vllm_documents_pass() -> None:
 
 def test_the_rules_are_those_of_the_release_that_runs() -> None:
     """v0.10.2 has no --attention-config, an EPLBConfig of four keys, and only the two
-    sha256 choices."""
-    assert set(vllm_values.rules("v0.10.2")) == {"--eplb-config", "--prefix-caching-hash-algo"}
+    sha256 choices; the plain-dict options of each release are restricted too."""
+    assert set(vllm_values.rules("v0.10.2")) == {
+        "--eplb-config",
+        "--prefix-caching-hash-algo",
+        "--limit-mm-per-prompt",
+        "--media-io-kwargs",
+        "--mm-processor-kwargs",
+        "--override-generation-config",
+        "--override-pooler-config",
+        "--rope-scaling",
+    }
     assert vllm_values.rules("v0.10.2")["--eplb-config"].keys == {
         "window_size",
         "step_interval",
@@ -162,6 +171,13 @@ def test_the_rules_are_those_of_the_release_that_runs() -> None:
         "--watermark-config",
         "--kv-offloading-backend",
         "--prefix-caching-hash-algo",
+        "--custom-histogram-buckets",
+        "--default-chat-template-kwargs",
+        "--limit-mm-per-prompt",
+        "--media-io-kwargs",
+        "--mm-processor-kwargs",
+        "--override-generation-config",
+        "--reasoning-effort-map",
     }
     assert v033["--watchdog-config"].keys == {"timeout", "check_interval"}
     assert v033["--reasoning-config"] == vllm_values.Rule(
