@@ -7,7 +7,8 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   TensorRT-LLM build) waits for the copy in the model store.
 - ``TensorRtEngineBuild`` (Triton with ``tensorrt``) or ``TensorRtLlmEngineBuild`` (Triton
   with ``tensorrt_llm``): Job ``<model>-engine-<key[:10]>``; the Deployment waits for it, so
-  pods start only once the engine exists.
+  pods start only once the engine exists. ``PipelineEngineBuild`` (a pipeline with
+  ``tensorrt`` steps): one such Job per step's engine, waited for alike.
 - ``VllmCompileCache`` (vLLM, unless ``enforce_eager``): Job ``<model>-compile-<key[:10]>``
   stages the model's ``torch.compile`` cache in the store (`vllm_compile`); the Deployment
   waits for it and its pods copy the cache, so a new replica skips the compile.
@@ -47,6 +48,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.triton_model import engine_steps
 from inferplane.components.serving import pip_requirements, triton_pipeline
 from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
@@ -63,6 +65,10 @@ from inferplane.components.serving.load_balancer import (
 )
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
+from inferplane.components.serving.pipeline_engines import (
+    PipelineEngineBuild,
+    PipelineEngineBuildArgs,
+)
 from inferplane.components.serving.requirements_job import (
     RequirementsStaging,
     RequirementsStagingArgs,
@@ -255,6 +261,13 @@ class ModelServer(pulumi.ComponentResource):
                 }
             elif model.pipeline is not None:
                 config_data = triton_pipeline.config_files(model)
+                if engine_steps(model.pipeline):
+                    # The serving pods copy the steps' engines: they start after the builds.
+                    before_pods += PipelineEngineBuild(
+                        f"{name}-engine",
+                        PipelineEngineBuildArgs(model, env, ns, args.provider),
+                        opts=pulumi.ResourceOptions(parent=self),
+                    ).jobs
                 if pip_requirements.staged_steps(model):
                     # The serving pods install the staged wheels: they start after the Jobs.
                     wheels = RequirementsStaging(
