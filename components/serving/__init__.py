@@ -3,6 +3,7 @@
 - `model_server.ModelServer`: the model's Deployment, Services, PDB, NetworkPolicy,
   Secret, Triton config, and the children below; `serving_pod`: their manifests.
 - `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``);
+  `pipeline_engines.PipelineEngineBuild`: one such Job per ``tensorrt`` pipeline step;
   `trtllm_build.TensorRtLlmEngineBuild`: the TensorRT-LLM engine Job (``tensorrt_llm``),
   served by `trtllm` (the ``tensorrtllm`` backend's config and container);
   `vllm_compile.VllmCompileCache`: the Job that stages a vLLM model's ``torch.compile``

@@ -104,10 +104,9 @@ TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
 
 @dataclass(frozen=True)
 class OnnxBuild:
-    """One engine build: the ONNX it reads, the shapes and flags it builds with, and the
-    keyed prefix it publishes to. A model's `tensorrt` section makes one (`model_build`), a
-    pipeline's ``tensorrt`` step another (`pipeline_engines.step_build`); both run the
-    same pod (`build_pod_spec`)."""
+    """One engine build: the ONNX it reads, the shapes and flags it builds with, the keyed
+    prefix it publishes to. Of a model's `tensorrt` section (`model_build`) or a pipeline's
+    ``tensorrt`` step (`pipeline_engines.step_build`); both run `build_pod_spec`."""
 
     key: str
     """The engine's content key (`engine_keys.content_key` of everything that makes it)."""
@@ -116,7 +115,6 @@ class OnnxBuild:
     source_dir: str
     """The ONNX model's directory, ending in ``/``: fetched whole, external data included."""
     onnx_file: str
-    """The ONNX file's name in `source_dir`."""
     inputs: tuple[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]
     """The blueprint's profiles, (name, min, opt, max), the batch dimension first."""
     batch_profile: tuple[int, int] | None
@@ -229,8 +227,7 @@ def build_pod_spec(
 ) -> Manifest:
     """The pod of `build` (default: the model's own engine, `model_build`)."""
     build = build or model_build(model, env)
-    uri = build.engine_uri
-    pool = model.pool
+    uri, pool = build.engine_uri, model.pool
     uri_env = [{"name": "ENGINE_URI", "value": uri}]
     work = [mount("work", WORK_DIR)]
     engine_exists = published(env, "ENGINE_URI")
@@ -367,11 +364,10 @@ def build_resources(
     after: Sequence[pulumi.Resource] = (),
     policy: k8s.networking.v1.NetworkPolicy | None = None,
 ) -> tuple[k8s.networking.v1.NetworkPolicy, k8s.batch.v1.Job]:
-    """A build's NetworkPolicy (`policy`, the model's one, when another build of the model
-    made it already), the ConfigMap of its programs `modules` (`store_job`), and its Job
-    ``<name>-<key[:10]>``, which starts only once the policy allows its egress (the
-    namespace denies by default), its programs exist, and `after` exist (the staging Job of
-    an hf:// checkpoint)."""
+    """A build's NetworkPolicy (or the model's `policy` another build made), the ConfigMap
+    of its programs `modules` (`store_job`), and its Job ``<name>-<key[:10]>``, started once
+    the policy allows its egress (the namespace denies by default), its programs exist, and
+    `after` exist (the staging Job of an hf:// checkpoint)."""
     if policy is None:
         policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
     key = job_metadata["labels"][ENGINE_KEY_LABEL]

@@ -20,6 +20,7 @@ from serving_fixtures import (
 )
 from test_triton_config import parse, triton_python  # noqa: F401  (fixture)
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.triton_model import PipelineStep, ShapeProfile
@@ -28,6 +29,7 @@ from inferplane.components.serving.engine_build import build_pod_spec, trtexec_e
 from inferplane.components.serving.engine_keys import job_name
 from inferplane.components.serving.jobs import onnx_shapes
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.stack_args import store_writers
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -265,3 +267,17 @@ def test_one_policy_serves_every_step_build(search: Environment) -> None:
     ) == 1
     deployment = k8s_object(rec, DEPLOYMENT, "rerank")
     assert all(b.urn in deployment.depends_on for b in builds)
+
+
+def test_engine_steps_need_the_engine_builder(search: Environment) -> None:
+    """The builds write under the engines prefix: the stack grants the engine builder."""
+    assert naming.ENGINE_BUILDER_SA in store_writers(search)
+    model = search.models["rerank"]
+    assert model.pipeline is not None
+    onnx = tuple(
+        dataclasses.replace(s, backend="onnxruntime", shapes=()) if s.backend == "tensorrt" else s
+        for s in model.pipeline.steps
+    )
+    plain = dataclasses.replace(model, pipeline=dataclasses.replace(model.pipeline, steps=onnx))
+    models = {**search.models, "rerank": plain}
+    assert naming.ENGINE_BUILDER_SA not in store_writers(dataclasses.replace(search, models=models))
