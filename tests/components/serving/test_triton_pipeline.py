@@ -264,7 +264,7 @@ def test_the_sample_files_are_in_tritons_string_layout(search: Environment, tmp_
     script = "\n".join(["set -eu", *triton_pipeline.sample_lines(str(tmp_path), 0, step)])
     env = {"PATH": "/usr/bin:/bin", "STEP_0_SAMPLE_0": step.warmup_sample[0][1]}
     env["STEP_0_SAMPLE_1"] = step.warmup_sample[1][1]
-    subprocess.run(["sh", "-c", script], env=env, check=True)
+    subprocess.run(["sh", "-c", script], env=env, check=True, timeout=60)
     for index, (_, text) in enumerate(step.warmup_sample):
         data = (tmp_path / "warmup" / f"sample_{index}").read_bytes()
         assert data == struct.pack("<I", len(text.encode())) + text.encode()
