@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import long_requests, naming, scale_out, wake
 from inferplane.blueprint.model import Environment, GpuPool, Model
+from inferplane.blueprint.triton_model import engine_steps
 from inferplane.components.addon_values import AlertReceiverValues
 from inferplane.components.addons import ClusterAddonsArgs
 from inferplane.components.cloud import Ownership
@@ -221,14 +222,17 @@ def store_access_args(
 
 
 def store_writers(env: Environment) -> frozenset[str]:
-    """The store-writing roles whose Jobs `env` runs: TensorRT and TensorRT-LLM engine
-    builds (`engine-builder`), hf:// staging of weights, draft models and adapters, and of
-    Python steps' requirements (`weights-stager`), and vLLM compile caches (`vllm-compiler`,
+    """The store-writing roles whose Jobs `env` runs: TensorRT engine builds of a model or
+    of a pipeline's steps, and TensorRT-LLM engine builds (`engine-builder`), hf:// staging
+    of weights, draft models and adapters, and of Python steps' requirements
+    (`weights-stager`), and vLLM compile caches (`vllm-compiler`,
     `scale_out.compiles_vllm_graph`)."""
     out = set()
     for model in env.models.values():
         if model.server == "triton" and (
-            model.tensorrt is not None or model.tensorrt_llm is not None
+            model.tensorrt is not None
+            or model.tensorrt_llm is not None
+            or engine_steps(model.pipeline)
         ):
             out.add(naming.ENGINE_BUILDER_SA)
         if _hub_sourced(model) or _stages_requirements(model):

@@ -4,6 +4,7 @@
   Secret, Triton config, and the children below; `serving_pod`: their manifests;
   `model_prerequisites`: what its pods wait for (the Jobs below, config, secret).
 - `engine_build.TensorRtEngineBuild`: the TensorRT engine Job (Triton + ``tensorrt``);
+  `pipeline_engines.PipelineEngineBuild`: one such Job per ``tensorrt`` pipeline step;
   `trtllm_build.TensorRtLlmEngineBuild`: the TensorRT-LLM engine Job (``tensorrt_llm``),
   served by `trtllm` (the ``tensorrtllm`` backend's config and container);
   `vllm_compile.VllmCompileCache`: the Job that stages a vLLM model's ``torch.compile``

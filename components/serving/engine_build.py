@@ -102,6 +102,29 @@ TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
 }
 
 
+@dataclass(frozen=True)
+class OnnxBuild:
+    """One engine build: the ONNX it reads, the shapes and flags it builds with, the keyed
+    prefix it publishes to. Of a model's `tensorrt` section (`model_build`) or a pipeline's
+    ``tensorrt`` step (`pipeline_engines.step_build`); both run `build_pod_spec`."""
+
+    key: str
+    """The engine's content key (`engine_keys.content_key` of everything that makes it)."""
+    engine_uri: str
+    """The keyed store prefix of the engine, ending in ``/``."""
+    source_dir: str
+    """The ONNX model's directory, ending in ``/``: fetched whole, external data included."""
+    onnx_file: str
+    inputs: tuple[tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]
+    """The blueprint's profiles, (name, min, opt, max), the batch dimension first."""
+    batch_profile: tuple[int, int] | None
+    """(opt, max) of inputs whose only dynamic dimension is the batch (`jobs.onnx_shapes`)."""
+    flags: tuple[str, ...]
+    """trtexec's flags besides ``--onnx`` and the shapes (`build_flags`)."""
+    shapes_field: str
+    """The blueprint path of `inputs`, named when the ONNX model and they disagree."""
+
+
 def precision_flags(precision: Precision, release: str) -> list[str]:
     """trtexec precision flags for `precision` with the TensorRT of NGC `release`."""
     if catalog.tensorrt_major(release) >= 11:
@@ -109,37 +132,64 @@ def precision_flags(precision: Precision, release: str) -> list[str]:
     return list(TRT10_PRECISION_FLAGS[precision])
 
 
-def trtexec_flags(model: ServedModel, env: ServingEnvironment) -> list[str]:
+def build_flags(
+    precision: Precision, release: str, workspace_mib: int | None, optimization_level: int
+) -> list[str]:
     """trtexec's flags besides ``--onnx`` and the input shapes (which the build pod derives
-    from the ONNX model and the blueprint's `TensorRt.inputs`); no blueprint text."""
+    from the ONNX model and the blueprint's profiles); no blueprint text."""
+    args = [f"--saveEngine={WORK_DIR}/{ENGINE_FILE}", "--skipInference"]
+    if workspace_mib is not None:
+        args.append(f"--memPoolSize=workspace:{workspace_mib}M")
+    args.append(f"--builderOptimizationLevel={optimization_level}")
+    return args + precision_flags(precision, release)
+
+
+def trtexec_flags(model: ServedModel, env: ServingEnvironment) -> list[str]:
+    """`build_flags` of the model's `TensorRt` settings."""
     assert model.tensorrt is not None
     trt = model.tensorrt
-    args = [f"--saveEngine={WORK_DIR}/{ENGINE_FILE}", "--skipInference"]
-    if trt.workspace_mib is not None:
-        args.append(f"--memPoolSize=workspace:{trt.workspace_mib}M")
-    args.append(f"--builderOptimizationLevel={trt.builder_optimization_level}")
-    args += precision_flags(model.precision, model.release(env))
-    return args
+    return build_flags(
+        model.precision, model.release(env), trt.workspace_mib, trt.builder_optimization_level
+    )
 
 
-def trtexec_env(model: ServedModel, env: ServingEnvironment) -> list[Manifest]:
-    """The build script's inputs, as environment variables (never spliced into the script)."""
+def model_build(model: ServedModel, env: ServingEnvironment) -> OnnxBuild:
+    """The build of one model's engine, from its `tensorrt` section."""
     assert model.tensorrt is not None
-    inputs = [[i.name, list(i.min), list(i.opt), list(i.max)] for i in model.tensorrt.inputs]
-    profile = derived_batch_profile(model)
+    directory, file = source_location(model)
+    return OnnxBuild(
+        key=engine_key(model, env),
+        engine_uri=engine_uri(model, env),
+        source_dir=directory,
+        onnx_file=file,
+        inputs=tuple((i.name, i.min, i.opt, i.max) for i in model.tensorrt.inputs),
+        batch_profile=derived_batch_profile(model),
+        flags=tuple(trtexec_flags(model, env)),
+        shapes_field=f"models.{model.name}.tensorrt.inputs",
+    )
+
+
+def trtexec_env(
+    model: ServedModel, env: ServingEnvironment, build: OnnxBuild | None = None
+) -> list[Manifest]:
+    """The build script's inputs, as environment variables (never spliced into the script)."""
+    build = build or model_build(model, env)
+    inputs = [[name, list(low), list(opt), list(high)] for name, low, opt, high in build.inputs]
+    profile = build.batch_profile
     return [
         {"name": "HOME", "value": HOME},
         {"name": "MODEL_NAME", "value": model.name},
-        {"name": "ONNX_FILE", "value": source_location(model)[1]},
+        {"name": "ONNX_FILE", "value": build.onnx_file},
         {"name": "TRT_INPUTS", "value": json.dumps(inputs, separators=(",", ":"))},
         {"name": "BATCH_PROFILE", "value": ",".join(map(str, profile)) if profile else ""},
+        {"name": "SHAPES_FIELD", "value": build.shapes_field},
         {"name": "BUILD_IMAGE", "value": tensorrt_image(model, env)},
     ]
 
 
-def trtexec_script(model: ServedModel, env: ServingEnvironment) -> list[str]:
+def trtexec_script(build: OnnxBuild) -> list[str]:
     """Shell lines that build the engine (see `engine_script.build_script`)."""
-    return build_script(f'"{ONNX_DIR}/$ONNX_FILE"', WORK_DIR, trtexec_flags(model, env))
+    return build_script(f'"{ONNX_DIR}/$ONNX_FILE"', WORK_DIR, list(build.flags))
 
 
 def build_pod_labels(env: ServingEnvironment, model: ServedModel, key: str) -> dict[str, str]:
@@ -172,9 +222,12 @@ def network_policy_spec(env: ServingEnvironment, model: ServedModel) -> Manifest
     return isolated_store_client_spec(build_pod_selector(env, model), env)
 
 
-def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    uri = engine_uri(model, env)
-    pool = model.pool
+def build_pod_spec(
+    env: ServingEnvironment, model: ServedModel, build: OnnxBuild | None = None
+) -> Manifest:
+    """The pod of `build` (default: the model's own engine, `model_build`)."""
+    build = build or model_build(model, env)
+    uri, pool = build.engine_uri, model.pool
     uri_env = [{"name": "ENGINE_URI", "value": uri}]
     work = [mount("work", WORK_DIR)]
     engine_exists = published(env, "ENGINE_URI")
@@ -188,20 +241,20 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
             "fi",
             store_sync(env, '"$SOURCE_DIR"', ONNX_DIR),
         ),
-        [*uri_env, {"name": "SOURCE_DIR", "value": source_location(model)[0]}],
+        [*uri_env, {"name": "SOURCE_DIR", "value": build.source_dir}],
         work,
     )
     # trtexec uses one GPU whatever the replica's count; the build gets one replica-unit's
     # share of the node.
     build_resources = serving_resources(dataclasses.replace(model, gpus=1))
-    build = {
+    trtexec = {
         "name": "trtexec",
         "image": tensorrt_image(model, env),
         "command": shell(
             f"if [ -f {EXISTS_MARKER} ]; then exit 0; fi",
-            *trtexec_script(model, env),
+            *trtexec_script(build),
         ),
-        "env": trtexec_env(model, env),
+        "env": trtexec_env(model, env, build),
         "resources": build_resources,
         "securityContext": container_security_context(),
         "volumeMounts": [mount("home", HOME), mount("tmp", "/tmp"), *work, scripts_mount()],
@@ -231,23 +284,23 @@ def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
         "restartPolicy": "Never",
         "securityContext": pod_security_context(),
         **gpu_placement(pool),
-        "initContainers": [fetch, build],
+        "initContainers": [fetch, trtexec],
         "containers": [upload],
         "volumes": [
             empty_dir("work"),
             empty_dir("home"),
             empty_dir("tmp"),
-            scripts_volume(job_name(model, engine_key(model, env)), [SHAPES_PROGRAM]),
+            scripts_volume(job_name(model, build.key), [SHAPES_PROGRAM]),
         ],
     }
 
 
 def job_manifest(
-    env: ServingEnvironment, model: ServedModel, namespace: str
+    env: ServingEnvironment, model: ServedModel, namespace: str, build: OnnxBuild | None = None
 ) -> tuple[Manifest, Manifest]:
-    """(metadata, spec) of the build Job."""
-    key = engine_key(model, env)
-    return keyed_job_manifest(env, model, namespace, key, build_pod_spec(env, model))
+    """(metadata, spec) of the Job of `build` (default: the model's own engine)."""
+    build = build or model_build(model, env)
+    return keyed_job_manifest(env, model, namespace, build.key, build_pod_spec(env, model, build))
 
 
 def keyed_job_manifest(
@@ -309,12 +362,14 @@ def build_resources(
     modules: Sequence[str],
     timeout: str = BUILD_TIMEOUT,
     after: Sequence[pulumi.Resource] = (),
+    policy: k8s.networking.v1.NetworkPolicy | None = None,
 ) -> tuple[k8s.networking.v1.NetworkPolicy, k8s.batch.v1.Job]:
-    """A build's NetworkPolicy, the ConfigMap of its programs `modules` (`store_job`), and
-    its Job ``<name>-<key[:10]>``, which starts only once the policy allows its egress (the
-    namespace denies by default), its programs exist, and `after` exist (the staging Job of
-    an hf:// checkpoint)."""
-    policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
+    """A build's NetworkPolicy (or the model's `policy` another build made), the ConfigMap
+    of its programs `modules` (`store_job`), and its Job ``<name>-<key[:10]>``, started once
+    the policy allows its egress (the namespace denies by default), its programs exist, and
+    `after` exist (the staging Job of an hf:// checkpoint)."""
+    if policy is None:
+        policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
     key = job_metadata["labels"][ENGINE_KEY_LABEL]
     scripts = scripts_config_map(
         f"{name}-{key[:10]}-scripts",

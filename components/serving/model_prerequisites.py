@@ -18,9 +18,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from inferplane.blueprint.triton_model import engine_steps
 from inferplane.components.serving import pip_requirements, triton_pipeline
 from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
+from inferplane.components.serving.pipeline_engines import (
+    PipelineEngineBuild,
+    PipelineEngineBuildArgs,
+)
 from inferplane.components.serving.requirements_job import (
     RequirementsStaging,
     RequirementsStagingArgs,
@@ -164,6 +169,13 @@ def pod_prerequisites(
             }
         elif model.pipeline is not None:
             config_data = triton_pipeline.config_files(model)
+            if engine_steps(model.pipeline):
+                # The serving pods copy the steps' engines: they start after the builds.
+                before_pods += PipelineEngineBuild(
+                    f"{name}-engine",
+                    PipelineEngineBuildArgs(model, env, ns, provider),
+                    opts=pulumi.ResourceOptions(parent=parent),
+                ).jobs
             if pip_requirements.staged_steps(model):
                 # The serving pods install the staged wheels: they start after the Jobs.
                 wheels = RequirementsStaging(

@@ -7,7 +7,8 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   TensorRT-LLM build) waits for the copy in the model store.
 - ``TensorRtEngineBuild`` (Triton with ``tensorrt``) or ``TensorRtLlmEngineBuild`` (Triton
   with ``tensorrt_llm``): Job ``<model>-engine-<key[:10]>``; the Deployment waits for it, so
-  pods start only once the engine exists.
+  pods start only once the engine exists. ``PipelineEngineBuild`` (a pipeline with
+  ``tensorrt`` steps): one such Job per step's engine, waited for alike.
 - ``VllmCompileCache`` (vLLM, unless ``enforce_eager``): Job ``<model>-compile-<key[:10]>``
   stages the model's ``torch.compile`` cache in the store (`vllm_compile`); the Deployment
   waits for it and its pods copy the cache, so a new replica skips the compile.

@@ -8,7 +8,9 @@ The repository of a pipeline model ``m`` (server r25.08 ``docs/user_guide/archit
     /models/m/1/                    (an ensemble has no files, but needs its version)
     /models/m-<step>/config.pbtxt   the step: its backend, tensors, batching, instances
     /models/m-<step>/1/...          the step's directory from the store (model.onnx,
-                                    model.pt, or model.py and what it reads)
+                                    model.pt, or model.py and what it reads), or, for a
+                                    ``tensorrt`` step, the engine built from its model.onnx
+                                    as model.plan (`pipeline_engines`)
 
 Ensemble tensors are named after what produces them: a pipeline input by its name, a step
 output by ``<step>.<output>``, or, when it is a pipeline output, by that output's name (an
@@ -18,7 +20,8 @@ The ensemble itself carries no ``instance_group``, ``optimization`` or ``model_w
 Triton refuses each on an ensemble (core r25.08 ``src/model_config_utils.cc``,
 ``ValidateEnsembleSchedulingConfig``). Warm-up runs per step instead: every ONNX and
 TorchScript step gets samples of its declared inputs at batch 1 and at its largest batch,
-before the ensemble (and so the replica) reports ready. A sample of zeros is no valid input
+before the ensemble (and so the replica) reports ready; a ``tensorrt`` step's samples take its
+profiles' ``opt`` shapes, which its engine is built for. A sample of zeros is no valid input
 for a tokenizer or a decoder, so a Python step warms only with the blueprint's text
 (``warmup_sample``): one request at batch 1 whose inputs Triton reads from files in the
 step's ``warmup/`` folder, written by the init container in Triton's layout for strings, "a
@@ -35,7 +38,7 @@ from typing import Final
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.triton_model import Pipeline, PipelineStep, step_model_name
-from inferplane.components.serving import pip_requirements
+from inferplane.components.serving import pip_requirements, pipeline_engines
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,
@@ -55,7 +58,13 @@ from inferplane.components.serving.triton_tensors import (
 )
 
 ENSEMBLE_CONFIG: Final = "config.pbtxt"
-STEP_PLATFORMS: Final = {"onnxruntime": "onnxruntime_onnx", "pytorch": "pytorch_libtorch"}
+STEP_PLATFORMS: Final = {
+    "onnxruntime": "onnxruntime_onnx",
+    "pytorch": "pytorch_libtorch",
+    # core r25.08 src/constants.h kTensorRTPlanPlatform; server r25.08
+    # docs/user_guide/model_configuration.md: platform: "tensorrt_plan"
+    "tensorrt": "tensorrt_plan",
+}
 
 
 def step_config_key(step: PipelineStep) -> str:
@@ -212,8 +221,10 @@ def config_files(model: ServedModel) -> dict[str, str]:
 
 def fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     """Lays out the repository (module docstring): each config from the ConfigMap, each
-    step's directory from ``<source>/<step path>/``. The source and the step paths reach
-    the script only as ``$PIPELINE_DIR`` and ``$STEP_<i>_PATH``."""
+    step's directory from ``<source>/<step path>/`` (a ``tensorrt`` step: its engine,
+    `pipeline_engines.fetch_lines`). The source, the step paths and the engine prefixes
+    reach the script only as ``$PIPELINE_DIR``, ``$STEP_<i>_PATH`` and
+    ``$STEP_<i>_ENGINE_URI``."""
     assert model.pipeline is not None
     lines = [
         f'mkdir -p "{MODELS_DIR}/{model.name}/1"',
@@ -225,6 +236,13 @@ def fetch_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
         lines += [
             f'mkdir -p "{target}/1"',
             f'cp "{CONFIG_DIR}/{step_config_key(step)}" "{target}/config.pbtxt"',
+        ]
+        if step.backend == "tensorrt":
+            lines += pipeline_engines.fetch_lines(env, i, target)
+            engine = pipeline_engines.step_build(model, step, env).engine_uri
+            variables.append({"name": pipeline_engines.engine_variable(i), "value": engine})
+            continue
+        lines += [
             store_sync(env, f'"${{PIPELINE_DIR}}${{STEP_{i}_PATH}}/"', f'"{target}/1"'),
             *sample_lines(target, i, step),
         ]

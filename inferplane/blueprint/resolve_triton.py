@@ -29,6 +29,12 @@ def backend_of(spec: Mapping[str, Any]) -> TritonBackend | None:
     return backend
 
 
+def has_engine_steps(spec: Mapping[str, Any]) -> bool:
+    """A pipeline step with ``backend: tensorrt``: a Job builds its engine."""
+    steps = (spec.get("pipeline") or {}).get("steps") or {}
+    return any(isinstance(s, Mapping) and s.get("backend") == "tensorrt" for s in steps.values())
+
+
 def tensors(spec: Mapping[str, Any] | None) -> tuple[Tensor, ...]:
     return tuple(Tensor(name, t["data_type"], tuple(t["dims"])) for name, t in (spec or {}).items())
 

@@ -14,7 +14,15 @@ refuse when it loads the ensemble (core r25.08 ``src/model_config_utils.cc``,
 - a batching ensemble has no step that batches less ("ensemble ... allows maximum batch
   size N, but it contains model ... which only allows maximum batch size to be M");
 - a Python step runs on the CPU or the GPU, an ONNX step's ``accelerator`` is ONNX
-  Runtime's and applies on the GPU only.
+  Runtime's and applies on the GPU only;
+- a ``tensorrt`` step runs on the GPU ("TensorRT backend does not support KIND_CPU at
+  all": tensorrt_backend r25.08 ``src/model_state.cc``, ``InstanceHasKindGPU``), and its
+  engine is built for the step's `shapes` (trtexec ``--minShapes``/``--optShapes``/
+  ``--maxShapes``): every input with a ``-1`` dimension needs one, except the batch
+  dimension of a batching step, which the build takes as 1 to ``max_batch_size``
+  (`components.serving.pipeline_engines`). Without a profile trtexec builds the input at
+  size 1 ("Dynamic dimensions required for input ... Automatically overriding shape to
+  1x...") and Triton refuses every larger request.
 """
 
 from __future__ import annotations
@@ -76,6 +84,7 @@ def _check(env: EnvView, path: YamlPath, model: Mapping[str, Any], spec: Mapping
                 f"raise it to at least {batch}, or lower the model's batching.max_batch_size",
             )
         _step_kind(env, spath, step)
+        _engine_shapes(env, spath, step, step_batch)
         _requirements(env, spath, step, pins)
         _warmup_sample(env, spath, step)
         check_shapes(env, spath, step, step["inputs"], step_batch, "step")
@@ -183,6 +192,23 @@ def _agree(
 
 def _step_kind(env: EnvView, path: YamlPath, step: Mapping[str, Any]) -> None:
     backend = step["backend"]
+    if backend == "tensorrt":
+        if "accelerator" in step:
+            env.error(
+                (*path, "accelerator"),
+                "accelerator chooses ONNX Runtime's execution provider, and this step's "
+                "backend is tensorrt: TensorRT runs the engine a Job builds from its model.onnx",
+                "remove accelerator (or set backend: onnxruntime with accelerator: tensorrt "
+                "to build the engine in the replica as it loads)",
+            )
+        if step.get("device") == "cpu":
+            env.error(
+                (*path, "device"),
+                "a TensorRT engine runs on the GPU only (Triton's TensorRT backend has no "
+                "KIND_CPU instances)",
+                "remove device, or set backend: onnxruntime to run the ONNX model on the CPU",
+            )
+        return
     if "accelerator" in step and backend != "onnxruntime":
         env.error(
             (*path, "accelerator"),
@@ -195,6 +221,25 @@ def _step_kind(env: EnvView, path: YamlPath, step: Mapping[str, Any]) -> None:
             (*path, "accelerator"),
             "accelerator chooses a GPU execution provider, and this step runs on the CPU",
             "remove accelerator, or set device: gpu",
+        )
+
+
+def _engine_shapes(env: EnvView, path: YamlPath, step: Mapping[str, Any], batch: int) -> None:
+    """Every dynamic input of a ``tensorrt`` step has a profile (module docstring)."""
+    if step["backend"] != "tensorrt":
+        return
+    shapes: Mapping[str, Any] = step.get("shapes") or {}
+    for name, tensor in step["inputs"].items():
+        dims = list(tensor["dims"])
+        if -1 not in dims or name in shapes:
+            continue
+        full = ([-1] if batch > 0 else []) + dims
+        env.error(
+            (*path, "inputs", name, "dims"),
+            f"input {name!r} has dims {dims}, and the TensorRT engine of this step is built "
+            "for a range of shapes: each -1 dimension needs its min, opt and max",
+            f"give the step shapes.{name}: {{min, opt, max}}, each a shape of {len(full)} "
+            "dimensions" + (" (the batch first)" if batch > 0 else ""),
         )
 
 

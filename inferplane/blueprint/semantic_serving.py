@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.resolve_triton import backend_of
+from inferplane.blueprint.resolve_triton import backend_of, has_engine_steps
 
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
@@ -358,7 +358,11 @@ def check_triton_release(env: EnvView) -> None:
                 f"image {image} is NGC release {tagged}, not {base}",
                 f'remove base_release, or set it to "{tagged}"',
             )
-        elif tagged is None and base is None and ("tensorrt" in model or "tensorrt_llm" in model):
+        elif (
+            tagged is None
+            and base is None
+            and ("tensorrt" in model or "tensorrt_llm" in model or has_engine_steps(model))
+        ):
             env.error(
                 ("models", name, "image"),
                 f"{image} is not an NGC Triton image, so the TensorRT it runs (which must build "

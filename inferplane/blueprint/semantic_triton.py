@@ -156,6 +156,7 @@ def _one_model(env: EnvView, name: str, model: Mapping[str, Any]) -> None:
 UNSUPPORTED_TYPES = {
     "pytorch": frozenset({"uint16", "uint32", "uint64", "fp16", "bf16", "string"}),
     "onnxruntime": frozenset({"bf16"}),
+    "tensorrt": frozenset({"uint16", "uint32", "uint64", "int16", "fp64", "string"}),
 }
 """Data types a backend has no tensor type for: the blank cells of the data type table
 (server r25.08 ``docs/user_guide/model_configuration.md``, "Datatypes")."""
@@ -185,14 +186,16 @@ def check_shapes(
     batch: int,
     what: str,
 ) -> None:
-    """A model's or step's (`what`) ``shapes``: ONNX Runtime's TensorRT-provider profiles.
+    """A model's or step's (`what`) ``shapes``: ONNX Runtime's TensorRT-provider profiles,
+    or a ``tensorrt`` step's engine profiles.
     An engine refuses a request outside its profile ("A runtime error will be raised if the
     input tensor dimensions fall outside the valid range for this profile": TensorRT's
     ``IOptimizationProfile``, https://docs.nvidia.com/deeplearning/tensorrt/latest/_static/
     python-api/infer/Core/OptimizationProfile.html), so each profile must cover the input's
     declared dims and the model's batches."""
     shapes = spec.get("shapes") or {}
-    if shapes and spec.get("accelerator") != "tensorrt":
+    engine = what == "step" and spec.get("backend") == "tensorrt"
+    if shapes and spec.get("accelerator") != "tensorrt" and not engine:
         env.error(
             (*path, "shapes"),
             f"shapes are profiles of ONNX Runtime's TensorRT provider, which this {what} "

@@ -1,10 +1,11 @@
 """How Triton runs a model that is not an LLM: its backend, its declared tensors, and (a
 pipeline) the steps of an ensemble.
 
-- `backend`: ``tensorrt`` (an engine built from the ONNX by a Job, `Model.tensorrt`),
-  ``onnxruntime`` (the ONNX as it is, on ONNX Runtime with the CUDA or TensorRT execution
-  provider), ``pytorch`` (a TorchScript ``model.pt`` on LibTorch) or, in a pipeline only,
-  ``python`` (a ``model.py`` on the Python backend).
+- `backend`: ``tensorrt`` (an engine built from the ONNX by a Job: `Model.tensorrt` for
+  one model, the step's `PipelineStep.shapes` for a pipeline step), ``onnxruntime`` (the
+  ONNX as it is, on ONNX Runtime with the CUDA or TensorRT execution provider),
+  ``pytorch`` (a TorchScript ``model.pt`` on LibTorch) or, in a pipeline only, ``python``
+  (a ``model.py`` on the Python backend).
 - `Tensor`: one input or output as Triton's ``model_config.proto`` declares it: a name, a
   data type and the dimensions *without* the batch dimension when the model batches
   (``-1``: any size).
@@ -39,8 +40,9 @@ class Tensor:
 
 @dataclass(frozen=True)
 class ShapeProfile:
-    """ONNX Runtime's TensorRT provider profile of one input, batch dimension first when
-    the model batches; warm-up sends `opt`."""
+    """The optimisation profile of one input, batch dimension first when the model
+    batches: ONNX Runtime's TensorRT provider's, or a ``tensorrt`` step's engine build;
+    warm-up sends `opt`."""
 
     name: str
     min: tuple[int, ...]
@@ -85,7 +87,8 @@ class PipelineStep:
     warmup_sample: tuple[tuple[str, str], ...] = ()
     """``python`` steps: (input, text) of the sample request that warms the step."""
     shapes: tuple[ShapeProfile, ...] = ()
-    """``accelerator: tensorrt``: the provider's profiles (and the warm-up shapes)."""
+    """``backend: tensorrt``: the engine's profiles; ``accelerator: tensorrt``: the
+    provider's (and, either way, the warm-up shapes)."""
     requirements: tuple[str, ...] = ()
     """``python`` steps: ``name==version --hash=sha256:<hex>`` lines, staged into the model
     store and installed from there (`components.serving.pip_requirements`)."""
@@ -98,6 +101,11 @@ class Pipeline:
     """The ensemble's outputs, each with the step output that produces it."""
     steps: tuple[PipelineStep, ...]
     """In the order they are declared; every input comes from before."""
+
+
+def engine_steps(pipeline: Pipeline | None) -> tuple[PipelineStep, ...]:
+    """The steps whose ``model.onnx`` a Job builds into a TensorRT engine, in order."""
+    return tuple(s for s in pipeline.steps if s.backend == "tensorrt") if pipeline else ()
 
 
 def step_model_name(model: str, step: str) -> str:

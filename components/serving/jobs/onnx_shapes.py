@@ -12,7 +12,9 @@ Automatically overriding shape to 1x...") and Triton would refuse larger request
 time.
 
 Environment: ``MODEL_NAME``; ``TRT_INPUTS``, JSON ``[[name, min, opt, max], ...]`` (the
-blueprint's ``tensorrt.inputs``); ``BATCH_PROFILE``, ``"<opt>,<max>"`` or empty.
+blueprint's ``tensorrt.inputs``, or a pipeline step's ``shapes``); ``BATCH_PROFILE``,
+``"<opt>,<max>"`` or empty; ``SHAPES_FIELD``, the blueprint path of those shapes, named in
+errors (default ``models.<MODEL_NAME>.tensorrt.inputs``).
 """
 
 from __future__ import annotations
@@ -48,14 +50,17 @@ def shape_flags(
     inputs: Mapping[str, Sequence[int]],
     declared: Mapping[str, Sequence[Shape]],
     batch: Sequence[int],
+    field: str = "",
 ) -> list[str]:
     """trtexec's ``--minShapes``/``--optShapes``/``--maxShapes`` flags for `inputs` (name ->
     dims, -1 dynamic, in the network's order). Raises ShapeError for a declared input the
-    model lacks and for dynamic inputs without shapes."""
+    model lacks and for dynamic inputs without shapes, naming `field` (the blueprint path of
+    `declared`; default the model's ``tensorrt.inputs``)."""
+    field = field or f"models.{model}.tensorrt.inputs"
     unknown = sorted(set(declared) - set(inputs))
     if unknown:
         raise ShapeError(
-            f"models.{model}.tensorrt.inputs names {', '.join(unknown)}, which the ONNX model "
+            f"{field} names {', '.join(unknown)}, which the ONNX model "
             f"has no input of; its inputs are {', '.join(inputs)}"
         )
     flags: dict[str, list[str]] = {"min": [], "opt": [], "max": []}
@@ -77,8 +82,7 @@ def shape_flags(
     if missing:
         raise ShapeError(
             f"the ONNX model of {model} has dynamic inputs without min/opt/max shapes: "
-            f"{', '.join(missing)}; give each under models.{model}.tensorrt.inputs in the "
-            "blueprint"
+            f"{', '.join(missing)}; give each under {field} in the blueprint"
         )
     return [f"--{key}Shapes={','.join(specs)}" for key, specs in flags.items() if specs]
 
@@ -109,6 +113,7 @@ def main(argv: Sequence[str]) -> int:
             onnx_inputs(path),
             declared_shapes(os.environ.get("TRT_INPUTS", "")),
             batch_profile(os.environ.get("BATCH_PROFILE", "")),
+            os.environ.get("SHAPES_FIELD", ""),
         )
     except ShapeError as error:
         sys.exit(str(error))

@@ -158,10 +158,13 @@ def test_every_config_parses_as_a_model_config(
         "dims": ["128"],
         "zero_data": True,
     }
+    # A TensorRT step: the engine's platform, no ONNX Runtime provider, warmed at the
+    # profiles' opt shapes (test_pipeline_engines has its text).
     cross = parsed["rerank-step-cross-encoder"]
-    assert cross["optimization"]["execution_accelerators"]["gpu_execution_accelerator"] == [
-        {"name": "cuda"}
-    ]
+    assert cross["platform"] == "tensorrt_plan" and "optimization" not in cross
+    assert cross["instance_group"] == [{"count": 1, "kind": "KIND_GPU"}]
+    assert [w["batch_size"] for w in cross["model_warmup"]] == [1, 64]
+    assert cross["model_warmup"][1]["inputs"]["attention_mask"]["dims"] == ["256"]
 
 
 def test_pytorch_and_onnxruntime_models_parse(
@@ -233,16 +236,25 @@ def test_fetch_lays_out_every_step(search: Environment) -> None:
         '> "/models/rerank-tokenize/warmup/sample_1"\n'
         'mkdir -p "/models/rerank-cross-encoder/1"\n'
         'cp "/config/step-cross-encoder.pbtxt" "/models/rerank-cross-encoder/config.pbtxt"\n'
-        'aws s3 sync --only-show-errors "${PIPELINE_DIR}${STEP_1_PATH}/" '
-        '"/models/rerank-cross-encoder/1"\n'
+        # a TensorRT step: its built engine, not its ONNX (test_pipeline_engines)
+        'if ! attempt="$(aws s3 cp --only-show-errors '
+        '"${STEP_1_ENGINE_URI}inferplane-complete-attempt" -)"; then\n'
     )
+    assert (
+        'aws s3 cp --only-show-errors "${ATTEMPT_URI}model.plan" '
+        '"/models/rerank-cross-encoder/1/model.plan"\n'
+    ) in script
+    assert "STEP_1_PATH" not in script
     # then the tokenizer step's staged wheels (test_requirements_job)
     assert script.endswith(
         'aws s3 sync --only-show-errors "$ATTEMPT_URI" "/home/inferplane/wheels/tokenize"'
     )
     variables = {e["name"]: e["value"] for e in fetch["env"] if "value" in e}
     assert variables["PIPELINE_DIR"] == "s3://example-models-euw1/bge-search/rerank/"
-    assert (variables["STEP_0_PATH"], variables["STEP_1_PATH"]) == ("tokenize", "cross-encoder")
+    assert variables["STEP_0_PATH"] == "tokenize"
+    assert variables["STEP_1_ENGINE_URI"].startswith(
+        "s3://example-models-euw1/bge-search/.inferplane/engines/bge-search/rerank/"
+    )
     assert variables["STEP_0_SAMPLE_0"] == "how do replicas stay warm"
 
 
