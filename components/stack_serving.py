@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -68,8 +69,16 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         alerts=env.observability.alerts_enabled,
         grafana_dashboard=env.observability.grafana_enabled,
         # Stack config, not blueprint: where this deploy finds the chart, not what it serves.
-        router_chart=pulumi.Config("inferplane").get("routerChart"),
+        router_chart=router_chart_dir(),
     )
+
+
+def router_chart_dir() -> str | None:
+    """Stack config ``inferplane:routerChart`` as an absolute path (a relative one is the
+    project directory's, where Pulumi runs the program), so the chart reference is a path
+    wherever it is read."""
+    given = pulumi.Config("inferplane").get("routerChart")
+    return str(Path(given).resolve()) if given else None
 
 
 def serving_pool(env: Environment, pool: GpuPool) -> ServingPool:

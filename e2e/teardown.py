@@ -53,7 +53,7 @@ def still_there(client: Kube, objects: list[dict[str, str]], timeout: float = 60
         try:
             template, namespaced = _plural(client, o["apiVersion"], o["kind"], cache)
         except KubeError as err:
-            if err.status == 404:  # its API group went with its CRD, which the stack owned
+            if err.status == 404:  # its API group is gone: its CRD was removed with the stack
                 continue
             raise
         prefix = f"namespaces/{o['namespace']}/" if namespaced and o["namespace"] else ""

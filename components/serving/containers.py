@@ -217,6 +217,20 @@ def service_account(env: ServingEnvironment, name: str, cloud_identity: bool = T
     return {"serviceAccountName": name, "automountServiceAccountToken": mounted}
 
 
+def literal(text: str) -> str:
+    """`text` as a container's ``command``, ``args`` or env ``value`` passes it on verbatim:
+    the kubelet replaces ``$(NAME)`` with an earlier variable's value and ``$$`` with ``$``
+    (https://kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables/;
+    kubernetes ``third_party/forked/golang/expansion/expand.go``), so a blueprint string
+    such as ``$(HF_TOKEN)`` would otherwise pull a secret into a program's arguments."""
+    return text.replace("$", "$$")
+
+
+def literal_env(variables: list[Manifest]) -> list[Manifest]:
+    """`literal` on every plain ``value`` of `variables` (``valueFrom`` entries as they are)."""
+    return [{**v, "value": literal(v["value"])} if "value" in v else v for v in variables]
+
+
 def container_security_context() -> Manifest:
     return {
         "allowPrivilegeEscalation": False,

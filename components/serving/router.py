@@ -432,7 +432,6 @@ class ModelRouter(pulumi.ComponentResource):
             metadata={"name": epp_name(model, zone), "namespace": ns, "labels": labels},
             spec=router_pods.picker_network_policy_spec(
                 env,
-                model,
                 picker_labels=epp_pod_labels(model, zone),
                 pool_labels=pool_labels(env, model, zone),
                 proxy_port=PROXY_PORT,

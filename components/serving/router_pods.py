@@ -31,15 +31,29 @@ a picker pod (the picker and its proxy sidecar) gets exactly:
 - egress to its zone's model pods on their serving port: the proxy forwards requests, the
   picker scrapes their ``/metrics``;
 - egress to the Kubernetes API server (the picker watches its InferencePool, the pods and
-  its objectives, and leader election holds a Lease): TCP 443 and 6443 to the cluster's
-  network. EKS clusters inferplane creates enable the private endpoint, whose network
-  interfaces sit in the cluster's subnets
-  (https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html), and GKE's
-  Private Service Connect endpoint lies within the cluster network
-  (https://cloud.google.com/kubernetes-engine/docs/concepts/private-service-connect);
-  policies match the endpoint after the ``kubernetes`` Service's address is translated.
-  On a cluster whose network is not known (attached, or ``kubernetes``), the private
-  ranges stand for it.
+  its objectives, and leader election holds a Lease), on TCP 443 and 6443. Where a policy
+  sees that connection differs by dataplane:
+
+  - EKS's network policy agent sees only the address the pod dialled, the ``kubernetes``
+    Service's ClusterIP (the same behaviour `network_policies` documents for DNS), which
+    is the first address of the service range (kube-apiserver gives it to the
+    ``kubernetes`` Service: kubernetes ``pkg/controlplane/services.go``,
+    `ServiceIPRange`). The clusters inferplane creates set no range, so EKS picks
+    10.100.0.0/16 or 172.20.0.0/16 ("If you don't specify a block, Kubernetes assigns
+    addresses from either the 10.100.0.0/16 or 172.20.0.0/16 CIDR blocks", EKS API
+    ``KubernetesNetworkConfigRequest.serviceIpv4Cidr``): both first addresses are allowed,
+    as /32s, and nothing else.
+  - GKE Dataplane V2 translates the Service address before policy, so it sees the control
+    plane's Private Service Connect endpoint, which lies within the cluster network
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/private-service-connect):
+    the cluster's range is allowed.
+  - A cluster whose network is not known (attached, or ``kubernetes``): the private
+    ranges, which hold both its ClusterIPs and any private endpoint; a wider allowance
+    than the others, for want of the cluster's addresses.
+
+  None of this is exercised by the end-to-end run, whose simulated nodes enforce no
+  NetworkPolicy; the transform of the picker's pods is exercised there (their admission
+  under ``restricted``), not under Pulumi's mocks, which render no chart.
 """
 
 from __future__ import annotations
@@ -53,7 +67,7 @@ import pulumi
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.load_balancer import source_cidrs
 from inferplane.components.serving.network_policies import PRIVATE_IPV4, namespace_selector
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.spec import ServingEnvironment
 
 PICKER_UID: Final = 65532
 """The user of both images (see the module docstring)."""
@@ -118,14 +132,19 @@ def restricted_picker_pod(
     return transform
 
 
+EKS_API_SERVICE_IPS: Final = ("10.100.0.1/32", "172.20.0.1/32")
+"""The ``kubernetes`` Service's ClusterIP in either service range EKS may pick."""
+
+
 def api_server_blocks(env: ServingEnvironment) -> list[str]:
-    """Where the API server is reached from a pod (see the module docstring)."""
+    """Where a policy sees the API server from a pod (see the module docstring)."""
+    if env.cloud == "aws" and env.vpc_cidr:
+        return list(EKS_API_SERVICE_IPS)
     return [env.vpc_cidr] if env.vpc_cidr else list(PRIVATE_IPV4)
 
 
 def picker_network_policy_spec(
     env: ServingEnvironment,
-    model: ServedModel,
     picker_labels: dict[str, str],
     pool_labels: dict[str, str],
     proxy_port: int,

@@ -43,6 +43,7 @@ from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,
     Manifest,
+    literal,
     mount,
     shell,
 )
@@ -204,7 +205,7 @@ def sample_lines(target: str, step_index: int, step: PipelineStep) -> list[str]:
 def sample_env(model: ServedModel) -> list[Manifest]:
     assert model.pipeline is not None
     return [
-        {"name": f"STEP_{i}_SAMPLE_{j}", "value": text}
+        {"name": f"STEP_{i}_SAMPLE_{j}", "value": literal(text)}
         for i, step in enumerate(model.pipeline.steps)
         for j, (_, text) in enumerate(step.warmup_sample)
     ]

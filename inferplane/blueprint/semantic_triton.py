@@ -238,3 +238,11 @@ def check_shapes(
                 f"the profile's largest batch ({high[0]}) is below max_batch_size ({batch})",
                 f"set its first dimension to {batch}",
             )
+        elif batch > 0 and low[0] > 1:
+            # Triton runs a request that arrives alone, and the warm-up, at batch 1.
+            env.error(
+                (*where, "min"),
+                f"the profile's smallest batch ({low[0]}) is above 1: a request that arrives "
+                "alone, and the warm-up request at batch 1, fall outside it",
+                "set its first dimension to 1",
+            )

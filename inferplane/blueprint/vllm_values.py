@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -28,10 +29,10 @@ from importlib import resources
 from typing import Any, Final
 
 FILE: Final = "flag_values.txt"
-NAME: Final = re.compile(r"^[A-Za-z0-9_-]*$")
+NAME: Final = re.compile(r"[A-Za-z0-9_-]*")
 """A string a name-only key takes: enum members, backends, dtypes (``FLASH_ATTN``,
 ``trtllm-gen``, ``fp8_e4m3``)."""
-KEY: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """A key of a dict that takes any key: a keyword argument or template variable."""
 ANY: Final = "*"
 TYPES: Final = {
@@ -115,7 +116,7 @@ def _key_problem(flag: str, key: str, rule: Rule, where: str) -> tuple[str, str]
     if key in rule.refused_keys:
         return f"`{flag}` key `{key}` is refused: {rule.refused_keys[key]}", "remove it"
     if ANY in rule.keys:
-        if KEY.match(key):
+        if KEY.fullmatch(key):
             return None
         return f"`{flag}` key {key!r} is no name", "give a key of letters, digits and `_`"
     if key not in rule.keys:
@@ -132,7 +133,8 @@ def _count(value: Any) -> bool:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A JSON number; NaN and the infinities (which Python's JSON reader accepts) are not."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _scalars(value: Any) -> bool:
@@ -164,7 +166,7 @@ def _string_problem(flag: str, key: str, value: Any, rule: Rule) -> tuple[str, s
         )
     if key in rule.text:
         return None
-    bad = next((s for s in _strings(value) if not NAME.match(s)), None)
+    bad = next((s for s in _strings(value) if not NAME.fullmatch(s)), None)
     if bad is None:
         return None
     return (

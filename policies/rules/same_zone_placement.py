@@ -314,9 +314,9 @@ RULE = Rule(
     ),
     sources=(
         "Resources only: node groups (EKS subnets and zone label, GKE node locations), "
-        "serving pods' node selection, LoadBalancer Services, llm-d router Helm releases' "
-        "pool selectors, and the environment's and pools' zones from the environment "
-        "ConfigMap."
+        "serving pods' node selection, LoadBalancer Services, the llm-d routers' pool "
+        "selectors (chart values, or the InferencePools a rendered chart created), and the "
+        "environment's and pools' zones from the environment ConfigMap."
     ),
     passing_example="""\
 environments:

@@ -286,3 +286,13 @@ def test_one_key_at_a_time_is_judged_as_the_whole_object() -> None:
                    "JSON list of numbers")
     ]  # fmt: skip
     assert refused("--limit-mm-per-prompt.video.count", "1") == []
+
+
+def test_a_trailing_newline_and_not_a_number_are_refused() -> None:
+    """A name is the whole string (a JSON "\\n" after it is not a name), and NaN, which
+    Python's JSON reader accepts, is no number."""
+    newline = refused("--attention-config", '{"backend": "FLASH_ATTN\\n"}')
+    assert len(newline) == 1 and "give a name" in newline[0], newline
+    nan = refused("--override-generation-config", '{"temperature": NaN}')
+    assert len(nan) == 1 and "temperature" in nan[0], nan
+    assert refused("--override-generation-config", '{"temperature": 0.7}') == []

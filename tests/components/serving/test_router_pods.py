@@ -172,7 +172,11 @@ def test_each_zones_pickers_have_a_network_policy_of_their_own(
 def test_the_api_server_is_reached_in_the_clusters_network(prod: Environment) -> None:
     env, _ = args_of(prod, "chat")
     created = dataclasses.replace(env, vpc_cidr="10.20.0.0/16")
+    assert env.cloud == "gcp"  # Dataplane V2 sees the endpoint, in the cluster's network
     assert router_pods.api_server_blocks(created) == ["10.20.0.0/16"]
+    # EKS's agent sees the kubernetes Service's ClusterIP, in either default service range.
+    eks = dataclasses.replace(created, cloud="aws")
+    assert router_pods.api_server_blocks(eks) == ["10.100.0.1/32", "172.20.0.1/32"]
     env = dataclasses.replace(env, vpc_cidr=None)
     assert router_pods.api_server_blocks(env) == [
         "10.0.0.0/8",

@@ -349,3 +349,16 @@ def test_a_pipeline_counts_its_clients_failures_once(search: Environment) -> Non
     parse_promql(promql.error_ratio(scope, ("namespace",)))
     one = promql_scope.Scope.of(env, dataclasses.replace(model, pipeline=None), "bge-search")
     assert promql.failure_rate(one) == ensemble
+
+
+def test_a_sample_reaches_the_shell_as_written(search: Environment) -> None:
+    """The kubelet would expand ``$(PIPELINE_DIR)`` in a variable's value, and the file
+    would then disagree with the length written before it: every ``$`` is doubled."""
+    model, _ = args_of_mf(search, "rerank")
+    assert model.pipeline is not None
+    step = dataclasses.replace(
+        model.pipeline.steps[0], warmup_sample=(("QUERY", "$(PIPELINE_DIR) $5"),)
+    )
+    pipeline = dataclasses.replace(model.pipeline, steps=(step, *model.pipeline.steps[1:]))
+    variables = triton_pipeline.sample_env(dataclasses.replace(model, pipeline=pipeline))
+    assert variables == [{"name": "STEP_0_SAMPLE_0", "value": "$$(PIPELINE_DIR) $$5"}]

@@ -252,3 +252,24 @@ def test_two_blueprints_on_one_store_never_share_a_compile_cache(staging: Enviro
     assert not theirs.startswith(mine) and not mine.startswith(theirs)
     renamed = dataclasses.replace(model, name="chat2")
     assert compile_key(serving_env, renamed) != compile_key(serving_env, model)
+
+
+def test_blueprint_text_reaches_vllm_verbatim_never_expanded_by_the_kubelet(
+    staging: Environment,
+) -> None:
+    """``$(HF_TOKEN)`` in an argument or a variable would be replaced by the kubelet with
+    the secret's value: every ``$`` is doubled, which the kubelet turns back into one."""
+    hostile = _vllm(
+        staging,
+        extra_args=("--reasoning-config.reasoning_start_str=$(HF_TOKEN)",),
+        env=(("VLLM_LOGGING_PREFIX", "$(HF_TOKEN) $$ costs $5"),),
+    )
+    rec = serve(hostile, ["chat"])
+    serving = container(k8s_object(rec, DEPLOYMENT, "chat"), "vllm")
+    compile_ = container(_job(rec, hostile), "compile", init=True)
+    for c in (serving, compile_):
+        args = c.get("args", []) + c["command"]
+        assert "--reasoning-config.reasoning_start_str=$$(HF_TOKEN)" in args
+        assert "--reasoning-config.reasoning_start_str=$(HF_TOKEN)" not in args
+        values = {e["name"]: e.get("value") for e in c["env"]}
+        assert values["VLLM_LOGGING_PREFIX"] == "$$(HF_TOKEN) $$$$ costs $$5"
