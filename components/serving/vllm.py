@@ -234,7 +234,7 @@ def vllm_fetch_container(
             f'mkdir -p "{copy.target}"',
             *sync_published(env, copy.variable, f'"{copy.target}"', "staged copy", copy.staged),
         ]
-    uris = [{"name": copy.variable, "value": copy.uri} for copy in copies]
+    uris = [{"name": copy.variable, "value": literal(copy.uri)} for copy in copies]
     mounts = [mount("models", MODELS_DIR)]
     if compile_cache_uri is not None:
         lines += [

@@ -239,10 +239,10 @@ def check_shapes(
                 f"set its first dimension to {batch}",
             )
         elif batch > 0 and low[0] > 1:
-            # Triton runs a request that arrives alone, and the warm-up, at batch 1.
+            # Triton's dynamic batcher runs a request that arrives alone at batch 1.
             env.error(
                 (*where, "min"),
                 f"the profile's smallest batch ({low[0]}) is above 1: a request that arrives "
-                "alone, and the warm-up request at batch 1, fall outside it",
+                "alone runs at batch 1, outside it",
                 "set its first dimension to 1",
             )

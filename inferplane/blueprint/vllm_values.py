@@ -134,7 +134,9 @@ def _count(value: Any) -> bool:
 
 def _number(value: Any) -> bool:
     """A JSON number; NaN and the infinities (which Python's JSON reader accepts) are not."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _scalars(value: Any) -> bool:
@@ -142,7 +144,7 @@ def _scalars(value: Any) -> bool:
         return all(_scalars(v) for v in value)
     if isinstance(value, dict):
         return all(isinstance(k, str) and _scalars(v) for k, v in value.items())
-    return isinstance(value, int | float | bool)
+    return isinstance(value, bool) or _number(value)
 
 
 CHECKS: Final[dict[str, Callable[[Any], bool]]] = {

@@ -408,8 +408,8 @@ def test_shapes_are_tensorrt_provider_profiles_that_cover_the_input() -> None:
     batched = edit(SHAPED, "min: [1, 1]", "min: [4, 1]")
     assert diagnostics(batched) == [
         "bp.yaml:39:30: error: models.embed.pipeline.steps.encoder.shapes.input_ids.min: the "
-        "profile's smallest batch (4) is above 1: a request that arrives alone, and the "
-        "warm-up request at batch 1, fall outside it; set its first dimension to 1"
+        "profile's smallest batch (4) is above 1: a request that arrives alone runs at batch "
+        "1, outside it; set its first dimension to 1"
     ]
     rank = edit(SHAPED, "opt: [8, 128]", "opt: [8, 128, 1]")
     assert diagnostics(rank) == [

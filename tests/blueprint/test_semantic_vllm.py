@@ -687,6 +687,19 @@ def test_an_unpinned_hf_adapter_is_refused_at_its_line() -> None:
     ]
 
 
+def test_an_adapter_source_takes_no_dollar_or_wildcard() -> None:
+    """The kubelet would expand ``$(...)`` in the fetch container's variable, and the storage
+    CLI reads ``*`` as a wildcard."""
+    for bad in ("adapters/$(AWS_SECRET_ACCESS_KEY)/", "adapters/*/"):
+        text = chat(f"    vllm:\n      lora:\n        adapters: {{tone: '{bad}'}}\n")
+        assert validated(text) == [
+            "bp.yaml:29:26: error: models.chat.vllm.lora.adapters.tone: an adapter source must "
+            'not contain `"`, `\\`, `*`, `?`, `$`, whitespace or control characters; use '
+            "letters, digits, `-`, `_`, `.` and `/`: the storage CLI reads `*` and `?` as "
+            "wildcards, and the kubelet expands `$(...)` in the container's variables"
+        ], bad
+
+
 # --- hf:// revisions that cannot be staged safely ------------------------------------------
 def test_a_hub_pull_request_ref_is_refused() -> None:
     assert errors(chat("", source="hf://acme/chat@refs/pr/7")) == [

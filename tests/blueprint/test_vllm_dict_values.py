@@ -296,3 +296,7 @@ def test_a_trailing_newline_and_not_a_number_are_refused() -> None:
     nan = refused("--override-generation-config", '{"temperature": NaN}')
     assert len(nan) == 1 and "temperature" in nan[0], nan
     assert refused("--override-generation-config", '{"temperature": 0.7}') == []
+    huge = refused("--override-generation-config", '{"max_new_tokens": ' + "9" * 400 + "}")
+    assert all("Traceback" not in e for e in huge)  # an integer beyond a float: no crash
+    scalar = refused("--mm-processor-kwargs", '{"a": NaN}')
+    assert len(scalar) == 1, scalar
