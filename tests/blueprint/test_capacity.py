@@ -505,7 +505,9 @@ def test_roofline_prefill_is_within_its_band_of_aiconfigurator_on_h100() -> None
 
 def test_aiconfigurator_replaces_the_roofline_where_it_has_data() -> None:
     if os.environ.get("CI") != "true":  # CI installs the `capacity` extra (.ci/run)
-        pytest.importorskip("aiconfigurator_core")
+        pytest.importorskip(
+            "aiconfigurator_core", reason="the optional `capacity` extra is not installed"
+        )
     text = edit("gpu: nvidia-l4", "gpu: nvidia-h100-80gb")
     text = edit(
         "vllm: {max_model_len: 8192, quantization: fp8, kv_cache_dtype: fp8}",

@@ -136,11 +136,11 @@ def test_hf_overrides_is_refused_one_key_at_a_time(release: str) -> None:
         ),
         pytest.param(
             "--custom-histogram-buckets",
-            '{"request_latency": ["/tmp/buckets"]}',
+            '{"request_latency": ["buckets/latency.txt"]}',
             typed(
                 "--custom-histogram-buckets",
                 "request_latency",
-                '["/tmp/buckets"]',
+                '["buckets/latency.txt"]',
                 "a non-empty JSON list of numbers",
             ),
             id="buckets-path",
@@ -281,9 +281,9 @@ def test_one_key_at_a_time_is_judged_as_the_whole_object() -> None:
         "Python code named by the blueprint or a model repository (the model repository's "
         "processor .py files); remove it"
     ]
-    assert refused("--custom-histogram-buckets.request_latency", '"/tmp/x"') == [
-        AT + typed("--custom-histogram-buckets", "request_latency", '"/tmp/x"', "a non-empty "
-                   "JSON list of numbers")
+    assert refused("--custom-histogram-buckets.request_latency", '"buckets/x.txt"') == [
+        AT + typed("--custom-histogram-buckets", "request_latency", '"buckets/x.txt"',
+                   "a non-empty JSON list of numbers")
     ]  # fmt: skip
     assert refused("--limit-mm-per-prompt.video.count", "1") == []
 
