@@ -43,6 +43,7 @@ from inferplane.blueprint.model import (
     Wake,
     Warmup,
 )
+from inferplane.blueprint.semantic_routing import PRECISE_FIX, PRECISE_REFUSAL
 from inferplane.components.serving.spec_parts import ModelSecret, ServingPool
 
 FieldPath = tuple[str, ...]
@@ -251,11 +252,8 @@ class ServedModel:
             if metric in FLOW_CONTROL_METRICS and not routing.flow_control:
                 self._fail(("autoscaling",), f"{metric} needs flow control", "turn flow_control on")
         if routing.prefix_cache == "precise":
-            self._fail(
-                ("routing", "prefix_cache"),
-                "precise prefix scoring (the router's tokenizer sidecar) is not deployed",
-                "use approximate",
-            )
+            # Why: `inferplane.blueprint.semantic_routing`, which validation runs first.
+            self._fail(("routing", "prefix_cache"), PRECISE_REFUSAL, PRECISE_FIX)
         if routing.llm_aware:
             low, high = self.replicas.min, self.replicas.max
             if low % zones or high % zones or high < zones:

@@ -9,11 +9,11 @@ the override's line.
   bodies; ``config/charts/routerlib/templates/_config.yaml``).
 - ``prefix_cache``, ``flow_control`` and ``priorities`` configure the router: without
   ``llm_aware`` there is none, so they are refused rather than silently ignored.
-- ``precise`` prefix scoring reads the KV-cache events vLLM publishes (it needs vLLM's
-  prefix caching on: the events describe cached blocks) and tokenizes each prompt in a
-  sidecar that fetches the tokenizer from the Hugging Face hub; that sidecar is not
-  deployed, so ``precise`` is refused for now (``--kv-events-config`` stays refused, so no
-  one opens the event endpoint by hand).
+- ``precise`` prefix scoring is refused: the picker would need each prompt's exact tokens
+  from a vLLM render endpoint, and neither way of having one is safe with the pinned
+  releases (`PRECISE_REFUSAL`, sources below). ``--kv-events-config`` stays refused, so no
+  one opens the event endpoint by hand. Precise scoring also reads the KV-cache events of
+  vLLM's prefix cache, so it would need prefix caching on.
 - The router's autoscaling signals exist only with the router, and ``router_queue`` /
   ``pool_saturation`` only with its ``flowControl`` feature gate (``flow_control_*``
   series, ``pkg/epp/metrics/llm_d_router_metrics.go``; gate off by default,
@@ -22,6 +22,55 @@ the override's line.
   labels only, and a pod's zone is its node's), so its replica bounds split evenly over
   its pool's zones; at zero it wakes through the router's queue, which holds requests only
   with flow control on.
+
+Why ``precise`` cannot be deployed safely (llm-d/llm-d-router at v0.10.0, commit
+71f4f0999f95b96c49a9d0c4afbd18dfdb943c26; vLLM v0.33.0):
+
+- The router's precise scorer is the ``prefix-cache-scorer`` fed by a
+  ``precise-prefix-cache-producer``, which hashes the request's ``TokenizedPrompt`` into
+  KV-block keys and looks them up in the index it builds from the replicas' KV events
+  (``pkg/epp/framework/plugins/requestcontrol/dataproducer/preciseprefixcache/README.md``
+  and ``producer.go``, ``Consumes``: ``TokenizedPrompt`` of the ``token-producer``). The
+  ``token-producer``'s only tokenizer-free backend, ``estimate``, packs about 4 bytes per
+  token, whose ids "do not correspond to engine tokens" and "silently degrades precise
+  cache correlation"; the exact ones are the deprecated tokenizer sidecar
+  (``udsTokenizerConfig``) and ``vllm``, which POSTs the prompt to
+  ``/v1/completions/render`` or ``/v1/chat/completions/render`` at ``vllm.url`` over plain
+  HTTP (``.../dataproducer/tokenizer/README.md``, ``vllm_http.go``).
+- A replica's own render endpoint: vLLM v0.33.0's ``vllm serve`` registers the render routes
+  only with ``--enable-scale-out``, which registers ``/inference/v1/generate`` (generation
+  from raw token ids) and ``/inference/v1/abort_requests`` with them
+  (``BaseFrontendArgs.enable_scale_out``; inferplane/facts/vllm/v0.33.0/serve_flags.txt,
+  read from the wheel, refuses the flag for that reason;
+  https://docs.vllm.ai/en/latest/serving/online_serving/renderer.html: "disabled by default
+  on a standard inference server"). They share the replica's one HTTP port with the API,
+  and the router's proxy forwards every path to the replica it picks (the chart's Envoy
+  route ``prefix: "/"``, ``config/charts/llm-d-router-standalone/values.yaml``), so every
+  client of the model could abort others' requests by id.
+- A render sidecar in the picker pod: the chart's ``router.tokenizer`` runs
+  ``vllm launch render <model>`` from ``vllm/vllm-openai-cpu:v0.19.1`` (not the replicas'
+  vLLM release, so not necessarily their chat templates and tokenization), reading the
+  model from the Hugging Face hub with the Secret ``llm-d-hf-token``
+  (``config/charts/routerlib/values.yaml``, ``tokenizer``). Reading the tokenizer from the
+  model store instead, as the replicas read their weights (`inferplane.components.serving
+  .vllm`), would give every picker pod the store's read identity; and the sidecar asks for
+  4 CPUs and 8 GiB, all the vCPUs of a system node (`inferplane.blueprint.system_nodes`).
+
+What the KV-event half would take, for whoever lifts this (same sources): the producer
+dials each pool pod's ZMQ publisher itself, ``tcp://<pod IP>:<socketPort>`` (default 5557,
+plus the data-parallel rank) as endpoint events arrive from an
+``endpoint-notification-source`` listed under ``dataLayer``
+(``preciseprefixcache/extractor.go``, ``pkg/kvevents/pool.go`` ``DefaultConfig``; sample
+``deploy/config/epp-precise-prefix-cache-config.yaml``), subscribing to topics starting
+``kv@`` and reading the model name from topic ``kv@<pod>@<model>``
+(``pkg/kvevents/engineadapter/common.go``, ``parseTopic``), which must equal the request's
+model since it seeds the block hashes (``pkg/kvcache/kvblock/token_processor.go``,
+``getInitHash``): requests by an alias would never match. vLLM binds its PUB socket when the
+endpoint holds ``*`` (``vllm/distributed/kv_events.py``, ``ZmqEventPublisher``;
+``KVEventsConfig`` default ``tcp://*:5557``; read at vllm-project/vllm commits 0181ea3 and
+00634b8, not yet checked against the v0.33.0 wheel), so the serving pods would need
+ingress on 5557 from their zone's pickers only. Block size and hash algorithm need not match: the
+producer rehashes the token ids the events carry (README, "Engine compatibility").
 """
 
 from __future__ import annotations
@@ -37,6 +86,18 @@ if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
 
 ROUTER_OPTIONS = ("prefix_cache", "flow_control", "priorities", "pickers")
+PRECISE_REFUSAL = (
+    "precise prefix scoring needs each prompt's exact tokens from a vLLM render endpoint "
+    "(llm-d-router v0.10.0 token-producer), and vLLM v0.33.0 serves one on a replica only "
+    "with --enable-scale-out, which also lets every client generate from raw token ids and "
+    "abort requests by id, while the router's render sidecar reads the model from the "
+    "Hugging Face hub with a token; inferplane deploys neither"
+)
+"""Why ``precise`` is refused (sources in the module docstring); `ServedModel` says the same."""
+PRECISE_FIX = (
+    "use prefix_cache: approximate (the default), which scores the prefixes the router has "
+    "routed itself"
+)
 
 
 def llm_aware(model: Mapping[str, Any]) -> bool:
@@ -74,14 +135,7 @@ def _options(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
         )
         return
     if routing.get("prefix_cache") == "precise":
-        env.error(
-            (*rpath, "prefix_cache"),
-            "precise prefix scoring needs the router's tokenizer sidecar, which reads the "
-            "model's tokenizer from the Hugging Face hub with a token of its own (llm-d-router "
-            "v0.10.0 config/charts/README.md, router.tokenizer); inferplane does not deploy it",
-            "use prefix_cache: approximate (the default), which scores the prefixes the router "
-            "has routed itself",
-        )
+        env.error((*rpath, "prefix_cache"), PRECISE_REFUSAL, PRECISE_FIX)
     caching = (model.get("vllm") or {}).get("enable_prefix_caching")
     if routing.get("prefix_cache") == "precise" and caching is False:
         env.error(

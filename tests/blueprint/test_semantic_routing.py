@@ -124,10 +124,12 @@ def test_precise_prefix_scoring_needs_vllm_prefix_caching() -> None:
     text = edit("    pool: l4\n", "    pool: l4\n    vllm: {enable_prefix_caching: false}\n", text)
     assert diagnostics(text) == [
         "bp.yaml:24:21: error: models.chat.routing.prefix_cache: precise prefix scoring needs "
-        "the router's tokenizer sidecar, which reads the model's tokenizer from the Hugging "
-        "Face hub with a token of its own (llm-d-router v0.10.0 config/charts/README.md, "
-        "router.tokenizer); inferplane does not deploy it; use prefix_cache: approximate "
-        "(the default), which scores the prefixes the router has routed itself",
+        "each prompt's exact tokens from a vLLM render endpoint (llm-d-router v0.10.0 "
+        "token-producer), and vLLM v0.33.0 serves one on a replica only with "
+        "--enable-scale-out, which also lets every client generate from raw token ids and "
+        "abort requests by id, while the router's render sidecar reads the model from the "
+        "Hugging Face hub with a token; inferplane deploys neither; use prefix_cache: "
+        "approximate (the default), which scores the prefixes the router has routed itself",
         "bp.yaml:24:21: error: models.chat.routing.prefix_cache: precise prefix scoring reads "
         "the KV-cache events of vLLM's prefix cache, which vllm.enable_prefix_caching: false "
         "turns off; remove vllm.enable_prefix_caching: false, or use prefix_cache: approximate",
@@ -173,8 +175,8 @@ def test_the_wake_path_of_a_model_at_zero() -> None:
 
 
 def test_kv_events_stay_refused_while_precise_scoring_is() -> None:
-    """Nothing subscribes to vLLM's KV events until the router's tokenizer sidecar is
-    deployed, so their endpoint stays closed in every supported release."""
+    """Nothing subscribes to vLLM's KV events while precise scoring is refused, so their
+    endpoint stays closed in every supported release."""
     for release in ("v0.10.2", "v0.33.0"):
         problems = list(extra_args_problems(["--kv-events-config", "{}"], "chat", release, True))
         assert problems == [
@@ -185,3 +187,18 @@ def test_kv_events_stay_refused_while_precise_scoring_is() -> None:
                 "remove it",
             )
         ]
+
+
+def test_the_replicas_render_routes_stay_refused() -> None:
+    """The refusal of precise scoring rests on this: vLLM v0.33.0 registers the render routes
+    the router's token-producer calls only with ``--enable-scale-out``, beside raw-token
+    generation and abort by id (``semantic_routing`` module docstring)."""
+    problems = list(extra_args_problems(["--enable-scale-out"], "chat", "v0.33.0", True))
+    assert problems == [
+        (
+            0,
+            "`--enable-scale-out` is refused: adds routes that generate from raw token ids and "
+            "abort requests by id (/inference/v1/abort_requests)",
+            "remove it",
+        )
+    ]

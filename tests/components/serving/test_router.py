@@ -16,7 +16,7 @@ from promql_checks import unknown_metrics
 from serving_fixtures import DEPLOYMENT, NETWORK_POLICY, PDB, SERVICE, args_of, k8s_object, serve
 from serving_fixtures import with_model as with_model_base
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, semantic_routing
 from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Routing, Signal
 from inferplane.components.serving import autoscaling, dashboards, router, rules
 from inferplane.components.serving.spec import ServingArgsError
@@ -198,6 +198,17 @@ def test_a_routed_triton_model_is_refused(prod: Environment) -> None:
         "model 'ranker': routing.mode: LLM-aware routing scores vLLM replicas only; remove "
         "it, or serve with vllm"
     )
+
+
+def test_precise_prefix_scoring_is_refused_with_validations_reason(prod: Environment) -> None:
+    _, model = args_of(prod, "chat")
+    with pytest.raises(ServingArgsError) as refused:
+        dataclasses.replace(model, routing=Routing(mode="llm_aware", prefix_cache="precise"))
+    assert str(refused.value) == (
+        f"model 'chat': routing.prefix_cache: {semantic_routing.PRECISE_REFUSAL}; "
+        f"{semantic_routing.PRECISE_FIX}"
+    )
+    assert "--enable-scale-out" in semantic_routing.PRECISE_REFUSAL
 
 
 # --- the program under mocks ----------------------------------------------------------------
