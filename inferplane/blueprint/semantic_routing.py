@@ -44,9 +44,12 @@ Why ``precise`` cannot be deployed safely (llm-d/llm-d-router at v0.10.0, commit
   read from the wheel, refuses the flag for that reason;
   https://docs.vllm.ai/en/latest/serving/online_serving/renderer.html: "disabled by default
   on a standard inference server"). They share the replica's one HTTP port with the API,
-  and the router's proxy forwards every path to the replica it picks (the chart's Envoy
-  route ``prefix: "/"``, ``config/charts/llm-d-router-standalone/values.yaml``), so every
-  client of the model could abort others' requests by id.
+  which the model's clients reach both through the router's proxy, which forwards every
+  path to the replica it picks (the chart's Envoy route ``prefix: "/"``,
+  ``config/charts/llm-d-router-standalone/values.yaml``), and directly (the serving pods
+  admit the clients' ranges on that port, `inferplane.components.serving.load_balancer`
+  ``network_policy_spec``): filtering paths in the proxy would not keep any client from
+  aborting others' requests by id.
 - A render sidecar in the picker pod: the chart's ``router.tokenizer`` runs
   ``vllm launch render <model>`` from ``vllm/vllm-openai-cpu:v0.19.1`` (not the replicas'
   vLLM release, so not necessarily their chat templates and tokenization), reading the
