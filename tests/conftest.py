@@ -118,3 +118,16 @@ def reference_recording() -> Callable[[str], Recording]:
         return _RECORDINGS[name]
 
     return get
+
+
+@pytest.fixture
+def tensorrt_11_release(monkeypatch: pytest.MonkeyPatch) -> str:
+    """NGC release 26.02 as if its images shipped TensorRT 11, which no supported release
+    does yet (TensorRT 11.0 went GA on 2026-06-02, NVIDIA/TensorRT CHANGELOG.md): the
+    strongly typed build paths, tested before a release brings them."""
+    from inferplane.blueprint import catalog
+
+    monkeypatch.setattr(
+        catalog, "_TENSORRT_BY_RELEASE", (*catalog._TENSORRT_BY_RELEASE, ("26.02", "11.0"))
+    )
+    return "26.02"

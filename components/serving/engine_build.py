@@ -16,7 +16,9 @@ Precision follows the release's TensorRT (`catalog.tensorrt_major`): TensorRT 10
 ``--fp16``/``--bf16``/``--int8``/``--fp8``/``--int4`` (each "in addition to fp32"; an int8
 model is an ONNX with Q/DQ nodes and gets ``--int8 --fp16``, so the layers left
 unquantized run in fp16, not fp32); TensorRT 11 builds strongly typed
-networks only and has no precision flags: the ONNX model's types decide.
+networks only and has no precision flags: the ONNX model's types decide, so the build pod
+checks that the network computes in the blueprint's precision (`typed_precision`) and stops,
+saying how to convert it, when it does not.
 
 The build pod gets NetworkPolicy ``<model>-engine-build``: no ingress, egress to DNS and the
 model store only (`network_policies.isolated_store_client_spec`); the Job waits for it.
@@ -132,6 +134,15 @@ def precision_flags(precision: Precision, release: str) -> list[str]:
     return list(TRT10_PRECISION_FLAGS[precision])
 
 
+def typed_precision(precision: Precision, release: str) -> str:
+    """The precision the ONNX network itself must carry (``jobs.onnx_shapes`` checks it):
+    the model's under a strongly typed TensorRT (11 on), where no flag can ask for it;
+    empty under TensorRT 10, whose precision flags decide, and for fp32."""
+    if catalog.tensorrt_major(release) < 11 or precision == "fp32":
+        return ""
+    return precision
+
+
 def build_flags(
     precision: Precision, release: str, workspace_mib: int | None, optimization_level: int
 ) -> list[str]:
@@ -183,6 +194,8 @@ def trtexec_env(
         {"name": "TRT_INPUTS", "value": json.dumps(inputs, separators=(",", ":"))},
         {"name": "BATCH_PROFILE", "value": ",".join(map(str, profile)) if profile else ""},
         {"name": "SHAPES_FIELD", "value": build.shapes_field},
+        {"name": "TYPED_PRECISION", "value": typed_precision(model.precision, model.release(env))},
+        {"name": "PRECISION_FIELD", "value": f"models.{model.name}.precision"},
         {"name": "BUILD_IMAGE", "value": tensorrt_image(model, env)},
     ]
 

@@ -342,6 +342,8 @@ def _family_of(entry: GpuType) -> str:
 # The Triton and TensorRT containers of one NGC release (YY.MM) ship the same TensorRT.
 # Engines must be built with that TensorRT: it decides how precision is requested.
 # TensorRT 10.x takes builder precision flags; 11.x builds strongly typed networks only.
+# 26.02 runs a TensorRT 10 whose minor no readable source states: TensorRT 11.0 went GA on
+# 2026-06-02 (NVIDIA/TensorRT CHANGELOG.md, "## 11.0 GA - 2026-6-2"), after that release.
 _TENSORRT_BY_RELEASE: tuple[tuple[str, str], ...] = (
     ("24.05", "10.0"),
     ("24.08", "10.3"),
@@ -352,7 +354,7 @@ _TENSORRT_BY_RELEASE: tuple[tuple[str, str], ...] = (
     ("25.06", "10.11"),
     ("25.08", "10.13"),
     ("25.10", "10.13"),
-    ("26.02", "11.0"),
+    ("26.02", "10"),
 )
 
 

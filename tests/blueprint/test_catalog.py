@@ -54,7 +54,7 @@ def test_precision_support_follows_compute_capability() -> None:
 def test_tensorrt_of_an_ngc_release() -> None:
     assert tensorrt_version("25.08") == "10.13"
     assert tensorrt_major("25.08") == 10
-    assert tensorrt_major("26.02") == 11
+    assert tensorrt_major("26.02") == 10  # TensorRT 11.0 went GA after 26.02 (2026-06-02)
     assert tensorrt_version("23.01") == "10.0"  # older than the table: its first row
 
 

@@ -349,7 +349,9 @@ def test_capacity_headroom_needs_a_spare_gpu_to_surge() -> None:
     assert "rolling update of chat" in finding.message and "0 spare" in finding.message
 
 
-def test_engine_build_with_other_release_and_gpu() -> None:
+def test_engine_build_with_other_release_and_gpu(tensorrt_11_release: str) -> None:
+    """A TensorRT 11 build ('passes' precision flags it no longer has) of another release
+    ('uses') for another GPU ('runs')."""
     triton = "nvcr.io/nvidia/tritonserver:25.08-py3"
     job = S.res(
         R.JOB,
@@ -363,7 +365,7 @@ def test_engine_build_with_other_release_and_gpu() -> None:
                         "initContainers": [
                             {
                                 "name": "trtexec",
-                                "image": "nvcr.io/nvidia/tensorrt:26.02-py3",
+                                "image": f"nvcr.io/nvidia/tensorrt:{tensorrt_11_release}-py3",
                                 "command": [
                                     "sh",
                                     "-c",

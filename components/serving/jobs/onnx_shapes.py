@@ -11,10 +11,20 @@ otherwise build it at dimension 1 ("Dynamic dimensions required for input ...
 Automatically overriding shape to 1x...") and Triton would refuse larger requests at run
 time.
 
+Under a strongly typed TensorRT (11 on) it also checks the network computes in the
+blueprint's precision: TensorRT 11 "removes all weak typing APIs" and every precision flag;
+"the optimizer infers intermediate tensor types from the network input types and operator
+specifications and adheres to them strictly" (TensorRT 11.0.0 release notes and
+"Migrating from TensorRT 10.x to 11.x", docs.nvidia.com/deeplearning/tensorrt/11.0.0). An
+fp32 ONNX would then build, without a word, an fp32 engine for a model the blueprint calls
+fp16: the build stops instead, and says how to convert the model.
+
 Environment: ``MODEL_NAME``; ``TRT_INPUTS``, JSON ``[[name, min, opt, max], ...]`` (the
 blueprint's ``tensorrt.inputs``, or a pipeline step's ``shapes``); ``BATCH_PROFILE``,
 ``"<opt>,<max>"`` or empty; ``SHAPES_FIELD``, the blueprint path of those shapes, named in
-errors (default ``models.<MODEL_NAME>.tensorrt.inputs``).
+errors (default ``models.<MODEL_NAME>.tensorrt.inputs``); ``TYPED_PRECISION``, the
+precision the network itself must carry (empty: none checked, as with TensorRT 10, whose
+precision flags decide) and ``PRECISION_FIELD``, its blueprint path.
 """
 
 from __future__ import annotations
@@ -29,6 +39,21 @@ Shape = list[int]
 
 class ShapeError(Exception):
     """The model's inputs and the blueprint's shapes do not fit; the message says how."""
+
+
+class PrecisionError(ShapeError):
+    """The network does not compute in the blueprint's precision; the message says how."""
+
+
+TENSORRT_TYPES: dict[str, str] = {
+    "fp16": "HALF",
+    "bf16": "BF16",
+    "fp8": "FP8",
+    "int8": "INT8",
+    "int4": "INT4",
+}
+"""A blueprint precision -> the ``tensorrt.DataType`` some layer of a network in that
+precision produces (fp8/int8/int4: the quantize layers of its Q/DQ nodes)."""
 
 
 def declared_shapes(text: str) -> dict[str, list[Shape]]:
@@ -87,8 +112,27 @@ def shape_flags(
     return [f"--{key}Shapes={','.join(specs)}" for key, specs in flags.items() if specs]
 
 
-def onnx_inputs(path: str) -> dict[str, list[int]]:
-    """The network inputs of the ONNX model at `path`, as TensorRT's parser reads them."""
+def check_precision(model: str, precision: str, types: set[str], field: str = "") -> None:
+    """Raises PrecisionError unless `types` (the ``tensorrt.DataType`` names the network's
+    layers produce) include `precision`'s type. fp32 (or no precision) checks nothing."""
+    wanted = TENSORRT_TYPES.get(precision)
+    if wanted is None or wanted in types:
+        return
+    field = field or f"models.{model}.precision"
+    computes = ", ".join(sorted(types)) or "no typed layer"
+    raise PrecisionError(
+        f"{field} is {precision}, but the ONNX model of {model} has no {precision} layer "
+        f"(its layers produce {computes}): this TensorRT builds strongly typed networks "
+        "only, so the engine would run in the ONNX model's own types. Convert the model "
+        f"(python -m modelopt.onnx.autocast --onnx_path model.onnx "
+        f"--low_precision_type {precision}, or quantize it with Q/DQ nodes for fp8/int8/"
+        f"int4), or set {field} to the precision it has"
+    )
+
+
+def read_network(path: str) -> tuple[dict[str, list[int]], set[str]]:
+    """The network inputs (name -> dims) of the ONNX model at `path`, as TensorRT's parser
+    reads them, and the data types its layers produce."""
     import tensorrt as trt
 
     logger = trt.Logger(trt.Logger.ERROR)
@@ -100,17 +144,30 @@ def onnx_inputs(path: str) -> dict[str, list[int]]:
     for i in range(network.num_inputs):
         tensor = network.get_input(i)
         inputs[tensor.name] = list(tensor.shape)
-    return inputs
+    types = set()
+    for i in range(network.num_layers):
+        layer = network.get_layer(i)
+        for j in range(layer.num_outputs):
+            types.add(layer.get_output(j).dtype.name)
+    return inputs, types
 
 
 def main(argv: Sequence[str]) -> int:
     if len(argv) != 2:
         sys.exit("usage: onnx_shapes.py <model.onnx> <out>")
     path, out = argv
+    model = os.environ["MODEL_NAME"]
     try:
+        inputs, types = read_network(path)
+        check_precision(
+            model,
+            os.environ.get("TYPED_PRECISION", ""),
+            types,
+            os.environ.get("PRECISION_FIELD", ""),
+        )
         flags = shape_flags(
-            os.environ["MODEL_NAME"],
-            onnx_inputs(path),
+            model,
+            inputs,
             declared_shapes(os.environ.get("TRT_INPUTS", "")),
             batch_profile(os.environ.get("BATCH_PROFILE", "")),
             os.environ.get("SHAPES_FIELD", ""),

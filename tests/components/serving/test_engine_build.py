@@ -21,6 +21,7 @@ from inferplane.components.serving.engine_build import (
     precision_flags,
     trtexec_env,
     trtexec_flags,
+    typed_precision,
 )
 from inferplane.components.serving.engine_keys import build_settings, engine_key, engine_uri
 from inferplane.components.serving.store_cli import ATTEMPT_ENV
@@ -154,16 +155,25 @@ def test_blueprint_shapes_reach_the_build_as_environment(staging):
         ("int4", ["--int4"]),
     ],
 )
-def test_precision_flags_by_tensorrt_major(precision, flags):
+def test_precision_flags_by_tensorrt_major(precision, flags, tensorrt_11_release):
     assert precision_flags(precision, "25.08") == flags  # TensorRT 10.13
-    assert precision_flags(precision, "26.02") == []  # TensorRT 11: strongly typed only
+    assert precision_flags(precision, tensorrt_11_release) == []  # strongly typed only
+    assert typed_precision(precision, "25.08") == ""  # the flags decide
+    assert typed_precision(precision, tensorrt_11_release) == (
+        "" if precision == "fp32" else precision
+    )
 
 
-def test_trtexec_tensorrt_11_has_no_precision_flags(staging):
-    env = with_versions(staging, triton="26.02")
-    args = trtexec_flags(*args_of_mf(env, env.models["toxicity"]))  # int8
+def test_trtexec_tensorrt_11_has_no_precision_flags(staging, tensorrt_11_release):
+    env = with_versions(staging, triton=tensorrt_11_release)
+    model = env.models["toxicity"]  # int8
+    args = trtexec_flags(*args_of_mf(env, model))
     assert not [a for a in args if a in ("--fp16", "--bf16", "--int8", "--fp8", "--int4")]
     assert args[-1] == "--builderOptimizationLevel=3"
+    # The network must then carry the precision itself: the build pod checks it.
+    values = {e["name"]: e["value"] for e in trtexec_env(*args_of_mf(env, model))}
+    assert values["TYPED_PRECISION"] == "int8"
+    assert values["PRECISION_FIELD"] == "models.toxicity.precision"
 
 
 @pytest.mark.parametrize("env_name", ["staging", "prod"])

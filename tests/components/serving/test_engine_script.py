@@ -35,16 +35,28 @@ class Logger:
         pass
 
 class _Tensor:
-    def __init__(self, name, shape):
+    def __init__(self, name, shape, dtype="FLOAT"):
         self.name, self.shape = name, shape
+        self.dtype = type("DataType", (), {"name": dtype})()
+
+class _Layer:
+    def __init__(self, dtype):
+        self.num_outputs = 1
+        self._out = _Tensor("out", [], dtype)
+    def get_output(self, i):
+        return self._out
 
 class _Network:
     def __init__(self):
         specs = json.loads(os.environ["FAKE_ONNX_INPUTS"])
         self._inputs = [_Tensor(n, s) for n, s in specs]
         self.num_inputs = len(self._inputs)
+        self._layers = [_Layer(t) for t in json.loads(os.environ["FAKE_LAYER_TYPES"])]
+        self.num_layers = len(self._layers)
     def get_input(self, i):
         return self._inputs[i]
+    def get_layer(self, i):
+        return self._layers[i]
 
 class Builder:
     def __init__(self, logger):
@@ -72,6 +84,8 @@ def run(
     batch: str = "",
     onnx_file: str = "model.onnx",
     trtexec_in: str | None = "path",
+    layer_types: tuple[str, ...] = ("FLOAT", "HALF"),
+    typed_precision: str = "",
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Run the build script; `trtexec_in`: "path", "dir" (a fallback directory) or None."""
     fake_py = tmp_path / "py"
@@ -110,6 +124,9 @@ def run(
         "BATCH_PROFILE": batch,
         "BUILD_IMAGE": "nvcr.io/nvidia/tensorrt:25.08-py3",
         "FAKE_ONNX_INPUTS": json.dumps(inputs),
+        "FAKE_LAYER_TYPES": json.dumps(list(layer_types)),
+        "TYPED_PRECISION": typed_precision,
+        "PRECISION_FIELD": "models.ranker.precision",
         "ARGS_OUT": str(tmp_path / "args"),
     }
     assert SH is not None
@@ -192,3 +209,17 @@ def test_blueprint_text_is_never_parsed_by_the_shell(tmp_path):
     assert args[0] == f"--onnx={tmp_path}/onnx/{hostile}"
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
     assert not os.path.exists("pwned")
+
+
+def test_a_strongly_typed_build_of_an_fp32_network_called_fp16_stops_before_trtexec(tmp_path):
+    done, args = run(
+        tmp_path, [["x", [1, 3]]], layer_types=("FLOAT", "INT64"), typed_precision="fp16"
+    )
+    assert done.returncode != 0
+    assert args == []  # trtexec never ran
+    assert "models.ranker.precision is fp16, but the ONNX model of ranker has no fp16 layer" in (
+        done.stderr
+    )
+    (tmp_path / "typed").mkdir()
+    done, args = run(tmp_path / "typed", [["x", [1, 3]]], typed_precision="fp16")
+    assert done.returncode == 0, done.stderr

@@ -120,6 +120,31 @@ def test_shape_flags_refuse_unknown_names_and_dynamic_inputs_without_shapes():
     assert onnx_shapes.shape_flags("ranker", {"x": [1, 3]}, {}, []) == []
 
 
+def test_a_strongly_typed_build_refuses_a_network_not_in_the_blueprints_precision():
+    """TensorRT 11 takes precision from the network's own types (its 11.0.0 release notes:
+    "Weak typing is no longer supported"), so an fp32 ONNX model called fp16 would build an
+    fp32 engine: the build stops and says how to convert it."""
+    with pytest.raises(onnx_shapes.PrecisionError) as fp32:
+        onnx_shapes.check_precision("ranker", "fp16", {"FLOAT", "INT64"})
+    assert str(fp32.value) == (
+        "models.ranker.precision is fp16, but the ONNX model of ranker has no fp16 layer (its "
+        "layers produce FLOAT, INT64): this TensorRT builds strongly typed networks only, so "
+        "the engine would run in the ONNX model's own types. Convert the model (python -m "
+        "modelopt.onnx.autocast --onnx_path model.onnx --low_precision_type fp16, or quantize "
+        "it with Q/DQ nodes for fp8/int8/int4), or set models.ranker.precision to the "
+        "precision it has"
+    )
+    with pytest.raises(onnx_shapes.PrecisionError, match="no int8 layer"):
+        onnx_shapes.check_precision("ranker", "int8", {"FLOAT", "HALF"}, "models.ranker.precision")
+    # Mixed precision (AutoCast keeps LayerNorm and the I/O in fp32) and Q/DQ models pass.
+    onnx_shapes.check_precision("ranker", "fp16", {"FLOAT", "HALF"})
+    onnx_shapes.check_precision("ranker", "int8", {"FLOAT", "HALF", "INT8"})
+    onnx_shapes.check_precision("ranker", "bf16", {"BF16"})
+    # fp32, and TensorRT 10 (whose flags decide: no precision to check), take any network.
+    onnx_shapes.check_precision("ranker", "fp32", {"FLOAT"})
+    onnx_shapes.check_precision("ranker", "", {"FLOAT"})
+
+
 # --- trtllm_engine -------------------------------------------------------------------------
 def test_warmup_records_are_little_endian_int32_of_the_first_tokens():
     spec = {"warmup_tokens": 3, "warmup_output_tokens": 8}
