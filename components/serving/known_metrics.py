@@ -77,13 +77,15 @@ KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
                 "nv_pinned_memory_pool_used_bytes",
             ],
         ),
-        # Triton's TensorRT-LLM backend (tensorrtllm_backend v0.21.0 README, "Triton
-        # Metrics": the TensorRT-LLM of Triton 25.08). Gauges, labels model, version and one
-        # type label each: request_type (waiting|context|scheduled|max|active),
-        # memory_type, kv_cache_block_type (fraction|tokens_per|used|free|max),
-        # inflight_batcher_specific_metric (micro_batch_id|generation_requests|
-        # total_context_tokens), general_type, v1_specific_metric (V1 batching only);
-        # disaggregated_serving is a counter (prometheus-cpp adds no suffix).
+        # Triton's TensorRT-LLM backend (tensorrtllm_backend README, "Triton Metrics", and
+        # NVIDIA/TensorRT-LLM triton_backend/inflight_batcher_llm/src/custom_metrics_reporter/
+        # custom_metrics_reporter.cc, `InitializeReporter`, the backend of 0.20 on). Gauges, labels
+        # model, version and one type label each: request_type
+        # (waiting|context|scheduled|max|active), memory_type, kv_cache_block_type
+        # (fraction|tokens_per|used|free|max), inflight_batcher_specific_metric
+        # (micro_batch_id|generation_requests|total_context_tokens), general_type,
+        # v1_specific_metric (V1 batching only); disaggregated_serving is a counter (prometheus-cpp
+        # adds no suffix).
         **_registry(
             "triton-trtllm",
             [

@@ -3,9 +3,9 @@ server container and the engine fetch.
 
 The model is the ``tensorrt_llm`` model of the backend's in-flight batching repository
 (``triton_backend/all_models/inflight_batcher_llm/tensorrt_llm/config.pbtxt`` in
-NVIDIA/TensorRT-LLM, where the backend lives since 0.20; the tensorrtllm_backend v0.21.0
-README points there), loaded under the blueprint model's name, so Triton's per-model series
-and the backend's ``nv_trt_llm_*`` series carry ``model="<model>"``. The template's
+NVIDIA/TensorRT-LLM, where the backend lives since 0.20; the README of tensorrtllm_backend
+r25.08 and r26.02 points there), loaded under the blueprint model's name, so Triton's
+per-model series and the backend's ``nv_trt_llm_*`` series carry ``model="<model>"``. The template's
 mandatory settings (tensorrtllm_backend ``docs/model_config.md``) are filled like this:
 
 - ``triton_backend`` -> ``backend: "tensorrtllm"`` (the C++ backend: in-flight batching and
@@ -59,9 +59,9 @@ ready, so the startup probe still passes only after it (`containers.probes`). Ze
 warm-up data would not do: ``input_lengths`` must match real ids.
 
 Tensor parallelism runs in the backend's orchestrator mode (``TRTLLM_ORCHESTRATOR=1``):
-one ``tritonserver`` process spawns one worker per GPU rank (tensorrtllm_backend v0.21.0
-README, "Orchestrator Mode"), so the pod keeps a single server process, its probes and its
-drain like every other Triton model.
+one ``tritonserver`` process spawns one worker per GPU rank (tensorrtllm_backend
+README, "Orchestrator Mode", the same at r25.08 and r26.02), so the pod keeps a single
+server process, its probes and its drain like every other Triton model.
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ The build uses TensorRT-LLM's LLM API (``LLM(model=<checkpoint>, tensor_parallel
 quant_config=.., build_config=..)`` then ``llm.save(<dir>)``): it converts and quantizes any
 supported Hugging Face architecture and builds every rank, with no per-family
 ``convert_checkpoint.py`` (those live in the TensorRT-LLM source tree, not in the image).
-Triton 25.08's trtllm image ships TensorRT-LLM 0.21.0 (Triton compatibility matrix,
-https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/introduction/compatibility.html).
+Triton 26.02's trtllm image ships TensorRT-LLM 1.1.0 (25.08's 0.21.0; Triton compatibility
+matrix, server r26.02 ``docs/introduction/compatibility.md``), whose engine-building LLM is
+``tensorrt_llm._tensorrt_engine.LLM`` (`jobs.trtllm_engine`).
 Quantization names map to ``tensorrt_llm.quantization.QuantAlgo`` members as
 ``examples/quantization/quantize.py`` maps its ``--qformat`` values.
 
@@ -43,7 +44,7 @@ retried build never overwrites.
 
 The build pod keeps egress to TCP 443 beyond the store for weight quantization, which
 calibrates on a public dataset TensorRT-LLM fetches from the hub (the LLM API's
-``CalibConfig`` default, ``cnn_dailymail``; not checked against 0.21 here). Its work volume
+``CalibConfig`` default, ``cnn_dailymail``; not checked against 1.1 here). Its work volume
 holds the checkpoint and the engine: about three times the quantized weights for a bf16
 checkpoint quantized to fp8 (size the pool's ``disk_gib`` for it).
 """

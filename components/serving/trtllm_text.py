@@ -1,9 +1,9 @@
 """Text in, text out for a TensorRT-LLM model: the ``ensemble`` that chains tokenization, the
 ``tensorrtllm`` model and detokenization, as the release's in-flight batching repository does
 (``triton_backend/all_models/inflight_batcher_llm/{preprocessing,ensemble,postprocessing}``
-in NVIDIA/TensorRT-LLM, where the backend lives since 0.20; Triton 25.08's trtllm image ships
-TensorRT-LLM 0.21.0, Triton compatibility matrix,
-https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/introduction/compatibility.html).
+in NVIDIA/TensorRT-LLM, where the backend lives since 0.20; Triton 26.02's trtllm image ships
+TensorRT-LLM 1.1.0, 25.08's 0.21.0: Triton compatibility matrix, server r26.02
+``docs/introduction/compatibility.md``).
 
 Users send ``{"text_input": "...", "max_tokens": N}`` to ``/v2/models/ensemble/generate``
 (``/generate_stream`` when ``tensorrt_llm.streaming``), the request the backend's README

@@ -84,7 +84,8 @@ VLLM_MAX_LORAS: Final = 4
 """Default `lora.max_loras`: the number of adapters, up to this many resident at once."""
 
 # tensorrt_llm: the tensorrtllm backend's own defaults (docs/model_config.md of
-# triton-inference-server/tensorrtllm_backend v0.21.0, the TensorRT-LLM of Triton 25.08).
+# triton-inference-server/tensorrtllm_backend, the same at r25.08 and r26.02: TensorRT-LLM
+# 0.21.0 and 1.1.0).
 TRTLLM_KV_CACHE_FREE_GPU_MEM_FRACTION: Final = 0.9
 TRTLLM_ENABLE_KV_CACHE_REUSE: Final = False
 TRTLLM_BATCH_SCHEDULER_POLICY: Final = "guaranteed_no_evict"

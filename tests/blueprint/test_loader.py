@@ -53,7 +53,7 @@ def test_example_blueprint_loads_with_locations() -> None:
         "max_queue_delay_us": 2000,
         "preferred_batch_sizes": [8, 16],
     }
-    assert doc.data["versions"]["triton"] == "25.08"
+    assert doc.data["versions"]["triton"] == "26.02"
     assert "policies" not in doc.data  # no waiver: its expiry would date the example
 
     path = ("models", "ranker", "batching", "max_queue_delay_us")

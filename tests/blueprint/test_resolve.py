@@ -75,7 +75,7 @@ def test_catalog_and_defaults(envs: dict) -> None:
     assert h100.mig_config == "all-3g.40gb"
     assert staging.pools["l4"].gpu_resource == "nvidia.com/gpu"
     assert staging.load_balancer.scheme == "internal"
-    assert staging.versions.triton == "25.08"
+    assert staging.versions.triton == "26.02"
     assert staging.cluster.create and staging.cluster.kubernetes_version == "1.33"
     assert prod.cluster.existing == "prod-gke" and prod.cluster.location == "us-central1"
     ranker = prod.models["ranker"]

@@ -74,7 +74,7 @@ models:
         input_ids: {min: [1, 128], opt: [8, 128], max: [32, 512]}
     batching: {max_batch_size: 32, max_queue_delay_us: 2000}
 versions:
-  triton: "25.08"
+  triton: "26.02"
 policies:
   waivers:
     - rule: warm-replicas
@@ -465,17 +465,17 @@ def test_a_blueprint_name_with_two_hyphens_in_a_row_is_refused() -> None:
             id="literal-secret",
         ),
         pytest.param(
-            'triton: "25.08"',
-            "triton: 25.08",
-            "bp.yaml:47:11: error: versions.triton: expected a string, got 25.08 (a float); "
-            'quote it so YAML reads it as text: "25.08"',
+            'triton: "26.02"',
+            "triton: 26.02",
+            "bp.yaml:47:11: error: versions.triton: expected a string, got 26.02 (a float); "
+            'quote it so YAML reads it as text: "26.02"',
             id="version-as-number",
         ),
         pytest.param(
-            'triton: "25.08"',
+            'triton: "26.02"',
             "triton: 25.10",
             "bp.yaml:47:11: error: versions.triton: expected a string, got 25.1 (a float); "
-            'quote it so YAML keeps it as written, e.g. "25.08"',
+            'quote it so YAML keeps it as written, e.g. "26.02"',
             id="version-as-number-losing-a-digit",
         ),
     ],

@@ -240,7 +240,7 @@ def _trtllm_line(release: str) -> str:
 def test_the_facts_name_the_tensorrt_llm_of_their_release() -> None:
     """The branch's Dockerfile and the tags sharing its submodule commit agree with NVIDIA's
     compatibility matrix, container trtllm-python-py3 (25.08: TensorRT-LLM 0.21.0, 25.10:
-    1.0.0; https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/
+    1.0.0, 26.02: 1.1.0; https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/
     introduction/compatibility.html), and the pinned release's facts are of the backend tag
     the release table bundles with it (a tag sharing the submodule commit, or the
     Dockerfile's version where no tag does)."""

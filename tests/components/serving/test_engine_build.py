@@ -141,7 +141,8 @@ def test_blueprint_shapes_reach_the_build_as_environment(staging):
     values = {e["name"]: e["value"] for e in trtexec_env(model, serving_env)}
     assert values["TRT_INPUTS"] == '[["input:0",[1,3],[2,3],[4,3]],["mask",[1,3],[2,3],[4,3]]]'
     assert values["ONNX_FILE"] == "model.onnx"
-    assert values["BUILD_IMAGE"] == "nvcr.io/nvidia/tensorrt:25.08-py3"
+    assert values["BUILD_IMAGE"] == "nvcr.io/nvidia/tensorrt:26.02-py3"
+    assert values["TYPED_PRECISION"] == ""  # TensorRT 10: the precision flags decide
 
 
 @pytest.mark.parametrize(
@@ -209,7 +210,7 @@ def test_build_job(served, env_name, request):
         "trtexec",
         "upload-engine",
     ]
-    assert build["image"] == "nvcr.io/nvidia/tensorrt:25.08-py3"  # Triton's NGC release
+    assert build["image"] == "nvcr.io/nvidia/tensorrt:26.02-py3"  # Triton's NGC release
     assert build["resources"]["requests"]["nvidia.com/gpu"] == "1"
     assert build["resources"]["limits"]["nvidia.com/gpu"] == "1"
     for other in (fetch, upload):  # only trtexec holds the GPU
@@ -348,7 +349,7 @@ def test_the_build_uses_the_tensorrt_of_the_models_triton(staging, image, base_r
 
     env = with_model(staging, "ranker", image=image, base_release=base_release)
     model, serving_env = args_of_mf(env, env.models["ranker"])
-    assert serving_env.triton_release == "25.08" and model.release(serving_env) == "25.06"
+    assert serving_env.triton_release == "26.02" and model.release(serving_env) == "25.06"
     pod = pod_spec_of_build(env)
     assert pod["initContainers"][1]["image"] == "nvcr.io/nvidia/tensorrt:25.06-py3"
     assert build_settings(model, serving_env)["release"] == "25.06"

@@ -136,7 +136,7 @@ def test_zone_spread_is_hard_only_with_a_replica_per_zone(served, staging):
 @pytest.mark.parametrize("env_name", ["staging", "prod"])
 def test_triton_serves_exactly_one_model(served, env_name):
     c = container(k8s_object(served(env_name), DEPLOYMENT, "ranker"), "triton")
-    assert c["image"] == "nvcr.io/nvidia/tritonserver:25.08-py3"
+    assert c["image"] == "nvcr.io/nvidia/tritonserver:26.02-py3"
     assert c["command"] == ["tritonserver"]
     assert c["args"] == [
         "--model-repository=/models",

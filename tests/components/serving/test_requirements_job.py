@@ -59,7 +59,7 @@ def test_a_staging_job_per_key_writes_only_its_prefix(speech: Environment) -> No
     spec = pod_spec(job)
     assert spec["serviceAccountName"] == naming.WEIGHTS_STAGER_SA
     download = container(job, "download", init=True)
-    assert download["image"] == "nvcr.io/nvidia/tritonserver:25.08-py3"
+    assert download["image"] == "nvcr.io/nvidia/tritonserver:26.02-py3"
     assert {e["name"]: e.get("value") for e in download["env"]}["REQUIREMENTS"] == TOKENIZERS
     assert download["command"][2].endswith(
         'python3 /opt/inferplane/jobs/pip_stage.py download "/build/wheels"'

@@ -129,7 +129,7 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     assert spec["nodeSelector"]["inferplane.dev/pool"] == "h100x4"
     assert set(spec["nodeSelector"]) == {"inferplane.dev/pool", "inferplane.dev/blueprint"}
     build = container(job, "trtllm-build", init=True)
-    assert build["image"] == "nvcr.io/nvidia/tritonserver:25.08-trtllm-python-py3"
+    assert build["image"] == "nvcr.io/nvidia/tritonserver:26.02-trtllm-python-py3"
     assert build["resources"]["limits"]["nvidia.com/gpu"] == "4"
     # The checkpoint is the staged copy: the build holds no Hub token and downloads nothing.
     assert not [e for e in build["env"] if e["name"].startswith("HF_TOKEN")]
