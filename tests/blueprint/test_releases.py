@@ -106,7 +106,7 @@ def test_eks_nodes_of_the_default_kubernetes_bring_the_580_driver() -> None:
 def test_versions_choose_only_a_release_of_the_table() -> None:
     text = BASE + "versions: {vllm: v0.11.0, triton: '25.07'}\n"
     assert diagnostics(text) == [
-        "bp.yaml:35:35: error: versions.triton: Triton 25.07 is not a supported release (the release table lists 25.03, 25.06, 25.08, 25.10, 26.02); use one of them, or remove versions.triton for the tested 25.08",
+        "bp.yaml:35:35: error: versions.triton: Triton 25.07 is not a supported release (the release table lists 25.03, 25.06, 25.08, 25.10, 26.02, 26.07); use one of them, or remove versions.triton for the tested 25.08",
         "bp.yaml:35:18: error: versions.vllm: vLLM v0.11.0 is not a supported release (the release table lists v0.10.2, v0.33.0); use one of them, or remove versions.vllm for the tested v0.33.0",
     ]
 
