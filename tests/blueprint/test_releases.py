@@ -84,6 +84,8 @@ def test_every_node_driver_row_has_a_branch_and_a_source() -> None:
             None,
         ),  # forward-compatible from 535.86: the branch alone cannot tell
         ("triton", "25.03", "570", True),  # needs 560
+        ("triton", "26.07", "580", True),  # CUDA 13.3.1: CUDA 13.x needs R580
+        ("triton", "26.07", "575", False),  # its notes name no forward-compatible branch
         ("vllm", "v0.10.2", "570", None),  # needs 570.124.06
         ("vllm", "v0.10.2", "580", True),
         ("vllm", "v0.10.2", "550", False),

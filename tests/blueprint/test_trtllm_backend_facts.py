@@ -249,6 +249,8 @@ def test_the_facts_name_the_tensorrt_llm_of_their_release() -> None:
     assert "TENSORRTLLM_VER=1.0.0" in _trtllm_line("25.10")
     assert _trtllm_line("25.10").endswith("commit: v1.0.0")
     assert "TENSORRTLLM_VER=1.1.0" in _trtllm_line("26.02")
+    # 26.07: TensorRT-LLM 1.2.1 (server r26.07 docs/introduction/compatibility.md)
+    assert "TENSORRTLLM_VER=1.2.1" in _trtllm_line("26.07")
     bundled = releases.table()["bundled"]["tensorrtllm_backend"]
     assert bundled["with"] == "triton"
     assert bundled["version"].removeprefix("v") in _trtllm_line(defaults.VERSIONS["triton"])
