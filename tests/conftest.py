@@ -121,13 +121,10 @@ def reference_recording() -> Callable[[str], Recording]:
 
 
 @pytest.fixture
-def tensorrt_11_release(monkeypatch: pytest.MonkeyPatch) -> str:
-    """NGC release 26.02 as if its images shipped TensorRT 11, which no supported release
-    does yet (TensorRT 11.0 went GA on 2026-06-02, NVIDIA/TensorRT CHANGELOG.md): the
-    strongly typed build paths, tested before a release brings them."""
+def tensorrt_11_release() -> str:
+    """The first supported NGC release whose images ship TensorRT 11 (26.07: 11.1), which
+    builds strongly typed networks only."""
     from inferplane.blueprint import catalog
 
-    monkeypatch.setattr(
-        catalog, "_TENSORRT_BY_RELEASE", (*catalog._TENSORRT_BY_RELEASE, ("26.02", "11.0"))
-    )
-    return "26.02"
+    assert catalog.tensorrt_major("26.07") == 11
+    return "26.07"

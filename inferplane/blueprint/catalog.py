@@ -355,6 +355,11 @@ _TENSORRT_BY_RELEASE: tuple[tuple[str, str], ...] = (
     ("25.08", "10.13"),
     ("25.10", "10.13"),
     ("26.02", "10"),
+    # nvcr.io/nvidia/tensorrt:26.07-py3 is TensorRT 11.1.0.106: NVIDIA/TensorRT-Model-Connect
+    # Dockerfile.dev.x86 (at e9132e79fba1) builds FROM it and asserts tensorrt.__version__ ==
+    # '11.1.0.106' and libnvinfer.so.11; its arm64 Dockerfile (at 29923ae30d25) asserts
+    # NvInferVersion.h TRT_MAJOR_ENTERPRISE 11, TRT_MINOR_ENTERPRISE 1.
+    ("26.07", "11.1"),
 )
 
 

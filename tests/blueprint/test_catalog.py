@@ -58,6 +58,15 @@ def test_tensorrt_of_an_ngc_release() -> None:
     assert tensorrt_version("23.01") == "10.0"  # older than the table: its first row
 
 
+def test_tensorrt_of_the_26_07_release_is_11_1() -> None:
+    """nvcr.io/nvidia/tensorrt:26.07-py3 is TensorRT 11.1.0.106 (NVIDIA/TensorRT-Model-Connect
+    Dockerfile.dev.x86 at e9132e79fba1 asserts it of the image); a later release not in the
+    table reads as the newest row."""
+    assert tensorrt_version("26.07") == "11.1"
+    assert tensorrt_major("26.07") == 11
+    assert tensorrt_version("26.08") == "11.1"
+
+
 def test_local_nvme_of_the_catalog_instance_types() -> None:
     # AWS sizes are decimal GB (2 x 3800 GB = 7078 GiB); GCE Local SSD disks are 375 GiB.
     assert catalog.local_nvme_gib("g5.48xlarge") == 7078

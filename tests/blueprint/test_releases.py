@@ -84,6 +84,8 @@ def test_every_node_driver_row_has_a_branch_and_a_source() -> None:
             None,
         ),  # forward-compatible from 535.86: the branch alone cannot tell
         ("triton", "25.03", "570", True),  # needs 560
+        ("triton", "26.07", "580", True),  # CUDA 13.3.1: CUDA 13.x needs R580
+        ("triton", "26.07", "575", False),  # its notes name no forward-compatible branch
         ("vllm", "v0.10.2", "570", None),  # needs 570.124.06
         ("vllm", "v0.10.2", "580", True),
         ("vllm", "v0.10.2", "550", False),
@@ -106,7 +108,7 @@ def test_eks_nodes_of_the_default_kubernetes_bring_the_580_driver() -> None:
 def test_versions_choose_only_a_release_of_the_table() -> None:
     text = BASE + "versions: {vllm: v0.11.0, triton: '25.07'}\n"
     assert diagnostics(text) == [
-        "bp.yaml:35:35: error: versions.triton: Triton 25.07 is not a supported release (the release table lists 25.03, 25.06, 25.08, 25.10, 26.02); use one of them, or remove versions.triton for the tested 26.02",
+        "bp.yaml:35:35: error: versions.triton: Triton 25.07 is not a supported release (the release table lists 25.03, 25.06, 25.08, 25.10, 26.02, 26.07); use one of them, or remove versions.triton for the tested 26.02",
         "bp.yaml:35:18: error: versions.vllm: vLLM v0.11.0 is not a supported release (the release table lists v0.10.2, v0.33.0); use one of them, or remove versions.vllm for the tested v0.33.0",
     ]
 

@@ -178,6 +178,7 @@ def test_a_field_of_a_newer_release_fails_against_an_older_one_by_name() -> None
 def test_the_releases_with_a_field_are_named_oldest_first() -> None:
     assert triton_facts.releases_with_field("ModelEnsembling", "max_inflight_requests") == (
         "26.02",
+        "26.07",
     )
     assert triton_facts.releases_with_field("ModelConfig", "response_cache") == tuple(RELEASES)
     assert triton_facts.releases_with_field("ModelConfig", "no_such_field") == ()

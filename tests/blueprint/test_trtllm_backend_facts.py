@@ -68,7 +68,7 @@ def test_the_backend_source_is_read_where_the_branch_holds_it() -> None:
     backend is triton_backend/ of NVIDIA/TensorRT-LLM, named by the submodule pointer."""
     assert {r: backend_facts(r).evidence for r in RELEASES} == {
         "25.03": SOURCE, "25.06": DOCUMENTATION, "25.08": DOCUMENTATION,
-        "25.10": DOCUMENTATION, "26.02": DOCUMENTATION,
+        "25.10": DOCUMENTATION, "26.02": DOCUMENTATION, "26.07": DOCUMENTATION,
     }  # fmt: skip
     text = (FACTS / "25.08" / "parameters.txt").read_text()
     assert "submodule tensorrt_llm at commit b4b1185af320f109f4cb73b1505832dbc63042d7" in text
@@ -215,8 +215,9 @@ def test_a_documented_release_accepts_keys_by_their_placeholder_and_refuses_rena
 
 
 def test_renamed_inputs_take_the_name_of_the_release() -> None:
-    assert [input_name("seed", r) for r in RELEASES] == ["random_seed"] + ["seed"] * 4
-    assert [input_name("min_tokens", r) for r in RELEASES] == ["min_length"] + ["min_tokens"] * 4
+    n = len(RELEASES) - 1  # every release after 25.03
+    assert [input_name("seed", r) for r in RELEASES] == ["random_seed"] + ["seed"] * n
+    assert [input_name("min_tokens", r) for r in RELEASES] == ["min_length"] + ["min_tokens"] * n
     assert input_name("input_ids", "25.03") == "input_ids"
     for new, old in trtllm_backend_facts.RENAMED_INPUTS.items():
         assert ("input", old) in backend_facts("25.03").tensors
@@ -248,6 +249,8 @@ def test_the_facts_name_the_tensorrt_llm_of_their_release() -> None:
     assert "TENSORRTLLM_VER=1.0.0" in _trtllm_line("25.10")
     assert _trtllm_line("25.10").endswith("commit: v1.0.0")
     assert "TENSORRTLLM_VER=1.1.0" in _trtllm_line("26.02")
+    # 26.07: TensorRT-LLM 1.2.1 (server r26.07 docs/introduction/compatibility.md)
+    assert "TENSORRTLLM_VER=1.2.1" in _trtllm_line("26.07")
     bundled = releases.table()["bundled"]["tensorrtllm_backend"]
     assert bundled["with"] == "triton"
     assert bundled["version"].removeprefix("v") in _trtllm_line(defaults.VERSIONS["triton"])
