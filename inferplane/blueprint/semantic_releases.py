@@ -100,3 +100,48 @@ def check_driver(env: EnvView) -> None:
             if fits
             else f"no {_NAMES[engine]} release of the table runs on R{node.branch}",
         )
+
+
+def _conversion(precision: str) -> str:
+    """How an ONNX model gets into `precision` ("Migrating from TensorRT 10.x to 11.x",
+    docs.nvidia.com/deeplearning/tensorrt/11.0.0: ModelOpt AutoCast for fp16/bf16, explicit
+    quantization with Q/DQ nodes for the rest)."""
+    if precision in ("fp16", "bf16"):
+        return (
+            "python -m modelopt.onnx.autocast --onnx_path model.onnx "
+            f"--low_precision_type {precision}"
+        )
+    return "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer"
+
+
+def strongly_typed_findings(env: EnvView) -> list[tuple[YamlPath, str, str]]:
+    """Advisories (warnings): a TensorRT engine in reduced precision built by a release
+    whose TensorRT builds strongly typed networks only (11 on: "Weak typing is no longer
+    supported", TensorRT 11.0.0 release notes). No flag asks for the precision there: the
+    ONNX model must already be in it, which validation cannot see, and the engine build
+    stops when it is not (``jobs/onnx_shapes.py``)."""
+    out: list[tuple[YamlPath, str, str]] = []
+    for name, model in (env.data.get("models") or {}).items():
+        if model["server"] != "triton":
+            continue
+        steps = ((model.get("pipeline") or {}).get("steps") or {}).values()
+        builds = "tensorrt" in model or any(s.get("backend") == "tensorrt" for s in steps)
+        precision = str(model.get("precision", defaults.MODEL_PRECISION))
+        found = _model_release(env, name, model)
+        if not builds or precision == "fp32" or found is None:
+            continue
+        release = found[1]
+        if catalog.tensorrt_major(release) < 11:
+            continue
+        where: YamlPath = ("models", name, "precision") if "precision" in model else found[2]
+        out.append(
+            (
+                where,
+                f"model {name} is {precision}, and Triton {release} builds its engine with "
+                f"TensorRT {catalog.tensorrt_version(release)}, which takes no precision flag: "
+                f"the ONNX model itself must be in {precision} (the build stops if it is not)",
+                f"export or convert it in {precision} ({_conversion(precision)}), or run a "
+                "release with TensorRT 10",
+            )
+        )
+    return out

@@ -16,7 +16,8 @@ sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; 
 `inferplane.blueprint.fit`); and, for every model, the hub advisories of
 `inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
 uses) and the latency-class advisory of `inferplane.blueprint.semantic_latency` (a model
-marked batch that users wait on).
+marked batch that users wait on), and the strongly typed TensorRT advisory of
+`inferplane.blueprint.semantic_releases` (a reduced-precision engine on TensorRT 11).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from inferplane.blueprint import (
     llm_catalog,
     semantic_hub,
     semantic_latency,
+    semantic_releases,
     semantic_serving,
     semantic_trtllm,
     semantic_trtllm_fit,
@@ -76,7 +78,11 @@ def advisories(doc: Document) -> list[Diagnostic]:
         guessed = [
             Finding("warning", *advisory) for advisory in semantic_serving.warmup_type_guesses(env)
         ]
-        for f in [*findings(env), *hub, *latency, *guessed]:
+        typed = [
+            Finding("warning", *advisory)
+            for advisory in semantic_releases.strongly_typed_findings(env)
+        ]
+        for f in [*findings(env), *hub, *latency, *guessed, *typed]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")

@@ -186,3 +186,27 @@ def test_the_readme_states_the_pinned_engines_minimum_drivers() -> None:
         row = releases.engine_release(engine, defaults.VERSIONS[engine])
         assert row is not None
         assert f"{row.min_driver} for {name} {row.release}" in readme
+
+
+def test_a_reduced_precision_engine_on_tensorrt_11_is_a_warning_at_its_precision() -> None:
+    """26.07's TensorRT 11.1 takes no precision flag (strongly typed networks only): the ONNX
+    must already be fp16, which validation cannot see, so it warns where the release or the
+    precision is chosen; TensorRT 10 releases and fp32 engines have nothing to say."""
+    from inferplane.blueprint.semantic_vllm import advisories
+
+    def warnings(text: str) -> list[str]:
+        found = [d.format() for d in advisories(load_text(text, "bp.yaml"))]
+        return [w for w in found if "TensorRT" in w]
+
+    on_11 = BASE + "versions: {triton: '26.07'}\n"
+    assert warnings(on_11) == [
+        "bp.yaml:35:20: warning: versions.triton: model rank is fp16, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in fp16 (the build stops if it is not); export or convert it in fp16 (python -m modelopt.onnx.autocast --onnx_path model.onnx --low_precision_type fp16), or run a release with TensorRT 10"
+    ]
+    int8 = edit("    tensorrt: {}\n", "    tensorrt: {}\n    precision: int8\n", on_11)
+    assert warnings(int8) == [
+        "bp.yaml:34:16: warning: models.rank.precision: model rank is int8, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in int8 (the build stops if it is not); export or convert it in int8 (quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer), or run a release with TensorRT 10"
+    ]
+    assert (
+        warnings(edit("    tensorrt: {}\n", "    tensorrt: {}\n    precision: fp32\n", on_11)) == []
+    )
+    assert warnings(BASE) == []  # the pin, 26.02: TensorRT 10 takes the precision flags

@@ -112,6 +112,18 @@ def shape_flags(
     return [f"--{key}Shapes={','.join(specs)}" for key, specs in flags.items() if specs]
 
 
+def conversion(precision: str) -> str:
+    """How an ONNX model gets into `precision` ("Migrating from TensorRT 10.x to 11.x",
+    docs.nvidia.com/deeplearning/tensorrt/11.0.0: ModelOpt AutoCast for fp16/bf16, explicit
+    quantization with Q/DQ nodes for the rest)."""
+    if precision in ("fp16", "bf16"):
+        return (
+            "python -m modelopt.onnx.autocast --onnx_path model.onnx "
+            f"--low_precision_type {precision}"
+        )
+    return "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer"
+
+
 def check_precision(model: str, precision: str, types: set[str], field: str = "") -> None:
     """Raises PrecisionError unless `types` (the ``tensorrt.DataType`` names the network's
     layers produce) include `precision`'s type. fp32 (or no precision) checks nothing."""
@@ -123,10 +135,8 @@ def check_precision(model: str, precision: str, types: set[str], field: str = ""
     raise PrecisionError(
         f"{field} is {precision}, but the ONNX model of {model} has no {precision} layer "
         f"(its layers produce {computes}): this TensorRT builds strongly typed networks "
-        "only, so the engine would run in the ONNX model's own types. Convert the model "
-        f"(python -m modelopt.onnx.autocast --onnx_path model.onnx "
-        f"--low_precision_type {precision}, or quantize it with Q/DQ nodes for fp8/int8/"
-        f"int4), or set {field} to the precision it has"
+        f"only, so the engine would run in the ONNX model's own types. Convert the model "
+        f"({conversion(precision)}), or set {field} to the precision it has"
     )
 
 
