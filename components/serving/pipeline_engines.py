@@ -27,7 +27,6 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import defaults
 from inferplane.blueprint.triton_model import PipelineStep, engine_steps
 from inferplane.components.serving.engine_build import (
     SHAPES_PROGRAM,
@@ -74,8 +73,8 @@ def step_settings(
         "inputs": [[s.name, list(s.min), list(s.opt), list(s.max)] for s in step.shapes],
         "derived_batch_profile": step_batch_profile(step),
         "precision": model.precision,
-        "workspace_mib": None,
-        "builder_optimization_level": defaults.TENSORRT_BUILDER_OPTIMIZATION_LEVEL,
+        "workspace_mib": step.workspace_mib,
+        "builder_optimization_level": step.builder_optimization_level,
         "gpu": pool.gpu_type,
         "gpu_resource": pool.gpu_resource,
         "release": model.release(env),
@@ -96,8 +95,8 @@ def step_build(model: ServedModel, step: PipelineStep, env: ServingEnvironment) 
             build_flags(
                 model.precision,
                 model.release(env),
-                None,
-                defaults.TENSORRT_BUILDER_OPTIMIZATION_LEVEL,
+                step.workspace_mib,
+                step.builder_optimization_level,
             )
         ),
         shapes_field=f"models.{model.name}.pipeline.steps.{step.name}.shapes",

@@ -84,6 +84,10 @@ def pipeline(spec: Mapping[str, Any] | None) -> Pipeline | None:
                 warmup_sample=tuple((step.get("warmup_sample") or {}).items()),
                 shapes=shapes(step.get("shapes")),
                 requirements=tuple(step.get("requirements") or ()),
+                workspace_mib=step.get("workspace_mib"),
+                builder_optimization_level=step.get(
+                    "builder_optimization_level", defaults.TENSORRT_BUILDER_OPTIMIZATION_LEVEL
+                ),
             )
         )
     return Pipeline(tensors(spec["inputs"]), wired(spec["outputs"]), tuple(steps))

@@ -22,7 +22,8 @@ refuse when it loads the ensemble (core r25.08 ``src/model_config_utils.cc``,
   dimension of a batching step, which the build takes as 1 to ``max_batch_size``
   (`components.serving.pipeline_engines`). Without a profile trtexec builds the input at
   size 1 ("Dynamic dimensions required for input ... Automatically overriding shape to
-  1x...") and Triton refuses every larger request.
+  1x...") and Triton refuses every larger request. Only such a step has an engine build, so
+  only it takes ``workspace_mib`` and ``builder_optimization_level``.
 """
 
 from __future__ import annotations
@@ -209,6 +210,14 @@ def _step_kind(env: EnvView, path: YamlPath, step: Mapping[str, Any]) -> None:
                 "remove device, or set backend: onnxruntime to run the ONNX model on the CPU",
             )
         return
+    for key in ("workspace_mib", "builder_optimization_level"):
+        if key in step:
+            env.error(
+                (*path, key),
+                f"{key} sets the engine build of a backend: tensorrt step, and this step's "
+                f"backend is {backend}: nothing builds an engine for it",
+                f"remove {key}",
+            )
     if "accelerator" in step and backend != "onnxruntime":
         env.error(
             (*path, "accelerator"),

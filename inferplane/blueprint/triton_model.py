@@ -92,6 +92,11 @@ class PipelineStep:
     requirements: tuple[str, ...] = ()
     """``python`` steps: ``name==version --hash=sha256:<hex>`` lines, staged into the model
     store and installed from there (`components.serving.pip_requirements`)."""
+    workspace_mib: int | None = None
+    """``backend: tensorrt``: the builder's workspace limit (None: TensorRT's default)."""
+    builder_optimization_level: int = 3
+    """``backend: tensorrt``: trtexec ``--builderOptimizationLevel`` (the model-level
+    default, `defaults.TENSORRT_BUILDER_OPTIMIZATION_LEVEL`)."""
 
 
 @dataclass(frozen=True)

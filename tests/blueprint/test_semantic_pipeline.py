@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from inferplane.blueprint.loader import load_text
@@ -9,6 +11,8 @@ from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
 from inferplane.blueprint.triton_model import ShapeProfile, StepBatching, StepInput, Tensor
+
+ROOT = Path(__file__).resolve().parents[2]
 
 HEAD = """\
 apiVersion: inferplane/v1
@@ -536,3 +540,34 @@ def test_a_sample_is_for_python_steps_and_string_inputs() -> None:
         "warmup_sample.TEXT: a sample is text, and input 'TEXT' is int64" in d
         for d in diagnostics(ids)
     )
+
+
+def test_only_a_tensorrt_step_takes_engine_build_settings() -> None:
+    """The builder's workspace and optimization level set a step's engine build, as a
+    model's `tensorrt` section does; a step of another backend has no build to set."""
+    bge = (ROOT / "blueprints" / "bge-search.yaml").read_text()
+    tuned = edit(
+        bge,
+        "          backend: tensorrt       # model.onnx",
+        "          workspace_mib: 2048\n          builder_optimization_level: 5\n"
+        "          backend: tensorrt       # model.onnx",
+    )
+    assert not [d for d in diagnostics(tuned) if ": error: " in d]
+    step = resolve(load_text(tuned, "bp.yaml"), "prod").models["rerank"].pipeline.steps[1]
+    assert (step.name, step.workspace_mib, step.builder_optimization_level) == (
+        "cross-encoder",
+        2048,
+        5,
+    )
+    python = edit(
+        bge,
+        "          backend: python\n          instances: 4\n",
+        "          backend: python\n          instances: 4\n"
+        "          builder_optimization_level: 5\n",
+    )
+    assert [d for d in diagnostics(python) if ": error: " in d] == [
+        "bp.yaml:98:39: error: models.rerank.pipeline.steps.tokenize.builder_optimization_level: "
+        "builder_optimization_level sets the engine build of a backend: tensorrt step, and this "
+        "step's backend is python: nothing builds an engine for it; remove "
+        "builder_optimization_level"
+    ]

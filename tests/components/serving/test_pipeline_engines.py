@@ -281,3 +281,18 @@ def test_engine_steps_need_the_engine_builder(search: Environment) -> None:
     plain = dataclasses.replace(model, pipeline=dataclasses.replace(model.pipeline, steps=onnx))
     models = {**search.models, "rerank": plain}
     assert naming.ENGINE_BUILDER_SA not in store_writers(dataclasses.replace(search, models=models))
+
+
+def test_a_steps_build_settings_reach_trtexec_and_its_key(search: Environment) -> None:
+    model, env, step = _rerank(search)
+    tuned = dataclasses.replace(step, workspace_mib=2048, builder_optimization_level=5)
+    build = pipeline_engines.step_build(model, tuned, env)
+    assert build.flags == (
+        "--saveEngine=/build/model.plan",
+        "--skipInference",
+        "--memPoolSize=workspace:2048M",
+        "--builderOptimizationLevel=5",
+        "--fp16",
+    )
+    # Another build is another engine: it gets a key, and a store prefix, of its own.
+    assert build.key != pipeline_engines.step_build(model, step, env).key
