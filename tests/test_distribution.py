@@ -65,6 +65,8 @@ def test_the_wheel_installs_one_import_root_with_its_data(installed: Path) -> No
         "inferplane/py.typed",
         # what the checks know of the pinned serving releases
         "inferplane/facts/triton/25.08/model_config.txt",
+        "inferplane/facts/triton/26.02/model_config.txt",
+        "inferplane/facts/triton/26.02/metrics.txt",
         "inferplane/facts/vllm/v0.33.0/serve_flags.txt",
         "inferplane/facts/tensorrtllm_backend/25.08/parameters.txt",
         "inferplane/facts/tensorrtllm_backend/25.08/tensors.txt",

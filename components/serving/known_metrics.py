@@ -1,10 +1,10 @@
 """Every series name the serving queries may use, and the exporter that emits it.
 
-Sources: Triton core ``src/metrics.cc`` and ``src/metric_model_reporter.cc`` (which families
-exist under which metrics config); the TensorRT-LLM backend's README (``nv_trt_llm_*``); the
-pinned vLLM wheel's metric families (``inferplane/facts/vllm/<release>/metrics.txt``, with the
-suffixes prometheus_client adds); dcgm-exporter's
-``etc/default-counters.csv`` (uncommented lines only); kube-state-metrics as
+Sources: the pinned Triton release's families, read from core ``src/metrics.cc`` by
+scripts/triton_metrics.py (``inferplane/facts/triton/<release>/metrics.txt``); the TensorRT-LLM
+backend's README (``nv_trt_llm_*``); the pinned vLLM wheel's metric families
+(``inferplane/facts/vllm/<release>/metrics.txt``, with the suffixes prometheus_client adds);
+dcgm-exporter's ``etc/default-counters.csv`` (uncommented lines only); kube-state-metrics as
 kube-prometheus-stack scrapes it; the llm-d router's endpoint picker (llm-d/llm-d-router
 v0.10.0, commit 71f4f0999f95b96c49a9d0c4afbd18dfdb943c26,
 ``pkg/epp/metrics/llm_d_router_metrics.go``: subsystem ``llm_d_epp``; client_golang adds no
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
-from inferplane.blueprint import defaults, vllm_owned
+from inferplane.blueprint import defaults, triton_facts, vllm_owned
 
 
 def _histogram(*families: str) -> list[str]:
@@ -35,48 +35,9 @@ def _registry(exporter: str, names: Iterable[str]) -> dict[str, str]:
 
 KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
     {
-        # Triton core src/metrics.cc (and metric_model_reporter.cc for what is created when).
-        **_registry(
-            "triton",
-            [
-                "nv_inference_request_success",
-                "nv_inference_request_failure",
-                "nv_inference_count",
-                "nv_inference_exec_count",
-                "nv_inference_pending_request_count",
-                "nv_inference_request_duration_us",
-                "nv_inference_queue_duration_us",
-                "nv_inference_compute_input_duration_us",
-                "nv_inference_compute_infer_duration_us",
-                "nv_inference_compute_output_duration_us",
-                *_histogram("nv_inference_first_response_histogram_ms"),
-                *_summary(
-                    "nv_inference_request_summary_us",
-                    "nv_inference_queue_summary_us",
-                    "nv_inference_compute_input_summary_us",
-                    "nv_inference_compute_infer_summary_us",
-                    "nv_inference_compute_output_summary_us",
-                    "nv_cache_hit_summary_per_model",
-                    "nv_cache_miss_summary_per_model",
-                ),
-                "nv_cache_num_hits_per_model",
-                "nv_cache_num_misses_per_model",
-                "nv_cache_hit_duration_per_model",
-                "nv_cache_miss_duration_per_model",
-                "nv_model_load_duration_secs",
-                "nv_gpu_utilization",
-                "nv_gpu_memory_total_bytes",
-                "nv_gpu_memory_used_bytes",
-                "nv_gpu_power_usage",
-                "nv_gpu_power_limit",
-                "nv_energy_consumption",
-                "nv_cpu_utilization",
-                "nv_cpu_memory_total_bytes",
-                "nv_cpu_memory_used_bytes",
-                "nv_pinned_memory_pool_total_bytes",
-                "nv_pinned_memory_pool_used_bytes",
-            ],
-        ),
+        # Triton core src/metrics.cc of the pinned release, read by scripts/triton_metrics.py
+        # (inferplane/facts/triton/<release>/metrics.txt).
+        **_registry("triton", sorted(triton_facts.metric_series(defaults.VERSIONS["triton"]))),
         # Triton's TensorRT-LLM backend (tensorrtllm_backend README, "Triton Metrics", and
         # NVIDIA/TensorRT-LLM triton_backend/inflight_batcher_llm/src/custom_metrics_reporter/
         # custom_metrics_reporter.cc, `InitializeReporter`, the backend of 0.20 on). Gauges, labels

@@ -245,3 +245,32 @@ class _Walk:
 
 def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
+
+
+@functools.cache
+def metric_families(release: str | None = None) -> dict[str, str]:
+    """name -> counter|gauge|histogram|summary of every family tritonserver of Triton
+    `release` (default: the pinned one) registers, read by scripts/triton_metrics.py from
+    core ``src/metrics.cc``; raises ValueError for a release whose metrics were not read."""
+    release = defaults.VERSIONS["triton"] if release is None else release
+    path = resources.files("inferplane").joinpath("facts", "triton", release, "metrics.txt")
+    if not path.is_file():
+        raise ValueError(f"no metrics for Triton {release}: run scripts/triton_metrics.py")
+    return dict(
+        line.split("\t", 1)
+        for line in path.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    )
+
+
+def metric_series(release: str | None = None) -> frozenset[str]:
+    """The series names of `metric_families`: prometheus-cpp exposes a counter or gauge under
+    its name (no ``_total``), a histogram as ``_bucket``/``_sum``/``_count`` and a summary as
+    its name (the quantiles) with ``_sum``/``_count`` (jupp0r/prometheus-cpp
+    ``core/src/text_serializer.cc``, ``SerializeHistogram``/``SerializeSummary``)."""
+    suffixes = {"histogram": ("_bucket", "_sum", "_count"), "summary": ("", "_sum", "_count")}
+    return frozenset(
+        f"{name}{suffix}"
+        for name, kind in metric_families(release).items()
+        for suffix in suffixes.get(kind, ("",))
+    )
