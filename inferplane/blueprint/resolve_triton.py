@@ -35,6 +35,13 @@ def has_engine_steps(spec: Mapping[str, Any]) -> bool:
     return any(isinstance(s, Mapping) and s.get("backend") == "tensorrt" for s in steps.values())
 
 
+def builds_onnx_engine(spec: Mapping[str, Any]) -> bool:
+    """A Job builds a TensorRT engine from the model's ONNX: its backend is ``tensorrt``
+    (written, or implied by a ``tensorrt`` section: `backend_of`), or a pipeline step's is.
+    ``backend: tensorrt`` alone builds one with default settings (`resolve_model`)."""
+    return backend_of(spec) == "tensorrt" or has_engine_steps(spec)
+
+
 def tensors(spec: Mapping[str, Any] | None) -> tuple[Tensor, ...]:
     return tuple(Tensor(name, t["data_type"], tuple(t["dims"])) for name, t in (spec or {}).items())
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.resolve_triton import has_engine_steps
+from inferplane.blueprint.resolve_triton import builds_onnx_engine
 from inferplane.blueprint.semantic_env import EnvView
 
 KUBERNETES = "kubernetes"
@@ -176,7 +176,7 @@ def _stages_requirements(model: Mapping[str, Any]) -> bool:
 
 def _builds_engine(model: Mapping[str, Any]) -> bool:
     return model.get("server") == "triton" and (
-        "tensorrt" in model or "tensorrt_llm" in model or has_engine_steps(model)
+        "tensorrt_llm" in model or builds_onnx_engine(model)
     )
 
 

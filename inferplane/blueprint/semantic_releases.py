@@ -11,6 +11,7 @@ from typing import Any
 from inferplane.blueprint import catalog, defaults, releases
 from inferplane.blueprint.addons import is_existing
 from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.resolve_triton import builds_onnx_engine
 from inferplane.blueprint.semantic_env import EnvView
 
 _NAMES = {"triton": "Triton", "vllm": "vLLM"}
@@ -122,13 +123,11 @@ def strongly_typed_findings(env: EnvView) -> list[tuple[YamlPath, str, str]]:
     stops when it is not (``jobs/onnx_shapes.py``)."""
     out: list[tuple[YamlPath, str, str]] = []
     for name, model in (env.data.get("models") or {}).items():
-        if model["server"] != "triton":
-            continue
-        steps = ((model.get("pipeline") or {}).get("steps") or {}).values()
-        builds = "tensorrt" in model or any(s.get("backend") == "tensorrt" for s in steps)
+        if not builds_onnx_engine(model):
+            continue  # no trtexec build: ONNX Runtime, TorchScript, TensorRT-LLM, vLLM
         precision = str(model.get("precision", defaults.MODEL_PRECISION))
         found = _model_release(env, name, model)
-        if not builds or precision == "fp32" or found is None:
+        if precision == "fp32" or found is None:
             continue
         release = found[1]
         if catalog.tensorrt_major(release) < 11:

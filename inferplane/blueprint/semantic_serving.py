@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.resolve_triton import backend_of, has_engine_steps
+from inferplane.blueprint.resolve_triton import backend_of, builds_onnx_engine
 
 if TYPE_CHECKING:
     from inferplane.blueprint.semantic_env import EnvView
@@ -361,7 +361,7 @@ def check_triton_release(env: EnvView) -> None:
         elif (
             tagged is None
             and base is None
-            and ("tensorrt" in model or "tensorrt_llm" in model or has_engine_steps(model))
+            and ("tensorrt_llm" in model or builds_onnx_engine(model))
         ):
             env.error(
                 ("models", name, "image"),

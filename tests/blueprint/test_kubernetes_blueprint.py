@@ -360,3 +360,17 @@ def test_python_requirements_need_the_weights_stager_secret() -> None:
         BASE + pipeline,
     )
     assert not [d for d in diagnostics(with_secret) if "weights_stager" in d]
+
+
+def test_an_engine_by_backend_alone_needs_the_engine_builder_secret() -> None:
+    """`backend: tensorrt` without a `tensorrt` section builds an engine too (resolve_model
+    gives it the default settings), which the engine_builder identity publishes."""
+    text = edit("    zones: [zone-a]\n", "")
+    text = edit("    tensorrt: {}\n", "    backend: tensorrt\n", text)
+    text = edit("      engine_builder: store-engine-builder\n", "", text)
+    assert diagnostics(text) == [
+        "bp.yaml:12:7: error: environments.local.model_store_secrets: model 'rank' builds a "
+        "TensorRT engine, and no Secret is named for `engine_builder`; add `engine_builder: "
+        "<Secret name>`: an existing Secret in the blueprint's namespace with "
+        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+    ]

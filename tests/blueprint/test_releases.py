@@ -210,3 +210,40 @@ def test_a_reduced_precision_engine_on_tensorrt_11_is_a_warning_at_its_precision
         warnings(edit("    tensorrt: {}\n", "    tensorrt: {}\n    precision: fp32\n", on_11)) == []
     )
     assert warnings(BASE) == []  # the pin, 26.02: TensorRT 10 takes the precision flags
+
+
+def _typed_warnings(text: str) -> list[str]:
+    from inferplane.blueprint.semantic_vllm import advisories
+
+    doc = load_text(text, "bp.yaml")
+    assert check(doc) == []  # each case is a valid blueprint
+    return [d.format() for d in advisories(doc) if "TensorRT 11" in d.message]
+
+
+def test_the_tensorrt_11_warning_follows_the_engine_build_not_the_tensorrt_section() -> None:
+    """`backend: tensorrt` alone builds an engine too (resolve_model gives it default
+    settings), so it warns like a `tensorrt` section; ONNX Runtime builds none, and a
+    TensorRT-LLM model runs the trtllm image, whose 26.07 TensorRT is 10.14
+    (releases.json, 26.07 row: server r26.07 docs/introduction/compatibility.md)."""
+    on_11 = BASE + "versions: {triton: '26.07'}\n"
+    backend_only = edit("    tensorrt: {}\n", "    backend: tensorrt\n", on_11)
+    assert _typed_warnings(backend_only) == [
+        "bp.yaml:35:20: warning: versions.triton: model rank is fp16, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in fp16 (the build stops if it is not); export or convert it in fp16 (python -m modelopt.onnx.autocast --onnx_path model.onnx --low_precision_type fp16), or run a release with TensorRT 10"
+    ]
+    assert _typed_warnings(edit("    tensorrt: {}\n", "    backend: onnxruntime\n", on_11)) == []
+
+    from test_semantic_trtllm import BASE as TRTLLM
+
+    assert _typed_warnings(TRTLLM + "versions: {triton: '26.07'}\n") == []
+
+
+def test_a_non_ngc_image_of_an_engine_by_backend_alone_needs_its_base_release() -> None:
+    """The engine of `backend: tensorrt` is built like that of a `tensorrt` section, with the
+    TensorRT of the model's release: a custom image must name it."""
+    text = edit(
+        "    tensorrt: {}\n",
+        "    backend: tensorrt\n    image: registry.example.com/ml/triton:1.4\n",
+    )
+    assert diagnostics(text) == [
+        'bp.yaml:34:12: error: models.rank.image: registry.example.com/ml/triton:1.4 is not an NGC Triton image, so the TensorRT it runs (which must build the model\'s engine) is unknown; add base_release: "YY.MM", the NGC release of the nvcr.io/nvidia/tritonserver image it is built from (the engine is then built with nvcr.io/nvidia/tensorrt:<base_release>-py3)'
+    ]
