@@ -144,6 +144,38 @@ def test_a_strongly_typed_build_refuses_a_network_not_in_the_blueprints_precisio
     onnx_shapes.check_precision("ranker", "", {"FLOAT"})
 
 
+def test_the_build_and_validation_name_the_same_conversion() -> None:
+    """The build pod's program imports no inferplane module, so it keeps its own copy of the
+    advice validation gives (`semantic_releases.strongly_typed_findings`): they must agree."""
+    from inferplane.blueprint import semantic_releases
+
+    for precision in onnx_shapes.TENSORRT_TYPES:
+        assert onnx_shapes.conversion(precision) == semantic_releases._conversion(precision)
+    assert "--low_precision_type bf16" in onnx_shapes.conversion("bf16")
+
+
+TENSORRT_DATA_TYPES = {"FLOAT", "HALF", "BF16", "INT8", "INT32", "INT64", "BOOL", "UINT8"}
+TENSORRT_DATA_TYPES |= {"FP8", "INT4", "FP4", "E8M0"}
+"""The members of ``tensorrt.DataType`` (NVIDIA/TensorRT 11.1
+``python/src/infer/pyFoundationalTypes.cpp``, ``py::enum_<DataType>``); ``ITensor.dtype`` is
+one (``python/src/infer/pyGraph.cpp``), and a pybind11 enum value has its member's ``name``."""
+
+
+def test_each_precision_is_checked_against_a_real_tensorrt_data_type() -> None:
+    """A Q/DQ model shows its quantized type in the parsed network: a QuantizeLinear becomes an
+    IQuantizeLayer whose output type is its zero point's (kINT8, kFP8 or kINT4), and a
+    DequantizeLinear of a quantized initializer reads a constant layer of that type
+    (onnx/onnx-tensorrt ``onnxOpImporters.cpp``, ``QuantDequantLinearHelper``)."""
+    assert set(onnx_shapes.TENSORRT_TYPES.values()) <= TENSORRT_DATA_TYPES
+    assert onnx_shapes.TENSORRT_TYPES == {
+        "fp16": "HALF",
+        "bf16": "BF16",
+        "fp8": "FP8",
+        "int8": "INT8",
+        "int4": "INT4",
+    }
+
+
 # --- trtllm_engine -------------------------------------------------------------------------
 def test_warmup_records_are_little_endian_int32_of_the_first_tokens():
     spec = {"warmup_tokens": 3, "warmup_output_tokens": 8}
