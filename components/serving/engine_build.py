@@ -196,6 +196,7 @@ def trtexec_env(
         {"name": "SHAPES_FIELD", "value": build.shapes_field},
         {"name": "TYPED_PRECISION", "value": typed_precision(model.precision, model.release(env))},
         {"name": "PRECISION_FIELD", "value": f"models.{model.name}.precision"},
+        {"name": "ONNX_SOURCE", "value": build.source_dir + build.onnx_file},
         {"name": "BUILD_IMAGE", "value": tensorrt_image(model, env)},
     ]
 

@@ -112,7 +112,10 @@ def _conversion(precision: str) -> str:
             "python -m modelopt.onnx.autocast --onnx_path model.onnx "
             f"--low_precision_type {precision}"
         )
-    return "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer"
+    return (
+        "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer; the layers it leaves "
+        "unquantized run in the types the ONNX model gives them"
+    )
 
 
 def strongly_typed_findings(env: EnvView) -> list[tuple[YamlPath, str, str]]:
@@ -122,6 +125,11 @@ def strongly_typed_findings(env: EnvView) -> list[tuple[YamlPath, str, str]]:
     ONNX model must already be in it, which validation cannot see, and the engine build
     stops when it is not (``jobs/onnx_shapes.py``)."""
     out: list[tuple[YamlPath, str, str]] = []
+    flagged = [
+        r.release
+        for r in releases.engine_releases("triton")
+        if catalog.tensorrt_major(r.release) < 11
+    ][-2:]
     for name, model in (env.data.get("models") or {}).items():
         if not builds_onnx_engine(model):
             continue  # no trtexec build: ONNX Runtime, TorchScript, TensorRT-LLM, vLLM
@@ -139,8 +147,13 @@ def strongly_typed_findings(env: EnvView) -> list[tuple[YamlPath, str, str]]:
                 f"model {name} is {precision}, and Triton {release} builds its engine with "
                 f"TensorRT {catalog.tensorrt_version(release)}, which takes no precision flag: "
                 f"the ONNX model itself must be in {precision} (the build stops if it is not)",
-                f"export or convert it in {precision} ({_conversion(precision)}), or run a "
-                "release with TensorRT 10",
+                f"export or convert it in {precision} ({_conversion(precision)}), or "
+                + (
+                    "use the image of a release"
+                    if found[2][-1] in ("image", "base_release")
+                    else "set versions.triton to a release"
+                )
+                + f" whose TensorRT takes precision flags: {', '.join(flagged)}",
             )
         )
     return out

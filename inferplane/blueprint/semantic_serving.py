@@ -331,6 +331,13 @@ __all__ = [
 ]
 
 
+OTHER_STACK = re.compile(r"-(trtllm|vllm)-python-py3$")
+"""The NGC Triton images of the TensorRT-LLM and vLLM stacks, whose TensorRT and CUDA are
+their own (triton-inference-server/server ``docs/introduction/compatibility.md``: e.g. 26.07's
+``-trtllm-python-py3`` runs TensorRT 10.14.1.48 on CUDA 13.1, while its TensorRT image is 11.1
+on CUDA 13.3)."""
+
+
 def check_triton_release(env: EnvView) -> None:
     """The NGC release of a model's own Triton image, which its TensorRT engine is built with
     (`components.serving.engine_build`): an NGC Triton image's tag names it; any other image
@@ -357,6 +364,15 @@ def check_triton_release(env: EnvView) -> None:
                 where,
                 f"image {image} is NGC release {tagged}, not {base}",
                 f'remove base_release, or set it to "{tagged}"',
+            )
+        elif tagged is not None and builds_onnx_engine(model) and OTHER_STACK.search(image):
+            env.error(
+                ("models", name, "image"),
+                f"{image} is NGC {tagged}'s image of another serving stack, whose TensorRT is "
+                f"not the one nvcr.io/nvidia/tensorrt:{tagged}-py3 builds the model's engine "
+                "with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so "
+                "the engine would not load",
+                f"serve it with nvcr.io/nvidia/tritonserver:{tagged}-py3, or remove image",
             )
         elif (
             tagged is None

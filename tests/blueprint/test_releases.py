@@ -200,11 +200,11 @@ def test_a_reduced_precision_engine_on_tensorrt_11_is_a_warning_at_its_precision
 
     on_11 = BASE + "versions: {triton: '26.07'}\n"
     assert warnings(on_11) == [
-        "bp.yaml:35:20: warning: versions.triton: model rank is fp16, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in fp16 (the build stops if it is not); export or convert it in fp16 (python -m modelopt.onnx.autocast --onnx_path model.onnx --low_precision_type fp16), or run a release with TensorRT 10"
+        "bp.yaml:35:20: warning: versions.triton: model rank is fp16, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in fp16 (the build stops if it is not); export or convert it in fp16 (python -m modelopt.onnx.autocast --onnx_path model.onnx --low_precision_type fp16), or set versions.triton to a release whose TensorRT takes precision flags: 25.10, 26.02"
     ]
     int8 = edit("    tensorrt: {}\n", "    tensorrt: {}\n    precision: int8\n", on_11)
     assert warnings(int8) == [
-        "bp.yaml:34:16: warning: models.rank.precision: model rank is int8, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in int8 (the build stops if it is not); export or convert it in int8 (quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer), or run a release with TensorRT 10"
+        "bp.yaml:34:16: warning: models.rank.precision: model rank is int8, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in int8 (the build stops if it is not); export or convert it in int8 (quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer; the layers it leaves unquantized run in the types the ONNX model gives them), or set versions.triton to a release whose TensorRT takes precision flags: 25.10, 26.02"
     ]
     assert (
         warnings(edit("    tensorrt: {}\n", "    tensorrt: {}\n    precision: fp32\n", on_11)) == []
@@ -228,7 +228,7 @@ def test_the_tensorrt_11_warning_follows_the_engine_build_not_the_tensorrt_secti
     on_11 = BASE + "versions: {triton: '26.07'}\n"
     backend_only = edit("    tensorrt: {}\n", "    backend: tensorrt\n", on_11)
     assert _typed_warnings(backend_only) == [
-        "bp.yaml:35:20: warning: versions.triton: model rank is fp16, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in fp16 (the build stops if it is not); export or convert it in fp16 (python -m modelopt.onnx.autocast --onnx_path model.onnx --low_precision_type fp16), or run a release with TensorRT 10"
+        "bp.yaml:35:20: warning: versions.triton: model rank is fp16, and Triton 26.07 builds its engine with TensorRT 11.1, which takes no precision flag: the ONNX model itself must be in fp16 (the build stops if it is not); export or convert it in fp16 (python -m modelopt.onnx.autocast --onnx_path model.onnx --low_precision_type fp16), or set versions.triton to a release whose TensorRT takes precision flags: 25.10, 26.02"
     ]
     assert _typed_warnings(edit("    tensorrt: {}\n", "    backend: onnxruntime\n", on_11)) == []
 
@@ -247,3 +247,30 @@ def test_a_non_ngc_image_of_an_engine_by_backend_alone_needs_its_base_release() 
     assert diagnostics(text) == [
         'bp.yaml:34:12: error: models.rank.image: registry.example.com/ml/triton:1.4 is not an NGC Triton image, so the TensorRT it runs (which must build the model\'s engine) is unknown; add base_release: "YY.MM", the NGC release of the nvcr.io/nvidia/tritonserver image it is built from (the engine is then built with nvcr.io/nvidia/tensorrt:<base_release>-py3)'
     ]
+
+
+@pytest.mark.parametrize("stack", ["trtllm", "vllm"])
+def test_an_onnx_engine_is_not_served_by_another_stacks_image(stack: str) -> None:
+    """The TensorRT-LLM and vLLM images of a release run a TensorRT of their own (server r26.07
+    docs/introduction/compatibility.md: 26.07's trtllm image is TensorRT 10.14.1.48, its
+    TensorRT image 11.1), so an engine built for the release's Triton would not load there."""
+    image = f"nvcr.io/nvidia/tritonserver:26.07-{stack}-python-py3"
+    text = edit("    tensorrt: {}\n", f"    tensorrt: {{}}\n    image: {image}\n")
+    assert diagnostics(text) == [
+        f"bp.yaml:34:12: error: models.rank.image: {image} is NGC 26.07's image of another serving stack, whose TensorRT is not the one nvcr.io/nvidia/tensorrt:26.07-py3 builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so the engine would not load; serve it with nvcr.io/nvidia/tritonserver:26.07-py3, or remove image"
+    ]
+    plain = edit(
+        "    tensorrt: {}\n", "    tensorrt: {}\n    image: nvcr.io/nvidia/tritonserver:26.07-py3\n"
+    )
+    assert not [d for d in diagnostics(plain) if "another serving stack" in d]
+
+
+def test_the_typed_warning_of_a_models_own_image_says_to_change_the_image() -> None:
+    text = edit(
+        "    tensorrt: {}\n", "    tensorrt: {}\n    image: nvcr.io/nvidia/tritonserver:26.07-py3\n"
+    )
+    [warning] = _typed_warnings(text)
+    assert warning.startswith("bp.yaml:34:12: warning: models.rank.image: model rank is fp16")
+    assert warning.endswith(
+        "or use the image of a release whose TensorRT takes precision flags: 25.10, 26.02"
+    )

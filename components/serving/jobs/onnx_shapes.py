@@ -24,7 +24,8 @@ blueprint's ``tensorrt.inputs``, or a pipeline step's ``shapes``); ``BATCH_PROFI
 ``"<opt>,<max>"`` or empty; ``SHAPES_FIELD``, the blueprint path of those shapes, named in
 errors (default ``models.<MODEL_NAME>.tensorrt.inputs``); ``TYPED_PRECISION``, the
 precision the network itself must carry (empty: none checked, as with TensorRT 10, whose
-precision flags decide) and ``PRECISION_FIELD``, its blueprint path.
+precision flags decide), ``PRECISION_FIELD``, its blueprint path, and ``ONNX_SOURCE``, the
+model file's store URI (which step of a pipeline it is).
 """
 
 from __future__ import annotations
@@ -121,19 +122,26 @@ def conversion(precision: str) -> str:
             "python -m modelopt.onnx.autocast --onnx_path model.onnx "
             f"--low_precision_type {precision}"
         )
-    return "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer"
+    return (
+        "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer; the layers it leaves "
+        "unquantized run in the types the ONNX model gives them"
+    )
 
 
-def check_precision(model: str, precision: str, types: set[str], field: str = "") -> None:
+def check_precision(
+    model: str, precision: str, types: set[str], field: str = "", source: str = ""
+) -> None:
     """Raises PrecisionError unless `types` (the ``tensorrt.DataType`` names the network's
-    layers produce) include `precision`'s type. fp32 (or no precision) checks nothing."""
+    layers produce) include `precision`'s type. fp32 (or no precision) checks nothing.
+    `source`, the ONNX file's store URI, tells a pipeline's steps apart in the message."""
     wanted = TENSORRT_TYPES.get(precision)
     if wanted is None or wanted in types:
         return
     field = field or f"models.{model}.precision"
     computes = ", ".join(sorted(types)) or "no typed layer"
     raise PrecisionError(
-        f"{field} is {precision}, but the ONNX model of {model} has no {precision} layer "
+        f"{field} is {precision}, but the ONNX model {source + ' ' if source else ''}of "
+        f"{model} has no {precision} layer "
         f"(its layers produce {computes}): this TensorRT builds strongly typed networks "
         f"only, so the engine would run in the ONNX model's own types. Convert the model "
         f"({conversion(precision)}), or set {field} to the precision it has"
@@ -174,6 +182,7 @@ def main(argv: Sequence[str]) -> int:
             os.environ.get("TYPED_PRECISION", ""),
             types,
             os.environ.get("PRECISION_FIELD", ""),
+            os.environ.get("ONNX_SOURCE", ""),
         )
         flags = shape_flags(
             model,

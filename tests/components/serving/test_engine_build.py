@@ -175,6 +175,7 @@ def test_trtexec_tensorrt_11_has_no_precision_flags(staging, tensorrt_11_release
     values = {e["name"]: e["value"] for e in trtexec_env(*args_of_mf(env, model))}
     assert values["TYPED_PRECISION"] == "int8"
     assert values["PRECISION_FIELD"] == "models.toxicity.precision"
+    assert values["ONNX_SOURCE"].endswith(".onnx")
 
 
 @pytest.mark.parametrize("env_name", ["staging", "prod"])

@@ -135,6 +135,14 @@ def test_a_strongly_typed_build_refuses_a_network_not_in_the_blueprints_precisio
     )
     with pytest.raises(onnx_shapes.PrecisionError, match=r"no int8 layer.*Q/DQ nodes"):
         onnx_shapes.check_precision("ranker", "int8", {"FLOAT", "HALF"}, "models.ranker.precision")
+    # A pipeline's steps share the model's precision: the file names the step.
+    with pytest.raises(onnx_shapes.PrecisionError) as step:
+        onnx_shapes.check_precision(
+            "rerank", "fp16", {"FLOAT"}, "", "s3://models/rerank/cross-encoder/model.onnx"
+        )
+    assert "the ONNX model s3://models/rerank/cross-encoder/model.onnx of rerank has no fp16" in (
+        str(step.value)
+    )
     # Mixed precision (AutoCast keeps LayerNorm and the I/O in fp32) and Q/DQ models pass.
     onnx_shapes.check_precision("ranker", "fp16", {"FLOAT", "HALF"})
     onnx_shapes.check_precision("ranker", "int8", {"FLOAT", "HALF", "INT8"})
