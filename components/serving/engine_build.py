@@ -12,13 +12,10 @@ only one holding the GPU) after giving every dynamic input its shapes (`engine_s
 `jobs.onnx_shapes`); the main container uploads ``model.plan`` into a folder of its own
 attempt and then the marker naming it (`store_cli.publish_attempt`).
 
-Precision follows the release's TensorRT (`catalog.tensorrt_major`): TensorRT 10 takes
-``--fp16``/``--bf16``/``--int8``/``--fp8``/``--int4`` (each "in addition to fp32"; an int8
-model is an ONNX with Q/DQ nodes and gets ``--int8 --fp16``, so the layers left
-unquantized run in fp16, not fp32); TensorRT 11 builds strongly typed
-networks only and has no precision flags: the ONNX model's types decide, so the build pod
-checks that the network computes in the blueprint's precision (`typed_precision`) and stops,
-saying how to convert it, when it does not.
+Precision follows the release's TensorRT (`catalog.tensorrt_major`, `trtexec_flags`):
+TensorRT 10 takes precision flags; TensorRT 11 builds strongly typed networks only, so the
+build pod checks that the network computes in the blueprint's precision and stops, saying
+how to convert it, when it does not.
 
 The build pod gets NetworkPolicy ``<model>-engine-build``: no ingress, egress to DNS and the
 model store only (`network_policies.isolated_store_client_spec`); the Job waits for it.
@@ -37,8 +34,7 @@ from typing import Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import catalog, naming
-from inferplane.blueprint.model import Precision
+from inferplane.blueprint import naming
 from inferplane.components.serving.containers import (
     HOME,
     WORK_DIR,
@@ -79,6 +75,7 @@ from inferplane.components.serving.store_job import (
     scripts_mount,
     scripts_volume,
 )
+from inferplane.components.serving.trtexec_flags import build_flags, typed_precision
 
 SHAPES_PROGRAM: Final = "onnx_shapes"
 """The job program that gives the ONNX inputs their shapes (`jobs.onnx_shapes`)."""
@@ -90,18 +87,6 @@ ONNX_DIR: Final = f"{WORK_DIR}/onnx"
 EXISTS_MARKER: Final = f"{WORK_DIR}/engine-exists"
 COMPONENT_LABEL: Final = "app.kubernetes.io/component"
 ENGINE_KEY_LABEL: Final = "inferplane.dev/engine-key"
-
-TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
-    "fp32": [],
-    "fp16": ["--fp16"],
-    "bf16": ["--bf16"],
-    "fp8": ["--fp8"],
-    # "--int8: Enable int8 precision, in addition to fp32" (trtexec --help, NVIDIA/TensorRT
-    # samples/common/sampleOptions.cpp; NVIDIA/TensorRT#3762): without --fp16 every layer
-    # the Q/DQ nodes leave unquantized runs in fp32.
-    "int8": ["--int8", "--fp16"],
-    "int4": ["--int4"],
-}
 
 
 @dataclass(frozen=True)
@@ -125,34 +110,6 @@ class OnnxBuild:
     """trtexec's flags besides ``--onnx`` and the shapes (`build_flags`)."""
     shapes_field: str
     """The blueprint path of `inputs`, named when the ONNX model and they disagree."""
-
-
-def precision_flags(precision: Precision, release: str) -> list[str]:
-    """trtexec precision flags for `precision` with the TensorRT of NGC `release`."""
-    if catalog.tensorrt_major(release) >= 11:
-        return []
-    return list(TRT10_PRECISION_FLAGS[precision])
-
-
-def typed_precision(precision: Precision, release: str) -> str:
-    """The precision the ONNX network itself must carry (``jobs.onnx_shapes`` checks it):
-    the model's under a strongly typed TensorRT (11 on), where no flag can ask for it;
-    empty under TensorRT 10, whose precision flags decide, and for fp32."""
-    if catalog.tensorrt_major(release) < 11 or precision == "fp32":
-        return ""
-    return precision
-
-
-def build_flags(
-    precision: Precision, release: str, workspace_mib: int | None, optimization_level: int
-) -> list[str]:
-    """trtexec's flags besides ``--onnx`` and the input shapes (which the build pod derives
-    from the ONNX model and the blueprint's profiles); no blueprint text."""
-    args = [f"--saveEngine={WORK_DIR}/{ENGINE_FILE}", "--skipInference"]
-    if workspace_mib is not None:
-        args.append(f"--memPoolSize=workspace:{workspace_mib}M")
-    args.append(f"--builderOptimizationLevel={optimization_level}")
-    return args + precision_flags(precision, release)
 
 
 def trtexec_flags(model: ServedModel, env: ServingEnvironment) -> list[str]:

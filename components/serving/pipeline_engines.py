@@ -31,7 +31,6 @@ from inferplane.blueprint.triton_model import PipelineStep, engine_steps
 from inferplane.components.serving.engine_build import (
     SHAPES_PROGRAM,
     OnnxBuild,
-    build_flags,
     build_resources,
     job_manifest,
 )
@@ -43,6 +42,7 @@ from inferplane.components.serving.engine_keys import (
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import resolve_attempt, store_copy
+from inferplane.components.serving.trtexec_flags import build_flags
 
 STEP_ONNX_FILE: Final = "model.onnx"
 """The ONNX file in a ``tensorrt`` step's directory."""
