@@ -56,7 +56,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, releases
 from inferplane.blueprint.model import MinMax, Routing
 from inferplane.components.serving import router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
@@ -65,9 +65,11 @@ from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 ROUTER_CHART: Final = "llm-d-router-standalone"
 ROUTER_CHART_REPO: Final = "oci://ghcr.io/llm-d/charts"
-ROUTER_VERSION: Final = "v0.10.0"
-"""The llm-d router release: chart version and image tag (upstream publishes both under the
-release tag, ``.github/ISSUE_TEMPLATE/new-release.md`` at v0.10.0)."""
+ROUTER_VERSION: Final = releases.bundled("llm_d_router")
+"""The llm-d router release (`releases.json`, ``bundled.llm_d_router``): chart version and
+image tag (upstream publishes both under the release tag,
+``.github/ISSUE_TEMPLATE/new-release.md`` at v0.10.0). The chart values, plugin names and
+metric names here are that release's: an upgrade re-reads them."""
 EPP_IMAGE: Final = {
     "registry": "ghcr.io/llm-d",
     "repository": "llm-d-router-endpoint-picker",

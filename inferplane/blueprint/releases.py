@@ -51,6 +51,11 @@ def pinned_versions() -> dict[str, str]:
     return {key: str(row["version"]) for key, row in table()["pins"].items()}
 
 
+def bundled(name: str) -> str:
+    """The version of a bundled component by its table name (``llm_d_router``, ...)."""
+    return str(table()["bundled"][name]["version"])
+
+
 def image(name: str) -> str:
     """A pinned helper image by its table name (``valkey``, ``aws_cli``, ``gcloud``, ``pause``)."""
     return str(table()["images"][name]["image"])

@@ -274,3 +274,14 @@ def test_the_typed_warning_of_a_models_own_image_says_to_change_the_image() -> N
     assert warning.endswith(
         "or use the image of a release whose TensorRT takes precision flags: 25.10, 26.02"
     )
+
+
+def test_the_router_pins_are_the_tables() -> None:
+    """The llm-d router's chart and image, and the InferencePool CRD beside it, are pinned in
+    the one table; the CRD copy the stack applies is of that release."""
+    from inferplane.components.serving import router, router_crds
+
+    assert router.ROUTER_VERSION == releases.bundled("llm_d_router") == "v0.10.0"
+    assert router.EPP_IMAGE["tag"] == router.ROUTER_VERSION
+    gaie = releases.bundled("gateway_api_inference_extension")
+    assert f"gateway-api-inference-extension {gaie}" in " ".join(router_crds.__doc__.split())
