@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -72,16 +71,6 @@ def git_dir(given: str | None = None) -> Path:
     return Path(given or os.environ.get("INFERPLANE_TRITON_CORE_GIT") or DEFAULT_GIT_DIR)
 
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", f"--git-dir={repo}", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-
-
 def families(text: str) -> dict[str, str]:
     """name -> kind of every family `text` (a ``metrics.cc``) builds."""
     found = {name: kind.lower() for kind, name in _FAMILY.findall(text)}
@@ -102,7 +91,7 @@ def derive(repo: Path, release: str) -> str:
     if not (repo / "HEAD").exists():
         raise MetricsError(f"no git repository at {repo}: clone {REPOSITORY} there (see --help)")
     ref = f"refs/heads/r{release}:{SOURCE}"
-    blob, text = _git(repo, "rev-parse", ref), _git(repo, "show", ref)
+    blob, text = triton_facts._git(repo, "rev-parse", ref), triton_facts._git(repo, "show", ref)
     if blob.returncode or text.returncode:
         raise MetricsError(
             f"Triton release {release}: {REPOSITORY} has no {SOURCE} on branch r{release} in "

@@ -34,7 +34,7 @@ from typing import Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import catalog, naming
 from inferplane.components.serving.containers import (
     HOME,
     WORK_DIR,
@@ -154,6 +154,7 @@ def trtexec_env(
         {"name": "TYPED_PRECISION", "value": typed_precision(model.precision, model.release(env))},
         {"name": "PRECISION_FIELD", "value": f"models.{model.name}.precision"},
         {"name": "ONNX_SOURCE", "value": build.source_dir + build.onnx_file},
+        {"name": "PRECISION_CONVERSION", "value": catalog.onnx_conversion(model.precision)},
         {"name": "BUILD_IMAGE", "value": tensorrt_image(model, env)},
     ]
 

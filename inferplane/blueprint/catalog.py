@@ -377,6 +377,21 @@ def tensorrt_version(release: str) -> str:
     return chosen
 
 
+def onnx_conversion(precision: str) -> str:
+    """How an ONNX model gets into `precision` ("Migrating from TensorRT 10.x to 11.x",
+    docs.nvidia.com/deeplearning/tensorrt/11.0.0: ModelOpt AutoCast for fp16/bf16, explicit
+    quantization with Q/DQ nodes for the rest)."""
+    if precision in ("fp16", "bf16"):
+        return (
+            "python -m modelopt.onnx.autocast --onnx_path model.onnx "
+            f"--low_precision_type {precision}"
+        )
+    return (
+        "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer; the layers it leaves "
+        "unquantized run in the types the ONNX model gives them"
+    )
+
+
 NGC_TRITON_IMAGE = re.compile(r"^nvcr\.io/nvidia/tritonserver:(\d{2}\.\d{2})(-[A-Za-z0-9_.-]+)?$")
 """An NGC Triton image by tag (``nvcr.io/nvidia/tritonserver:25.08-py3``): its release is the
 tag's ``YY.MM``."""

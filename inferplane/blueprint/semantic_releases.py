@@ -103,21 +103,6 @@ def check_driver(env: EnvView) -> None:
         )
 
 
-def _conversion(precision: str) -> str:
-    """How an ONNX model gets into `precision` ("Migrating from TensorRT 10.x to 11.x",
-    docs.nvidia.com/deeplearning/tensorrt/11.0.0: ModelOpt AutoCast for fp16/bf16, explicit
-    quantization with Q/DQ nodes for the rest)."""
-    if precision in ("fp16", "bf16"):
-        return (
-            "python -m modelopt.onnx.autocast --onnx_path model.onnx "
-            f"--low_precision_type {precision}"
-        )
-    return (
-        "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer; the layers it leaves "
-        "unquantized run in the types the ONNX model gives them"
-    )
-
-
 def strongly_typed_findings(env: EnvView) -> list[tuple[YamlPath, str, str]]:
     """Advisories (warnings): a TensorRT engine in reduced precision built by a release
     whose TensorRT builds strongly typed networks only (11 on: "Weak typing is no longer
@@ -147,7 +132,7 @@ def strongly_typed_findings(env: EnvView) -> list[tuple[YamlPath, str, str]]:
                 f"model {name} is {precision}, and Triton {release} builds its engine with "
                 f"TensorRT {catalog.tensorrt_version(release)}, which takes no precision flag: "
                 f"the ONNX model itself must be in {precision} (the build stops if it is not)",
-                f"export or convert it in {precision} ({_conversion(precision)}), or "
+                f"export or convert it in {precision} ({catalog.onnx_conversion(precision)}), or "
                 + (
                     "use the image of a release"
                     if found[2][-1] in ("image", "base_release")

@@ -24,8 +24,9 @@ blueprint's ``tensorrt.inputs``, or a pipeline step's ``shapes``); ``BATCH_PROFI
 ``"<opt>,<max>"`` or empty; ``SHAPES_FIELD``, the blueprint path of those shapes, named in
 errors (default ``models.<MODEL_NAME>.tensorrt.inputs``); ``TYPED_PRECISION``, the
 precision the network itself must carry (empty: none checked, as with TensorRT 10, whose
-precision flags decide), ``PRECISION_FIELD``, its blueprint path, and ``ONNX_SOURCE``, the
-model file's store URI (which step of a pipeline it is).
+precision flags decide), ``PRECISION_FIELD``, its blueprint path, ``ONNX_SOURCE``, the
+model file's store URI (which step of a pipeline it is), and ``PRECISION_CONVERSION``, how
+to convert the model into that precision.
 """
 
 from __future__ import annotations
@@ -113,27 +114,18 @@ def shape_flags(
     return [f"--{key}Shapes={','.join(specs)}" for key, specs in flags.items() if specs]
 
 
-def conversion(precision: str) -> str:
-    """How an ONNX model gets into `precision` ("Migrating from TensorRT 10.x to 11.x",
-    docs.nvidia.com/deeplearning/tensorrt/11.0.0: ModelOpt AutoCast for fp16/bf16, explicit
-    quantization with Q/DQ nodes for the rest)."""
-    if precision in ("fp16", "bf16"):
-        return (
-            "python -m modelopt.onnx.autocast --onnx_path model.onnx "
-            f"--low_precision_type {precision}"
-        )
-    return (
-        "quantize it with Q/DQ nodes, e.g. with TensorRT Model Optimizer; the layers it leaves "
-        "unquantized run in the types the ONNX model gives them"
-    )
-
-
 def check_precision(
-    model: str, precision: str, types: set[str], field: str = "", source: str = ""
+    model: str,
+    precision: str,
+    types: set[str],
+    field: str = "",
+    source: str = "",
+    conversion: str = "",
 ) -> None:
     """Raises PrecisionError unless `types` (the ``tensorrt.DataType`` names the network's
     layers produce) include `precision`'s type. fp32 (or no precision) checks nothing.
-    `source`, the ONNX file's store URI, tells a pipeline's steps apart in the message."""
+    `source`, the ONNX file's store URI, tells a pipeline's steps apart in the message;
+    `conversion` says how to convert the model (`catalog.onnx_conversion`)."""
     wanted = TENSORRT_TYPES.get(precision)
     if wanted is None or wanted in types:
         return
@@ -143,8 +135,8 @@ def check_precision(
         f"{field} is {precision}, but the ONNX model {source + ' ' if source else ''}of "
         f"{model} has no {precision} layer "
         f"(its layers produce {computes}): this TensorRT builds strongly typed networks "
-        f"only, so the engine would run in the ONNX model's own types. Convert the model "
-        f"({conversion(precision)}), or set {field} to the precision it has"
+        f"only, so the engine would run in the ONNX model's own types. Convert the model"
+        f"{f' ({conversion})' if conversion else ''}, or set {field} to the precision it has"
     )
 
 
@@ -183,6 +175,7 @@ def main(argv: Sequence[str]) -> int:
             types,
             os.environ.get("PRECISION_FIELD", ""),
             os.environ.get("ONNX_SOURCE", ""),
+            os.environ.get("PRECISION_CONVERSION", ""),
         )
         flags = shape_flags(
             model,

@@ -16,6 +16,7 @@ from serving_fixtures import (
     with_versions,
 )
 
+from inferplane.blueprint import catalog
 from inferplane.blueprint.model import Environment, TensorRtInput
 from inferplane.components.serving.engine_build import trtexec_env, trtexec_flags
 from inferplane.components.serving.engine_keys import build_settings, engine_key, engine_uri
@@ -172,6 +173,7 @@ def test_trtexec_tensorrt_11_has_no_precision_flags(staging, tensorrt_11_release
     assert values["TYPED_PRECISION"] == "int8"
     assert values["PRECISION_FIELD"] == "models.toxicity.precision"
     assert values["ONNX_SOURCE"].endswith(".onnx")
+    assert values["PRECISION_CONVERSION"] == catalog.onnx_conversion("int8")
 
 
 @pytest.mark.parametrize("env_name", ["staging", "prod"])

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from serving_fixtures import JOB, pod_spec, serve
 
+from inferplane.blueprint import catalog
 from inferplane.components.serving import store_job
 from inferplane.components.serving.jobs import (
     compile_cache,
@@ -125,7 +126,9 @@ def test_a_strongly_typed_build_refuses_a_network_not_in_the_blueprints_precisio
     "Weak typing is no longer supported"), so an fp32 ONNX model called fp16 would build an
     fp32 engine: the build stops and says how to convert it."""
     with pytest.raises(onnx_shapes.PrecisionError) as fp32:
-        onnx_shapes.check_precision("ranker", "fp16", {"FLOAT", "INT64"})
+        onnx_shapes.check_precision(
+            "ranker", "fp16", {"FLOAT", "INT64"}, conversion=catalog.onnx_conversion("fp16")
+        )
     assert str(fp32.value) == (
         "models.ranker.precision is fp16, but the ONNX model of ranker has no fp16 layer (its "
         "layers produce FLOAT, INT64): this TensorRT builds strongly typed networks only, so "
@@ -134,7 +137,9 @@ def test_a_strongly_typed_build_refuses_a_network_not_in_the_blueprints_precisio
         "models.ranker.precision to the precision it has"
     )
     with pytest.raises(onnx_shapes.PrecisionError, match=r"no int8 layer.*Q/DQ nodes"):
-        onnx_shapes.check_precision("ranker", "int8", {"FLOAT", "HALF"}, "models.ranker.precision")
+        onnx_shapes.check_precision(
+            "ranker", "int8", {"FLOAT", "HALF"}, conversion=catalog.onnx_conversion("int8")
+        )
     # A pipeline's steps share the model's precision: the file names the step.
     with pytest.raises(onnx_shapes.PrecisionError) as step:
         onnx_shapes.check_precision(
@@ -152,14 +157,17 @@ def test_a_strongly_typed_build_refuses_a_network_not_in_the_blueprints_precisio
     onnx_shapes.check_precision("ranker", "", {"FLOAT"})
 
 
-def test_the_build_and_validation_name_the_same_conversion() -> None:
-    """The build pod's program imports no inferplane module, so it keeps its own copy of the
-    advice validation gives (`semantic_releases.strongly_typed_findings`): they must agree."""
-    from inferplane.blueprint import semantic_releases
-
-    for precision in onnx_shapes.TENSORRT_TYPES:
-        assert onnx_shapes.conversion(precision) == semantic_releases._conversion(precision)
-    assert "--low_precision_type bf16" in onnx_shapes.conversion("bf16")
+def test_the_conversion_advice_is_of_the_precision() -> None:
+    """AutoCast converts to fp16 or bf16 (ModelOpt ``--low_precision_type``); the quantized
+    precisions take Q/DQ nodes. Validation and the build pod (``PRECISION_CONVERSION``) give
+    this one text."""
+    assert "--low_precision_type bf16" in catalog.onnx_conversion("bf16")
+    assert catalog.onnx_conversion("fp8").startswith("quantize it with Q/DQ nodes")
+    with pytest.raises(onnx_shapes.PrecisionError) as bare:
+        onnx_shapes.check_precision("ranker", "fp16", {"FLOAT"})
+    assert str(bare.value).endswith(
+        "Convert the model, or set models.ranker.precision to the precision it has"
+    )
 
 
 TENSORRT_DATA_TYPES = {"FLOAT", "HALF", "BF16", "INT8", "INT32", "INT64", "BOOL", "UINT8"}
