@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -36,33 +37,53 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def download_args(cache: Path, release: str) -> list[str]:
+    """``pip download`` of exactly the pinned wheel: its platform and ABI are the pinned file
+    name's tags (``{name}-{version}-{python}-{abi}-{platform}.whl``, PEP 427), so another
+    machine (aarch64, macOS) fetches the same file rather than its own platform's wheel;
+    ``--platform`` and ``--abi`` need ``--no-deps`` or ``--only-binary=:all:`` (pip
+    ``cli/cmdoptions.py``, ``check_dist_restriction``), both given here."""
+    name, _ = vllm_serve_flags.WHEELS[release]
+    _, _, _, abi, platforms = name.removesuffix(".whl").split("-")
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--only-binary=:all:",
+        *(f"--platform={p}" for p in platforms.split(".")),
+        f"--abi={abi}",
+        "--dest",
+        str(cache),
+        f"vllm=={release.removeprefix('v')}",
+    ]
+
+
 def fetch(cache: Path, release: str) -> tuple[Path, Path]:
     """(wheel, unpacked ``vllm/`` root) of `release`, downloaded and unpacked if needed."""
     name, pinned = vllm_serve_flags.WHEELS[release]
     wheel = cache / name
     if not wheel.exists() or sha256(wheel) != pinned:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--dest",
-                str(cache),
-                f"vllm=={release.removeprefix('v')}",
-            ],
-            check=True,
-            timeout=1800,
-        )
+        # pip reuses a file already in --dest without checking it when no hash is required
+        # (pip operations/prepare.py, ``_check_download_dir``): a truncated or corrupt wheel
+        # would be "downloaded" again as it is, and every later run fail.
+        wheel.unlink(missing_ok=True)
+        subprocess.run(download_args(cache, release), check=True, timeout=1800)
+    if not wheel.exists():
+        raise SystemExit(f"pip downloaded no {name} for vllm {release}")
     found = sha256(wheel)
     if found != pinned:
         raise SystemExit(f"{wheel}: sha256 {found}, not the pinned {pinned}")
-    root = cache / release.removeprefix("v") / "vllm"
+    version_dir = cache / release.removeprefix("v")
+    root = version_dir / "vllm"
     if not root.is_dir():
+        # Unpacked beside, then renamed: an interrupted unpacking leaves no partial
+        # ``<version>/vllm`` that a later run (or the allowlist tests) would take as whole.
+        partial = cache / f".{version_dir.name}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
         with zipfile.ZipFile(wheel) as archive:
             # The sources, not the compiled kernels (``.so``, most of the wheel's size).
             members = [
@@ -70,7 +91,10 @@ def fetch(cache: Path, release: str) -> tuple[Path, Path]:
                 for m in archive.namelist()
                 if m.startswith("vllm/") and not SHARED_OBJECT.search(m)
             ]
-            archive.extractall(root.parent, members)
+            archive.extractall(partial, members)
+        version_dir.mkdir(parents=True, exist_ok=True)
+        (partial / "vllm").rename(root)
+        shutil.rmtree(partial)
     return wheel, root
 
 
