@@ -331,11 +331,16 @@ __all__ = [
 ]
 
 
-OTHER_STACK = re.compile(r"-(trtllm|vllm)-python-py3$")
-"""The NGC Triton images of the TensorRT-LLM and vLLM stacks, whose TensorRT and CUDA are
-their own (triton-inference-server/server ``docs/introduction/compatibility.md``: e.g. 26.07's
+OTHER_STACK = re.compile(
+    r"^nvcr\.io/nvidia/tritonserver:(\d{2}\.\d{2})-(?:trtllm|vllm)-python-py3"
+    r"(?:@sha256:[0-9a-f]{64})?$"
+)
+"""The NGC Triton images of the TensorRT-LLM and vLLM stacks (group 1: the release), by tag
+or by tag and digest, whose TensorRT and CUDA are their own
+(triton-inference-server/server ``docs/introduction/compatibility.md``: e.g. 26.07's
 ``-trtllm-python-py3`` runs TensorRT 10.14.1.48 on CUDA 13.1, while its TensorRT image is 11.1
-on CUDA 13.3)."""
+on CUDA 13.3). A digest-pinned one is no `catalog.ngc_triton_release`, so it is matched here
+on its own."""
 
 
 def check_triton_release(env: EnvView) -> None:
@@ -359,20 +364,21 @@ def check_triton_release(env: EnvView) -> None:
         if model["server"] != "triton" or image is None:
             continue
         tagged = catalog.ngc_triton_release(image)
+        stack = OTHER_STACK.match(image)
         if tagged is not None and base is not None and base != tagged:
             env.error(
                 where,
                 f"image {image} is NGC release {tagged}, not {base}",
                 f'remove base_release, or set it to "{tagged}"',
             )
-        elif tagged is not None and builds_onnx_engine(model) and OTHER_STACK.search(image):
+        elif stack is not None and builds_onnx_engine(model):
             env.error(
                 ("models", name, "image"),
-                f"{image} is NGC {tagged}'s image of another serving stack, whose TensorRT is "
-                f"not the one nvcr.io/nvidia/tensorrt:{tagged}-py3 builds the model's engine "
-                "with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so "
-                "the engine would not load",
-                f"serve it with nvcr.io/nvidia/tritonserver:{tagged}-py3, or remove image",
+                f"{image} is NGC {stack[1]}'s image of another serving stack, whose TensorRT "
+                f"is not the one nvcr.io/nvidia/tensorrt:{stack[1]}-py3 builds the model's "
+                "engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image "
+                "11.1), so the engine would not load",
+                f"serve it with nvcr.io/nvidia/tritonserver:{stack[1]}-py3, or remove image",
             )
         elif (
             tagged is None

@@ -265,6 +265,18 @@ def test_an_onnx_engine_is_not_served_by_another_stacks_image(stack: str) -> Non
     assert not [d for d in diagnostics(plain) if "another serving stack" in d]
 
 
+def test_a_digest_pinned_image_of_another_stack_is_refused_too() -> None:
+    """An image pinned by digest is no NGC tag to `ngc_triton_release`, so base_release names
+    its release; the stack in its tag still runs its own TensorRT."""
+    image = "nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3@sha256:" + "a" * 64
+    text = edit(
+        "    tensorrt: {}\n", f'    tensorrt: {{}}\n    image: {image}\n    base_release: "26.07"\n'
+    )
+    assert [d for d in diagnostics(text) if "another serving stack" in d] == [
+        f"bp.yaml:34:12: error: models.rank.image: {image} is NGC 26.07's image of another serving stack, whose TensorRT is not the one nvcr.io/nvidia/tensorrt:26.07-py3 builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so the engine would not load; serve it with nvcr.io/nvidia/tritonserver:26.07-py3, or remove image"
+    ]
+
+
 def test_the_typed_warning_of_a_models_own_image_says_to_change_the_image() -> None:
     text = edit(
         "    tensorrt: {}\n", "    tensorrt: {}\n    image: nvcr.io/nvidia/tritonserver:26.07-py3\n"
