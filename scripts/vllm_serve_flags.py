@@ -2,8 +2,7 @@
 supported vLLM release, read from the source of its PyPI wheel, into the allowlists that
 `vllm.extra_args` and `vllm.env` of a model running that release are checked against.
 
-    pip download vllm==0.33.0 --no-deps -d ~/.cache/inferplane/vllm     # outside the repo
-    cd ~/.cache/inferplane/vllm && unzip -q vllm-0.33.0-*.whl 'vllm/*' -d 0.33.0
+    python scripts/vllm_wheels.py      # fetches and unpacks every release of WHEELS (cached)
     python scripts/vllm_serve_flags.py ~/.cache/inferplane/vllm/vllm-0.33.0-*.whl \
         ~/.cache/inferplane/vllm/0.33.0/vllm
 

@@ -374,10 +374,10 @@ def check_triton_release(env: EnvView) -> None:
         elif stack is not None and builds_onnx_engine(model):
             env.error(
                 ("models", name, "image"),
-                f"{image} is NGC {stack[1]}'s image of another serving stack, whose TensorRT "
-                f"is not the one nvcr.io/nvidia/tensorrt:{stack[1]}-py3 builds the model's "
-                "engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image "
-                "11.1), so the engine would not load",
+                f"{image} is NGC {stack[1]}'s image of another serving stack, which brings "
+                f"its own TensorRT, if any, not the one nvcr.io/nvidia/tensorrt:{stack[1]}-py3 "
+                "builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its "
+                "TensorRT image 11.1), so the engine would not load",
                 f"serve it with nvcr.io/nvidia/tritonserver:{stack[1]}-py3, or remove image",
             )
         elif (

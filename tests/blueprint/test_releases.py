@@ -257,7 +257,7 @@ def test_an_onnx_engine_is_not_served_by_another_stacks_image(stack: str) -> Non
     image = f"nvcr.io/nvidia/tritonserver:26.07-{stack}-python-py3"
     text = edit("    tensorrt: {}\n", f"    tensorrt: {{}}\n    image: {image}\n")
     assert diagnostics(text) == [
-        f"bp.yaml:34:12: error: models.rank.image: {image} is NGC 26.07's image of another serving stack, whose TensorRT is not the one nvcr.io/nvidia/tensorrt:26.07-py3 builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so the engine would not load; serve it with nvcr.io/nvidia/tritonserver:26.07-py3, or remove image"
+        f"bp.yaml:34:12: error: models.rank.image: {image} is NGC 26.07's image of another serving stack, which brings its own TensorRT, if any, not the one nvcr.io/nvidia/tensorrt:26.07-py3 builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so the engine would not load; serve it with nvcr.io/nvidia/tritonserver:26.07-py3, or remove image"
     ]
     plain = edit(
         "    tensorrt: {}\n", "    tensorrt: {}\n    image: nvcr.io/nvidia/tritonserver:26.07-py3\n"
@@ -273,7 +273,7 @@ def test_a_digest_pinned_image_of_another_stack_is_refused_too() -> None:
         "    tensorrt: {}\n", f'    tensorrt: {{}}\n    image: {image}\n    base_release: "26.07"\n'
     )
     assert [d for d in diagnostics(text) if "another serving stack" in d] == [
-        f"bp.yaml:34:12: error: models.rank.image: {image} is NGC 26.07's image of another serving stack, whose TensorRT is not the one nvcr.io/nvidia/tensorrt:26.07-py3 builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so the engine would not load; serve it with nvcr.io/nvidia/tritonserver:26.07-py3, or remove image"
+        f"bp.yaml:34:12: error: models.rank.image: {image} is NGC 26.07's image of another serving stack, which brings its own TensorRT, if any, not the one nvcr.io/nvidia/tensorrt:26.07-py3 builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its TensorRT image 11.1), so the engine would not load; serve it with nvcr.io/nvidia/tritonserver:26.07-py3, or remove image"
     ]
 
 
@@ -294,6 +294,9 @@ def test_the_router_pins_are_the_tables() -> None:
     from inferplane.components.serving import router, router_crds
 
     assert router.ROUTER_VERSION == releases.bundled("llm_d_router") == "v0.10.0"
+    table = releases.table()
+    for name, row in table["bundled"].items():  # each comes with a pin or another bundle
+        assert row["with"] in {**table["pins"], **table["bundled"]}, name
     assert router.EPP_IMAGE["tag"] == router.ROUTER_VERSION
     gaie = releases.bundled("gateway_api_inference_extension")
     assert f"gateway-api-inference-extension {gaie}" in " ".join(router_crds.__doc__.split())
