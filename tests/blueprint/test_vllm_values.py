@@ -193,11 +193,11 @@ def test_the_list_form_and_underscores_are_read_as_vllm_reads_them() -> None:
     (v0.33.0 vllm/utils/argparse_utils.py, FlexibleArgumentParser.parse_args)."""
     found = list(
         vllm_owned.extra_args_problems(
-            ["--kernel_config.ir_op_priority.rms_norm+", "native,/tmp/evil"], "chat", "v0.33.0"
+            ["--kernel_config.ir_op_priority.rms_norm+", "native,/srv/evil"], "chat", "v0.33.0"
         )
     )
     assert [(i, m.split(":")[0]) for i, m, _ in found] == [
-        (1, "`--kernel-config` key `ir_op_priority` is given '/tmp/evil'")
+        (1, "`--kernel-config` key `ir_op_priority` is given '/srv/evil'")
     ]
     inner_key = ["--attention-config.backend_per_kind./etc/passwd", "FLASH_ATTN"]
     found = list(vllm_owned.extra_args_problems(inner_key, "chat", "v0.33.0"))

@@ -346,11 +346,11 @@ def test_download_and_install_take_only_hashed_wheels_and_no_index_at_install():
         "--require-hashes", "--no-deps", "--only-binary=:all:", "--dest", "/build/wheels",
         "-r", "/build/wheels/requirements.txt",
     ]  # fmt: skip
-    install = pip_stage.install_command("/w", "/t", "/tmp/own/requirements.txt")
+    install = pip_stage.install_command("/w", "/t", "/w/own/requirements.txt")
     assert install[1:] == [
         "-m", "pip", "install", "--disable-pip-version-check", "--no-cache-dir", "--no-index",
         "--find-links", "/w", "--require-hashes", "--no-deps", "--only-binary=:all:",
-        "--target", "/t", "-r", "/tmp/own/requirements.txt",
+        "--target", "/t", "-r", "/w/own/requirements.txt",
     ]  # fmt: skip
 
 
