@@ -10,11 +10,14 @@ their GPUs attached; T4 is attached to an N1 machine as a guest accelerator.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from inferplane.blueprint import releases
 
 
 @dataclass(frozen=True)
@@ -342,36 +345,36 @@ def _family_of(entry: GpuType) -> str:
 # The Triton and TensorRT containers of one NGC release (YY.MM) ship the same TensorRT.
 # Engines must be built with that TensorRT: it decides how precision is requested.
 # TensorRT 10.x takes builder precision flags; 11.x builds strongly typed networks only.
-# 26.02 runs a TensorRT 10 whose minor no readable source states: TensorRT 11.0 went GA on
-# 2026-06-02 (NVIDIA/TensorRT CHANGELOG.md, "## 11.0 GA - 2026-6-2"), after that release.
-_TENSORRT_BY_RELEASE: tuple[tuple[str, str], ...] = (
+# The supported releases' TensorRT is the `tensorrt` of their row in releases.json (with its
+# source); these are the earlier releases a custom image's `base_release` may still name.
+_TENSORRT_BEFORE_THE_TABLE: tuple[tuple[str, str], ...] = (
     ("24.05", "10.0"),
     ("24.08", "10.3"),
     ("24.12", "10.7"),
     ("25.01", "10.8"),
-    ("25.03", "10.9"),
     ("25.05", "10.10"),
-    ("25.06", "10.11"),
-    ("25.08", "10.13"),
-    ("25.10", "10.13"),
-    ("26.02", "10"),
-    # nvcr.io/nvidia/tensorrt:26.07-py3 is TensorRT 11.1.0.106: NVIDIA/TensorRT-Model-Connect
-    # Dockerfile.dev.x86 (at e9132e79fba1) builds FROM it and asserts tensorrt.__version__ ==
-    # '11.1.0.106' and libnvinfer.so.11; its arm64 Dockerfile (at 29923ae30d25) asserts
-    # NvInferVersion.h TRT_MAJOR_ENTERPRISE 11, TRT_MINOR_ENTERPRISE 1.
-    ("26.07", "11.1"),
 )
+
+
+@functools.cache
+def tensorrt_by_release() -> tuple[tuple[str, str], ...]:
+    """(release, TensorRT) of every known NGC release, oldest first: the earlier ones above
+    and the release table's."""
+    table = [(r.release, r.tensorrt or "") for r in releases.engine_releases("triton")]
+    rows = [*_TENSORRT_BEFORE_THE_TABLE, *table]
+    return tuple(sorted(rows, key=lambda row: _release_key(row[0])))
 
 
 def tensorrt_version(release: str) -> str:
     """The TensorRT version in the NGC containers of `release` (the newest known at or before it).
 
-    Releases before the first known one are treated as the first; the table is data, so a
-    new release only needs a new row.
+    Releases before the first known one are treated as the first; a new release only needs
+    its row in releases.json.
     """
-    chosen = _TENSORRT_BY_RELEASE[0][1]
+    rows = tensorrt_by_release()
+    chosen = rows[0][1]
     key = _release_key(release)
-    for rel, trt in _TENSORRT_BY_RELEASE:
+    for rel, trt in rows:
         if _release_key(rel) <= key:
             chosen = trt
     return chosen

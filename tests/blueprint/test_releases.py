@@ -58,9 +58,16 @@ def test_the_schema_names_every_release_of_the_table(engine: str) -> None:
     assert f"releases.json`: {listed})" in description
 
 
-def test_triton_rows_agree_with_the_tensorrt_of_the_catalog() -> None:
-    for row in releases.engine_releases("triton"):
-        assert row.tensorrt == catalog.tensorrt_version(row.release), row.release
+def test_every_triton_row_names_the_tensorrt_the_catalog_takes_from_it() -> None:
+    """The TensorRT of a supported release is its row's (one place); the catalog's own rows
+    are only of earlier releases, and a release between rows takes the one before it."""
+    rows = releases.engine_releases("triton")
+    for row in rows:
+        assert row.tensorrt and row.tensorrt.split(".")[0].isdigit(), row.release
+        assert catalog.tensorrt_version(row.release) == row.tensorrt, row.release
+    supported = {row.release for row in rows}
+    assert not supported & {release for release, _ in catalog._TENSORRT_BEFORE_THE_TABLE}
+    assert catalog.tensorrt_version("25.07") == releases.engine_release("triton", "25.06").tensorrt
 
 
 def test_every_node_driver_row_has_a_branch_and_a_source() -> None:
