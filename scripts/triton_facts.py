@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -146,25 +147,42 @@ def store(path: Path, text: str, check: bool) -> bool:
     return True
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--git-dir", help="a clone of " + REPOSITORY)
+def run(
+    argv: list[str],
+    doc: str,
+    repository: str,
+    git_dir_of: Callable[[str | None], Path],
+    files: Callable[[Path], Iterable[tuple[Path, str]]],
+    error: type[Exception],
+    script: str,
+) -> int:
+    """The command line every facts script shares: ``[--git-dir DIR] [--check]``; writes (or
+    with ``--check`` compares) each (path, text) `files` reads from the clone. 1 on `error`
+    or a stale file, naming `script` to run."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--git-dir", help="a clone of " + repository)
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
     args = parser.parse_args(argv)
-    repo = git_dir(args.git_dir)
     stale = []
     try:
-        for release in releases():
-            path = FACTS / release / FILE
-            if not store(path, derive(repo, release), args.check):
+        for path, text in files(git_dir_of(args.git_dir)):
+            if not store(path, text, args.check):
                 stale.append(str(path.relative_to(ROOT)))
-    except FactsError as err:
+    except error as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     if stale:
-        print("stale, run scripts/triton_facts.py: " + ", ".join(stale), file=sys.stderr)
+        print(f"stale, run scripts/{script}: " + ", ".join(stale), file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: list[str]) -> int:
+    def files(repo: Path) -> Iterator[tuple[Path, str]]:
+        for release in releases():
+            yield FACTS / release / FILE, derive(repo, release)
+
+    return run(argv, __doc__, REPOSITORY, git_dir, files, FactsError, "triton_facts.py")
 
 
 if __name__ == "__main__":

@@ -26,10 +26,10 @@ with scripts/triton_facts.py, and read the diff against the previous release.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -106,26 +106,16 @@ def releases() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--git-dir", help="a clone of " + REPOSITORY)
-    parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = parser.parse_args(argv)
-    repo = git_dir(args.git_dir)
-    stale = []
-    try:
+    def files(repo: Path) -> Iterator[tuple[Path, str]]:
         for release in releases():
-            path = FACTS / release / FILE
-            if not triton_facts.store(path, derive(repo, release), args.check):
-                stale.append(str(path.relative_to(ROOT)))
-    except MetricsError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+            yield FACTS / release / FILE, derive(repo, release)
+
+    status = triton_facts.run(
+        argv, __doc__, REPOSITORY, git_dir, files, MetricsError, "triton_metrics.py"
+    )
     for release, why in UNREAD.items():
         print(f"not read: Triton {release}: {why}", file=sys.stderr)
-    if stale:
-        print("stale, run scripts/triton_metrics.py: " + ", ".join(stale), file=sys.stderr)
-        return 1
-    return 0
+    return status
 
 
 if __name__ == "__main__":

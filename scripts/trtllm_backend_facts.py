@@ -44,11 +44,11 @@ by another version of this script, or (with the clone present) reading it again 
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -338,25 +338,14 @@ def texts(read: Read) -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--git-dir", help="a clone of " + REPOSITORY)
-    parser.add_argument("--check", action="store_true", help="compare instead of writing")
-    args = parser.parse_args(argv)
-    repo = git_dir(args.git_dir)
-    stale = []
-    try:
+    def files(repo: Path) -> Iterator[tuple[Path, str]]:
         for release in triton_facts.releases():
             for name, text in texts(read_release(repo, release)).items():
-                path = FACTS / release / name
-                if not triton_facts.store(path, text, args.check):
-                    stale.append(str(path.relative_to(ROOT)))
-    except FactsError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    if stale:
-        print("stale, run scripts/trtllm_backend_facts.py: " + ", ".join(stale), file=sys.stderr)
-        return 1
-    return 0
+                yield FACTS / release / name, text
+
+    return triton_facts.run(
+        argv, __doc__ or "", REPOSITORY, git_dir, files, FactsError, "trtllm_backend_facts.py"
+    )
 
 
 if __name__ == "__main__":

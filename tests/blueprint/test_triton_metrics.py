@@ -5,6 +5,7 @@ every Triton series a query may use is one the pinned release's server exports."
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -36,8 +37,9 @@ def test_every_supported_release_but_the_unread_has_metrics() -> None:
     assert s.releases() == READ
     with_file = sorted(p.parent.name for p in FACTS.glob(f"*/{s.FILE}"))
     assert with_file == sorted(READ)
-    with pytest.raises(ValueError, match=r"no metrics for Triton 26\.07"):
+    with pytest.raises(ValueError) as unread:
         triton_facts.metric_families("26.07")
+    assert str(unread.value) == "no metrics for Triton 26.07: run scripts/triton_metrics.py"
 
 
 @pytest.mark.parametrize("release", READ)
@@ -110,3 +112,21 @@ def test_a_clone_when_present_gives_the_same_metrics() -> None:
         return
     for release in READ:
         assert s.derive(repo, release) == (FACTS / release / "metrics.txt").read_text()
+
+
+def test_a_missing_clone_or_branch_is_named(tmp_path: Path) -> None:
+    s = script()
+    with pytest.raises(s.MetricsError) as no_clone:
+        s.derive(tmp_path / "none", "26.02")
+    assert str(no_clone.value) == (
+        f"no git repository at {tmp_path / 'none'}: clone triton-inference-server/core there "
+        "(see --help)"
+    )
+    bare = tmp_path / "core.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True, timeout=60)
+    with pytest.raises(s.MetricsError) as no_branch:
+        s.derive(bare, "26.02")
+    assert str(no_branch.value) == (
+        "Triton release 26.02: triton-inference-server/core has no src/metrics.cc on branch "
+        f"r26.02 in {bare}; fetch the clone, or check the release name in releases.json"
+    )
