@@ -395,9 +395,12 @@ def onnx_conversion(precision: str) -> str:
     )
 
 
-NGC_TRITON_IMAGE = re.compile(r"^nvcr\.io/nvidia/tritonserver:(\d{2}\.\d{2})(-[A-Za-z0-9_.-]+)?$")
-"""An NGC Triton image by tag (``nvcr.io/nvidia/tritonserver:25.08-py3``): its release is the
-tag's ``YY.MM``."""
+NGC_TRITON_IMAGE = re.compile(
+    r"^nvcr\.io/nvidia/tritonserver:(\d{2}\.\d{2})(-[A-Za-z0-9_.-]+)?(@sha256:[0-9a-f]{64})?$"
+)
+"""An NGC Triton image by tag (``nvcr.io/nvidia/tritonserver:25.08-py3``), the tag optionally
+pinned to a digest: its release is the tag's ``YY.MM``; group 2 is the variant
+(``-py3``, ``-trtllm-python-py3``, ...)."""
 
 
 def ngc_triton_release(image: str) -> str | None:

@@ -331,16 +331,12 @@ __all__ = [
 ]
 
 
-OTHER_STACK = re.compile(
-    r"^nvcr\.io/nvidia/tritonserver:(\d{2}\.\d{2})-(?:trtllm|vllm)-python-py3"
-    r"(?:@sha256:[0-9a-f]{64})?$"
-)
-"""The NGC Triton images of the TensorRT-LLM and vLLM stacks (group 1: the release), by tag
-or by tag and digest, whose TensorRT and CUDA are their own
+OTHER_STACKS = ("-trtllm-python-py3", "-vllm-python-py3")
+"""The variants of an NGC Triton image (`catalog.NGC_TRITON_IMAGE` group 2) of the TensorRT-LLM
+and vLLM stacks, whose TensorRT and CUDA are their own
 (triton-inference-server/server ``docs/introduction/compatibility.md``: e.g. 26.07's
 ``-trtllm-python-py3`` runs TensorRT 10.14.1.48 on CUDA 13.1, while its TensorRT image is 11.1
-on CUDA 13.3). A digest-pinned one is no `catalog.ngc_triton_release`, so it is matched here
-on its own."""
+on CUDA 13.3)."""
 
 
 def check_triton_release(env: EnvView) -> None:
@@ -364,21 +360,21 @@ def check_triton_release(env: EnvView) -> None:
         if model["server"] != "triton" or image is None:
             continue
         tagged = catalog.ngc_triton_release(image)
-        stack = OTHER_STACK.match(image)
+        ngc = catalog.NGC_TRITON_IMAGE.match(image)
         if tagged is not None and base is not None and base != tagged:
             env.error(
                 where,
                 f"image {image} is NGC release {tagged}, not {base}",
                 f'remove base_release, or set it to "{tagged}"',
             )
-        elif stack is not None and builds_onnx_engine(model):
+        elif ngc is not None and ngc[2] in OTHER_STACKS and builds_onnx_engine(model):
             env.error(
                 ("models", name, "image"),
-                f"{image} is NGC {stack[1]}'s image of another serving stack, which brings "
-                f"its own TensorRT, if any, not the one nvcr.io/nvidia/tensorrt:{stack[1]}-py3 "
+                f"{image} is NGC {tagged}'s image of another serving stack, which brings "
+                f"its own TensorRT, if any, not the one nvcr.io/nvidia/tensorrt:{tagged}-py3 "
                 "builds the model's engine with (26.07's trtllm image runs TensorRT 10.14, its "
                 "TensorRT image 11.1), so the engine would not load",
-                f"serve it with nvcr.io/nvidia/tritonserver:{stack[1]}-py3, or remove image",
+                f"serve it with nvcr.io/nvidia/tritonserver:{tagged}-py3, or remove image",
             )
         elif (
             tagged is None

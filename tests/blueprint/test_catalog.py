@@ -85,3 +85,10 @@ def test_local_nvme_of_the_catalog_instance_types() -> None:
         for t in (*g.aws_instances.values(), *g.gcp_machines.values())
     }
     assert set(catalog.LOCAL_NVME) <= known
+
+
+def test_an_ngc_triton_image_pinned_to_a_digest_keeps_its_tags_release() -> None:
+    digest = "@sha256:" + "a" * 64
+    assert catalog.ngc_triton_release("nvcr.io/nvidia/tritonserver:26.07-py3" + digest) == "26.07"
+    assert catalog.ngc_triton_release("nvcr.io/nvidia/tritonserver:26.07-py3@sha256:abc") is None
+    assert catalog.ngc_triton_release("nvcr.io/other/tritonserver:26.07-py3" + digest) is None
