@@ -142,6 +142,12 @@ def _profile(
             f"cannot read {spec['file']}: {e.strerror or e}",
             "give a CSV file beside the blueprint (relative to it)",
         )
+    except profile.FileRefused as e:
+        env.error(
+            (*where, "file"),
+            str(e),
+            "give a regular CSV file in the blueprint's folder (relative to it)",
+        )
     except ValueError as e:
         env.error(
             (*where, "file"),

@@ -28,7 +28,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final
 
+from inferplane.blueprint import loader
+
 FILE: Final = "flag_values.txt"
+MAX_DEPTH: Final = loader.MAX_DEPTH
+"""The deepest JSON value an option may give: the same bound as the blueprint's own YAML."""
 NAME: Final = re.compile(r"[A-Za-z0-9_-]*")
 """A string a name-only key takes: enum members, backends, dtypes (``FLASH_ATTN``,
 ``trtllm-gen``, ``fp8_e4m3``)."""
@@ -100,6 +104,30 @@ def _strings(value: Any) -> Iterator[str]:
         for k, v in value.items():
             yield k
             yield from _strings(v)
+
+
+def json_depth(text: str) -> int:
+    """How deeply the arrays and objects of JSON `text` nest (brackets inside strings do not
+    count), read without decoding: Python's decoder and every walk over its result recurse
+    once per level, so a value nested thousands deep must be refused before either runs."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _dotted_value(text: str, listed: bool) -> Any:
@@ -207,6 +235,11 @@ def value_problem(arg: str, flag: str, value: str | None, release: str) -> tuple
         return None
     if value is None:
         return f"`{flag}` needs a value", f"give it one, e.g. {flag}={_example(rule)}"
+    if json_depth(value) > MAX_DEPTH:
+        return (
+            f"the value of `{flag}` nests deeper than {MAX_DEPTH} levels",
+            "vLLM's options are a few levels deep: give the keys the option takes",
+        )
     if rule.choices or rule.refused:
         choices = ("one of " if len(rule.choices) > 1 else "") + ", ".join(sorted(rule.choices))
         if _dotted(arg) is not None:

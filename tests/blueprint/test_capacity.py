@@ -164,6 +164,10 @@ def test_profile_file_stays_in_the_blueprint_directory(tmp_path: Path) -> None:
         profile.read_file(tmp_path / "bp", "../other.csv")
     with pytest.raises(ValueError, match="not a regular file"):
         profile.read_file(tmp_path / "bp", "pipe.csv")
+    (tmp_path / "bp" / "loop1.csv").symlink_to("loop2.csv")
+    (tmp_path / "bp" / "loop2.csv").symlink_to("loop1.csv")
+    with pytest.raises(profile.FileRefused, match=r"loop1\.csv is a loop of symbolic links"):
+        profile.read_file(tmp_path / "bp", "loop1.csv")
     (tmp_path / "bp" / "big.csv").write_text("batch_size,p95_ms\n" + "1,1\n" * 20000)
     with pytest.raises(ValueError, match="over 65536"):
         profile.read_file(tmp_path / "bp", "big.csv")
@@ -522,4 +526,18 @@ def test_aiconfigurator_replaces_the_roofline_where_it_has_data() -> None:
         "the estimate comes from aiconfigurator-core 0.12.0 (h100_sxm, vllm 0.24.0 data for "
         f"meta-llama/Meta-Llama-3.1-8B), and the model runs vLLM {defaults.VERSIONS['vllm']}: "
         "kernels and scheduling differ between versions"
+    ]
+
+
+def test_a_profile_file_in_a_symlink_loop_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / "loop1.csv").symlink_to("loop2.csv")
+    (tmp_path / "loop2.csv").symlink_to("loop1.csv")
+    text = BASE.split("    profile:\n")[0] + "    profile: {file: loop1.csv}\n"
+    bp = tmp_path / "bp.yaml"
+    bp.write_text(text)
+    with pytest.raises(BlueprintError) as err:
+        load_blueprint(bp)
+    assert [d.format() for d in err.value.diagnostics] == [
+        f"{bp}:34:21: error: models.ranker.profile.file: loop1.csv is a loop of symbolic "
+        "links; give a regular CSV file in the blueprint's folder (relative to it)"
     ]

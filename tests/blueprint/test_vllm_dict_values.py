@@ -300,3 +300,27 @@ def test_a_trailing_newline_and_not_a_number_are_refused() -> None:
     assert all("Traceback" not in e for e in huge)  # an integer beyond a float: no crash
     scalar = refused("--mm-processor-kwargs", '{"a": NaN}')
     assert len(scalar) == 1, scalar
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param('{"a": ' + "[" * 2030 + "]" * 2030 + "}", id="arrays"),
+        pytest.param("[" * 33 + "]" * 33, id="one-over"),
+        pytest.param('{"a": {"b": ' * 20 + "1" + "}}" * 20, id="objects"),
+    ],
+)
+def test_a_value_nested_past_the_yaml_bound_is_refused_before_it_is_decoded(value: str) -> None:
+    # Decoded, 2,030 levels overflow Python's stack (RecursionError: exit 3).
+    assert refused("--default-chat-template-kwargs", value) == [
+        AT + "the value of `--default-chat-template-kwargs` nests deeper than 32 levels; "
+        "vLLM's options are a few levels deep: give the keys the option takes"
+    ]
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    from inferplane.blueprint.vllm_values import json_depth
+
+    assert json_depth('{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}') == 1
+    assert json_depth('{"a": "\\"[[[[", "b": [[1]]}') == 3
+    assert json_depth("[" * 32 + "]" * 32) == 32

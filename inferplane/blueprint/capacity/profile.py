@@ -67,19 +67,27 @@ MAX_P95_MS: Final = 600_000.0
 MAX_POINTS: Final = 64
 
 
+class FileRefused(ValueError):
+    """A profile file inferplane will not read (where it is or what it is), as opposed to
+    one whose rows are wrong."""
+
+
 def read_file(blueprint_dir: Path, name: str) -> str:
     """The text of profile file `name`, relative to the blueprint's directory and inside it:
     a regular file (not a FIFO or a device, which would block or never end) of at most
-    `MAX_FILE_BYTES`. ValueError says what is wrong; OSError is the file system's."""
+    `MAX_FILE_BYTES`. FileRefused says what is wrong; OSError is the file system's."""
     base = blueprint_dir.resolve()
-    path = (base / name).resolve()
+    try:
+        path = (base / name).resolve()
+    except RuntimeError as e:  # Python 3.11's resolve() on a symlink loop
+        raise FileRefused(f"{name} is a loop of symbolic links") from e
     if not path.is_relative_to(base):
-        raise ValueError(f"{name} is outside the blueprint's directory")
+        raise FileRefused(f"{name} is outside the blueprint's directory")
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"{name} is not a regular file")
+        raise FileRefused(f"{name} is not a regular file")
     if info.st_size > MAX_FILE_BYTES:
-        raise ValueError(f"{name} is {info.st_size} bytes, over {MAX_FILE_BYTES}")
+        raise FileRefused(f"{name} is {info.st_size} bytes, over {MAX_FILE_BYTES}")
     return path.read_text(encoding="utf-8")
 
 
