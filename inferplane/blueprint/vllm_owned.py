@@ -281,7 +281,7 @@ def extra_args_problems(
                 f"`{flag}` is not an option inferplane has classified (those of vllm serve "
                 f"{version}, the pinned release)"
             )
-            hint = "use an option of that release, or set versions.vllm to the image's release"
+            hint = "use an option of that release, or run a release of the release table"
         yield i, message, hint.replace("<m>", model)
 
 
