@@ -208,7 +208,7 @@ BUILD_TIME_ENV: frozenset[str] = frozenset(
 
 ALLOWED_VLLM_ENV: frozenset[str] = names(
     """
-    VLLM_LOGGING_LEVEL VLLM_LOGGING_PREFIX VLLM_LOG_STATS_INTERVAL VLLM_ATTENTION_BACKEND
+    VLLM_LOGGING_PREFIX VLLM_LOG_STATS_INTERVAL VLLM_ATTENTION_BACKEND
     VLLM_USE_FLASHINFER_SAMPLER VLLM_FLASH_ATTN_VERSION VLLM_USE_TRITON_FLASH_ATTN
     VLLM_V1_USE_PREFILL_DECODE_ATTENTION VLLM_ENGINE_ITERATION_TIMEOUT_S
     VLLM_IMAGE_FETCH_TIMEOUT VLLM_VIDEO_FETCH_TIMEOUT VLLM_AUDIO_FETCH_TIMEOUT
@@ -299,10 +299,35 @@ ALLOWED_VLLM_ENV_0_33: frozenset[str] = names(
 )
 
 
+# envs.py variable -> (the values it may take, why any other is refused): variables whose
+# name is harmless but some of whose values are not.
+VALUE_ENV: dict[str, tuple[frozenset[str], str]] = {
+    # The level of vLLM's loggers and handler (vllm/logger.py, DEFAULT_LOGGING_CONFIG), read
+    # upper-cased (envs.py: os.getenv("VLLM_LOGGING_LEVEL", "INFO").upper()); logging takes
+    # a level by its name only (Lib/logging/__init__.py, _checkLevel: _nameToLevel). DEBUG
+    # (and NOTSET, level 0: everything) logs what the model writes: every tool-call parser
+    # logs each streamed piece of output, e.g. 0.33.0 vllm/tool_parsers/hermes_tool_parser.py
+    # line 177 and deepseekv3_tool_parser.py line 142 `logger.debug("delta_text: %s",
+    # delta_text)`, deepseekv3_tool_parser.py lines 334-335 the arguments of the call, and
+    # 0.10.2 vllm/entrypoints/openai/tool_parsers/hermes_tool_parser.py line 177 the same:
+    # what --enable-log-outputs (refused) would write. INFO and above log no content (prompts
+    # and outputs are logged at INFO only under --enable-log-requests/--enable-log-outputs).
+    "VLLM_LOGGING_LEVEL": (
+        names("CRITICAL FATAL ERROR WARN WARNING INFO"),
+        "DEBUG and NOTSET log what the model writes (the tool-call parsers log every streamed "
+        "piece of output)",
+    ),
+}
+
+
 def classify_env(var: str) -> tuple[str, str]:
-    """(allowed|owned|refused, reason) of one variable of vllm/envs.py."""
+    """(allowed|values|owned|refused, reason) of one variable of vllm/envs.py; `values`
+    carries the values allowed, a tab, and why others are refused."""
     if var in ALLOWED_VLLM_ENV or var in ALLOWED_VLLM_ENV_0_33:
         return "allowed", ""
+    if var in VALUE_ENV:
+        allowed, why = VALUE_ENV[var]
+        return "values", " ".join(sorted(allowed)) + "\t" + why
     if var in OWNED_VLLM_ENV:
         return "owned", OWNED_VLLM_ENV[var]
     if var in REFUSED_VLLM_ENV:
@@ -331,6 +356,7 @@ def classified() -> set[str]:
     return {
         *ALLOWED_VLLM_ENV,
         *ALLOWED_VLLM_ENV_0_33,
+        *VALUE_ENV,
         *OWNED_VLLM_ENV,
         *REFUSED_VLLM_ENV,
         *BUILD_TIME_ENV,

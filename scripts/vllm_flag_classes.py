@@ -156,6 +156,14 @@ REFUSED_FLAGS: dict[str, str] = {
     "NetworkPolicy closes (scale with models.<m>.replicas)",
     "--data-parallel-start-rank": "data parallelism across pods opens RPC ports the "
     "NetworkPolicy closes (scale with models.<m>.replicas)",
+    # attach_router (vllm/entrypoints/serve/tokenize/api_router.py) adds GET /tokenizer_info,
+    # which returns the tokenizer's init kwargs and the chat template
+    # (TokenizerInfo._get_tokenizer_config, tokenize/serving.py), a path the API key does not
+    # guard (GUARDED_PREFIX, vllm/entrypoints/serve/middleware/authenticate.py); v0.10.2 the
+    # same in vllm/entrypoints/openai/api_server.py. inferplane/facts/vllm/<release>/
+    # routes.txt classifies every route.
+    "--enable-tokenizer-info-endpoint": "serves the tokenizer's configuration and the chat "
+    "template at /tokenizer_info, a route the API key does not guard",
     # The probes and the metrics scrape speak plain HTTP to the pod.
     "--ssl-keyfile": "TLS in the pod breaks the probes and the metrics scrape (plain HTTP)",
     "--ssl-certfile": "TLS in the pod breaks the probes and the metrics scrape (plain HTTP)",
@@ -248,7 +256,7 @@ ALLOWED_FLAGS: frozenset[str] = names(
     --disable-uvicorn-access-log --enable-eplb --enable-expert-parallel
     --enable-force-include-usage --enable-lora-bias --enable-multimodal-encoder-data-parallel
     --enable-prompt-tokens-details --enable-request-id-headers --enable-server-load-tracking
-    --enable-sleep-mode --enable-tokenizer-info-endpoint --eplb-config --eplb-log-balancedness
+    --enable-sleep-mode --eplb-config --eplb-log-balancedness
     --eplb-step-interval --eplb-window-size --exclude-tools-when-tool-choice-none
     --fully-sharded-loras --guided-decoding-backend
     --guided-decoding-disable-additional-properties --guided-decoding-disable-any-whitespace
@@ -338,6 +346,7 @@ ALLOWED_NEGATIONS: frozenset[str] = frozenset(
         "--no-data-parallel-external-lb",
         "--no-enable-elastic-ep",
         "--no-enable-fault-tolerance",
+        "--no-enable-tokenizer-info-endpoint",
     }
 )
 

@@ -53,7 +53,7 @@ import vllm_flag_classes as flag_classes
 import vllm_read
 import vllm_value_classes as value_classes
 
-SCRIPT_VERSION = "4"
+SCRIPT_VERSION = "5"
 """Written into every table; raise it whenever a change here or in the classification
 modules changes what the tables say, so tables of the previous version read as stale."""
 

@@ -79,9 +79,20 @@ TEXT_KEYS: dict[str, frozenset[str]] = {
 CHOICE_FLAGS: dict[str, tuple[str, str]] = {
     "--kv-offloading-backend": ("config/cache.py", "KVOffloadingBackend"),
     "--prefix-caching-hash-algo": ("config/cache.py", "PrefixCachingHashAlgo"),
+    # 0.33.0: "Shortcut for --logging-config.log_level" (vllm/engine/arg_utils.py,
+    # choices=get_args(LogLevel)).
+    "--log-level": ("config/logging.py", "LogLevel"),
 }
 # flag -> refused choice -> why.
 REFUSED_CHOICES: dict[str, dict[str, str]] = {
+    # The level of vLLM's loggers, as VLLM_LOGGING_LEVEL (vllm_env_classes.VALUE_ENV says
+    # which parser lines log output at DEBUG).
+    "--log-level": {
+        "DEBUG": "logs what the model writes (the tool-call parsers log every streamed piece "
+        "of output)",
+        "NOTSET": "logs what the model writes (the tool-call parsers log every streamed piece "
+        "of output)",
+    },
     # VllmConfig._post_init_kv_transfer_config (vllm/config/vllm.py): "lmcache" sets the
     # LMCacheMPConnector, which talks to a standalone LMCache server ("falls back to
     # tcp://localhost:5555"): a process inferplane does not run, holding the KV cache.

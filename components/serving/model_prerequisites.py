@@ -4,6 +4,8 @@
   ``<model>-egress`` (DNS and the model store: the pods fetch their weights first thing).
 - ``ResponseCacheStore`` (Triton with ``response_cache.backend: redis``).
 - ``WeightsStaging`` per ``hf://`` source the environment does not stage already.
+- ConfigMap ``<model>-chat-template`` (vLLM with ``vllm.chat_template``): the template, the
+  one file ``--chat-template`` names, mounted read-only (`vllm.CHAT_TEMPLATE_DIR`).
 - ``VllmCompileCache`` (vLLM, unless ``enforce_eager``).
 - ``TensorRtEngineBuild`` or ``TensorRtLlmEngineBuild`` (Triton with ``tensorrt`` or
   ``tensorrt_llm``), ``RequirementsStaging`` (a pipeline's staged wheels), and ConfigMap
@@ -47,6 +49,7 @@ from inferplane.components.serving.trtllm_build import (
     TensorRtLlmEngineBuildArgs,
 )
 from inferplane.components.serving.trtllm_text import pipeline_files
+from inferplane.components.serving.vllm import chat_template_config_map, chat_template_file
 from inferplane.components.serving.vllm_compile import (
     VllmCompileCache,
     VllmCompileCacheArgs,
@@ -132,11 +135,30 @@ def pod_prerequisites(
         staging_jobs.append(staging.job)
     before_pods += staging_jobs
 
+    # vLLM's chat template: the only file --chat-template names (`vllm.CHAT_TEMPLATE_DIR`),
+    # read by the serving pods and the compile-cache Job alike.
+    template: list[pulumi.Resource] = []
+    template_file = chat_template_file(model)
+    if template_file is not None and model.vllm is not None and model.vllm.chat_template:
+        template.append(
+            k8s.core.v1.ConfigMap(
+                f"{name}-chat-template",
+                metadata={
+                    "name": chat_template_config_map(model),
+                    "namespace": ns,
+                    "labels": labels,
+                },
+                data={template_file: model.vllm.chat_template},
+                opts=child,
+            )
+        )
+        before_pods += template
+
     if compiles(model, env):
         # The serving pods copy the staged cache: they start once it is there.
         compile_cache = VllmCompileCache(
             f"{name}-compile",
-            VllmCompileCacheArgs(model, env, ns, provider, after=tuple(staging_jobs)),
+            VllmCompileCacheArgs(model, env, ns, provider, after=(*staging_jobs, *template)),
             opts=pulumi.ResourceOptions(parent=parent),
         )
         before_pods.append(compile_cache.job)

@@ -38,7 +38,12 @@ from inferplane.components.serving.trtllm import trtllm_container, trtllm_fetch_
 from inferplane.components.serving.trtllm_build import (
     trtllm_image,
 )
-from inferplane.components.serving.vllm import CACHE_VOLUME, vllm_container, vllm_fetch_container
+from inferplane.components.serving.vllm import (
+    CACHE_VOLUME,
+    chat_template_volume,
+    vllm_container,
+    vllm_fetch_container,
+)
 from inferplane.components.serving.vllm_compile import (
     cache_uri,
     compile_key,
@@ -96,6 +101,8 @@ def serving_pod_spec(
         )
         init.append(vllm_fetch_container(env, model, compile_cache_uri=staged))
         volumes.append(empty_dir(CACHE_VOLUME))
+        if (template := chat_template_volume(model)) is not None:
+            volumes.append(template)
     if with_secrets:
         # Never the Hub token: only the staging Job of an hf:// source holds it.
         server["env"] = [*server["env"], *secret_env(model)]

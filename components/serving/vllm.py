@@ -20,6 +20,7 @@ turned off.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Final, NamedTuple
 
 from inferplane.blueprint import naming
@@ -69,6 +70,14 @@ another machine to reuse the cache"). v0.33.0 builds the same path in
 ``vllm/compilation/backends.py`` and keeps its AOT artifacts under it too
 (``VLLM_CACHE_ROOT/torch_compile_cache/torch_aot_compile/{hash}``,
 ``vllm/compilation/decorators.py``)."""
+CHAT_TEMPLATE_DIR: Final = "/etc/inferplane/chat-template"
+"""Where ConfigMap ``<model>-chat-template`` is mounted, read-only (volume
+``chat-template``): the only file ``--chat-template`` names. vLLM opens any
+``--chat-template`` value as a path first and serves what it read, at ``/tokenizer_info``
+among others (v0.33.0 ``_load_chat_template``, vllm/renderers/chat_utils/chat_template.py),
+so the blueprint's template is only ever text inferplane writes here, never a value vLLM
+could resolve to another file of the pod."""
+CHAT_TEMPLATE_VOLUME: Final = "chat-template"
 CACHE_VOLUME: Final = "vllm-cache"
 CACHE_SUBDIR: Final = "torch_compile_cache"
 """The staged cache's folder inside the attempt folder its marker names."""
@@ -83,6 +92,35 @@ def lora_dir(name: str) -> str:
     """Where an adapter's files are copied in the models volume: under a dot directory,
     which no model's own directory (a DNS-1123 label) can be, as for `weights.DRAFT_DIR`."""
     return f"{MODELS_DIR}/.lora/{name}"
+
+
+def chat_template_config_map(model: ServedModel) -> str:
+    """The ConfigMap holding the model's `vllm.chat_template`."""
+    return f"{model.name}-chat-template"
+
+
+def chat_template_file(model: ServedModel) -> str | None:
+    """The file name of the model's chat template in its ConfigMap, named by its content
+    (``chat-template-<12 hex>.jinja``), so a changed template is a changed argument: the
+    pods roll and the compile key changes; None without a template."""
+    text = model.vllm.chat_template if model.vllm else None
+    if text is None:
+        return None
+    return f"chat-template-{hashlib.sha256(text.encode()).hexdigest()[:12]}.jinja"
+
+
+def chat_template_volume(model: ServedModel) -> Manifest | None:
+    """The ``chat-template`` volume of a model with a template (its ConfigMap), else None."""
+    if chat_template_file(model) is None:
+        return None
+    return {"name": CHAT_TEMPLATE_VOLUME, "configMap": {"name": chat_template_config_map(model)}}
+
+
+def chat_template_mounts(model: ServedModel) -> list[Manifest]:
+    """The read-only mount of the template's ConfigMap, when the model has a template."""
+    if chat_template_file(model) is None:
+        return []
+    return [mount(CHAT_TEMPLATE_VOLUME, CHAT_TEMPLATE_DIR, read_only=True)]
 
 
 def vllm_args(model: ServedModel) -> list[str]:
@@ -123,7 +161,9 @@ def vllm_args(model: ServedModel) -> list[str]:
         lora_modules=[(a.name, lora_dir(a.name)) for a in s.lora.adapters] if s.lora else (),
         max_loras=s.lora.max_loras if s.lora else None,
         max_lora_rank=s.lora.max_lora_rank if s.lora else None,
-        chat_template=s.chat_template,
+        chat_template=f"{CHAT_TEMPLATE_DIR}/{name}"
+        if (name := chat_template_file(model))
+        else None,
         tool_call_parser=s.tool_call_parser,
         extra_args=s.extra_args,
     )
@@ -165,6 +205,7 @@ def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> M
             mount("dshm", "/dev/shm"),
             mount("models", MODELS_DIR, read_only=True),
             mount(CACHE_VOLUME, CACHE_ROOT),
+            *chat_template_mounts(model),
         ],
         **probes(model, ready_path="/health", live_path="/health"),
     }

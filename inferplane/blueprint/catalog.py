@@ -395,6 +395,8 @@ def onnx_conversion(precision: str) -> str:
     )
 
 
+NGC_RELEASE = re.compile(r"^\d{2}\.\d{2}$")
+"""An NGC release as a Triton image's `base_release` names it (``26.02``)."""
 NGC_TRITON_IMAGE = re.compile(
     r"^nvcr\.io/nvidia/tritonserver:(\d{2}\.\d{2})(-[A-Za-z0-9_.-]+)?(@sha256:[0-9a-f]{64})?$"
 )

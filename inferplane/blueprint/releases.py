@@ -10,12 +10,18 @@ package supports (the "Driver Requirements" of each Triton release note; CUDA's 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any, Final
 
 ENGINES: Final = ("triton", "vllm")
+VLLM_REPOSITORY: Final = re.compile(r"^(?:docker\.io/)?vllm/vllm-openai(?=[:@])")
+"""vLLM's own server image on Docker Hub (``vllm/vllm-openai``, also written with its
+registry ``docker.io/``), whose tag is the release it runs: ``v0.33.0``, optionally pinned
+to a digest (``v0.33.0@sha256:...``)."""
+_VLLM_TAG: Final = re.compile(r"^:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})(?:@sha256:[0-9a-f]{64})?$")
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,20 @@ def engine_releases(engine: str) -> tuple[EngineRelease, ...]:
 def engine_release(engine: str, release: str) -> EngineRelease | None:
     """The table's row of `release`, None when the table does not list it."""
     return next((r for r in engine_releases(engine) if r.release == release), None)
+
+
+def is_vllm_image(image: str) -> bool:
+    """Whether `image` is vLLM's own server image (`VLLM_REPOSITORY`), whatever its tag."""
+    return VLLM_REPOSITORY.match(image) is not None
+
+
+def vllm_image_tag(image: str) -> str | None:
+    """The tag of vLLM's own server image (``v0.5.4`` of ``vllm/vllm-openai:v0.5.4``); None
+    for another image, or for vLLM's pinned by digest alone."""
+    if not is_vllm_image(image):
+        return None
+    match = _VLLM_TAG.match(VLLM_REPOSITORY.sub("", image))
+    return match.group(1) if match else None
 
 
 def node_driver(cloud: str, kubernetes: str) -> NodeDriver | None:

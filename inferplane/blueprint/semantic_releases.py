@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, releases
+from inferplane.blueprint import catalog, defaults, releases, semantic_vllm_release
 from inferplane.blueprint.addons import is_existing
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import builds_onnx_engine
@@ -39,7 +39,7 @@ def _model_release(
     env: EnvView, name: str, model: Mapping[str, Any]
 ) -> tuple[str, str, YamlPath] | None:
     """The engine, release and the field that chose it, for a model whose release the
-    table can know; None for a custom vLLM image."""
+    table can know; None for an image whose release is unknown."""
     engine = str(model["server"])
     chosen = env.data.get("versions") or {}
     if engine == "triton" and model.get("image") is not None:
@@ -48,7 +48,12 @@ def _model_release(
         tagged = catalog.ngc_triton_release(str(model["image"]))
         return None if tagged is None else (engine, tagged, ("models", name, "image"))
     if model.get("image") is not None:
-        return None
+        # vLLM: the release its image names (an unlisted one is refused where it is named).
+        named = semantic_vllm_release.image_release(model)
+        if named is None or releases.engine_release(engine, named) is None:
+            return None
+        field = "image" if releases.vllm_image_tag(str(model["image"])) else "base_release"
+        return engine, named, ("models", name, field)
     release = str(chosen.get(engine, defaults.VERSIONS[engine]))
     where: YamlPath = ("versions", engine) if engine in chosen else ("models", name, "server")
     return engine, release, where

@@ -331,6 +331,8 @@ __all__ = [
 ]
 
 
+_SERVERS = {"triton": "Triton", "vllm": "vLLM"}
+
 OTHER_STACKS = ("-trtllm-python-py3", "-vllm-python-py3")
 """The variants of an NGC Triton image (`catalog.NGC_TRITON_IMAGE` group 2) of the TensorRT-LLM
 and vLLM stacks, whose TensorRT and CUDA are their own
@@ -347,14 +349,21 @@ def check_triton_release(env: EnvView) -> None:
     for name, model in (env.data.get("models") or {}).items():
         image, base = model.get("image"), model.get("base_release")
         where = ("models", name, "base_release")
-        if base is not None and (model["server"] != "triton" or image is None):
+        server = str(model["server"])
+        if base is not None and image is None:
             env.error(
                 where,
-                "base_release names the NGC release of a custom Triton image, and this model "
-                + ("serves with vllm" if model["server"] != "triton" else "names no image"),
-                "remove base_release (the model runs the Triton of versions.triton)"
-                if model["server"] == "triton"
-                else "remove base_release",
+                "base_release names the release a model's own image is built from, and this "
+                "model names no image",
+                f"remove base_release (the model runs the {_SERVERS[server]} of versions.{server})",
+            )
+            continue
+        if base is not None and server == "triton" and not catalog.NGC_RELEASE.match(str(base)):
+            env.error(
+                where,
+                f"{base} is no NGC release: base_release of a Triton image is the YY.MM of the "
+                "nvcr.io/nvidia/tritonserver image it is built from",
+                'write it as "YY.MM", such as "26.02"',
             )
             continue
         if model["server"] != "triton" or image is None:

@@ -1,7 +1,14 @@
 """Checks of a vLLM model that depend on the vLLM release it runs (`versions.vllm`, or the
-pin): `vllm.extra_args` and `vllm.env` against that release's allowlists, and
-`vllm.tool_call_parser` against its parsers (`inferplane/facts/vllm/<release>/`, generated
-from each release's wheel by scripts/vllm_serve_flags.py)."""
+pin, or the release of the model's own `image`): `vllm.extra_args` and `vllm.env` against
+that release's allowlists, and `vllm.tool_call_parser` against its parsers
+(`inferplane/facts/vllm/<release>/`, generated from each release's wheel by
+scripts/vllm_serve_flags.py).
+
+A model's own image runs a release of the release table, or nothing: vLLM's own image
+(``vllm/vllm-openai``) by its release tag, any other image by the release it declares in
+`base_release` (an image the platform trusts: `trusted-registries` refuses any other
+registry). An image of an unlisted release (``vllm/vllm-openai:v0.5.4``) is refused at its
+line, since no table says what its options and variables do."""
 
 from __future__ import annotations
 
@@ -20,20 +27,79 @@ def problems(
     env: EnvView, path: YamlPath, model: Mapping[str, Any], settings: Mapping[str, Any]
 ) -> Iterator[Problem]:
     """Every release-dependent error of the vLLM model at `path`."""
+    yield from _image(path, model)
     yield from _tool_parser(env, path, model, settings)
     yield from _extra_args(env, path, model, settings)
     yield from _env_vars(env, path, model, settings)
 
 
 # --- pass-through arguments and variables --------------------------------------------------
+def image_release(model: Mapping[str, Any]) -> str | None:
+    """The vLLM release a model's own image runs, as it says: the tag of vLLM's own image,
+    else `base_release`; None without an image or when it says none."""
+    if model.get("image") is None:
+        return None
+    tag = releases.vllm_image_tag(str(model["image"]))
+    base = model.get("base_release")
+    return tag if tag is not None else (None if base is None else str(base))
+
+
 def release_of(env: EnvView, model: Mapping[str, Any]) -> tuple[str, bool]:
     """(the vLLM release whose tables check the model's pass-throughs, whether that release
-    is what runs): `versions.vllm` or the pin; a custom image (or a release without tables,
-    which `versions` refuses) is checked against the pinned release's tables."""
-    chosen = str((env.data.get("versions") or {}).get("vllm", defaults.VERSIONS["vllm"]))
-    if "image" in model or not vllm_owned.has_facts(chosen):
+    is what runs): the release of the model's own image, else `versions.vllm` or the pin.
+    An image of no supported release (refused by `_image`), or a release without tables
+    (which `versions` refuses), is checked against the pinned release's tables."""
+    if "image" in model:
+        chosen = image_release(model) or ""
+    else:
+        chosen = str((env.data.get("versions") or {}).get("vllm", defaults.VERSIONS["vllm"]))
+    if releases.engine_release("vllm", chosen) is None or not vllm_owned.has_facts(chosen):
         return defaults.VERSIONS["vllm"], False
     return chosen, True
+
+
+def _image(path: YamlPath, model: Mapping[str, Any]) -> Iterator[Problem]:
+    """A model's own image runs a release of the table, which it names (see the module)."""
+    if model.get("image") is None:
+        return
+    image, base = str(model["image"]), model.get("base_release")
+    listed = ", ".join(r.release for r in releases.engine_releases("vllm"))
+    tag = releases.vllm_image_tag(image)
+    if releases.is_vllm_image(image) and tag is not None:
+        if releases.engine_release("vllm", tag) is None:
+            yield (
+                (*path, "image"),
+                f"{image} runs vLLM {tag}, which is not a release of the release table "
+                f"({listed}): no allowlist says what its options and variables do",
+                "use vllm/vllm-openai:<release> of one of them, or remove image for "
+                "versions.vllm's release",
+            )
+        elif base is not None and str(base) != tag:
+            yield (
+                (*path, "base_release"),
+                f"image {image} is vLLM {tag}, not {base}",
+                f'remove base_release, or set it to "{tag}"',
+            )
+        return
+    if base is None:
+        what = (
+            "names vLLM's image by digest alone"
+            if releases.is_vllm_image(image)
+            else "is not vLLM's own image (vllm/vllm-openai:<release>)"
+        )
+        yield (
+            (*path, "image"),
+            f"{image} {what}, so the vLLM release it runs, whose allowlists judge "
+            "vllm.extra_args and vllm.env, is unknown",
+            f'add base_release: "<release>", the vLLM release the image is ({listed}), or use '
+            "vLLM's image by its release tag",
+        )
+    elif releases.engine_release("vllm", str(base)) is None:
+        yield (
+            (*path, "base_release"),
+            f"vLLM {base} is not a release of the release table ({listed})",
+            "build the image from one of them and name it here",
+        )
 
 
 def _tool_parser(

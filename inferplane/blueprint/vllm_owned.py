@@ -35,8 +35,9 @@ from inferplane.blueprint import defaults, secret_refs, vllm_values
 
 @dataclass(frozen=True)
 class Entry:
-    """One classified name: `kind` is allowed, owned or refused; `text` is the hint (owned)
-    or the reason (refused)."""
+    """One classified name: `kind` is allowed, values, owned or refused; `text` is the hint
+    (owned), the reason (refused), or the values allowed, a tab, and why any other is
+    refused (values)."""
 
     kind: str
     text: str = ""
@@ -281,7 +282,7 @@ def extra_args_problems(
                 f"`{flag}` is not an option inferplane has classified (those of vllm serve "
                 f"{version}, the pinned release)"
             )
-            hint = "use an option of that release, or set versions.vllm to the image's release"
+            hint = "use an option of that release, or run a release of the release table"
         yield i, message, hint.replace("<m>", model)
 
 
@@ -317,6 +318,15 @@ def env_problems(
             yield var, "this value looks like a credential", _NO_SECRETS
         elif entry is not None and entry.kind == "refused":
             yield var, f"`{var}` is refused: {entry.text}".replace("<m>", model), "remove it"
+        elif entry is not None and entry.kind == "values":
+            # vLLM upper-cases the values it reads this way (envs.py, VLLM_LOGGING_LEVEL).
+            allowed, _, why = entry.text.partition("\t")
+            if value.upper() not in allowed.split():
+                yield (
+                    var,
+                    f"`{var}` {value} is refused: {why}",
+                    f"use one of {', '.join(allowed.split())}, or remove it",
+                )
         elif entry is None:
             yield (
                 var,

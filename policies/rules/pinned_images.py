@@ -137,6 +137,6 @@ models:
 """,
     failing_example="""\
 models:
-  chat: {server: vllm, image: vllm/vllm-openai:nightly}   # a tag that moves
+  chat: {server: vllm, image: registry.example.com/ml/vllm:nightly, base_release: v0.33.0}
 """,
 )

@@ -189,6 +189,6 @@ models:
 """,
     failing_example="""\
 models:
-  chat: {server: vllm, image: docker.io/someone/vllm-openai:v0.10.2}
+  chat: {server: vllm, image: docker.io/someone/vllm-openai:v0.10.2, base_release: v0.10.2}
 """,
 )

@@ -249,9 +249,19 @@ CASES = [
     pytest.param(
         edit("    tensorrt: {}\n", '    tensorrt: {}\n    base_release: "25.08"\n'),
         [
-            "bp.yaml:34:19: error: models.rank.base_release: base_release names the NGC release of a custom Triton image, and this model names no image; remove base_release (the model runs the Triton of versions.triton)"
+            "bp.yaml:34:19: error: models.rank.base_release: base_release names the release a model's own image is built from, and this model names no image; remove base_release (the model runs the Triton of versions.triton)"
         ],
         id="release-without-image",
+    ),
+    pytest.param(
+        edit(
+            "    tensorrt: {}\n",
+            "    tensorrt: {}\n    image: registry.example.com/ml/triton:1\n    base_release: v0.33.0\n",
+        ),
+        [
+            'bp.yaml:35:19: error: models.rank.base_release: v0.33.0 is no NGC release: base_release of a Triton image is the YY.MM of the nvcr.io/nvidia/tritonserver image it is built from; write it as "YY.MM", such as "26.02"'
+        ],
+        id="vllm-release-on-triton",
     ),
     pytest.param(
         edit(
@@ -259,7 +269,7 @@ CASES = [
             '    replicas: {min: 2, max: 4}\n    base_release: "25.08"\n',
         ),
         [
-            "bp.yaml:29:19: error: models.chat.base_release: base_release names the NGC release of a custom Triton image, and this model serves with vllm; remove base_release"
+            "bp.yaml:29:19: error: models.chat.base_release: base_release names the release a model's own image is built from, and this model names no image; remove base_release (the model runs the vLLM of versions.vllm)"
         ],
         id="release-on-vllm",
     ),

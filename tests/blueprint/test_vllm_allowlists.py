@@ -237,8 +237,14 @@ def test_a_new_option_or_variable_must_be_classified_first() -> None:
 def test_every_long_option_and_variable_is_classified_and_every_refusal_says_why(
     release: str,
 ) -> None:
-    for table in (vllm_owned.flag_table(release), vllm_owned.env_table(release)):
-        assert {e.kind for e in table.values()} == {"allowed", "owned", "refused"}
+    flags, env = vllm_owned.flag_table(release), vllm_owned.env_table(release)
+    assert {e.kind for e in flags.values()} == {"allowed", "owned", "refused"}
+    # A variable some of whose values are refused lists the others and says why.
+    assert {e.kind for e in env.values()} == {"allowed", "owned", "refused", "values"}
+    assert env["VLLM_LOGGING_LEVEL"].text.split("\t")[0].split() == [
+        "CRITICAL", "ERROR", "FATAL", "INFO", "WARN", "WARNING"
+    ]  # fmt: skip
+    for table in (flags, env):
         assert all(e.text for e in table.values() if e.kind != "allowed")
         # The reason or hint is the tail of a `<what>; <how to fix>` message.
         assert all(";" not in e.text for e in table.values() if e.kind == "refused")

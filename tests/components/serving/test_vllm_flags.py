@@ -4,6 +4,7 @@ is owned by the blueprint (so `extra_args` cannot set it twice)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import re
 
@@ -16,6 +17,7 @@ from inferplane.components.serving.vllm import vllm_args, vllm_env, vllm_fetch_c
 from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+TEMPLATE_SHA = hashlib.sha256(b"{{ messages }}").hexdigest()[:12]
 
 
 def everything() -> list[str]:
@@ -104,7 +106,7 @@ def test_latency_features_become_flags(staging) -> None:
     assert tail == [
         "--enable-lora", "--max-loras", "1", "--max-lora-rank", "32",
         "--lora-modules", "tone=/models/.lora/tone",
-        "--chat-template", "{{ messages }}",
+        "--chat-template", f"/etc/inferplane/chat-template/chat-template-{TEMPLATE_SHA}.jinja",
         "--tool-call-parser", "llama3_json", "--enable-auto-tool-choice",
         "--swap-space", "8",
     ]  # fmt: skip
