@@ -282,8 +282,8 @@ def source_location(model: ServedModel) -> tuple[str, str]:
 
 
 NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
-"""The ENTRYPOINT of NVIDIA's NGC images (the CUDA base images' Dockerfile:
-``COPY entrypoint.d/ /opt/nvidia/entrypoint.d/``, ``ENTRYPOINT ["/opt/nvidia/nvidia_entrypoint.sh"]``;
+"""The ENTRYPOINT of NVIDIA's NGC images (the CUDA base images' Dockerfile copies
+``entrypoint.d/`` to ``/opt/nvidia/entrypoint.d/`` and sets this script as ENTRYPOINT;
 triton-inference-server/server ``docker/entrypoint.d/`` adds Triton's own): it runs the
 ``entrypoint.d`` scripts, among them the one that puts the image's CUDA forward-compatibility
 libraries ahead of an older data-center driver (the "Driver Requirements" of each Triton
