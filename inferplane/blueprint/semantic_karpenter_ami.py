@@ -53,7 +53,7 @@ def check_karpenter_ami(env: EnvView) -> None:
     every release since v20251120 carries R580 or later for each minor it is built for."""
     cluster = env.spec.get("cluster") or {}
     karpenter = (cluster.get("addons") or {}).get("karpenter")
-    if env.spec["cloud"] != "aws" or not is_existing(karpenter):
+    if env.spec["cloud"] != "aws" or karpenter is None or not is_existing(karpenter):
         return
     alias = str(karpenter.get("ami_alias", ""))
     match = _ALIAS.match(alias)
