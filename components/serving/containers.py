@@ -281,6 +281,17 @@ def source_location(model: ServedModel) -> tuple[str, str]:
     return f"{head}/", file
 
 
+NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
+"""The ENTRYPOINT of NVIDIA's NGC images (the CUDA base images' Dockerfile copies
+``entrypoint.d/`` to ``/opt/nvidia/entrypoint.d/`` and sets this script as ENTRYPOINT;
+triton-inference-server/server ``docker/entrypoint.d/`` adds Triton's own): it runs the
+``entrypoint.d`` scripts, among them the one that puts the image's CUDA forward-compatibility
+libraries ahead of an older data-center driver (the "Driver Requirements" of each Triton
+release note list the branches that works on), and then execs its arguments. A container
+``command`` replaces the ENTRYPOINT and skips all of that, so the Triton, TensorRT and
+TensorRT-LLM containers set ``args`` only."""
+
+
 def shell(*lines: str) -> list[str]:
     """A container command running `lines` under ``sh -eu`` (stop at the first failure)."""
     return ["/bin/sh", "-c", "set -eu\n" + "\n".join(lines)]

@@ -222,7 +222,8 @@ def build_pod_spec(
     trtexec = {
         "name": "trtexec",
         "image": tensorrt_image(model, env),
-        "command": shell(
+        # `args`, not `command`: the TensorRT image's entrypoint runs first (NGC_ENTRYPOINT).
+        "args": shell(
             f"if [ -f {EXISTS_MARKER} ]; then exit 0; fi",
             *trtexec_script(build),
         ),

@@ -230,6 +230,8 @@ def render_config_pbtxt(model: ServedModel, env: ServingEnvironment) -> str:
 
 # --- the server ---------------------------------------------------------------------------
 LIVE_PATH: Final = "/v2/health/live"
+TRITON_SERVER: Final = "tritonserver"
+"""The server binary, on the image's PATH, as the first of the container's ``args``."""
 
 
 def triton_args(model: ServedModel, release: str) -> list[str]:
@@ -319,8 +321,9 @@ def triton_container(env: ServingEnvironment, model: ServedModel, image: str) ->
     return {
         "name": "triton",
         "image": image,
-        "command": ["tritonserver"],
-        "args": triton_args(model, model.release(env)),
+        # No `command`: the image's entrypoint (`containers.NGC_ENTRYPOINT`) runs first
+        # and then execs these arguments, so its CUDA forward compatibility still applies.
+        "args": [TRITON_SERVER, *triton_args(model, model.release(env))],
         "env": [{"name": "HOME", "value": HOME}, *cache_env(model), *_python_path(model)],
         "ports": [
             {"name": name, "containerPort": port, "protocol": "TCP"} for name, port in PORTS.items()

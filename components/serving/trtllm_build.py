@@ -237,7 +237,8 @@ def _build_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
     return {
         "name": "trtllm-build",
         "image": trtllm_image(model.release(env)),
-        "command": shell(f"if [ -f {EXISTS_FILE} ]; then exit 0; fi", *build_script(model)),
+        # `args`, not `command`: the Triton image's entrypoint runs first (NGC_ENTRYPOINT).
+        "args": shell(f"if [ -f {EXISTS_FILE} ]; then exit 0; fi", *build_script(model)),
         "env": environment,
         # One engine rank per GPU: the build holds a serving replica's GPUs and share.
         "resources": serving_resources(model),

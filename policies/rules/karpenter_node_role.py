@@ -92,7 +92,7 @@ environments:
         karpenter:
           mode: existing
           node_role: KarpenterNodeRole-shared-eks
-          ami_alias: al2023@v20240807
+          ami_alias: al2023@v20260714
         cluster_autoscaler: null
     overrides: {load_balancer: {allowed_cidrs: [10.0.0.0/16]}}
 """,
@@ -107,7 +107,7 @@ environments:
         karpenter:
           mode: existing
           node_role: OrganizationAccountAccessRole
-          ami_alias: al2023@v20240807
+          ami_alias: al2023@v20260714
     overrides: {load_balancer: {allowed_cidrs: [10.0.0.0/16]}}
 """,
 )

@@ -81,9 +81,12 @@ def test_every_node_driver_row_has_a_branch_and_a_source() -> None:
 @pytest.mark.parametrize(
     ("engine", "release", "branch", "runs"),
     [
-        ("triton", "25.08", "580", True),  # 580 > 575
-        ("triton", "25.08", "575", True),
-        ("triton", "25.08", "570", False),  # below 575, and R570 is no forward-compatible branch
+        ("triton", "25.08", "580", True),  # CUDA 13.0.0: CUDA 13.x needs R580
+        ("triton", "25.08", "575", False),  # its notes say 575, but 575 is a CUDA 12.9 driver
+        ("triton", "25.08", "570", False),  # below 580, and R570 is no forward-compatible branch
+        ("triton", "26.02", "575", False),  # CUDA 13.1.1: not on R575 either
+        ("triton", "26.02", "580", True),
+        ("triton", "25.06", "575", True),  # CUDA 12.9.1: its notes' 575 holds
         (
             "triton",
             "25.08",
@@ -135,7 +138,7 @@ def old_eks_driver(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 CHAT_ON_570 = "bp.yaml:25:13: error: models.chat.server: vLLM v0.33.0 is built on CUDA 13.0.1 and needs NVIDIA driver 580 or later, but the GPU nodes of pool l4 in stg (the EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.33) run driver branch R570; set versions.vllm to a release that runs on R570: v0.10.2 (with driver 570.124.06 or later)"
-RANK_ON_570 = "Triton {release} is built on CUDA {cuda} and needs NVIDIA driver 575 or later, but the GPU nodes of pool l4 in stg (the EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.33) run driver branch R570; {change} that runs on R570: 25.03"
+RANK_ON_570 = "Triton {release} is built on CUDA {cuda} and needs NVIDIA driver 580 or later, but the GPU nodes of pool l4 in stg (the EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.33) run driver branch R570; {change} that runs on R570: 25.03"
 
 
 @pytest.mark.usefixtures("old_eks_driver")

@@ -10,7 +10,7 @@ from test_semantic import edit
 
 from inferplane.blueprint.addons import KarpenterAddon, resolve_addons
 
-KARPENTER = "        karpenter: {mode: existing, node_role: KarpenterNodeRole-shared-eks, ami_alias: al2023@v20240807}\n"
+KARPENTER = "        karpenter: {mode: existing, node_role: KarpenterNodeRole-shared-eks, ami_alias: al2023@v20260714}\n"
 
 
 def test_an_attached_eks_cluster_s_karpenter_is_accepted_and_resolved() -> None:
@@ -19,11 +19,11 @@ def test_an_attached_eks_cluster_s_karpenter_is_accepted_and_resolved() -> None:
         "karpenter": {
             "mode": "existing",
             "node_role": "KarpenterNodeRole-shared-eks",
-            "ami_alias": "al2023@v20240807",
+            "ami_alias": "al2023@v20260714",
         }
     }
     assert resolve_addons(raw).karpenter == KarpenterAddon(
-        node_role="KarpenterNodeRole-shared-eks", ami_alias="al2023@v20240807", existing=True
+        node_role="KarpenterNodeRole-shared-eks", ami_alias="al2023@v20260714", existing=True
     )
     assert resolve_addons(None).karpenter.existing is False
 
@@ -54,14 +54,14 @@ CASES = [
         id="on-gke",
     ),
     pytest.param(
-        eks(KARPENTER.replace("al2023@v20240807", "al2023@latest")),
+        eks(KARPENTER.replace("al2023@v20260714", "al2023@latest")),
         [
-            'bp.yaml:14:89: error: environments.stg.cluster.addons.karpenter.ami_alias: invalid value "al2023@latest"; write a pinned AL2023 alias such as al2023@v20240807'
+            'bp.yaml:14:89: error: environments.stg.cluster.addons.karpenter.ami_alias: invalid value "al2023@latest"; write a pinned AL2023 alias such as al2023@v20260714'
         ],
         id="ami-not-pinned",
     ),
     pytest.param(
-        eks("        karpenter: {mode: install, node_role: r, ami_alias: al2023@v20240807}\n"),
+        eks("        karpenter: {mode: install, node_role: r, ami_alias: al2023@v20260714}\n"),
         [
             'bp.yaml:14:27: error: environments.stg.cluster.addons.karpenter.mode: "install" is not one of existing; choose one of these values'
         ],
@@ -88,3 +88,66 @@ def test_mig_pools_are_refused_under_karpenter() -> None:
     assert errors(text) == [
         "bp.yaml:17:23: error: environments.stg.overrides.gpu_pools.l4.sharing: pool 'l4' partitions its GPUs with MIG, but Karpenter (environment stg) launches nodes only for resources its instance types offer: whole nvidia.com/gpu, never nvidia.com/mig-3g.40gb (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go (computeCapacity)), so no replica would ever get a node; use `sharing: exclusive` for this pool in this environment, or scale it with the Cluster Autoscaler (remove `karpenter`)"
     ]
+
+
+def _alias(alias: str, kubernetes: str | None = None) -> str:
+    text = eks(KARPENTER.replace("al2023@v20260714", alias))
+    if kubernetes is not None:
+        text = edit(
+            "      existing: shared-eks\n",
+            f"      existing: shared-eks\n      kubernetes_version: '{kubernetes}'\n",
+            text,
+        )
+    return text
+
+
+def test_the_first_alias_of_the_580_driver_for_the_clusters_minor_is_accepted() -> None:
+    # 1.33 AMIs carry 580.95.05 from v20251029 on (awslabs/amazon-eks-ami PR #2484).
+    assert errors(_alias("al2023@v20251029")) == []
+    assert errors(_alias("al2023@v20251108", "1.31")) == []
+
+
+AMI_CASES = [
+    pytest.param(
+        _alias("al2023@v20251023"),
+        [
+            "bp.yaml:14:89: error: environments.stg.cluster.addons.karpenter.ami_alias: al2023@v20251023 gives the GPU nodes of Kubernetes 1.33 the AL2023 NVIDIA AMI of release v20251023, whose NVIDIA driver is 570.195.03: model chat runs vLLM v0.33.0 (CUDA 13.0.1), which needs driver 580 or later; model rank runs Triton 26.02 (CUDA 13.1.1), which needs driver 580 or later; pin a release whose AMI for Kubernetes 1.33 runs them: al2023@v20251029 or later (newest in eks_al2023_nvidia.json: al2023@v20260714)"
+        ],
+        id="r570-before-the-580-rollout",
+    ),
+    pytest.param(
+        _alias("al2023@v20251029", "1.32"),
+        [
+            "bp.yaml:15:89: error: environments.stg.cluster.addons.karpenter.ami_alias: al2023@v20251029 gives the GPU nodes of Kubernetes 1.32 the AL2023 NVIDIA AMI of release v20251029, whose NVIDIA driver is 570.195.03: model chat runs vLLM v0.33.0 (CUDA 13.0.1), which needs driver 580 or later; model rank runs Triton 26.02 (CUDA 13.1.1), which needs driver 580 or later; pin a release whose AMI for Kubernetes 1.32 runs them: al2023@v20251108 or later (newest in eks_al2023_nvidia.json: al2023@v20260714)"
+        ],
+        id="the-rollout-reached-1.32-later",
+    ),
+    pytest.param(
+        _alias("al2023@v20240807"),
+        [
+            "bp.yaml:14:89: error: environments.stg.cluster.addons.karpenter.ami_alias: al2023@v20240807 names no EKS-optimized AL2023 NVIDIA AMI: the first was release v20240924, so Karpenter finds no AMI for the GPU nodes; pin a release whose AMI for Kubernetes 1.33 runs them: al2023@v20251029 or later (newest in eks_al2023_nvidia.json: al2023@v20260714)"
+        ],
+        id="before-any-nvidia-ami",
+    ),
+    pytest.param(
+        _alias("al2023@v20251031"),
+        [
+            "bp.yaml:14:89: error: environments.stg.cluster.addons.karpenter.ami_alias: al2023@v20251031 names no EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.33 (there is no release v20251031), so Karpenter finds no AMI for the GPU nodes; pin a release whose AMI for Kubernetes 1.33 runs them: al2023@v20251029 or later (newest in eks_al2023_nvidia.json: al2023@v20260714)"
+        ],
+        id="no-such-release",
+    ),
+    pytest.param(
+        _alias("al2023@v20260714", "1.29"),
+        [
+            "bp.yaml:15:89: error: environments.stg.cluster.addons.karpenter.ami_alias: al2023@v20260714 names no EKS-optimized AL2023 NVIDIA AMI of Kubernetes 1.29 (release v20260714 was built for Kubernetes 1.30, 1.31, 1.32, 1.33, 1.34, 1.35, 1.36), so Karpenter finds no AMI for the GPU nodes; pin a release whose AMI for Kubernetes 1.29 runs them: al2023@v20251120 or later (newest in eks_al2023_nvidia.json: al2023@v20260318)"
+        ],
+        id="not-built-for-the-minor",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), AMI_CASES)
+def test_an_alias_whose_driver_cannot_run_the_models_is_refused(
+    text: str, expected: list[str]
+) -> None:
+    assert errors(text) == expected

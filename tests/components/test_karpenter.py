@@ -27,7 +27,7 @@ KARPENTER = {
     "karpenter": {
         "mode": "existing",
         "node_role": "KarpenterNodeRole-shared-eks",
-        "ami_alias": "al2023@v20240807",
+        "ami_alias": "al2023@v20260714",
     }
 }
 
@@ -120,7 +120,7 @@ def test_the_node_class_pins_the_ami_and_uses_the_environment_s_subnets(
     assert re.fullmatch(r"sg-[0-9a-f]+", group["id"])  # the cluster security group
     assert spec == {
         "role": "KarpenterNodeRole-shared-eks",
-        "amiSelectorTerms": [{"alias": "al2023@v20240807"}],
+        "amiSelectorTerms": [{"alias": "al2023@v20260714"}],
         "subnetSelectorTerms": [subnet],
         "securityGroupSelectorTerms": [group],
         "blockDeviceMappings": [

@@ -216,7 +216,9 @@ def test_build_job(served, env_name, request):
         assert "nvidia.com/gpu" not in str(other["resources"])
     cli = "aws" if env.cloud == "aws" else "gcloud"
     assert fetch["image"].split("/")[-1].startswith("aws-cli" if cli == "aws" else "google")
-    fetch_script, build_script, upload_script = (c["command"][2] for c in (fetch, build, upload))
+    assert "command" not in build  # the TensorRT image's entrypoint runs first
+    fetch_script, upload_script = (c["command"][2] for c in (fetch, upload))
+    build_script = build["args"][2]
     # idempotent: an existing engine turns every step into a no-op
     assert "touch /build/engine-exists" in fetch_script
     assert build_script.startswith("set -eu\nif [ -f /build/engine-exists ]; then exit 0; fi\n")
@@ -306,7 +308,7 @@ def test_key_change_means_new_job(staging):
     [old] = before.of_type(JOB)
     [new] = after.of_type(JOB)
     assert old.name != new.name and old.get("metadata", "name") != new.get("metadata", "name")
-    assert "--bf16" in pod_spec(new)["initContainers"][1]["command"][2]
+    assert "--bf16" in pod_spec(new)["initContainers"][1]["args"][2]
 
 
 def test_batching_derives_the_batch_profile(staging):

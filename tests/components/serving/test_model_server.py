@@ -137,8 +137,10 @@ def test_zone_spread_is_hard_only_with_a_replica_per_zone(served, staging):
 def test_triton_serves_exactly_one_model(served, env_name):
     c = container(k8s_object(served(env_name), DEPLOYMENT, "ranker"), "triton")
     assert c["image"] == "nvcr.io/nvidia/tritonserver:26.02-py3"
-    assert c["command"] == ["tritonserver"]
+    # No `command`: the NGC image's entrypoint (CUDA forward compatibility) runs first.
+    assert "command" not in c
     assert c["args"] == [
+        "tritonserver",
         "--model-repository=/models",
         "--model-control-mode=explicit",
         "--load-model=ranker",

@@ -134,7 +134,9 @@ def test_build_job_runs_on_the_serving_gpus_with_the_same_release(llm_env):
     # The checkpoint is the staged copy: the build holds no Hub token and downloads nothing.
     assert not [e for e in build["env"] if e["name"].startswith("HF_TOKEN")]
     assert not [v for v in spec["volumes"] if "secret" in v]
-    script = build["command"][2]
+    assert "command" not in build  # the NGC image's entrypoint runs first
+    assert build["args"][:2] == ["/bin/sh", "-c"]
+    script = build["args"][2]
     assert "snapshot_download" not in script
     fetch = container(job, "fetch-checkpoint", init=True)
     staged = next(e["value"] for e in fetch["env"] if e["name"] == "SOURCE_URI")
@@ -198,7 +200,7 @@ def test_store_checkpoint_is_copied_not_downloaded_and_one_gpu_needs_no_orchestr
         'gcloud storage rsync --recursive "$SOURCE_URI" "/build/checkpoint"'
         in (fetch["command"][2])
     )
-    assert "snapshot_download" not in container(job, "trtllm-build", init=True)["command"][2]
+    assert "snapshot_download" not in container(job, "trtllm-build", init=True)["args"][2]
     triton = container(k8s_object(rec, DEPLOYMENT, MODEL), "triton")
     assert all(e["name"] != "TRTLLM_ORCHESTRATOR" for e in triton["env"])
 
