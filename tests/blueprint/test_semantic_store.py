@@ -70,9 +70,7 @@ def test_a_triton_file_in_the_bucket_root_is_refused() -> None:
 def test_a_triton_file_directly_in_a_store_with_a_prefix_is_refused() -> None:
     """Under ``s3://models-use1/team/`` the file's folder is the store itself (not a bucket's
     root): the grant would read every blueprint's areas there."""
-    text = edit(
-        "    model_store: s3://models-use1/\n", "    model_store: s3://models-use1/team/\n"
-    )
+    text = edit("    model_store: s3://models-use1/\n", "    model_store: s3://models-use1/team/\n")
     text = edit("    source: rank/model.onnx\n", "    source: model.onnx\n", text)
     assert diagnostics(text) == [
         "bp.yaml:31:13: error: models.rank.source: model.onnx is fetched with its whole folder "
