@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import Diagnostic, YamlPath
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint.model import Environment, ModelSource
 
 
 def _storage(env: Environment) -> tuple[str, str | None]:
@@ -36,11 +36,13 @@ def _storage(env: Environment) -> tuple[str, str | None]:
 def _reads(env: Environment) -> Iterator[tuple[YamlPath, str]]:
     """(field, folder URI) of every s3:// or gs:// source and adapter outside the store."""
     for model in env.models.values():
-        sources = [(("models", model.name, "source"), model.source, model.backend is not None)]
+        sources: list[tuple[YamlPath, ModelSource, bool]] = [
+            (("models", model.name, "source"), model.source, model.backend is not None)
+        ]
         lora = model.vllm.lora if model.vllm else None
         for adapter in lora.adapters if lora else ():
-            path = ("models", model.name, "vllm", "lora", "adapters", adapter.name)
-            sources.append((path, adapter.source, False))
+            field = ("models", model.name, "vllm", "lora", "adapters", adapter.name)
+            sources.append((field, adapter.source, False))
         for path, source, file in sources:
             if source.bucket is None or source.key is None:
                 continue  # hf://: staged in the blueprint's own area
@@ -83,7 +85,7 @@ def shared_store_problems(environments: Sequence[Environment]) -> list[Diagnosti
             break
         others = [e for e in environments if e.blueprint != env.blueprint]
         for path, uri in _reads(env):
-            other = next(
+            owner = next(
                 (
                     e
                     for e in others
@@ -92,13 +94,13 @@ def shared_store_problems(environments: Sequence[Environment]) -> list[Diagnosti
                 ),
                 None,
             )
-            if other is None:
+            if owner is None:
                 continue
             out.append(
                 Diagnostic(
                     env.locate(path),
                     env.source_path(path),
-                    f"{uri} reads the model store {other.model_store} of {_where(other)} "
+                    f"{uri} reads the model store {owner.model_store} of {_where(owner)} "
                     "from outside this environment's own store",
                     f"copy the files into {env.model_store} and give their path relative to it",
                 )

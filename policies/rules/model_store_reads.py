@@ -262,12 +262,18 @@ RULE = Rule(
         "source outside model_store widens that identity to another bucket or prefix. A "
         "pull request that points a model at `s3://finance-exports/` would give every "
         "serving pod read access to it. Reads stay in the environment's model store unless "
-        "a waiver says why not."
+        "a waiver says why not; LoRA adapters are read with the same identity and judged "
+        "alike. A store that holds, or lies inside, the store the platform lists for another "
+        "blueprint would read that blueprint's models, and a grant into other blueprints' "
+        "`.inferplane` areas of a shared store their engines, staged weights and compile "
+        "caches."
     ),
     remediation=(
         "Copy the model under the environment's model_store and give its source relative "
         "to it; if another location is intended, record a waiver for the model. A store "
-        "not under `allowed_model_stores` needs the platform team to list it there."
+        "not under `allowed_model_stores` needs the platform team to list it there; a "
+        "store beside another blueprint's, not above or inside it (or one prefix the "
+        "platform lists for both, if they share their models)."
     ),
     config=(
         ConfigKey(
@@ -298,8 +304,9 @@ RULE = Rule(
     ),
     sources=(
         "IAM role policies (S3 statements) and GCS bucket IAM members, against the "
-        "blueprint's model_store; the model store and absolute sources against "
-        "allowed_model_stores. Offline only: online the model store is not known."
+        "blueprint's model_store and its own .inferplane areas; the model store, absolute "
+        "sources and LoRA adapters against allowed_model_stores, including the stores it "
+        "lists for other blueprints. Offline only: online the model store is not known."
     ),
     passing_example="""\
 environments:
