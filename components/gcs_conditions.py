@@ -46,8 +46,11 @@ def object_prefix(bucket: str, prefix: str) -> str:
 
 
 def gcs_read_condition(bucket: str, prefix: str) -> str:
-    """Objects under the prefix, and listing the bucket only with a list prefix inside it
-    (a list request names the bucket, not an object)."""
+    """Objects under the folder `prefix` (ending in ``/``), and listing the bucket only with
+    a list prefix inside it (a list request names the bucket, not an object). Raises
+    ValueError for any other `prefix`: ``startsWith`` of a bare prefix also matches its
+    siblings (``llama`` matches ``llama-finance/``)."""
+    _folder(prefix)
     return (
         f"resource.name.startsWith({cel_string(object_prefix(bucket, prefix))}) || "
         '(resource.type == "storage.googleapis.com/Bucket" && '
@@ -56,8 +59,17 @@ def gcs_read_condition(bucket: str, prefix: str) -> str:
 
 
 def gcs_write_condition(bucket: str, prefix: str) -> str:
-    """Objects under the prefix only."""
+    """Objects under the folder `prefix` (ending in ``/``) only; ValueError for any other."""
+    _folder(prefix)
     return f"resource.name.startsWith({cel_string(object_prefix(bucket, prefix))})"
+
+
+def _folder(prefix: str) -> None:
+    if not prefix.endswith("/"):
+        raise ValueError(
+            f"a Cloud Storage condition names a folder ending in '/', not {prefix!r}, which "
+            "as a prefix would also match its siblings"
+        )
 
 
 __all__ = ["cel_string", "gcs_read_condition", "gcs_write_condition", "object_prefix"]

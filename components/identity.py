@@ -58,14 +58,15 @@ WRITERS: frozenset[str] = frozenset(
 
 # --- AWS policy documents --------------------------------------------------------------
 def s3_read_statements(locations: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
-    """GetObject under each (bucket, prefix), in one statement; ListBucket of each bucket
-    only for keys under its prefixes. Grouped, so that a blueprint of many models stays
-    far inside IAM's size limit of a role's inline policies (10,240 characters:
-    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html)."""
+    """GetObject under each (bucket, folder), in one statement; ListBucket of each bucket
+    only for keys under its folders. Grouped, so that a blueprint of many models stays far
+    inside IAM's size limit of a role's inline policies (10,240 characters:
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html). Raises
+    ValueError for a key that is not a folder (`folder_key`)."""
     by_bucket: dict[str, list[str]] = {}
     for bucket, prefix in locations:
         prefixes = by_bucket.setdefault(bucket, [])
-        if prefix not in prefixes:
+        if folder_key(prefix) not in prefixes:
             prefixes.append(prefix)
     objects = [f"arn:aws:s3:::{b}/{p}*" for b, prefixes in by_bucket.items() for p in prefixes]
     if not objects:
@@ -89,6 +90,19 @@ def s3_read_statements(locations: Sequence[tuple[str, str]]) -> list[dict[str, A
     return statements
 
 
+def folder_key(prefix: str) -> str:
+    """`prefix`, a key every grant of this module takes: a folder ending in ``/``, or ``""``
+    for the whole bucket. Anything else raises ValueError: as a prefix it would also match
+    its siblings (``llama*`` covers ``llama-finance/``, ``.inferplane*`` every blueprint's
+    areas), as an IAM resource pattern and as a Cloud Storage ``startsWith`` condition alike."""
+    if prefix and not prefix.endswith("/"):
+        raise ValueError(
+            f"a storage grant names a folder ending in '/' (or '' for a whole bucket), not "
+            f"{prefix!r}, which as a prefix would also match its siblings"
+        )
+    return prefix
+
+
 def engine_location(store_bucket: str, store_prefix: str, blueprint: str) -> tuple[str, str]:
     """(bucket, prefix) where the blueprint's engine builds write:
     ``<store prefix>.inferplane/engines/<blueprint>/``."""
@@ -109,7 +123,8 @@ def compile_location(store_bucket: str, store_prefix: str, blueprint: str) -> tu
 
 
 def s3_write_statement(bucket: str, prefix: str) -> dict[str, Any]:
-    """PutObject (and aborting its multipart uploads) under one prefix."""
+    """PutObject (and aborting its multipart uploads) under one folder (`folder_key`)."""
+    folder_key(prefix)
     return {
         "Effect": "Allow",
         "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
@@ -163,8 +178,8 @@ class ModelStoreAccessArgs:
     """The model store's key prefix, ``""`` (the whole bucket) or ending in ``/``; engine
     builds write under ``<store_prefix>.inferplane/engines/<owner.blueprint>/``."""
     read_locations: tuple[tuple[str, str], ...]
-    """(bucket, key prefix) pairs both identities may read: the store itself plus every
-    model source outside it; an empty prefix reads the whole bucket."""
+    """(bucket, folder) pairs the reading identities may read (`Environment.read_locations`):
+    each folder ends in ``/``, ``""`` reads the whole bucket (`folder_key`)."""
     project: str | None = None
     """GCP: the project of the service accounts (required on GCP)."""
     oidc_provider_arn: pulumi.Input[str] | None = None

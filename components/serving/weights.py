@@ -164,9 +164,11 @@ def is_staged(source: ModelSource) -> bool:
 
 
 def source_uri(env: ServingEnvironment, model: ServedModel, source: ModelSource) -> str:
-    """Where a replica copies `source` from: the store URI, or an hf:// source's staged copy."""
+    """The folder (ending in ``/``) a replica copies `source` from, a directory of weights
+    or an adapter: the store URI as a folder (`naming.source_folder`: what the identities
+    are granted, never a bare prefix), or an hf:// source's staged copy."""
     if not is_staged(source):
-        return source.uri
+        return source.uri if source.uri.endswith("/") else f"{source.uri}/"
     found = hub_source(model.name, ("source",), source.hf_repo, source.hf_revision)
     return staged_uri(env, found, model.name)
 

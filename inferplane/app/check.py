@@ -37,6 +37,7 @@ from inferplane.app.exits import (
 )
 from inferplane.app.report import FORMATS, CheckReport, render, wants_color
 from inferplane.app.shared_clusters import shared_cluster_problems
+from inferplane.app.shared_stores import shared_store_problems
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, format_path
 from inferplane.blueprint.model import Environment
@@ -365,6 +366,7 @@ def check_files(
         else:
             resolved.append((doc, chosen, [envs[n] for n in chosen]))
     report.invalid.extend(shared_cluster_problems(every_env))
+    report.invalid.extend(shared_store_problems(every_env))
     for doc, chosen, environments in resolved:
         try:
             found = check_environments(environments, config, on)

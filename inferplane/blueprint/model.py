@@ -234,26 +234,30 @@ class Environment:
 
     @property
     def read_locations(self) -> tuple[tuple[str, str], ...]:
-        """(bucket, key prefix) pairs serving pods must read, and nothing else: each model's
-        and LoRA adapter's source (relative ones resolved in the store), and the blueprint's
-        own areas of the store (`naming.store_area`: its engines, staged Hub weights and
-        compile caches). The read-only identity is scoped to exactly these, so a blueprint
-        that shares a store does not read another's weights or its ``.inferplane`` areas."""
+        """(bucket, folder) pairs serving pods must read, and nothing else, each folder
+        ending in ``/``: the folder each model and LoRA adapter is copied from (relative
+        sources resolved in the store; a Triton model's file brings its folder,
+        `naming.source_folder`), and the blueprint's own areas of the store
+        (`naming.store_area`: its engines, staged Hub weights and compile caches). The
+        read-only identity is scoped to exactly these, so a blueprint that shares a store
+        reads neither another's weights nor its ``.inferplane`` areas, and no grant is a
+        bare prefix that also matches a sibling (``llama`` matching ``llama-finance/``)."""
         found = [
             (self.store_bucket, f"{self.store_prefix}{naming.store_area(area, self.blueprint)}/")
             for area in (naming.ENGINE_PREFIX, naming.HUB_PREFIX, naming.VLLM_COMPILE_PREFIX)
         ]
-        sources = []
+        sources: list[tuple[ModelSource, bool]] = []
         for model in self.models.values():
-            sources.append(model.source)
+            sources.append((model.source, model.backend is not None))
             lora = model.vllm.lora if model.vllm else None
-            sources.extend(a.source for a in (lora.adapters if lora else ()))
-        for src in sources:
+            sources.extend((a.source, False) for a in (lora.adapters if lora else ()))
+        for src, file in sources:
             if src.bucket is None or src.key is None:
                 continue  # hf://: read from its staged copy, in the hub area
-            inside = any(src.bucket == b and src.key.startswith(p) for b, p in found)
+            folder = naming.source_folder(src.key, file)
+            inside = any(src.bucket == b and folder.startswith(p) for b, p in found)
             if not inside:
-                found.append((src.bucket, src.key))
+                found.append((src.bucket, folder))
         return tuple(found)
 
 

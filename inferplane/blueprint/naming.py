@@ -82,19 +82,25 @@ MODEL_READER_SA = "model-reader"
 """ServiceAccount of serving pods: read-only access to the environment's model store."""
 ENGINE_BUILDER_SA = "engine-builder"
 """ServiceAccount of TensorRT engine builds: reads the store, writes only the engine prefix."""
-ENGINE_PREFIX = ".inferplane/engines"
+STORE_AREAS = ".inferplane"
+"""The folder of a model store that inferplane writes into, and nothing else: engines
+(`ENGINE_PREFIX`), staged Hub weights and pip wheels (`HUB_PREFIX`), compile caches
+(`VLLM_COMPILE_PREFIX`), each with its attempt folders and completion markers. A blueprint
+never names a source, an adapter or a store inside it (`reserved_store_path`): its grants
+would read the areas of every blueprint that shares the store."""
+ENGINE_PREFIX = f"{STORE_AREAS}/engines"
 """Engines are written under ``<model_store>/<ENGINE_PREFIX>/<blueprint>/<model>/<key>/``
 (`store_area`)."""
 WEIGHTS_STAGER_SA = "weights-stager"
 """ServiceAccount of the Jobs that stage ``hf://`` sources: reads and writes only the hub
 prefix (`HUB_PREFIX`) of the model store."""
-HUB_PREFIX = ".inferplane/hub"
+HUB_PREFIX = f"{STORE_AREAS}/hub"
 """Staged ``hf://org/name@revision`` sources live under
 ``<model_store>/<HUB_PREFIX>/<blueprint>/<org>/<name>/<revision>/`` (`store_area`)."""
 VLLM_COMPILER_SA = "vllm-compiler"
 """ServiceAccount of the Jobs that stage a vLLM model's ``torch.compile`` cache: reads the
 store, writes only the compile-cache prefix (`VLLM_COMPILE_PREFIX`)."""
-VLLM_COMPILE_PREFIX = ".inferplane/vllm-compile"
+VLLM_COMPILE_PREFIX = f"{STORE_AREAS}/vllm-compile"
 """Staged compile caches live under
 ``<model_store>/<VLLM_COMPILE_PREFIX>/<blueprint>/<model>/<key>/`` (`store_area`)."""
 
@@ -122,6 +128,25 @@ def store_area(prefix: str, blueprint: str) -> str:
     caches or staged weights. Blueprint names are DNS labels: no ``/``, so with the trailing
     ``/`` one blueprint's area is never a prefix of another's."""
     return f"{prefix}/{blueprint}"
+
+
+def reserved_store_path(path: str) -> bool:
+    """Whether a store key or path (a source's key, a store's prefix) has `STORE_AREAS` as
+    one of its ``/``-separated segments: it reaches inferplane's own areas, of this store or
+    of a store nested in it."""
+    return STORE_AREAS in path.split("/")
+
+
+def source_folder(key: str, file: bool) -> str:
+    """The folder of the store that readers of a source copy, ending in ``/`` (``""``: the
+    bucket's root): a file's directory (a Triton model's, fetched whole so that its
+    external data files come with it), else the source itself as a folder. Grants name this
+    folder, never the bare key: ``llama`` as a prefix would also match ``llama-finance/``
+    and ``.inferplane`` would match ``.inferplane/``."""
+    if file:
+        head, slash, _ = key.rpartition("/")
+        return f"{head}/" if slash else ""
+    return key if key.endswith("/") else f"{key}/"
 
 
 def namespace(blueprint: str) -> str:

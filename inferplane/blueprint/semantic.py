@@ -6,7 +6,8 @@ blueprint is reported once, however many environments see it.
 
 This module runs them, in a fixed order (the order of the report); each area's checks live
 in a module of their own: `semantic_environment` (region, zones, cluster, model store),
-`semantic_pools`, `semantic_models`, `semantic_secrets`, `semantic_waivers`, and the
+`semantic_store` (where it reads in storage), `semantic_pools`, `semantic_models`,
+`semantic_secrets`, `semantic_waivers`, and the
 `semantic_*` modules listed in `CHECKS`.
 """
 
@@ -32,6 +33,7 @@ from inferplane.blueprint import (
     semantic_secrets,
     semantic_serving,
     semantic_spare,
+    semantic_store,
     semantic_triton,
     semantic_vllm,
     semantic_waivers,
@@ -47,6 +49,7 @@ CHECKS: list[Check] = [
     semantic_environment.check_region_and_zones,
     semantic_environment.check_cluster,
     semantic_environment.check_model_store,
+    semantic_store.check_store_paths,
     semantic_pools.check_pools_fit_catalog,
     semantic_models.check_models,
     semantic_secrets.check_secret_refs,
@@ -66,7 +69,6 @@ CHECKS: list[Check] = [
     semantic_serving.check_triton_release,
     semantic_releases.check_versions,
     semantic_releases.check_driver,
-    semantic_serving.check_engine_sources,
     semantic_zones.check_gcp_zones,
     semantic_zones.check_zone_suffixes,
     semantic_network.check_vpc,

@@ -197,6 +197,7 @@ def _check_writers(env: EnvView) -> None:
     secrets = env.spec.get("model_store_secrets")
     if not isinstance(secrets, Mapping):
         return  # the schema requires it; reported there
+    _check_one_secret_per_role(env, secrets)
     models = env.data.get("models") or {}
     for role, uses, what in _WRITERS:
         if role in secrets:
@@ -209,6 +210,29 @@ def _check_writers(env: EnvView) -> None:
                 f"add `{role}: <Secret name>`: an existing Secret in the blueprint's namespace "
                 "with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
             )
+
+
+def _check_one_secret_per_role(env: EnvView, secrets: Mapping[str, Any]) -> None:
+    """Each role's keys are its own: a Secret named for the reader and a writer would give
+    every serving pod write keys to the store, and one named for two writers lets each
+    writer's Jobs write where only the other's may. The later role is blamed."""
+    owner: dict[str, str] = {}
+    for role in sorted(secrets, key=lambda r: r != "reader"):  # the reader first
+        secret = secrets[role]
+        first = owner.setdefault(str(secret), str(role))
+        if first == role:
+            continue
+        why = (
+            "serving pods would hold a writer's keys"
+            if first == "reader"
+            else "the Jobs of each would hold the other's write keys"
+        )
+        env.error(
+            _env_path(env, "model_store_secrets", role),
+            f"Secret {secret!r} is already `{first}`'s: {why}",
+            f"give `{role}` a Secret of its own, with keys the store's bucket policy scopes "
+            f"to that role",
+        )
 
 
 __all__ = ["KUBERNETES", "check_kubernetes"]

@@ -398,25 +398,3 @@ def check_triton_release(env: EnvView) -> None:
                 "image it is built from (the engine is then built with "
                 "nvcr.io/nvidia/tensorrt:<base_release>-py3)",
             )
-
-
-def check_engine_sources(env: EnvView) -> None:
-    """A Triton model's ONNX file is fetched with its directory, external data files included
-    (`components.serving.containers.source_location`), for the engine build or for Triton to
-    serve it: the model must be a file inside a directory, not at the root of its bucket."""
-    store = str(env.spec.get("model_store") or "")
-    for name, model in (env.data.get("models") or {}).items():
-        if model["server"] != "triton" or "tensorrt_llm" in model or "pipeline" in model:
-            continue  # a TensorRT-LLM checkpoint or a pipeline is a directory
-        source = str(model["source"])
-        uri = source if "://" in source else store.rstrip("/") + "/" + source
-        if not uri.startswith(("s3://", "gs://")):
-            continue  # another check refuses what Triton cannot load at all
-        head, _, file = uri.rpartition("/")
-        if not file or "/" not in head.partition("://")[2]:
-            env.error(
-                ("models", name, "source"),
-                f"the ONNX model's directory is fetched (its external data files live beside "
-                f"it), and {uri} is not a file in a directory",
-                "keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
-            )

@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.errors import YamlPath
+from inferplane.blueprint.model import Environment, ModelSource
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import Resource
 from inferplane.policies.scoping import KEY_DESCRIPTION, KEY_PATTERN, granted
@@ -76,13 +78,31 @@ def gcs_reads(member: Resource) -> Iterator[tuple[str, str]]:
         yield bucket, ""
 
 
+def _reads(env: Environment) -> Iterator[tuple[str, YamlPath, str, ModelSource, bool]]:
+    """(target, field, what, source, file) of every s3:// or gs:// source and LoRA adapter:
+    `what` names it in messages, `file` marks a Triton model's file (read with its folder)."""
+    for model in env.models.values():
+        target, path = f"models.{model.name}", ("models", model.name)
+        what = f"source {model.source.uri} of model {model.name}"
+        yield target, (*path, "source"), what, model.source, model.backend is not None
+        lora = model.vllm.lora if model.vllm else None
+        for adapter in lora.adapters if lora else ():
+            field = (*path, "vllm", "lora", "adapters", adapter.name)
+            what = f"LoRA adapter {adapter.name} ({adapter.source.uri}) of model {model.name}"
+            yield target, field, what, adapter.source, False
+
+
+def _folder_uri(source: ModelSource, file: bool) -> str:
+    """The folder URI a source is read as (`naming.source_folder`)."""
+    return f"{source.scheme}://{source.bucket}/{naming.source_folder(source.key or '', file)}"
+
+
 def _blame(stack: Stack, bucket: str, prefix: str) -> tuple[str, YamlPath]:
     env = stack.env
     assert env is not None
-    for model in env.models.values():
-        src = model.source
+    for target, field, _, src, _ in _reads(env):
         if src.bucket == bucket and src.key is not None and src.key.startswith(prefix):
-            return f"models.{model.name}", ("models", model.name, "source")
+            return target, field
     return f"environments.{env.name}", ("environments", env.name, "model_store")
 
 
@@ -122,16 +142,78 @@ def _unlisted_stores(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             ("environments", env.name, "model_store"),
             f"model_store {env.model_store} is not a model store the platform allows; {hint}",
         )
-    for model in env.models.values():
-        uri = model.source.uri  # a relative source is inside the store: judged above
-        inside = store_allowed(uri, [env.model_store.rstrip("/") + "/"])
-        if uri.startswith(("s3://", "gs://")) and not inside and not store_allowed(uri, prefixes):
+    for target, field, what, source, file in _reads(env):
+        if source.bucket is None:
+            continue  # hf://: staged in the blueprint's own area of the store
+        uri = _folder_uri(source, file)  # a relative source is inside the store: judged above
+        if not store_allowed(uri, [env.model_store]) and not store_allowed(uri, prefixes):
             yield Finding(
-                f"models.{model.name}",
-                ("models", model.name, "source"),
-                f"source {uri} of model {model.name} is not in a model store the platform "
-                f"allows; {hint}",
+                target, field, f"{what} is not in a model store the platform allows; {hint}"
             )
+    yield from _nested_stores(env, config["allowed_model_stores"], prefixes)
+
+
+def _nested_stores(
+    env: Environment, allowed: Mapping[str, Any], prefixes: list[str]
+) -> Iterator[Finding]:
+    """The store, and every s3:// or gs:// read outside it, may not hold, be or lie inside a
+    store the platform lists for another blueprint by name: one blueprint's grants would
+    read the other's models, its `.inferplane` areas included. A prefix listed for both by
+    name is a share the platform chose. (A read the platform does not allow at all is
+    reported as such, once.)"""
+    own = [
+        str(p).replace("{blueprint}", env.blueprint)
+        for key in (env.blueprint, f"{env.blueprint}/{env.name}")
+        for p in allowed.get(key) or ()
+    ]
+    others = [
+        (str(p).replace("{blueprint}", key.partition("/")[0]), key)
+        for key, listed in allowed.items()
+        if key != "*" and key.partition("/")[0] != env.blueprint
+        for p in listed or ()
+    ]
+    reads: list[tuple[str, YamlPath, str, str]] = [
+        (
+            f"environments.{env.name}",
+            ("environments", env.name, "model_store"),
+            f"model_store {env.model_store}",
+            env.model_store,
+        )
+    ]
+    for target, field, what, source, file in _reads(env):
+        uri = _folder_uri(source, file) if source.bucket is not None else ""
+        if uri and not store_allowed(uri, [env.model_store]):
+            reads.append((target, field, what, uri))
+    for target, field, what, uri in reads:
+        if not store_allowed(uri, prefixes):
+            continue
+        for prefix, key in others:
+            if prefix in own or not (uri.startswith(prefix) or prefix.startswith(uri)):
+                continue
+            how = "is" if uri == prefix else "holds" if prefix.startswith(uri) else "is inside"
+            yield Finding(
+                target,
+                field,
+                f"{what} {how} {prefix}, the model store {ALLOWED_STORES_KEY} lists for "
+                f"{key!r}: one blueprint would read the other's models and .inferplane "
+                "areas; use a store of this blueprint's own, beside the other's, or ask the "
+                "platform team to list one prefix for both blueprints if they share it",
+            )
+            break
+
+
+def _reaches_other_areas(key: str, blueprint: str) -> bool:
+    """Whether a grant of `key` (relative to the store; a prefix it covers) reaches into
+    `naming.STORE_AREAS` beyond `blueprint`'s own areas: a prefix of the areas' folder (the
+    whole store, ``.inf``) covers them all."""
+    areas = f"{naming.STORE_AREAS}/"
+    if areas.startswith(key):
+        return True
+    own = [
+        f"{naming.store_area(a, blueprint)}/"
+        for a in (naming.ENGINE_PREFIX, naming.HUB_PREFIX, naming.VLLM_COMPILE_PREFIX)
+    ]
+    return key.startswith(areas) and not any(key.startswith(o) for o in own)
 
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
@@ -144,6 +226,18 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
         reads = gcs_reads(r) if r.type == GCS_BUCKET_MEMBER else s3_reads(r.props.get("policy"))
         for bucket, prefix in dict.fromkeys(reads):
             if bucket == store_bucket and prefix.startswith(store_prefix):
+                if not _reaches_other_areas(prefix[len(store_prefix) :], env.blueprint):
+                    continue
+                target, field = _blame(stack, bucket, prefix)
+                yield Finding(
+                    target,
+                    field,
+                    f"{r.name} grants reads of {bucket}/{prefix}, which reaches the "
+                    f"{naming.STORE_AREAS}/ areas of other blueprints that share the model "
+                    f"store {env.model_store}; read only this blueprint's own areas and its "
+                    "models' folders",
+                    r.ref,
+                )
                 continue
             target, field = _blame(stack, bucket, prefix)
             where = f"{bucket}/{prefix}" if bucket != "*" else "every bucket"
@@ -168,12 +262,18 @@ RULE = Rule(
         "source outside model_store widens that identity to another bucket or prefix. A "
         "pull request that points a model at `s3://finance-exports/` would give every "
         "serving pod read access to it. Reads stay in the environment's model store unless "
-        "a waiver says why not."
+        "a waiver says why not; LoRA adapters are read with the same identity and judged "
+        "alike. A store that holds, or lies inside, the store the platform lists for another "
+        "blueprint would read that blueprint's models, and a grant into other blueprints' "
+        "`.inferplane` areas of a shared store their engines, staged weights and compile "
+        "caches."
     ),
     remediation=(
         "Copy the model under the environment's model_store and give its source relative "
         "to it; if another location is intended, record a waiver for the model. A store "
-        "not under `allowed_model_stores` needs the platform team to list it there."
+        "not under `allowed_model_stores` needs the platform team to list it there; a "
+        "store beside another blueprint's, not above or inside it (or one prefix the "
+        "platform lists for both, if they share their models)."
     ),
     config=(
         ConfigKey(
@@ -204,8 +304,9 @@ RULE = Rule(
     ),
     sources=(
         "IAM role policies (S3 statements) and GCS bucket IAM members, against the "
-        "blueprint's model_store; the model store and absolute sources against "
-        "allowed_model_stores. Offline only: online the model store is not known."
+        "blueprint's model_store and its own .inferplane areas; the model store, absolute "
+        "sources and LoRA adapters against allowed_model_stores, including the stores it "
+        "lists for other blueprints. Offline only: online the model store is not known."
     ),
     passing_example="""\
 environments:

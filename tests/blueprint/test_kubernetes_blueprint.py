@@ -221,6 +221,24 @@ CASES += [
         "a kubernetes environment",
         id="secret-manager-refused",
     ),
+    pytest.param(
+        "      engine_builder: store-engine-builder",
+        "      engine_builder: store-reader",
+        "bp.yaml:13:23: error: environments.local.model_store_secrets.engine_builder: Secret "
+        "'store-reader' is already `reader`'s: serving pods would hold a writer's keys; give "
+        "`engine_builder` a Secret of its own, with keys the store's bucket policy scopes to "
+        "that role",
+        id="reader-secret-is-a-writers",
+    ),
+    pytest.param(
+        "      vllm_compiler: store-vllm-compiler",
+        "      vllm_compiler: store-engine-builder",
+        "bp.yaml:14:22: error: environments.local.model_store_secrets.vllm_compiler: Secret "
+        "'store-engine-builder' is already `engine_builder`'s: the Jobs of each would hold "
+        "the other's write keys; give `vllm_compiler` a Secret of its own, with keys the "
+        "store's bucket policy scopes to that role",
+        id="two-writers-share-a-secret",
+    ),
 ]
 
 

@@ -275,12 +275,12 @@ CASES = [
     ),
     # ONNX external data lives beside the model ("location ... relative to the directory the
     # ONNX model is stored in", https://onnx.ai/onnx/repo-docs/ExternalData.html): the engine
-    # build fetches the model's directory, so a model at a bucket's root is refused.
+    # build fetches the model's directory, so a model directly in the store is refused.
     pytest.param(
         edit("source: rank/model.onnx", "source: model.onnx"),
         [
-            "bp.yaml:31:13: error: models.rank.source: the ONNX model's directory is fetched (its external data files live beside it), and s3://models-use1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
-            "bp.yaml:31:13: error: models.rank.source: the ONNX model's directory is fetched (its external data files live beside it), and gs://models-usc1/model.onnx is not a file in a directory; keep each ONNX model in its own directory: <store>/<model dir>/model.onnx",
+            "bp.yaml:31:13: error: models.rank.source: model.onnx is fetched with its whole folder (an ONNX model's external data files are read relative to it: https://onnx.ai/onnx/repo-docs/ExternalData.html), and its folder is the model store s3://models-use1/; keep each model file in a folder of its own: <store>/<model dir>/model.onnx",
+            "bp.yaml:31:13: error: models.rank.source: model.onnx is fetched with its whole folder (an ONNX model's external data files are read relative to it: https://onnx.ai/onnx/repo-docs/ExternalData.html), and its folder is the model store gs://models-usc1/; keep each model file in a folder of its own: <store>/<model dir>/model.onnx",
         ],
         id="onnx-at-store-root",
     ),

@@ -70,13 +70,13 @@ def test_write_allows_the_prefix_only() -> None:
 @pytest.mark.parametrize(
     ("bucket", "prefix"),
     [
-        ("models", 'team/") || true || ("'),
-        ("models", 'team/\\") || true || (\\"'),
+        ("models", 'team/") || true || ("/'),
+        ("models", 'team/\\") || true || (\\"/'),
         ('models/objects/") || true || ("', "team/"),
-        ("models", 'team/\n") || true || ("'),
-        ("models", 'team/\u2028") || true || ("'),
-        ("models", "team/\\"),
-        ("models", "team/\U0001f600"),
+        ("models", 'team/\n") || true || ("/'),
+        ("models", 'team/\u2028") || true || ("/'),
+        ("models", "team/\\/"),
+        ("models", "team/\U0001f600/"),
     ],
 )
 def test_crafted_values_do_not_widen(bucket: str, prefix: str) -> None:
@@ -88,6 +88,20 @@ def test_crafted_values_do_not_widen(bucket: str, prefix: str) -> None:
         )
     # ... and the literal still means exactly the crafted text.
     assert allowed(gcs_write_condition(bucket, prefix), name=obj(bucket, prefix + "x"))
+
+
+@pytest.mark.parametrize("prefix", ["llama", ".inferplane", "l", "team/model.onnx"])
+def test_a_bare_prefix_is_refused(prefix: str) -> None:
+    """``startsWith`` of ``llama`` would match ``llama-finance/`` too, ``.inferplane`` every
+    blueprint's areas, ``l`` most of a bucket: a grant names a folder."""
+    message = (
+        f"a Cloud Storage condition names a folder ending in '/', not {prefix!r}, which as a "
+        "prefix would also match its siblings"
+    )
+    for condition in (gcs_read_condition, gcs_write_condition):
+        with pytest.raises(ValueError) as exc:
+            condition("models", prefix)
+        assert str(exc.value) == message
 
 
 @pytest.mark.parametrize("text", ['a"b', "a\\b", "a\nb", "\x00", "\u0085", "é", "\U0001f600", ""])

@@ -120,9 +120,9 @@ def test_reader_reads_its_models_and_its_own_areas_never_the_whole_store(
     keys = [
         *(f"{area}support-assistant/*" for area in AREAS),
         "llama-3.1-8b-instruct/*",
-        "reranker/model.onnx*",
-        "toxicity/model.onnx*",
-        "embedder/model.onnx*",
+        "reranker/*",
+        "toxicity/*",
+        "embedder/*",
     ]
     assert policy["Statement"] == [
         {
@@ -139,6 +139,32 @@ def test_reader_reads_its_models_and_its_own_areas_never_the_whole_store(
     ]
 
 
+def test_a_source_without_its_slash_is_granted_as_its_folder(staging: Environment) -> None:
+    """``llama`` as a bare prefix (``llama*``) would also read ``llama-finance/``: the grant
+    names the folder the replicas copy, ``llama/``."""
+    env = restored(staging, staging.model_store, {"chat": "llama"})
+    policy = role_policies(cloud_recording(env))["support-assistant-staging-model-reader-policy"]
+    gets, listing = policy["Statement"]
+    assert "arn:aws:s3:::acme-models-use1/llama/*" in gets["Resource"]
+    assert "llama/*" in listing["Condition"]["StringLike"]["s3:prefix"]
+    sibling = "arn:aws:s3:::acme-models-use1/llama-finance/weights.bin"
+    assert not [r for r in gets["Resource"] if fnmatch.fnmatchcase(sibling, r)]
+    assert not [p for p in listing["Condition"]["StringLike"]["s3:prefix"] if p[:-1] == "llama"]
+
+
+@pytest.mark.parametrize("key", ["llama", ".inferplane", "t"])
+def test_a_bare_prefix_is_never_granted(key: str) -> None:
+    message = (
+        f"a storage grant names a folder ending in '/' (or '' for a whole bucket), not {key!r}, "
+        "which as a prefix would also match its siblings"
+    )
+    with pytest.raises(ValueError) as read:
+        identity.s3_read_statements([("models", "team/"), ("models", key)])
+    with pytest.raises(ValueError) as write:
+        identity.s3_write_statement("models", key)
+    assert str(read.value) == str(write.value) == message
+
+
 def test_reader_is_scoped_to_the_sources_under_the_store_prefix_and_outside_it(
     staging_prefixed: Environment,
 ) -> None:
@@ -146,8 +172,8 @@ def test_reader_is_scoped_to_the_sources_under_the_store_prefix_and_outside_it(
     reader = policies["support-assistant-staging-model-reader-policy"]["Statement"]
     keys = [
         *(f"team/models/{area}support-assistant/*" for area in AREAS),  # chat: its staged copy
-        "team/models/reranker/model.onnx*",
-        "team/models/embedder/model.onnx*",
+        "team/models/reranker/*",
+        "team/models/embedder/*",
     ]
     assert reader == [
         {
@@ -155,7 +181,7 @@ def test_reader_is_scoped_to_the_sources_under_the_store_prefix_and_outside_it(
             "Action": "s3:GetObject",
             "Resource": [
                 *(f"arn:aws:s3:::acme-models-use1/{k}" for k in keys),
-                "arn:aws:s3:::shared-models/toxicity/v3/model.onnx*",
+                "arn:aws:s3:::shared-models/toxicity/v3/*",
             ],
         },
         {
@@ -168,7 +194,7 @@ def test_reader_is_scoped_to_the_sources_under_the_store_prefix_and_outside_it(
             "Effect": "Allow",
             "Action": "s3:ListBucket",
             "Resource": "arn:aws:s3:::shared-models",
-            "Condition": {"StringLike": {"s3:prefix": ["toxicity/v3/model.onnx*"]}},
+            "Condition": {"StringLike": {"s3:prefix": ["toxicity/v3/*"]}},
         },
     ]
     actions = {
@@ -287,7 +313,7 @@ def test_gcp_reader_views_its_sources_and_areas_only(prod_prefixed: Environment)
     }
     member = "serviceAccount:support-assistant-prod-reader@acme-ml-prod.iam.gserviceaccount.com"
     prefixes = [f"team/models/{area}support-assistant/" for area in AREAS] + [
-        f"team/models/{m.source.key.removeprefix(prod_prefixed.store_prefix)}"
+        naming.source_folder(m.source.key, file=m.backend is not None)
         for m in prod_prefixed.models.values()
         if m.source.key is not None
     ]

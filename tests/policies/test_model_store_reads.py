@@ -71,3 +71,107 @@ def test_a_grant_keyed_by_an_environment_name_is_refused(tmp_path: Path) -> None
         "write chat-minimal/prod for that environment of 'chat-minimal', or the blueprint's "
         "name for all its environments"
     ]
+
+
+def _store_results(tmp_path: Path, store: str, listed: str) -> list[str]:
+    """model-store-reads' messages for chat-minimal's prod with `store`, the platform listing
+    `listed` for it and ``s3://example-models-euw1/bge-search/`` for bge-search."""
+    import datetime as dt
+
+    from inferplane.app.check import check_files
+
+    text = Path("blueprints/chat-minimal.yaml").read_text()
+    old = "    model_store: s3://example-models-euw1/chat-minimal/"
+    assert old in text
+    blueprint = tmp_path / "chat-minimal.yaml"
+    blueprint.write_text(text.replace(old, f"    model_store: {store}", 1))
+    config = tmp_path / "platform.yaml"
+    config.write_text(
+        "model-store-reads:\n"
+        "  allowed_model_stores:\n"
+        '    "*": ["s3://models/{blueprint}/"]\n'
+        f"    chat-minimal: [{listed}]\n"
+        "    bge-search: [s3://example-models-euw1/bge-search/]\n"
+    )
+    report = check_files([str(blueprint)], ["prod"], str(config), today=dt.date(2026, 12, 1))
+    assert report.invalid == []
+    return [
+        f"{r.location.line}: {r.target}: {r.message}"
+        for r in report.results
+        if r.rule == "model-store-reads" and r.location is not None
+    ]
+
+
+def test_a_store_holding_another_blueprint_s_listed_store_is_refused(tmp_path: Path) -> None:
+    """The platform lists the bucket's root for chat-minimal and a folder of it for
+    bge-search: chat-minimal's store there would read bge-search's models and areas."""
+    root = "s3://example-models-euw1/"
+    assert _store_results(tmp_path, root, root) == [
+        "14: environments.prod: model_store s3://example-models-euw1/ holds "
+        "s3://example-models-euw1/bge-search/, the model store "
+        "model-store-reads.allowed_model_stores lists for 'bge-search': one blueprint would "
+        "read the other's models and .inferplane areas; use a store of this blueprint's own, "
+        "beside the other's, or ask the platform team to list one prefix for both blueprints "
+        "if they share it"
+    ]
+    # Inside it, as well: bge-search's grants would read this blueprint's models.
+    inner = "s3://example-models-euw1/bge-search/chat/"
+    assert _store_results(tmp_path, inner, root) == [
+        "14: environments.prod: model_store s3://example-models-euw1/bge-search/chat/ is inside "
+        "s3://example-models-euw1/bge-search/, the model store "
+        "model-store-reads.allowed_model_stores lists for 'bge-search': one blueprint would "
+        "read the other's models and .inferplane areas; use a store of this blueprint's own, "
+        "beside the other's, or ask the platform team to list one prefix for both blueprints "
+        "if they share it"
+    ]
+
+
+def test_a_grant_reaching_other_blueprints_areas_is_refused() -> None:
+    """Reads inside the store are the store's, except inferplane's areas of other blueprints
+    (or a prefix covering them all): a grant there is reported even though validation keeps
+    sources out of them."""
+    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.policies.rules.model_store_reads import AWS_ROLE_POLICY, check
+    from inferplane.policies.stack import Stack
+
+    env = resolve_file("blueprints/chat-minimal.yaml", "prod")
+    keys = [
+        ".inferplane/hub/chat-minimal/",  # its own area: fine
+        ".inferplane/hub/bge-search/",
+        ".inferplane*",
+        "",
+    ]
+    resources = [
+        Resource(
+            urn=f"urn:{i}",
+            name=f"grant-{i}",
+            type=AWS_ROLE_POLICY,
+            props={
+                "policy": {
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Action": "s3:GetObject",
+                            "Resource": f"arn:aws:s3:::example-models-euw1/chat-minimal/{k}*"
+                            if k
+                            else "arn:aws:s3:::example-models-euw1/chat-minimal/*",
+                        }
+                    ]
+                }
+            },
+        )
+        for i, k in enumerate(keys)
+    ]
+    config = {"allowed_model_stores": {"*": ["s3://"]}}
+    found = [f.message for f in check(Stack.of(resources, env), config)]
+    tail = (
+        "which reaches the .inferplane/ areas of other blueprints that share the model store "
+        "s3://example-models-euw1/chat-minimal/; read only this blueprint's own areas and its "
+        "models' folders"
+    )
+    assert found == [
+        "grant-1 grants reads of example-models-euw1/chat-minimal/.inferplane/hub/bge-search/, "
+        + tail,
+        f"grant-2 grants reads of example-models-euw1/chat-minimal/.inferplane, {tail}",
+        f"grant-3 grants reads of example-models-euw1/chat-minimal/, {tail}",
+    ]

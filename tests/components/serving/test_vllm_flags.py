@@ -112,6 +112,19 @@ def test_latency_features_become_flags(staging) -> None:
     ]  # fmt: skip
 
 
+def test_weights_given_without_their_slash_are_copied_as_folders(staging) -> None:
+    """The identities are granted the folder (``tone/``, never the bare prefix ``tone``,
+    which would also match ``tone-finance/``): the copy reads that folder."""
+    tone = LoraAdapter("tone", ModelSource("s3://b/tone", "s3", "b", "tone"))
+    weights = ModelSource("s3://b/llama", "s3", "b", "llama")
+    env = with_model(
+        staging, "chat", source=weights, vllm=VllmSettings(lora=Lora((tone,), 1, None))
+    )
+    fetch = vllm_fetch_container(*args_of(env, "chat"))
+    assert {"name": "MODEL_URI", "value": "s3://b/llama/"} in fetch["env"]
+    assert {"name": "LORA_URI_0", "value": "s3://b/tone/"} in fetch["env"]
+
+
 def test_lora_adapters_are_copied_by_the_fetch_container(staging) -> None:
     hf = ModelSource("hf://a/b@main", "hf", None, None, hf_repo="a/b", hf_revision="main")
     tone = LoraAdapter("tone", ModelSource("s3://b/tone/", "s3", "b", "tone/"))
