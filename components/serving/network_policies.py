@@ -11,6 +11,14 @@ The blueprint's namespace denies all ingress and egress by default
 
 Ingress to the serving ports and the metrics port is the model's own NetworkPolicy
 (`inferplane.components.serving.load_balancer`); build pods accept no ingress at all.
+Callers are admitted by address and, inside the cluster, by namespace (`client_peers`).
+
+On ``kubernetes`` the model store is the S3-compatible endpoint, and a store client reaches
+it and nothing else (`store_endpoint_egress_rule`): the endpoint's Service pods by
+namespace and labels, or its one address (`inferplane.blueprint.store_endpoint`). Only the
+pods that download from the internet (the hub staging Job, the package-index staging Job)
+also get the HTTPS rule below; the serving pods, engine builds and compile-cache Jobs, which
+hold the reader's or a writer's keys and may run a pipeline's Python code, do not.
 
 A NetworkPolicy cannot name S3, GCS or the Hugging Face hub: they are large, changing sets
 of public addresses. The model store is therefore "TCP 443 to any address outside the
