@@ -60,8 +60,9 @@ a picker pod (the picker and its proxy sidecar) gets exactly:
     CiliumNetworkPolicy"; cilium/cilium#20550, #33525). That setting is the cluster's,
     not the blueprint's, so the NetworkPolicy leaves the API server out and a
     CiliumNetworkPolicy ``<model>-<zone>-epp-api-server`` (`api_server_cilium_policy_spec`)
-    allows ``toEntities: [kube-apiserver]`` on the same ports. Cilium unions the allows of
-    every policy that selects a pod, so the two together are the picker's whole egress.
+    allows ``toEntities: [kube-apiserver]`` on the same ports. Allows add up: a pod may
+    send where "at least one egress rule exists which selects the destination"
+    (``layer3.rst``, "Egress"), so the two together are the picker's whole egress.
     The ports are the API server's own (``toPorts`` match after the ``kubernetes``
     Service's address is translated); ``port`` is a string in Cilium's API
     (``pkg/policy/api/l4.go``, `PortProtocol`).

@@ -77,10 +77,10 @@ RULE = Rule(
         "Offline only: online the blueprint is not known."
     ),
     passing_example="""\
-# policy config: {in-cluster-clients: {allowed_client_namespaces: {golden: [chat-web]}}}
 load_balancer:
-  allowed_cidrs: [10.0.0.0/8]
-  client_namespaces: [chat-web]
+  allowed_cidrs: [10.0.0.0/8]   # callers outside the cluster, by address
+  # no client_namespaces: a namespace is listed only once the platform grants it, e.g.
+  # in-cluster-clients: {allowed_client_namespaces: {golden: [chat-web]}}
 """,
     failing_example="""\
 load_balancer:
