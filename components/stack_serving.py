@@ -61,10 +61,13 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         vpc_cidr=env.cluster.vpc_cidr if created else None,
         lb_scheme=env.load_balancer.scheme,
         lb_allowed_cidrs=env.load_balancer.allowed_cidrs,
+        lb_client_namespaces=env.load_balancer.client_namespaces,
+        dataplane="cilium" if env.cluster.dataplane == "cilium" else "other",
         lb_service_type="ClusterIP"
         if env.cluster.load_balancer == "cluster_ip"
         else "LoadBalancer",
         store_endpoint=env.model_store_endpoint,
+        store_pod_labels=dict(env.model_store_pod_labels),
         store_secrets=stack_args.store_secrets(env),
         alerts=env.observability.alerts_enabled,
         grafana_dashboard=env.observability.grafana_enabled,

@@ -251,6 +251,8 @@ def validate(data: Any, file: str = "<policy config>", source: Any = None) -> No
 
 GRANT_LISTS: tuple[tuple[str, str], ...] = (
     ("model-store-reads", "allowed_model_stores"),
+    ("model-store-reads", "allowed_store_endpoints"),
+    ("in-cluster-clients", "allowed_client_namespaces"),
     ("trusted-registries", "ecr_accounts"),
     ("karpenter-node-role", "allowed_node_roles"),
 )

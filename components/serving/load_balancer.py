@@ -54,6 +54,8 @@ preservation, its connections come from its own addresses there; an attached clu
 is not known, so 10.0.0.0/8 stands for it) — and on the metrics port from the monitoring
 namespace (Prometheus). With no ``allowed_cidrs`` (a created cluster only: validation
 requires them on an attached one, whose VPC range is not known) the VPC range is used.
+In-cluster callers are admitted by namespace (``load_balancer.client_namespaces``,
+`network_policies.client_peers`): Cilium-based dataplanes never match a pod by address.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import long_requests, naming
 from inferplane.components.serving import wake
 from inferplane.components.serving.containers import PORTS, Manifest, termination_grace_s
+from inferplane.components.serving.network_policies import client_peers
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 AWS: Final = "service.beta.kubernetes.io/aws-load-balancer-"
@@ -277,7 +280,7 @@ def network_policy_spec(
         "policyTypes": ["Ingress"],
         "ingress": [
             {
-                "from": [{"ipBlock": {"cidr": cidr}} for cidr in source_cidrs(env)],
+                "from": client_peers(env, source_cidrs(env)),
                 "ports": [
                     {"protocol": "TCP", "port": PORTS[name]} for name in exposed_ports(model)
                 ],

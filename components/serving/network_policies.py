@@ -11,6 +11,14 @@ The blueprint's namespace denies all ingress and egress by default
 
 Ingress to the serving ports and the metrics port is the model's own NetworkPolicy
 (`inferplane.components.serving.load_balancer`); build pods accept no ingress at all.
+Callers are admitted by address and, inside the cluster, by namespace (`client_peers`).
+
+On ``kubernetes`` the model store is the S3-compatible endpoint, and a store client reaches
+it and nothing else (`store_endpoint_egress_rule`): the endpoint's Service pods by
+namespace and labels, or its one address (`inferplane.blueprint.store_endpoint`). Only the
+pods that download from the internet (the hub staging Job, the package-index staging Job)
+also get the HTTPS rule below; the serving pods, engine builds and compile-cache Jobs, which
+hold the reader's or a writer's keys and may run a pipeline's Python code, do not.
 
 A NetworkPolicy cannot name S3, GCS or the Hugging Face hub: they are large, changing sets
 of public addresses. The model store is therefore "TCP 443 to any address outside the
@@ -59,14 +67,12 @@ Cloud identity:
 from __future__ import annotations
 
 import ipaddress
-import re
-import urllib.parse
 from typing import Final
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, store_endpoint
 from inferplane.components.serving.containers import Manifest
 from inferplane.components.serving.spec import ServingEnvironment
 
@@ -159,35 +165,52 @@ def metadata_egress_rules(env: ServingEnvironment) -> list[Manifest]:
     ]
 
 
-def store_egress_rules(env: ServingEnvironment, cloud_identity: bool = True) -> list[Manifest]:
+def store_egress_rules(
+    env: ServingEnvironment, cloud_identity: bool = True, internet: bool = False
+) -> list[Manifest]:
     """What a pod that reads or writes the model store needs besides DNS; without
-    `cloud_identity` (an hf:// download), HTTPS alone. On kubernetes also the
-    S3-compatible store's own endpoint (`store_endpoint_egress_rule`)."""
+    `cloud_identity` (an hf:// download), HTTPS alone. On kubernetes the store is the
+    S3-compatible endpoint alone (`store_endpoint_egress_rule`), and HTTPS outside the
+    cluster only for a pod that downloads from the internet (`internet`: the Hugging Face
+    hub, the package index)."""
+    if env.cloud == "kubernetes":
+        public = [https_egress_rule(env)] if internet else []
+        return [*public, store_endpoint_egress_rule(env)]
     metadata = metadata_egress_rules(env) if cloud_identity else []
-    endpoint = [store_endpoint_egress_rule(env)] if env.cloud == "kubernetes" else []
-    return [https_egress_rule(env), *metadata, *endpoint]
-
-
-_IN_CLUSTER = re.compile(r"^[a-z0-9-]+\.([a-z0-9-]+)\.svc(\.cluster\.local)?\.?$")
+    return [https_egress_rule(env), *metadata]
 
 
 def store_endpoint_egress_rule(env: ServingEnvironment) -> Manifest:
-    """TCP to a kubernetes environment's store endpoint, on its port (80/443 by scheme).
-
-    A Service name ``<svc>.<namespace>.svc[.cluster.local]`` is reached only in that
-    namespace (a NetworkPolicy sees the pods behind a Service, not its name); any other
-    host may be any address, so the rule opens that one port to every address. The
-    store's pods must listen on the endpoint's port: a policy sees the port after the
-    Service translates it."""
+    """TCP to a kubernetes environment's store endpoint, on its port (80/443 by scheme),
+    and nowhere else (`inferplane.blueprint.store_endpoint`): an in-cluster Service's pods
+    by namespace (and by `ServingEnvironment.store_pod_labels` when given), or the one
+    address of a store outside the cluster. The store's pods must listen on the
+    endpoint's port: a policy sees the port after the Service translates it."""
     if not env.store_endpoint:
         raise ValueError("a kubernetes environment needs store_endpoint")
-    url = urllib.parse.urlsplit(env.store_endpoint)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    ports = [{"protocol": "TCP", "port": port}]
-    match = _IN_CLUSTER.match(url.hostname or "")
-    if match:
-        return {"to": [namespace_selector(match.group(1))], "ports": ports}
-    return {"to": [{"ipBlock": {"cidr": ANY_IPV4}}], "ports": ports}
+    endpoint = store_endpoint.require(env.store_endpoint)
+    ports = [{"protocol": "TCP", "port": endpoint.port}]
+    if endpoint.namespace is None:
+        return {"to": [{"ipBlock": {"cidr": endpoint.cidr}}], "ports": ports}
+    peer = namespace_selector(endpoint.namespace)
+    if env.store_pod_labels:
+        peer["podSelector"] = {"matchLabels": dict(env.store_pod_labels)}
+    return {"to": [peer], "ports": ports}
+
+
+def client_peers(env: ServingEnvironment, cidrs: list[str]) -> list[Manifest]:
+    """Who may call a model or its router: `cidrs` by address (callers outside the cluster,
+    and in-cluster ones where the dataplane matches pods by address), then each of
+    `ServingEnvironment.lb_client_namespaces` by namespace. Cilium, GKE Dataplane V2
+    included, never matches a pod or node by ``ipBlock`` (cilium/cilium
+    ``Documentation/security/policy/layer3.rst``, "IP/CIDR based": "CIDR rules do not
+    apply to traffic where both sides of the connection are either managed by Cilium or
+    use an IP belonging to a node in the cluster"; cilium/cilium#19601, #35212, #9209),
+    so in-cluster callers there are admitted by their namespace only."""
+    return [
+        *({"ipBlock": {"cidr": cidr}} for cidr in cidrs),
+        *(namespace_selector(ns) for ns in env.lb_client_namespaces),
+    ]
 
 
 def namespace_dns_policy_spec(cloud: str) -> Manifest:
@@ -207,8 +230,11 @@ def serving_egress_policy_spec(
     }
 
 
-def isolated_store_client_spec(pod_labels: dict[str, str], env: ServingEnvironment) -> Manifest:
-    """A job pod (engine build, ...): no ingress at all; egress to DNS and the model store.
+def isolated_store_client_spec(
+    pod_labels: dict[str, str], env: ServingEnvironment, internet: bool = False
+) -> Manifest:
+    """A job pod (engine build, ...): no ingress at all; egress to DNS and the model store,
+    and with `internet` HTTPS outside the cluster (`store_egress_rules`).
 
     It declares both policy types itself, so it stays isolated even where the namespace's
     default-deny policy is missing (an attached cluster's namespace managed elsewhere).
@@ -217,7 +243,7 @@ def isolated_store_client_spec(pod_labels: dict[str, str], env: ServingEnvironme
         "podSelector": {"matchLabels": dict(pod_labels)},
         "policyTypes": ["Ingress", "Egress"],
         "ingress": [],
-        "egress": [dns_egress_rule(env.cloud), *store_egress_rules(env)],
+        "egress": [dns_egress_rule(env.cloud), *store_egress_rules(env, internet=internet)],
     }
 
 

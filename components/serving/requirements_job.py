@@ -217,7 +217,7 @@ class RequirementsStaging(pulumi.ComponentResource):
                     "namespace": args.namespace,
                     "labels": metadata["labels"],
                 },
-                spec=isolated_store_client_spec(pod_labels(env, model, key), env),
+                spec=isolated_store_client_spec(pod_labels(env, model, key), env, internet=True),
                 opts=child,
             )
             scripts = scripts_config_map(

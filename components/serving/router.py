@@ -440,6 +440,10 @@ class ModelRouter(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        if router_pods.cilium_api_server(env):
+            router_pods.api_server_cilium_policy(
+                name, epp_name(model, zone), ns, labels, epp_pod_labels(model, zone), child
+            )
         self.pool_name = chart.resources.apply(lambda _: release)
         self.lb_service_name = lb.metadata.apply(lambda _: f"{release}-lb")
         self.register_outputs(

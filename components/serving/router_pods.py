@@ -25,8 +25,9 @@ scratch space are documented, and ``restricted`` does not ask for it.
 NetworkPolicy ``<model>-<zone>-epp``. The namespace denies everything but DNS by default;
 a picker pod (the picker and its proxy sidecar) gets exactly:
 
-- ingress on the proxy's listener (`router.PROXY_PORT`) from the ranges that may reach the
-  model at all (`load_balancer.source_cidrs`, as for the model's own load balancer);
+- ingress on the proxy's listener (`router.PROXY_PORT`) from the ranges and namespaces
+  that may reach the model at all (`load_balancer.source_cidrs` and
+  `network_policies.client_peers`, as for the model's own load balancer);
 - ingress on the picker's metrics port from the Prometheus namespace;
 - egress to its zone's model pods on their serving port: the proxy forwards requests, the
   picker scrapes their ``/metrics``;
@@ -50,6 +51,21 @@ a picker pod (the picker and its proxy sidecar) gets exactly:
   - A cluster whose network is not known (attached, or ``kubernetes``): the private
     ranges, which hold both its ClusterIPs and any private endpoint; a wider allowance
     than the others, for want of the cluster's addresses.
+  - Cilium (a ``kubernetes`` environment with ``cluster.dataplane: cilium``): no
+    ``ipBlock`` reaches the API server. Cilium gives it the reserved ``kube-apiserver``
+    identity, and CIDR selectors do not match in-cluster entities unless the agent runs
+    with ``--policy-cidr-match-mode=nodes`` (cilium/cilium
+    ``Documentation/security/policy/layer3.rst``, "Selecting nodes with CIDR / ipBlock":
+    "you must ordinarily use the ``kube-apiserver`` entity as part of a
+    CiliumNetworkPolicy"; cilium/cilium#20550, #33525). That setting is the cluster's,
+    not the blueprint's, so the NetworkPolicy leaves the API server out and a
+    CiliumNetworkPolicy ``<model>-<zone>-epp-api-server`` (`api_server_cilium_policy_spec`)
+    allows ``toEntities: [kube-apiserver]`` on the same ports. Allows add up: a pod may
+    send where "at least one egress rule exists which selects the destination"
+    (``layer3.rst``, "Egress"), so the two together are the picker's whole egress.
+    The ports are the API server's own (``toPorts`` match after the ``kubernetes``
+    Service's address is translated); ``port`` is a string in Cilium's API
+    (``pkg/policy/api/l4.go``, `PortProtocol`).
 
   None of this is exercised by the end-to-end run, whose simulated nodes enforce no
   NetworkPolicy; the transform of the picker's pods is exercised there (their admission
@@ -63,10 +79,15 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.load_balancer import source_cidrs
-from inferplane.components.serving.network_policies import PRIVATE_IPV4, namespace_selector
+from inferplane.components.serving.network_policies import (
+    PRIVATE_IPV4,
+    client_peers,
+    namespace_selector,
+)
 from inferplane.components.serving.spec import ServingEnvironment
 
 PICKER_UID: Final = 65532
@@ -77,6 +98,10 @@ API_SERVER_PORTS: Final = (443, 6443)
 """The API server's port behind the ``kubernetes`` Service: 443 on EKS and GKE, 6443 where
 kubeadm's default applies."""
 DEPLOYMENT_TYPE: Final = "kubernetes:apps/v1:Deployment"
+KUBE_APISERVER_ENTITY: Final = "kube-apiserver"
+"""Cilium's entity for the API server, in the cluster or outside it (cilium/cilium
+``Documentation/security/policy/layer3.rst``, "Entities based"; its example
+``examples/policies/l3/entities/apiserver.yaml``)."""
 
 
 def pod_security_context() -> Manifest:
@@ -155,7 +180,7 @@ def picker_network_policy_spec(
         "policyTypes": ["Ingress", "Egress"],
         "ingress": [
             {
-                "from": [{"ipBlock": {"cidr": cidr}} for cidr in source_cidrs(env)],
+                "from": client_peers(env, source_cidrs(env)),
                 "ports": [{"protocol": "TCP", "port": proxy_port}],
             },
             {
@@ -168,9 +193,55 @@ def picker_network_policy_spec(
                 "to": [{"podSelector": {"matchLabels": dict(pool_labels)}}],
                 "ports": [{"protocol": "TCP", "port": PORTS["http"]}],
             },
-            {
-                "to": [{"ipBlock": {"cidr": cidr}} for cidr in api_server_blocks(env)],
-                "ports": [{"protocol": "TCP", "port": port} for port in API_SERVER_PORTS],
-            },
+            *([] if cilium_api_server(env) else [api_server_egress_rule(env)]),
         ],
     }
+
+
+def api_server_egress_rule(env: ServingEnvironment) -> Manifest:
+    """The API server by address, for dataplanes that match it so (module docstring)."""
+    return {
+        "to": [{"ipBlock": {"cidr": cidr}} for cidr in api_server_blocks(env)],
+        "ports": [{"protocol": "TCP", "port": port} for port in API_SERVER_PORTS],
+    }
+
+
+def cilium_api_server(env: ServingEnvironment) -> bool:
+    """Whether the pickers reach the API server through `api_server_cilium_policy_spec`."""
+    return env.cloud == "kubernetes" and env.dataplane == "cilium"
+
+
+def api_server_cilium_policy_spec(picker_labels: dict[str, str]) -> Manifest:
+    """The CiliumNetworkPolicy (``cilium.io/v2``) spec that lets one zone's picker pods
+    reach the API server, on `API_SERVER_PORTS`, and nothing else (module docstring)."""
+    return {
+        "endpointSelector": {"matchLabels": dict(picker_labels)},
+        "egress": [
+            {
+                "toEntities": [KUBE_APISERVER_ENTITY],
+                "toPorts": [
+                    {"ports": [{"port": str(port), "protocol": "TCP"} for port in API_SERVER_PORTS]}
+                ],
+            }
+        ],
+    }
+
+
+def api_server_cilium_policy(
+    name: str,
+    picker: str,
+    namespace: str,
+    labels: dict[str, str],
+    picker_labels: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.apiextensions.CustomResource:
+    """CiliumNetworkPolicy ``<picker>-api-server`` (`api_server_cilium_policy_spec`) of the
+    pods with `picker_labels`; `opts` carries the parent and provider."""
+    return k8s.apiextensions.CustomResource(
+        f"{name}-epp-api-server",
+        api_version="cilium.io/v2",
+        kind="CiliumNetworkPolicy",
+        metadata={"name": f"{picker}-api-server", "namespace": namespace, "labels": labels},
+        spec=api_server_cilium_policy_spec(picker_labels),
+        opts=opts,
+    )

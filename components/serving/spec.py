@@ -382,12 +382,21 @@ class ServingEnvironment:
     lb_allowed_cidrs: tuple[str, ...] = ()
     """Client ranges allowed through the load balancer; none: the VPC range only (on
     ``kubernetes``, where no VPC is known, at least one is required)."""
+    lb_client_namespaces: tuple[str, ...] = ()
+    """In-cluster namespaces whose pods may call the models and their routers, admitted by
+    namespace (`network_policies.client_peers`); none: callers are admitted by address only."""
+    dataplane: Literal["cilium", "other"] = "other"
+    """What enforces the cluster's NetworkPolicies (``kubernetes`` only): ``cilium`` gets the
+    pickers' API-server egress as a CiliumNetworkPolicy (`router_pods`)."""
     lb_service_type: Literal["LoadBalancer", "ClusterIP"] = "LoadBalancer"
     """``kubernetes`` only: the type of each model's ``<model>-lb`` Service. ``ClusterIP``
     (in-cluster clients only) or ``LoadBalancer`` served by the cluster's own
     implementation, without cloud annotations. EKS and GKE always use ``LoadBalancer``."""
     store_endpoint: str | None = None
     """``kubernetes``: the S3-compatible store's URL (``AWS_ENDPOINT_URL`` of store pods)."""
+    store_pod_labels: Mapping[str, str] = field(default_factory=dict)
+    """``kubernetes``, a Service endpoint: the store pods' labels; empty: every pod of the
+    Service's namespace."""
     store_secrets: Mapping[str, str] = field(default_factory=dict)
     """``kubernetes``: ServiceAccount name -> the existing Secret with that role's S3 keys
     (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``), given to store pods through

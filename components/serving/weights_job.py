@@ -271,7 +271,7 @@ class WeightsStaging(pulumi.ComponentResource):
                 "namespace": args.namespace,
                 "labels": metadata["labels"],
             },
-            spec=isolated_store_client_spec(pod_labels(env, source), env),
+            spec=isolated_store_client_spec(pod_labels(env, source), env, internet=True),
             opts=child,
         )
         before.append(self.network_policy)

@@ -189,6 +189,9 @@ class Environment:
     """A `kubernetes` environment's S3-compatible store URL; None on aws and gcp."""
     model_store_secrets: StoreSecrets | None = None
     """A `kubernetes` environment's credential Secrets; None on aws and gcp."""
+    model_store_pod_labels: Mapping[str, str] = field(default_factory=dict)
+    """A `kubernetes` environment's store pods' labels (an in-cluster Service endpoint);
+    empty: every pod of the Service's namespace."""
 
     @property
     def kubernetes(self) -> bool:

@@ -47,6 +47,9 @@ class ClusterSpec:
     """A `kubernetes` environment's kubeconfig context; None on aws and gcp."""
     load_balancer: ServiceType = "cluster_ip"
     """A `kubernetes` environment's Service type for the models' endpoints."""
+    dataplane: str = "other"
+    """What enforces NetworkPolicies: ``cilium`` (a `kubernetes` environment that says so)
+    or ``other``."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,8 @@ class SecretRef:
 class LoadBalancer:
     scheme: Scheme
     allowed_cidrs: tuple[str, ...]
+    client_namespaces: tuple[str, ...] = ()
+    """In-cluster namespaces whose pods may call the models, admitted by namespace."""
 
 
 @dataclass(frozen=True)

@@ -147,12 +147,14 @@ def resolve(doc: Document, env_name: str) -> Environment:
             addons=resolve_addons(cluster.get("addons")),
             context=cluster.get("context"),
             load_balancer=cluster.get("load_balancer", defaults.SERVICE_TYPE),
+            dataplane=cluster.get("dataplane", "other"),
         ),
         pools=MappingProxyType(pools),
         models=MappingProxyType(models),
         load_balancer=LoadBalancer(
             scheme=lb.get("scheme", defaults.LB_SCHEME),
             allowed_cidrs=tuple(lb.get("allowed_cidrs") or ()),
+            client_namespaces=tuple(lb.get("client_namespaces") or ()),
         ),
         observability=Observability(
             prometheus_retention=prom.get("retention", defaults.PROMETHEUS_RETENTION),
@@ -166,6 +168,7 @@ def resolve(doc: Document, env_name: str) -> Environment:
         source=doc.source,
         override_origins=MappingProxyType(origins),
         model_store_endpoint=env.get("model_store_endpoint"),
+        model_store_pod_labels=MappingProxyType(dict(env.get("model_store_pod_labels") or {})),
         model_store_secrets=StoreSecrets(**env["model_store_secrets"])
         if env.get("model_store_secrets")
         else None,

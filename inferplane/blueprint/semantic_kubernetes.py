@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inferplane.blueprint import defaults
+from inferplane.blueprint import defaults, store_endpoint
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import builds_onnx_engine
 from inferplane.blueprint.semantic_env import EnvView
@@ -33,6 +33,7 @@ def check_kubernetes(env: EnvView) -> None:
         for key, fix in (
             ("context", "name the cluster with `existing: <cluster name>`, or `create: true`"),
             ("load_balancer", "remove it: the cloud's load balancer controller serves them"),
+            ("dataplane", "remove it: inferplane knows the dataplane of EKS and GKE clusters"),
         ):
             if key in cluster:
                 env.error(
@@ -40,6 +41,12 @@ def check_kubernetes(env: EnvView) -> None:
                     f"`cluster.{key}` applies only to kubernetes environments",
                     fix,
                 )
+        if "model_store_pod_labels" in env.spec:
+            env.error(
+                _env_path(env, "model_store_pod_labels"),
+                "`model_store_pod_labels` applies only to kubernetes environments",
+                "remove it: this environment reads its bucket through the cloud's own endpoint",
+            )
         if "existing" in cluster:
             require_allowed_cidrs(
                 env,
@@ -57,6 +64,7 @@ def check_kubernetes(env: EnvView) -> None:
         )
     _check_pools(env)
     _check_load_balancer(env)
+    _check_store_endpoint(env)
     _check_writers(env)
     for path in _secret_manager_refs(env.data, ()):
         env.error(
@@ -64,6 +72,29 @@ def check_kubernetes(env: EnvView) -> None:
             f"kubernetes environment {env.name!r} has no cloud secret manager to read from "
             "(nothing deploys it with cloud credentials)",
             "use `from_env` or `from_pulumi_config` in a blueprint with a kubernetes environment",
+        )
+
+
+def _check_store_endpoint(env: EnvView) -> None:
+    """`model_store_endpoint` names something a NetworkPolicy can admit
+    (`inferplane.blueprint.store_endpoint`), on a TCP port."""
+    url = env.spec.get("model_store_endpoint")
+    if not isinstance(url, str):
+        return  # the schema requires it; reported there
+    endpoint, why = store_endpoint.parse(url)
+    if endpoint is None:
+        env.error(
+            _env_path(env, "model_store_endpoint"),
+            why,
+            "write http(s)://<service>.<namespace>.svc:<port> for a store in the cluster, or "
+            "the IP address of one outside it, with a port from 1 to 65535",
+        )
+    elif endpoint.address is not None and "model_store_pod_labels" in env.spec:
+        env.error(
+            _env_path(env, "model_store_pod_labels"),
+            f"the store at {endpoint.address} is outside the cluster, so it has no pods",
+            "remove `model_store_pod_labels`, or name the store's in-cluster Service in "
+            "`model_store_endpoint`",
         )
 
 

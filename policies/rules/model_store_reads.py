@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.model import Environment, ModelSource
+from inferplane.blueprint.store_endpoint import DEFAULT_PORTS
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import Resource
 from inferplane.policies.scoping import KEY_DESCRIPTION, KEY_PATTERN, granted
@@ -216,11 +218,56 @@ def _reaches_other_areas(key: str, blueprint: str) -> bool:
     return key.startswith(areas) and not any(key.startswith(o) for o in own)
 
 
+ALLOWED_ENDPOINTS_KEY = "model-store-reads.allowed_store_endpoints"
+
+
+def _endpoint_key(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of an endpoint; the port None for a scheme alone (``https://``),
+    and the scheme's default when the URL names none."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname:
+        return parts.scheme, "", None
+    return parts.scheme, parts.hostname.lower(), parts.port or DEFAULT_PORTS.get(parts.scheme)
+
+
+def endpoint_allowed(url: str, listed: list[str]) -> bool:
+    """Whether `url` is one of `listed`: the same scheme, host and port, or a scheme alone
+    (``http://``, ``https://``) that admits every endpoint of that scheme."""
+    scheme, host, port = _endpoint_key(url)
+    for entry in listed:
+        e_scheme, e_host, e_port = _endpoint_key(entry)
+        if e_scheme == scheme and (not e_host or (e_host, e_port) == (host, port)):
+            return True
+    return False
+
+
+def _unlisted_endpoint(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
+    """A kubernetes environment's store endpoint must be one the platform lists: every
+    store pod sends it the store's keys (writer keys among them), and the NetworkPolicies
+    open egress to it."""
+    env = stack.env
+    assert env is not None
+    if env.model_store_endpoint is None:
+        return
+    listed = [str(e) for e in granted(config["allowed_store_endpoints"], env.blueprint, env.name)]
+    if endpoint_allowed(env.model_store_endpoint, listed):
+        return
+    yield Finding(
+        f"environments.{env.name}",
+        ("environments", env.name, "model_store_endpoint"),
+        f"model_store_endpoint {env.model_store_endpoint} is not a store endpoint the platform "
+        f"allows (listed: {', '.join(listed) or 'none'}); the store's pods would send it "
+        "their keys and reach it through the NetworkPolicies; use a listed endpoint, or ask "
+        f"the platform team to add it to {ALLOWED_ENDPOINTS_KEY} in its policy config",
+    )
+
+
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     env = stack.env
     if env is None:  # online the model store is not known; the grants are judged offline
         return
     yield from _unlisted_stores(stack, config)
+    yield from _unlisted_endpoint(stack, config)
     store_bucket, store_prefix = env.store_bucket, env.store_prefix
     for r in stack.of_type(AWS_ROLE_POLICY, AWS_POLICY, GCS_BUCKET_MEMBER):
         reads = gcs_reads(r) if r.type == GCS_BUCKET_MEMBER else s3_reads(r.props.get("policy"))
@@ -297,6 +344,29 @@ RULE = Rule(
             "allows any bucket, since inferplane cannot know a site's buckets: a platform "
             "lists its own, as the shipped platform-config.yaml does.",
         ),
+        ConfigKey(
+            "allowed_store_endpoints",
+            {"*": ["http://", "https://"]},
+            {
+                "type": "object",
+                "propertyNames": {"pattern": KEY_PATTERN},
+                "additionalProperties": {
+                    "type": "array",
+                    "items": {
+                        "type": "string",
+                        "pattern": "^https?://([A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?"
+                        "(:[0-9]{1,5})?)?$",
+                    },
+                },
+            },
+            "The S3-compatible store endpoints a kubernetes environment's "
+            f"`model_store_endpoint` may name, {KEY_DESCRIPTION}: `scheme://host[:port]` "
+            "(the scheme's port when none is written), or `http://` / `https://` alone for "
+            "any endpoint of that scheme. The store's pods send the endpoint their keys and "
+            "the NetworkPolicies open egress to it. The default allows any endpoint, since "
+            "inferplane cannot know a site's stores: a platform lists its own, as the "
+            "shipped platform-config.yaml does.",
+        ),
     ),
     links=(
         "https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-iam-policies.html",
@@ -306,7 +376,8 @@ RULE = Rule(
         "IAM role policies (S3 statements) and GCS bucket IAM members, against the "
         "blueprint's model_store and its own .inferplane areas; the model store, absolute "
         "sources and LoRA adapters against allowed_model_stores, including the stores it "
-        "lists for other blueprints. Offline only: online the model store is not known."
+        "lists for other blueprints; a kubernetes environment's model_store_endpoint "
+        "against allowed_store_endpoints. Offline only: online the model store is not known."
     ),
     passing_example="""\
 environments:

@@ -96,7 +96,7 @@ def _kubernetes_environment(draw: st.DrawFn) -> dict[str, Any]:
         "zones": zones,
         "model_store": "s3://models-bucket/base/",
         "model_store_endpoint": draw(
-            st.sampled_from(["http://store.inferplane-system.svc:9000", "https://s3.example.com"])
+            st.sampled_from(["http://store.inferplane-system.svc:9000", "https://192.0.2.10"])
         ),
         "model_store_secrets": dict(KUBE_SECRETS),
         "cluster": cluster,

@@ -147,6 +147,67 @@ CASES = [
         id="endpoint-with-credentials",
     ),
     pytest.param(
+        "    model_store_endpoint: http://store.inferplane-system.svc:9000",
+        "    model_store_endpoint: http://store.inferplane-system.svc:99999",
+        "bp.yaml:10:27: error: environments.local.model_store_endpoint: port 99999 is not a "
+        "TCP port (1 to 65535); write http(s)://<service>.<namespace>.svc:<port> for a store "
+        "in the cluster, or the IP address of one outside it, with a port from 1 to 65535",
+        id="endpoint-port-out-of-range",
+    ),
+    pytest.param(
+        "    model_store_endpoint: http://store.inferplane-system.svc:9000",
+        "    model_store_endpoint: http://store.inferplane-system.svc:0",
+        "bp.yaml:10:27: error: environments.local.model_store_endpoint: port 0 is not a TCP "
+        "port (1 to 65535); write http(s)://<service>.<namespace>.svc:<port> for a store in "
+        "the cluster, or the IP address of one outside it, with a port from 1 to 65535",
+        id="endpoint-port-zero",
+    ),
+    pytest.param(
+        "    model_store_endpoint: http://store.inferplane-system.svc:9000",
+        "    model_store_endpoint: https://s3.example.com",
+        "bp.yaml:10:27: error: environments.local.model_store_endpoint: host 's3.example.com' "
+        "is neither an in-cluster Service (<service>.<namespace>.svc) nor an IP address, and "
+        "a NetworkPolicy cannot name a host; write http(s)://<service>.<namespace>.svc:<port> "
+        "for a store in the cluster, or the IP address of one outside it, with a port from 1 "
+        "to 65535",
+        id="endpoint-host-outside-the-cluster",
+    ),
+    pytest.param(
+        "    model_store_endpoint: http://store.inferplane-system.svc:9000",
+        "    model_store_endpoint: http://169.254.169.254",
+        "bp.yaml:10:27: error: environments.local.model_store_endpoint: 169.254.169.254 is a "
+        "loopback, link-local, unspecified or multicast address; write "
+        "http(s)://<service>.<namespace>.svc:<port> for a store in the cluster, or the IP "
+        "address of one outside it, with a port from 1 to 65535",
+        id="endpoint-metadata-address",
+    ),
+    pytest.param(
+        "    model_store_endpoint: http://store.inferplane-system.svc:9000\n",
+        "    model_store_endpoint: http://192.0.2.10:9000\n"
+        "    model_store_pod_labels: {app: store}\n",
+        "bp.yaml:11:29: error: environments.local.model_store_pod_labels: the store at "
+        "192.0.2.10 is outside the cluster, so it has no pods; remove "
+        "`model_store_pod_labels`, or name the store's in-cluster Service in "
+        "`model_store_endpoint`",
+        id="pod-labels-of-an-address",
+    ),
+    pytest.param(
+        "    model_store: s3://models-use1/\n",
+        "    model_store: s3://models-use1/\n    model_store_pod_labels: {app: store}\n",
+        "bp.yaml:25:29: error: environments.prod.model_store_pod_labels: "
+        "`model_store_pod_labels` applies only to kubernetes environments; remove it: this "
+        "environment reads its bucket through the cloud's own endpoint",
+        id="pod-labels-on-aws",
+    ),
+    pytest.param(
+        "    cluster: {create: true}",
+        "    cluster: {create: true, dataplane: cilium}",
+        "bp.yaml:25:40: error: environments.prod.cluster.dataplane: `cluster.dataplane` "
+        "applies only to kubernetes environments; remove it: inferplane knows the dataplane "
+        "of EKS and GKE clusters",
+        id="dataplane-on-aws",
+    ),
+    pytest.param(
         "    model_store: s3://models-use1/\n",
         "    model_store: s3://models-use1/\n    model_store_secrets: {reader: r}\n",
         "bp.yaml:25:5: error: environments.prod.model_store_secrets: `model_store_secrets` "

@@ -121,7 +121,7 @@ def test_a_kubernetes_store_needs_the_engine_builders_secret() -> None:
         "  prod:\n    cloud: aws\n    region: eu-west-1\n    zones: [eu-west-1a]\n"
         "    model_store: s3://models-euw1/\n    cluster: {create: true}\n",
         "  local:\n    cloud: kubernetes\n    region: local\n    zones: [zone-a]\n"
-        "    model_store: s3://models/\n    model_store_endpoint: http://store:9000\n"
+        "    model_store: s3://models/\n    model_store_endpoint: http://store.store.svc:9000\n"
         "    model_store_secrets: {reader: store-reader}\n"
         "    cluster: {context: local}\n",
     )

@@ -143,19 +143,55 @@ def test_no_key_value_and_no_cloud_identity_anywhere(reference_recording: Get) -
     assert "eks.amazonaws.com" not in dump and "iam.gke.io" not in dump
 
 
-def test_store_egress_reaches_the_endpoint_namespace(
+def test_store_egress_reaches_the_endpoint_and_nothing_else(
     reference_env: Callable[[str], Environment],
 ) -> None:
     serving = serving_environment(reference_env("local"))
-    assert store_endpoint_egress_rule(serving) == {
+    ports = [{"protocol": "TCP", "port": 9000}]
+    in_namespace = {
+        "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "inferplane-system"}}
+    }
+    assert store_endpoint_egress_rule(serving) == {"to": [in_namespace], "ports": ports}
+    labelled = dataclasses.replace(serving, store_pod_labels={"app": "store"})
+    assert store_endpoint_egress_rule(labelled) == {
+        "to": [{**in_namespace, "podSelector": {"matchLabels": {"app": "store"}}}],
+        "ports": ports,
+    }
+    outside = dataclasses.replace(serving, store_endpoint="https://192.0.2.10")
+    assert store_endpoint_egress_rule(outside) == {
+        "to": [{"ipBlock": {"cidr": "192.0.2.10/32"}}],
+        "ports": [{"protocol": "TCP", "port": 443}],
+    }
+    # a host name would need every address: refused (validation reports it, located)
+    named = dataclasses.replace(serving, store_endpoint="https://minio.example.com")
+    with pytest.raises(ValueError, match=r"'minio\.example\.com' is neither an in-cluster"):
+        store_endpoint_egress_rule(named)
+
+
+def test_store_clients_reach_the_internet_only_to_download(reference_recording: Get) -> None:
+    """Serving pods and the jobs that hold writer keys (engine builds, compile caches) reach
+    DNS and the store alone; the hub and package-index downloads add HTTPS outside the
+    cluster, never a rule open to any address."""
+    rec = reference_recording("local")
+    store = {
         "to": [{"namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "inferplane-system"}}}],
         "ports": [{"protocol": "TCP", "port": 9000}],
     }
-    outside = dataclasses.replace(serving, store_endpoint="https://minio.example.com")
-    assert store_endpoint_egress_rule(outside) == {
-        "to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}],
-        "ports": [{"protocol": "TCP", "port": 443}],
-    }
+    seen = set()
+    for policy in rec.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy"):
+        egress = policy.get("spec", "egress") or []
+        if store not in egress:
+            continue
+        name = policy.get("metadata", "name")
+        https = [r for r in egress if r.get("ports") == [{"protocol": "TCP", "port": 443}]]
+        downloads = name.startswith("weights-") or ".pip" in name or "-requirements-" in name
+        assert len(egress) == (3 if downloads else 2), name
+        assert len(https) == (1 if downloads else 0), name
+        for rule in egress:
+            for peer in rule.get("to") or []:
+                assert peer.get("ipBlock", {}).get("cidr") != "0.0.0.0/0", name
+        seen.add("download" if downloads else name.rsplit("-", 1)[-1])
+    assert {"egress", "build"} <= seen, seen
 
 
 def test_network_policy_never_picks_a_range(reference_env: Callable[[str], Environment]) -> None:

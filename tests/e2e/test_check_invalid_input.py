@@ -138,3 +138,39 @@ def test_github_annotates_the_invalid_value_and_the_other_files_results(workdir:
     assert [line.split(" ", 1)[0] for line in lines[2:-1]] == ["::warning", "::warning"]
     assert all("file=good.yaml," in line for line in lines[2:-1])
     assert lines[-1] == SUMMARY
+
+
+@pytest.mark.parametrize(
+    ("port", "why"),
+    [
+        ("99999", "port 99999 is not a TCP port (1 to 65535)"),
+        ("0", "port 0 is not a TCP port (1 to 65535)"),
+    ],
+)
+@pytest.mark.parametrize("command", ["validate", "check", "plan"])
+def test_a_store_port_out_of_range_is_a_located_error(
+    tmp_path: Path, command: str, port: str, why: str
+) -> None:
+    """Port 99999 once crashed check and plan (exit 3), and port 0 opened port 80."""
+    text = (ROOT / "blueprints" / "chat-minimal.yaml").read_text(encoding="utf-8")
+    endpoint = "http://store.inferplane-system.svc:9000"
+    assert text.splitlines()[22].strip() == f"model_store_endpoint: {endpoint}"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace(endpoint, endpoint.replace("9000", port)))
+    extra = ["--env", "local", "--out", str(tmp_path / "plan")] if command == "plan" else []
+    result = subprocess.run(
+        [sys.executable, "-m", "inferplane", command, str(bad), *extra],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "INFERPLANE_TODAY": TODAY},
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert (
+        f"{bad}:23:27: error: environments.local.model_store_endpoint: {why}; write "
+        "http(s)://<service>.<namespace>.svc:<port> for a store in the cluster, or the IP "
+        "address of one outside it, with a port from 1 to 65535"
+    ) in result.stdout + result.stderr
+    assert "Traceback" not in result.stderr

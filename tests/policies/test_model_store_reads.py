@@ -175,3 +175,65 @@ def test_a_grant_reaching_other_blueprints_areas_is_refused() -> None:
         f"grant-2 grants reads of example-models-euw1/chat-minimal/.inferplane, {tail}",
         f"grant-3 grants reads of example-models-euw1/chat-minimal/, {tail}",
     ]
+
+
+def test_endpoint_matching() -> None:
+    from inferplane.policies.rules.model_store_reads import endpoint_allowed
+
+    url = "http://store.inferplane-system.svc:9000"
+    assert endpoint_allowed(url, ["http://"])
+    assert endpoint_allowed(url, ["http://STORE.inferplane-system.svc:9000"])
+    assert not endpoint_allowed(url, ["https://"])
+    assert not endpoint_allowed(url, ["http://store.inferplane-system.svc:900"])
+    assert not endpoint_allowed(url, ["http://store.inferplane-system.svc"])  # port 80
+    assert endpoint_allowed("https://192.0.2.10", ["https://192.0.2.10:443"])
+
+
+def test_a_store_endpoint_the_platform_does_not_list(tmp_path: Path) -> None:
+    """A kubernetes environment's store endpoint receives the store's keys, writer keys
+    among them, and the NetworkPolicies open egress to it: the platform lists where it may
+    be, per blueprint, and another endpoint is a mandatory violation at the endpoint."""
+    import datetime as dt
+
+    from inferplane.app.check import check_files
+
+    config = tmp_path / "platform.yaml"
+    config.write_text(
+        "model-store-reads:\n"
+        "  allowed_model_stores:\n"
+        '    "*": ["s3://models/{blueprint}/", "s3://example-models-euw1/"]\n'
+        "  allowed_store_endpoints:\n"
+        '    "*": ["http://store.platform-store.svc:9000"]\n'
+        '    chat-minimal/prod: ["http://store.inferplane-system.svc:9000"]\n'
+    )
+    report = check_files(
+        ["blueprints/chat-minimal.yaml"], None, str(config), today=dt.date(2026, 12, 1)
+    )
+    assert not report.invalid
+    found = [
+        (r.environment, r.target, str(r.location), r.message)
+        for r in report.results
+        if r.rule == "model-store-reads" and r.status == "violation"
+    ]
+    assert found == [
+        (
+            "local",
+            "environments.local",
+            "blueprints/chat-minimal.yaml:23:27",
+            "model_store_endpoint http://store.inferplane-system.svc:9000 is not a store "
+            "endpoint the platform allows (listed: http://store.platform-store.svc:9000); the "
+            "store's pods would send it their keys and reach it through the NetworkPolicies; "
+            "use a listed endpoint, or ask the platform team to add it to "
+            "model-store-reads.allowed_store_endpoints in its policy config",
+        )
+    ]
+    listed = tmp_path / "listed.yaml"
+    listed.write_text(
+        config.read_text().replace("store.platform-store.svc", "store.inferplane-system.svc")
+    )
+    report = check_files(
+        ["blueprints/chat-minimal.yaml"], None, str(listed), today=dt.date(2026, 12, 1)
+    )
+    assert [
+        r for r in report.results if r.rule == "model-store-reads" and r.status == "violation"
+    ] == []

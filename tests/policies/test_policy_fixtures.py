@@ -41,10 +41,23 @@ def test_fixture(fixture: Fixture, tmp_path: Path) -> None:
     assert _violations(path, fixture.rule, config) == expected, fixture.description
 
 
+def _places(changes: dict[str, object]) -> set[str]:
+    """The places a fixture changes. A model's own image and the release it declares
+    (``base_release``) are one statement: validation refuses an image that is not vLLM's own
+    release tag unless it says which release it is built from."""
+    return {
+        path.removesuffix(".base_release") + ".image"
+        if path.endswith(".base_release")
+        and path.removesuffix(".base_release") + ".image" in changes
+        else path
+        for path in changes
+    }
+
+
 def test_failing_fixtures_change_one_place() -> None:
     for fixture in ALL:
         if not fixture.passing:
-            assert len(fixture.set) == 1, f"{fixture.id} changes {len(fixture.set)} places"
+            assert len(_places(fixture.set)) == 1, f"{fixture.id} changes {len(fixture.set)} places"
 
 
 def test_every_rule_has_passing_and_failing_fixtures() -> None:

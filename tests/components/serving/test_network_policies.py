@@ -324,3 +324,39 @@ def test_hf_model_reads_its_staged_copy_and_only_the_staging_job_reaches_out(pro
     # The staging Job starts only once its policy allows its egress.
     job_resource = k8s_object(rec, "kubernetes:batch/v1:Job", job)
     assert k8s_object(rec, NETWORK_POLICY, job).urn in job_resource.depends_on
+
+
+def test_kubernetes_store_clients_reach_the_endpoint_and_downloads_add_https() -> None:
+    """On kubernetes the store is its endpoint: a build pod (writer keys) gets DNS and the
+    store's pods only; a pod that downloads (hub, package index) also HTTPS outside the
+    cluster. Neither gets a rule open to every address."""
+    from inferplane.components.serving.network_policies import isolated_store_client_spec
+
+    env = ServingEnvironment(
+        part_of="demo",
+        environment="local",
+        cloud="kubernetes",
+        region="local",
+        store_endpoint="http://store.inferplane-system.svc:9000",
+        store_pod_labels={"app.kubernetes.io/name": "store"},
+    )
+    dns = {"to": [KUBE_DNS_PEER, {"ipBlock": {"cidr": "169.254.20.10/32"}}], "ports": DNS_PORTS}
+    store = {
+        "to": [
+            {
+                "namespaceSelector": {
+                    "matchLabels": {"kubernetes.io/metadata.name": "inferplane-system"}
+                },
+                "podSelector": {"matchLabels": {"app.kubernetes.io/name": "store"}},
+            }
+        ],
+        "ports": [{"protocol": "TCP", "port": 9000}],
+    }
+    pod = {"job": "x"}
+    assert isolated_store_client_spec(pod, env) == {
+        "podSelector": {"matchLabels": pod},
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [],
+        "egress": [dns, store],
+    }
+    assert isolated_store_client_spec(pod, env, internet=True)["egress"] == [dns, STORE_RULE, store]

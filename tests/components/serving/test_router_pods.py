@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pytest
-from pod_security import violations
+from pod_security import ints, violations
 from serving_fixtures import NETWORK_POLICY, args_of, k8s_object, serve, with_model
 
 from inferplane.blueprint.model import Autoscaling, Environment, Routing
 from inferplane.components.serving import router_pods
+
+ROOT = Path(__file__).resolve().parents[3]
 
 ZONES = ("us-central1-a", "us-central1-b")
 
@@ -184,3 +187,72 @@ def test_the_api_server_is_reached_in_the_clusters_network(prod: Environment) ->
         "192.168.0.0/16",
         "100.64.0.0/10",
     ]
+
+
+# --- Cilium: in-cluster callers by namespace, the API server by entity -----------------------
+
+
+@pytest.fixture(scope="module")
+def cilium_recording() -> Any:
+    """llm-routing's kubernetes environment on a Cilium cluster, called from one namespace."""
+    from inferplane.app.offline import run_program
+    from inferplane.blueprint.resolve import load_blueprint, resolve
+
+    doc, _ = load_blueprint(ROOT / "blueprints" / "llm-routing.yaml")
+    env = resolve(doc, "local")
+    env = dataclasses.replace(
+        env,
+        cluster=dataclasses.replace(env.cluster, dataplane="cilium"),
+        load_balancer=dataclasses.replace(env.load_balancer, client_namespaces=("chat-web",)),
+    )
+    return run_program(env)
+
+
+CHAT_WEB = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "chat-web"}}}
+
+
+def test_on_cilium_the_pickers_reach_the_api_server_by_entity(cilium_recording: Any) -> None:
+    for zone in ("zone-a", "zone-b"):
+        picker = {"llm-d-router-gateway": f"chat-{zone}-epp"}
+        spec = ints(k8s_object(cilium_recording, NETWORK_POLICY, f"chat-{zone}-epp").get("spec"))
+        clients, _ = spec["ingress"]
+        assert clients == {
+            "from": [{"ipBlock": {"cidr": "10.0.0.0/8"}}, CHAT_WEB],
+            "ports": [{"protocol": "TCP", "port": 8081}],
+        }
+        (pods,) = spec["egress"]  # no ipBlock for the API server: Cilium never matches it
+        assert pods["to"][0]["podSelector"]["matchLabels"]["inferplane.dev/zone"] == zone
+        cnp = k8s_object(
+            cilium_recording,
+            "kubernetes:cilium.io/v2:CiliumNetworkPolicy",
+            f"chat-{zone}-epp-api-server",
+        )
+        assert cnp.get("metadata", "namespace") == "llm-routing"
+        assert cnp.get("spec") == {
+            "endpointSelector": {"matchLabels": picker},
+            "egress": [
+                {
+                    "toEntities": ["kube-apiserver"],
+                    "toPorts": [
+                        {
+                            "ports": [
+                                {"port": "443", "protocol": "TCP"},
+                                {"port": "6443", "protocol": "TCP"},
+                            ]
+                        }
+                    ],
+                }
+            ],
+        }
+
+
+def test_in_cluster_callers_reach_the_model_by_namespace(cilium_recording: Any) -> None:
+    spec = ints(k8s_object(cilium_recording, NETWORK_POLICY, "chat").get("spec"))
+    assert spec["ingress"][0] == {
+        "from": [{"ipBlock": {"cidr": "10.0.0.0/8"}}, CHAT_WEB],
+        "ports": [{"protocol": "TCP", "port": 8000}],
+    }
+
+
+def test_other_dataplanes_get_no_cilium_policy(recording: Any) -> None:
+    assert not recording.of_type("kubernetes:cilium.io/v2:CiliumNetworkPolicy")
