@@ -225,6 +225,7 @@ def test_concurrency_on_a_vllm_model_is_valid() -> None:
         "    replicas: {min: 2, max: 4}\n    autoscaling: {metric: concurrency, target: 8}\n"
         "  embed:",
     )
+    assert schema_errors(text) == []
     assert diagnostics(text) == []
 
 
