@@ -379,7 +379,7 @@ def _judge_targets(model: Model, plan: Plan, out: EnvPlan) -> None:
         and waits_late
     ):
         cap = f"{plan.batch_setting} ({limit if limit is not None else 'the engine default'})"
-        derived = plan.targets[0].target
+        wanted = plan.targets[0].target
         out.problems.append(
             Problem(
                 "warning",
@@ -388,7 +388,7 @@ def _judge_targets(model: Model, plan: Plan, out: EnvPlan) -> None:
                 f"runs in the batch and none waits, past the planned batch of {plan.batch} "
                 "that meets the SLO",
                 f"scale on concurrency (requests running plus waiting) with target "
-                f"{derived:g}, {remove}",
+                f"{wanted:g}, {remove}",
             )
         )
 
