@@ -66,6 +66,7 @@ a replica per held request, until the blueprint's own signals take over."""
 
 ACTIVATION_THRESHOLD: Final = {
     "queue_depth": 0.0,  # one waiting request keeps (or makes) the model active
+    "concurrency": 0.0,  # one request in the server
     "p95_latency_ms": 0.0,  # any served request
     "ttft_p95_ms": 0.0,
     "gpu_utilization": 5.0,  # an idle GPU still reports a few percent

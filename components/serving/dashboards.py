@@ -307,6 +307,7 @@ def _step_panels(model: ServedModel, scope: Scope) -> list[Timeseries]:
 
 SIGNAL_UNITS: Final = {
     "queue_depth": "short",
+    "concurrency": "short",
     "gpu_utilization": "percent",
     "p95_latency_ms": "ms",
     "ttft_p95_ms": "ms",

@@ -29,11 +29,28 @@ from typing import Final, Literal
 
 from inferplane.blueprint.model import Metric, Server
 from inferplane.components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
+from inferplane.components.serving.promql_router import pool_saturation as pool_saturation
+from inferplane.components.serving.promql_router import router_queue as router_queue
+from inferplane.components.serving.promql_router import (
+    router_ready_endpoints as router_ready_endpoints,
+)
+from inferplane.components.serving.promql_router import (
+    router_ready_pickers as router_ready_pickers,
+)
+from inferplane.components.serving.promql_router import router_running as router_running
 from inferplane.components.serving.promql_scope import Scope, selector, streams_tokens
 from inferplane.components.serving.spec import ServedModel
 
 RATE_WINDOW: Final = "2m"
-"""Window of every rate(): eight 15 s scrapes, long enough to survive a missed scrape."""
+"""Window of every rate() the rules and dashboards read: long enough to survive a missed
+scrape and to smooth a quantile the SLO alerts judge."""
+
+SCALING_WINDOW: Final = "30s"
+"""Window of the latency quantile a trigger reads: six 5 s scrapes. Short because a latency
+trigger is a ``Value`` metric, and each 15 s HPA sync asks for ``ceil(ready x value /
+target)`` (kubernetes ``pkg/controller/podautoscaler/replica_calculator.go``,
+``GetExternalMetricReplicas``): a p95 stays high until under 5% of its window is slow, so
+over 2 m the HPA would go on multiplying replicas for two minutes after the load eased."""
 
 TRITON_SUMMARY_QUANTILES: Final[tuple[tuple[float, float], ...]] = (
     (0.5, 0.01),
@@ -48,6 +65,7 @@ AUTOSCALING_METRIC_TYPE: Final[Mapping[Metric, MetricType]] = MappingProxyType(
     {
         # Additive: the HPA divides the total by the replica count (desired = total/target).
         "queue_depth": "AverageValue",
+        "concurrency": "AverageValue",
         # Not additive: a latency or a mean percentage is compared as is (desired =
         # current * value/target). `Utilization` is for resource metrics only; KEDA's
         # prometheus scaler rejects it.
@@ -172,6 +190,20 @@ def queue_depth(scope: Scope, by: Sequence[str] = ()) -> str:
     return f"{waiting} + {queued}"
 
 
+def concurrency(scope: Scope, by: Sequence[str] = ()) -> str:
+    """Requests in the server, running plus waiting, summed over the replicas. An in-flight
+    batching server admits requests into its batch up to its limit, so nothing waits below it
+    (vLLM v0.33.0 ``vllm/v1/metrics/loggers.py``: ``vllm:num_requests_running`` "in model
+    execution batches", ``vllm:num_requests_waiting``; TensorRT-LLM ``request_type`` active
+    and waiting, plus Triton's pending count as in `queue_depth`)."""
+    if scope.trtllm:
+        return f"{inflight_requests(scope, by)} + {queue_depth(scope, by)}"
+    _require(scope, "vllm", "concurrency")
+    sel = scope.server_selector()
+    running = _agg("sum", f"vllm:num_requests_running{sel}", by)
+    return f"{running} + {queue_depth(scope, by)}"
+
+
 def _require_trtllm(scope: Scope, signal: str) -> None:
     if not scope.trtllm:
         raise ValueError(f"{signal} exists only for TensorRT-LLM models; {scope.model} is not one")
@@ -216,16 +248,16 @@ def latency_quantile_ms(scope: Scope, quantile: float, by: Sequence[str] = ()) -
     return f"({total}) / 1000"
 
 
-def ttft_p95_ms(scope: Scope, by: Sequence[str] = ()) -> str:
+def ttft_p95_ms(scope: Scope, by: Sequence[str] = (), window: str = RATE_WINDOW) -> str:
     """Time to first token, p95 in ms: vLLM's histogram, or, for a streaming TensorRT-LLM
     model, Triton's first-response histogram (already in ms; its 100/500/2000/5000 ms
     buckets make the quantile coarse: an interpolation inside the bucket it falls in)."""
     if scope.server == "triton" and scope.streaming:
         sel = scope.server_selector()
-        buckets = _rate(f"nv_inference_first_response_histogram_ms_bucket{sel}")
+        buckets = _rate(f"nv_inference_first_response_histogram_ms_bucket{sel}", window)
         return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))})"
     _require(scope, "vllm", "time to first token")
-    buckets = _rate(f"vllm:time_to_first_token_seconds_bucket{scope.server_selector()}")
+    buckets = _rate(f"vllm:time_to_first_token_seconds_bucket{scope.server_selector()}", window)
     return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"
 
 
@@ -371,41 +403,6 @@ def window_seconds(window: str) -> int:
     return int(window[:-1]) * units[window[-1]]
 
 
-# --- the llm-d router (llm-d-router v0.10.0 pkg/epp/metrics/llm_d_router_metrics.go) ---------
-
-
-def router_queue(scope: Scope, by: Sequence[str] = ()) -> str:
-    """Requests the router holds in its flow-control queue (``flowControl`` gate)."""
-    return _agg("sum", f"llm_d_epp_flow_control_queue_size{scope.router_selector()}", by)
-
-
-def router_running(scope: Scope, by: Sequence[str] = ()) -> str:
-    """Requests the router has running on the model's replicas."""
-    return _agg("sum", f"llm_d_epp_request_running{scope.router_selector()}", by)
-
-
-def pool_saturation(scope: Scope, by: Sequence[str] = ()) -> str:
-    """The pool's saturation (1.0 = flow control's gating point; an empty pool reads 1.0).
-    Only the leader dispatches, so the highest reading of the picker's replicas."""
-    return _agg("max", f"llm_d_epp_flow_control_pool_saturation{scope.router_selector()}", by)
-
-
-def router_ready_endpoints(scope: Scope, by: Sequence[str] = ()) -> str:
-    """Ready endpoints the router sees in its pool."""
-    return _agg("max", f"llm_d_epp_ready_endpoints{scope.router_selector()}", by)
-
-
-def router_ready_pickers(scope: Scope) -> str:
-    """Ready endpoint-picker pods per zone. Under leader election only the leader reports
-    ready (llm-d-router v0.10.0 ``routerlib/templates/_deployment.yaml``: with more than
-    one replica the readiness probe asks the ``readiness`` gRPC service), so below 1 no
-    picker routes and the proxy passes requests unscored (``failOpen``)."""
-    if scope.router_service is None:
-        raise ValueError(f"model {scope.model!r} has no router (routing.mode: llm_aware)")
-    pickers = selector(namespace=scope.namespace, deployment=scope.router_service)
-    return _agg("min", f"kube_deployment_status_replicas_ready{pickers}", ["deployment"])
-
-
 # --- the autoscaling query --------------------------------------------------------------------
 
 
@@ -419,12 +416,15 @@ def autoscaling_query(scope: Scope, metric: Metric) -> str:
     """
     if metric == "queue_depth":
         return queue_depth(scope)
+    if metric == "concurrency":
+        return concurrency(scope)
     if metric == "gpu_utilization":
         return gpu_utilization_percent(scope)
     if metric == "p95_latency_ms":
         return f"{latency_quantile_ms(scope, 0.95)} >= 0 or {_zero_while_serving(scope)}"
     if metric == "ttft_p95_ms":
-        return f"{ttft_p95_ms(scope)} >= 0 or {_zero_while_serving(scope)}"
+        quantile = ttft_p95_ms(scope, window=SCALING_WINDOW)
+        return f"{quantile} >= 0 or {_zero_while_serving(scope)}"
     if metric == "router_queue":
         return router_queue(scope)
     if metric == "router_running":

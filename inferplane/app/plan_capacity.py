@@ -3,8 +3,9 @@
 Lines per model: the estimate (its source and band, what one replica carries at the batch
 that fits the SLO), replicas at peak (per zone, and the band's ends), nodes per zone, each
 `replicas.schedule` window's floor and what it carries, the autoscaling targets (derived,
-or the blueprint's own), and the cost from the price table, whose date is printed. The same
-figures go to plan.json under ``models.<m>.capacity``.
+or the blueprint's own) with how each derived one follows from the plan, and the cost from
+the price table, whose date is printed. The same figures go to plan.json under
+``models.<m>.capacity``.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
     if not model.autoscaling_derived:
         line += f"; derived from the estimate: {derived}"
     out.append(line)
+    out += [f"    {basis}" for basis in plan.target_basis]
     if plan.cost is None:
         out.append(f"  cost: {plan.cost_note}")
     else:
@@ -131,6 +133,7 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
         "autoscaling": {
             "derived": model.autoscaling_derived,
             "targets": {s.metric: s.target for s in plan.targets},
+            "basis": {s.metric: b for s, b in zip(plan.targets, plan.target_basis, strict=True)},
         },
         "cost": None
         if cost is None

@@ -12,6 +12,7 @@ from typing import Literal
 
 Metric = Literal[
     "queue_depth",
+    "concurrency",
     "gpu_utilization",
     "p95_latency_ms",
     "ttft_p95_ms",
@@ -56,7 +57,8 @@ class Signal:
 
     metric: Metric
     target: float
-    """Per replica: waiting requests, percent GPU busy, or milliseconds."""
+    """Per replica: waiting requests, running plus waiting requests, percent GPU busy, or
+    milliseconds."""
 
 
 @dataclass(frozen=True)

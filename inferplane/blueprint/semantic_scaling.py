@@ -93,6 +93,13 @@ def _signals(env: Reporter, path: YamlPath, model: Mapping[str, Any]) -> None:
                 "time to first token is a vLLM (token streaming) signal",
                 "use p95_latency_ms or queue_depth for Triton",
             )
+        if model["server"] != "vllm" and "tensorrt_llm" not in model and metric == "concurrency":
+            env.error(
+                where,
+                "concurrency counts the requests in an in-flight batch, which only vLLM and "
+                "TensorRT-LLM report",
+                "use queue_depth (requests waiting for Triton's batcher) or p95_latency_ms",
+            )
 
 
 def _windows(

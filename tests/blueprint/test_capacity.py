@@ -18,6 +18,7 @@ from inferplane.blueprint import defaults
 from inferplane.blueprint.capacity import gpus, planner, prices, profile, roofline
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.model import Signal
 from inferplane.blueprint.resolve import capacity_diagnostics, load_blueprint, resolve
 from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
@@ -267,14 +268,49 @@ def test_budget_without_a_price_or_traffic_says_so() -> None:
     ]
 
 
-def test_derived_autoscaling_targets() -> None:
+def test_derived_autoscaling_targets_act_before_the_slo() -> None:
     env = resolve(load_text(BASE, "bp.yaml"), "stg")
-    chat = env.models["chat"].autoscaling
-    assert [s.metric for s in chat.signals] == ["queue_depth", "ttft_p95_ms"]
-    assert chat.target_of("ttft_p95_ms") == 500.0
     plan = planner.plan_env(env).plans["chat"]
-    slack_s = (500 - roofline.estimate(_load(env, "chat")).point.ttft_ms) / 1000  # type: ignore[union-attr]
-    assert chat.target_of("queue_depth") == max(1, math.floor(plan.rps[1] * slack_s))
+    # The batch the plan sized to meet the SLO; vLLM admits up to max_num_seqs (256 by
+    # default) into it, so nothing waits in between.
+    assert plan.batch == 15
+    assert env.models["chat"].autoscaling.signals == (
+        Signal("concurrency", 13.0),
+        Signal("ttft_p95_ms", 400.0),
+    )
+    assert plan.target_basis == (
+        "concurrency 13: requests running plus waiting per replica; the plan's batch of 15 "
+        "meets the SLO, and the HPA acts above 14.3 (the target plus its 10% tolerance), not "
+        "past 15; the waiting count alone stays 0 until the running batch reaches "
+        "vllm.max_num_seqs (the engine's default)",
+        "ttft_p95_ms 400: 80% of slo.ttft_p95_ms 500; the HPA acts above 440 ms, before the "
+        "SLO, on the p95 of the last 30 s (the alert judges the SLO itself over 2 m)",
+    )
+
+
+def test_derived_ttft_target_acts_by_the_histogram_boundary_below_the_slo() -> None:
+    # 80% of 300 ms acts at 264 ms, inside vLLM's (250, 500] ms bucket, where an estimated
+    # p95 may stay below 264 while the true one is past 300: act at 250 instead.
+    text = edit("ttft_p95_ms: 500", "ttft_p95_ms: 300")
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    assert env.models["chat"].autoscaling.target_of("ttft_p95_ms") == 227.0
+    assert planner.plan_env(env).plans["chat"].target_basis[1] == (
+        "ttft_p95_ms 227: the HPA must act by the histogram's 250 ms bucket boundary below "
+        "slo.ttft_p95_ms 300; the HPA acts above 249.7 ms, before the SLO, on the p95 of "
+        "the last 30 s (the alert judges the SLO itself over 2 m)"
+    )
+
+
+def test_triton_derived_queue_allows_for_the_hpa_tolerance() -> None:
+    env = resolve(load_text(BASE, "bp.yaml"), "stg")
+    plan = planner.plan_env(env).plans["ranker"]
+    slack_s = (15 - 7.9 - 1) / 1000
+    assert math.floor(plan.rps[1] * slack_s) == 12  # acted on only at 13.2: past the SLO
+    assert plan.targets == (Signal("queue_depth", 11.0),)
+    assert plan.target_basis == (
+        "queue_depth 11: what a replica drains at 2025.32 requests/s within the SLO's slack "
+        "of 6 ms (Little's law), over 1.1 (the HPA's tolerance)",
+    )
 
 
 def test_explicit_queue_target_above_the_derived_one_is_an_advisory() -> None:
@@ -282,10 +318,42 @@ def test_explicit_queue_target_above_the_derived_one_is_an_advisory() -> None:
         "    slo: {p95_ms: 15}\n",
         "    slo: {p95_ms: 15}\n    autoscaling: {metric: queue_depth, target: 500}\n",
     )
-    (found,) = problems(text)
-    assert found.startswith(
-        "bp.yaml:33:48: warning: models.ranker.autoscaling.target: a queue of 500 "
+    assert problems(text) == [
+        "bp.yaml:33:48: warning: models.ranker.autoscaling.target: a queue of 500 per replica "
+        "waits longer than the SLO allows before the HPA acts: at 2025.32 requests/s a "
+        "replica drains 11 within it, and the HPA acts only 10% above its target; set the "
+        "target to 11, or remove `autoscaling` to use the derived targets"
+    ]
+
+
+def test_llm_queue_target_that_waits_for_the_batch_limit_is_an_advisory() -> None:
+    text = edit(
+        "    vllm: {max_model_len: 8192, quantization: fp8, kv_cache_dtype: fp8}\n",
+        "    vllm: {max_model_len: 8192, quantization: fp8, kv_cache_dtype: fp8, "
+        "max_num_seqs: 48}\n    autoscaling: {metric: queue_depth, target: 1}\n",
     )
+    assert problems(text) == [
+        "bp.yaml:21:48: warning: models.chat.autoscaling.target: queue_depth counts only the "
+        "requests beyond vllm.max_num_seqs (48): below it every request runs in the batch and "
+        "none waits, past the planned batch of 15 that meets the SLO; scale on concurrency "
+        "(requests running plus waiting) with target 13, or remove `autoscaling` to use the "
+        "derived targets"
+    ]
+
+
+def test_explicit_concurrency_target_past_the_planned_batch_is_an_advisory() -> None:
+    text = edit(
+        "    slo: {p95_ms: 4000, ttft_p95_ms: 500, itl_p95_ms: 60}\n",
+        "    slo: {p95_ms: 4000, ttft_p95_ms: 500, itl_p95_ms: 60}\n"
+        "    autoscaling:\n"
+        "      - {metric: concurrency, target: 20}\n"
+        "      - {metric: ttft_p95_ms, target: 400}\n",
+    )
+    assert problems(text) == [
+        "bp.yaml:24:39: warning: models.chat.autoscaling[0].target: a concurrency of 20 per "
+        "replica is acted on only above 22, past the planned batch of 15 that meets the SLO; "
+        "set the target to 13, or remove `autoscaling` to use the derived targets"
+    ]
 
 
 def _load(env, name: str) -> roofline.LlmLoad:  # type: ignore[no-untyped-def]

@@ -641,8 +641,8 @@ def test_error_wording(old: str, new: str, expected: str) -> None:
             "    pool: l4\n    vllm",
             "    pool: l4\n    autoscaling: {metric: ttft_p95_ms}\n    vllm",
             "bp.yaml:35:5: error: models.chat.autoscaling: `metric` needs a `target`; add "
-            "`target:` (waiting requests for queue_depth, percent for gpu_utilization, "
-            "milliseconds for the latency metrics)",
+            "`target:` (waiting requests for queue_depth, running plus waiting for "
+            "concurrency, percent for gpu_utilization, milliseconds for the latency metrics)",
             id="metric-without-target",
         ),
         pytest.param(

@@ -207,6 +207,28 @@ def test_ttft_in_a_triton_list() -> None:
     ]
 
 
+def test_concurrency_on_a_triton_model_without_an_in_flight_batch() -> None:
+    text = edit(
+        "autoscaling: {metric: queue_depth, target: 64}",
+        "autoscaling: {metric: concurrency, target: 8}",
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:34:27: error: models.embed.autoscaling.metric: concurrency counts the "
+        "requests in an in-flight batch, which only vLLM and TensorRT-LLM report; use "
+        "queue_depth (requests waiting for Triton's batcher) or p95_latency_ms"
+    ]
+
+
+def test_concurrency_on_a_vllm_model_is_valid() -> None:
+    text = edit(
+        "    replicas: {min: 2, max: 4}\n  embed:",
+        "    replicas: {min: 2, max: 4}\n    autoscaling: {metric: concurrency, target: 8}\n"
+        "  embed:",
+    )
+    assert schema_errors(text) == []
+    assert diagnostics(text) == []
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -218,7 +240,8 @@ def test_ttft_in_a_triton_list() -> None:
         (
             "[{metric: queue_size, target: 4}]",
             'bp.yaml:34:28: error: models.embed.autoscaling[0].metric: "queue_size" is not one '
-            "of queue_depth, gpu_utilization, p95_latency_ms, ttft_p95_ms, router_queue, "
+            "of queue_depth, concurrency, gpu_utilization, p95_latency_ms, ttft_p95_ms, "
+            "router_queue, "
             "router_running, pool_saturation; did you mean `queue_depth`?",
         ),
         (
@@ -235,7 +258,8 @@ def test_ttft_in_a_triton_list() -> None:
         (
             "{metric: queue_size, target: 4}",
             'bp.yaml:34:27: error: models.embed.autoscaling.metric: "queue_size" is not one of '
-            "queue_depth, gpu_utilization, p95_latency_ms, ttft_p95_ms, router_queue, "
+            "queue_depth, concurrency, gpu_utilization, p95_latency_ms, ttft_p95_ms, "
+            "router_queue, "
             "router_running, pool_saturation; did you mean `queue_depth`?",
         ),
     ],

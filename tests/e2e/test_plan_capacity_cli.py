@@ -31,7 +31,8 @@ def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """The bundled LLM blueprint's prod plan, and the plan with chat-8b's prompts shorter
-    (so one replica drains a longer queue within the SLO), and the first plan's output."""
+    (so the planned batch, and with it the concurrency target, changes), and the first
+    plan's output."""
     tmp = tmp_path_factory.mktemp("capacity")
     text = LLM.read_text(encoding="utf-8")
     edited = text.replace("      input_tokens: 1200\n", "      input_tokens: 300\n", 1)
@@ -60,7 +61,15 @@ def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -
     lines = [line.strip() for line in stdout.splitlines()]
     chat = next(line for line in lines if line.startswith("capacity chat-8b: "))
     assert chat.startswith("capacity chat-8b: 8 requests/s at peak; one replica carries 3.81 ")
-    assert "autoscaling (derived): queue_depth 1, ttft_p95_ms 500" in lines
+    at = lines.index("autoscaling (derived): concurrency 13, ttft_p95_ms 400")
+    assert lines[at + 1 : at + 3] == [
+        "concurrency 13: requests running plus waiting per replica; the plan's batch of 15 "
+        "meets the SLO, and the HPA acts above 14.3 (the target plus its 10% tolerance), not "
+        "past 15; the waiting count alone stays 0 until the running batch reaches "
+        "vllm.max_num_seqs 24",
+        "ttft_p95_ms 400: 80% of slo.ttft_p95_ms 500; the HPA acts above 440 ms, before the "
+        "SLO, on the p95 of the last 30 s (the alert judges the SLO itself over 2 m)",
+    ]
     chat_cost = "cost: $1.71/h at the floor, $2.56/h at peak, "
     cost = next(line for line in lines if line.startswith(chat_cost))
     assert cost.endswith(
@@ -76,15 +85,28 @@ def test_plan_json_carries_the_capacity(plans: tuple[Path, Path, str]) -> None:
     assert capacity["replicas"]["at_peak"] == 3
     assert capacity["autoscaling"] == {
         "derived": True,
-        "targets": {"queue_depth": 1.0, "ttft_p95_ms": 500.0},
+        "targets": {"concurrency": 13.0, "ttft_p95_ms": 400.0},
+        "basis": {
+            "concurrency": capacity["autoscaling"]["basis"]["concurrency"],
+            "ttft_p95_ms": capacity["autoscaling"]["basis"]["ttft_p95_ms"],
+        },
     }
+    assert capacity["autoscaling"]["basis"]["concurrency"].startswith("concurrency 13: ")
     assert capacity["cost"]["price_table_date"] == "2026-12-01"
     assert capacity["cost"]["price_read_on"] == "2025-03-06"
 
 
 def test_derived_targets_reach_the_scaled_object(plans: tuple[Path, Path, str]) -> None:
     triggers = _scaled_object(plans[0], "chat-8b")["inputs"]["spec"]["triggers"]
-    assert [t["metadata"]["threshold"] for t in triggers] == ["1", "500"]
+    assert [(t["name"], t["metricType"], t["metadata"]["threshold"]) for t in triggers] == [
+        ("concurrency", "AverageValue", "13"),
+        ("ttft-p95-ms", "Value", "400"),
+    ]
+    assert triggers[0]["metadata"]["query"] == (
+        'sum(vllm:num_requests_running{namespace="llm-serving", model_name="chat-8b"}) + '
+        'sum(vllm:num_requests_waiting{namespace="llm-serving", model_name="chat-8b"})'
+    )
+    assert "[30s]" in triggers[1]["metadata"]["query"]
 
 
 def test_diff_shows_the_derived_target_change(plans: tuple[Path, Path, str]) -> None:
@@ -92,10 +114,10 @@ def test_diff_shows_the_derived_target_change(plans: tuple[Path, Path, str]) -> 
     new_threshold = _scaled_object(new, "chat-8b")["inputs"]["spec"]["triggers"][0]["metadata"][
         "threshold"
     ]
-    assert new_threshold != "1"
+    assert new_threshold != "13"
     run = inferplane("diff", str(old), str(new))
     assert run.returncode == 0, run.stderr
-    assert f'inputs.spec.triggers[0].metadata.threshold: "1" → "{new_threshold}"' in run.stdout
+    assert f'inputs.spec.triggers[0].metadata.threshold: "13" → "{new_threshold}"' in run.stdout
 
 
 def test_check_fails_at_replicas_max_when_the_traffic_is_five_times_higher(

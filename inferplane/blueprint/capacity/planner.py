@@ -12,10 +12,12 @@ plans with their problems: errors (`validate` refuses them) and advisories (`val
   needed. When only the central estimate or the pessimistic end needs more: an advisory.
 - Triton: a batching window at or above ``slo.p95_ms`` leaves no time to compute: an error.
 - autoscaling: where the blueprint sets no `autoscaling`, the targets are derived (and
-  rendered into the ScaledObject): the queue a replica may hold is what it drains within the
-  SLO's slack, ``per-replica rps × (SLO - latency at the planned batch)`` (Little's law,
-  at least 1); vLLM also scales on TTFT at ``slo.ttft_p95_ms``. An explicit queue target
-  above the derived one waits longer than the SLO allows before scaling: an advisory.
+  rendered into the ScaledObject) so that the HPA acts before the SLO breaks (`targets`):
+  an LLM's requests running plus waiting against the planned batch, Triton's queue against
+  what a replica drains within the SLO's slack, vLLM's TTFT below ``slo.ttft_p95_ms``. An
+  explicit target above the derived one of its metric acts after the SLO breaks, and so
+  does an LLM's explicit queue target while the planned batch is below the engine's batch
+  limit (nothing waits until that limit): advisories.
 - cost (`prices`): a replica costs its share of a node (``gpus / GPUs per node`` of the
   node's price); the floor is ``replicas.min``, the peak the replicas needed; a month is
   730 hours, of which the `replicas.schedule` windows (the busy hours) run at the peak and
@@ -28,10 +30,10 @@ import math
 from dataclasses import dataclass
 
 from inferplane.blueprint import wake
-from inferplane.blueprint.capacity import load, prices, profile, roofline
+from inferplane.blueprint.capacity import load, prices, profile, roofline, targets
 from inferplane.blueprint.capacity.plans import Cost, EnvPlan, Plan, Problem, Window
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.model import Autoscaling, Environment, Model, Signal
+from inferplane.blueprint.model import Autoscaling, Environment, Metric, Model
 
 HOURS_PER_MONTH = 730
 
@@ -182,15 +184,6 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
     return _Estimate("profile", band, rps, at.batch, limited, latency, slack, at.window_fits_us)
 
 
-def derived_targets(model: Model, rps: float, batch: int, slack_s: float) -> tuple[Signal, ...]:
-    """The ScaledObject targets that follow from one replica's throughput."""
-    queue = max(1, math.floor(rps * slack_s)) if slack_s > 0 else max(1, batch)
-    signals = [Signal("queue_depth", float(queue))]
-    if model.server == "vllm" and model.slo is not None and model.slo.ttft_p95_ms:
-        signals.append(Signal("ttft_p95_ms", float(model.slo.ttft_p95_ms)))
-    return tuple(signals)
-
-
 def _cost(
     env: Environment, model: Model, floor: int, peak: int, out_tokens: int | None, peak_rps: float
 ) -> tuple[Cost | None, str]:
@@ -245,6 +238,7 @@ def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
     windows = tuple(
         Window(w.schedule, w.duration_s, w.replicas, w.replicas * rps[1]) for w in model.schedule
     )
+    found = targets.derived(model, rps[1], got.batch, got.slack_s)
     cost, note = _cost(
         env,
         model,
@@ -271,7 +265,8 @@ def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
         replicas_pessimistic=pessimistic,
         nodes_per_zone=nodes,
         windows=windows,
-        targets=derived_targets(model, rps[1], got.batch, got.slack_s),
+        targets=tuple(t.signal for t in found),
+        target_basis=tuple(t.basis for t in found),
         window_fits_us=got.window_fits_us,
         cost=cost,
         cost_note=note,
@@ -338,25 +333,64 @@ def _judge(model: Model, plan: Plan, out: EnvPlan) -> None:
             )
         )
     if not model.autoscaling_derived:
-        derived = plan.targets[0].target
-        explicit = model.autoscaling.target_of("queue_depth")
-        if explicit is not None and explicit > derived:
-            index = model.autoscaling.metrics.index("queue_depth")
-            where: YamlPath = (
-                (*path, "autoscaling", index, "target")
-                if len(model.autoscaling.signals) > 1
-                else (*path, "autoscaling", "target")
+        _judge_targets(model, plan, out)
+
+
+def _target_path(model: Model, metric: Metric) -> YamlPath:
+    path: YamlPath = ("models", model.name, "autoscaling")
+    if len(model.autoscaling.signals) > 1:
+        return (*path, model.autoscaling.metrics.index(metric), "target")
+    return (*path, "target")
+
+
+def _judge_targets(model: Model, plan: Plan, out: EnvPlan) -> None:
+    """The blueprint's own targets against the derived ones: where they act after the SLO."""
+    remove = "or remove `autoscaling` to use the derived targets"
+    for derived in plan.targets:
+        explicit = model.autoscaling.target_of(derived.metric)
+        if explicit is None or explicit <= derived.target:
+            continue
+        message = {
+            "queue_depth": f"a queue of {explicit:g} per replica waits longer than the SLO "
+            f"allows before the HPA acts: at {plan.rps[1]:.2f} requests/s a replica drains "
+            f"{derived.target:g} within it, and the HPA acts only 10% above its target",
+            "concurrency": f"a concurrency of {explicit:g} per replica is acted on only "
+            f"above {explicit * 1.1:.4g}, past the planned batch of {plan.batch} that "
+            "meets the SLO",
+        }.get(
+            derived.metric,
+            f"a {derived.metric} target of {explicit:g} is acted on only above "
+            f"{explicit * 1.1:.4g}, at or past the SLO",
+        )
+        out.problems.append(
+            Problem(
+                "warning",
+                _target_path(model, derived.metric),
+                message,
+                f"set the target to {derived.target:g}, {remove}",
             )
-            out.problems.append(
-                Problem(
-                    "warning",
-                    where,
-                    f"a queue of {explicit:g} per replica waits longer than the SLO allows: "
-                    f"at {plan.rps[1]:.2f} requests/s a replica drains {derived:g} within it",
-                    f"set the target to {derived:g}, or remove `autoscaling` to use the "
-                    "derived targets",
-                )
+        )
+    limit = load.batch_limit(model)
+    waits_late = limit is None or plan.batch < limit
+    if (
+        targets.in_flight_batching(model)
+        and "queue_depth" in model.autoscaling.metrics
+        and "concurrency" not in model.autoscaling.metrics
+        and waits_late
+    ):
+        cap = f"{plan.batch_setting} ({limit if limit is not None else 'the engine default'})"
+        wanted = plan.targets[0].target
+        out.problems.append(
+            Problem(
+                "warning",
+                _target_path(model, "queue_depth"),
+                f"queue_depth counts only the requests beyond {cap}: below it every request "
+                f"runs in the batch and none waits, past the planned batch of {plan.batch} "
+                "that meets the SLO",
+                f"scale on concurrency (requests running plus waiting) with target "
+                f"{wanted:g}, {remove}",
             )
+        )
 
 
 def plan_env(env: Environment) -> EnvPlan:

@@ -65,6 +65,8 @@ class Plan:
     nodes_per_zone: int
     windows: tuple[Window, ...]
     targets: tuple[Signal, ...]
+    target_basis: tuple[str, ...]
+    """How each of `targets` follows from the plan, in the same order."""
     window_fits_us: int | None = None
     cost: Cost | None = None
     cost_note: str = ""

@@ -60,7 +60,7 @@ def all_queries(scope: Scope) -> list[str]:
     if scope.server == "vllm":
         out += [promql.ttft_p95_ms(scope), promql.tokens_per_second(scope)]
     metrics = ["queue_depth", "gpu_utilization", "p95_latency_ms"]
-    metrics += ["ttft_p95_ms"] if scope.server == "vllm" else []
+    metrics += ["ttft_p95_ms", "concurrency"] if scope.server == "vllm" else []
     out += [promql.autoscaling_query(scope, m) for m in metrics]  # type: ignore[arg-type]
     return out
 
@@ -113,7 +113,7 @@ def test_autoscaling_queries_return_one_element(scope: Scope) -> None:
             with pytest.raises(ValueError, match="has no router"):
                 promql.autoscaling_query(scope, metric)
             continue
-        if metric == "ttft_p95_ms" and scope.server != "vllm":
+        if metric in ("ttft_p95_ms", "concurrency") and scope.server != "vllm":
             with pytest.raises(ValueError, match="only for vllm"):
                 promql.autoscaling_query(scope, metric)
             continue
@@ -134,6 +134,7 @@ def test_latency_queries_turn_idle_nan_into_zero_but_keep_absence_empty() -> Non
 def test_metric_types_match_the_signal() -> None:
     assert promql.AUTOSCALING_METRIC_TYPE == {
         "queue_depth": "AverageValue",
+        "concurrency": "AverageValue",
         "gpu_utilization": "Value",
         "p95_latency_ms": "Value",
         "ttft_p95_ms": "Value",
@@ -174,6 +175,35 @@ def test_one_zone_of_a_routed_model_reads_only_its_own_pods() -> None:
 def test_queue_depth_series_per_server() -> None:
     assert metric_names(promql.queue_depth(TRITON)) == {"nv_inference_pending_request_count"}
     assert metric_names(promql.queue_depth(VLLM)) == {"vllm:num_requests_waiting"}
+
+
+def test_concurrency_counts_the_running_batch_and_the_queue() -> None:
+    # vLLM admits requests into the running batch up to max_num_seqs: the waiting count
+    # alone stays 0 while the batch outgrows the one the plan sized for the SLO.
+    assert promql.autoscaling_query(VLLM, "concurrency") == (
+        'sum(vllm:num_requests_running{namespace="support-assistant", model_name="chat"}) + '
+        'sum(vllm:num_requests_waiting{namespace="support-assistant", model_name="chat"})'
+    )
+    trtllm = dataclasses.replace(TRITON, model="chat-70b", deployment="chat-70b", trtllm=True)
+    assert promql.autoscaling_query(trtllm, "concurrency") == (
+        'sum(nv_trt_llm_request_metrics{namespace="support-assistant", model="chat-70b", '
+        'request_type="active"}) + sum(nv_trt_llm_request_metrics{namespace='
+        '"support-assistant", model="chat-70b", request_type="waiting"}) + '
+        'sum(nv_inference_pending_request_count{namespace="support-assistant", '
+        'model="chat-70b"})'
+    )
+    assert single_element(promql.autoscaling_query(trtllm, "concurrency"))
+    with pytest.raises(ValueError, match="concurrency exists only for vllm models"):
+        promql.concurrency(TRITON)
+
+
+def test_the_ttft_trigger_reads_a_short_window_and_the_rules_the_long_one() -> None:
+    trigger = promql.autoscaling_query(VLLM, "ttft_p95_ms")
+    assert trigger.startswith(
+        "histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket"
+        '{namespace="support-assistant", model_name="chat"}[30s]))) * 1000 >= 0 or '
+    )
+    assert promql.ttft_p95_ms(VLLM).endswith('model_name="chat"}[2m]))) * 1000')
 
 
 def test_triton_p95_uses_the_request_summary_at_the_configured_quantile() -> None:

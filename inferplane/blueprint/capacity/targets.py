@@ -1,0 +1,123 @@
+"""The autoscaling targets a capacity plan derives, and the reason for each, in words.
+
+A model that states `traffic` and no `autoscaling` scales on these (`planner.plan_model`).
+Each must make the HPA act *before* the SLO breaks, which rests on three upstream facts:
+
+- The HPA acts only when a metric leaves ``target x (1 ± 0.1)``: kube-controller-manager
+  ``--horizontal-pod-autoscaler-tolerance`` defaults to 0.1, and
+  ``getUsageRatioReplicaCount`` returns the current count while ``|1 - ratio| <=
+  tolerance`` (kubernetes ``pkg/controller/podautoscaler/replica_calculator.go``). A target
+  equal to the limit is therefore acted on only 10% past it: every target here is the
+  limit divided by 1.1 (`HPA_TOLERANCE`), or lower.
+- An in-flight batching server admits requests into its running batch up to its own limit
+  (vLLM ``max_num_seqs``, TensorRT-LLM ``max_batch_size``), so its waiting count stays 0
+  below that limit even while the batch has outgrown the one the plan sized to meet the SLO.
+  LLMs therefore scale on ``concurrency``, running plus waiting (`promql.concurrency`),
+  against the planned batch: at the plan's throughput Little's law makes a replica's
+  concurrency its batch (the roofline's requests/s are batch / request latency).
+- vLLM's TTFT histogram has the buckets 0.001 0.005 0.01 0.02 0.04 0.06 0.08 0.1 0.25 0.5
+  0.75 1.0 2.5 5.0 ... s (v0.33.0 ``vllm/v1/metrics/buckets.py``,
+  ``TIME_TO_FIRST_TOKEN_BUCKETS``; v0.10.2 ``vllm/v1/metrics/loggers.py``, the same list),
+  and ``histogram_quantile`` answers inside the bucket that holds the true quantile. So an
+  estimated p95 above a bucket boundary B proves the true p95 is above B, and a true p95
+  above the SLO lifts the estimate above the largest boundary at or below the SLO. The TTFT
+  target acts at no more than that boundary, and at no more than `TTFT_ACT_SHARE` of the
+  SLO: the 12% left is the time a new replica (minutes: `inferplane.blueprint.scale_out`)
+  is already starting while requests still meet the SLO. The alerts keep the SLO itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from inferplane.blueprint.capacity import load
+from inferplane.blueprint.model import Model, Signal
+
+HPA_TOLERANCE: Final = 0.1
+"""kube-controller-manager ``--horizontal-pod-autoscaler-tolerance``, default 0.1."""
+
+TTFT_TARGET_SHARE: Final = 0.8
+"""The derived TTFT target as a share of ``slo.ttft_p95_ms``; the HPA acts at 1.1 x it."""
+
+TTFT_ACT_SHARE: Final = TTFT_TARGET_SHARE * (1 + HPA_TOLERANCE)
+
+TTFT_BUCKETS_MS: Final = (1, 5, 10, 20, 40, 60, 80, 100, 250, 500, 750, 1000, 2500, 5000)
+"""vLLM's default TTFT bucket boundaries up to 5 s, in ms (module docstring)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    signal: Signal
+    basis: str
+    """How the target follows from the plan, for `inferplane plan`."""
+
+
+def _act(target: float) -> float:
+    """Where the HPA starts adding replicas for a per-replica `target`."""
+    return target * (1 + HPA_TOLERANCE)
+
+
+def _under_tolerance(limit: float) -> int:
+    """The largest whole target the HPA acts on at or below `limit` (at least 1)."""
+    return max(1, math.floor(limit / (1 + HPA_TOLERANCE) + 1e-9))
+
+
+def in_flight_batching(model: Model) -> bool:
+    """vLLM and TensorRT-LLM: the batch grows with the load up to the engine's limit."""
+    return model.llm is not None and (model.vllm is not None or model.tensorrt_llm is not None)
+
+
+def concurrency(batch: int, setting: str, limit: int | None) -> Target:
+    target = _under_tolerance(batch)
+    cap = f"{setting} {limit}" if limit is not None else f"{setting} (the engine's default)"
+    return Target(
+        Signal("concurrency", float(target)),
+        f"concurrency {target}: requests running plus waiting per replica; the plan's batch "
+        f"of {batch} meets the SLO, and the HPA acts above {_act(target):.4g} (the target "
+        f"plus its 10% tolerance), not past {batch}; the waiting count alone stays 0 until "
+        f"the running batch reaches {cap}",
+    )
+
+
+def ttft(slo_ms: int) -> Target:
+    boundary = max((b for b in TTFT_BUCKETS_MS if b <= slo_ms), default=None)
+    share = math.floor(slo_ms * TTFT_TARGET_SHARE)
+    target = share if boundary is None else max(1, min(share, _under_tolerance(boundary)))
+    why = (
+        f"{TTFT_TARGET_SHARE:.0%} of slo.ttft_p95_ms {slo_ms}"
+        if target == share
+        else f"the HPA must act by the histogram's {boundary} ms bucket boundary below "
+        f"slo.ttft_p95_ms {slo_ms}"
+    )
+    return Target(
+        Signal("ttft_p95_ms", float(target)),
+        f"ttft_p95_ms {target}: {why}; the HPA acts above {_act(target):.4g} ms, before the "
+        "SLO, on the p95 of the last 30 s (the alert judges the SLO itself over 2 m)",
+    )
+
+
+def queue(rps: float, slack_s: float, batch: int) -> Target:
+    """Triton's own batcher: its pending count is a real queue, waiting within the slack."""
+    if slack_s <= 0:
+        target = max(1, batch)
+        why = "no slack is left beyond the batch's own latency: one batch may wait"
+    else:
+        target = _under_tolerance(rps * slack_s)
+        why = (
+            f"what a replica drains at {rps:.2f} requests/s within the SLO's slack of "
+            f"{slack_s * 1000:.0f} ms (Little's law), over 1.1 (the HPA's tolerance)"
+        )
+    return Target(Signal("queue_depth", float(target)), f"queue_depth {target}: {why}")
+
+
+def derived(model: Model, rps: float, batch: int, slack_s: float) -> tuple[Target, ...]:
+    """The ScaledObject targets that follow from one replica's planned batch and throughput."""
+    if in_flight_batching(model):
+        found = [concurrency(batch, load.batch_setting(model), load.batch_limit(model))]
+    else:
+        found = [queue(rps, slack_s, batch)]
+    if model.server == "vllm" and model.slo is not None and model.slo.ttft_p95_ms:
+        found.append(ttft(model.slo.ttft_p95_ms))
+    return tuple(found)
