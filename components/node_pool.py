@@ -109,6 +109,11 @@ class GpuNodePoolArgs:
     `provider` are then required. Default: managed node groups."""
     karpenter_ami_alias: str | None = None
     """AWS with Karpenter: the pinned AMI alias (``al2023@v<release>``)."""
+    karpenter_security_groups: tuple[Mapping[str, object], ...] = ()
+    """AWS with Karpenter: the nodes' security groups, as ``securityGroupSelectorTerms``
+    (each term one of ``tags``, ``id`` or ``name``). Required with Karpenter: a cluster's
+    nodes may need a node security group besides the cluster's
+    (`inferplane.blueprint.addons.discovery_terms`)."""
     provider: pulumi.ProviderResource | None = None
     """AWS with Karpenter: the Kubernetes provider of the cluster (NodePools and the
     EC2NodeClass are Kubernetes objects)."""
@@ -255,10 +260,15 @@ class GpuNodePool(pulumi.ComponentResource):
         )
 
     def _karpenter_opts(self, args: GpuNodePoolArgs) -> pulumi.ResourceOptions:
-        if args.provider is None or not args.karpenter_ami_alias or not args.subnet_ids_by_zone:
+        if (
+            args.provider is None
+            or not args.karpenter_ami_alias
+            or not args.karpenter_security_groups
+            or not args.subnet_ids_by_zone
+        ):
             raise ValueError(
-                "GpuNodePool with Karpenter needs provider, karpenter_ami_alias and "
-                "subnet_ids_by_zone"
+                "GpuNodePool with Karpenter needs provider, karpenter_ami_alias, "
+                "karpenter_security_groups and subnet_ids_by_zone"
             )
         return pulumi.ResourceOptions(parent=self, provider=args.provider)
 
@@ -269,10 +279,6 @@ class GpuNodePool(pulumi.ComponentResource):
         missing = [z for z in args.zones if z not in subnets]
         if missing:
             raise ValueError(f"pool {args.pool_name}: no subnet for zone {missing[0]}")
-        # The cluster security group, which EKS gives managed node groups' nodes.
-        cluster = aws.eks.get_cluster_output(
-            name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self)
-        )
         owner = args.owner
         class_name = karpenter.node_class_name(owner.blueprint, owner.environment, args.pool_name)
         k8s.apiextensions.CustomResource(
@@ -284,9 +290,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 node_role=args.karpenter_node_role or "",
                 ami_alias=args.karpenter_ami_alias or "",
                 subnet_ids=[subnets[z] for z in args.zones],
-                security_group_id=cluster.vpc_config.apply(
-                    lambda vpc: vpc.cluster_security_group_id
-                ),
+                security_groups=args.karpenter_security_groups,
                 disk_gib=args.disk_size_gib,
                 tags=aws_tags(owner, **{naming.POOL_LABEL: args.pool_name}),
             ),
