@@ -45,8 +45,9 @@ GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_DRIVER_VERSION = "INSTALLATION_DISABLED"
 """GKE's managed install (``DEFAULT``/``LATEST``) goes with GKE's own device plugin, which
 the label above keeps off these nodes; Google's standalone COS installer (an add-on,
-`inferplane.components.addons.GKE_INSTALLER_COMMAND`) installs the driver instead, pinned
-to the default driver of the node's version just as ``DEFAULT`` would be. The two setups
+`inferplane.components.gke_driver.GKE_INSTALLER_COMMAND`) installs the driver instead: the
+default of the node's COS build, as ``DEFAULT`` would, or its latest where a model's serving
+release needs more (`inferplane.blueprint.gke_drivers.installer_version`). The two setups
 are exclusive: the GPU Operator on GKE needs ``gpu-driver-version=disabled`` plus this
 label (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator; NVIDIA's
 "GKE GPU Setup", https://docs.nvidia.com/aicr/integrator-guide/gke-gpu-setup: exactly one

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import long_requests, naming, scale_out, wake
+from inferplane.blueprint import gke_drivers, long_requests, naming, scale_out, wake
 from inferplane.blueprint.addons import discovery_terms
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.blueprint.triton_model import engine_steps
@@ -201,6 +201,7 @@ def addons_args(
         vpc_id=cluster.vpc_id,
         oidc_provider_arn=cluster.oidc_provider_arn,
         oidc_issuer=cluster.oidc_issuer,
+        gke_driver_version=gke_drivers.installer_version(env) if env.cloud == "gcp" else "default",
     )
 
 
