@@ -21,6 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, long_requests, naming
+from inferplane.blueprint.gke_drivers import InstallerVersion
 from inferplane.components import addon_iam, addon_values, alerting, gke_driver, iam
 from inferplane.components.cloud import Cloud, Ownership, aws_tags
 from inferplane.components.gke_driver import GKE_DRIVER_INSTALLER
@@ -115,6 +116,10 @@ class ClusterAddonsArgs:
     cluster's opted-out GPU nodes). False: the cluster runs one already, configured for the
     blueprint's pools; on GKE the blueprint's nodes (`owner.blueprint`, which label them
     `naming.DRIVER_INSTALLER_LABEL`) then get an installer of their own."""
+    gke_driver_version: InstallerVersion = "default"
+    """GCP: the driver Google's COS installer gives the GPU nodes, ``default`` or ``latest``
+    of the node's COS build (`inferplane.blueprint.gke_drivers.installer_version` picks it
+    from the models' serving releases). Default: the COS build's default driver."""
     install_keda: bool = True
     """Install KEDA. False: the cluster runs it already, in `keda_namespace`."""
     keda_namespace: str = naming.KEDA_NAMESPACE
@@ -166,6 +171,7 @@ class ClusterAddons(pulumi.ComponentResource):
                 f"{self._name}-blueprint-nvidia-driver-installer",
                 self._opts(),
                 blueprint=args.owner.blueprint,
+                version=args.gke_driver_version,
             )
         keda: list[pulumi.Resource] = []
         if args.install_keda:
@@ -241,7 +247,7 @@ class ClusterAddons(pulumi.ComponentResource):
         gpu_ns = self._namespace(naming.GPU_OPERATOR_NAMESPACE, PRIVILEGED)
         before_gpu: list[pulumi.Resource] = [gpu_ns, *after]
         if args.cloud == "gcp":
-            before_gpu += self._gke_gpu_prerequisites()
+            before_gpu += self._gke_gpu_prerequisites(args.gke_driver_version)
         self._release(
             naming.GPU_OPERATOR_RELEASE,
             "gpu-operator",
@@ -307,7 +313,7 @@ class ClusterAddons(pulumi.ComponentResource):
             opts=self._opts(),
         )
 
-    def _gke_gpu_prerequisites(self) -> list[pulumi.Resource]:
+    def _gke_gpu_prerequisites(self, driver: InstallerVersion) -> list[pulumi.Resource]:
         """GKE admits `system-node-critical` pods outside kube-system only under a quota
         that names the priority class; and GPU nodes that opt out of GKE's device plugin
         get their driver from Google's COS installer."""
@@ -331,7 +337,9 @@ class ClusterAddons(pulumi.ComponentResource):
             opts=self._opts([self.namespaces[naming.GPU_OPERATOR_NAMESPACE]]),
         )
         installer = gke_driver.driver_installer(
-            f"{self._name}-nvidia-driver-installer", self._opts()
+            f"{self._name}-nvidia-driver-installer",
+            self._opts(),
+            version=driver,
         )
         return [quota, installer]
 

@@ -20,24 +20,31 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.gke_drivers import InstallerVersion
 from inferplane.components import addon_values
 
 GKE_DRIVER_INSTALLER = "inferplane-nvidia-driver-installer"
 GKE_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
 """Preloaded on GKE COS nodes (hence never pulled)."""
 GKE_INSTALLER_COMMAND = ("/cos-gpu-installer", "install")
-"""No ``--version``: the installer then installs the *default* driver of the node's COS
-release, which GKE ships per node version, so the driver changes only when the node pool's
-GKE version does. ``--version=latest`` would take whatever newest driver COS publishes
-when a node boots, so two nodes of one pool could run different drivers, and a new driver
-could arrive with no change to the cluster at all (cos_gpu_installer
-``internal/commands/install.go``: "It will install the default GPU driver if the flag is
-not set explicitly. Set the flag to 'latest' to install the latest GPU driver version";
-Google's own ``nvidia-driver-installer/cos/daemonset-preloaded.yaml`` in
-GoogleCloudPlatform/container-engine-accelerators runs it without the flag; the GKE
-equivalent of the node pool setting is ``gpu_driver_version = "DEFAULT"``: "install the
-default driver version for your GKE node version",
-https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
+"""The installer with no ``--version`` installs the *default* driver of the node's COS build;
+``--version=latest`` (`LATEST_FLAG`) the build's latest. Both are read per COS build (the
+``default``/``latest`` artifact under the build number), so the driver changes only when
+the node pool's GKE version does, whichever is chosen (cos.googlesource.com/cos/tools
+``src/cmd/cos_gpu_installer/internal/commands/install.go``: "It will install the default GPU
+driver if the flag is not set explicitly. Set the flag to 'latest' to install the latest
+GPU driver version"; ``getDriverVersion``). Google's own
+``nvidia-driver-installer/cos/daemonset-preloaded.yaml`` and ``daemonset-preloaded-latest.yaml``
+in GoogleCloudPlatform/container-engine-accelerators run it without and with the flag. Which
+one a blueprint's nodes get is `inferplane.blueprint.gke_drivers.installer_version`: the
+default while it runs every model's serving release, else the latest (CUDA 13 builds need
+R580, above the default that GKE nodes were seen to get)."""
+LATEST_FLAG = "--version=latest"
+
+
+def installer_command(version: InstallerVersion) -> list[str]:
+    """The installer's command for `version` (``default``: no flag)."""
+    return [*GKE_INSTALLER_COMMAND, *([LATEST_FLAG] if version == "latest" else [])]
 
 
 def installer_name(blueprint: str | None) -> str:
@@ -65,11 +72,15 @@ def node_selector(blueprint: str | None) -> list[dict[str, object]]:
 
 
 def driver_installer(
-    name: str, opts: pulumi.ResourceOptions, blueprint: str | None = None
+    name: str,
+    opts: pulumi.ResourceOptions,
+    blueprint: str | None = None,
+    version: InstallerVersion = "default",
 ) -> k8s.apps.v1.DaemonSet:
     """The installer DaemonSet `installer_name(blueprint)` in kube-system (Pulumi name
-    `name`): the cluster's (`blueprint` None) or one blueprint's. `opts` carries the parent
-    and provider."""
+    `name`): the cluster's (`blueprint` None) or one blueprint's, installing the `version`
+    driver of the node's COS build (`installer_command`). `opts` carries the parent and
+    provider."""
     dir_ = addon_values.GKE_NVIDIA_DIR
     labels = {"k8s-app": installer_name(blueprint)}
     host = {
@@ -126,7 +137,7 @@ def driver_installer(
                             "name": "nvidia-driver-installer",
                             "image": GKE_INSTALLER_IMAGE,
                             "imagePullPolicy": "Never",
-                            "command": list(GKE_INSTALLER_COMMAND),
+                            "command": installer_command(version),
                             "env": [{"name": k, "value": v} for k, v in env.items()],
                             "resources": {"requests": {"cpu": "150m"}},
                             "securityContext": {"privileged": True},

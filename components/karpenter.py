@@ -111,20 +111,21 @@ def node_class_spec(
     node_role: str,
     ami_alias: str,
     subnet_ids: Sequence[Any],
-    security_group_id: Any,
+    security_groups: Sequence[Mapping[str, Any]],
     disk_gib: int,
     tags: Mapping[str, str],
 ) -> dict[str, Any]:
     """The ``spec`` of one pool's EC2NodeClass: the pinned AMI alias, the node role, the
-    environment's own subnets by id (never a tag another cluster may share), the cluster
-    security group (the one EKS gives managed node groups), an encrypted gp3 root volume of
-    the pool's disk size, and IMDSv2 only (one hop: pods cannot reach the node's
+    environment's own subnets by id (never a tag another cluster may share), the security
+    groups `security_groups` selects (terms of ``tags``, ``id`` or ``name``, ORed:
+    ``securityGroupSelectorTerms`` of the v1.14.1 EC2NodeClass CRD), an encrypted gp3 root
+    volume of the pool's disk size, and IMDSv2 only (one hop: pods cannot reach the node's
     credentials)."""
     return {
         "role": node_role,
         "amiSelectorTerms": [{"alias": ami_alias}],
         "subnetSelectorTerms": [{"id": subnet} for subnet in subnet_ids],
-        "securityGroupSelectorTerms": [{"id": security_group_id}],
+        "securityGroupSelectorTerms": [_plain(term) for term in security_groups],
         "blockDeviceMappings": [
             {
                 "deviceName": ROOT_DEVICE,
@@ -143,6 +144,10 @@ def node_class_spec(
         },
         "tags": dict(tags),
     }
+
+
+def _plain(term: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: dict(v) if isinstance(v, Mapping) else v for k, v in term.items()}
 
 
 def node_class_name(blueprint: str, env: str, pool: str) -> str:

@@ -45,8 +45,9 @@ GKE_NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 GKE_DRIVER_VERSION = "INSTALLATION_DISABLED"
 """GKE's managed install (``DEFAULT``/``LATEST``) goes with GKE's own device plugin, which
 the label above keeps off these nodes; Google's standalone COS installer (an add-on,
-`inferplane.components.addons.GKE_INSTALLER_COMMAND`) installs the driver instead, pinned
-to the default driver of the node's version just as ``DEFAULT`` would be. The two setups
+`inferplane.components.gke_driver.GKE_INSTALLER_COMMAND`) installs the driver instead: the
+default of the node's COS build, as ``DEFAULT`` would, or its latest where a model's serving
+release needs more (`inferplane.blueprint.gke_drivers.installer_version`). The two setups
 are exclusive: the GPU Operator on GKE needs ``gpu-driver-version=disabled`` plus this
 label (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator; NVIDIA's
 "GKE GPU Setup", https://docs.nvidia.com/aicr/integrator-guide/gke-gpu-setup: exactly one
@@ -109,6 +110,11 @@ class GpuNodePoolArgs:
     `provider` are then required. Default: managed node groups."""
     karpenter_ami_alias: str | None = None
     """AWS with Karpenter: the pinned AMI alias (``al2023@v<release>``)."""
+    karpenter_security_groups: tuple[Mapping[str, object], ...] = ()
+    """AWS with Karpenter: the nodes' security groups, as ``securityGroupSelectorTerms``
+    (each term one of ``tags``, ``id`` or ``name``). Required with Karpenter: a cluster's
+    nodes may need a node security group besides the cluster's
+    (`inferplane.blueprint.addons.discovery_terms`)."""
     provider: pulumi.ProviderResource | None = None
     """AWS with Karpenter: the Kubernetes provider of the cluster (NodePools and the
     EC2NodeClass are Kubernetes objects)."""
@@ -255,10 +261,15 @@ class GpuNodePool(pulumi.ComponentResource):
         )
 
     def _karpenter_opts(self, args: GpuNodePoolArgs) -> pulumi.ResourceOptions:
-        if args.provider is None or not args.karpenter_ami_alias or not args.subnet_ids_by_zone:
+        if (
+            args.provider is None
+            or not args.karpenter_ami_alias
+            or not args.karpenter_security_groups
+            or not args.subnet_ids_by_zone
+        ):
             raise ValueError(
-                "GpuNodePool with Karpenter needs provider, karpenter_ami_alias and "
-                "subnet_ids_by_zone"
+                "GpuNodePool with Karpenter needs provider, karpenter_ami_alias, "
+                "karpenter_security_groups and subnet_ids_by_zone"
             )
         return pulumi.ResourceOptions(parent=self, provider=args.provider)
 
@@ -269,10 +280,6 @@ class GpuNodePool(pulumi.ComponentResource):
         missing = [z for z in args.zones if z not in subnets]
         if missing:
             raise ValueError(f"pool {args.pool_name}: no subnet for zone {missing[0]}")
-        # The cluster security group, which EKS gives managed node groups' nodes.
-        cluster = aws.eks.get_cluster_output(
-            name=args.cluster_name, opts=pulumi.InvokeOutputOptions(parent=self)
-        )
         owner = args.owner
         class_name = karpenter.node_class_name(owner.blueprint, owner.environment, args.pool_name)
         k8s.apiextensions.CustomResource(
@@ -284,9 +291,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 node_role=args.karpenter_node_role or "",
                 ami_alias=args.karpenter_ami_alias or "",
                 subnet_ids=[subnets[z] for z in args.zones],
-                security_group_id=cluster.vpc_config.apply(
-                    lambda vpc: vpc.cluster_security_group_id
-                ),
+                security_groups=args.karpenter_security_groups,
                 disk_gib=args.disk_size_gib,
                 tags=aws_tags(owner, **{naming.POOL_LABEL: args.pool_name}),
             ),

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import long_requests, naming, scale_out, wake
+from inferplane.blueprint import gke_drivers, long_requests, naming, scale_out, wake
+from inferplane.blueprint.addons import discovery_terms
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.blueprint.triton_model import engine_steps
 from inferplane.components.addon_values import AlertReceiverValues
@@ -96,6 +97,11 @@ def node_pool_args(
         # The cluster's Karpenter launches the nodes instead of managed node groups.
         karpenter_node_role=karpenter.node_role if karpenter.existing else None,
         karpenter_ami_alias=karpenter.ami_alias if karpenter.existing else None,
+        karpenter_security_groups=(
+            karpenter.security_group_terms or discovery_terms(cluster_name(env))
+        )
+        if karpenter.existing
+        else (),
         provider=provider if karpenter.existing else None,
         # An existing GPU Operator brings GKE nodes no driver: the blueprint installs it.
         own_driver_installer=env.cloud == "gcp" and env.cluster.addons.gpu_operator.existing,
@@ -195,6 +201,7 @@ def addons_args(
         vpc_id=cluster.vpc_id,
         oidc_provider_arn=cluster.oidc_provider_arn,
         oidc_issuer=cluster.oidc_issuer,
+        gke_driver_version=gke_drivers.installer_version(env) if env.cloud == "gcp" else "default",
     )
 
 

@@ -85,6 +85,12 @@ class KarpenterAddon:
     ami_alias: str = ""
     """The pinned EKS-optimised AMI, ``al2023@v<release>`` (the NVIDIA variant on GPU
     instances)."""
+    security_group_terms: tuple[Mapping[str, Any], ...] = ()
+    """The nodes' security groups, as the EC2NodeClass's ``securityGroupSelectorTerms``
+    (each term one of ``tags``, ``id`` or ``name``; a group any term selects is attached).
+    Default for an existing Karpenter: `discovery_terms` of the cluster, the tag that
+    Karpenter's getting-started guide puts on the groups its nodes use (empty where
+    `resolve_addons` was not told the cluster: the stack then applies that default)."""
     existing: bool = False
 
 
@@ -129,12 +135,35 @@ class Addons:
         return found
 
 
+DISCOVERY_TAG: Final = "karpenter.sh/discovery"
+"""The tag by which Karpenter's getting-started guide selects the nodes' subnets and
+security groups, valued with the cluster's name (aws/karpenter-provider-aws v1.14.1
+``website/content/en/docs/getting-started/getting-started-with-karpenter/scripts/
+step12-add-nodepool.sh``, ``securityGroupSelectorTerms``); terraform-aws-eks's Karpenter
+example puts it on the module's node security group (terraform-aws-modules/terraform-aws-eks
+v21.19.0 ``examples/karpenter/main.tf``, ``node_security_group_tags``)."""
+
+
+def discovery_terms(cluster: str) -> tuple[Mapping[str, Any], ...]:
+    """The default security group terms: the groups tagged `DISCOVERY_TAG` with `cluster`.
+
+    Not the cluster security group by id: a cluster built with terraform-aws-eks's defaults
+    puts its nodes in a node security group of their own (``create_node_security_group``,
+    default true; managed node groups' ``attach_cluster_primary_security_group``, default
+    false), whose rules admit DNS to CoreDNS only from that group (``node_groups.tf``,
+    ``ingress_self_coredns_tcp``/``_udp``, ``self = true``): a GPU node in the cluster
+    security group alone resolves no names."""
+    return (MappingProxyType({"tags": MappingProxyType({DISCOVERY_TAG: cluster})}),)
+
+
 def is_existing(spec: Mapping[str, Any] | None) -> bool:
     return bool(spec) and (spec or {}).get("mode", INSTALL) == EXISTING
 
 
-def resolve_addons(raw: Mapping[str, Any] | None) -> Addons:
-    """`Addons` of a validated ``cluster.addons`` mapping (None: all installed)."""
+def resolve_addons(raw: Mapping[str, Any] | None, cluster: str | None = None) -> Addons:
+    """`Addons` of a validated ``cluster.addons`` mapping (None: all installed); `cluster`
+    is the attached cluster's name, which an existing Karpenter's default security group
+    terms carry."""
     raw = raw or {}
     gpu, keda, http, prom = (raw.get(k) or {} for k in ADDON_KEYS[:4])
     keda_ns = keda["namespace"] if is_existing(keda) else naming.KEDA_NAMESPACE
@@ -167,8 +196,26 @@ def resolve_addons(raw: Mapping[str, Any] | None) -> Addons:
         karpenter=KarpenterAddon(
             node_role=raw["karpenter"]["node_role"],
             ami_alias=raw["karpenter"]["ami_alias"],
+            security_group_terms=_security_group_terms(raw["karpenter"], cluster),
             existing=True,
         )
         if is_existing(raw.get("karpenter"))
         else KarpenterAddon(),
+    )
+
+
+def _security_group_terms(
+    karpenter: Mapping[str, Any], cluster: str | None
+) -> tuple[Mapping[str, Any], ...]:
+    given = karpenter.get("security_group_selector")
+    if given is None:
+        return discovery_terms(cluster) if cluster else ()
+    return tuple(
+        MappingProxyType(
+            {
+                key: MappingProxyType(dict(value)) if isinstance(value, Mapping) else value
+                for key, value in term.items()
+            }
+        )
+        for term in given
     )

@@ -112,6 +112,14 @@ def node_driver(cloud: str, kubernetes: str) -> NodeDriver | None:
     return None
 
 
+def cos_installer_branch(setting: str) -> NodeDriver:
+    """The driver branch Google's COS installer gives GKE nodes with `setting` (``default``:
+    no ``--version``; ``latest``), as observed (``gke_cos_installer`` of the table)."""
+    row = table()["gke_cos_installer"][setting]
+    image = f"GKE's COS node image, Google's driver installer with the {setting} driver"
+    return NodeDriver(row["branch"], image, row["source"])
+
+
 def _numbers(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 

@@ -144,7 +144,7 @@ def resolve(doc: Document, env_name: str) -> Environment:
             kubernetes_version=str(cluster.get("kubernetes_version", defaults.KUBERNETES_VERSION)),
             location=cluster.get("location", region),
             vpc_cidr=cluster.get("vpc_cidr", defaults.VPC_CIDR),
-            addons=resolve_addons(cluster.get("addons")),
+            addons=resolve_addons(cluster.get("addons"), cluster.get("existing")),
             context=cluster.get("context"),
             load_balancer=cluster.get("load_balancer", defaults.SERVICE_TYPE),
             dataplane=cluster.get("dataplane", "other"),

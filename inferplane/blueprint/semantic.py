@@ -70,6 +70,7 @@ CHECKS: list[Check] = [
     semantic_releases.check_versions,
     semantic_releases.check_driver,
     semantic_zones.check_gcp_zones,
+    semantic_zones.check_aws_zones,
     semantic_zones.check_zone_suffixes,
     semantic_network.check_vpc,
     semantic_network.check_allowed_cidrs,

@@ -5,10 +5,15 @@ GCP names its zones the same for every project, so a table can say which zones a
 and which of them offer each GPU (``gcp_zones.json``, with its sources and the day it was
 read): a zone the region does not have, or a GPU pool in a zone that does not offer the
 pool's GPU, is refused here. A region or GPU the table does not list is not checked (the
-table may be older than the cloud). AWS maps zone names (``us-east-1a``) to different
-physical zones in each account, and which zones offer an instance type differs by account
-too (https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html), so offline
-only the name's form and its region prefix are checked
+table may be older than the cloud).
+
+AWS maps zone names (``us-east-1a``) to different physical zones in each account of its
+oldest regions, and which zones offer an instance type differs by account too
+(https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html), so GPU offers
+are not checked there. Which names a region can have is known, though: ``aws_zones.json``
+lists, per region, the letters up to its highest AZ ID (six in us-east-1: a to f), the most
+any account sees, so a zone outside them (``us-east-1g``) is refused and none that an
+account has is. The name's form and region prefix are checked first
 (`semantic_environment.check_region_and_zones`).
 """
 
@@ -23,8 +28,10 @@ from typing import Any
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.semantic_env import EnvView
+from inferplane.blueprint.semantic_environment import zone_pattern
 
 TABLE_FILE = "gcp_zones.json"
+AWS_TABLE_FILE = "aws_zones.json"
 
 
 @functools.cache
@@ -33,6 +40,48 @@ def table() -> Mapping[str, Any]:
     text = resources.files("inferplane.blueprint").joinpath(TABLE_FILE).read_text()
     data: Mapping[str, Any] = json.loads(text)
     return data
+
+
+@functools.cache
+def aws_table() -> Mapping[str, Any]:
+    """``aws_zones.json``: ``zones`` (region -> its AZ IDs and the zone names they can
+    have)."""
+    text = resources.files("inferplane.blueprint").joinpath(AWS_TABLE_FILE).read_text()
+    data: Mapping[str, Any] = json.loads(text)
+    return data
+
+
+def aws_region_zones(region: str) -> tuple[str, ...] | None:
+    """The zone names AWS `region` can have in some account; None when the table does not
+    list the region."""
+    row = aws_table()["zones"].get(region)
+    return tuple(row["names"]) if row is not None else None
+
+
+def check_aws_zones(env: EnvView) -> None:
+    """Zone names of the region, on an aws environment (a misformed name is refused by
+    `semantic_environment.check_region_and_zones`)."""
+    if env.spec["cloud"] != "aws":
+        return
+    region = env.spec["region"]
+    known = aws_region_zones(region)
+    if known is None:
+        return
+    places: list[tuple[YamlPath, str]] = [
+        (("environments", env.name, "zones", i), zone) for i, zone in enumerate(env.spec["zones"])
+    ]
+    for name, pool in (env.data.get("gpu_pools") or {}).items():
+        places += [
+            (("gpu_pools", name, "zones", i), z) for i, z in enumerate(pool.get("zones") or [])
+        ]
+    for where, zone in places:
+        if zone_pattern("aws", region).match(zone) and zone not in known:
+            env.error(
+                where,
+                f"zone {zone!r} does not exist in region {region}: no AWS account has it",
+                f"use one of {', '.join(known)} ({AWS_TABLE_FILE}, read from AWS's list of "
+                f"Availability Zone IDs on {aws_table()['sources']['read']})",
+            )
 
 
 def region_zones(region: str) -> tuple[str, ...] | None:
@@ -132,4 +181,12 @@ def _gpu_offered(
             )
 
 
-__all__ = ["check_gcp_zones", "gpu_zones", "region_zones", "table"]
+__all__ = [
+    "aws_region_zones",
+    "aws_table",
+    "check_aws_zones",
+    "check_gcp_zones",
+    "gpu_zones",
+    "region_zones",
+    "table",
+]

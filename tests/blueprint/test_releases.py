@@ -78,6 +78,13 @@ def test_every_node_driver_row_has_a_branch_and_a_source() -> None:
             assert row["branch"].isdigit() and row["kubernetes"] and row["source"].strip()
 
 
+def test_the_gke_installer_settings_have_a_branch_and_a_source() -> None:
+    assert releases.cos_installer_branch("default").branch == "535"
+    assert releases.cos_installer_branch("latest").branch == "580"
+    for setting in ("default", "latest"):
+        assert "observation" in releases.cos_installer_branch(setting).source
+
+
 @pytest.mark.parametrize(
     ("engine", "release", "branch", "runs"),
     [

@@ -9,6 +9,8 @@ from test_blueprint_addons import AWS, eks, errors, gke
 from test_semantic import edit
 
 from inferplane.blueprint.addons import KarpenterAddon, resolve_addons
+from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.resolve import resolve
 
 KARPENTER = "        karpenter: {mode: existing, node_role: KarpenterNodeRole-shared-eks, ami_alias: al2023@v20260714}\n"
 
@@ -26,6 +28,23 @@ def test_an_attached_eks_cluster_s_karpenter_is_accepted_and_resolved() -> None:
         node_role="KarpenterNodeRole-shared-eks", ami_alias="al2023@v20260714", existing=True
     )
     assert resolve_addons(None).karpenter.existing is False
+
+
+def test_the_nodes_security_groups_default_to_karpenter_s_discovery_tag() -> None:
+    text = eks(KARPENTER)
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    assert env.cluster.addons.karpenter.security_group_terms == (
+        {"tags": {"karpenter.sh/discovery": "shared-eks"}},
+    )
+    chosen = KARPENTER.replace(
+        "}", ", security_group_selector: [{id: sg-0123456789abcdef0}, {name: shared-eks-node}]}"
+    )
+    env = resolve(load_text(eks(chosen), "bp.yaml"), "stg")
+    assert errors(eks(chosen)) == []
+    assert env.cluster.addons.karpenter.security_group_terms == (
+        {"id": "sg-0123456789abcdef0"},
+        {"name": "shared-eks-node"},
+    )
 
 
 CASES = [
@@ -66,6 +85,35 @@ CASES = [
             'bp.yaml:14:27: error: environments.stg.cluster.addons.karpenter.mode: "install" is not one of existing; choose one of these values'
         ],
         id="install-refused",
+    ),
+    pytest.param(
+        eks(
+            KARPENTER.replace(
+                "}", ", security_group_selector: [{tags: {karpenter.sh/discovery: '*'}}]}"
+            )
+        ),
+        [
+            "bp.yaml:14:165: error: environments.stg.cluster.addons.karpenter.security_group_selector[0].tags.karpenter.sh/discovery: tag value `*` selects every security group that has the key; give the tag's value, such as the cluster's name"
+        ],
+        id="security-group-tag-wildcard",
+    ),
+    pytest.param(
+        eks(
+            KARPENTER.replace(
+                "}", ", security_group_selector: [{id: sg-0abc, name: shared-eks-node}]}"
+            )
+        ),
+        [
+            "bp.yaml:14:133: error: environments.stg.cluster.addons.karpenter.security_group_selector[0]: a security group term has more than one of `tags`, `id` and `name`; write each as a term of its own: groups that any term selects are all attached"
+        ],
+        id="security-group-term-of-two-kinds",
+    ),
+    pytest.param(
+        eks(KARPENTER.replace("}", ", security_group_selector: [{id: shared-eks-node}]}")),
+        [
+            'bp.yaml:14:138: error: environments.stg.cluster.addons.karpenter.security_group_selector[0].id: invalid value "shared-eks-node"; write a security group id such as sg-0123456789abcdef0'
+        ],
+        id="security-group-id-not-an-id",
     ),
 ]
 

@@ -85,3 +85,63 @@ def test_one_letter_zones_are_named_by_themselves() -> None:
     assert naming.zone_suffix("a") == "a"
     assert naming.zone_suffix("us-east-1a") == "a"
     assert _local_zones("[a, b]") == []
+
+
+def _aws(region: str, zones: str, pool_zones: str | None = None) -> str:
+    """BASE on AWS in `region` with `zones` (and the pool's own `pool_zones`)."""
+    text = edit(
+        "    cloud: gcp\n    project: demo-prod\n    region: us-central1\n"
+        "    zones: [us-central1-a, us-central1-b]\n    model_store: gs://models-usc1/\n",
+        f"    cloud: aws\n    region: {region}\n    zones: {zones}\n"
+        "    model_store: s3://models-demo/\n",
+    )
+    if pool_zones is not None:
+        text = edit(
+            "    gpu: nvidia-l4\n", f"    gpu: nvidia-l4\n    zones: {pool_zones}\n", text=text
+        )
+    return text
+
+
+def test_an_aws_zone_no_account_has_is_refused_at_its_line() -> None:
+    assert diagnostics(_aws("us-east-1", "[us-east-1a, us-east-1g]")) == [
+        "bp.yaml:8:25: error: environments.prod.zones[1]: zone 'us-east-1g' does not exist in "
+        "region us-east-1: no AWS account has it; use one of us-east-1a, us-east-1b, "
+        "us-east-1c, us-east-1d, us-east-1e, us-east-1f (aws_zones.json, read from AWS's list "
+        "of Availability Zone IDs on 2026-12-04)"
+    ]
+
+
+def test_a_pool_s_own_aws_zone_is_checked_too() -> None:
+    text = _aws("us-west-1", "[us-west-1a, us-west-1b]", "[us-west-1d]")
+    assert [d for d in diagnostics(text) if "does not exist" in d] == [
+        "bp.yaml:14:13: error: gpu_pools.l4.zones[0]: zone 'us-west-1d' does not exist in "
+        "region us-west-1: no AWS account has it; use one of us-west-1a, us-west-1b, "
+        "us-west-1c (aws_zones.json, read from AWS's list of Availability Zone IDs on "
+        "2026-12-04)"
+    ]
+
+
+def test_every_letter_some_account_has_is_accepted() -> None:
+    # us-east-1 has six AZ IDs (use1-az1 to use1-az6); Tokyo's accounts see a, c and d
+    # (apne1-az1 to apne1-az4); ca-central-1's third AZ is cac1-az4, named d.
+    for region, zones in [
+        ("us-east-1", "[us-east-1e, us-east-1f]"),
+        ("ap-northeast-1", "[ap-northeast-1a, ap-northeast-1c, ap-northeast-1d]"),
+        ("ca-central-1", "[ca-central-1a, ca-central-1d]"),
+    ]:
+        found = [d for d in diagnostics(_aws(region, zones)) if "does not exist" in d]
+        assert found == [], (region, found)
+
+
+def test_a_region_the_aws_table_does_not_list_is_not_checked() -> None:
+    assert semantic_zones.aws_region_zones("us-gov-east-1") is None
+    text = _aws("us-gov-east-1", "[us-gov-east-1a, us-gov-east-1k]")
+    assert [d for d in diagnostics(text) if "zone" in d] == []
+
+
+def test_the_aws_table_gives_each_region_the_letters_of_its_az_ids() -> None:
+    rows = semantic_zones.aws_table()["zones"]
+    for region, row in rows.items():
+        top = max(int(az.rsplit("-az", 1)[1]) for az in row["az_ids"])
+        assert row["names"] == [f"{region}{chr(ord('a') + i)}" for i in range(top)], region
+    assert set(semantic_zones.aws_table()["independently_mapped"]) <= set(rows)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import yaml
 from cloud_fixtures import attached, cloud_recording, parsed, with_pool
 
 from inferplane.app.offline import Recording
-from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import defaults, gke_drivers, naming
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.model import Environment, Observability
 from inferplane.components import addon_values, stack_args
@@ -509,12 +510,10 @@ def test_gke_driver_installer_runs_only_on_opted_out_gpu_nodes(prod: Environment
     (installer,) = pod["initContainers"]
     assert installer["image"] == "cos-nvidia-installer:fixed"
     assert installer["imagePullPolicy"] == "Never"
-    # Pinned: no ``--version`` installs the default driver of the node's COS release (GKE's
-    # per-version default); ``--version=latest`` takes whatever COS published last
-    # (cos_gpu_installer internal/commands/install.go; container-engine-accelerators
-    # nvidia-driver-installer/cos/daemonset-preloaded.yaml).
-    assert installer["command"] == ["/cos-gpu-installer", "install"]
-    assert not any(arg.startswith("--version") for arg in installer["command"])
+    # The models run vLLM v0.33.0 and Triton 26.02, CUDA 13 builds that need R580: above
+    # the COS build's default driver seen on GKE (R535), so the installer takes the build's
+    # latest (cos_gpu_installer internal/commands/install.go, getDriverVersion).
+    assert installer["command"] == ["/cos-gpu-installer", "install", "--version=latest"]
     env = {e["name"]: e["value"] for e in installer["env"]}
     assert env["NVIDIA_INSTALL_DIR_HOST"] == addon_values.GKE_NVIDIA_DIR
     assert {
@@ -522,6 +521,21 @@ def test_gke_driver_installer_runs_only_on_opted_out_gpu_nodes(prod: Environment
         "hostPath": {"path": "/home/kubernetes/bin/nvidia"},
     } in pod["volumes"]
     assert ds.urn in releases(rec)["gpu-operator"].depends_on
+
+
+def test_gke_nodes_keep_the_default_driver_while_it_runs_every_model(
+    prod: Environment,
+) -> None:
+    # Triton 25.03 (CUDA 12.8) runs on R535 through its forward-compatibility package.
+    versions = dataclasses.replace(prod.versions, triton="25.03")
+    models = {n: m for n, m in prod.models.items() if m.server == "triton" and m.image is None}
+    assert models
+    env = dataclasses.replace(prod, versions=versions, models=MappingProxyType(models))
+    assert gke_drivers.installer_version(env) == "default"
+    (ds,) = cloud_recording(env).of_type("kubernetes:apps/v1:DaemonSet")
+    assert ds.inputs["metadata"]["name"] == GKE_DRIVER_INSTALLER
+    (installer,) = ds.inputs["spec"]["template"]["spec"]["initContainers"]
+    assert installer["command"] == ["/cos-gpu-installer", "install"]
 
 
 def test_eks_has_no_gke_prerequisites(staging: Environment) -> None:
@@ -589,7 +603,7 @@ def test_an_existing_gpu_operator_on_gke_leaves_the_blueprint_s_nodes_their_inst
         },
     ]
     (installer,) = pod["initContainers"]
-    assert installer["command"] == ["/cos-gpu-installer", "install"]
+    assert installer["command"] == ["/cos-gpu-installer", "install", "--version=latest"]
     pools = rec.of_type("gcp:container/nodePool:NodePool")
     gpu_pools = [p for p in pools if "guestAccelerators" in p.inputs["nodeConfig"]]
     assert {p.name for p in gpu_pools} == {

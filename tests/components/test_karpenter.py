@@ -115,14 +115,14 @@ def test_the_node_class_pins_the_ami_and_uses_the_environment_s_subnets(
     assert sorted(classes) == ["support-assistant-staging-h100", "support-assistant-staging-l4"]
     spec = classes["support-assistant-staging-l4"].inputs["spec"]
     (subnet,) = spec["subnetSelectorTerms"]
-    (group,) = spec["securityGroupSelectorTerms"]
     assert re.fullmatch(r"subnet-[0-9a-f]+", subnet["id"])
-    assert re.fullmatch(r"sg-[0-9a-f]+", group["id"])  # the cluster security group
     assert spec == {
         "role": "KarpenterNodeRole-shared-eks",
         "amiSelectorTerms": [{"alias": "al2023@v20260714"}],
         "subnetSelectorTerms": [subnet],
-        "securityGroupSelectorTerms": [group],
+        # Not the cluster security group alone: the groups tagged for Karpenter's discovery
+        # with the cluster's name, which include a separate node security group.
+        "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "shared-eks"}}],
         "blockDeviceMappings": [
             {
                 "deviceName": "/dev/xvda",
@@ -147,6 +147,40 @@ def test_the_node_class_pins_the_ami_and_uses_the_environment_s_subnets(
             naming.POOL_LABEL: "l4",
         },
     }
+
+
+def test_the_node_class_selects_the_security_groups_the_blueprint_names(
+    staging: Environment,
+) -> None:
+    env = on_karpenter(staging)
+    raw = {
+        "karpenter": {
+            **KARPENTER["karpenter"],
+            "security_group_selector": [
+                {"id": "sg-0123456789abcdef0"},
+                {"tags": {"team": "ml", "tier": "gpu"}},
+                {"name": "shared-eks-node"},
+            ],
+        }
+    }
+    cluster = dataclasses.replace(env.cluster, addons=resolve_addons(raw))
+    env = dataclasses.replace(env, cluster=cluster)
+    rec = cloud_recording(env)
+    terms = {
+        r.inputs["metadata"]["name"]: r.inputs["spec"]["securityGroupSelectorTerms"]
+        for r in rec.of_type(NODE_CLASS)
+    }
+    expected = [
+        {"id": "sg-0123456789abcdef0"},
+        {"tags": {"team": "ml", "tier": "gpu"}},
+        {"name": "shared-eks-node"},
+    ]
+    assert terms == {
+        "support-assistant-staging-h100": expected,
+        "support-assistant-staging-l4": expected,
+    }
+    for r in rec.of_type(NODE_CLASS):
+        assert errors(body(r)) == []
 
 
 @pytest.mark.parametrize("kind", [NODE_POOL, NODE_CLASS])
