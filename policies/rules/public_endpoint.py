@@ -8,6 +8,7 @@ from typing import Any
 
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import NETWORK_POLICY, SERVICE, Resource
+from inferplane.policies.scoping import KEY_DESCRIPTION, KEY_PATTERN
 from inferplane.policies.stack import Stack
 
 AWS_SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme"
@@ -52,6 +53,17 @@ def is_public(cidr: str, private: list[str]) -> bool:
     return True
 
 
+def _confirmed_internal(stack: Stack, config: RuleConfig) -> bool:
+    """Whether the platform lists this environment's cluster as one whose own load balancer
+    gives only private addresses (keys as `scoping` reads them)."""
+    facts = stack.facts
+    if facts is None:
+        return False
+    listed = {str(k) for k in config.get("internal_load_balancers") or ()}
+    keys = {"*", facts.blueprint, f"{facts.blueprint}/{facts.environment}"}
+    return bool(listed & keys)
+
+
 def _target(r: Resource) -> str:
     """Scheme and CIDRs are set once for the whole blueprint, under `load_balancer`."""
     del r
@@ -60,14 +72,29 @@ def _target(r: Resource) -> str:
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     private = [str(c) for c in config["private_cidrs"]]
+    said_unconfirmed = False
     for svc in stack.of_type(SERVICE):
         if svc.spec.get("type") != "LoadBalancer":
             continue
         # A kubernetes environment's Service carries no scheme: the cluster's own load
-        # balancer decides where its address lives, which nothing in the stack can show.
-        # Its source ranges and NetworkPolicy are still judged below.
-        scheme_known = stack.facts is None or stack.facts.cloud != "kubernetes"
-        if scheme_known and not is_internal(svc):
+        # balancer decides where its address lives, which nothing in the stack can show, and
+        # a cloud's controller gives such a Service a public address by default. Only the
+        # platform can say that its cluster's implementation hands out private addresses.
+        on_kubernetes = stack.facts is not None and stack.facts.cloud == "kubernetes"
+        if on_kubernetes and not said_unconfirmed and not _confirmed_internal(stack, config):
+            said_unconfirmed = True  # one setting makes every Service so: said once
+            env = stack.environment
+            yield Finding(
+                f"environments.{env}",
+                ("environments", env, "cluster", "load_balancer"),
+                f"Service {svc.k8s_name} is of type LoadBalancer on a kubernetes environment, "
+                "whose own load balancer decides where its address lives (a cloud's controller "
+                "makes it public by default) and the platform has not confirmed it private; "
+                "use cluster.load_balancer: cluster_ip, or ask the platform team to list this "
+                "environment in public-endpoint.internal_load_balancers",
+                svc.ref,
+            )
+        if not on_kubernetes and not is_internal(svc):
             yield Finding(
                 _target(svc),
                 ("load_balancer", "scheme"),
@@ -116,8 +143,10 @@ RULE = Rule(
         "default for a LoadBalancer Service is external, so internal must be explicit; a "
         "source range outside the private address space (RFC 1918, RFC 6598 shared space, "
         "IPv6 unique-local) admits clients on the internet. On a kubernetes environment the "
-        "Service carries no scheme (the cluster's own load balancer decides where its "
-        "address lives), so only its source ranges and NetworkPolicy are judged there. "
+        "Service carries no scheme: the cluster's own load balancer decides where its "
+        "address lives, and a cloud's controller makes it public by default, so a "
+        "LoadBalancer Service there needs the platform's word that the cluster's "
+        "implementation is private (internal_load_balancers). "
         "Mandatory: a public endpoint needs a waiver with a reason and an expiry."
     ),
     remediation=(
@@ -137,10 +166,20 @@ RULE = Rule(
             "Address ranges that count as private (RFC 1918, RFC 6598, RFC 4193); a source "
             "range not inside one of them is public.",
         ),
+        ConfigKey(
+            "internal_load_balancers",
+            [],
+            {"type": "array", "items": {"type": "string", "pattern": KEY_PATTERN}},
+            "The kubernetes environments whose cluster's own load balancer gives only private "
+            "addresses (MetalLB on a private pool, a controller set internal by default), "
+            f"{KEY_DESCRIPTION}. A LoadBalancer Service of an environment not listed is a "
+            "violation: without the platform's word, its address may be public.",
+        ),
     ),
     sources=(
-        "Each LoadBalancer Service (scheme annotations, loadBalancerClass, source ranges) "
-        "and NetworkPolicy (ingress ipBlocks) alone. Offline and online alike."
+        "Each LoadBalancer Service (scheme annotations, loadBalancerClass, source ranges; on "
+        "a kubernetes environment the platform's internal_load_balancers) and NetworkPolicy "
+        "(ingress ipBlocks). Offline and online alike."
     ),
     passing_example="""\
 load_balancer:

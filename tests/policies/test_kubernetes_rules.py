@@ -76,16 +76,38 @@ def test_warm_replicas_need_the_nodes_that_exist(reference_env: Env) -> None:
     )
 
 
-def test_a_load_balancer_service_is_judged_by_its_ranges_only(reference_env: Env) -> None:
+def test_a_load_balancer_service_needs_the_platform_s_word_that_it_is_private(
+    reference_env: Env,
+) -> None:
+    """The Service carries no scheme on a kubernetes environment: a cloud's controller would
+    give it a public address, so only the platform can confirm the cluster's own load
+    balancer is private; its source ranges are judged either way."""
     env = reference_env("local")
     env = dataclasses.replace(
         env, cluster=dataclasses.replace(env.cluster, load_balancer="load_balancer")
     )
-    assert rule("public-endpoint").run(_stack(env)) == []
+    found = rule("public-endpoint").run(_stack(env))
+    assert [(f.target, f.field, f.message) for f in found] == [
+        (
+            "environments.local",
+            ("environments", "local", "cluster", "load_balancer"),
+            "Service chat-lb is of type LoadBalancer on a kubernetes environment, whose own "
+            "load balancer decides where its address lives (a cloud's controller makes it "
+            "public by default) and the platform has not confirmed it private; use "
+            "cluster.load_balancer: cluster_ip, or ask the platform team to list this "
+            "environment in public-endpoint.internal_load_balancers",
+        )
+    ]
+    for key in ("*", env.blueprint, f"{env.blueprint}/local"):
+        listed = {"internal_load_balancers": [key]}
+        assert rule("public-endpoint").run(_stack(env), listed) == [], key
+    # Another environment's (or blueprint's) word does not count.
+    other = {"internal_load_balancers": [f"{env.blueprint}/prod", "other-blueprint"]}
+    assert len(rule("public-endpoint").run(_stack(env), other)) == 1
     wide = dataclasses.replace(
         env, load_balancer=dataclasses.replace(env.load_balancer, allowed_cidrs=("0.0.0.0/0",))
     )
-    found = rule("public-endpoint").run(_stack(wide))
+    found = rule("public-endpoint").run(_stack(wide), {"internal_load_balancers": ["*"]})
     assert found and all(f.field == ("load_balancer", "allowed_cidrs") for f in found)
 
 
