@@ -64,7 +64,8 @@ def test_reference_has_a_generated_header_and_a_row_per_field() -> None:
         "the day of the check (policy config `waivers.max_days`); a later date does not waive. |",
         "| `models.<model>.autoscaling.target` | number | default: 4 (waiting requests, with the "
         "default metric); > 0 and ≤ 1000000 | The per-replica target of the metric: waiting "
-        "requests, percent GPU busy, or milliseconds. Required with `metric`. |",
+        "requests, running plus waiting requests, percent GPU busy, or milliseconds. Required "
+        "with `metric`. |",
     ):
         assert row in text.splitlines(), row
 
