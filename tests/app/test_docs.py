@@ -80,8 +80,10 @@ def field_paths(node: dict[str, Any], prefix: str, defs: dict[str, Any]) -> list
         if not path.endswith(".overrides"):
             out += field_paths(sub, path + ".", defs)
     if "propertyNames" in node and isinstance(node.get("additionalProperties"), dict):
-        names = defs[node["propertyNames"]["$ref"].removeprefix("#/$defs/")]
-        placeholder = f"{prefix.rstrip('.')}.{names['x-placeholder']}"
+        names = node["propertyNames"]
+        if "$ref" in names:
+            names = defs[names["$ref"].removeprefix("#/$defs/")]
+        placeholder = f"{prefix.rstrip('.')}.{names.get('x-placeholder', '<name>')}"
         out.append(placeholder)
         out += field_paths(node["additionalProperties"], placeholder + ".", defs)
     for branch in node.get("oneOf", ()):  # several shapes: the fields of each
