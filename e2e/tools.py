@@ -1,10 +1,13 @@
 """Build the real tools of the end-to-end run from their Go modules, and cache them.
 
-    python e2e/tools.py build [NAME...]   # build what is missing (all by default)
-    python e2e/tools.py path NAME          # print the cached folder of NAME (exit 1: not built)
-    python e2e/tools.py status             # one line per tool: cached or not, and where
-    python e2e/tools.py cached             # exit 0 when every tool is built (1: says which not)
+    python e2e/tools.py build [--group G] [NAME...]  # build what is missing (default: e2e)
+    python e2e/tools.py path NAME                    # NAME's bin folder (exit 1: not built)
+    python e2e/tools.py status [--group G]           # one line per tool: cached or not, where
+    python e2e/tools.py cached [--group G]           # exit 0: all built (1: says which not)
 
+Two groups: ``e2e`` (the default: the control plane, Pulumi and its Kubernetes provider, the
+KEDA operator — what `./dev e2e` needs) and ``rehearsal`` (Prometheus, promtool, the
+Prometheus operator and KEDA's metrics API server — what the rehearsal adds beside them).
 Every pin lives in e2e/tools.toml. A tool is cached under
 ``${XDG_CACHE_HOME:-~/.cache}/inferplane/tools/<name>-<version>-<recipe>/bin`` where
 ``<recipe>`` hashes everything that decides the build (module, version, replaces, flags), so a
@@ -389,6 +392,69 @@ def kubernetes_provider_tool() -> Tool:
     )
 
 
+def prometheus_tool() -> Tool:
+    """Prometheus and promtool. Build tags (all read from the module at the pin):
+
+    - ``remove_all_sd,enable_kubernetes_sd``: each service discovery registers from a file of
+      ``plugins/`` built unless ``remove_all_sd`` (``//go:build !remove_all_sd ||
+      enable_<name>_sd``); the operator's scrape configs for ServiceMonitors and PodMonitors
+      are ``kubernetes_sd_configs``, and file and HTTP discovery stay (``plugins/minimum.go``).
+      The cloud discoveries' SDKs would more than double the build.
+    - no ``builtinassets``: that tag embeds ``web/ui/static``, which the release process
+      builds with npm and the module zip does not hold; without it the web UI is served from
+      ``./web/ui/static`` of the working directory (``web/ui/ui.go``), so the UI pages are
+      absent while the HTTP API (``/api/v1``) and ``/-/reload`` work.
+    """
+    p = pins()["prometheus"]
+    ver = p["version"]
+    return Tool(
+        name="prometheus",
+        version=ver,
+        binaries={
+            "github.com/prometheus/prometheus/cmd/prometheus": "prometheus",
+            "github.com/prometheus/prometheus/cmd/promtool": "promtool",
+        },
+        requires=[("github.com/prometheus/prometheus", ver)],
+        ldflags=[f"-X github.com/prometheus/common/version.Version={p['release']}"],
+        tags=list(p["tags"]),
+    )
+
+
+def prometheus_operator_tool() -> Tool:
+    ver = pins()["prometheus_operator"]["version"]
+    module = "github.com/prometheus-operator/prometheus-operator"
+    gomod = upstream_gomod(module, ver)
+    # Its relative replaces (pkg/apis/monitoring, pkg/client => ./pkg/...) name modules its
+    # go.mod also requires at the same release, so they resolve from the proxy as they are.
+    replaces = [f"{o} => {n}" for o, n in gomod_replaces(gomod) if not n.startswith(".")]
+    return Tool(
+        name="prometheus-operator",
+        version=ver,
+        binaries={f"{module}/cmd/operator": "prometheus-operator"},
+        requires=[(module, ver)],
+        replaces=replaces,
+        ldflags=[f"-X github.com/prometheus/common/version.Version={ver.lstrip('v')}"],
+        module_files=[(f"{module}@{ver}", "example/prometheus-operator-crd/*.yaml", "share/crds/")],
+    )
+
+
+def keda_metrics_tool() -> Tool:
+    """KEDA's metrics API server (cmd/adapter), a tool of its own so that the operator's
+    recipe (and cache folder) stays as it is."""
+    ver = pins()["keda"]["version"]
+    gomod = upstream_gomod("github.com/kedacore/keda/v2", ver)
+    replaces = [f"{o} => {n}" for o, n in gomod_replaces(gomod) if not n.startswith(".")]
+    return Tool(
+        name="keda-metrics-apiserver",
+        version=ver,
+        binaries={"github.com/kedacore/keda/v2/cmd/adapter": "keda-metrics-apiserver"},
+        requires=[("github.com/kedacore/keda/v2", ver)],
+        replaces=replaces,
+        ldflags=[f"-X github.com/kedacore/keda/v2/version.Version={ver}"],
+    )
+
+
+# The e2e group: what `./dev e2e` needs (pulumi_cli.py puts every one of them on PATH).
 TOOLS: dict[str, Callable[[], Tool]] = {
     "kubernetes": kubernetes_tool,
     "etcd": etcd_tool,
@@ -398,31 +464,62 @@ TOOLS: dict[str, Callable[[], Tool]] = {
     "keda": keda_tool,
 }
 
+# The rehearsal group: the loops that run beside the control plane.
+REHEARSAL_TOOLS: dict[str, Callable[[], Tool]] = {
+    "prometheus": prometheus_tool,
+    "prometheus-operator": prometheus_operator_tool,
+    "keda-metrics-apiserver": keda_metrics_tool,
+}
+
+GROUPS: dict[str, dict[str, Callable[[], Tool]]] = {"e2e": TOOLS, "rehearsal": REHEARSAL_TOOLS}
+ALL_TOOLS: dict[str, Callable[[], Tool]] = {**TOOLS, **REHEARSAL_TOOLS}
+
+
+def _select(args: list[str]) -> list[str] | str:
+    """The tool names an invocation names: ``--group G`` (default ``e2e``) or NAMEs; a
+    string is a usage error."""
+    group = "e2e"
+    names: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "--group":
+            group = next(it, "")
+            if group not in GROUPS:
+                return f"unknown group {group!r}; groups: {', '.join(GROUPS)}"
+        elif arg in ALL_TOOLS:
+            names.append(arg)
+        else:
+            return f"unknown tool {arg!r}; tools: {', '.join(ALL_TOOLS)}"
+    return names or list(GROUPS[group])
+
 
 def main(argv: list[str]) -> int:
     cmd = argv[0] if argv else "status"
-    names = argv[1:] or list(TOOLS)
+    names = _select(argv[1:])
+    if isinstance(names, str):
+        print(f"error: {names}", file=sys.stderr)
+        return 2
     if cmd == "build":
         for name in names:
-            build(TOOLS[name]())
+            build(ALL_TOOLS[name]())
         return 0
     if cmd == "path":
-        tool = TOOLS[names[0]]()
+        tool = ALL_TOOLS[names[0]]()
         if not tool.built():
             return 1
         print(tool.bindir())
         return 0
     if cmd == "cached":
-        missing = [n for n in names if not TOOLS[n]().built()]
+        missing = [n for n in names if not ALL_TOOLS[n]().built()]
         if missing:
             print(f"not built: {', '.join(missing)}")
             return 1
         return 0
     if cmd == "status":
         for name in names:
-            tool = TOOLS[name]()
+            tool = ALL_TOOLS[name]()
             state = "cached" if tool.built() else "missing"
-            print(f"{name:18} {tool.version:40} {state:8} {tool.bindir()}")
+            print(f"{name:22} {tool.version:40} {state:8} {tool.bindir()}")
         return 0
     print(__doc__, file=sys.stderr)
     return 2
