@@ -242,6 +242,8 @@ class ConfigSync:
         env = {"POD_NAME": f"prometheus-{NAME}-0", "SHARD": "0"}
         config = rewrite(text, kubeconfig=self.kubeconfig, etc=self.etc, sa=self.sa, env=env)
         wanted = {self.config: yaml.safe_dump(config, sort_keys=False).encode()}
+        # The operator's text as generated, beside its rewrite, to compare when debugging.
+        wanted[self.root / "generated.yaml"] = text.encode()
         wanted.update({self.etc / rel: data for rel, data in files.items()})
         wanted[self.sa / "ca.crt"] = self.ca.read_bytes()
         changed = False

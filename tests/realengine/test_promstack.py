@@ -154,7 +154,7 @@ def test_the_sync_writes_the_config_rules_and_tls_assets_once_and_drops_stale_ru
     kube = FakeKube()
     ca = tmp_path / "ca.crt"
     ca.write_text("CA")
-    sync = promstack.ConfigSync(kube, tmp_path, tmp_path / "kubeconfig", ca)  # type: ignore[arg-type]
+    sync = promstack.ConfigSync(kube, tmp_path, tmp_path / "kubeconfig", ca)
     assert sync.sync() is False  # the operator has written nothing yet
     config_gz = b64(gzip.compress(GENERATED.encode()))
     kube.secrets = [
@@ -173,6 +173,7 @@ def test_the_sync_writes_the_config_rules_and_tls_assets_once_and_drops_stale_ru
         "ca.crt",
         "prometheus/etc/certs/secret_models_chat-ca_ca.crt",
         f"prometheus/etc/rules/{PREFIX}-rulefiles-0/models-chat.yaml",
+        "prometheus/generated.yaml",
         "prometheus/prometheus.yaml",
         "prometheus/serviceaccount/ca.crt",
     ]
@@ -189,3 +190,35 @@ def test_the_sync_writes_the_config_rules_and_tls_assets_once_and_drops_stale_ru
         tmp_path / "prometheus/etc/rules" / f"{PREFIX}-rulefiles-0/models-chat.yaml"
     ).exists()
     assert sync.reloads == 0  # no Prometheus port yet: nothing to reload
+
+
+# What the real operator generated in `python e2e/rehearse_smoke.py` (one ServiceMonitor, one
+# PrometheusRule), Secret `prometheus-kube-prometheus-stack-prometheus`, as it came.
+REAL = Path(__file__).parent / "fixtures" / "prometheus-operator-v0.85.0-config.yaml"
+
+
+def test_of_the_operators_real_output_only_what_runs_out_of_cluster_changes() -> None:
+    text = REAL.read_text()
+    out = promstack.rewrite(
+        text,
+        kubeconfig=Path("/s/kubeconfig"),
+        etc=Path("/s/etc"),
+        sa=Path("/s/sa"),
+        env={"POD_NAME": f"{PREFIX}-0", "SHARD": "0"},
+    )
+    expected = yaml.safe_load(text)
+    expected["global"]["external_labels"]["prometheus_replica"] = f"{PREFIX}-0"
+    expected["rule_files"] = [f"/s/etc/rules/{PREFIX}-rulefiles-0/*.yaml"]
+    (scrape,) = expected["scrape_configs"]
+    scrape["kubernetes_sd_configs"][0]["kubeconfig_file"] = "/s/kubeconfig"
+    (keep,) = [r for r in scrape["relabel_configs"] if r.get("regex") == "$(SHARD);|.+;.+"]
+    keep["regex"] = "0;|.+;.+"
+    assert out == expected
+
+
+def test_a_plain_equals_sign_in_a_crd_reads_as_the_string(tmp_path: Path) -> None:
+    import addons
+
+    crd = tmp_path / "crd.yaml"
+    crd.write_text("kind: CustomResourceDefinition\nenum:\n- '!='\n- =\n- =~\n")
+    assert addons._docs(crd) == [{"kind": "CustomResourceDefinition", "enum": ["!=", "=", "=~"]}]
