@@ -71,6 +71,9 @@ def test_prometheus_scrapes_a_stand_in_pod_through_the_operators_config() -> Non
         "service": "standin",
     }
     assert int(report["counter"]) >= 1
+    # The ServiceMonitor and the PrometheusRule came after Prometheus started: the sync
+    # reloaded it with the operator's new configuration.
+    assert report["config_reloads"] >= 1
     assert [s["step"] for s in report["steps"]] == [
         "control plane up",
         "operator CRDs",
