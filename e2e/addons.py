@@ -36,8 +36,17 @@ REFERENCE = Path(os.environ.get("INFERPLANE_REFERENCE", REPO.parent / "shared" /
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
+class _CRDLoader(yaml.SafeLoader):
+    """YAML as Kubernetes reads it: a plain ``=`` is the string "=" (the Prometheus operator's
+    CRDs list it among match types), not PyYAML's YAML 1.1 ``value`` tag, which it cannot
+    construct."""
+
+
+_CRDLoader.add_constructor("tag:yaml.org,2002:value", _CRDLoader.construct_yaml_str)
+
+
 def _docs(path: Path) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return [d for d in yaml.load_all(path.read_text(), Loader=_CRDLoader) if d]
 
 
 def keda_crds() -> list[Path]:

@@ -1,224 +1,42 @@
 """Build the real tools of the end-to-end run from their Go modules, and cache them.
 
-    python e2e/tools.py build [NAME...]   # build what is missing (all by default)
-    python e2e/tools.py path NAME          # print the cached folder of NAME (exit 1: not built)
-    python e2e/tools.py status             # one line per tool: cached or not, and where
-    python e2e/tools.py cached             # exit 0 when every tool is built (1: says which not)
+    python e2e/tools.py build [--group G] [NAME...]  # build what is missing (default: e2e)
+    python e2e/tools.py path NAME                    # NAME's bin folder (exit 1: not built)
+    python e2e/tools.py status [--group G]           # one line per tool: cached or not, where
+    python e2e/tools.py cached [--group G]           # exit 0: all built (1: says which not)
 
+Two groups: ``e2e`` (the default: the control plane, Pulumi and its Kubernetes provider, the
+KEDA operator — what `./dev e2e` needs) and ``rehearsal`` (Prometheus, promtool, the
+Prometheus operator and KEDA's metrics API server — what the rehearsal adds beside them).
 Every pin lives in e2e/tools.toml. A tool is cached under
 ``${XDG_CACHE_HOME:-~/.cache}/inferplane/tools/<name>-<version>-<recipe>/bin`` where
 ``<recipe>`` hashes everything that decides the build (module, version, replaces, flags), so a
 change of pin or recipe builds anew and an unchanged one is never rebuilt. Go is a build tool
 here: each tool is built in a throw-away wrapper module that requires the upstream module at
 its pinned version (``go build <import path>``), the way `go install` would if the upstream
-go.mod had no replace lines.
+go.mod had no replace lines (the machinery: e2e/gobuild.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import shutil
 import stat
-import subprocess
 import sys
-import tempfile
-import time
-import tomllib
-import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-PINS_FILE = HERE / "tools.toml"
-PROXY = os.environ.get("GOPROXY", "https://proxy.golang.org").split(",")[0]
-
-
-def pins() -> dict:
-    return tomllib.loads(PINS_FILE.read_text())
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "inferplane" / "tools"
-
-
-def go_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            # Static binaries: the tools run on the machine that built them, and no C
-            # toolchain is needed.
-            "CGO_ENABLED": "0",
-            # The wrapper modules' go.sum is written as the build resolves them.
-            "GOFLAGS": "-mod=mod -buildvcs=false",
-            "GOTOOLCHAIN": pins()["go"]["toolchain"],
-        }
-    )
-    return env
-
-
-def proxy_get(path: str) -> str:
-    """A file of the Go module proxy (a .mod or .info), as text."""
-    with urllib.request.urlopen(f"{PROXY}/{path}", timeout=120) as resp:
-        return resp.read().decode()
-
-
-def upstream_gomod(module: str, version: str) -> str:
-    """The go.mod of a published module version (immutable once published, so kept beside
-    the tools: deciding whether a tool is cached needs no network)."""
-    kept = cache_root() / "gomod" / f"{module.replace('/', '+')}@{version}.mod"
-    if kept.is_file():
-        return kept.read_text()
-    text = proxy_get(f"{module.lower()}/@v/{version}.mod")
-    kept.parent.mkdir(parents=True, exist_ok=True)
-    kept.write_text(text)
-    return text
-
-
-_REPLACE_BLOCK = re.compile(r"^replace\s*\((.*?)^\)", re.S | re.M)
-_REPLACE_LINE = re.compile(r"^replace[ \t]+([^\s(].*)$", re.M)
-
-
-def gomod_replaces(text: str) -> list[tuple[str, str]]:
-    """(old, new) of every replace directive in a go.mod text."""
-    lines: list[str] = []
-    for block in _REPLACE_BLOCK.findall(text):
-        lines += [ln.split("//")[0].strip() for ln in block.splitlines()]
-    lines += [m.split("//")[0].strip() for m in _REPLACE_LINE.findall(text)]
-    out = []
-    for ln in lines:
-        if "=>" in ln:
-            old, new = (s.strip() for s in ln.split("=>", 1))
-            out.append((old, new))
-    return out
-
-
-@dataclass
-class Tool:
-    name: str
-    version: str
-    # import path -> output binary name
-    binaries: dict[str, str]
-    requires: list[tuple[str, str]]
-    replaces: list[str] = field(default_factory=list)
-    ldflags: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    # Data files copied from the module cache into the tool's folder, so a run needs nothing
-    # but the cache: (module@version, path or glob in the module, destination in the folder).
-    module_files: list[tuple[str, str, str]] = field(default_factory=list)
-    # A custom build (instead of the wrapper module), called with (tool, workdir, bindir).
-    custom: Callable[[Tool, Path, Path], None] | None = None
-
-    def recipe(self) -> str:
-        data = json.dumps(
-            [
-                self.binaries,
-                self.requires,
-                self.replaces,
-                self.ldflags,
-                self.tags,
-                self.module_files,
-                self.custom.__name__ if self.custom else None,
-                RECIPE_REVISION,
-            ],
-            sort_keys=True,
-        )
-        return hashlib.sha256(data.encode()).hexdigest()[:10]
-
-    def folder(self) -> Path:
-        return cache_root() / f"{self.name}-{self.version}-{self.recipe()}"
-
-    def bindir(self) -> Path:
-        return self.folder() / "bin"
-
-    def share(self) -> Path:
-        return self.folder() / "share"
-
-    def built(self) -> bool:
-        return (self.folder() / "DONE").is_file()
-
-
-# Bumped when the build code below changes in a way the recipe fields do not show.
-RECIPE_REVISION = 1
-
-
-def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
-    print(f"+ (cd {cwd} && {' '.join(cmd)})", file=sys.stderr, flush=True)
-    subprocess.run(cmd, cwd=cwd, env=env or go_env(), check=True, timeout=3600)
-
-
-def _wrapper_module(tool: Tool, work: Path) -> None:
-    reqs = "\n".join(f"\t{m} {v}" for m, v in tool.requires)
-    reps = "\n".join(f"\t{r}" for r in tool.replaces)
-    text = f"module inferplane.local/build/{tool.name}\n\ngo 1.26\n\nrequire (\n{reqs}\n)\n"
-    if reps:
-        text += f"\nreplace (\n{reps}\n)\n"
-    (work / "go.mod").write_text(text)
-    # A file that imports every main package keeps `go mod` from pruning them; it is not built.
-    imports = "\n".join(f'\t_ "{p}"' for p in tool.binaries)
-    (work / "tools.go").write_text(f"//go:build tools\n\npackage tools\n\nimport (\n{imports}\n)\n")
-
-
-def _go_build(tool: Tool, work: Path, out: Path) -> None:
-    for pkg, binary in tool.binaries.items():
-        cmd = ["go", "build", "-trimpath", "-o", str(out / binary)]
-        if tool.tags:
-            cmd += ["-tags", ",".join(tool.tags)]
-        cmd += ["-ldflags", " ".join(["-s", "-w", *tool.ldflags])]
-        cmd.append(pkg)
-        _run(cmd, work)
-
-
-def _module_dir(module: str, version: str, work: Path) -> Path:
-    res = subprocess.run(
-        ["go", "mod", "download", "-json", f"{module}@{version}"],
-        cwd=work,
-        env=go_env(),
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    return Path(json.loads(res.stdout)["Dir"])
-
-
-def build(tool: Tool) -> Path:
-    if tool.built():
-        return tool.bindir()
-    start = time.monotonic()
-    folder = tool.folder()
-    shutil.rmtree(folder, ignore_errors=True)
-    out = folder / "bin"
-    out.mkdir(parents=True)
-    with tempfile.TemporaryDirectory(prefix=f"inferplane-build-{tool.name}-") as tmp:
-        work = Path(tmp)
-        if tool.custom:
-            tool.custom(tool, work, out)
-        else:
-            _wrapper_module(tool, work)
-            _go_build(tool, work, out)
-        for modver, pattern, dest in tool.module_files:
-            module, version = modver.split("@")
-            moddir = _module_dir(module, version, work)
-            sources = sorted(moddir.glob(pattern))
-            if not sources:
-                raise FileNotFoundError(f"{pattern} is not in {modver}")
-            for src in sources:
-                target = folder / dest
-                if len(sources) > 1 or dest.endswith("/"):
-                    target = folder / dest / src.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, target)
-                target.chmod(0o755 if dest.startswith("bin/") else 0o644)
-    seconds = round(time.monotonic() - start, 1)
-    (folder / "DONE").write_text(json.dumps({"version": tool.version, "seconds": seconds}) + "\n")
-    print(f"built {tool.name} {tool.version} in {seconds} s -> {out}", file=sys.stderr)
-    return out
-
+from gobuild import (
+    Tool,
+    _module_dir,
+    _run,
+    build,
+    go_env,
+    gomod_replaces,
+    pins,
+    upstream_gomod,
+)
 
 # --- the tools -------------------------------------------------------------------------------
 
@@ -389,6 +207,69 @@ def kubernetes_provider_tool() -> Tool:
     )
 
 
+def prometheus_tool() -> Tool:
+    """Prometheus and promtool. Build tags (all read from the module at the pin):
+
+    - ``remove_all_sd,enable_kubernetes_sd``: each service discovery registers from a file of
+      ``plugins/`` built unless ``remove_all_sd`` (``//go:build !remove_all_sd ||
+      enable_<name>_sd``); the operator's scrape configs for ServiceMonitors and PodMonitors
+      are ``kubernetes_sd_configs``, and file and HTTP discovery stay (``plugins/minimum.go``).
+      The cloud discoveries' SDKs would more than double the build.
+    - no ``builtinassets``: that tag embeds ``web/ui/static``, which the release process
+      builds with npm and the module zip does not hold; without it the web UI is served from
+      ``./web/ui/static`` of the working directory (``web/ui/ui.go``), so the UI pages are
+      absent while the HTTP API (``/api/v1``) and ``/-/reload`` work.
+    """
+    p = pins()["prometheus"]
+    ver = p["version"]
+    return Tool(
+        name="prometheus",
+        version=ver,
+        binaries={
+            "github.com/prometheus/prometheus/cmd/prometheus": "prometheus",
+            "github.com/prometheus/prometheus/cmd/promtool": "promtool",
+        },
+        requires=[("github.com/prometheus/prometheus", ver)],
+        ldflags=[f"-X github.com/prometheus/common/version.Version={p['release']}"],
+        tags=list(p["tags"]),
+    )
+
+
+def prometheus_operator_tool() -> Tool:
+    ver = pins()["prometheus_operator"]["version"]
+    module = "github.com/prometheus-operator/prometheus-operator"
+    gomod = upstream_gomod(module, ver)
+    # Its relative replaces (pkg/apis/monitoring, pkg/client => ./pkg/...) name modules its
+    # go.mod also requires at the same release, so they resolve from the proxy as they are.
+    replaces = [f"{o} => {n}" for o, n in gomod_replaces(gomod) if not n.startswith(".")]
+    return Tool(
+        name="prometheus-operator",
+        version=ver,
+        binaries={f"{module}/cmd/operator": "prometheus-operator"},
+        requires=[(module, ver)],
+        replaces=replaces,
+        ldflags=[f"-X github.com/prometheus/common/version.Version={ver.lstrip('v')}"],
+        module_files=[(f"{module}@{ver}", "example/prometheus-operator-crd/*.yaml", "share/crds/")],
+    )
+
+
+def keda_metrics_tool() -> Tool:
+    """KEDA's metrics API server (cmd/adapter), a tool of its own so that the operator's
+    recipe (and cache folder) stays as it is."""
+    ver = pins()["keda"]["version"]
+    gomod = upstream_gomod("github.com/kedacore/keda/v2", ver)
+    replaces = [f"{o} => {n}" for o, n in gomod_replaces(gomod) if not n.startswith(".")]
+    return Tool(
+        name="keda-metrics-apiserver",
+        version=ver,
+        binaries={"github.com/kedacore/keda/v2/cmd/adapter": "keda-metrics-apiserver"},
+        requires=[("github.com/kedacore/keda/v2", ver)],
+        replaces=replaces,
+        ldflags=[f"-X github.com/kedacore/keda/v2/version.Version={ver}"],
+    )
+
+
+# The e2e group: what `./dev e2e` needs (pulumi_cli.py puts every one of them on PATH).
 TOOLS: dict[str, Callable[[], Tool]] = {
     "kubernetes": kubernetes_tool,
     "etcd": etcd_tool,
@@ -398,31 +279,62 @@ TOOLS: dict[str, Callable[[], Tool]] = {
     "keda": keda_tool,
 }
 
+# The rehearsal group: the loops that run beside the control plane.
+REHEARSAL_TOOLS: dict[str, Callable[[], Tool]] = {
+    "prometheus": prometheus_tool,
+    "prometheus-operator": prometheus_operator_tool,
+    "keda-metrics-apiserver": keda_metrics_tool,
+}
+
+GROUPS: dict[str, dict[str, Callable[[], Tool]]] = {"e2e": TOOLS, "rehearsal": REHEARSAL_TOOLS}
+ALL_TOOLS: dict[str, Callable[[], Tool]] = {**TOOLS, **REHEARSAL_TOOLS}
+
+
+def _select(args: list[str]) -> list[str] | str:
+    """The tool names an invocation names: ``--group G`` (default ``e2e``) or NAMEs; a
+    string is a usage error."""
+    group = "e2e"
+    names: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "--group":
+            group = next(it, "")
+            if group not in GROUPS:
+                return f"unknown group {group!r}; groups: {', '.join(GROUPS)}"
+        elif arg in ALL_TOOLS:
+            names.append(arg)
+        else:
+            return f"unknown tool {arg!r}; tools: {', '.join(ALL_TOOLS)}"
+    return names or list(GROUPS[group])
+
 
 def main(argv: list[str]) -> int:
     cmd = argv[0] if argv else "status"
-    names = argv[1:] or list(TOOLS)
+    names = _select(argv[1:])
+    if isinstance(names, str):
+        print(f"error: {names}", file=sys.stderr)
+        return 2
     if cmd == "build":
         for name in names:
-            build(TOOLS[name]())
+            build(ALL_TOOLS[name]())
         return 0
     if cmd == "path":
-        tool = TOOLS[names[0]]()
+        tool = ALL_TOOLS[names[0]]()
         if not tool.built():
             return 1
         print(tool.bindir())
         return 0
     if cmd == "cached":
-        missing = [n for n in names if not TOOLS[n]().built()]
+        missing = [n for n in names if not ALL_TOOLS[n]().built()]
         if missing:
             print(f"not built: {', '.join(missing)}")
             return 1
         return 0
     if cmd == "status":
         for name in names:
-            tool = TOOLS[name]()
+            tool = ALL_TOOLS[name]()
             state = "cached" if tool.built() else "missing"
-            print(f"{name:18} {tool.version:40} {state:8} {tool.bindir()}")
+            print(f"{name:22} {tool.version:40} {state:8} {tool.bindir()}")
         return 0
     print(__doc__, file=sys.stderr)
     return 2

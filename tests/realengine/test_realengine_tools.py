@@ -56,7 +56,7 @@ def test_every_tool_has_a_pin_and_a_cache_folder_keyed_by_version(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(tools, "upstream_gomod", lambda module, version: GOMOD)
-    for name, make in tools.TOOLS.items():
+    for name, make in tools.ALL_TOOLS.items():
         tool = make()
         assert tool.version in tool.folder().name, name
         assert tool.folder().parent == tmp_path / "inferplane" / "tools"
@@ -80,3 +80,67 @@ def test_a_changed_recipe_changes_the_cache_folder(monkeypatch: pytest.MonkeyPat
     b.ldflags = [*b.ldflags, "-X x.y=z"]
     assert a.version == b.version
     assert a.folder() != b.folder()
+
+
+OPERATOR_GOMOD = """module github.com/prometheus-operator/prometheus-operator
+
+go 1.24.0
+
+replace (
+\tgithub.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring => ./pkg/apis/monitoring
+\tgithub.com/prometheus-operator/prometheus-operator/pkg/client => ./pkg/client
+\texample.com/fork => example.com/fork v1.2.3
+)
+"""
+
+
+def test_cached_asks_for_the_e2e_group_only_and_the_rehearsal_group_on_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(tools, "upstream_gomod", lambda module, version: GOMOD)
+    assert tools.main(["cached"]) == 1
+    assert capsys.readouterr().out == (
+        "not built: kubernetes, etcd, kwok, pulumi, pulumi-kubernetes, keda\n"
+    )
+    assert tools.main(["cached", "--group", "rehearsal"]) == 1
+    assert capsys.readouterr().out == (
+        "not built: prometheus, prometheus-operator, keda-metrics-apiserver\n"
+    )
+    assert tools.main(["cached", "--group", "nightly"]) == 2
+    assert capsys.readouterr().err == "error: unknown group 'nightly'; groups: e2e, rehearsal\n"
+
+
+def test_prometheus_keeps_kubernetes_discovery_only_and_is_stamped_with_its_release() -> None:
+    tool = tools.prometheus_tool()
+    assert tool.binaries == {
+        "github.com/prometheus/prometheus/cmd/prometheus": "prometheus",
+        "github.com/prometheus/prometheus/cmd/promtool": "promtool",
+    }
+    assert tool.requires == [("github.com/prometheus/prometheus", "v0.316.0")]
+    assert tool.tags == ["remove_all_sd", "enable_kubernetes_sd"]
+    assert tool.ldflags == ["-X github.com/prometheus/common/version.Version=3.16.0"]
+
+
+def test_the_operator_drops_its_relative_replaces_and_keeps_its_crds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tools, "upstream_gomod", lambda module, version: OPERATOR_GOMOD)
+    tool = tools.prometheus_operator_tool()
+    module = "github.com/prometheus-operator/prometheus-operator"
+    assert tool.replaces == ["example.com/fork => example.com/fork v1.2.3"]
+    assert tool.binaries == {f"{module}/cmd/operator": "prometheus-operator"}
+    assert tool.module_files == [
+        (f"{module}@v0.85.0", "example/prometheus-operator-crd/*.yaml", "share/crds/")
+    ]
+
+
+def test_keda_metrics_server_is_its_own_tool_beside_an_unchanged_operator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tools, "upstream_gomod", lambda module, version: GOMOD)
+    operator, adapter = tools.keda_tool(), tools.keda_metrics_tool()
+    assert operator.binaries == {"github.com/kedacore/keda/v2/cmd/operator": "keda-operator"}
+    assert adapter.binaries == {"github.com/kedacore/keda/v2/cmd/adapter": "keda-metrics-apiserver"}
+    assert (adapter.version, adapter.replaces) == (operator.version, operator.replaces)
+    assert adapter.folder() != operator.folder()
