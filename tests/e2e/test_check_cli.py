@@ -212,6 +212,10 @@ def _first_failing() -> list[Fixture]:
 FAILING = _first_failing()
 
 
+# The tests that read `failing_run` share one worker: it is one check of twenty blueprints.
+FAILING_RUN = pytest.mark.xdist_group("check-cli-failing-run")
+
+
 @pytest.fixture(scope="module")
 def failing_run(
     tmp_path_factory: pytest.TempPathFactory,
@@ -229,6 +233,7 @@ def failing_run(
     return proc.returncode, json.loads(proc.stdout), paths
 
 
+@FAILING_RUN
 def test_failing_fixtures_fail_the_check(
     failing_run: tuple[int, dict[str, Any], dict[str, Path]],
 ) -> None:
@@ -243,6 +248,7 @@ def test_failing_fixtures_fail_the_check(
     }
 
 
+@FAILING_RUN
 @pytest.mark.parametrize("fixture", FAILING, ids=lambda f: f.id)
 def test_failing_fixture_reports_the_right_line(
     fixture: Fixture, failing_run: tuple[int, dict[str, Any], dict[str, Path]]
