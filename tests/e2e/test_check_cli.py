@@ -24,13 +24,15 @@ from policy_fixtures import Fixture, fixtures, write  # noqa: E402
 TODAY = "2026-06-01"
 
 
-def check(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def check(
+    *args: str, env: dict[str, str] | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "inferplane", "check", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
         env={**os.environ, "HF_TOKEN": "hf_e2e_check", "INFERPLANE_TODAY": TODAY, **(env or {})},
     )
@@ -228,7 +230,8 @@ def failing_run(
     for i, path in enumerate(paths.values()):
         text = re.sub(r"(?m)^name: .*$", f"name: fixture-{i}", path.read_text(), count=1)
         path.write_text(text.replace("existing: prod-gke", f"existing: prod-gke-{i}"))
-    proc = check(*map(str, paths.values()), "--format", "json")
+    # Twenty blueprints: a few minutes on a busy machine (the suite's other worker included).
+    proc = check(*map(str, paths.values()), "--format", "json", timeout=900)
     assert "Traceback" not in proc.stderr
     return proc.returncode, json.loads(proc.stdout), paths
 
