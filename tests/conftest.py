@@ -10,12 +10,20 @@ running Pulumi programs offline (`inferplane.app.offline`) to assert on what the
 
     def test_z(reference_recording):
         rec = reference_recording("prod")                   # cached for the whole session
+
+    def test_w(offline_plan):
+        rec = offline_plan(ROOT / "blueprints" / "llm-serving.yaml", "prod")  # cached too
+
+A cached plan is computed once per session (per worker under pytest-xdist) and each call
+returns a deep copy of it, so a test that edits what it got changes nothing for the others.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -32,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
 
 _ENVS: dict[str, Environment] = {}
-_RECORDINGS: dict[str, Recording] = {}
+# (sha256 of the blueprint file, environment, stack config) -> the stack program's Recording.
+_PLANS: dict[tuple[str, str, tuple[tuple[str, str], ...]], Recording] = {}
 
 
 @pytest.fixture(scope="session")
@@ -107,17 +116,34 @@ def run_mocked() -> RunMocked:
     return run
 
 
+def _offline_plan(blueprint: Path, env: str, config: Mapping[str, str] | None = None) -> Recording:
+    # Keyed by the file's content, not its path: a test may write another blueprint there.
+    digest = hashlib.sha256(blueprint.read_bytes()).hexdigest()
+    key = (digest, env, tuple(sorted((config or {}).items())))
+    if key not in _PLANS:
+        if blueprint == REFERENCE_BLUEPRINT:
+            resolved = _reference_env(env)
+        else:
+            from inferplane.blueprint.resolve import resolve_file
+
+            resolved = resolve_file(blueprint, env)
+        _PLANS[key] = run_program(resolved, config=config)
+    return copy.deepcopy(_PLANS[key])
+
+
+@pytest.fixture(scope="session")
+def offline_plan() -> Callable[..., Recording]:
+    """`offline_plan(path, "prod", config=None)`: the stack program's Recording of a
+    blueprint's environment (`config` added to its stack config), as `inferplane plan` makes
+    it; planned once per session, a deep copy on each call."""
+    return _offline_plan
+
+
 @pytest.fixture(scope="session")
 def reference_recording() -> Callable[[str], Recording]:
     """`reference_recording("prod")`: the stack program's Recording for a reference
-    environment, computed once per session (a Recording is immutable)."""
-
-    def get(name: str) -> Recording:
-        if name not in _RECORDINGS:
-            _RECORDINGS[name] = run_program(_reference_env(name))
-        return _RECORDINGS[name]
-
-    return get
+    environment (`offline_plan` of the reference blueprint)."""
+    return lambda name: _offline_plan(REFERENCE_BLUEPRINT, name)
 
 
 @pytest.fixture

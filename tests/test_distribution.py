@@ -19,6 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
+# `pip wheel` builds in the checkout (build/, *.egg-info): one build, on one worker.
+pytestmark = pytest.mark.xdist_group("distribution")
 
 
 @pytest.fixture(scope="module")

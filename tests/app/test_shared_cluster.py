@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,8 @@ def identities(rec: Recording) -> Counter[tuple[str, ...]]:
 
 
 @pytest.fixture(scope="module")
-def first() -> Recording:
-    return run_program(resolve_file(FIRST, "prod"))
+def first(offline_plan: Callable[[Path, str], Recording]) -> Recording:
+    return offline_plan(FIRST, "prod")
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +74,8 @@ def second_env() -> Environment:
 
 
 @pytest.fixture(scope="module")
-def second(second_env: Environment) -> Recording:
-    return run_program(second_env)
+def second(offline_plan: Callable[[Path, str], Recording]) -> Recording:
+    return offline_plan(SECOND, "prod")
 
 
 def k8s(rec: Recording, kind: str) -> list[RecordedResource]:

@@ -431,6 +431,9 @@ def blueprint(draw: st.DrawFn) -> dict[str, Any]:
     return doc
 
 
+# The checks after the property test read what it collected: the module runs on one worker.
+pytestmark = pytest.mark.xdist_group("validate-plan-parity")
+
 REFUSED: list[str] = []
 WITH_EXISTING_ADDONS: list[str] = []
 WITH_KUBERNETES: list[str] = []

@@ -575,6 +575,7 @@ def test_roofline_prefill_is_within_its_band_of_aiconfigurator_on_h100() -> None
     assert prefill == pytest.approx(AIC_H100_PREFILL_1024_MS, rel=roofline.BAND)
 
 
+@pytest.mark.needs_tools
 def test_aiconfigurator_replaces_the_roofline_where_it_has_data() -> None:
     if os.environ.get("CI") != "true":  # CI installs the `capacity` extra (.ci/run)
         pytest.importorskip(

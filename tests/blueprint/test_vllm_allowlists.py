@@ -153,6 +153,7 @@ def test_the_values_table_is_what_the_script_generates(release: str) -> None:
     }  # fmt: skip
 
 
+@pytest.mark.needs_tools
 def test_every_allowed_option_taking_a_dict_is_restricted() -> None:
     """An allowed option whose EngineArgs or FrontendArgs field is a dict (``dict[...]``,
     ``HfOverrides``) has a value rule, so no JSON object reaches vLLM unread; read from the

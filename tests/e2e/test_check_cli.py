@@ -24,13 +24,15 @@ from policy_fixtures import Fixture, fixtures, write  # noqa: E402
 TODAY = "2026-06-01"
 
 
-def check(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def check(
+    *args: str, env: dict[str, str] | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "inferplane", "check", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
         env={**os.environ, "HF_TOKEN": "hf_e2e_check", "INFERPLANE_TODAY": TODAY, **(env or {})},
     )
@@ -212,6 +214,10 @@ def _first_failing() -> list[Fixture]:
 FAILING = _first_failing()
 
 
+# The tests that read `failing_run` share one worker: it is one check of twenty blueprints.
+FAILING_RUN = pytest.mark.xdist_group("check-cli-failing-run")
+
+
 @pytest.fixture(scope="module")
 def failing_run(
     tmp_path_factory: pytest.TempPathFactory,
@@ -224,11 +230,13 @@ def failing_run(
     for i, path in enumerate(paths.values()):
         text = re.sub(r"(?m)^name: .*$", f"name: fixture-{i}", path.read_text(), count=1)
         path.write_text(text.replace("existing: prod-gke", f"existing: prod-gke-{i}"))
-    proc = check(*map(str, paths.values()), "--format", "json")
+    # Twenty blueprints: a few minutes on a busy machine (the suite's other worker included).
+    proc = check(*map(str, paths.values()), "--format", "json", timeout=900)
     assert "Traceback" not in proc.stderr
     return proc.returncode, json.loads(proc.stdout), paths
 
 
+@FAILING_RUN
 def test_failing_fixtures_fail_the_check(
     failing_run: tuple[int, dict[str, Any], dict[str, Path]],
 ) -> None:
@@ -243,6 +251,7 @@ def test_failing_fixtures_fail_the_check(
     }
 
 
+@FAILING_RUN
 @pytest.mark.parametrize("fixture", FAILING, ids=lambda f: f.id)
 def test_failing_fixture_reports_the_right_line(
     fixture: Fixture, failing_run: tuple[int, dict[str, Any], dict[str, Path]]

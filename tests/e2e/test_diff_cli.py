@@ -26,6 +26,10 @@ def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+# Every test here reads the plans of one module fixture: one worker makes them once.
+pytestmark = pytest.mark.xdist_group("diff-cli")
+
+
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The reference blueprint's prod plan (with an API key, so chat has a Secret of its own:

@@ -1,12 +1,14 @@
 """Every example blueprint in blueprints/ plans offline in each of its environments, passes
 `inferplane check`, and every Triton config its plan writes passes the facts of the Triton
-release that runs it and parses as Triton's ModelConfig."""
+release that runs it and parses as Triton's ModelConfig (the parse needs the Triton checker
+environment: `needs_tools`, run by `./dev test-tools`)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,12 @@ from inferplane.blueprint.triton_facts import config_problems
 ROOT = Path(__file__).resolve().parents[2]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))
 CASES = [(p, env) for p in BLUEPRINTS for env in load(p).data["environments"]]
+# The cases whose plan writes Triton configs: a blueprint with a model served by Triton.
+TRITON_CASES = [
+    (p, env)
+    for p, env in CASES
+    if any(m.get("server") == "triton" for m in load(p).data["models"].values())
+]
 CHECKER = ROOT / "scripts" / "triton-config-check"
 
 
@@ -38,25 +46,63 @@ def triton_python() -> Path | None:
     return python if python.exists() else None
 
 
+Plan = tuple[subprocess.CompletedProcess[str], Path]
+
+
+@pytest.fixture(scope="session")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], Plan]:
+    """`planned(path, env)`: `inferplane plan`'s result and --out folder, once a session."""
+    plans: dict[tuple[Path, str], Plan] = {}
+
+    def get(path: Path, env: str) -> Plan:
+        if (path, env) not in plans:
+            out = tmp_path_factory.mktemp(f"{path.stem}-{env}") / "plan"
+            plans[(path, env)] = (
+                inferplane("plan", str(path), "--env", env, "--out", str(out)),
+                out,
+            )
+        return plans[(path, env)]
+
+    return get
+
+
+def triton_configs(out: Path) -> list[Path]:
+    return sorted((out / "triton").glob("*/*.pbtxt")) if (out / "triton").exists() else []
+
+
 def test_the_llm_example_is_covered() -> None:
     assert ROOT / "blueprints" / "llm-serving.yaml" in BLUEPRINTS
 
 
 @pytest.mark.parametrize(("path", "env"), CASES, ids=[f"{p.stem}-{e}" for p, e in CASES])
-def test_blueprint_plans_and_its_triton_configs_parse(path: Path, env: str, tmp_path: Path) -> None:
-    out = tmp_path / "plan"
-    result = inferplane("plan", str(path), "--env", env, "--out", str(out))
+def test_blueprint_plans_and_its_triton_configs_pass_the_facts(
+    path: Path, env: str, planned: Callable[[Path, str], Plan]
+) -> None:
+    result, out = planned(path, env)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
-    configs = sorted((out / "triton").glob("*/*.pbtxt")) if (out / "triton").exists() else []
-    if not configs:
-        return
+    configs = triton_configs(out)
+    assert bool(configs) == ((path, env) in TRITON_CASES)
     # The facts of the release each model runs (its own image's, else versions.triton).
     resolved = resolve_file(path, env)
     for config in configs:
         model = resolved.models.get(config.parent.name)
         release = (model.triton_release if model else None) or resolved.versions.triton
         assert config_problems(config.read_text(), release) == [], config
+
+
+@pytest.mark.needs_tools
+@pytest.mark.parametrize(
+    ("path", "env"), TRITON_CASES, ids=[f"{p.stem}-{e}" for p, e in TRITON_CASES]
+)
+def test_blueprint_triton_configs_parse(
+    path: Path, env: str, planned: Callable[[Path, str], Plan]
+) -> None:
+    """Triton's own ModelConfig parser (the Triton checker environment) reads every config."""
+    result, out = planned(path, env)
+    assert result.returncode == 0, result.stderr
+    configs = triton_configs(out)
+    assert configs != []
     python = triton_python()
     if python is None:
         if os.environ.get("CI") == "true":

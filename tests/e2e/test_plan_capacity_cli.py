@@ -28,6 +28,10 @@ def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+# Every test here reads the plans of one module fixture: one worker makes them once.
+pytestmark = pytest.mark.xdist_group("plan-capacity-cli")
+
+
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """The bundled LLM blueprint's prod plan, and the plan with chat-8b's prompts shorter

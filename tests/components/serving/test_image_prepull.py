@@ -5,6 +5,7 @@ blueprint in blueprints/ (the reference one included), in each of its environmen
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +14,15 @@ import pytest
 from pod_security import ints, violations
 from serving_fixtures import DEPLOYMENT, JOB
 
-from inferplane.app.offline import Recording, run_program
+from inferplane.app.offline import Recording
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.loader import load
-from inferplane.blueprint.resolve import resolve_file
 from inferplane.components.serving.image_prepull import NO_OP, ordered_images
 
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 ROOT = Path(__file__).resolve().parents[3]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))
 CASES = [(p, env) for p in BLUEPRINTS for env in load(p).data["environments"]]
-_RUNS: dict[tuple[Path, str], Recording] = {}
-
-
-def recording(path: Path, env: str) -> Recording:
-    if (path, env) not in _RUNS:
-        _RUNS[(path, env)] = run_program(resolve_file(path, env))
-    return _RUNS[(path, env)]
 
 
 def images(pod: dict[str, Any], key: str) -> list[str]:
@@ -46,8 +39,10 @@ def daemon_sets(rec: Recording) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize(("path", "env"), CASES, ids=[f"{p.stem}-{e}" for p, e in CASES])
-def test_every_serving_image_is_pulled_by_its_pools_daemon_set(path: Path, env: str) -> None:
-    rec = recording(path, env)
+def test_every_serving_image_is_pulled_by_its_pools_daemon_set(
+    path: Path, env: str, offline_plan: Callable[[Path, str], Recording]
+) -> None:
+    rec = offline_plan(path, env)
     pulled = {pool: images(ds["spec"]["template"]["spec"], "initContainers")
               for pool, ds in daemon_sets(rec).items()}  # fmt: skip
     servers = [
@@ -79,8 +74,10 @@ def test_every_serving_image_is_pulled_by_its_pools_daemon_set(path: Path, env: 
 
 
 @pytest.mark.parametrize(("path", "env"), CASES, ids=[f"{p.stem}-{e}" for p, e in CASES])
-def test_the_daemon_set_runs_on_its_pool_only_and_holds_nothing(path: Path, env: str) -> None:
-    for pool, ds in daemon_sets(recording(path, env)).items():
+def test_the_daemon_set_runs_on_its_pool_only_and_holds_nothing(
+    path: Path, env: str, offline_plan: Callable[[Path, str], Recording]
+) -> None:
+    for pool, ds in daemon_sets(offline_plan(path, env)).items():
         assert ds["metadata"]["name"] == f"{pool}-image-prepull"
         assert ds["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
         kubernetes_validate.validate(ds, "1.33", strict=True)

@@ -119,6 +119,7 @@ def test_ranker_config_text(staging):
     assert render_config_pbtxt(*args_of_mf(staging, staging.models["ranker"])) == RANKER
 
 
+@pytest.mark.needs_tools
 def test_reference_configs_parse_as_triton_model_configs(staging, prod, triton_python, tmp_path):
     configs = {
         f"{env.name}-{m.name}": render_config_pbtxt(*args_of_mf(env, m))
@@ -151,6 +152,7 @@ def test_reference_configs_parse_as_triton_model_configs(staging, prod, triton_p
     assert parsed["prod-nightly-embed"]["max_batch_size"] == 256
 
 
+@pytest.mark.needs_tools
 def test_variants_parse(staging, triton_python, tmp_path):
     """ONNX without TensorRT, no batching, float inputs, several inputs."""
     inputs = (
@@ -188,6 +190,7 @@ def test_variants_parse(staging, triton_python, tmp_path):
     assert "response_cache" not in parsed["onnx"]
 
 
+@pytest.mark.needs_tools
 def test_checker_rejects_an_invalid_config(triton_python, tmp_path):
     bad = tmp_path / "bad.pbtxt"
     bad.write_text('name: "x"\ninstance_group [ { kind: KIND_GPUS } ]\n')
