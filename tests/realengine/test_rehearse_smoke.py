@@ -49,6 +49,7 @@ def test_without_the_tools_it_does_not_run_and_says_which_to_build(tmp_path: Pat
 MISSING = rehearse_smoke.not_built()
 
 
+@pytest.mark.needs_tools
 @pytest.mark.skipif(
     bool(MISSING), reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}"
 )
