@@ -255,6 +255,7 @@ GRANT_LISTS: tuple[tuple[str, str], ...] = (
     ("in-cluster-clients", "allowed_client_namespaces"),
     ("trusted-registries", "ecr_accounts"),
     ("karpenter-node-role", "allowed_node_roles"),
+    ("karpenter-security-groups", "allowed_security_group_terms"),
 )
 """(rule, config key) of the lists keyed by blueprint (`policies.scoping`)."""
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from inferplane.blueprint.model import Environment, GpuPool, Waiver
 from inferplane.blueprint.scale_out import RUNTIMES, ScaleOutInputs, inputs_of
 
-FACTS_VERSION = "3"
+FACTS_VERSION = "4"
 """Bump when a key changes meaning; a reader refuses any other version."""
 
 T = TypeVar("T")
@@ -126,6 +126,7 @@ _MODEL_KEYS = (
     "warmup_batches",
     "from_zero",
     "compile_cache",
+    "ort_trt_build",
 )
 _KEYS = (
     "version",
@@ -293,6 +294,7 @@ def _model(name: str, raw: Any) -> ScaleOutInputs:
         warmup_batches=num("warmup_batches"),
         from_zero=_typed(f"{where}.from_zero", data["from_zero"], bool),
         compile_cache=_typed(f"{where}.compile_cache", data["compile_cache"], bool),
+        ort_trt_build=_typed(f"{where}.ort_trt_build", data["ort_trt_build"], bool),
     )
 
 

@@ -27,6 +27,9 @@ order:
   at the checkpoint's bytes (`inferplane.blueprint.checkpoint`: a checkpoint that vLLM
   quantizes on load is copied at 16 bits). A model whose size nothing states has an
   unknown ``weights`` part: the budget is then "at least" its known parts, never a guess.
+- ``engine_build``: ONNX Runtime's TensorRT provider (``accelerator: tensorrt``,
+  `builds_ort_trt_engines`) builds its engines in the new replica: its engine cache is the
+  pod's own emptyDir. An engine a Job builds once (``backend: tensorrt``) is only copied.
 - ``engine_load``: the weights into GPU memory plus the server's own start-up; a vLLM
   model whose ``torch.compile`` artifacts are staged in the model store (every vLLM model
   that compiles, `compiles_vllm_graph`) skips Inductor's compile on a new replica.
@@ -69,6 +72,7 @@ PART_ORDER: Final = (
     "node",
     "image_pull",
     "weights",
+    "engine_build",
     "engine_load",
     "warmup",
     "readiness",
@@ -160,6 +164,17 @@ class Constants:
     """Triton's start and the load of one ONNX or TensorRT model beyond its bytes.
     Assumption."""
 
+    ort_trt_engine_build_s: float = 300
+    """ONNX Runtime's TensorRT provider building its engines in a new replica (an empty
+    engine cache), as a bound. The provider caches engines only "when it's built for the
+    first time" (onnxruntime ``docs/execution-providers/TensorRT-ExecutionProvider.md``,
+    ``trt_engine_cache_enable``), so a replica whose cache starts empty builds. Published
+    builds: 12 s of session creation and 9 s of first run for a small model on a desktop
+    GPU (microsoft/onnxruntime#18272), more than 60 s for a first inference
+    (deepjavalibrary/djl#1798), about 9.5 minutes for an object-detection model on a Jetson
+    Orin (roboflow/inference#2703). Assumption: 5 minutes for a server GPU, which builds
+    faster than a Jetson; measure your model's build and set this key."""
+
     engine_init_s_trtllm: float = 30
     """Triton's start with the TensorRT-LLM backend beyond the engine's bytes: the runtime,
     the KV-cache pool, the executor. Assumption."""
@@ -224,6 +239,9 @@ class ScaleOutInputs:
     compile_cache: bool = False
     """A vLLM model whose ``torch.compile`` cache is staged in the model store: a new
     replica loads the compiled graphs instead of compiling them (`compiles_vllm_graph`)."""
+    ort_trt_build: bool = False
+    """A Triton model on ONNX Runtime's TensorRT provider: a new replica builds its
+    engines (`builds_ort_trt_engines`)."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +312,19 @@ def compiles_vllm_graph(model: Model) -> bool:
     return model.server == "vllm" and not (model.vllm is not None and model.vllm.enforce_eager)
 
 
+def builds_ort_trt_engines(model: Model) -> bool:
+    """A Triton model, or a GPU step of its pipeline, on ONNX Runtime with the TensorRT
+    execution provider: each replica builds the provider's engines as it loads
+    (`inferplane.components.serving.triton_tensors.accelerator_lines`)."""
+    if model.backend == "onnxruntime" and model.accelerator == "tensorrt":
+        return True
+    steps = model.pipeline.steps if model.pipeline else ()
+    return any(
+        s.backend == "onnxruntime" and s.accelerator == "tensorrt" and s.device == "gpu"
+        for s in steps
+    )
+
+
 def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
     """The budget's inputs for `model` in `env`."""
     pool = env.pool_of(model)
@@ -314,6 +345,7 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
         warmup_batches=len(model.warmup.batch_sizes) if model.warmup else 0,
         from_zero=model.replicas.min == 0,
         compile_cache=compiles_vllm_graph(model),
+        ort_trt_build=builds_ort_trt_engines(model),
     )
 
 
@@ -370,6 +402,15 @@ def budget(
                 _up(gb * 1000 / c.store_read_mb_per_s),
                 f"{gb:g} GB from the {inputs.store} model store at "
                 f"{c.store_read_mb_per_s:g} MB/s; {inputs.weights_basis}",
+            )
+        )
+    if inputs.ort_trt_build:
+        parts.append(
+            Part(
+                "engine_build",
+                _up(c.ort_trt_engine_build_s),
+                "ONNX Runtime's TensorRT provider builds its engines in the new replica "
+                "(its engine cache is the pod's own emptyDir)",
             )
         )
     init = c.engine_init_s(inputs.runtime, inputs.compile_cache)

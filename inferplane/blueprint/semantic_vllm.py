@@ -17,7 +17,8 @@ sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; 
 `inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
 uses) and the latency-class advisory of `inferplane.blueprint.semantic_latency` (a model
 marked batch that users wait on), and the strongly typed TensorRT advisory of
-`inferplane.blueprint.semantic_releases` (a reduced-precision engine on TensorRT 11).
+`inferplane.blueprint.semantic_releases` (a reduced-precision engine on TensorRT 11), and
+the engine-build advisory of `inferplane.blueprint.semantic_ort_engines`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from inferplane.blueprint import (
     llm_catalog,
     semantic_hub,
     semantic_latency,
+    semantic_ort_engines,
     semantic_releases,
     semantic_serving,
     semantic_trtllm,
@@ -82,7 +84,8 @@ def advisories(doc: Document) -> list[Diagnostic]:
             Finding("warning", *advisory)
             for advisory in semantic_releases.strongly_typed_findings(env)
         ]
-        for f in [*findings(env), *hub, *latency, *guessed, *typed]:
+        ort = [Finding("warning", *advisory) for advisory in semantic_ort_engines.findings(env)]
+        for f in [*findings(env), *hub, *latency, *guessed, *typed, *ort]:
             if f.severity != "warning":
                 continue
             d = Diagnostic(env.where(f.path), env.shown_path(f.path), f.message, f.hint, "warning")

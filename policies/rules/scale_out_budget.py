@@ -50,6 +50,12 @@ def _blame(name: str, part: str) -> tuple[YamlPath, str]:
             "serve a smaller or quantized checkpoint, or keep more warm replicas "
             "(replicas.min) so that fewer scale-outs wait for it"
         )
+    if part == "engine_build":
+        return (*model, "accelerator"), (
+            "build the engine once, in a Job, with backend: tensorrt (a pipeline step's "
+            "shapes, a model's tensorrt.inputs are its profiles), or run on accelerator: "
+            "cuda, which builds nothing"
+        )
     if part == "engine_load":
         return (*model, "server"), (
             "keep more warm replicas (replicas.min): every new replica loads the engine and "
@@ -149,6 +155,8 @@ RULE = Rule(
         "and `image_pull` (a new replica preempts a placeholder on a running node that "
         "holds the image). Then fix the part that dominates: a smaller or quantized "
         "checkpoint for `weights`, more warm replicas (replicas.min) for `engine_load`, "
+        "backend: tensorrt (a build Job) instead of ONNX Runtime's TensorRT provider for "
+        "`engine_build`, "
         "fewer warm-up batch sizes for `warmup`. The estimates behind each part are this "
         "rule's config keys; correct them with measurements from your clusters."
     ),

@@ -60,6 +60,7 @@ model = st.builds(
     warmup_batches=count,
     from_zero=st.booleans(),
     compile_cache=st.booleans(),
+    ort_trt_build=st.booleans(),
 )
 
 
@@ -111,14 +112,14 @@ def test_a_missing_key_is_named(reference_env: Callable[[str], Environment]) -> 
     del data["zones"]
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: missing zones (facts version 3)"
+    assert str(err.value) == "environment facts: missing zones (facts version 4)"
 
 
 def test_an_unknown_key_is_named(reference_env: Callable[[str], Environment]) -> None:
     data = {**_data(reference_env), "units": "8"}
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: unknown units (facts version 3)"
+    assert str(err.value) == "environment facts: unknown units (facts version 4)"
 
 
 def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -129,7 +130,7 @@ def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environmen
     data["pools"] = json.dumps(pools)
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 3)")
+    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 4)")
 
 
 def test_a_wrong_type_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -147,7 +148,7 @@ def test_another_version_is_refused(reference_env: Callable[[str], Environment])
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
     assert str(err.value) == (
-        "version: '0' is not the version this inferplane reads ('3'); "
+        "version: '0' is not the version this inferplane reads ('4'); "
         "check with the inferplane that deployed the stack"
     )
 
@@ -180,6 +181,7 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "warmup_batches": 0,
         "from_zero": False,
         "compile_cache": True,
+        "ort_trt_build": False,
     }
 
 

@@ -331,3 +331,52 @@ def test_every_constant_is_documented_with_a_source() -> None:
     assert set(docs) == {f.name for f in dataclasses.fields(Constants)}
     for name, text in docs.items():
         assert "http" in text or "Assumption" in text or "#" in text, name
+
+
+def test_onnx_runtimes_tensorrt_provider_builds_its_engines_in_every_new_replica(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = with_pool(reference_env("prod"), "l4", spare_gpus=1)
+    # The ranker's ONNX model on ONNX Runtime instead of an engine a Job builds.
+    env = with_model(env, "ranker", backend="onnxruntime", tensorrt=None, accelerator="tensorrt")
+    inputs = inputs_of(env, env.models["ranker"])
+    assert inputs.ort_trt_build
+    found = budget(inputs)
+    # The ranker's budget above (42 s) plus the provider's build (300 s), which dominates.
+    assert found.as_json()["parts"] == {
+        "prometheus_scrape": 5,
+        "hpa_reaction": 15,
+        "weights": None,
+        "engine_build": 300,
+        "engine_load": 10,
+        "warmup": 2,
+        "readiness": 10,
+    }
+    assert (found.total_s, found.dominant) == (342, "engine_build")
+    assert found.as_json()["notes"]["engine_build"] == (
+        "ONNX Runtime's TensorRT provider builds its engines in the new replica (its engine "
+        "cache is the pod's own emptyDir)"
+    )
+    c = Constants.from_values({"ort_trt_engine_build_s": 45})
+    assert budget(inputs, c).as_json()["parts"]["engine_build"] == 45
+
+
+def test_a_pipeline_step_on_the_tensorrt_provider_builds_in_every_new_replica() -> None:
+    env = resolve_file(ROOT / "blueprints" / "bge-search.yaml", "prod")
+    assert inputs_of(env, env.models["embed"]).ort_trt_build
+    steps = env.models["embed"].pipeline.steps  # type: ignore[union-attr]
+    on_cuda = tuple(dataclasses.replace(s, accelerator="cuda") for s in steps)
+    pipeline = dataclasses.replace(env.models["embed"].pipeline, steps=on_cuda)
+    env = with_model(env, "embed", pipeline=pipeline)
+    assert not inputs_of(env, env.models["embed"]).ort_trt_build
+    assert "engine_build" not in budget(inputs_of(env, env.models["embed"])).as_json()["parts"]
+
+
+def test_a_model_whose_engine_a_job_builds_has_no_build_part(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = reference_env("prod")
+    assert env.models["ranker"].backend == "tensorrt"  # the build Job's engine is copied
+    assert not inputs_of(env, env.models["ranker"]).ort_trt_build
+    env = with_model(env, "ranker", backend="onnxruntime", tensorrt=None)
+    assert not inputs_of(env, env.models["ranker"]).ort_trt_build  # the CUDA provider

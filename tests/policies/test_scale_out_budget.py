@@ -114,3 +114,26 @@ def test_the_rule_reads_the_published_facts_online(
 
 def test_without_facts_the_rule_is_skipped() -> None:
     assert RULE.run(Stack(resources=())) == []
+
+
+def test_a_model_on_onnx_runtimes_tensorrt_provider_is_blamed_at_its_accelerator(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    env = reference_env("prod")
+    ranker = dataclasses.replace(
+        env.models["ranker"], backend="onnxruntime", tensorrt=None, accelerator="tensorrt"
+    )
+    env = dataclasses.replace(env, models={**env.models, "ranker": ranker})
+    found = [f for f in RULE.run(Stack.of([], env)) if f.target == "models.ranker"]
+    assert [(f.field, f.message) for f in found] == [
+        (
+            ("models", "ranker", "accelerator"),
+            "a scale-out of ranker needs at least 342 s from a traffic spike to one more "
+            "ready replica, over the 120 s bound (not counting weights: size unknown); "
+            "engine_build dominates with 300 s (ONNX Runtime's TensorRT provider builds its "
+            "engines in the new replica (its engine cache is the pod's own emptyDir)); build "
+            "the engine once, in a Job, with backend: tensorrt (a pipeline step's shapes, a "
+            "model's tensorrt.inputs are its profiles), or run on accelerator: cuda, which "
+            "builds nothing",
+        )
+    ]
