@@ -139,23 +139,41 @@ def _zones(case: Case) -> Any:
     ])  # fmt: skip
 
 
-def _endpoint(case: Case) -> str:
+def _one_of(case: Case, parts: Sequence[str], choices: Sequence[Sequence[str]]) -> str:
+    """`parts` joined, each replaced by one of its `choices` at random; most often only one
+    part is, so that the value stays close enough to pass validation now and then."""
     rng = case.rng
-    scheme = rng.choice(["http://", "https://", "HTTP://", "ftp://", "", "http:/", "//", "s3://"])
-    port = rng.choice(PORTS)
-    tail = rng.choice(["", "/", "/path", "/..", "?q=1", "#f", "/%00", ":", " "])
-    return f"{scheme}{rng.choice(HOSTS)}{':' + port if rng.random() < 0.8 else ''}{tail}"
+    every = rng.random() < 0.3
+    which = rng.randrange(len(parts))
+    return "".join(
+        rng.choice(c) if every or i == which else p
+        for i, (p, c) in enumerate(zip(parts, choices, strict=True))
+    )
+
+
+ENDPOINT_PARTS = ("http://", "store.inferplane-system.svc", ":9000", "")
+ENDPOINT_CHOICES = (
+    ["http://", "https://", "HTTP://", "ftp://", "", "http:/", "//", "s3://"],
+    HOSTS,
+    [f":{p}" for p in PORTS] + [""],
+    ["", "/", "/path", "/..", "?q=1", "#f", "/%00", ":", " "],
+)
+STORE_PARTS = ("s3://", "models", "/", "")
+STORE_CHOICES = (
+    ["s3://", "gs://", "S3://", "hf://", "file://", "http://", "", "s3:/"],
+    ["models", "acme-models-use1", "a", "ab", "a" * 64, "Bucket", "b_c", "b..c", "192.168.0.1",
+     "xn--b", "b-", "-b", "b\u00e9", "models:9000", "169.254.169.254", ""],
+    ["", "/", "//", "/../", "/./"],
+    ["", "x/", "../", "a/../../b/", "a b/", "?x", "#x", "*", "$(x)/", "k" * 1100, "new-user/"],
+)  # fmt: skip
+
+
+def _endpoint(case: Case) -> str:
+    return _one_of(case, ENDPOINT_PARTS, ENDPOINT_CHOICES)
 
 
 def _store(case: Case) -> str:
-    rng = case.rng
-    scheme = rng.choice(["s3://", "gs://", "S3://", "hf://", "file://", "http://", "", "s3:/"])
-    bucket = rng.choice(["models", "acme-models-use1", "a", "ab", "a" * 64, "Bucket", "b_c",
-                         "b..c", "192.168.0.1", "xn--b", "b-", "-b", "b\u00e9", "models:9000",
-                         "169.254.169.254", ""])  # fmt: skip
-    key = rng.choice(["", "/", "/x/", "/../", "/a/../../b/", "//", "/a b/", "/?x", "/#x", "/*",
-                      "/$(x)/", "/" + "k" * 1100])  # fmt: skip
-    return scheme + bucket + key
+    return _one_of(case, STORE_PARTS, STORE_CHOICES)
 
 
 def _cidrs(case: Case) -> Any:
@@ -177,10 +195,18 @@ def _namespaces(case: Case) -> Any:
 
 def _secrets(case: Case) -> Any:
     rng = case.rng
-    name = rng.choice(["store-reader", "", "A", "a" * 254, "a.b", "a_b", "-a", "../x", "a b"])
+    name = rng.choice(["store-reader", "", "A", "a" * 254, "a.b", "a_b", "-a", "../x", "a b",
+                       "store-engine-builder", "a" * 253, "x"])  # fmt: skip
     role = rng.choice(["reader", "engine_builder", "weights_stager", "vllm_compiler", "writer",
                        "", "READER"])  # fmt: skip
-    return rng.choice([{role: name}, {}, {"reader": name, "engine_builder": name}, [name], name])
+    base = {
+        "reader": "store-reader",
+        "engine_builder": "store-engine-builder",
+        "weights_stager": "store-weights-stager",
+        "vllm_compiler": "store-vllm-compiler",
+    }
+    return rng.choice([{**base, role: name}, {**base, role: name}, {role: name}, {}, [name], name,
+                       {k: name for k in base}, {"reader": name}])  # fmt: skip
 
 
 def _cluster_name(case: Case) -> Any:
