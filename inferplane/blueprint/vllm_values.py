@@ -235,7 +235,9 @@ def value_problem(arg: str, flag: str, value: str | None, release: str) -> tuple
         return None
     if value is None:
         return f"`{flag}` needs a value", f"give it one, e.g. {flag}={_example(rule)}"
-    if json_depth(value) > MAX_DEPTH:
+    # ``--x.a.b.c value`` nests the value one object per dotted key: they count too.
+    dotted_keys = arg.split("=", 1)[0].count(".")
+    if dotted_keys + json_depth(value) > MAX_DEPTH:
         return (
             f"the value of `{flag}` nests deeper than {MAX_DEPTH} levels",
             "vLLM's options are a few levels deep: give the keys the option takes",

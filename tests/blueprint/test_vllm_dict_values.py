@@ -318,6 +318,17 @@ def test_a_value_nested_past_the_yaml_bound_is_refused_before_it_is_decoded(valu
     ]
 
 
+def test_a_value_nested_by_dotted_keys_past_the_yaml_bound_is_refused() -> None:
+    # ``--x.k.a.a...`` is {"k": {"a": {"a": ...}}}: 2,000 keys overflowed Python's stack
+    # while its strings were walked (RecursionError: exit 3).
+    deep = "--attention-config.backend" + ".a" * 2000
+    assert refused(deep, "1") == [
+        AT + "the value of `--attention-config` nests deeper than 32 levels; "
+        "vLLM's options are a few levels deep: give the keys the option takes"
+    ]
+    assert refused("--attention-config.backend" + ".a" * 30, '"x"') == []
+
+
 def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
     from inferplane.blueprint.vllm_values import json_depth
 
