@@ -27,7 +27,13 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   ``<release>-epp`` and its Service, which the offline check does not see (they exist
   once the chart is rendered at deploy time), so what a policy must see is here
   explicitly:
-- PodDisruptionBudget ``<release>-epp``: a node drain leaves one picker pod;
+- no PodDisruptionBudget for the pickers: under leader election only the leader is
+  Ready, and a budget counts Ready pods only (kubernetes ``pkg/controller/disruption/
+  disruption.go``, `countHealthyPods`), so ``minAvailable: 1`` (or ``maxUnavailable: 1``
+  of two) leaves ``disruptionsAllowed`` at 0 and the leader could never be evicted: every
+  node drain, node group update and autoscaler move would stall on it. Leader election
+  hands over to the standby instead (`router-high-availability` refuses a budget that
+  blocks the leader, `picker_evictions`);
 - ServiceMonitor ``<release>-epp``: the picker's metrics (Service port ``http-metrics``,
   ``routerlib/templates/_service.yaml``);
 - LoadBalancer Service ``<release>-lb``: the zone's entry point, internal like every model's
@@ -47,6 +53,8 @@ are in `router_pods`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +102,9 @@ PROXY_PORT: Final = 8081
 METRICS_PORT_NAME: Final = "http-metrics"
 """The picker Service's metrics port (9090), ``routerlib/templates/_service.yaml``."""
 PLUGINS_FILE: Final = "inferplane-plugins.yaml"
+CONFIG_CHECKSUM: Final = "inferplane.dev/config-sha256"
+"""The picker pods' annotation (chart value ``router.epp.podAnnotations``, rendered on the
+pod template by ``routerlib/templates/_deployment.yaml``) holding `config_checksum`."""
 FLOW_CONTROL_GATE: Final = "flowControl"
 """``pkg/epp/flowcontrol/config.go``: ``FeatureGate = "flowControl"``."""
 
@@ -270,6 +281,8 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
     if custom is not None:
         epp["pluginsConfigFile"] = PLUGINS_FILE
         epp["pluginsCustomConfig"] = {PLUGINS_FILE: yaml.safe_dump(custom, sort_keys=False)}
+    proxy = proxy_values(model, zone)
+    epp["podAnnotations"] = {CONFIG_CHECKSUM: config_checksum(epp, proxy)}
     return {
         "router": {
             "modelServers": {
@@ -279,27 +292,7 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
                 "matchLabels": pool_labels(env, model, zone),
             },
             "epp": epp,
-            "proxy": {
-                "enabled": True,
-                "mode": "sidecar",
-                "failOpen": True,
-                "resources": PROXY_RESOURCES,
-                # The Envoy preset names its ConfigMap `envoy` whatever the release, so a
-                # second router in the namespace would collide with the first; these
-                # override the preset's name and the volume that mounts it
-                # (`llm-d-router.proxy` in routerlib/templates/_helpers.tpl merges the
-                # top-level proxy keys over the preset's, mergeOverwrite).
-                "configMap": {"name": proxy_config_map(model, zone)},
-                "volumes": [
-                    {
-                        "name": "config",
-                        "configMap": {
-                            "name": proxy_config_map(model, zone),
-                            "items": [{"key": "envoy.yaml", "path": "envoy.yaml"}],
-                        },
-                    }
-                ],
-            },
+            "proxy": proxy,
             "inferencePool": {"create": True, "failureMode": "FailOpen"},
             "inferenceObjectives": [
                 {"name": objective_name(name, zone), "priority": priority}
@@ -307,6 +300,46 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
             ],
             "monitoring": {"prometheus": {"enabled": False, "auth": {"enabled": False}}},
         }
+    }
+
+
+def config_checksum(epp: Manifest, proxy: Manifest) -> str:
+    """SHA-256 of what the chart renders the pickers' ConfigMaps from: the plugins file
+    (``epp.pluginsConfigFile``, ``epp.pluginsCustomConfig``; the chart's own
+    ``default-plugins.yaml`` when unset) and the proxy's values (its ``envoy.yaml``).
+    Both are read once, at start (the picker's ``--config-file``, Envoy's ``-c``), and a
+    changed ConfigMap changes no pod, so without this annotation a routing change would
+    wait for the next restart."""
+    rendered = {
+        "pluginsConfigFile": epp.get("pluginsConfigFile", "default-plugins.yaml"),
+        "pluginsCustomConfig": epp.get("pluginsCustomConfig", {}),
+        "proxy": proxy,
+    }
+    return hashlib.sha256(json.dumps(rendered, sort_keys=True).encode()).hexdigest()
+
+
+def proxy_values(model: ServedModel, zone: str) -> Manifest:
+    """The chart's ``router.proxy`` values of the zone's router."""
+    return {
+        "enabled": True,
+        "mode": "sidecar",
+        "failOpen": True,
+        "resources": PROXY_RESOURCES,
+        # The Envoy preset names its ConfigMap `envoy` whatever the release, so a
+        # second router in the namespace would collide with the first; these
+        # override the preset's name and the volume that mounts it
+        # (`llm-d-router.proxy` in routerlib/templates/_helpers.tpl merges the
+        # top-level proxy keys over the preset's, mergeOverwrite).
+        "configMap": {"name": proxy_config_map(model, zone)},
+        "volumes": [
+            {
+                "name": "config",
+                "configMap": {
+                    "name": proxy_config_map(model, zone),
+                    "items": [{"key": "envoy.yaml", "path": "envoy.yaml"}],
+                },
+            }
+        ],
     }
 
 
@@ -395,16 +428,6 @@ class ModelRouter(pulumi.ComponentResource):
         )
         after_chart = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[chart])
-        )
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-epp",
-            metadata={"name": epp_name(model, zone), "namespace": ns, "labels": labels},
-            spec={
-                "minAvailable": 1,
-                "selector": {"matchLabels": epp_pod_labels(model, zone)},
-                "unhealthyPodEvictionPolicy": "AlwaysAllow",
-            },
-            opts=child,
         )
         k8s.apiextensions.CustomResource(
             f"{name}-epp-monitor",
