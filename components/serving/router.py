@@ -34,13 +34,12 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   node drain, node group update and autoscaler move would stall on it. Leader election
   hands over to the standby instead (`router-high-availability` refuses a budget that
   blocks the leader, `picker_evictions`);
-- ServiceMonitor ``<release>-epp``: the picker's metrics (Service port ``http-metrics``,
-  ``routerlib/templates/_service.yaml``);
-- LoadBalancer Service ``<release>-lb``: the zone's entry point, internal like every model's
-  load balancer, to the proxy's listener (8081, ``values.yaml`` ``extraServicePorts``) on
-  the client port 8000. One per zone because the chart labels each release's pods with its
-  own name only (``llm-d-router-gateway: <release>-epp``, ``_helpers.tpl``), so no one
-  Service can select the proxies of two zones.
+- ServiceMonitor ``<release>-epp`` and LoadBalancer Service ``<release>-lb`` (`router_lb`):
+  the picker's metrics, and the zone's entry point, internal like every model's load
+  balancer, to the proxy's listener (8081) on the client port 8000. One per zone because
+  the chart labels each release's pods with its own name only (``llm-d-router-gateway:
+  <release>-epp``, ``_helpers.tpl``), so no one Service can select the proxies of two
+  zones.
 - NetworkPolicy ``<release>-epp``: the picker pods' ingress and egress (`router_pods`).
 
 Pod Security and network: the chart renders no ``securityContext`` for the picker, which
@@ -66,9 +65,9 @@ import yaml
 
 from inferplane.blueprint import naming, releases
 from inferplane.blueprint.model import MinMax, Routing
-from inferplane.components.serving import router_pods
+from inferplane.components.serving import router_lb, router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
-from inferplane.components.serving.load_balancer import lb_annotations, lb_service_spec
+from inferplane.components.serving.load_balancer import lb_annotations
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 ROUTER_CHART: Final = "llm-d-router-standalone"
@@ -97,10 +96,6 @@ PROXY_RESOURCES: Final = {
     "limits": {"memory": "2Gi"},
 }
 """The Envoy sidecar's container (the chart asks 4 CPUs and 8 GiB); likewise a choice."""
-PROXY_PORT: Final = 8081
-"""The Envoy sidecar's listener (chart values ``router.extraServicePorts``: ``http`` 8081)."""
-METRICS_PORT_NAME: Final = "http-metrics"
-"""The picker Service's metrics port (9090), ``routerlib/templates/_service.yaml``."""
 PLUGINS_FILE: Final = "inferplane-plugins.yaml"
 CONFIG_CHECKSUM: Final = "inferplane.dev/config-sha256"
 """The picker pods' annotation (chart value ``router.epp.podAnnotations``, rendered on the
@@ -343,23 +338,6 @@ def proxy_values(model: ServedModel, zone: str) -> Manifest:
     }
 
 
-def lb_spec(env: ServingEnvironment, model: ServedModel, zone: str) -> Manifest:
-    """The zone's load balancer: the model's own load balancer settings, to the proxy."""
-    spec = lb_service_spec(env, model)
-    spec["selector"] = epp_pod_labels(model, zone)
-    spec["ports"] = [
-        {"name": "http", "port": PORTS["http"], "targetPort": PROXY_PORT, "protocol": "TCP"}
-    ]
-    return spec
-
-
-def service_monitor_spec(env: ServingEnvironment, model: ServedModel, zone: str) -> Manifest:
-    return {
-        "selector": {"matchLabels": {"app.kubernetes.io/name": epp_name(model, zone)}},
-        "endpoints": [{"port": METRICS_PORT_NAME, "path": "/metrics", "interval": "15s"}],
-    }
-
-
 @dataclass(frozen=True)
 class ModelRouterArgs:
     """Inputs of `ModelRouter`."""
@@ -438,7 +416,7 @@ class ModelRouter(pulumi.ComponentResource):
                 "namespace": ns,
                 "labels": {**labels, **env.prometheus_labels},
             },
-            spec=service_monitor_spec(env, model, zone),
+            spec=router_lb.service_monitor_spec(epp_name(model, zone)),
             opts=after_chart,
         )
         lb = k8s.core.v1.Service(
@@ -447,9 +425,14 @@ class ModelRouter(pulumi.ComponentResource):
                 "name": f"{release}-lb",
                 "namespace": ns,
                 "labels": labels,
-                "annotations": lb_annotations(env, model, args.lb_subnet_ids),
+                "annotations": lb_annotations(
+                    env,
+                    model,
+                    router_lb.zone_subnets(env, zone, args.lb_subnet_ids),
+                    router_lb.PICKER_GRACE_S,
+                ),
             },
-            spec=lb_spec(env, model, zone),
+            spec=router_lb.lb_spec(env, model, epp_pod_labels(model, zone)),
             opts=after_chart,
         )
         k8s.networking.v1.NetworkPolicy(
@@ -459,7 +442,7 @@ class ModelRouter(pulumi.ComponentResource):
                 env,
                 picker_labels=epp_pod_labels(model, zone),
                 pool_labels=pool_labels(env, model, zone),
-                proxy_port=PROXY_PORT,
+                proxy_port=router_lb.PROXY_PORT,
             ),
             opts=child,
         )

@@ -15,7 +15,17 @@ import pytest
 import yaml
 from crd_schema import errors
 from promql_checks import unknown_metrics
-from serving_fixtures import DEPLOYMENT, NETWORK_POLICY, PDB, SERVICE, args_of, k8s_object, serve
+from serving_fixtures import (
+    DEPLOYMENT,
+    NETWORK_POLICY,
+    PDB,
+    SERVICE,
+    SUBNETS,
+    args_of,
+    k8s_object,
+    serve,
+    with_pool,
+)
 from serving_fixtures import with_model as with_model_base
 
 from inferplane.blueprint import naming, semantic_routing
@@ -332,6 +342,34 @@ def test_a_drain_may_evict_the_leading_picker_and_its_standby(recording: Any) ->
     for zone in ZONES:
         labels = {"llm-d-router-gateway": f"chat-{zone}-epp"}
         assert [evictable(recording, labels, ready, 2) for ready in (True, False)] == [True, True]
+
+
+def test_each_zones_nlb_lives_in_its_own_subnet_and_drains_as_a_picker(
+    staging: Environment,
+) -> None:
+    aws = "service.beta.kubernetes.io/aws-load-balancer-"
+    zones = ("us-east-1a", "us-east-1b")
+    two_zones = with_pool(dataclasses.replace(staging, zones=zones), "l4", zones=zones)
+    two_zones = with_model_base(two_zones, "chat", replicas=MinMax(2, 4))
+    recorded = serve(routed(two_zones), ["chat"])
+    for zone, subnet in zip(zones, SUBNETS, strict=True):
+        annotations = k8s_object(recorded, SERVICE, f"chat-{zone}-lb").get(
+            "metadata", "annotations"
+        )
+        assert annotations[f"{aws}subnets"] == subnet
+        # The picker pod's grace period (routerlib _deployment.yaml), not the model's 90 s.
+        assert annotations[f"{aws}target-group-attributes"] == (
+            "deregistration_delay.timeout_seconds=130,"
+            "deregistration_delay.connection_termination.enabled=true"
+        )
+
+
+def test_the_pickers_are_scraped_as_often_as_the_model(recording: Any) -> None:
+    for zone in ZONES:
+        monitor = k8s_object(recording, SERVICE_MONITOR, f"chat-{zone}-epp")
+        assert monitor.get("spec", "endpoints") == [
+            {"port": "http-metrics", "path": "/metrics", "interval": "5s", "scrapeTimeout": "5s"}
+        ]
 
 
 def test_the_routers_reach_the_model_pods(recording: Any) -> None:
