@@ -284,9 +284,13 @@ def test_one_scaled_object_per_zone_on_its_routers_signal(recording: Any) -> Non
         assert hpa == f"keda-hpa-chat-{zone}"
         queue = spec["triggers"][0]
         assert queue["metricType"] == "AverageValue"
+        # A warm model's trigger errors on an empty answer (ignoreNullValues: false), and
+        # the gauge has no series until a request was queued: 0 while a picker is scraped.
+        assert queue["metadata"]["ignoreNullValues"] == "false"
         assert queue["metadata"]["query"] == (
             "sum(llm_d_epp_flow_control_queue_size"
-            f'{{namespace="support-assistant", service="chat-{zone}-epp"}})'
+            f'{{namespace="support-assistant", service="chat-{zone}-epp"}}) or '
+            f'max(up{{namespace="support-assistant", service="chat-{zone}-epp"}} == 1) * 0'
         )
 
 
@@ -485,7 +489,9 @@ def test_a_zone_at_zero_wakes_on_its_routers_queue(prod: Environment) -> None:
             "metadata": {
                 "serverAddress": serving_env.prometheus_url,
                 "query": "sum(llm_d_epp_flow_control_queue_size"
-                '{namespace="support-assistant", service="chat-us-central1-a-epp"})',
+                '{namespace="support-assistant", service="chat-us-central1-a-epp"}) or '
+                'max(up{namespace="support-assistant", service="chat-us-central1-a-epp"} == 1)'
+                " * 0",
                 "threshold": "1",
                 "ignoreNullValues": "true",
                 "activationThreshold": "0",
