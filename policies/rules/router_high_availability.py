@@ -162,7 +162,8 @@ RULE = Rule(
         "Resources only: the llm-d-router-standalone chart's values (a Helm release or "
         "a chart Pulumi renders) "
         "(router.epp.replicas, router.proxy.failOpen, router.inferencePool.failureMode) and "
-        "the PodDisruptionBudgets of the pickers; offline the replicas come from models.<m>.routing.pickers."
+        "the PodDisruptionBudgets of the pickers; offline the replicas come from "
+        "models.<m>.routing.pickers."
     ),
     passing_example="""\
 models:
