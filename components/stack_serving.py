@@ -45,6 +45,7 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         environment=env.name,
         cloud=env.cloud,
         region=env.region,
+        zones=env.zones,
         project=env.project,
         model_store_uri=env.model_store,
         triton_release=env.versions.triton,

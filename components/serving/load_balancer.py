@@ -163,8 +163,11 @@ def listener_annotations(model: ServedModel) -> dict[str, str]:
     }
 
 
-def aws_annotations(env: ServingEnvironment, model: ServedModel) -> dict[str, str]:
-    """Annotations of the NLB, except the subnets (they are known only at deploy time).
+def aws_annotations(
+    env: ServingEnvironment, model: ServedModel, drain_s: int | None = None
+) -> dict[str, str]:
+    """Annotations of the NLB, except the subnets (they are known only at deploy time);
+    `drain_s`: how long a target takes to leave (default: the model pod's grace period).
     `ValueError` when the NLB cannot keep the model's longest silence open (validation
     refuses such a blueprint first: `long_requests.path_limit_problem`)."""
     problem = long_requests.path_limit_problem(
@@ -172,7 +175,7 @@ def aws_annotations(env: ServingEnvironment, model: ServedModel) -> dict[str, st
     )
     if problem is not None:
         raise ValueError(f"model {model.name!r}: {problem[0]}; {problem[1]}")
-    grace = termination_grace_s(model)
+    grace = termination_grace_s(model) if drain_s is None else drain_s
     return {
         f"{AWS}type": "external",
         f"{AWS}nlb-target-type": "ip",
@@ -190,17 +193,19 @@ def lb_annotations(
     env: ServingEnvironment,
     model: ServedModel,
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None,
+    drain_s: int | None = None,
 ) -> pulumi.Input[dict[str, str]]:
     """The load balancer Service's annotations for the environment's cloud.
 
-    On AWS with an internal scheme, `lb_subnet_ids` (one private subnet per environment
-    zone) pins the NLB to those zones; without it the controller discovers subnets itself.
+    On AWS with an internal scheme, `lb_subnet_ids` (one private subnet per zone it
+    serves) pins the NLB to those zones; without it the controller discovers subnets
+    itself. `drain_s`: as in `aws_annotations`.
     """
     if env.cloud == "kubernetes":
         return {}  # the cluster's own implementation, whatever it is, takes none of ours
     if env.cloud == "gcp":
         return {GKE_LB_TYPE: "Internal"} if internal(env) else {}
-    base = aws_annotations(env, model)
+    base = aws_annotations(env, model, drain_s)
     if lb_subnet_ids is None or not internal(env):
         return base
     return pulumi.Output.from_input(lb_subnet_ids).apply(

@@ -426,12 +426,24 @@ def autoscaling_query(scope: Scope, metric: Metric) -> str:
         quantile = ttft_p95_ms(scope, window=SCALING_WINDOW)
         return f"{quantile} >= 0 or {_zero_while_serving(scope)}"
     if metric == "router_queue":
-        return router_queue(scope)
+        return f"{router_queue(scope)} or {_zero_while_picking(scope)}"
     if metric == "router_running":
         return router_running(scope)
     if metric == "pool_saturation":
         return pool_saturation(scope)
     raise ValueError(f"unknown autoscaling metric {metric!r}")
+
+
+def _zero_while_picking(scope: Scope) -> str:
+    """0 while Prometheus scrapes the zone's pickers, else nothing. The flow-control queue
+    gauge has a series per queue only once a request was queued (llm-d-router v0.10.0
+    ``pkg/epp/metrics/llm_d_router_metrics.go``: a labelled GaugeVec, set as queues
+    appear), so an idle router reads empty; an empty answer is an error to a warm model's
+    trigger (``ignoreNullValues: false``), and KEDA's fallback then holds the replicas it
+    has, scale-in included. ``up == 1`` still leaves it empty when no picker is scraped
+    (Prometheus' ``up`` per target, 1 on a successful scrape), so a lost router is still
+    reported."""
+    return f"max(up{scope.router_selector()} == 1) * 0"
 
 
 def _zero_while_serving(scope: Scope) -> str:

@@ -27,14 +27,19 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   ``<release>-epp`` and its Service, which the offline check does not see (they exist
   once the chart is rendered at deploy time), so what a policy must see is here
   explicitly:
-- PodDisruptionBudget ``<release>-epp``: a node drain leaves one picker pod;
-- ServiceMonitor ``<release>-epp``: the picker's metrics (Service port ``http-metrics``,
-  ``routerlib/templates/_service.yaml``);
-- LoadBalancer Service ``<release>-lb``: the zone's entry point, internal like every model's
-  load balancer, to the proxy's listener (8081, ``values.yaml`` ``extraServicePorts``) on
-  the client port 8000. One per zone because the chart labels each release's pods with its
-  own name only (``llm-d-router-gateway: <release>-epp``, ``_helpers.tpl``), so no one
-  Service can select the proxies of two zones.
+- no PodDisruptionBudget for the pickers: under leader election only the leader is
+  Ready, and a budget counts Ready pods only (kubernetes ``pkg/controller/disruption/
+  disruption.go``, `countHealthyPods`), so ``minAvailable: 1`` (or ``maxUnavailable: 1``
+  of two) leaves ``disruptionsAllowed`` at 0 and the leader could never be evicted: every
+  node drain, node group update and autoscaler move would stall on it. Leader election
+  hands over to the standby instead (`router-high-availability` refuses a budget that
+  blocks the leader, `picker_evictions`);
+- ServiceMonitor ``<release>-epp`` and LoadBalancer Service ``<release>-lb`` (`router_lb`):
+  the picker's metrics, and the zone's entry point, internal like every model's load
+  balancer, to the proxy's listener (8081) on the client port 8000. One per zone because
+  the chart labels each release's pods with its own name only (``llm-d-router-gateway:
+  <release>-epp``, ``_helpers.tpl``), so no one Service can select the proxies of two
+  zones.
 - NetworkPolicy ``<release>-epp``: the picker pods' ingress and egress (`router_pods`).
 
 Pod Security and network: the chart renders no ``securityContext`` for the picker, which
@@ -47,6 +52,8 @@ are in `router_pods`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,9 +65,9 @@ import yaml
 
 from inferplane.blueprint import naming, releases
 from inferplane.blueprint.model import MinMax, Routing
-from inferplane.components.serving import router_pods
+from inferplane.components.serving import router_lb, router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
-from inferplane.components.serving.load_balancer import lb_annotations, lb_service_spec
+from inferplane.components.serving.load_balancer import lb_annotations
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 ROUTER_CHART: Final = "llm-d-router-standalone"
@@ -89,11 +96,10 @@ PROXY_RESOURCES: Final = {
     "limits": {"memory": "2Gi"},
 }
 """The Envoy sidecar's container (the chart asks 4 CPUs and 8 GiB); likewise a choice."""
-PROXY_PORT: Final = 8081
-"""The Envoy sidecar's listener (chart values ``router.extraServicePorts``: ``http`` 8081)."""
-METRICS_PORT_NAME: Final = "http-metrics"
-"""The picker Service's metrics port (9090), ``routerlib/templates/_service.yaml``."""
 PLUGINS_FILE: Final = "inferplane-plugins.yaml"
+CONFIG_CHECKSUM: Final = "inferplane.dev/config-sha256"
+"""The picker pods' annotation (chart value ``router.epp.podAnnotations``, rendered on the
+pod template by ``routerlib/templates/_deployment.yaml``) holding `config_checksum`."""
 FLOW_CONTROL_GATE: Final = "flowControl"
 """``pkg/epp/flowcontrol/config.go``: ``FeatureGate = "flowControl"``."""
 
@@ -270,6 +276,8 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
     if custom is not None:
         epp["pluginsConfigFile"] = PLUGINS_FILE
         epp["pluginsCustomConfig"] = {PLUGINS_FILE: yaml.safe_dump(custom, sort_keys=False)}
+    proxy = proxy_values(model, zone)
+    epp["podAnnotations"] = {CONFIG_CHECKSUM: config_checksum(epp, proxy)}
     return {
         "router": {
             "modelServers": {
@@ -279,27 +287,7 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
                 "matchLabels": pool_labels(env, model, zone),
             },
             "epp": epp,
-            "proxy": {
-                "enabled": True,
-                "mode": "sidecar",
-                "failOpen": True,
-                "resources": PROXY_RESOURCES,
-                # The Envoy preset names its ConfigMap `envoy` whatever the release, so a
-                # second router in the namespace would collide with the first; these
-                # override the preset's name and the volume that mounts it
-                # (`llm-d-router.proxy` in routerlib/templates/_helpers.tpl merges the
-                # top-level proxy keys over the preset's, mergeOverwrite).
-                "configMap": {"name": proxy_config_map(model, zone)},
-                "volumes": [
-                    {
-                        "name": "config",
-                        "configMap": {
-                            "name": proxy_config_map(model, zone),
-                            "items": [{"key": "envoy.yaml", "path": "envoy.yaml"}],
-                        },
-                    }
-                ],
-            },
+            "proxy": proxy,
             "inferencePool": {"create": True, "failureMode": "FailOpen"},
             "inferenceObjectives": [
                 {"name": objective_name(name, zone), "priority": priority}
@@ -310,20 +298,43 @@ def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dic
     }
 
 
-def lb_spec(env: ServingEnvironment, model: ServedModel, zone: str) -> Manifest:
-    """The zone's load balancer: the model's own load balancer settings, to the proxy."""
-    spec = lb_service_spec(env, model)
-    spec["selector"] = epp_pod_labels(model, zone)
-    spec["ports"] = [
-        {"name": "http", "port": PORTS["http"], "targetPort": PROXY_PORT, "protocol": "TCP"}
-    ]
-    return spec
+def config_checksum(epp: Manifest, proxy: Manifest) -> str:
+    """SHA-256 of what the chart renders the pickers' ConfigMaps from: the plugins file
+    (``epp.pluginsConfigFile``, ``epp.pluginsCustomConfig``; the chart's own
+    ``default-plugins.yaml`` when unset) and the proxy's values (its ``envoy.yaml``).
+    Both are read once, at start (the picker's ``--config-file``, Envoy's ``-c``), and a
+    changed ConfigMap changes no pod, so without this annotation a routing change would
+    wait for the next restart."""
+    rendered = {
+        "pluginsConfigFile": epp.get("pluginsConfigFile", "default-plugins.yaml"),
+        "pluginsCustomConfig": epp.get("pluginsCustomConfig", {}),
+        "proxy": proxy,
+    }
+    return hashlib.sha256(json.dumps(rendered, sort_keys=True).encode()).hexdigest()
 
 
-def service_monitor_spec(env: ServingEnvironment, model: ServedModel, zone: str) -> Manifest:
+def proxy_values(model: ServedModel, zone: str) -> Manifest:
+    """The chart's ``router.proxy`` values of the zone's router."""
     return {
-        "selector": {"matchLabels": {"app.kubernetes.io/name": epp_name(model, zone)}},
-        "endpoints": [{"port": METRICS_PORT_NAME, "path": "/metrics", "interval": "15s"}],
+        "enabled": True,
+        "mode": "sidecar",
+        "failOpen": True,
+        "resources": PROXY_RESOURCES,
+        # The Envoy preset names its ConfigMap `envoy` whatever the release, so a
+        # second router in the namespace would collide with the first; these
+        # override the preset's name and the volume that mounts it
+        # (`llm-d-router.proxy` in routerlib/templates/_helpers.tpl merges the
+        # top-level proxy keys over the preset's, mergeOverwrite).
+        "configMap": {"name": proxy_config_map(model, zone)},
+        "volumes": [
+            {
+                "name": "config",
+                "configMap": {
+                    "name": proxy_config_map(model, zone),
+                    "items": [{"key": "envoy.yaml", "path": "envoy.yaml"}],
+                },
+            }
+        ],
     }
 
 
@@ -396,16 +407,6 @@ class ModelRouter(pulumi.ComponentResource):
         after_chart = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[chart])
         )
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-epp",
-            metadata={"name": epp_name(model, zone), "namespace": ns, "labels": labels},
-            spec={
-                "minAvailable": 1,
-                "selector": {"matchLabels": epp_pod_labels(model, zone)},
-                "unhealthyPodEvictionPolicy": "AlwaysAllow",
-            },
-            opts=child,
-        )
         k8s.apiextensions.CustomResource(
             f"{name}-epp-monitor",
             api_version="monitoring.coreos.com/v1",
@@ -415,7 +416,7 @@ class ModelRouter(pulumi.ComponentResource):
                 "namespace": ns,
                 "labels": {**labels, **env.prometheus_labels},
             },
-            spec=service_monitor_spec(env, model, zone),
+            spec=router_lb.service_monitor_spec(epp_name(model, zone)),
             opts=after_chart,
         )
         lb = k8s.core.v1.Service(
@@ -424,9 +425,14 @@ class ModelRouter(pulumi.ComponentResource):
                 "name": f"{release}-lb",
                 "namespace": ns,
                 "labels": labels,
-                "annotations": lb_annotations(env, model, args.lb_subnet_ids),
+                "annotations": lb_annotations(
+                    env,
+                    model,
+                    router_lb.zone_subnets(env, zone, args.lb_subnet_ids),
+                    router_lb.PICKER_GRACE_S,
+                ),
             },
-            spec=lb_spec(env, model, zone),
+            spec=router_lb.lb_spec(env, model, epp_pod_labels(model, zone)),
             opts=after_chart,
         )
         k8s.networking.v1.NetworkPolicy(
@@ -436,7 +442,7 @@ class ModelRouter(pulumi.ComponentResource):
                 env,
                 picker_labels=epp_pod_labels(model, zone),
                 pool_labels=pool_labels(env, model, zone),
-                proxy_port=PROXY_PORT,
+                proxy_port=router_lb.PROXY_PORT,
             ),
             opts=child,
         )

@@ -25,7 +25,7 @@ scratch space are documented, and ``restricted`` does not ask for it.
 NetworkPolicy ``<model>-<zone>-epp``. The namespace denies everything but DNS by default;
 a picker pod (the picker and its proxy sidecar) gets exactly:
 
-- ingress on the proxy's listener (`router.PROXY_PORT`) from the ranges and namespaces
+- ingress on the proxy's listener (`router_lb.PROXY_PORT`) from the ranges and namespaces
   that may reach the model at all (`load_balancer.source_cidrs` and
   `network_policies.client_peers`, as for the model's own load balancer);
 - ingress on the picker's metrics port from the Prometheus namespace;

@@ -371,6 +371,10 @@ class ServingEnvironment:
     of models that wake on their own traffic."""
     keda_http_release: str = naming.KEDA_HTTP_RELEASE
     """The HTTP add-on's Helm release: its interceptor pods' ``app.kubernetes.io/instance``."""
+    zones: tuple[str, ...] = ()
+    """The environment's zones, in the order `ModelServerArgs.lb_subnet_ids` lists their
+    subnets (a zone's own load balancer, `router`, takes its zone's alone). Default: none
+    known, and then no zone's subnet is picked."""
     kubernetes_version: str | None = None
     """The cluster's ``major.minor``. From 1.34 Services prefer same-zone endpoints; None
     (unknown, e.g. an existing cluster): the older ``PreferClose``."""

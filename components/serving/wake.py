@@ -199,9 +199,15 @@ def interceptor_lb_spec(env: ServingEnvironment, base: Manifest) -> Manifest:
 
 
 def interceptor_ingress(env: ServingEnvironment) -> Manifest:
-    """NetworkPolicy ingress for the interceptor's pods on the model's ``http`` port: with
-    ``interceptor.directPodRouting`` (default true, values.yaml) it connects to the ready
-    pods' own addresses, which the model's policy must admit like any client."""
+    """NetworkPolicy ingress for the interceptor's pods on the model's ``http`` port. The
+    interceptor of chart 0.15.0 (app v0.15.0) dials the model's Service by name,
+    ``<service>.<namespace>:<port>`` (kedacore/http-add-on v0.15.0
+    ``interceptor/middleware/routing.go``, `resolveUpstreamURL`); the Service address is
+    translated to a pod's on the way, not the source, so the model's policy sees the
+    interceptor pod as the client and must admit it like any other. (The chart value
+    ``interceptor.directPodRouting``, passed as ``KEDA_HTTP_DIRECT_POD_ROUTING``, came
+    after the 0.15.0 release, kedacore/charts 0d3e19e, under an unchanged chart version;
+    the release commit c4b92e9 has neither, nor does the interceptor v0.15.0 read it.)"""
     return {
         "from": [
             {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
@@ -11,15 +13,66 @@ from inferplane.policies.routers import RouterRelease, router_releases
 from inferplane.policies.stack import Stack
 
 
-def _pdb_guards(stack: Stack, router: RouterRelease) -> bool:
-    """A PodDisruptionBudget keeps at least one of the router's picker pods."""
+def _scaled(value: Any, total: int) -> int:
+    """``intstr.GetScaledValueFromIntOrPercent(value, total, roundUp=true)``."""
+    if isinstance(value, str) and value.endswith("%"):
+        return math.ceil(int(value[:-1]) * total / 100)
+    return int(as_number(value) or 0)
+
+
+def picker_evictions(spec: Mapping[str, Any], replicas: int) -> tuple[bool, bool]:
+    """Whether a drain may evict (the leading picker, a standby picker) of a router of
+    `replicas` pickers guarded by the PodDisruptionBudget `spec`.
+
+    Under leader election only the leader is Ready (llm-d-router v0.10.0
+    ``config/charts/routerlib/templates/_deployment.yaml``: above one replica the readiness
+    probe asks the ``readiness`` gRPC service, which only the leader serves), so of the
+    budget's pods one is healthy. The rules are kubernetes'
+    (``pkg/controller/disruption/disruption.go``, `getExpectedPodCount`,
+    `countHealthyPods`, `updatePdbStatus`; ``pkg/registry/core/pod/storage/eviction.go``):
+
+    - ``maxUnavailable`` (or a percentage ``minAvailable``): the expected count is the
+      Deployment's scale and desiredHealthy = expected - maxUnavailable (at least 0);
+      an integer ``minAvailable``: desiredHealthy = minAvailable, expected = the pods;
+      neither: both 0;
+    - disruptionsAllowed = currentHealthy - desiredHealthy, and 0 when the expected
+      count is 0 or the difference is not positive;
+    - a Ready pod is evicted only while disruptionsAllowed > 0; a Running pod that is
+      not Ready always under ``unhealthyPodEvictionPolicy: AlwaysAllow``, and otherwise
+      (``IfHealthyBudget``, the default) when currentHealthy >= desiredHealthy > 0, or
+      when disruptionsAllowed > 0.
+    """
+    healthy = 1
+    if spec.get("maxUnavailable") is not None:
+        expected = replicas
+        desired = max(0, expected - _scaled(spec["maxUnavailable"], expected))
+    elif isinstance(spec.get("minAvailable"), str):
+        expected = replicas
+        desired = _scaled(spec["minAvailable"], expected)
+    elif spec.get("minAvailable") is not None:
+        expected, desired = replicas, int(as_number(spec["minAvailable"]) or 0)
+    else:
+        expected, desired = 0, 0
+    allowed = healthy - desired if expected > 0 else 0
+    leader = allowed > 0
+    standby = (
+        spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow"
+        or healthy >= desired > 0
+        or allowed > 0
+    )
+    return leader, standby
+
+
+def _blocking_budgets(stack: Stack, router: RouterRelease, replicas: int) -> list[str]:
+    """The PodDisruptionBudgets of the router's pickers that keep a drain from evicting
+    one of them (`picker_evictions`)."""
     picker = {"llm-d-router-gateway": router.picker_name}
+    found = []
     for pdb in stack.of_type(PDB):
         labels = _dict(_dict(pdb.spec.get("selector")).get("matchLabels"))
-        keeps = as_number(pdb.spec.get("minAvailable"))
-        if dict(labels) == picker and keeps is not None and keeps >= 1:
-            return True
-    return False
+        if labels and dict(labels) == picker and not all(picker_evictions(pdb.spec, replicas)):
+            found.append(pdb.k8s_name)
+    return found
 
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
@@ -54,12 +107,15 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 "and inferencePool.failureMode: FailOpen",
                 ref,
             )
-        if not _pdb_guards(stack, router):
+        for name in _blocking_budgets(stack, router, replicas):
             yield Finding(
                 target,
                 field,
-                f"no PodDisruptionBudget keeps a picker of the router {router.name} "
-                f"({router.picker_name}): a node drain may evict both at once",
+                f"the PodDisruptionBudget {name} lets no drain evict a picker of the router "
+                f"{router.name} ({router.picker_name}): under leader election only the "
+                "leader is Ready and a budget counts Ready pods, so node drains, node group "
+                "updates and autoscaler moves wait on it forever; remove it (leader "
+                "election hands over to the standby)",
                 ref,
             )
 
@@ -76,17 +132,19 @@ RULE = Rule(
         "a rollout leaves the zone unscored (fail-open) or unserved (fail-closed) until a "
         "new pod starts. Two pickers under leader election keep one ready to take over "
         "(llm-d-router v0.10.0 config/charts/routerlib/templates/_deployment.yaml adds "
-        "--ha-enable-leader-election above one replica), a disruption budget keeps a node "
-        "drain from taking both, and failing open keeps requests flowing while no picker "
-        "answers."
+        "--ha-enable-leader-election above one replica), and failing open keeps requests "
+        "flowing while no picker answers. Only the leader is Ready, and a disruption "
+        "budget counts Ready pods (kubernetes pkg/controller/disruption/disruption.go), so "
+        "a budget that keeps one picker (minAvailable: 1, or maxUnavailable below the "
+        "replicas) allows no eviction of the leader and stalls every node drain."
     ),
     remediation=(
         "Keep models.<m>.routing.pickers at 2 (the default) or more, and inferplane's "
-        "router values (proxy.failOpen: true, "
-        "inferencePool.failureMode: FailOpen) and its PodDisruptionBudget <release>-epp "
-        "(minAvailable: 1). Hand-written programs: router.epp.replicas >= 2 in the "
-        "llm-d-router-standalone values and a PodDisruptionBudget selecting "
-        "llm-d-router-gateway: <release>-epp."
+        "router values (proxy.failOpen: true, inferencePool.failureMode: FailOpen), with "
+        "no PodDisruptionBudget on the pickers. Hand-written programs: "
+        "router.epp.replicas >= 2 in the llm-d-router-standalone values, and no "
+        "PodDisruptionBudget selecting llm-d-router-gateway: <release>-epp that refuses "
+        "the leader's eviction."
     ),
     links=(
         "https://github.com/llm-d/llm-d-router/tree/v0.10.0/config/charts",
@@ -104,11 +162,12 @@ RULE = Rule(
         "Resources only: the llm-d-router-standalone chart's values (a Helm release or "
         "a chart Pulumi renders) "
         "(router.epp.replicas, router.proxy.failOpen, router.inferencePool.failureMode) and "
-        "the PodDisruptionBudgets; offline the replicas come from models.<m>.routing.pickers."
+        "the PodDisruptionBudgets of the pickers; offline the replicas come from "
+        "models.<m>.routing.pickers."
     ),
     passing_example="""\
 models:
-  chat: {server: vllm, routing: {mode: llm_aware}}   # two pickers per zone, with a PDB
+  chat: {server: vllm, routing: {mode: llm_aware}}   # two pickers per zone
 """,
     failing_example="""\
 models:

@@ -86,19 +86,8 @@ def rendered(
             "data": {"envoy.yaml": f"ext_proc:\n  failure_mode_allow: {fail_open}\n"},
         },
     )
-    pdb = S.res(
-        R.PDB,
-        f"{NAME}-epp",
-        {
-            "metadata": {"name": f"{NAME}-epp"},
-            "spec": {
-                "minAvailable": 1,
-                "selector": {"matchLabels": {"llm-d-router-gateway": f"{NAME}-epp"}},
-            },
-        },
-    )
     chart = S.res(R.HELM_CHART, "router", {})  # preview shows the component's inputs empty
-    return [chart, pool, picker, config, envoy, pdb]
+    return [chart, pool, picker, config, envoy]
 
 
 def test_a_rendered_router_reads_as_its_chart_values() -> None:

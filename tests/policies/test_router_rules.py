@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import shapes as S
 
 from inferplane.blueprint import naming
 from inferplane.policies import resources as R
 from inferplane.policies.rules import rule
+from inferplane.policies.rules.router_high_availability import picker_evictions
 from inferplane.policies.stack import Stack
 
 ZONE = "us-east-1a"
@@ -36,15 +38,16 @@ def router(labels: dict[str, str], replicas: float = 2.0, fail_open: bool = True
     )
 
 
-def picker_pdb() -> Any:
+def picker_pdb(**budget: Any) -> Any:
     return S.res(
         R.PDB,
         "chat-epp",
         {
+            "metadata": {"name": f"chat-{ZONE}-epp"},
             "spec": {
-                "minAvailable": 1.0,
+                **budget,
                 "selector": {"matchLabels": {"llm-d-router-gateway": f"chat-{ZONE}-epp"}},
-            }
+            },
         },
     )
 
@@ -62,7 +65,7 @@ def zone_deployment(zones: tuple[str, ...]) -> Any:
 
 def test_a_pool_of_one_zone_selecting_pods_pinned_there_passes() -> None:
     pool = {naming.MODEL_LABEL: "chat", naming.ZONE_LABEL: ZONE}
-    resources = [router(pool), picker_pdb(), zone_deployment((ZONE,))]
+    resources = [router(pool), zone_deployment((ZONE,))]
     assert [m for m in messages("same-zone-placement", resources) if "InferencePool" in m] == []
     assert messages("router-high-availability", resources) == []
 
@@ -81,7 +84,7 @@ def test_a_pool_without_a_zone_or_selecting_pods_of_two_zones_is_refused() -> No
     ]
 
 
-def test_one_picker_a_closed_proxy_and_no_budget_are_each_refused() -> None:
+def test_one_picker_and_a_closed_proxy_are_each_refused() -> None:
     pool = {naming.MODEL_LABEL: "chat", naming.ZONE_LABEL: ZONE}
     assert messages("router-high-availability", [router(pool, 1.0, fail_open=False)]) == [
         f"the router chat-{ZONE} runs 1 endpoint picker(s), fewer than 2: when its pod goes, "
@@ -89,6 +92,43 @@ def test_one_picker_a_closed_proxy_and_no_budget_are_each_refused() -> None:
         f"the router chat-{ZONE} fails closed: while its endpoint picker is unreachable every "
         "request of the zone is refused; set proxy.failOpen: true and "
         "inferencePool.failureMode: FailOpen",
-        f"no PodDisruptionBudget keeps a picker of the router chat-{ZONE} (chat-{ZONE}-epp): "
-        "a node drain may evict both at once",
     ]
+
+
+def test_a_budget_that_blocks_the_leading_picker_is_refused() -> None:
+    pool = {naming.MODEL_LABEL: "chat", naming.ZONE_LABEL: ZONE}
+    blocking = picker_pdb(minAvailable=1.0, unhealthyPodEvictionPolicy="AlwaysAllow")
+    assert messages("router-high-availability", [router(pool), blocking]) == [
+        f"the PodDisruptionBudget chat-{ZONE}-epp lets no drain evict a picker of the router "
+        f"chat-{ZONE} (chat-{ZONE}-epp): under leader election only the leader is Ready and "
+        "a budget counts Ready pods, so node drains, node group updates and autoscaler "
+        "moves wait on it forever; remove it (leader election hands over to the standby)"
+    ]
+    assert (
+        messages("router-high-availability", [router(pool), picker_pdb(maxUnavailable=2.0)]) == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("budget", "leader_and_standby"),
+    [
+        # disruptionsAllowed = 1 Ready - 1 desired = 0: the leader stays; AlwaysAllow lets
+        # the non-ready standby go, the default policy too (currentHealthy >= desired > 0).
+        ({"minAvailable": 1, "unhealthyPodEvictionPolicy": "AlwaysAllow"}, (False, True)),
+        ({"minAvailable": 1}, (False, True)),
+        # desired = 2 replicas - 1 = 1: the same for the leader.
+        ({"maxUnavailable": 1, "unhealthyPodEvictionPolicy": "AlwaysAllow"}, (False, True)),
+        # desired = 2 - 2 = 0: the leader may go; the standby only under AlwaysAllow or
+        # through disruptionsAllowed (1).
+        ({"maxUnavailable": 2}, (True, True)),
+        ({"maxUnavailable": "100%"}, (True, True)),
+        ({"minAvailable": "50%"}, (False, True)),
+        # Neither: expectedCount 0, so disruptionsAllowed 0.
+        ({}, (False, False)),
+        ({"unhealthyPodEvictionPolicy": "AlwaysAllow"}, (False, True)),
+    ],
+)
+def test_picker_evictions_follow_the_disruption_controller(
+    budget: dict[str, Any], leader_and_standby: tuple[bool, bool]
+) -> None:
+    assert picker_evictions(budget, 2) == leader_and_standby

@@ -5,6 +5,8 @@ objectives the chart renders from them held to the pinned CRDs."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,13 +15,24 @@ import pytest
 import yaml
 from crd_schema import errors
 from promql_checks import unknown_metrics
-from serving_fixtures import DEPLOYMENT, NETWORK_POLICY, PDB, SERVICE, args_of, k8s_object, serve
+from serving_fixtures import (
+    DEPLOYMENT,
+    NETWORK_POLICY,
+    PDB,
+    SERVICE,
+    SUBNETS,
+    args_of,
+    k8s_object,
+    serve,
+    with_pool,
+)
 from serving_fixtures import with_model as with_model_base
 
 from inferplane.blueprint import naming, semantic_routing
 from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Routing, Signal
 from inferplane.components.serving import autoscaling, dashboards, router, rules
 from inferplane.components.serving.spec import ServingArgsError
+from inferplane.policies.rules.router_high_availability import picker_evictions
 
 CHART = Path(__file__).resolve().parents[2] / "reference" / "llm-d-router-v0.10.0" / "charts"
 """The pinned chart, vendored verbatim (tests/reference/README.md holds each file's hash)."""
@@ -190,6 +203,26 @@ def test_the_charts_own_scorers_serve_the_default_and_off_drops_the_prefix_score
     assert "prefix-cache-scorer" not in {p["type"] for p in config["plugins"]}
 
 
+def test_a_routing_change_rolls_the_pickers(prod: Environment) -> None:
+    """The chart renders ``router.epp.podAnnotations`` on the picker's pod template
+    (``routerlib/templates/_deployment.yaml``), so a new checksum is a new pod template."""
+    env, model = args_of(routed(prod), "chat")
+    values = router.router_values(env, model, ZONES[0])["router"]
+    rendered = {
+        "pluginsConfigFile": router.PLUGINS_FILE,
+        "pluginsCustomConfig": values["epp"]["pluginsCustomConfig"],
+        "proxy": values["proxy"],
+    }
+    digest = hashlib.sha256(json.dumps(rendered, sort_keys=True).encode()).hexdigest()
+    assert values["epp"]["podAnnotations"] == {"inferplane.dev/config-sha256": digest}
+    annotations = set()
+    for routing in (ROUTED, Routing(mode="llm_aware"), Routing("llm_aware", "off")):
+        env, changed = args_of(routed(prod, routing), "chat")
+        epp = router.router_values(env, changed, ZONES[0])["router"]["epp"]
+        annotations.add(epp["podAnnotations"]["inferplane.dev/config-sha256"])
+    assert len(annotations) == 3
+
+
 def test_a_routed_triton_model_is_refused(prod: Environment) -> None:
     _, model = args_of(prod, "ranker")
     with pytest.raises(ServingArgsError) as refused:
@@ -251,13 +284,17 @@ def test_one_scaled_object_per_zone_on_its_routers_signal(recording: Any) -> Non
         assert hpa == f"keda-hpa-chat-{zone}"
         queue = spec["triggers"][0]
         assert queue["metricType"] == "AverageValue"
+        # A warm model's trigger errors on an empty answer (ignoreNullValues: false), and
+        # the gauge has no series until a request was queued: 0 while a picker is scraped.
+        assert queue["metadata"]["ignoreNullValues"] == "false"
         assert queue["metadata"]["query"] == (
             "sum(llm_d_epp_flow_control_queue_size"
-            f'{{namespace="support-assistant", service="chat-{zone}-epp"}})'
+            f'{{namespace="support-assistant", service="chat-{zone}-epp"}}) or '
+            f'max(up{{namespace="support-assistant", service="chat-{zone}-epp"}} == 1) * 0'
         )
 
 
-def test_one_router_release_per_zone_with_its_pdb_monitor_and_load_balancer(
+def test_one_router_release_per_zone_with_its_monitor_and_load_balancer(
     recording: Any,
 ) -> None:
     releases = {r.get("name"): r for r in recording.of_type(RELEASE)}
@@ -269,11 +306,6 @@ def test_one_router_release_per_zone_with_its_pdb_monitor_and_load_balancer(
         assert release.get("skipAwait") is True
         labels = release.get("values", "router", "modelServers", "matchLabels")
         assert labels[naming.ZONE_LABEL] == zone
-        pdb = k8s_object(recording, PDB, f"chat-{zone}-epp")
-        assert pdb.get("spec", "minAvailable") == 1
-        assert pdb.get("spec", "selector", "matchLabels") == {
-            "llm-d-router-gateway": f"chat-{zone}-epp"
-        }
         monitor = k8s_object(recording, SERVICE_MONITOR, f"chat-{zone}-epp")
         assert (
             errors(
@@ -294,6 +326,54 @@ def test_one_router_release_per_zone_with_its_pdb_monitor_and_load_balancer(
             "networking.gke.io/load-balancer-type": "Internal"
         }
     assert [r.get("metadata", "name") for r in recording.of_type(SERVICE)].count("chat-lb") == 0
+
+
+def evictable(recording: Any, pod_labels: dict[str, str], ready: bool, replicas: int) -> bool:
+    """Whether the eviction API lets a drain evict a Running picker pod with `pod_labels`,
+    under the recorded budgets that select it (none: always; see `picker_evictions` for
+    the disruption controller's and the eviction API's rules)."""
+    budgets = [
+        b.get("spec")
+        for b in recording.of_type(PDB)
+        if (b.get("spec", "selector", "matchLabels") or {}).items() <= pod_labels.items()
+        and b.get("spec", "selector", "matchLabels")
+    ]
+    leader_or_standby = 0 if ready else 1
+    return all(picker_evictions(spec, replicas)[leader_or_standby] for spec in budgets)
+
+
+def test_a_drain_may_evict_the_leading_picker_and_its_standby(recording: Any) -> None:
+    for zone in ZONES:
+        labels = {"llm-d-router-gateway": f"chat-{zone}-epp"}
+        assert [evictable(recording, labels, ready, 2) for ready in (True, False)] == [True, True]
+
+
+def test_each_zones_nlb_lives_in_its_own_subnet_and_drains_as_a_picker(
+    staging: Environment,
+) -> None:
+    aws = "service.beta.kubernetes.io/aws-load-balancer-"
+    zones = ("us-east-1a", "us-east-1b")
+    two_zones = with_pool(dataclasses.replace(staging, zones=zones), "l4", zones=zones)
+    two_zones = with_model_base(two_zones, "chat", replicas=MinMax(2, 4))
+    recorded = serve(routed(two_zones), ["chat"])
+    for zone, subnet in zip(zones, SUBNETS, strict=True):
+        annotations = k8s_object(recorded, SERVICE, f"chat-{zone}-lb").get(
+            "metadata", "annotations"
+        )
+        assert annotations[f"{aws}subnets"] == subnet
+        # The picker pod's grace period (routerlib _deployment.yaml), not the model's 90 s.
+        assert annotations[f"{aws}target-group-attributes"] == (
+            "deregistration_delay.timeout_seconds=130,"
+            "deregistration_delay.connection_termination.enabled=true"
+        )
+
+
+def test_the_pickers_are_scraped_as_often_as_the_model(recording: Any) -> None:
+    for zone in ZONES:
+        monitor = k8s_object(recording, SERVICE_MONITOR, f"chat-{zone}-epp")
+        assert monitor.get("spec", "endpoints") == [
+            {"port": "http-metrics", "path": "/metrics", "interval": "5s", "scrapeTimeout": "5s"}
+        ]
 
 
 def test_the_routers_reach_the_model_pods(recording: Any) -> None:
@@ -409,7 +489,9 @@ def test_a_zone_at_zero_wakes_on_its_routers_queue(prod: Environment) -> None:
             "metadata": {
                 "serverAddress": serving_env.prometheus_url,
                 "query": "sum(llm_d_epp_flow_control_queue_size"
-                '{namespace="support-assistant", service="chat-us-central1-a-epp"})',
+                '{namespace="support-assistant", service="chat-us-central1-a-epp"}) or '
+                'max(up{namespace="support-assistant", service="chat-us-central1-a-epp"} == 1)'
+                " * 0",
                 "threshold": "1",
                 "ignoreNullValues": "true",
                 "activationThreshold": "0",
