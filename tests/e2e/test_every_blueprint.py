@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 from inferplane.blueprint.loader import load
 from inferplane.blueprint.resolve import resolve_file
@@ -66,6 +67,31 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], P
     return get
 
 
+def _seconds(duration: str) -> float:
+    """A Prometheus duration of one unit (``5s``, ``1m``), as the monitors here write them."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    unit = next(u for u in ("ms", "s", "m", "h") if duration.endswith(u))
+    return float(duration.removesuffix(unit)) * units[unit]
+
+
+def monitors_the_operator_drops(out: Path) -> list[str]:
+    """The ServiceMonitor and PodMonitor endpoints of a plan whose ``scrapeTimeout`` exceeds
+    their ``interval``: prometheus-operator v0.85.0 refuses such a monitor whole
+    (``pkg/prometheus/resource_selector.go``, `validateScrapeIntervalAndTimeout`), so its
+    targets are never scraped."""
+    found = []
+    for manifest in sorted((out / "manifests").glob("*monitor-*.yaml")):
+        for doc in yaml.safe_load_all(manifest.read_text()):
+            if not doc or doc.get("kind") not in ("ServiceMonitor", "PodMonitor"):
+                continue
+            spec = doc["spec"]
+            for endpoint in spec.get("endpoints") or spec.get("podMetricsEndpoints") or ():
+                interval, timeout = endpoint.get("interval"), endpoint.get("scrapeTimeout")
+                if interval and timeout and _seconds(timeout) > _seconds(interval):
+                    found.append(f"{manifest.name}: scrapeTimeout {timeout} > interval {interval}")
+    return found
+
+
 def triton_configs(out: Path) -> list[Path]:
     return sorted((out / "triton").glob("*/*.pbtxt")) if (out / "triton").exists() else []
 
@@ -83,6 +109,7 @@ def test_blueprint_plans_and_its_triton_configs_pass_the_facts(
     assert "Traceback" not in result.stderr
     configs = triton_configs(out)
     assert bool(configs) == ((path, env) in TRITON_CASES)
+    assert monitors_the_operator_drops(out) == []
     # The facts of the release each model runs (its own image's, else versions.triton).
     resolved = resolve_file(path, env)
     for config in configs:
