@@ -388,3 +388,36 @@ def listed(root: Path, module: str, name: str) -> list[str]:
 def field_annotation(root: Path, cls: str, name: str) -> str:
     """The annotation of field `name` of class `cls` in the config and arg modules."""
     return _annotations(root).get((cls, name), "")
+
+
+_DEPRECATED = re.compile(
+    r"""[`'"]?(--[a-z0-9][a-z0-9-]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)[`'"]? """
+    r"(?:environment variable )?is deprecated"
+)
+_REPLACEMENT = re.compile(
+    r"""(?:replaced with|[Pp]lease use) [`'"]?(--[a-z0-9][a-z0-9.-]*(?: [a-z0-9]+)?)"""
+)
+
+
+def deprecations(root: Path) -> dict[str, tuple[str, str]]:
+    """Option or variable -> (what the release's own deprecation notice names instead, the
+    file and line of that notice), over every string of the wheel's sources: "argument
+    '--disable-log-requests' is deprecated and replaced with '--enable-log-requests'"
+    (v0.10.2 ``vllm/utils/__init__.py``). Adjacent literals are one string to `ast`; an
+    f-string's fields read as ``{}``. A notice that names no replacement is left out."""
+    out: dict[str, tuple[str, str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.JoinedStr):
+                text = "".join(
+                    str(v.value) if isinstance(v, ast.Constant) else "{}" for v in node.values
+                )
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            else:
+                continue
+            old, new = _DEPRECATED.search(text), _REPLACEMENT.search(text)
+            if old and new and old.group(1) not in out:
+                where = f"vllm/{path.relative_to(root).as_posix()}:{node.lineno}"
+                out[old.group(1)] = (new.group(1), where)
+    return out

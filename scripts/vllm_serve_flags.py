@@ -9,7 +9,9 @@ supported vLLM release, read from the source of its PyPI wheel, into the allowli
 writes `inferplane/facts/vllm/v0.33.0/serve_flags.txt`, `env_vars.txt`,
 `tool_parsers.txt` (the names `--tool-call-parser` accepts), `defaults.txt` (the engine
 defaults the fit check models), `metrics.txt` (the v1 engine's Prometheus metric
-families, with the renames their documentation announces) and `flag_values.txt` (the keys
+families, with the renames their documentation announces), `deprecations.txt` (the
+replacements the release's own deprecation notices name, read as
+`vllm_read.deprecations` says) and `flag_values.txt` (the keys
 and choices the allowed JSON and choice options take, read from the config classes and
 Literals of the release, and what each key of a plain-dict option takes:
 `vllm_value_classes.JSON_CONFIG_FLAGS` / `CHOICE_FLAGS` / `DICT_FLAGS`);
@@ -53,7 +55,7 @@ import vllm_flag_classes as flag_classes
 import vllm_read
 import vllm_value_classes as value_classes
 
-SCRIPT_VERSION = "5"
+SCRIPT_VERSION = "6"
 """Written into every table; raise it whenever a change here or in the classification
 modules changes what the tables say, so tables of the previous version read as stale."""
 
@@ -64,6 +66,7 @@ PARSERS_FILE = "tool_parsers.txt"
 DEFAULTS_FILE = "defaults.txt"
 METRICS_FILE = "metrics.txt"
 VALUES_FILE = "flag_values.txt"
+DEPRECATIONS_FILE = "deprecations.txt"
 
 # The wheels classified: release -> (file, sha256 of the PyPI wheel,
 # https://pypi.org/project/vllm/<version>/#files). A wheel not listed here is refused, so
@@ -186,6 +189,18 @@ def defaults_table(release: str, values: dict[str, str]) -> str:
     head = head.rsplit("\n", 2)[0]
     lines = [f"{k}\t{v}\n" for k, v in sorted(values.items())]
     return head + "\n# One default a line: NAME<TAB>value.\n" + "".join(lines)
+
+
+def deprecations_table(release: str, notices: dict[str, tuple[str, str]]) -> str:
+    """The replacements the release's own deprecation notices name,
+    NAME<TAB>replacement<TAB>file:line of the notice."""
+    head = _header(
+        "Every deprecation notice that names a replacement", release, "vllm/**/*.py", "", how=""
+    )
+    head = head.rsplit("\n", 2)[0]
+    lines = [f"{k}\t{new}\t{where}\n" for k, (new, where) in sorted(notices.items())]
+    note = "\n# One notice a line: NAME<TAB>what it names instead<TAB>where the notice is.\n"
+    return head + note + "".join(lines)
 
 
 def metrics_table(release: str, families: dict[str, tuple[str, str]]) -> str:
@@ -332,6 +347,7 @@ def main(argv: list[str]) -> int:
         out / DEFAULTS_FILE: defaults_table(release, vllm_read.engine_defaults(root)),
         out / METRICS_FILE: metrics_table(release, vllm_read.metrics(root)),
         out / VALUES_FILE: values_table(release, *derived_values(root, longs)),
+        out / DEPRECATIONS_FILE: deprecations_table(release, vllm_read.deprecations(root)),
     }
     stale = [str(p) for p, text in tables.items() if not p.exists() or p.read_text() != text]
     if check:

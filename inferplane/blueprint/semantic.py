@@ -35,6 +35,7 @@ from inferplane.blueprint import (
     semantic_spare,
     semantic_store,
     semantic_triton,
+    semantic_units,
     semantic_vllm,
     semantic_waivers,
     semantic_wake_path,
@@ -52,6 +53,7 @@ CHECKS: list[Check] = [
     semantic_store.check_store_paths,
     semantic_pools.check_pools_fit_catalog,
     semantic_models.check_models,
+    semantic_units.check_units,
     semantic_secrets.check_secret_refs,
     # LLM models: GPU memory fit, tensor parallelism, vLLM settings and pass-through.
     semantic_vllm.check_env,

@@ -28,6 +28,7 @@ def problems(
 ) -> Iterator[Problem]:
     """Every release-dependent error of the vLLM model at `path`."""
     yield from _image(path, model)
+    yield from _scheduler(path, settings, release_of(env, model)[0])
     yield from _tool_parser(env, path, model, settings)
     yield from _extra_args(env, path, model, settings)
     yield from _env_vars(env, path, model, settings)
@@ -99,6 +100,35 @@ def _image(path: YamlPath, model: Mapping[str, Any]) -> Iterator[Problem]:
             (*path, "base_release"),
             f"vLLM {base} is not a release of the release table ({listed})",
             "build the image from one of them and name it here",
+        )
+
+
+# Releases whose V1 engine turns chunked prefill on for every generative model whatever
+# the flag says (v0.10.2 ``vllm/engine/arg_utils.py``, ``_set_default_args_v1``).
+_CHUNKED_PREFILL_FORCED = frozenset({"v0.10.2"})
+
+
+def _scheduler(path: YamlPath, settings: Mapping[str, Any], release: str) -> Iterator[Problem]:
+    """vLLM refuses to start when one step's token budget is shorter than a sequence and
+    prompts may not be split: ``SchedulerConfig.verify_max_model_len`` raises
+    "max_num_batched_tokens (...) is smaller than max_model_len (...)" unless chunked
+    prefill is on (v0.33.0 ``vllm/config/scheduler.py``). Unset, it is on for generative
+    models (``model_config.is_chunked_prefill_supported``, ``vllm/engine/arg_utils.py``
+    ``_set_default_chunked_prefill_and_prefix_caching_args``), so only an explicit
+    ``enable_chunked_prefill: false`` makes it fail."""
+    budget, length = settings.get("max_num_batched_tokens"), settings.get("max_model_len")
+    if settings.get("enable_chunked_prefill") is not False or not budget or not length:
+        return
+    if release in _CHUNKED_PREFILL_FORCED:
+        return
+    if budget < length:
+        yield (
+            (*path, "vllm", "max_num_batched_tokens"),
+            f"max_num_batched_tokens ({budget}) is smaller than max_model_len ({length}) "
+            f"with enable_chunked_prefill: false; vLLM {release} refuses to start "
+            "(vllm/config/scheduler.py: a prompt must fit one step when it is not split)",
+            f"raise max_num_batched_tokens to {length} or more, lower max_model_len to "
+            f"{budget}, or remove enable_chunked_prefill: false",
         )
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
-from inferplane.blueprint import defaults, secret_refs, vllm_values
+from inferplane.blueprint import defaults, releases, secret_refs, vllm_values
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,59 @@ def serve_flags(release: str | None = None) -> frozenset[str]:
     return frozenset(flag_table(release))
 
 
+@functools.cache
+def deprecations(release: str | None = None) -> dict[str, tuple[str, str]]:
+    """Option or variable -> (what vLLM `release`'s own deprecation notice names instead,
+    where the notice is), read from the wheel into ``deprecations.txt``."""
+    path = resources.files("inferplane").joinpath(
+        "facts", "vllm", _release(release), "deprecations.txt"
+    )
+    if not path.is_file():
+        return {}
+    out = {}
+    for name, rest in _table(_release(release), "deprecations.txt").items():
+        new, _, where = rest.partition("\t")
+        out[name] = (new, where)
+    return out
+
+
+def _version(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", release))
+
+
+def _removed(name: str, release: str, env: bool) -> tuple[str, str] | None:
+    """(what is wrong, how to fix) for an option (or, `env`, a variable) of another
+    supported release that `release` no longer has, naming what that release's own
+    deprecation notice names instead, or that only a newer release has; None for a name no
+    supported release has."""
+    for other in releases.engine_releases("vllm"):
+        had = env_table(other.release) if env else flag_table(other.release)
+        if other.release == release or not has_facts(other.release) or name not in had:
+            continue
+        what = "a variable" if env else "an option"
+        if _version(other.release) > _version(release):
+            return (
+                f"`{name}` is {what} of vLLM {other.release}, newer than {release}",
+                f"run {other.release} (versions.vllm, or the model's image) to use it, or "
+                "remove it",
+            )
+        message = f"`{name}` is {what} of vLLM {other.release} that {release} no longer has"
+        notice = deprecations(other.release).get(name)
+        if notice is None:
+            return message, f"remove it: vLLM {other.release} names no replacement in its source"
+        new, where = notice
+        message += f" ({other.release} deprecated it for `{new}`: {where})"
+        entry = flag_table(release).get(new.split()[0])
+        if entry is None:
+            return message, f"remove it: `{new}` is not an option of {release} either"
+        if entry.kind == "refused":
+            return message, f"remove it: `{new}` is refused too ({entry.text})"
+        if entry.kind == "owned":
+            return message, f"remove it: `{new}` is set by the blueprint ({entry.text})"
+        return message, f"write `{new}` instead"
+    return None
+
+
 def owned_flags(release: str | None = None) -> dict[str, str]:
     """Owned option -> the field that sets it."""
     return {f: e.text for f, e in flag_table(release).items() if e.kind == "owned"}
@@ -224,6 +277,9 @@ def flag_problem(flag: str, model: str, version: str) -> tuple[str, str] | None:
     if full is not None and full == flag:
         return _entry_problem(f"`{flag}`", full, model.replace("<m>", model), version)
     if not matches:
+        removed = _removed(flag, version, env=False)
+        if removed is not None:
+            return removed
         return (
             f"`{flag}` is not an option of vllm serve {version}",
             "check the spelling against `vllm serve --help` of that version",
@@ -260,6 +316,19 @@ def extra_args_problems(
                     "extra_args must start with a flag",
                     'write the flag before its value, e.g. ["--block-size", "32"]',
                 )
+            continue
+        if " " in arg.strip() and "=" not in arg.split(" ", 1)[0]:
+            # The container runtime passes each item as one argument and no shell splits
+            # it; argparse takes an argument with a space for a positional value (CPython
+            # Lib/argparse.py, ``_parse_optional``: "it was meant to be a positional").
+            parts = arg.split()
+            yield (
+                i,
+                f"`{arg}` is an option and its value in one item; vLLM receives it as one "
+                "argument, and argparse reads an argument with a space as a value, not an "
+                "option",
+                "write each as an item of its own: [" + ", ".join(f'"{p}"' for p in parts) + "]",
+            )
             continue
         problem = flag_problem(flag, model, version)
         if problem is None:
@@ -327,6 +396,8 @@ def env_problems(
                     f"`{var}` {value} is refused: {why}",
                     f"use one of {', '.join(allowed.split())}, or remove it",
                 )
+        elif entry is None and (removed := _removed(var, version, env=True)) is not None:
+            yield var, *removed
         elif entry is None:
             yield (
                 var,

@@ -425,17 +425,71 @@ def test_extra_args_are_checked_against_the_release_that_runs() -> None:
     old = "versions: {vllm: v0.10.2}\n"
     text = chat('    vllm: {extra_args: ["--swap-space", "8", "--disable-log-requests"]}\n')
     assert errors(text + old) == []
-    assert errors(text)[0] == (
-        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--swap-space` is not an option "
-        "of vllm serve v0.33.0; check the spelling against `vllm serve --help` of that version"
-    )
+    assert errors(text) == [
+        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--swap-space` is an option of "
+        "vLLM v0.10.2 that v0.33.0 no longer has; remove it: vLLM v0.10.2 names no "
+        "replacement in its source",
+        "bp.yaml:27:46: error: models.chat.vllm.extra_args[2]: `--disable-log-requests` is an "
+        "option of vLLM v0.10.2 that v0.33.0 no longer has (v0.10.2 deprecated it for "
+        "`--enable-log-requests`: vllm/utils/__init__.py:1759); remove it: "
+        "`--enable-log-requests` is refused too (writes prompts or completions to the logs)",
+    ]
     text = chat('    vllm: {extra_args: ["--max-num-queued-reqs", "256"]}\n')
     assert errors(text) == []
     assert errors(text + old) == [
-        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--max-num-queued-reqs` is not an "
-        "option of vllm serve v0.10.2; check the spelling against `vllm serve --help` of that "
-        "version"
+        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--max-num-queued-reqs` is an "
+        "option of vLLM v0.33.0, newer than v0.10.2; run v0.33.0 (versions.vllm, or the model's "
+        "image) to use it, or remove it"
     ]
+
+
+def test_a_removed_option_names_what_its_deprecation_notice_names() -> None:
+    """v0.10.2 deprecated --disable-mm-preprocessor-cache for `--mm-processor-cache-gb 0`
+    (vllm/engine/arg_utils.py, read into inferplane/facts/vllm/v0.10.2/deprecations.txt)."""
+    text = chat('    vllm: {extra_args: ["--disable-mm-preprocessor-cache"]}\n')
+    assert errors(text) == [
+        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: "
+        "`--disable-mm-preprocessor-cache` is an option of vLLM v0.10.2 that v0.33.0 no longer "
+        "has (v0.10.2 deprecated it for `--mm-processor-cache-gb 0`: "
+        "vllm/engine/arg_utils.py:940); write `--mm-processor-cache-gb 0` instead"
+    ]
+
+
+def test_a_removed_variable_is_named_as_removed_not_misspelled() -> None:
+    text = chat("    vllm: {env: {VLLM_ATTENTION_BACKEND: FLASH_ATTN}}\n")
+    assert errors(text) == [
+        "bp.yaml:27:42: error: models.chat.vllm.env.VLLM_ATTENTION_BACKEND: "
+        "`VLLM_ATTENTION_BACKEND` is a variable of vLLM v0.10.2 that v0.33.0 no longer has; "
+        "remove it: vLLM v0.10.2 names no replacement in its source"
+    ]
+
+
+def test_an_option_and_its_value_in_one_item_are_refused() -> None:
+    text = chat('    vllm: {extra_args: ["--block-size 32"]}\n')
+    assert errors(text) == [
+        "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--block-size 32` is an option "
+        "and its value in one item; vLLM receives it as one argument, and argparse reads an "
+        "argument with a space as a value, not an option; write each as an item of its own: "
+        '["--block-size", "32"]'
+    ]
+
+
+def test_a_token_budget_below_the_model_length_without_chunked_prefill_is_refused() -> None:
+    """vLLM v0.33.0 vllm/config/scheduler.py, SchedulerConfig.verify_max_model_len; v0.10.2
+    turns chunked prefill on for generative models whatever the flag says."""
+    text = chat(
+        "    vllm: {max_model_len: 8192, max_num_batched_tokens: 4096,"
+        " enable_chunked_prefill: false}\n"
+    )
+    assert errors(text) == [
+        "bp.yaml:27:57: error: models.chat.vllm.max_num_batched_tokens: max_num_batched_tokens "
+        "(4096) is smaller than max_model_len (8192) with enable_chunked_prefill: false; vLLM "
+        "v0.33.0 refuses to start (vllm/config/scheduler.py: a prompt must fit one step when "
+        "it is not split); raise max_num_batched_tokens to 8192 or more, lower max_model_len "
+        "to 4096, or remove enable_chunked_prefill: false"
+    ]
+    assert errors(text + "versions: {vllm: v0.10.2}\n") == []
+    assert errors(edit("false}", "true}", text)) == []
 
 
 def test_a_tool_call_parser_the_release_lacks_is_refused() -> None:

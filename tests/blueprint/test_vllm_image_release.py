@@ -35,9 +35,9 @@ def test_vllm_image_is_judged_by_its_own_release() -> None:
     args = '    vllm: {extra_args: ["--all2all-backend", "naive"]}\n'
     assert errors(chat("    image: vllm/vllm-openai:v0.33.0\n" + args)) == []
     assert errors(chat("    image: vllm/vllm-openai:v0.10.2\n" + args)) == [
-        "bp.yaml:28:25: error: models.chat.vllm.extra_args[0]: `--all2all-backend` is not an "
-        "option of vllm serve v0.10.2; check the spelling against `vllm serve --help` of that "
-        "version"
+        "bp.yaml:28:25: error: models.chat.vllm.extra_args[0]: `--all2all-backend` is an option "
+        "of vLLM v0.33.0, newer than v0.10.2; run v0.33.0 (versions.vllm, or the model's image) "
+        "to use it, or remove it"
     ]
 
 
@@ -45,9 +45,9 @@ def test_another_image_is_judged_by_its_declared_release() -> None:
     image = "    image: registry.example.com/ml/vllm:custom\n    base_release: v0.10.2\n"
     args = '    vllm: {extra_args: ["--all2all-backend", "naive"]}\n'
     assert errors(chat(image + args)) == [
-        "bp.yaml:29:25: error: models.chat.vllm.extra_args[0]: `--all2all-backend` is not an "
-        "option of vllm serve v0.10.2; check the spelling against `vllm serve --help` of that "
-        "version"
+        "bp.yaml:29:25: error: models.chat.vllm.extra_args[0]: `--all2all-backend` is an option "
+        "of vLLM v0.33.0, newer than v0.10.2; run v0.33.0 (versions.vllm, or the model's image) "
+        "to use it, or remove it"
     ]
 
 
