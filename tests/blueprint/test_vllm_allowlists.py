@@ -352,4 +352,8 @@ def test_the_only_pass_throughs_are_the_classified_ones() -> None:
         "/$defs/vllm/properties/env",
         "/$defs/partial.vllm/properties/extra_args",
         "/$defs/partial.vllm/properties/env",
+        # AWS tags that select the GPU nodes' security groups (never `*`): data for
+        # Karpenter's selector, granted term by term by the mandatory rule
+        # karpenter-security-groups (tests/policies/test_karpenter_security_groups.py).
+        "/$defs/karpenterSecurityGroupTerm/properties/tags",
     }
