@@ -134,7 +134,9 @@ CASES = [
             "zones: [us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1e, us-east-1f, us-east-1g, us-east-1h]",
         ),
         [
-            "bp.yaml:9:97: error: environments.stg.zones[7]: 8 zones do not fit the VPC layout (at most 7 zones, one private subnet each); use at most 7 zones"
+            "bp.yaml:9:85: error: environments.stg.zones[6]: zone 'us-east-1g' does not exist in region us-east-1: no AWS account has it; use one of us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1e, us-east-1f (aws_zones.json, read from AWS's list of Availability Zone IDs on 2026-12-04)",
+            "bp.yaml:9:97: error: environments.stg.zones[7]: zone 'us-east-1h' does not exist in region us-east-1: no AWS account has it; use one of us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1e, us-east-1f (aws_zones.json, read from AWS's list of Availability Zone IDs on 2026-12-04)",
+            "bp.yaml:9:97: error: environments.stg.zones[7]: 8 zones do not fit the VPC layout (at most 7 zones, one private subnet each); use at most 7 zones",
         ],
         id="zones",
     ),

@@ -178,6 +178,8 @@ def test_the_rules_are_those_of_the_release_that_runs() -> None:
         "--mm-processor-kwargs",
         "--override-generation-config",
         "--reasoning-effort-map",
+        # Its choices less DEBUG and NOTSET, at which tool-call parsers log the output.
+        "--log-level",
     }
     assert v033["--watchdog-config"].keys == {"timeout", "check_interval"}
     assert v033["--reasoning-config"] == vllm_values.Rule(
