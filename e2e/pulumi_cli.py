@@ -72,8 +72,10 @@ def _router_chart(state: Path) -> Path:
     return copy
 
 
-def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
-    """A Pulumi project like stacks/, whose one stack is `environment` of `blueprint`."""
+def project_dir(state: Path, blueprint: Path, environment: str, context: str) -> Path:
+    """A Pulumi project like stacks/, whose one stack is `environment` of `blueprint` on the
+    kubeconfig `context` of the local control plane (the stack's own ``kubernetes:context``,
+    which the program holds the blueprint's ``cluster.context`` to)."""
     proj = state / "project"
     proj.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "stacks" / "__main__.py", proj / "__main__.py")
@@ -84,6 +86,7 @@ def project_dir(state: Path, blueprint: Path, environment: str) -> Path:
         "config:\n"
         f"  inferplane:blueprint: {json.dumps(str(blueprint))}\n"
         f"  inferplane:environment: {json.dumps(environment)}\n"
+        f"  kubernetes:context: {json.dumps(context)}\n"
         # No registry is reachable here: the llm-d router's chart comes from its pinned
         # source, kept (and hash-checked) in tests/reference.
         f"  inferplane:routerChart: {json.dumps(str(_router_chart(state)))}\n"

@@ -188,7 +188,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             return done
 
         report.step("existing add-ons", prepare)
-        proj = project_dir(state, blueprint.resolve(), environment)
+        proj = project_dir(state, blueprint.resolve(), environment, cluster.CONTEXT)
         pulumi = Pulumi(state, bindir, proj, environment, cp.kubeconfig)
         variables, config = secret_inputs(env)
         pulumi.env.update(variables)

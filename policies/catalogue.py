@@ -74,6 +74,9 @@ def readme() -> str:
             lines += ["", "| config key | default | meaning |", "|---|---|---|"]
             for k in r.config:
                 lines.append(f"| `{k.name}` | `{json.dumps(k.default)}` | {k.description} |")
+        if r.example_config:
+            config = r.example_config.rstrip()
+            lines += ["", "With the platform's policy config:", "", "```yaml", config, "```"]
         if r.passing_example:
             lines += ["", "Passes:", "", "```yaml", r.passing_example.rstrip(), "```"]
         if r.failing_example:

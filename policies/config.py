@@ -229,7 +229,7 @@ def _diagnostics(data: Any, source: Any, file: str) -> list[Diagnostic]:
             elif err.validator == "additionalProperties":
                 rule_keys = [k.name for k in _rule_or_none(str(path[0]))] if path else []
                 hint = "use one of: " + ", ".join(["enforcementLevel", *rule_keys])
-            elif err.validator == "enum":
+            elif err.validator == "enum" and list(err.validator_value) == list(LEVELS):
                 hint = "use one of: " + ", ".join(LEVELS)
             out.append(Diagnostic(loc, path, message, hint))
     return out
@@ -256,6 +256,7 @@ GRANT_LISTS: tuple[tuple[str, str], ...] = (
     ("trusted-registries", "ecr_accounts"),
     ("karpenter-node-role", "allowed_node_roles"),
     ("karpenter-security-groups", "allowed_security_group_terms"),
+    ("deploy-placement", "allowed_placements"),
 )
 """(rule, config key) of the lists keyed by blueprint (`policies.scoping`)."""
 

@@ -79,6 +79,9 @@ class Rule:
     mappings merge, `null` removes a key, anything else replaces) and checks the rule passes."""
     failing_example: str = ""
     """The same excerpt changed in one place so that the rule fires (checked the same way)."""
+    example_config: str = ""
+    """The platform's policy config (YAML) both examples are checked with, for a rule whose
+    default judges them otherwise; empty: the defaults."""
     tags: tuple[str, ...] = field(default=())
 
     def defaults(self) -> dict[str, Any]:

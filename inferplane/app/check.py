@@ -35,6 +35,7 @@ from inferplane.app.exits import (
     print_diagnostics,
     usage_error,
 )
+from inferplane.app.joined_names import joined_name_problems
 from inferplane.app.report import FORMATS, CheckReport, render, wants_color
 from inferplane.app.shared_clusters import shared_cluster_problems
 from inferplane.app.shared_stores import shared_store_problems
@@ -367,6 +368,7 @@ def check_files(
             resolved.append((doc, chosen, [envs[n] for n in chosen]))
     report.invalid.extend(shared_cluster_problems(every_env))
     report.invalid.extend(shared_store_problems(every_env))
+    report.invalid.extend(joined_name_problems(every_env))
     for doc, chosen, environments in resolved:
         try:
             found = check_environments(environments, config, on)

@@ -54,6 +54,8 @@ def explain_text(rule: Rule) -> str:
         for key in rule.config:
             parts.append(f"  {key.name}: {json.dumps(key.default)}  — {key.description}")
     parts += ["", "What it reads", _para(rule.sources)]
+    if rule.example_config:
+        parts += ["", "With the platform's policy config", _indent(rule.example_config, "    ")]
     if rule.passing_example:
         parts += ["", "Passes", _indent(rule.passing_example, "    ")]
     if rule.failing_example:
@@ -95,6 +97,7 @@ def explain_dict(rule: Rule) -> dict[str, Any]:
         "links": list(rule.links),
         "passing_example": rule.passing_example,
         "failing_example": rule.failing_example,
+        "example_config": rule.example_config,
     }
 
 

@@ -8,19 +8,27 @@ Stack configuration (`stacks/Pulumi.<env>.yaml`):
 
     inferplane:blueprint    path of the blueprint, relative to the Pulumi project (stacks/)
     inferplane:environment  the blueprint environment; default: the stack's name
+    aws:region              an aws environment's region         (required there)
+    gcp:project             a gcp environment's project         (required there)
+    gcp:region              a gcp environment's region          (compared when set)
+    kubernetes:context      a kubernetes environment's context  (required there)
 
 The whole blueprint — every environment — is validated before any resource is registered,
-so an invalid blueprint provisions nothing, in any stack.
+so an invalid blueprint provisions nothing, in any stack. The blueprint's own placement
+(`project`, `region`, `cluster.context`) becomes explicit providers that would override the
+stack's provider config, so the program deploys only where the stack's config says: the
+stack file is the platform's, the blueprint a pull request's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pulumi
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.errors import BlueprintError, Diagnostic, format_diagnostics
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_diagnostics
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving import router
 from inferplane.components.serving.secrets import is_offline
@@ -94,6 +102,71 @@ def check_deploy_inputs(env: Environment) -> None:
         raise BlueprintError(problems)
 
 
+STACK_PLACEMENT: dict[str, tuple[tuple[str, str, bool], ...]] = {
+    "aws": (("aws:region", "region", True),),
+    "gcp": (("gcp:project", "project", True), ("gcp:region", "region", False)),
+    "kubernetes": (("kubernetes:context", "context", True),),
+}
+"""Per cloud: (stack config key, environment value, whether the stack must set it)."""
+
+
+def _placement_value(env: Environment, name: str) -> tuple[str | None, YamlPath]:
+    if name == "context":
+        return env.cluster.context, ("environments", env.name, "cluster", "context")
+    if name == "project":
+        return env.project, ("environments", env.name, "project")
+    return env.region, ("environments", env.name, "region")
+
+
+def stack_placement_problems(
+    env: Environment, stack_config: Mapping[str, str | None], stack: str
+) -> list[Diagnostic]:
+    """Where `env` would deploy, against the stack's own provider config (`stack_config`:
+    ``gcp:project`` and the other keys of `STACK_PLACEMENT`, None when unset). The stack's
+    config is the platform's decision; a blueprint that names another project, region or
+    context, or a stack that names none, deploys nothing."""
+    out = []
+    for key, name, required in STACK_PLACEMENT[env.cloud]:
+        value, path = _placement_value(env, name)
+        configured = stack_config.get(key)
+        if configured is None and not required:
+            continue
+        location = env.locate(path)
+        if configured is None:
+            out.append(
+                Diagnostic(
+                    location,
+                    path,
+                    f"stack {stack!r} sets no {key}, so where environment {env.name!r} deploys "
+                    f"({name} {value!r}) would be the blueprint's choice alone",
+                    f"set it in the stack's config (`pulumi config set {key} {value}` in "
+                    f"stacks/, Pulumi.{stack}.yaml): the stack's config says where it deploys",
+                )
+            )
+        elif configured != value:
+            out.append(
+                Diagnostic(
+                    location,
+                    path,
+                    f"{name} {value!r} is not stack {stack!r}'s {key} {configured!r}: the "
+                    "blueprint's placement would override the stack's provider config",
+                    f"deploy environment {env.name!r} where its stack does ({configured}), or "
+                    f"have the stack's owners change {key} in Pulumi.{stack}.yaml",
+                )
+            )
+    return out
+
+
+def stack_config_values() -> dict[str, str | None]:
+    """The stack's own provider config that `stack_placement_problems` compares."""
+    out: dict[str, str | None] = {}
+    for keys in STACK_PLACEMENT.values():
+        for key, _, _ in keys:
+            namespace, name = key.split(":", 1)
+            out[key] = pulumi.Config(namespace).get(name)
+    return out
+
+
 def main(project_dir: Path | str | None = None) -> None:
     """The program `pulumi up` runs (`stacks/__main__.py`).
 
@@ -112,6 +185,11 @@ def main(project_dir: Path | str | None = None) -> None:
         raise pulumi.RunError(message) from None
     except OSError as exc:
         raise pulumi.RunError(f"cannot read the blueprint (inferplane:blueprint): {exc}") from None
+    stack = pulumi.get_stack()
+    misplaced = stack_placement_problems(env, stack_config_values(), stack)
+    if misplaced:
+        headline = f"the blueprint does not deploy where stack {stack!r} does; nothing was deployed"
+        raise pulumi.RunError(_diagnostics(headline, BlueprintError(misplaced)))
     chart = config.get("routerChart")
     problem = router.local_chart_problem(chart) if chart else None
     if problem and any(m.routing.mode == "llm_aware" for m in env.models.values()):

@@ -46,10 +46,13 @@ def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
     """Load and fully validate a blueprint; returns it with its environment names.
 
     Raises BlueprintError with every problem found (schema first: semantic checks only run
-    on a document whose shape is right, so they never trip over a wrong type).
+    on a document whose shape is right, so they never trip over a wrong type), and for a
+    path through a symbolic link that leaves its folder (`links`).
     """
     from inferplane.blueprint import loader, schema, semantic
+    from inferplane.blueprint.links import refuse_escaping_link
 
+    refuse_escaping_link(path, str(path))
     doc = loader.load(path)
     problems = schema.validate_document(doc)
     if problems:

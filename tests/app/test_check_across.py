@@ -222,3 +222,25 @@ def test_pool_names_that_join_to_another_blueprints_are_refused(tmp_path: Path) 
         "'team-prod-chat-l4', as pool 'chat-l4' of blueprint 'team' environment 'prod'"
         in (found[0])
     )
+
+
+def test_a_model_whose_joined_name_is_another_blueprint_s(tmp_path: Path) -> None:
+    """shared-search / prod / rerank and shared / search / prod-rerank both join to
+    shared-search-prod-rerank: the load balancer Service beside the interceptor and the
+    hosts it routes would be one, whatever the blueprint and environment names differ in."""
+    other = edit("name: shared-search", "name: shared", SEARCH)
+    other = edit("\n  prod:\n", "\n  search:\n", other)
+    other = edit("\n  rerank:\n", "\n  prod-rerank:\n", other)
+    assert invalid(tmp_path, a=SEARCH, b=other) == [
+        "b.yaml:66:3: error: models.prod-rerank: model 'prod-rerank' of blueprint 'shared' "
+        "environment 'search' gets Service keda/shared-search-prod-rerank-lb and hosts "
+        "shared-search-prod-rerank-lb.keda, shared-search-prod-rerank-lb.keda.svc, "
+        "shared-search-prod-rerank-lb.keda.svc.cluster.local, as model 'rerank' of blueprint "
+        "'shared-search' environment 'prod' of a.yaml does: <blueprint>-<environment>-<model> "
+        "joins to the same name, and one would take over the other's load balancer and "
+        "traffic; rename the model, the environment or the blueprint so that "
+        "<blueprint>-<environment>-<model> differs"
+    ]
+    # With names that do not join alike, they pass together.
+    renamed = edit("\n  prod-rerank:\n", "\n  prod-ranker:\n", other)
+    assert invalid(tmp_path, a=SEARCH, b=renamed) == []

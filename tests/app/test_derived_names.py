@@ -11,9 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_shared_cluster import identities
+from test_shared_cluster import identities, identity
 
+from inferplane.app.joined_names import claims
 from inferplane.app.offline import run_program
+from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.resolve import load_blueprint, resolve
 
@@ -78,3 +80,43 @@ def test_close_names_plan_every_object_once(tmp_path: Path, model: str) -> None:
         # The comparison covers the objects the model name came close to.
         kinds = {i[0] for i in claimed}
         assert {"apps/v1 Deployment", "batch/v1 Job", "apps/v1 DaemonSet"} <= kinds, kinds
+
+
+WAKING = [
+    (ROOT / "blueprints" / f"{name}.yaml", env)
+    for name in ("shared-eks-chat", "shared-eks-search")
+    for env in ("prod", "local")
+]
+
+
+@pytest.mark.parametrize(("path", "env_name"), WAKING, ids=lambda v: getattr(v, "stem", v))
+def test_what_a_model_places_outside_its_namespace_is_claimed(path: Path, env_name: str) -> None:
+    """`joined_names.claims` is what the program creates: every object outside the
+    blueprint's namespace labelled as a model's, and every host its HTTPScaledObject routes
+    besides those the model lists itself and its load balancer's assigned address, so
+    cross-blueprint comparisons see them."""
+    env = resolve(load_blueprint(path)[0], env_name)
+    recording = run_program(env)
+    claimed = claims(env)
+    assert claimed, "the example has a model that wakes on its own traffic"
+    owned: dict[str, list[tuple[str, ...]]] = {}
+    for r in recording.resources:
+        i = identity(r)
+        labels = (r.inputs.get("metadata") or {}).get("labels") or {}
+        model = labels.get(naming.MODEL_LABEL)
+        if i is None or model is None or i[1] == naming.namespace(env.blueprint):
+            continue
+        owned.setdefault(model, []).append(i)
+    assert sum(map(len, owned.values())) > 0
+    for model in env.models:
+        objects = sorted(c for c in claimed.get(model, []) if c[0] != "host")
+        assert sorted(owned.get(model, [])) == objects, model
+    for r in recording.resources:
+        if r.type.endswith(":HTTPScaledObject"):
+            model = env.models[r.inputs["metadata"]["name"]]
+            # The load balancer's own address is the cloud's (or the cluster's) to assign;
+            # on a kubernetes environment it is one of the in-cluster names.
+            address = recording.outputs["model_endpoints"][model.name]
+            routed = {h for h in r.inputs["spec"]["hosts"] if h not in model.wake_hosts}
+            hosts = {c[2] for c in claimed[model.name] if c[0] == "host"}
+            assert hosts <= routed and routed - hosts <= {address}

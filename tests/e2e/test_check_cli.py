@@ -46,6 +46,11 @@ mandatory_waivers:
     environments: [staging]
     reason: Staging has no customer traffic; a cold start there is acceptable.
     expires: {expires}
+deploy-placement:
+  allowed_placements:
+    support-assistant/staging: [{{cloud: aws, region: us-east-1}}]
+    support-assistant/prod:
+      - {{cloud: gcp, project: acme-ml-prod, region: us-central1, cluster: prod-gke}}
 """
 BLUEPRINT_WAIVER = """
 policies:
@@ -90,9 +95,53 @@ def test_a_blueprint_cannot_waive_a_mandatory_rule(tmp_path: Path) -> None:
 
 
 def test_reference_blueprint_passes_without_waivers() -> None:
+    reference = str(REFERENCE.relative_to(ROOT))
     for today in (None, "2027-06-01", "2030-01-01"):  # it does not date
-        proc = check(str(REFERENCE.relative_to(ROOT)), env={"INFERPLANE_TODAY": today or ""})
+        proc = check(
+            reference,
+            "--policy-config",
+            "policies/platform-config.yaml",
+            env={"INFERPLANE_TODAY": today or ""},
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_default_config_places_no_cloud_environment() -> None:
+    """Where an aws or gcp environment deploys is the platform's to list: without a policy
+    config the reference's staging and prod fail, each naming the entry to add; local (a
+    kubeconfig context) is held to its stack's kubernetes:context by the stack program."""
+    proc = check(str(REFERENCE.relative_to(ROOT)), "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    failing = [
+        (r["rule"], r["environment"], r["location"]["line"], r["message"])
+        for r in json.loads(proc.stdout)["results"]
+        if r["status"] == "violation" and r["level"] == "mandatory"
+    ]
+    assert failing == [
+        (
+            "deploy-placement",
+            "prod",
+            41,
+            "the platform lists no placement for blueprint support-assistant environment "
+            "prod, which would deploy to gcp project acme-ml-prod, region us-central1, "
+            "location us-central1, cluster prod-gke: where an environment deploys (and whose "
+            "grants follow it there) is the platform's decision; the platform team adds "
+            '`"support-assistant/prod": [{cloud: gcp, project: acme-ml-prod, region: '
+            "us-central1, location: us-central1, cluster: prod-gke}]` under "
+            "deploy-placement.allowed_placements in its policy config",
+        ),
+        (
+            "deploy-placement",
+            "staging",
+            22,
+            "the platform lists no placement for blueprint support-assistant environment "
+            "staging, which would deploy to aws region us-east-1, a cluster it creates: where "
+            "an environment deploys (and whose grants follow it there) is the platform's "
+            'decision; the platform team adds `"support-assistant/staging": [{cloud: aws, '
+            "region: us-east-1}]` under deploy-placement.allowed_placements in its policy "
+            "config",
+        ),
+    ]
 
 
 def test_a_waived_mandatory_rule_is_reported_and_summarised(tmp_path: Path) -> None:
@@ -204,10 +253,15 @@ def test_unwritable_output_exits_2(tmp_path: Path, name: str) -> None:
 
 
 def _first_failing() -> list[Fixture]:
+    """Each rule's first failing fixture that fails with the default config (the run below
+    passes none), else its first."""
     chosen: dict[str, Fixture] = {}
     for fixture in fixtures():
-        if not fixture.passing:
-            chosen.setdefault(fixture.rule, fixture)
+        found = chosen.get(fixture.rule)
+        if not fixture.passing and (
+            found is None or (found.config is not None and fixture.config is None)
+        ):
+            chosen[fixture.rule] = fixture
     return list(chosen.values())
 
 

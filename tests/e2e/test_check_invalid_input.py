@@ -15,7 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 TODAY = "2026-06-01"
-FLAGS = ("--env", "staging", "--format")
+# The platform's policy config places staging (the default places no aws environment).
+PLATFORM = str(ROOT / "policies" / "platform-config.yaml")
+FLAGS = ("--policy-config", PLATFORM, "--env", "staging", "--format")
 
 INVALID = [
     (

@@ -147,5 +147,7 @@ def test_blueprint_triton_configs_parse(
 
 @pytest.mark.parametrize("path", BLUEPRINTS, ids=lambda p: p.stem)
 def test_blueprint_passes_check(path: Path) -> None:
-    result = inferplane("check", str(path))
+    """With the platform's policy config, as the pull-request workflow checks it (the
+    default places no aws or gcp environment)."""
+    result = inferplane("check", "--policy-config", "policies/platform-config.yaml", str(path))
     assert result.returncode == 0, result.stdout + result.stderr

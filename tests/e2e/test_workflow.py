@@ -106,9 +106,9 @@ def quoted(name: str) -> str:
     ).stdout
 
 
-# Every *.yaml / *.yml under blueprints/, subfolders included; nothing else is a blueprint.
+# Every *.yaml / *.yml under blueprints/, subfolders included; anything else there fails.
 CHECKED = sorted(["blueprints/base.yaml", "blueprints/sub/nested.yaml", *SAFE])
-UNCHECKABLE = [n for n in HOSTILE if n.endswith(".yaml") and n not in CHECKED]
+UNCHECKABLE = [n for n in HOSTILE if n not in CHECKED]
 
 
 def test_no_run_script_interpolates_an_expression() -> None:
@@ -123,7 +123,7 @@ def test_every_blueprint_is_checked_and_hostile_names_fail_the_job(
     result, listing = select(pr, tmp_path)
     assert listing.read_text().splitlines() == CHECKED
     for name in UNCHECKABLE:
-        assert f"cannot check {quoted(name)}: a blueprint is named blueprints/" in result.stdout
+        assert f"cannot check {quoted(name)}: blueprints/ holds blueprints named " in result.stdout
     output = (tmp_path / "github_output").read_text()
     assert f"count={len(CHECKED)}\n" in output
     assert f"unchecked={len(UNCHECKABLE)}\n" in output
@@ -146,6 +146,63 @@ def test_hidden_and_parent_like_names_cannot_be_checked(tmp_path: Path) -> None:
     assert "cannot check blueprints/.hidden/x.yaml:" in result.stdout
     assert "cannot check blueprints/..yaml.d/x.yaml:" in result.stdout
     assert "unchecked=2\n" in (tmp_path / "github_output").read_text()
+
+
+def test_links_and_other_names_fail_the_job_and_the_platform_s_files_do_not(
+    tmp_path: Path,
+) -> None:
+    """A stack deploys whatever file it names: a folder linked from elsewhere
+    (blueprints/team -> ../e2e/team, whose files no check would see), a linked file, and a
+    file the name pattern does not take (Other.YAML) are each reported and fail the job;
+    the platform's README.md and schema/ are no blueprints."""
+    pr = tmp_path / "pr"
+    for name in (
+        "e2e/team/x.yaml",
+        "e2e/elsewhere.yaml",
+        "blueprints/ok.yaml",
+        "blueprints/Other.YAML",
+        "blueprints/notes.txt",
+        "blueprints/README.md",
+        "blueprints/schema/blueprint.schema.json",
+    ):
+        (pr / name).parent.mkdir(parents=True, exist_ok=True)
+        (pr / name).write_text("name: x\n")
+    (pr / "blueprints" / "team").symlink_to(Path("..") / "e2e" / "team")
+    (pr / "blueprints" / "linked.yaml").symlink_to(Path("..") / "e2e" / "elsewhere.yaml")
+    (pr / "blueprints" / "alias.yaml").symlink_to("ok.yaml")
+    result, listing = select(pr, tmp_path)
+    assert listing.read_text().splitlines() == ["blueprints/ok.yaml"]
+    pattern = (
+        "blueprints/ holds blueprints named blueprints/[<folder>/]<letters, digits, . _ ->.yaml "
+        "(or .yml), in lower case, and nothing else"
+    )
+    assert result.stdout.splitlines()[:5] == [
+        "cannot check blueprints/Other.YAML: " + pattern,
+        "cannot check blueprints/alias.yaml: it is a symbolic link (to ok.yaml); keep the "
+        "blueprint itself here",
+        "cannot check blueprints/linked.yaml: it is a symbolic link (to "
+        "../e2e/elsewhere.yaml); keep the blueprint itself here",
+        "cannot check blueprints/notes.txt: " + pattern,
+        "cannot check blueprints/team: it is a symbolic link (to ../e2e/team); keep the "
+        "blueprint itself here",
+    ]
+    output = (tmp_path / "github_output").read_text()
+    assert "count=1\n" in output and "unchecked=5\n" in output
+    assert "e2e/team/x.yaml" not in result.stdout
+
+
+def test_a_linked_blueprints_folder_fails_the_job(tmp_path: Path) -> None:
+    pr = tmp_path / "pr"
+    (pr / "elsewhere").mkdir(parents=True)
+    (pr / "elsewhere" / "x.yaml").write_text("name: x\n")
+    (pr / "blueprints").symlink_to("elsewhere")
+    result, listing = select(pr, tmp_path)
+    assert listing.read_text() == ""
+    assert result.stdout.splitlines()[0] == (
+        "cannot check blueprints: it is a symbolic link; blueprints/ is a folder of files"
+    )
+    output = (tmp_path / "github_output").read_text()
+    assert "count=0\n" in output and "unchecked=1\n" in output
 
 
 def test_no_path_filter_can_leave_the_required_check_pending() -> None:

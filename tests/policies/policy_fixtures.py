@@ -132,3 +132,21 @@ def write_config(fixture: Fixture, directory: Path) -> Path | None:
     out = directory / f"{fixture.rule}--{fixture.name}.policy.yaml"
     out.write_text(yaml.safe_dump(fixture.config))
     return out
+
+
+GOLDEN_PLACEMENTS = """\
+deploy-placement:
+  allowed_placements:
+    golden/staging: [{cloud: aws, region: us-east-1}]
+    golden/prod: [{cloud: gcp, project: golden-prod, region: us-central1, cluster: prod-gke}]
+    golden-llm/prod: [{cloud: gcp, project: golden-llm-prod, region: us-central1}]
+"""
+"""A platform config placing the golden blueprints' environments: the default places no
+aws or gcp environment (`deploy-placement`)."""
+
+
+def placements_config(directory: Path) -> Path:
+    """`GOLDEN_PLACEMENTS` as a file in `directory`."""
+    out = directory / "golden-placements.policy.yaml"
+    out.write_text(GOLDEN_PLACEMENTS)
+    return out

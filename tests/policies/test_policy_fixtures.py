@@ -7,7 +7,14 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from policy_fixtures import FIXTURES, Fixture, fixtures, write, write_config
+from policy_fixtures import (
+    FIXTURES,
+    Fixture,
+    fixtures,
+    placements_config,
+    write,
+    write_config,
+)
 
 from inferplane.app.check import check_files
 from inferplane.policies.rules import rule_ids
@@ -29,8 +36,14 @@ def _violations(
     return out
 
 
-def test_golden_is_clean() -> None:
-    assert _violations(FIXTURES / "golden.yaml") == set()
+def test_golden_is_clean(tmp_path: Path) -> None:
+    golden = FIXTURES / "golden.yaml"
+    assert _violations(golden, config=placements_config(tmp_path)) == set()
+    # The default places no aws or gcp environment.
+    assert _violations(golden) == {
+        ("deploy-placement", "staging", "environments.staging", 11),
+        ("deploy-placement", "prod", "environments.prod", 21),
+    }
 
 
 @pytest.mark.parametrize("fixture", ALL, ids=lambda f: f.id)

@@ -6,15 +6,15 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from policy_fixtures import FIXTURES, fixtures, write
+from policy_fixtures import FIXTURES, fixtures, placements_config, write
 
 from inferplane.app.check import check_files
 
 TODAY = dt.date(2026, 6, 1)
 
 
-def _messages(path: Path, rule: str | None = None) -> list[str]:
-    report = check_files([str(path)], today=TODAY)
+def _messages(path: Path, rule: str | None = None, config: Path | None = None) -> list[str]:
+    report = check_files([str(path)], config_file=str(config) if config else None, today=TODAY)
     return [
         r.message
         for r in report.results
@@ -22,8 +22,9 @@ def _messages(path: Path, rule: str | None = None) -> list[str]:
     ]
 
 
-def test_golden_llm_is_clean() -> None:
-    assert _messages(FIXTURES / "golden-llm.yaml") == []
+def test_golden_llm_is_clean(tmp_path: Path) -> None:
+    config = placements_config(tmp_path)
+    assert _messages(FIXTURES / "golden-llm.yaml", config=config) == []
 
 
 def test_engine_rule_messages_for_tensorrt_llm(tmp_path: Path) -> None:

@@ -47,7 +47,11 @@ def blueprint_with(example: str, directory: Path, name: str) -> Path:
 
 
 def _violations(path: Path, rule: Rule) -> list[str]:
-    report = check_files([str(path)], today=TODAY)
+    config = None
+    if rule.example_config:
+        config = path.with_name("platform-config.yaml")
+        config.write_text(rule.example_config, encoding="utf-8")
+    report = check_files([str(path)], config_file=str(config) if config else None, today=TODAY)
     assert not report.invalid, [d.format() for d in report.invalid]
     return [
         f"[{r.environment}] {r.target}: {r.message}"

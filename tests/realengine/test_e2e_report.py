@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "e2e"))
@@ -125,3 +126,14 @@ def test_kwok_nodes_carry_the_pool_s_labels_taint_and_gpus_per_zone() -> None:
         "zone-a",
         "zone-b",
     }
+
+
+def test_the_project_s_stack_names_the_control_plane_s_context(tmp_path: Path) -> None:
+    """The stack program deploys only where the stack's own config says: the project's
+    stack file names the local control plane's kubeconfig context."""
+    blueprint = ROOT / "e2e" / "blueprints" / "new-user.yaml"
+    proj = pulumi_cli.project_dir(tmp_path, blueprint, "local", "inferplane-local")
+    config = yaml.safe_load((proj / "Pulumi.local.yaml").read_text())["config"]
+    assert config["kubernetes:context"] == "inferplane-local"
+    assert config["inferplane:blueprint"] == str(blueprint)
+    assert resolve_file(blueprint, "local").cluster.context == "inferplane-local"

@@ -73,6 +73,7 @@ def test_pulumi_config_unset_or_empty(tmp_path: Path, value: str | None, what: s
 def test_pulumi_config_value_is_used_as_a_secret(tmp_path: Path) -> None:
     path, _, _ = _blueprint(tmp_path, "from_pulumi_config: inferplane:hfToken")
     config = {"inferplane:blueprint": path, "inferplane:hfToken": "hf_value_5d1e"}
+    config["gcp:project"] = "acme-ml-prod"  # where the stack deploys: the blueprint's prod
     rec, caught = _run_main_catching(config, "prod", "prod")
     assert caught == []
     secrets = [r for r in rec if r.type == "kubernetes:core/v1:Secret"]
@@ -90,7 +91,7 @@ def _run_aws(path: str) -> pulumi.RunError:
             lambda: main(STACKS),
             stack="prod",
             facts=facts_of(env),
-            config={"inferplane:blueprint": path},
+            config={"inferplane:blueprint": path, "aws:region": env.region},
         )
     return caught.value
 

@@ -170,7 +170,11 @@ def test_unknown_environment_and_missing_blueprint_register_nothing(tmp_path: Pa
 
 def test_a_local_router_chart_without_its_dependency_registers_nothing(tmp_path: Path) -> None:
     blueprint = STACKS / "../blueprints/llm-routing.yaml"
-    config = {"inferplane:blueprint": str(blueprint), "inferplane:routerChart": str(tmp_path)}
+    config = {
+        "inferplane:blueprint": str(blueprint),
+        "inferplane:routerChart": str(tmp_path),
+        "aws:region": "eu-west-1",
+    }
     rec, caught = _run_main_catching(config, "prod", "prod", blueprint)
     assert len(rec) == 0
     assert str(caught[0]) == (
@@ -178,3 +182,73 @@ def test_a_local_router_chart_without_its_dependency_registers_nothing(tmp_path:
         "point it at the folder holding the pinned chart source (llm-d-router-standalone "
         "beside routerlib); nothing was deployed"
     )
+
+
+def _moved(tmp_path: Path, old: str, new: str) -> Path:
+    """support-assistant.yaml with one placement value changed, as a pull request would."""
+    text = (STACKS / "../blueprints/support-assistant.yaml").read_text()
+    assert text.count(old) == 1
+    path = tmp_path / "support-assistant.yaml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def _line(path: Path, text: str) -> int:
+    [line] = [i for i, x in enumerate(path.read_text().splitlines(), 1) if text in x]
+    return line
+
+
+def test_a_blueprint_moved_to_another_project_registers_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stack's gcp:project is the platform's; the blueprint's `project` becomes the
+    provider's and would override it, so the two must agree."""
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    bad = _moved(tmp_path, "project: acme-ml-prod ", "project: acme-finance ")
+    config = stack_config(STACKS / "Pulumi.prod.yaml") | {"inferplane:blueprint": str(bad)}
+    rec, caught = _run_main_catching(config, "prod", "prod")
+    assert len(rec) == 0
+    line = _line(bad, "project: acme-finance")
+    assert str(caught[0]) == (
+        "the blueprint does not deploy where stack 'prod' does; nothing was deployed:\n"
+        f"{bad}:{line}:14: error: environments.prod.project: project 'acme-finance' is not "
+        "stack 'prod''s gcp:project 'acme-ml-prod': the blueprint's placement would override "
+        "the stack's provider config; deploy environment 'prod' where its stack does "
+        "(acme-ml-prod), or have the stack's owners change gcp:project in Pulumi.prod.yaml"
+    )
+
+
+def test_a_local_environment_pointed_at_another_context_registers_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    bad = _moved(tmp_path, "context: inferplane-local", "context: prod-admin")
+    config = stack_config(STACKS / "Pulumi.local.yaml") | {"inferplane:blueprint": str(bad)}
+    rec, caught = _run_main_catching(config, "local", "local")
+    assert len(rec) == 0
+    line = _line(bad, "context: prod-admin")
+    assert str(caught[0]).splitlines()[1] == (
+        f"{bad}:{line}:16: error: environments.local.cluster.context: context 'prod-admin' is "
+        "not stack 'local''s kubernetes:context 'inferplane-local': the blueprint's placement "
+        "would override the stack's provider config; deploy environment 'local' where its "
+        "stack does (inferplane-local), or have the stack's owners change kubernetes:context "
+        "in Pulumi.local.yaml"
+    )
+
+
+def test_a_stack_without_its_region_registers_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without aws:region in the stack, the blueprint alone would say where staging goes."""
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    config = stack_config(STACKS / "Pulumi.staging.yaml")
+    del config["aws:region"]
+    rec, caught = _run_main_catching(config, "staging", "staging")
+    assert len(rec) == 0
+    blueprint = STACKS / "../blueprints/support-assistant.yaml"
+    line = _line(blueprint, "region: us-east-1")
+    assert str(caught[0]).splitlines()[1:] == [
+        f"{blueprint}:{line}:13: error: environments.staging.region: stack 'staging' sets no "
+        "aws:region, so where environment 'staging' deploys (region 'us-east-1') would be the "
+        "blueprint's choice alone; set it in the stack's config (`pulumi config set "
+        "aws:region us-east-1` in stacks/, Pulumi.staging.yaml): the stack's config says "
+        "where it deploys"
+    ]
