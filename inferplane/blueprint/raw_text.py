@@ -28,6 +28,16 @@ FORBIDDEN = re.compile(
 FORBIDDEN_PARSED = re.compile(FORBIDDEN.pattern.replace("[", "[\t\n\r", 1))
 BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 INDENT_TAB = re.compile(r"(?:\A|(?<=[\r\n])) *\t")
+UNICODE_SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+"""The space separators (Unicode category Zs) other than the plain space: YAML indents and
+separates with U+0020 alone and reads these as text (YAML 1.2.2, 5.5 "White Space
+Characters": ``s-white ::= s-space | s-tab``)."""
+INDENT_UNICODE_SPACE = re.compile(
+    f"(?:\\A|(?<=[\\r\\n]))(?:[ \\t{UNICODE_SPACES}]|-(?=[ \\t{UNICODE_SPACES}]))*?"
+    f"([{UNICODE_SPACES}])"
+)
+"""The first non-plain space in a line's indentation (its leading blanks and list dashes).
+Editors and word processors put U+00A0 there when text is pasted from a web page or a chat."""
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -108,6 +118,21 @@ def check_characters(text: str, file: str) -> None:
                 (),
                 "tab character in indentation",
                 "indent with spaces only: YAML does not allow tabs for indentation",
+            )
+        )
+    for match in INDENT_UNICODE_SPACE.finditer(text):
+        if len(found) >= MAX_DIAGNOSTICS:
+            break
+        line, column = line_col(text, match.start(1))
+        char = match.group(1)
+        name = unicodedata.name(char).lower()
+        article = "an" if name[0] in "aeiou" else "a"
+        found.append(
+            Diagnostic(
+                Location(file, line, column),
+                (),
+                f"line {line} has {article} {name} (U+{ord(char):04X}) in its indentation",
+                "indent with plain spaces",
             )
         )
     if found:

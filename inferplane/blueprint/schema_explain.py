@@ -5,9 +5,10 @@ worded by `schema_words`); `schema.validate_document` chooses which findings to 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from jsonschema.exceptions import ValidationError, best_match
 
@@ -24,6 +25,30 @@ from inferplane.blueprint.schema_words import (
     type_hint,
 )
 from inferplane.blueprint.source import SourceMap
+
+_SHA256: Final = re.compile(r"sha256:([0-9A-Fa-f]*)")
+
+
+def cut_digest(error: ValidationError) -> tuple[str, str] | None:
+    """(message, hint) for a value that fails a pattern asking for ``sha256:`` and 64 hex
+    digits (an image digest, a pip ``--hash``) because its digest is cut short or too long:
+    the usual slip of copying a digest as a screen abbreviates it."""
+    value = error.instance
+    if "sha256:" not in str(error.validator_value) or not isinstance(value, str):
+        return None
+    for match in _SHA256.finditer(value):
+        digits = len(match.group(1))
+        if digits == 64:
+            continue
+        if "--hash=sha256:" in value:
+            fix = "copy the whole hash: `pip hash <file>` prints it"
+        else:
+            fix = (
+                "copy the whole digest: `docker buildx imagetools inspect <image>` prints it, "
+                "or pin by tag alone"
+            )
+        return f"a sha256 digest is 64 hex characters; this one has {digits}", fix
+    return None
 
 
 @dataclass(frozen=True)
@@ -59,7 +84,10 @@ class Explain:
         if error.validator in ("additionalProperties", "required"):
             yield from handler()  # type: ignore[misc]
             return
-        if custom:
+        cut = cut_digest(error) if error.validator == "pattern" else None
+        if cut is not None:
+            message, hint = cut
+        elif custom:
             message, hint = custom["message"], custom.get("hint", "")
             message = message.replace("{value}", self.show(error.instance))
         elif handler is not None:

@@ -30,6 +30,8 @@ Advisory = tuple[YamlPath, str, str]
 
 COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
 """A full Git commit id, as the hub shows it (lower-case hex)."""
+SHORT_SHA = re.compile(r"[0-9a-f]{7,39}")
+"""A commit id abbreviated as Git and the hub's pages show it (7 digits or more)."""
 
 
 def hf_references(model: Mapping[str, Any]) -> Iterator[tuple[YamlPath, str]]:
@@ -106,7 +108,17 @@ def findings(env: EnvView) -> Iterator[Advisory]:
         references = list(hf_references(model))
         for field, uri in references:
             repo, _, revision = uri.removeprefix("hf://").partition("@")
-            if revision and not COMMIT_SHA.fullmatch(revision):
+            if SHORT_SHA.fullmatch(revision):
+                yield (
+                    (*path, *field),
+                    f"revision {revision!r} of hf://{repo} is a commit SHA cut short: a commit "
+                    f"SHA is 40 hex characters; this one has {len(revision)}, and the hub "
+                    "resolves a short one like a branch name, staged into the model store once "
+                    "and never refreshed",
+                    f"pin the whole commit: hf://{repo}@<40-hex commit SHA> (the repository's "
+                    "commit history on huggingface.co shows it)",
+                )
+            elif revision and not COMMIT_SHA.fullmatch(revision):
                 yield (
                     (*path, *field),
                     f"revision {revision!r} of hf://{repo} is not a commit: it is staged "

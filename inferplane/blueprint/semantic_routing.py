@@ -18,6 +18,14 @@ the override's line.
   ``pool_saturation`` only with its ``flowControl`` feature gate (``flow_control_*``
   series, ``pkg/epp/metrics/llm_d_router_metrics.go``; gate off by default,
   ``pkg/epp/flowcontrol/README.md``).
+- ``priorities`` without ``flow_control`` order nothing: with the ``flowControl`` gate off
+  the router admits through its ``LegacyAdmissionController``, which sheds a request only
+  when its priority is negative and the pool is saturated, and admits every other request
+  at once, whatever its priority (``pkg/epp/requestcontrol/admission.go``,
+  ``rejectIfSheddableAndSaturated``; ``pkg/epp/util/request/sheddable.go``, ``IsSheddable``:
+  ``priority < 0``; ``cmd/epp/runner/runner.go``, ``initAdmissionControl``). Only the
+  flow-control queue dispatches by priority. An advisory (`findings`): the negative
+  priorities still shed.
 - An llm-aware model runs one Deployment per zone (an InferencePool selects pods by pod
   labels only, and a pod's zone is its node's), so its replica bounds split evenly over
   its pool's zones; at zero it wakes through the router's queue, which holds requests only
@@ -78,7 +86,7 @@ producer rehashes the token ids the events carry (README, "Engine compatibility"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import defaults
@@ -208,4 +216,30 @@ def _zones(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
             "at 0 replicas an llm-aware model wakes through the router's queue, which holds "
             "requests only with flow control on",
             "set routing.flow_control: true, or keep replicas.min at 1 per zone or more",
+        )
+
+
+def findings(env: EnvView) -> Iterator[tuple[YamlPath, str, str]]:
+    """Advisories (printed by ``inferplane validate`` as warnings): objectives whose
+    priority does nothing because flow control is off (module docstring)."""
+    for name, model in (env.data.get("models") or {}).items():
+        routing = model.get("routing") or {}
+        priorities = routing.get("priorities") or {}
+        if not llm_aware(model) or model["server"] != "vllm":
+            continue
+        if routing.get("flow_control", defaults.ROUTING_FLOW_CONTROL):
+            continue
+        inert = [f"{objective} (priority {p})" for objective, p in priorities.items() if p >= 0]
+        if not inert:
+            continue
+        one = len(inert) == 1
+        yield (
+            ("models", name, "routing", "priorities"),
+            "without routing.flow_control the router sheds only requests of negative "
+            "priority, and only while the pool is saturated (llm-d-router v0.10.0 "
+            f"LegacyAdmissionController): objective{'' if one else 's'} {', '.join(inert)} "
+            f"{'is' if one else 'are'} admitted exactly like a request without an objective",
+            "set routing.flow_control: true, so the router queues requests while the pool is "
+            "saturated and serves higher priorities first, or remove the objectives at "
+            "priority 0 or above",
         )

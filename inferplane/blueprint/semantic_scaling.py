@@ -7,11 +7,14 @@ override's line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from inferplane.blueprint import defaults, wake
 from inferplane.blueprint.errors import YamlPath
+
+if TYPE_CHECKING:
+    from inferplane.blueprint.semantic_env import EnvView
 
 
 class Reporter(Protocol):
@@ -144,6 +147,48 @@ def _windows(
                 "remove one of them; overlapping windows take the larger min",
             )
         seen.setdefault(key, i)
+    _contained(env, path, windows)
+
+
+def _window_spec(window: Mapping[str, Any]) -> tuple[str, int, str] | None:
+    """(schedule, duration in seconds, time zone) of a window `_wake` accepts; else None."""
+    try:
+        duration_s = wake.parse_duration(window["duration"])
+        wake.window_end(window["schedule"], duration_s)
+    except wake.WakeError:
+        return None
+    schedule = " ".join(str(window["schedule"]).split())
+    return schedule, duration_s, str(window.get("timezone", wake.DEFAULT_TIMEZONE))
+
+
+def _contained(env: Reporter, path: YamlPath, windows: list[Mapping[str, Any]]) -> None:
+    """A window that lies wholly inside another of no smaller floor changes nothing: each
+    window is a KEDA cron trigger, each trigger one metric of the model's HPA, and the HPA
+    scales to the largest replica count its metrics propose
+    (https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#algorithm-details).
+    Only windows read in the same time zone are compared (`wake.contains`); exact repeats
+    are reported by `_windows`."""
+    specs = [_window_spec(w) for w in windows]
+    for i, (inner, spec) in enumerate(zip(windows, specs, strict=True)):
+        for j, (outer, other) in enumerate(zip(windows, specs, strict=True)):
+            if spec is None or other is None or i == j or spec[2] != other[2] or spec == other:
+                continue
+            if outer["min"] < inner["min"] or not wake.contains(other[:2], spec[:2]):
+                continue
+            if outer["min"] == inner["min"] and i < j and wake.contains(spec[:2], other[:2]):
+                continue  # the same hours written twice: only the later one is reported
+            env.error(
+                (*path, "schedule", i, "schedule"),
+                f"window {i} ({spec[0]!r} for {inner['duration']}) lies wholly inside window "
+                f"{j} ({other[0]!r} for {outer['duration']}) and keeps no more replicas "
+                f"(min {inner['min']} per zone, against window {j}'s {outer['min']}): each "
+                "window is one metric of the HPA, which takes the largest, so window "
+                f"{j}'s floor holds all through window {i} and window {i} never changes "
+                "anything",
+                f"remove window {i}, or give it a min above {outer['min']} if it is meant to "
+                f"raise the floor within window {j}",
+            )
+            break
 
 
 def _wake(env: Reporter, path: YamlPath, spec: Mapping[str, Any]) -> None:
@@ -166,3 +211,29 @@ def _wake(env: Reporter, path: YamlPath, spec: Mapping[str, Any]) -> None:
             f"unknown time zone {timezone!r}",
             "use a name of the IANA time zone database, e.g. UTC or Europe/Berlin",
         )
+
+
+def findings(env: EnvView) -> Iterator[tuple[YamlPath, str, str]]:
+    """Advisories (printed by ``inferplane validate`` as warnings): a window or wake
+    schedule that states no time zone. KEDA's cron trigger needs one
+    (https://keda.sh/docs/2.20/scalers/cron/: ``timezone``, an IANA name, is required), and
+    inferplane writes UTC when the blueprint gives none: right for a team that means UTC,
+    an hour or more off for one that wrote its office hours."""
+    for name, model in (env.data.get("models") or {}).items():
+        replicas = model.get("replicas") or {}
+        path: YamlPath = ("models", name, "replicas")
+        spec = replicas.get("wake") or {}
+        dated = [((*path, "wake"), "replicas.wake", spec)] if "schedule" in spec else []
+        for i, window in enumerate(replicas.get("schedule") or []):
+            dated.append(((*path, "schedule", i), f"window {i} of replicas.schedule", window))
+        for where, what, window in dated:
+            if "timezone" in window:
+                continue
+            schedule = " ".join(str(window["schedule"]).split())
+            yield (
+                (*where, "schedule"),
+                f"{what} states no time zone, so its schedule {schedule!r} is read in "
+                f"{wake.DEFAULT_TIMEZONE}, the default",
+                "state the zone its hours are meant in by its IANA name, e.g. timezone: "
+                "Europe/Berlin, or write timezone: UTC if UTC is meant",
+            )

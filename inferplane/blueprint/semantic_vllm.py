@@ -17,8 +17,10 @@ sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; 
 `inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
 uses) and the latency-class advisory of `inferplane.blueprint.semantic_latency` (a model
 marked batch that users wait on), and the strongly typed TensorRT advisory of
-`inferplane.blueprint.semantic_releases` (a reduced-precision engine on TensorRT 11), and
-the engine-build advisory of `inferplane.blueprint.semantic_ort_engines`.
+`inferplane.blueprint.semantic_releases` (a reduced-precision engine on TensorRT 11), the
+engine-build advisory of `inferplane.blueprint.semantic_ort_engines`, and those of
+`semantic_scaling` (a schedule without a time zone) and `semantic_routing` (priorities
+that flow control is off to honour).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from inferplane.blueprint import (
     semantic_latency,
     semantic_ort_engines,
     semantic_releases,
+    semantic_routing,
+    semantic_scaling,
     semantic_serving,
     semantic_trtllm,
     semantic_trtllm_fit,
@@ -85,6 +89,8 @@ def advisories(doc: Document) -> list[Diagnostic]:
             for advisory in semantic_releases.strongly_typed_findings(env)
         ]
         ort = [Finding("warning", *advisory) for advisory in semantic_ort_engines.findings(env)]
+        scaling = [*semantic_scaling.findings(env), *semantic_routing.findings(env)]
+        ort += [Finding("warning", *advisory) for advisory in scaling]
         for f in [*findings(env), *hub, *latency, *guessed, *typed, *ort]:
             if f.severity != "warning":
                 continue

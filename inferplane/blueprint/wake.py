@@ -17,6 +17,8 @@ the serving components can build the trigger from the same functions.
 
 from __future__ import annotations
 
+import datetime
+import functools
 import re
 import zoneinfo
 from dataclasses import dataclass
@@ -195,6 +197,65 @@ def window_end(schedule: str, duration_s: int) -> str:
         )
     next_days = sorted({(d + 1) % 7 for d in _field_values(dow, 4)})
     return f"{end_minute} {end_hour} * * {','.join(map(str, next_days))}"
+
+
+_CYCLE_START: Final = datetime.date(2001, 1, 1)
+CYCLE_DAYS: Final = 10_227
+"""28 Gregorian years (2001-2028): every pairing of date and weekday recurs in them, and the
+cycle repeats unchanged from 1901 to 2099, so what holds on its days holds on every day a
+cron reader will meet."""
+
+
+@functools.cache
+def _day_matcher(schedule: str) -> tuple[bool, ...]:
+    """For each day of the 28-year cycle, whether `schedule` starts windows on it (the
+    day rule of `year_share`)."""
+    _, _, dom, month, dow = (_field_values(f, i) for i, f in enumerate(_fields(schedule)))
+    fields = schedule.split()
+    dom_any, dow_any = fields[2].startswith("*"), fields[4].startswith("*")
+    days = []
+    for n in range(CYCLE_DAYS):
+        day = _CYCLE_START + datetime.timedelta(days=n)
+        in_dom, in_dow = day.day in dom, day.isoweekday() % 7 in dow
+        matches = in_dom or in_dow if not (dom_any or dow_any) else in_dom and in_dow
+        days.append(day.month in month and matches)
+    return tuple(days)
+
+
+def _starts(schedule: str) -> list[int]:
+    """The minutes of the day at which `schedule` opens a window."""
+    minute, hour = (_field_values(f, i) for i, f in enumerate(_fields(schedule)[:2]))
+    return sorted(h * 60 + m for h in hour for m in minute)
+
+
+def contains(outer: tuple[str, int], inner: tuple[str, int]) -> bool:
+    """Whether every window of `inner` ((schedule, duration in seconds), read in the same
+    time zone as `outer`) lies wholly within a window of `outer`, on every day of the
+    calendar. Exact for every schedule `window_end` accepts (one start minute, one hour or
+    every hour, any day-of-month, month and day-of-week), and windows shorter than a day
+    or, hourly, than an hour: one window of `outer` ends before its next starts, so an
+    inner window is covered by one outer window or not at all. An inner window starting
+    at minute `s` of day D is covered by an outer window opened at `o` on D itself
+    (``o <= s`` and ``o + outer duration >= s + inner duration``) or on the day before,
+    running past midnight (``o + outer duration - 1440 >= s + inner duration``)."""
+    (out_schedule, out_s), (in_schedule, in_s) = outer, inner
+    out_len, in_len = out_s // 60, in_s // 60
+    out_starts = _starts(out_schedule)
+    out_days, in_days = _day_matcher(out_schedule), _day_matcher(in_schedule)
+    needs = []
+    for s in _starts(in_schedule):
+        same = any(o <= s and o + out_len >= s + in_len for o in out_starts)
+        before = any(o + out_len - DAY_MINUTES >= s + in_len for o in out_starts)
+        if not same and not before:
+            return False
+        needs.append((same, before))
+    for day, opens in enumerate(in_days):
+        if not opens:
+            continue
+        today, yesterday = out_days[day], out_days[day - 1]  # the cycle wraps around
+        if not all((same and today) or (before and yesterday) for same, before in needs):
+            return False
+    return True
 
 
 def timezone_known(name: str) -> bool:

@@ -221,14 +221,62 @@ def test_batching_window_uses_up_the_latency_budget() -> None:
     ]
 
 
+def replicas_max(text: str) -> list[str]:
+    return [p for p in problems(text) if "replicas.max:" in p]
+
+
 def test_peak_beyond_replicas_max_names_the_number_needed() -> None:
     text = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 60,")
-    (problem,) = [p for p in problems(text) if "replicas.max:" in p]
-    assert problem.startswith(
-        "bp.yaml:21:29: error: models.chat.replicas.max: the peak of 60 requests/s needs 16 "
-        "replicas (8 per zone x 2 zones, "
+    assert replicas_max(text) == [
+        "bp.yaml:21:29: error: models.chat.replicas.max: replicas.max 8 cannot carry the peak "
+        "of 60 requests/s within the SLO under any estimate of the ±30% roofline band: even "
+        "at its optimistic end (7.10 requests/s a replica) the peak needs 10 replicas (5 per "
+        "zone x 2 zones), and 16 at the central estimate (3.81 requests/s each); raise "
+        "replicas.max to 16 (and the pool's nodes.max to hold them), lower traffic.peak_rps, "
+        "or serve on faster GPUs"
+    ]
+
+
+def test_a_peak_that_only_the_optimistic_end_carries_is_an_error_beyond_it() -> None:
+    # At 80 ms TTFT no batch meets the SLO at the central estimate: the replicas the
+    # optimistic end needs are the only count there is, and there are more than max.
+    text = edit("ttft_p95_ms: 500", "ttft_p95_ms: 80")
+    assert replicas_max(text) == [
+        "bp.yaml:21:29: error: models.chat.replicas.max: replicas.max 8 cannot carry the peak "
+        "of 4 requests/s within the SLO under any estimate of the ±30% roofline band: even at "
+        "its optimistic end (0.49 requests/s a replica) the peak needs 10 replicas (5 per zone "
+        "x 2 zones), and at the central estimate no batch meets the SLO; relax the SLO or "
+        "serve on faster GPUs: only the optimistic end of the band meets it"
+    ]
+    within = edit("ttft_p95_ms: 500", "ttft_p95_ms: 100")
+    assert replicas_max(within) == [
+        "bp.yaml:21:29: warning: models.chat.replicas.max: at the central estimate of the "
+        "±30% roofline band no batch meets the SLO, nor at its pessimistic end: replicas.max "
+        "8 carries the peak of 4 requests/s only if the optimistic end holds (2 replicas); "
+        "measure one replica at 6.08 requests/s (scripts/measure_capacity.py runs vLLM's own "
+        "benchmark) before relying on the estimate, or leave more room in replicas.max"
+    ]
+
+
+def test_the_warning_says_which_end_of_the_band_is_short() -> None:
+    measure = (
+        "measure one replica at {} requests/s (scripts/measure_capacity.py runs vLLM's own "
+        "benchmark) before relying on the estimate, or leave more room in replicas.max"
     )
-    assert "replicas.max is 8; raise replicas.max to 16 " in problem
+    central = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 28,")
+    central = edit("ttft_p95_ms: 500", "ttft_p95_ms: 120", central)
+    assert replicas_max(central) == [
+        "bp.yaml:21:29: warning: models.chat.replicas.max: the peak of 28 requests/s needs 10 "
+        "replicas at the central estimate of the ±30% roofline band (3.46 requests/s each) "
+        "and at its pessimistic end no batch meets the SLO: replicas.max 8 carries it only if "
+        "the optimistic end holds (4 replicas); " + measure.format("3.46")
+    ]
+    pessimistic = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 10,")
+    assert replicas_max(pessimistic) == [
+        "bp.yaml:21:29: warning: models.chat.replicas.max: the peak of 10 requests/s needs 4 "
+        "replicas at the central estimate of the ±30% roofline band (3.81 requests/s each), "
+        "within replicas.max 8, but up to 20 at its pessimistic end; " + measure.format("3.81")
+    ]
 
 
 def test_pool_nodes_max_refuses_the_sum_of_its_models() -> None:
@@ -507,15 +555,15 @@ def test_bundled_llm_blueprint_at_five_times_its_traffic_fails_at_replicas_max(
         load_blueprint(bp)
     found = [d.format() for d in err.value.diagnostics]
     # prod serves one zone, local two: each environment needs its own number
-    assert [f.split(", ")[0] for f in found] == [
-        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 11 "
-        "replicas (11 per zone x 1 zone",
-        f"{bp}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s needs 12 "
-        "replicas (6 per zone x 2 zones",
+    assert [f.split("; ")[0].split(": even ")[1] for f in found] == [
+        "at its optimistic end (6.55 requests/s a replica) the peak needs 7 replicas (7 per "
+        "zone x 1 zone), and 11 at the central estimate (3.81 requests/s each)",
+        "at its optimistic end (6.55 requests/s a replica) the peak needs 8 replicas (4 per "
+        "zone x 2 zones), and 12 at the central estimate (3.81 requests/s each)",
     ]
-    assert (
-        "at least 7 at the optimistic end of the ±30% roofline estimate; replicas.max is 6"
-        in found[0]
+    assert found[0].startswith(
+        f"{bp}:119:29: error: models.chat-8b.replicas.max: replicas.max 6 cannot carry the "
+        "peak of 40 requests/s within the SLO under any estimate of the ±30% roofline band"
     )
 
 

@@ -354,6 +354,21 @@ def test_tabs_in_indentation_are_refused_with_their_column() -> None:
     )
 
 
+def test_a_no_break_space_in_indentation_is_named_at_its_line() -> None:
+    # Pasted from a web page: YAML would read it as text and blame the mapping's shape.
+    text = "models:\n  chat:\n  \u00a0 server: vllm\n  list:\n    -\u00a0a\n\u3000x: 1\n"
+    assert error(text) == (
+        "bp.yaml:3:3: error: <document>: line 3 has a no-break space (U+00A0) in its "
+        "indentation; indent with plain spaces\n"
+        "bp.yaml:5:6: error: <document>: line 5 has a no-break space (U+00A0) in its "
+        "indentation; indent with plain spaces\n"
+        "bp.yaml:6:1: error: <document>: line 6 has an ideographic space (U+3000) in its "
+        "indentation; indent with plain spaces"
+    )
+    # Within a value it is text like any other.
+    assert load_text("a: 'x\u00a0y'\n", "bp.yaml").data == {"a": "x\u00a0y"}
+
+
 def test_invalid_utf8_is_located_at_the_bad_byte() -> None:
     text = "a: 1\nname: caf\u00e9 \u00e9".encode() + b"\xff\n"
     assert error(text) == (

@@ -660,6 +660,14 @@ def test_error_wording(old: str, new: str, expected: str) -> None:
             id="image-latest",
         ),
         pytest.param(
+            "    pool: l4\n    vllm",
+            "    pool: l4\n    image: vllm/vllm-openai:v0.33.0@sha256:9b2e4c1d0a7f\n    vllm",
+            "bp.yaml:35:12: error: models.chat.image: a sha256 digest is 64 hex characters; "
+            "this one has 12; copy the whole digest: `docker buildx imagetools inspect <image>` "
+            "prints it, or pin by tag alone",
+            id="image-digest-cut-short",
+        ),
+        pytest.param(
             "hf_token: {from_env: HF_TOKEN}",
             "hf_token: {from_env: HF_TOKEN, from_pulumi_config: t}",
             "bp.yaml:37:17: error: models.chat.secrets.hf_token: a secret reference takes exactly "

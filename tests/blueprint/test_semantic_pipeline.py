@@ -351,6 +351,15 @@ def test_requirements_must_be_pinned_with_hashes() -> None:
     assert diagnostics(with_requirements("          backend: python\n", [f"x==1 {HASH}"])) == []
 
 
+def test_a_requirement_hash_cut_short_is_counted() -> None:
+    text = with_requirements("          backend: python\n", ["x==1 --hash=sha256:ab12cd34"])
+    assert diagnostics(text) == [
+        "bp.yaml:30:15: error: models.embed.pipeline.steps.tokenize.requirements[0]: a sha256 "
+        "digest is 64 hex characters; this one has 8; copy the whole hash: `pip hash <file>` "
+        "prints it"
+    ]
+
+
 def test_requirements_are_a_python_steps_and_one_version_per_model() -> None:
     onnx = with_requirements("          backend: onnxruntime\n", [f"numpy==1.26.4 {HASH}"])
     assert diagnostics(onnx) == [

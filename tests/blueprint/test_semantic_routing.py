@@ -10,6 +10,7 @@ from inferplane.blueprint import wake
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.schema import validate_document
+from inferplane.blueprint.semantic_vllm import advisories
 from inferplane.blueprint.vllm_owned import extra_args_problems
 
 BASE = """\
@@ -202,3 +203,28 @@ def test_the_replicas_render_routes_stay_refused() -> None:
             "remove it",
         )
     ]
+
+
+def test_priorities_without_flow_control_warn_naming_those_that_do_nothing() -> None:
+    def warned(text: str) -> list[str]:
+        found = advisories(load_text(text, "bp.yaml"))
+        return [d.format() for d in found if "routing" in d.format()]
+
+    assert warned(BASE) == []  # flow control on: the queue serves by priority
+    text = edit("      flow_control: true\n", "")
+    text = edit("{metric: router_queue, target: 2}", "{metric: router_running, target: 2}", text)
+    assert diagnostics(text) == []
+    assert warned(text) == [
+        "bp.yaml:23:19: warning: models.chat.routing.priorities: without routing.flow_control "
+        "the router sheds only requests of negative priority, and only while the pool is "
+        "saturated (llm-d-router v0.10.0 LegacyAdmissionController): objective interactive "
+        "(priority 10) is admitted exactly like a request without an objective; set "
+        "routing.flow_control: true, so the router queues requests while the pool is "
+        "saturated and serves higher priorities first, or remove the objectives at priority "
+        "0 or above"
+    ]
+    both = edit("{interactive: 10, batch: -1}", "{interactive: 10, standard: 0, batch: -1}", text)
+    (found,) = warned(both)
+    assert "objectives interactive (priority 10), standard (priority 0) are admitted" in found
+    shed_only = edit("{interactive: 10, batch: -1}", "{batch: -1}", text)
+    assert warned(shed_only) == []  # negative priorities are shed without flow control

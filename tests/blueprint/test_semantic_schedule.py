@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
 from test_semantic import diagnostics
 from test_semantic import edit as edit_base
 
+from inferplane.blueprint import wake
 from inferplane.blueprint.loader import load_text
 from inferplane.blueprint.model import ScheduleWindow
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.schema import validate_document
+from inferplane.blueprint.semantic_vllm import advisories
 
 # A realtime chat model in two zones: at night none (it wakes on its HTTP requests), on
 # weekdays one warm replica per zone, and two per zone at the Monday peak.
@@ -140,3 +143,91 @@ def test_the_schema_requires_each_windows_min() -> None:
         "bp.yaml:25:11: error: models.chat.replicas.schedule[1]: missing required key `min`; "
         "add `min:`"
     ]
+
+
+def warnings(text: str) -> list[str]:
+    """The advisories `inferplane validate` prints, less the GPU-fit one of a store source."""
+    found = advisories(load_text(text, "bp.yaml"))
+    return [d.format() for d in found if "GPU memory fit" not in d.message]
+
+
+def test_a_window_without_a_time_zone_warns_that_utc_is_assumed() -> None:
+    assert warnings(BASE) == [
+        "bp.yaml:25:22: warning: models.chat.replicas.schedule[1].schedule: window 1 of "
+        "replicas.schedule states no time zone, so its schedule '0 9 * * 1' is read in UTC, "
+        "the default; state the zone its hours are meant in by its IANA name, e.g. timezone: "
+        "Europe/Berlin, or write timezone: UTC if UTC is meant"
+    ]
+    stated = edit("duration: 2h, min: 2}", "duration: 2h, min: 2, timezone: UTC}")
+    assert warnings(stated) == []
+
+
+def test_a_wake_schedule_without_a_time_zone_warns_too() -> None:
+    text = edit(
+        '      schedule:\n        - {schedule: "0 7 * * 1-5", duration: 12h, min: 1,'
+        ' timezone: Europe/Berlin}\n        - {schedule: "0 9 * * 1", duration: 2h,'
+        " min: 2}\n",
+        '      wake: {schedule: "0 2 * * *", duration: 3h}\n',
+    )
+    assert warnings(text) == [
+        "bp.yaml:23:24: warning: models.chat.replicas.wake.schedule: replicas.wake states no "
+        "time zone, so its schedule '0 2 * * *' is read in UTC, the default; state the zone "
+        "its hours are meant in by its IANA name, e.g. timezone: Europe/Berlin, or write "
+        "timezone: UTC if UTC is meant"
+    ]
+
+
+def test_a_window_inside_another_of_no_smaller_floor_is_refused() -> None:
+    text = edit(
+        '"0 9 * * 1", duration: 2h, min: 2}',
+        '"0 9 * * 1", duration: 2h, min: 1, timezone: Europe/Berlin}',
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:25:22: error: models.chat.replicas.schedule[1].schedule: window 1 ('0 9 * * "
+        "1' for 2h) lies wholly inside window 0 ('0 7 * * 1-5' for 12h) and keeps no more "
+        "replicas (min 1 per zone, against window 0's 1): each window is one metric of the "
+        "HPA, which takes the largest, so window 0's floor holds all through window 1 and "
+        "window 1 never changes anything; remove window 1, or give it a min above 1 if it is "
+        "meant to raise the floor within window 0"
+    ]
+    # A higher floor inside the window raises it; a window that runs past 19:00 is not
+    # inside; nor is one on a Saturday; windows of other time zones are not compared.
+    for old, new in (
+        ("duration: 2h, min: 1,", "duration: 2h, min: 2,"),
+        ('"0 9 * * 1", duration: 2h', '"0 18 * * 1", duration: 2h'),
+        ('"0 9 * * 1", duration: 2h', '"0 9 * * 6", duration: 2h'),
+        ("min: 1, timezone: Europe/Berlin}\n", "min: 1, timezone: Europe/Paris}\n"),
+    ):
+        assert diagnostics(edit(old, new, text)) == [], new
+
+
+def test_the_same_hours_written_twice_are_refused_once() -> None:
+    text = edit(
+        '"0 9 * * 1", duration: 2h, min: 2}',
+        '"0 7 * * 1,2,3,4,5", duration: 12h, min: 1, timezone: Europe/Berlin}',
+    )
+    (found,) = diagnostics(text)
+    assert found.startswith(
+        "bp.yaml:25:22: error: models.chat.replicas.schedule[1].schedule: window 1 ('0 7 * * "
+        "1,2,3,4,5' for 12h) lies wholly inside window 0 ('0 7 * * 1-5' for 12h)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("outer", "inner", "inside"),
+    [
+        (("0 22 * * *", 6 * 3600), ("0 1 * * *", 3600), True),  # past midnight
+        (("0 22 * * 1-5", 6 * 3600), ("0 1 * * 2-6", 3600), True),  # Mon-Fri nights
+        (("0 22 * * 1-5", 6 * 3600), ("0 1 * * 1-5", 3600), False),  # Monday 01:00 is not
+        (("0 * * * *", 50 * 60), ("10 * * * *", 30 * 60), True),  # hourly
+        (("0 * * * *", 50 * 60), ("30 * * * *", 30 * 60), False),
+        (("0 0 1 * *", 23 * 3600), ("0 5 1 1 *", 3600), True),  # 1 January is a 1st
+        (("0 0 1 * *", 23 * 3600), ("0 5 * * 1", 3600), False),
+        (("0 0 1,15 * 1", 23 * 3600), ("0 5 1 * *", 3600), True),  # day-of-month OR weekday
+        (("0 0 29 2 *", 23 * 3600), ("0 1 * 2 4", 3600), False),  # not every February
+    ],
+)
+def test_containment_holds_on_every_day_of_the_calendar(
+    outer: tuple[str, int], inner: tuple[str, int], inside: bool
+) -> None:
+    assert wake.contains(outer, inner) is inside

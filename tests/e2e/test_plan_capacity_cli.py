@@ -134,8 +134,9 @@ def test_check_fails_at_replicas_max_when_the_traffic_is_five_times_higher(
     run = inferplane("check", str(blueprint))
     assert run.returncode == 2, run.stdout + run.stderr
     assert (
-        f"{blueprint}:119:29: error: models.chat-8b.replicas.max: the peak of 40 requests/s "
-        "needs 11 replicas (11 per zone x 1 zone, 3.81 requests/s each within the SLO), at least "
-        "7 at the optimistic end of the ±30% roofline estimate; replicas.max is 6; raise "
-        "replicas.max to 11"
+        f"{blueprint}:119:29: error: models.chat-8b.replicas.max: replicas.max 6 cannot carry "
+        "the peak of 40 requests/s within the SLO under any estimate of the ±30% roofline "
+        "band: even at its optimistic end (6.55 requests/s a replica) the peak needs 7 "
+        "replicas (7 per zone x 1 zone), and 11 at the central estimate (3.81 requests/s "
+        "each); raise replicas.max to 11"
     ) in run.stdout + run.stderr

@@ -10,6 +10,7 @@ plans with their problems: errors (`validate` refuses them) and advisories (`val
   estimate's band needs more than ``replicas.max``, or the pool's models need more nodes
   per zone than ``nodes.max``, the blueprint cannot carry its peak: an error with the number
   needed. When only the central estimate or the pessimistic end needs more: an advisory.
+  These verdicts, and those on cost and targets below, are `verdicts.judge`'s.
 - Triton: a batching window at or above ``slo.p95_ms`` leaves no time to compute: an error.
 - autoscaling: where the blueprint sets no `autoscaling`, the targets are derived (and
   rendered into the ScaledObject) so that the HPA acts before the SLO breaks (`targets`):
@@ -30,10 +31,10 @@ import math
 from dataclasses import dataclass
 
 from inferplane.blueprint import wake
-from inferplane.blueprint.capacity import load, prices, profile, roofline, targets
+from inferplane.blueprint.capacity import load, prices, profile, roofline, targets, verdicts
 from inferplane.blueprint.capacity.plans import Cost, EnvPlan, Plan, Problem, Window
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.model import Autoscaling, Environment, Metric, Model
+from inferplane.blueprint.model import Autoscaling, Environment, Model
 
 HOURS_PER_MONTH = 730
 
@@ -271,126 +272,8 @@ def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
         cost=cost,
         cost_note=note,
     )
-    _judge(model, plan, out)
+    verdicts.judge(model, plan, out)
     return plan
-
-
-def _judge(model: Model, plan: Plan, out: EnvPlan) -> None:
-    path: YamlPath = ("models", model.name)
-    limit = model.replicas.max
-    band = f"±{plan.band:.0%} {plan.source} estimate"
-    each = f"{plan.per_zone} per zone x {plan.zones} zone{'s' if plan.zones != 1 else ''}"
-    if plan.replicas_optimistic > limit:
-        out.problems.append(
-            Problem(
-                "error",
-                (*path, "replicas", "max"),
-                f"the peak of {plan.peak_rps:g} requests/s needs {plan.replicas} replicas "
-                f"({each}, {plan.rps[1]:.2f} requests/s each within the SLO), at least "
-                f"{plan.replicas_optimistic} at the optimistic end of the {band}; "
-                f"replicas.max is {limit}",
-                f"raise replicas.max to {plan.replicas} (and the pool's nodes.max to hold "
-                "them), lower traffic.peak_rps, or serve on faster GPUs",
-            )
-        )
-    elif plan.replicas_pessimistic is None or max(plan.replicas, plan.replicas_pessimistic) > limit:
-        worst = (
-            "at the pessimistic end of the {band} no batch meets the SLO"
-            if plan.replicas_pessimistic is None
-            else f"up to {plan.replicas_pessimistic} at the pessimistic end of the {band}"
-        ).format(band=band)
-        out.problems.append(
-            Problem(
-                "warning",
-                (*path, "replicas", "max"),
-                f"the peak of {plan.peak_rps:g} requests/s needs {plan.replicas} replicas "
-                f"({worst}); replicas.max is {limit}",
-                f"measure one replica at its planned {plan.rps[1]:.2f} requests/s "
-                "(scripts/measure_capacity.py runs vLLM's own benchmark) before relying on the "
-                "estimate, or leave more room in replicas.max",
-            )
-        )
-    budget = model.budget_usd_per_month
-    if budget is not None and plan.cost is not None and plan.cost.usd_month > budget:
-        out.problems.append(
-            Problem(
-                "warning",
-                (*path, "budget", "usd_per_month"),
-                f"the estimate costs ${plan.cost.usd_month:,.0f} a month "
-                f"({plan.cost.month_basis}; prices of {prices.TABLE_DATE}), over the budget "
-                f"of ${budget:,.0f}",
-                "lower replicas.min or the schedule windows, or raise the budget",
-            )
-        )
-    if budget is not None and plan.cost is None:
-        out.problems.append(
-            Problem(
-                "warning",
-                (*path, "budget", "usd_per_month"),
-                f"the budget is not compared: {plan.cost_note}",
-                "add the instance type's price for this region to the price table "
-                "(inferplane/blueprint/capacity/prices.py), or compare the cost by hand",
-            )
-        )
-    if not model.autoscaling_derived:
-        _judge_targets(model, plan, out)
-
-
-def _target_path(model: Model, metric: Metric) -> YamlPath:
-    path: YamlPath = ("models", model.name, "autoscaling")
-    if len(model.autoscaling.signals) > 1:
-        return (*path, model.autoscaling.metrics.index(metric), "target")
-    return (*path, "target")
-
-
-def _judge_targets(model: Model, plan: Plan, out: EnvPlan) -> None:
-    """The blueprint's own targets against the derived ones: where they act after the SLO."""
-    remove = "or remove `autoscaling` to use the derived targets"
-    for derived in plan.targets:
-        explicit = model.autoscaling.target_of(derived.metric)
-        if explicit is None or explicit <= derived.target:
-            continue
-        message = {
-            "queue_depth": f"a queue of {explicit:g} per replica waits longer than the SLO "
-            f"allows before the HPA acts: at {plan.rps[1]:.2f} requests/s a replica drains "
-            f"{derived.target:g} within it, and the HPA acts only 10% above its target",
-            "concurrency": f"a concurrency of {explicit:g} per replica is acted on only "
-            f"above {explicit * 1.1:.4g}, past the planned batch of {plan.batch} that "
-            "meets the SLO",
-        }.get(
-            derived.metric,
-            f"a {derived.metric} target of {explicit:g} is acted on only above "
-            f"{explicit * 1.1:.4g}, at or past the SLO",
-        )
-        out.problems.append(
-            Problem(
-                "warning",
-                _target_path(model, derived.metric),
-                message,
-                f"set the target to {derived.target:g}, {remove}",
-            )
-        )
-    limit = load.batch_limit(model)
-    waits_late = limit is None or plan.batch < limit
-    if (
-        targets.in_flight_batching(model)
-        and "queue_depth" in model.autoscaling.metrics
-        and "concurrency" not in model.autoscaling.metrics
-        and waits_late
-    ):
-        cap = f"{plan.batch_setting} ({limit if limit is not None else 'the engine default'})"
-        wanted = plan.targets[0].target
-        out.problems.append(
-            Problem(
-                "warning",
-                _target_path(model, "queue_depth"),
-                f"queue_depth counts only the requests beyond {cap}: below it every request "
-                f"runs in the batch and none waits, past the planned batch of {plan.batch} "
-                "that meets the SLO",
-                f"scale on concurrency (requests running plus waiting) with target "
-                f"{wanted:g}, {remove}",
-            )
-        )
 
 
 def plan_env(env: Environment) -> EnvPlan:
