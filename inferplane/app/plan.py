@@ -28,6 +28,7 @@ from inferplane.blueprint.errors import BlueprintError, counted, printable
 if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actually runs
     from inferplane.app.offline import RecordedResource, Recording
     from inferplane.blueprint.capacity.planner import EnvPlan
+    from inferplane.blueprint.capacity.prices import Price
     from inferplane.blueprint.model import Environment
     from inferplane.blueprint.node_shape import NodeShape
     from inferplane.blueprint.scale_out import Budget, Constants
@@ -47,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy-config",
         metavar="FILE",
-        help="policy config whose scale-out-budget keys correct the budget's estimates",
+        help="policy config whose scale-out-budget keys correct the budget's estimates and "
+        "whose capacity-estimate.prices price the nodes",
     )
 
 
@@ -59,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         env = resolve_file(args.blueprint, args.env)
         budgets = scale_out.budgets(env, scale_out_constants(args.policy_config))
+        platform = platform_prices(args.policy_config)
         if args.out is not None:  # fail before the run, and again at write time
             plan_output.check_out_dir(args.out)
         from inferplane.app.offline import run_program
@@ -99,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from inferplane.app import plan_capacity
     from inferplane.blueprint.capacity import planner
 
-    capacity = planner.plan_env(env)
+    capacity = planner.plan_env(env, platform)
     block = plan_capacity.render(env, capacity)
     if block:
         print(file=out)
@@ -176,6 +179,22 @@ def scale_out_constants(config_file: str | None) -> Constants:
     if config_file is None:
         return Constants()
     return Constants.from_values(config.load(config_file).values_for(rule(BUDGET_RULE)))
+
+
+CAPACITY_RULE = "capacity-estimate"
+
+
+def platform_prices(config_file: str | None) -> dict[tuple[str, str], Price]:
+    """The platform's node prices from the policy config's ``capacity-estimate.prices``
+    (none without a file): the cost uses them before the built-in table."""
+    from inferplane.blueprint.capacity import prices
+    from inferplane.policies import config
+    from inferplane.policies.rules import rule
+
+    if config_file is None:
+        return {}
+    values = config.load(config_file).values_for(rule(CAPACITY_RULE))
+    return prices.platform_rows(values["prices"])
 
 
 def model_entries(budgets: Mapping[str, Budget]) -> dict[str, dict[str, Any]]:

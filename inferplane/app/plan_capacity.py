@@ -90,6 +90,10 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
             f"{_usd(c.price.usd_per_hour)}/h ({c.price.basis}, {c.price.source}, "
             f"dated {c.price.read_on})"
         )
+        out.append(
+            f"    counts {c.counts}; not the control plane, system nodes, load balancers, "
+            "disks or traffic"
+        )
     return out
 
 
@@ -144,6 +148,9 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
             "usd_per_million": cost.usd_per_million,
             "per_million_of": cost.per_million_of,
             "instance_type": cost.instance_type,
+            "nodes_per_zone": {"floor": cost.floor_nodes, "peak": cost.peak_nodes},
+            "zones": cost.zones,
+            "counts": cost.counts,
             "price_table_date": prices.TABLE_DATE,
             "price_source": cost.price.source,
             "price_read_on": cost.price.read_on,

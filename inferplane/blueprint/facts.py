@@ -119,6 +119,7 @@ _MODEL_KEYS = (
     "pool",
     "units_per_replica",
     "spare_units",
+    "idle_units",
     "weights_gb",
     "weights_basis",
     "weights_precision_bytes",
@@ -285,6 +286,7 @@ def _model(name: str, raw: Any) -> ScaleOutInputs:
         pool=text("pool"),
         units_per_replica=num("units_per_replica"),
         spare_units=num("spare_units"),
+        idle_units=num("idle_units"),
         weights_gb=None if weights is None else _number(f"{where}.weights_gb", weights),
         weights_basis=text("weights_basis"),
         weights_precision_bytes=_number(

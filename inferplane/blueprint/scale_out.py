@@ -11,12 +11,15 @@ order:
 - ``prometheus_scrape``: the newest sample of the signal may be one scrape interval old
   (`timing.SCRAPE_INTERVAL_S`).
 - ``hpa_reaction`` (models with a replica): the HPA controller's sync period.
-- ``node``: only when the pool holds fewer spare GPU units per zone (`GpuPool.spare_gpus`,
-  kept free by placeholder pods that serving pods preempt) than one replica requests, and
-  only where a node autoscaler adds nodes. A ``kubernetes`` environment has none: no node
-  part is counted there, because a replica that finds no free GPU on the nodes that exist
-  never becomes ready at all (`capacity-headroom` checks that the models' maximum replicas
-  fit those nodes, `scale-out-budget` that a spare GPU waits for the next one).
+- ``node``: only when the pool holds fewer free GPU units per zone than one replica
+  requests, and only where a node autoscaler adds nodes. Free are the spare GPU units
+  (`GpuPool.spare_gpus`, kept free by placeholder pods that serving pods preempt) and the
+  idle ones of the pool's minimum nodes: ``nodes.min × GPU units per node`` less what the
+  warm replicas of the pool's models and the placeholders take there (`idle_units`). A
+  ``kubernetes`` environment has none: no node part is counted there, because a replica
+  that finds no free GPU on the nodes that exist never becomes ready at all
+  (`capacity-headroom` checks that the models' maximum replicas fit those nodes,
+  `scale-out-budget` that a spare GPU waits for the next one).
 - ``image_pull``: only on a new node. A node that already runs has the serving images of
   its pool's models (the pool's pre-pull DaemonSet pulls them when the node joins); a new
   node pulls them while the replica waits for the same bytes. No pool enables GKE image
@@ -225,6 +228,10 @@ class ScaleOutInputs:
     """`gpu_resource` units one replica requests (GPUs, MIG slices or time slices)."""
     spare_units: int
     """`gpu_resource` units the pool keeps free per zone (`GpuPool.spare_gpus`)."""
+    idle_units: int
+    """`gpu_resource` units per zone that the pool's minimum nodes hold beyond the warm
+    replicas of its models and the spare units (`idle_units_of`): a replica starts there
+    without a new node."""
     weights_gb: float | None
     """The checkpoint (or engine) a replica copies, in GB; None: unknown, never guessed."""
     weights_basis: str
@@ -338,6 +345,7 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
         pool=pool.name,
         units_per_replica=model.gpus,
         spare_units=pool.spare_gpus,
+        idle_units=idle_units_of(env, pool.name),
         weights_gb=copied.gb,
         weights_basis=copied.basis,
         weights_precision_bytes=copied.bytes_per_weight,
@@ -347,6 +355,20 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
         compile_cache=compiles_vllm_graph(model),
         ort_trt_build=builds_ort_trt_engines(model),
     )
+
+
+def idle_units_of(env: Environment, pool_name: str) -> int:
+    """GPU units per zone of pool `pool_name` that its minimum nodes hold and nothing uses
+    at the floor: ``nodes.min × units per node`` less each model's warm replicas in a zone
+    (``ceil(replicas.min / zones)`` × its GPUs) and the spare units; never below 0."""
+    pool = env.pools[pool_name]
+    zones = max(1, len(pool.zones))
+    warm = sum(
+        math.ceil(m.replicas.min / zones) * m.gpus
+        for m in env.models.values()
+        if m.pool == pool_name
+    )
+    return max(0, pool.nodes.min * pool.gpu_units_per_node - warm - pool.spare_gpus)
 
 
 def _up(seconds: float) -> float:
@@ -369,9 +391,11 @@ def budget(
     )
     if not inputs.from_zero:
         parts.append(Part("hpa_reaction", _up(c.hpa_sync_period_s), "HPA sync period"))
-    if node_autoscaler and inputs.spare_units < inputs.units_per_replica:
+    free = inputs.spare_units + inputs.idle_units
+    if node_autoscaler and free < inputs.units_per_replica:
+        idle = f" and {inputs.idle_units} idle on its minimum nodes" if inputs.idle_units else ""
         why = (
-            f"pool {inputs.pool} keeps {inputs.spare_units} spare GPU unit(s) per zone, "
+            f"pool {inputs.pool} keeps {inputs.spare_units} spare GPU unit(s){idle} per zone, "
             f"a replica needs {inputs.units_per_replica}"
         )
         parts.append(Part("node", _up(c.node_provision_s), why))

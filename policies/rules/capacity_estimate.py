@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from inferplane.blueprint.capacity import planner
-from inferplane.policies.framework import Finding, Rule, RuleConfig
+from inferplane.blueprint.capacity import planner, prices
+from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.stack import Stack
 
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     if stack.env is None:
         return  # online without the blueprint: the plan needs the model's traffic and SLO
-    env_plan = planner.plan_env(stack.env)
+    env_plan = planner.plan_env(stack.env, prices.platform_rows(config["prices"]))
     for problem in env_plan.problems:
         if problem.severity != "warning" or problem.path[0] != "models":
             continue  # errors are refused by validate before any rule runs
@@ -58,6 +58,31 @@ RULE = Rule(
         "in replicas.max; lower replicas.min or the schedule windows to meet the budget; set "
         "the queue target to the derived one, or remove autoscaling to use the derived "
         "targets. `inferplane plan` prints the whole estimate."
+    ),
+    config=(
+        ConfigKey(
+            "prices",
+            [],
+            {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["instance_type", "region", "usd_per_hour", "source", "read_on"],
+                    "properties": {
+                        "instance_type": {"type": "string", "minLength": 1},
+                        "region": {"type": "string", "minLength": 1},
+                        "usd_per_hour": {"type": "number", "exclusiveMinimum": 0},
+                        "source": {"type": "string", "minLength": 1},
+                        "read_on": {"type": "string", "format": "date"},
+                    },
+                },
+            },
+            "The platform's node prices, US dollars per hour per node, each with its source "
+            "(a price page, a contract) and the day it was read: negotiated prices, or the "
+            "instance types and regions the built-in table lacks (the plan names a missing "
+            "one). They win over the built-in table's rows in plan and check.",
+        ),
     ),
     links=(
         "https://docs.vllm.ai/en/latest/cli/bench/serve.html",

@@ -78,7 +78,8 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             continue
         view = stack.models.get(name)
         ref = view.workloads[0].ref if view and view.workloads else None
-        if stack.fixed_nodes and inputs.spare_units < inputs.units_per_replica:
+        free = inputs.spare_units + inputs.idle_units
+        if stack.fixed_nodes and free < inputs.units_per_replica:
             # Nothing adds a node: the next replica is ready only on a GPU already free.
             yield Finding(
                 f"models.{name}",

@@ -95,7 +95,14 @@ def _replica_findings(
                 "replicas.min",
                 source.ref,
             )
+        # A model with one Deployment per zone (llm-aware routing) has a ScaledObject per
+        # zone, each with the window's per-zone floor: the window's replicas add up, as
+        # `min_replicas` adds their minimums.
+        by_index: dict[int, tuple[float, Resource, str]] = {}
         for index, desired, so, text in windows:
+            total, first, first_text = by_index.get(index, (0.0, so, text))
+            by_index[index] = (total + desired, first, first_text)
+        for index, (desired, so, text) in sorted(by_index.items()):
             if desired < need:
                 yield Finding(
                     target,

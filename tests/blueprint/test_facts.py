@@ -53,6 +53,7 @@ model = st.builds(
     pool=text,
     units_per_replica=count,
     spare_units=count,
+    idle_units=count,
     weights_gb=size,
     weights_basis=text,
     weights_precision_bytes=st.sampled_from([0.5, 1.0, 2.0, 4.0]),
@@ -170,6 +171,7 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "pool": "l4",
         "units_per_replica": 1,
         "spare_units": 1,
+        "idle_units": 0,
         # The source's name is the table's Llama 3.1 8B; fp8 is applied on load, so a
         # replica copies the 16-bit checkpoint.
         "weights_gb": 16.06,

@@ -30,7 +30,11 @@ def llama_8b(env: Environment, spare: int) -> Environment:
     """The reference chat model as a vLLM Llama 3.1 8B in bf16 on an L4 pool."""
     llm = llm_catalog.lookup("meta-llama/Llama-3.1-8B-Instruct")
     env = with_model(env, "chat", llm=llm, precision="bf16")
-    return with_pool(env, "l4", spare_gpus=spare)
+    # nodes.min holds the warm replicas and the spare GPUs (one GPU per node): a spare GPU
+    # fewer is a node fewer, or the GPU it leaves idle takes the next replica.
+    pool = env.pools["l4"]
+    nodes = dataclasses.replace(pool.nodes, min=pool.nodes.min + spare - pool.spare_gpus)
+    return with_pool(env, "l4", spare_gpus=spare, nodes=nodes)
 
 
 def parts(env: Environment, model: str, c: Constants | None = None) -> dict[str, int]:
@@ -145,10 +149,12 @@ def test_spare_units_count_in_the_pools_own_units(
     assert pool.gpu_resource == "nvidia.com/mig-3g.40gb"
     assert "node" in parts(env, "nightly-embed")
     assert "node" not in parts(with_pool(env, "h100", spare_gpus=1), "nightly-embed")
-    sliced = with_pool(env, "l4", sharing="time_slicing", time_slices=4, spare_gpus=2)
-    sliced = with_model(sliced, "ranker", gpus=3)  # three time slices per replica
+    # 2 nodes x 4 slices = 8 units: 6 for the warm replicas (ranker's 4), 2 spare, none idle
+    nodes = dataclasses.replace(env.pools["l4"].nodes, min=2)
+    sliced = with_pool(env, "l4", sharing="time_slicing", time_slices=4, spare_gpus=2, nodes=nodes)
+    sliced = with_model(sliced, "ranker", gpus=4)  # four time slices per replica
     assert "node" in parts(sliced, "ranker")
-    assert "node" not in parts(with_pool(sliced, "l4", spare_gpus=3), "ranker")
+    assert "node" not in parts(with_pool(sliced, "l4", spare_gpus=4), "ranker")
 
 
 def test_a_model_at_zero_waits_for_kedas_poll_not_the_hpa(
@@ -313,6 +319,7 @@ def test_the_readiness_part_is_the_stacks_probe_periods() -> None:
         pool="p",
         units_per_replica=1,
         spare_units=1,
+        idle_units=0,
         weights_gb=0,
         weights_basis="b",
         weights_precision_bytes=2,
@@ -380,3 +387,27 @@ def test_a_model_whose_engine_a_job_builds_has_no_build_part(
     assert not inputs_of(env, env.models["ranker"]).ort_trt_build
     env = with_model(env, "ranker", backend="onnxruntime", tensorrt=None)
     assert not inputs_of(env, env.models["ranker"]).ort_trt_build  # the CUDA provider
+
+
+def test_an_idle_gpu_on_the_minimum_nodes_takes_a_replica_without_a_new_node(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    """A pool without spare_gpus whose nodes.min holds more GPUs than its warm replicas use:
+    the next replica starts on the idle GPU, no node start or image pull is counted."""
+    env = with_pool(reference_env("prod"), "l4", spare_gpus=0)
+    pool = env.pools["l4"]
+    warm = sum(
+        -(-m.replicas.min // len(pool.zones)) * m.gpus
+        for m in env.models.values()
+        if m.pool == "l4"
+    )
+    idle = pool.nodes.min * pool.gpu_units_per_node - warm
+    assert scale_out.idle_units_of(env, "l4") == idle
+    busy = with_pool(env, "l4", nodes=dataclasses.replace(pool.nodes, min=warm))
+    assert scale_out.idle_units_of(busy, "l4") == 0
+    waits = budget(inputs_of(busy, busy.models["chat"]))
+    assert waits.part("node") is not None
+    roomy = with_pool(env, "l4", nodes=dataclasses.replace(pool.nodes, min=warm + 1))
+    found = budget(inputs_of(roomy, roomy.models["chat"]))
+    assert found.part("node") is None and found.part("image_pull") is None
+    assert waits.total_s - found.total_s == 540 + 300  # node start + 12 GB vLLM image pull

@@ -61,7 +61,7 @@ def _scaled_object(plan_dir: Path, model: str) -> dict:  # type: ignore[type-arg
 
 def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -> None:
     stdout = plans[2]
-    assert "Capacity at peak traffic (prices of 2026-12-01, on-demand):" in stdout
+    assert "Capacity at peak traffic (prices of 2026-12-04, on-demand):" in stdout
     lines = [line.strip() for line in stdout.splitlines()]
     chat = next(line for line in lines if line.startswith("capacity chat-8b: "))
     assert chat.startswith("capacity chat-8b: 8 requests/s at peak; one replica carries 3.81 ")
@@ -74,8 +74,14 @@ def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -
         "ttft_p95_ms 400: 80% of slo.ttft_p95_ms 500; the HPA acts above 440 ms, before the "
         "SLO, on the p95 of the last 30 s (the alert judges the SLO itself over 2 m)",
     ]
-    chat_cost = "cost: $1.71/h at the floor, $2.56/h at peak, "
-    cost = next(line for line in lines if line.startswith(chat_cost))
+    # Whole nodes: pool l4 keeps 3 (two warm replicas and the spare GPU), 4 at the peak.
+    chat_cost = "cost: $2.56/h at the floor, $3.41/h at peak, $2,493/month "
+    index, cost = next((i, line) for i, line in enumerate(lines) if line.startswith(chat_cost))
+    assert lines[index + 1] == (
+        "counts whole nodes of pool l4: 3 x g2-standard-8 per zone x 1 zone at the floor, 4 "
+        "at peak (nodes.min, spare_gpus included); not the control plane, system nodes, load "
+        "balancers, disks or traffic"
+    )
     assert cost.endswith(
         "g2-standard-8 in us-central1 $0.85/h (listed, https://raw.githubusercontent.com/"
         "Cyclenerd/google-cloud-pricing-cost-calculator/0166a59ebba7c36f2cc8c931d9f258dcebc44776"
@@ -96,7 +102,7 @@ def test_plan_json_carries_the_capacity(plans: tuple[Path, Path, str]) -> None:
         },
     }
     assert capacity["autoscaling"]["basis"]["concurrency"].startswith("concurrency 13: ")
-    assert capacity["cost"]["price_table_date"] == "2026-12-01"
+    assert capacity["cost"]["price_table_date"] == "2026-12-04"
     assert capacity["cost"]["price_read_on"] == "2025-03-06"
 
 

@@ -32,17 +32,26 @@ def test_the_reference_local_environment_passes_the_node_rules(reference_env: En
     assert [(f.target, f.field) for f in found] == [("models.chat", ("models", "chat", "source"))]
 
 
+def without_spare(env: Environment) -> Environment:
+    """Pool l4 without its spare GPU, and without the nodes (one GPU each) beyond its warm
+    replicas: a GPU the minimum nodes leave idle would take the next replica."""
+    pool = env.pools["l4"]
+    idle = scale_out.idle_units_of(env, "l4")
+    less = dataclasses.replace(pool.nodes, min=pool.nodes.min - pool.spare_gpus - idle)
+    return with_pool(env, "l4", spare_gpus=0, nodes=less)
+
+
 def test_no_node_is_counted_in_the_budget(reference_env: Env) -> None:
-    env = with_pool(reference_env("local"), "l4", spare_gpus=0)
+    env = without_spare(reference_env("local"))
     budgets = scale_out.budgets(env)
     assert budgets["chat"].part("node") is None
     assert budgets["chat"].part("image_pull") is None
-    cloud = scale_out.budgets(with_pool(reference_env("prod"), "l4", spare_gpus=0))
+    cloud = scale_out.budgets(without_spare(reference_env("prod")))
     assert cloud["chat"].part("node") is not None
 
 
 def test_without_a_spare_gpu_a_scale_out_never_becomes_ready(reference_env: Env) -> None:
-    env = with_pool(reference_env("local"), "l4", spare_gpus=0)
+    env = without_spare(reference_env("local"))
     found = rule("scale-out-budget").run(Stack.of([], env))
     assert [(f.target, f.field) for f in found] == [
         ("models.chat", ("gpu_pools", "l4", "spare_gpus")),

@@ -15,7 +15,11 @@ RULE = rule("scale-out-budget")
 
 
 def with_spare(env: Environment, pool: str, spare: int) -> Environment:
-    pools = {**env.pools, pool: dataclasses.replace(env.pools[pool], spare_gpus=spare)}
+    """`spare` spare GPUs on `pool`, its nodes.min (one GPU per node) still holding the warm
+    replicas and the spare GPUs and nothing more."""
+    old = env.pools[pool]
+    nodes = dataclasses.replace(old.nodes, min=old.nodes.min + spare - old.spare_gpus)
+    pools = {**env.pools, pool: dataclasses.replace(old, spare_gpus=spare, nodes=nodes)}
     return dataclasses.replace(env, pools=pools)
 
 

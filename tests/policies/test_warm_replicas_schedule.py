@@ -92,3 +92,28 @@ def test_year_share_counts_days_as_cron_does() -> None:
     assert year_share([("* * * * *", 60)]) == 1.0
     # Overlapping windows count once.
     assert year_share([("0 7 * * *", 12 * 3600), ("0 8 * * *", 3600)]) == 0.5
+
+
+def test_an_llm_aware_model_with_one_replica_per_zone_in_its_window_passes() -> None:
+    """llm-aware routing runs one Deployment and ScaledObject per zone, each window trigger
+    with the per-zone floor (1): the zones' triggers add up to the warm replicas owed."""
+    from pathlib import Path
+
+    from inferplane.blueprint.resolve import resolve_file
+
+    root = Path(__file__).resolve().parents[2]
+    env = resolve_file(root / "blueprints" / "llm-routing.yaml", "prod")
+    stack = stack_of(chat_at_night(env, WEEKDAYS))
+    assert len(stack.models["chat"].scaled_objects) == 2
+    assert [f for f in RULE.run(stack) if f.target == "models.chat"] == []
+    found = [
+        f for f in RULE.run(stack, {"min_warm_replicas_per_zone": 2}) if f.target == "models.chat"
+    ]
+    assert [(f.field, f.message) for f in found] == [
+        (
+            ("models", "chat", "replicas", "schedule", 0, "min"),
+            "window 0 (0 7 * * 1-5 to 0 19 * * 1-5, Europe/Berlin) keeps 2 warm replicas; a "
+            "realtime model needs at least 4 in each window (2 per zone of pool l4: "
+            "eu-west-1a, eu-west-1b), because a cold start on a GPU takes minutes",
+        )
+    ]

@@ -19,24 +19,25 @@ plans with their problems: errors (`validate` refuses them) and advisories (`val
   explicit target above the derived one of its metric acts after the SLO breaks, and so
   does an LLM's explicit queue target while the planned batch is below the engine's batch
   limit (nothing waits until that limit): advisories.
-- cost (`prices`): a replica costs its share of a node (``gpus / GPUs per node`` of the
-  node's price); the floor is ``replicas.min``, the peak the replicas needed; a month is
-  730 hours, of which the `replicas.schedule` windows (the busy hours) run at the peak and
-  the rest at the floor; without windows the whole month runs at the peak (an upper bound).
+- cost (`cost`): whole nodes per zone at their on-demand price (the platform's `prices`
+  first), at the floor, at the peak and over a month in which each `replicas.schedule`
+  window runs at its own floor or the peak, whichever is larger.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inferplane.blueprint import wake
+from inferplane.blueprint.capacity import cost as costs
 from inferplane.blueprint.capacity import load, prices, profile, roofline, targets, verdicts
-from inferplane.blueprint.capacity.plans import Cost, EnvPlan, Plan, Problem, Window
+from inferplane.blueprint.capacity.plans import EnvPlan, Plan, Problem, Window
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.model import Autoscaling, Environment, Model
 
-HOURS_PER_MONTH = 730
+HOURS_PER_MONTH = costs.HOURS_PER_MONTH
+NO_PRICES: Mapping[tuple[str, str], prices.Price] = {}
 
 
 def _needed(peak: float, rps: float, zones: int) -> tuple[int, int]:
@@ -185,42 +186,12 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
     return _Estimate("profile", band, rps, at.batch, limited, latency, slack, at.window_fits_us)
 
 
-def _cost(
-    env: Environment, model: Model, floor: int, peak: int, out_tokens: int | None, peak_rps: float
-) -> tuple[Cost | None, str]:
-    pool = env.pool_of(model)
-    if env.kubernetes:
-        return None, "no price: the cluster's own nodes"
-    row = prices.price(pool.instance_type, env.region)
-    if row is None:
-        return None, f"no price for {pool.instance_type} in {env.region} in the price table"
-    share = model.gpus / pool.gpu_units_per_node
-    replica_h = row.usd_per_hour * share
-    floor_h, peak_h = replica_h * floor, replica_h * max(peak, floor)
-    if model.schedule:
-        busy = wake.year_share([(w.schedule, w.duration_s) for w in model.schedule])
-        month = HOURS_PER_MONTH * (busy * peak_h + (1 - busy) * floor_h)
-        basis = f"peak in the schedule windows ({busy:.0%} of the time), floor otherwise"
-    else:
-        month = HOURS_PER_MONTH * peak_h
-        basis = "peak all month (no replicas.schedule windows mark the busy hours)"
-    per_hour_units = peak_rps * 3600 * (out_tokens or 1)
-    return (
-        Cost(
-            price=row,
-            instance_type=pool.instance_type,
-            floor_usd_h=floor_h,
-            peak_usd_h=peak_h,
-            usd_month=month,
-            usd_per_million=peak_h / per_hour_units * 1e6,
-            per_million_of="output tokens" if out_tokens else "requests",
-            month_basis=basis,
-        ),
-        "",
-    )
-
-
-def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
+def plan_model(
+    env: Environment,
+    model: Model,
+    out: EnvPlan,
+    platform_prices: Mapping[tuple[str, str], prices.Price] = NO_PRICES,
+) -> Plan | None:
     """The plan of one model with traffic (problems go to `out`); None without an estimate."""
     if model.traffic is None:
         return None
@@ -240,13 +211,13 @@ def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
         Window(w.schedule, w.duration_s, w.replicas, w.replicas * rps[1]) for w in model.schedule
     )
     found = targets.derived(model, rps[1], got.batch, got.slack_s)
-    cost, note = _cost(
+    cost, note = costs.model_cost(
         env,
         model,
-        model.replicas.min,
-        needed,
+        max(per_zone, math.ceil(model.replicas.min / zones)),
         model.traffic.output_tokens if model.llm else None,
         peak,
+        platform_prices,
     )
     plan = Plan(
         model=model.name,
@@ -276,11 +247,14 @@ def plan_model(env: Environment, model: Model, out: EnvPlan) -> Plan | None:
     return plan
 
 
-def plan_env(env: Environment) -> EnvPlan:
-    """Every model's plan, and the pools' node limits judged over their models."""
+def plan_env(
+    env: Environment, platform_prices: Mapping[tuple[str, str], prices.Price] = NO_PRICES
+) -> EnvPlan:
+    """Every model's plan, and the pools' node limits judged over their models; costs use
+    `platform_prices` (the policy config's ``prices``) before the built-in table."""
     out = EnvPlan()
     for name in sorted(env.models):
-        plan = plan_model(env, env.models[name], out)
+        plan = plan_model(env, env.models[name], out, platform_prices)
         if plan is not None:
             out.plans[name] = plan
     for pool in env.pools.values():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inferplane.blueprint.capacity import prices
+from inferplane.blueprint.capacity.cost import Cost
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.model import Signal
 
@@ -25,19 +25,6 @@ class Window:
     duration_s: int
     floor: int
     carries_rps: float
-
-
-@dataclass(frozen=True)
-class Cost:
-    price: prices.Price
-    instance_type: str
-    floor_usd_h: float
-    peak_usd_h: float
-    usd_month: float
-    usd_per_million: float
-    per_million_of: str
-    """``output tokens`` (LLMs) or ``requests``."""
-    month_basis: str
 
 
 @dataclass(frozen=True)

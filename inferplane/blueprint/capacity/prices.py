@@ -6,7 +6,8 @@ states for its figures (``read_on``: when its data was retrieved or generated); 
 states no date carries the day it was read, and its ``basis`` says so. The table was
 compiled on `TABLE_DATE`, which the plan prints next to every cost; the rows are older than
 that by as much as their own dates say. A row whose price no readable page stated is left
-out: a missing row gives no cost rather than a guess.
+out: a missing row gives no cost rather than a guess, and the plan names it and how the
+platform adds it (``capacity-estimate.prices`` in its policy config, `platform_rows`).
 
 The rows come from three machine-readable price lists, each built from the provider's own
 price API rather than typed from its pricing page:
@@ -17,6 +18,9 @@ price API rather than typed from its pricing page:
   its P4d and P5 on-demand prices by up to 45% in June 2025
   (https://www.usage.ai/blogs/aws/ai-ml-cost/llm-cost-optimization-aws/); these rows were
   retrieved after the cut.
+- AWS p5.4xlarge, p5en, p6-b200 and the regions beyond us-east-1: the same SkyPilot
+  catalog at a later commit (`SKYPILOT_AWS_E385`). A region it does not list for a type
+  (p5.48xlarge in eu-central-1, g6 in eu-west-1) has no row.
 - GCP g2-standard-*, a3-highgpu-*: Cyclenerd's Compute Engine price list (`CYCLENERD_GCP`),
   ``compute.instance.<machine type>.cost.us-central1.hour``, which adds the machine type's
   GPUs, vCPUs and memory SKUs from the Cloud Billing Catalog.
@@ -32,12 +36,12 @@ model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
-TABLE_DATE: Final = "2026-12-01"
+TABLE_DATE: Final = "2026-12-04"
 """The day the table was compiled: the plan prints it next to every cost."""
 
 SKYPILOT_AWS: Final = (
@@ -53,7 +57,15 @@ CYCLENERD_GCP: Final = (
     "0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml"
 )
 
-_UNDATED: Final = f"listed; the catalog states no date, read on {TABLE_DATE}"
+_UNDATED: Final = "listed; the catalog states no date, read on 2026-12-01"
+SKYPILOT_AWS_E385: Final = (
+    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/"
+    "e385a0d348eda9cefd9806423e7725944dc249e4/catalogs/v8/aws/vms.csv"
+)
+"""The same catalog at a later commit, which lists p5.4xlarge, p5en and p6-b200 and more
+regions; column ``Price``, identical in every zone of a region."""
+_READ: Final = "2026-12-04"
+_UNDATED_E385: Final = f"listed; the catalog states no date, read on {_READ}"
 _RETRIEVED: Final = "2026-11-09"
 """data-receipts' ``"retrieved"`` field."""
 _GENERATED: Final = "2025-03-06"
@@ -71,7 +83,11 @@ class Price:
 
 
 def _aws(usd: float) -> Price:
-    return Price(usd, SKYPILOT_AWS, TABLE_DATE, _UNDATED)
+    return Price(usd, SKYPILOT_AWS, "2026-12-01", _UNDATED)
+
+
+def _aws2(usd: float) -> Price:
+    return Price(usd, SKYPILOT_AWS_E385, _READ, _UNDATED_E385)
 
 
 def _gcp(usd: float) -> Price:
@@ -94,13 +110,52 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("g6e.48xlarge", "us-east-1"): _aws(30.13118),
     ("p4d.24xlarge", "us-east-1"): Price(21.957642, DATA_RECEIPTS, _RETRIEVED),
     ("p5.48xlarge", "us-east-1"): Price(55.04, DATA_RECEIPTS, _RETRIEVED),
-    # GCP, us-central1, on-demand machine types (GPUs included in A3 and G2)
+    # AWS, other regions and the types added since (SKYPILOT_AWS_E385)
+    ("g6.2xlarge", "us-west-2"): _aws2(0.9776),
+    ("g6.48xlarge", "us-east-2"): _aws2(13.3504),
+    ("g6.48xlarge", "us-west-2"): _aws2(13.3504),
+    ("g6.48xlarge", "eu-central-1"): _aws2(16.69464),
+    ("g6.48xlarge", "eu-west-2"): _aws2(16.94678),
+    ("g6e.12xlarge", "us-east-2"): _aws2(10.49264),
+    ("g6e.12xlarge", "us-west-2"): _aws2(10.49264),
+    ("g6e.12xlarge", "eu-central-1"): _aws2(13.12002),
+    ("p5.4xlarge", "us-east-1"): _aws2(6.88),
+    ("p5.4xlarge", "us-east-2"): _aws2(6.88),
+    ("p5.4xlarge", "us-west-2"): _aws2(6.88),
+    ("p5.4xlarge", "eu-west-2"): _aws2(8.944),
+    ("p5.48xlarge", "us-east-2"): _aws2(55.04),
+    ("p5.48xlarge", "us-west-1"): _aws2(68.8),
+    ("p5.48xlarge", "us-west-2"): _aws2(55.04),
+    ("p5.48xlarge", "eu-north-1"): _aws2(58.8928),
+    ("p5.48xlarge", "eu-west-2"): _aws2(71.552),
+    ("p5en.48xlarge", "us-east-1"): _aws2(63.296),
+    ("p5en.48xlarge", "us-east-2"): _aws2(63.296),
+    ("p5en.48xlarge", "us-west-1"): _aws2(79.12),
+    ("p5en.48xlarge", "us-west-2"): _aws2(63.296),
+    ("p5en.48xlarge", "eu-north-1"): _aws2(67.72672),
+    ("p6-b200.48xlarge", "us-east-1"): _aws2(113.9328),
+    ("p6-b200.48xlarge", "us-east-2"): _aws2(113.9328),
+    ("p6-b200.48xlarge", "us-west-2"): _aws2(113.9328),
+    # GCP, on-demand machine types (GPUs included in A3 and G2)
     ("g2-standard-8", "us-central1"): _gcp(0.853624271),
     ("g2-standard-24", "us-central1"): _gcp(2.000832574),
     ("g2-standard-48", "us-central1"): _gcp(4.001665148),
     ("g2-standard-96", "us-central1"): _gcp(8.003330296),
     ("a3-highgpu-4g", "us-central1"): _gcp(44.2449999512877),
     ("a3-highgpu-8g", "us-central1"): _gcp(88.4899999025753),
+    ("a3-highgpu-1g", "us-central1"): _gcp(11.0612499878219),
+    ("a3-highgpu-1g", "us-east1"): _gcp(11.0612499878219),
+    ("a3-highgpu-1g", "us-east4"): _gcp(11.0694695189041),
+    ("a3-highgpu-1g", "europe-west1"): _gcp(12.1712308248219),
+    ("a3-highgpu-1g", "europe-west4"): _gcp(14.0675598969041),
+    ("a3-highgpu-4g", "us-east1"): _gcp(44.2449999512877),
+    ("a3-highgpu-4g", "us-east4"): _gcp(44.2778780756164),
+    ("a3-highgpu-4g", "europe-west1"): _gcp(48.6849232992877),
+    ("a3-highgpu-4g", "europe-west4"): _gcp(56.2702395876164),
+    ("a3-highgpu-8g", "us-east1"): _gcp(88.4899999025753),
+    ("a3-highgpu-8g", "us-east4"): _gcp(88.5557561512329),
+    ("a3-highgpu-8g", "europe-west1"): _gcp(97.3698465985753),
+    ("a3-highgpu-8g", "europe-west4"): _gcp(112.540479175233),
 }
 
 PRICES: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(_ROWS)
@@ -109,3 +164,18 @@ PRICES: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(_ROWS)
 
 def price(instance_type: str, region: str) -> Price | None:
     return PRICES.get((instance_type, region))
+
+
+PLATFORM_BASIS: Final = "the platform's price (policy config, capacity-estimate.prices)"
+
+
+def platform_rows(entries: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Price]:
+    """The platform's rows from its policy config (``capacity-estimate.prices``, validated
+    by the config's schema): negotiated prices, or the types and regions the table lacks.
+    They win over the table's."""
+    return {
+        (str(e["instance_type"]), str(e["region"])): Price(
+            float(e["usd_per_hour"]), str(e["source"]), str(e["read_on"]), PLATFORM_BASIS
+        )
+        for e in entries
+    }

@@ -4,7 +4,7 @@ against the derived ones. The rules are `inferplane.blueprint.capacity.planner`'
 
 from __future__ import annotations
 
-from inferplane.blueprint.capacity import load, prices, targets
+from inferplane.blueprint.capacity import load, targets
 from inferplane.blueprint.capacity.plans import EnvPlan, Plan, Problem
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.model import Metric, Model
@@ -96,9 +96,11 @@ def _judge_cost(model: Model, plan: Plan, out: EnvPlan) -> None:
             Problem(
                 "warning",
                 (*path, "budget", "usd_per_month"),
-                f"the estimate costs ${plan.cost.usd_month:,.0f} a month "
-                f"({plan.cost.month_basis}; prices of {prices.TABLE_DATE}), over the budget "
-                f"of ${budget:,.0f}",
+                f"the estimate costs ${plan.cost.usd_month:,.0f} a month, over the budget "
+                f"of ${budget:,.0f}: {plan.cost.counts}; {plan.cost.month_basis}; "
+                f"{plan.cost.instance_type} at ${plan.cost.price.usd_per_hour:,.4g}/h "
+                f"({plan.cost.price.source}, {plan.cost.price.read_on}); not counted: the "
+                "control plane, system nodes, load balancers, disks and traffic",
                 "lower replicas.min or the schedule windows, or raise the budget",
             )
         )
@@ -108,8 +110,8 @@ def _judge_cost(model: Model, plan: Plan, out: EnvPlan) -> None:
                 "warning",
                 (*path, "budget", "usd_per_month"),
                 f"the budget is not compared: {plan.cost_note}",
-                "add the instance type's price for this region to the price table "
-                "(inferplane/blueprint/capacity/prices.py), or compare the cost by hand",
+                "have the platform add the price to its policy config (prices), or compare "
+                "the cost by hand",
             )
         )
     if not model.autoscaling_derived:

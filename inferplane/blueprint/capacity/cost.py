@@ -1,0 +1,156 @@
+"""What a model costs as the bill shows it: whole GPU nodes, per zone, at their on-demand price.
+
+A cloud bills nodes, not GPUs: a replica of 4 GPUs on an 8-GPU node in each of two zones
+keeps two whole nodes running. The cost of a model therefore counts whole nodes:
+
+- the pool's nodes: when the model is its pool's only model, every node the pool keeps in
+  each zone (``nodes.min``, or more where the warm replicas and ``spare_gpus`` need more)
+  is the model's; in a pool shared with other models, the nodes its own replicas fill
+  (``ceil(replicas per zone × GPUs / GPU units per node)`` per zone), the rest of the pool
+  being shared;
+- the floor: the replicas ``replicas.min`` keeps; the peak: the replicas the peak traffic
+  needs (never fewer than the floor, never more nodes than ``nodes.max``);
+- a month is 730 hours: each ``replicas.schedule`` window runs at the larger of its own
+  floor (the replicas it keeps) and the peak, for the share of the year that window covers
+  where no larger window does (`wake.year_share`); the rest of the month at the floor.
+  Without windows the whole month runs at the peak (an upper bound).
+
+The price of a node is the platform's row for (instance type, region) where its policy
+config states one (``prices``: negotiated prices, or types and regions the table lacks),
+else the built-in table's (`prices`). Control planes, system nodes, load balancers, disks
+and traffic are not counted: the plan says so next to the figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from inferplane.blueprint import wake
+from inferplane.blueprint.capacity import prices
+from inferplane.blueprint.model import Environment, Model
+
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class Cost:
+    price: prices.Price
+    instance_type: str
+    floor_nodes: int
+    """Nodes per zone at the floor."""
+    peak_nodes: int
+    """Nodes per zone at the peak."""
+    zones: int
+    floor_usd_h: float
+    peak_usd_h: float
+    usd_month: float
+    usd_per_million: float
+    per_million_of: str
+    """``output tokens`` (LLMs) or ``requests``."""
+    month_basis: str
+    counts: str
+    """What the figure counts, in words (``whole nodes of pool h100 ...``)."""
+
+
+def price_of(
+    instance_type: str, region: str, platform: Mapping[tuple[str, str], prices.Price]
+) -> prices.Price | None:
+    """The platform's row for (instance type, region), else the built-in table's."""
+    return platform.get((instance_type, region)) or prices.price(instance_type, region)
+
+
+def missing_note(instance_type: str, region: str) -> str:
+    """Which price is missing, and how the platform adds it."""
+    return (
+        f"no price for {instance_type} in {region}: the built-in table has no row for it; "
+        f"the platform adds one in its policy config under prices (instance_type: "
+        f"{instance_type}, region: {region}, usd_per_hour, source, read_on)"
+    )
+
+
+def _nodes(units: int, per_node: int) -> int:
+    return math.ceil(units / per_node) if units > 0 else 0
+
+
+def model_cost(
+    env: Environment,
+    model: Model,
+    peak_per_zone: int,
+    out_tokens: int | None,
+    peak_rps: float,
+    platform: Mapping[tuple[str, str], prices.Price],
+) -> tuple[Cost | None, str]:
+    """The model's whole-node cost (see the module docstring), or None and why not."""
+    pool = env.pool_of(model)
+    if env.kubernetes:
+        return None, "no price: the cluster's own nodes"
+    row = price_of(pool.instance_type, env.region, platform)
+    if row is None:
+        return None, missing_note(pool.instance_type, env.region)
+    zones = max(1, len(pool.zones))
+    per_node = pool.gpu_units_per_node
+    floor_zone = math.ceil(model.replicas.min / zones)
+    peak_zone = max(peak_per_zone, floor_zone)
+    others = [m for m in env.models.values() if m.pool == pool.name and m.name != model.name]
+    alone = not others
+
+    def nodes(replicas_per_zone: int) -> int:
+        if alone:
+            units = replicas_per_zone * model.gpus + pool.spare_gpus
+            return min(max(pool.nodes.min, _nodes(units, per_node)), max(pool.nodes.max, 1))
+        return _nodes(replicas_per_zone * model.gpus, per_node)
+
+    floor_n, peak_n = nodes(floor_zone), nodes(peak_zone)
+    node_h = row.usd_per_hour * zones
+    floor_h, peak_h = node_h * floor_n, node_h * max(peak_n, floor_n)
+    if model.schedule:
+        # Largest window first: each counts the time no larger window already covers.
+        ranked = sorted(model.schedule, key=lambda w: -max(nodes(w.min_per_zone), peak_n, floor_n))
+        month, covered, seen = 0.0, 0.0, []
+        for w in ranked:
+            seen.append((w.schedule, w.duration_s))
+            share = wake.year_share(seen)
+            month += (share - covered) * node_h * max(nodes(w.min_per_zone), peak_n, floor_n)
+            covered = share
+        month = HOURS_PER_MONTH * (month + (1 - covered) * floor_h)
+        basis = (
+            f"each schedule window at the larger of its floor and the peak ({covered:.0%} of "
+            "the time), the floor otherwise"
+        )
+    else:
+        month = HOURS_PER_MONTH * peak_h
+        basis = "peak all month (no replicas.schedule windows mark the busy hours)"
+    per_hour_units = peak_rps * 3600 * (out_tokens or 1)
+    zone_s = f"{zones} zone{'s' if zones != 1 else ''}"
+    if alone:
+        counts = (
+            f"whole nodes of pool {pool.name}: {floor_n} x {pool.instance_type} per zone x "
+            f"{zone_s} at the floor, {max(peak_n, floor_n)} at peak (nodes.min, spare_gpus "
+            "included)"
+        )
+    else:
+        shared = ", ".join(sorted(m.name for m in others))
+        counts = (
+            f"the whole nodes its replicas fill on pool {pool.name}: {floor_n} x "
+            f"{pool.instance_type} per zone x {zone_s} at the floor, {max(peak_n, floor_n)} "
+            f"at peak (the pool's other nodes are shared with {shared})"
+        )
+    return (
+        Cost(
+            price=row,
+            instance_type=pool.instance_type,
+            floor_nodes=floor_n,
+            peak_nodes=max(peak_n, floor_n),
+            zones=zones,
+            floor_usd_h=floor_h,
+            peak_usd_h=peak_h,
+            usd_month=month,
+            usd_per_million=peak_h / per_hour_units * 1e6 if per_hour_units else 0.0,
+            per_million_of="output tokens" if out_tokens else "requests",
+            month_basis=basis,
+            counts=counts,
+        ),
+        "",
+    )

@@ -1,0 +1,149 @@
+"""The cost as the bill shows it: whole nodes per zone, each schedule window at its own floor,
+the platform's prices first. Exact figures, computed by hand from the price rows."""
+
+from __future__ import annotations
+
+import pytest
+
+from inferplane.blueprint.capacity import planner, prices
+from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.resolve import resolve
+
+H100 = """\
+apiVersion: inferplane/v1
+kind: Blueprint
+name: demo
+environments:
+  stg:
+    cloud: aws
+    region: us-east-1
+    zones: [us-east-1a, us-east-1b]
+    model_store: s3://models-use1/
+    cluster: {create: true}
+gpu_pools:
+  h100:
+    gpu: nvidia-h100-80gb
+    gpus_per_node: 8
+    nodes: {min: 1, max: 2}
+models:
+  chat:
+    server: vllm
+    source: hf://meta-llama/Llama-3.1-8B-Instruct@0e9e39f249a16976918f6564b8830bc894c89659
+    pool: h100
+    gpus: 4
+    vllm: {max_model_len: 8192}
+    replicas: {min: 2, max: 4}
+    slo: {p95_ms: 4000, ttft_p95_ms: 500, itl_p95_ms: 60}
+    traffic: {peak_rps: 1, input_tokens: 1200, output_tokens: 70, shared_prefix: 0.5}
+    budget: {usd_per_month: 50000}
+    secrets: {hf_token: {from_env: HF_TOKEN}}
+"""
+
+
+def _plan(text: str, platform: dict[tuple[str, str], prices.Price] | None = None):  # type: ignore[no-untyped-def]
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    return planner.plan_env(env, platform or {})
+
+
+def test_two_warm_replicas_in_two_zones_pay_two_whole_nodes() -> None:
+    """One 4-GPU replica per zone on 8-GPU p5.48xlarge nodes: two nodes run, not one."""
+    found = _plan(H100)
+    cost = found.plans["chat"].cost
+    assert cost is not None
+    assert (cost.floor_nodes, cost.peak_nodes, cost.zones) == (1, 1, 2)
+    assert cost.floor_usd_h == pytest.approx(2 * 55.04)
+    assert cost.usd_month == pytest.approx(730 * 2 * 55.04)  # $80,358.40, not $40,179.20
+    assert cost.counts == (
+        "whole nodes of pool h100: 1 x p5.48xlarge per zone x 2 zones at the floor, 1 at peak "
+        "(nodes.min, spare_gpus included)"
+    )
+    [budget] = [p for p in found.problems if p.path[-1] == "usd_per_month"]
+    assert budget.message == (
+        "the estimate costs $80,358 a month, over the budget of $50,000: whole nodes of pool "
+        "h100: 1 x p5.48xlarge per zone x 2 zones at the floor, 1 at peak (nodes.min, "
+        "spare_gpus included); peak all month (no replicas.schedule windows mark the busy "
+        "hours); p5.48xlarge at $55.04/h (https://raw.githubusercontent.com/datareceipts/"
+        "data-receipts/main/109-gpu-pricing/hyperscalers.json, 2026-11-09); not counted: the "
+        "control plane, system nodes, load balancers, disks and traffic"
+    )
+
+
+def test_a_schedule_window_is_priced_at_the_replicas_it_keeps() -> None:
+    """Weekdays 08:00-18:00 keep 3 replicas of 4 GPUs per zone (two whole 8-GPU nodes per
+    zone); the peak needs one: the window runs at its floor, not at the peak."""
+    text = H100.replace(
+        "    replicas: {min: 2, max: 4}\n",
+        "    replicas:\n      min: 2\n      max: 6\n      schedule:\n"
+        '        - {schedule: "0 8 * * 1-5", duration: 10h, min: 3}\n',
+    )
+    cost = _plan(text).plans["chat"].cost
+    assert cost is not None
+    busy = 2610 / 8760  # 261 weekdays x 10 h of 365 x 24 h
+    floor_h, window_h = 2 * 55.04, 4 * 55.04
+    assert cost.usd_month == pytest.approx(730 * (busy * window_h + (1 - busy) * floor_h))
+    assert round(cost.usd_month) == 104301  # the peak's price in the window said 80,358
+    assert cost.month_basis == (
+        "each schedule window at the larger of its floor and the peak (30% of the time), "
+        "the floor otherwise"
+    )
+
+
+def test_a_missing_price_says_which_and_how_the_platform_adds_it() -> None:
+    found = _plan(H100.replace("us-east-1", "eu-central-1"))
+    plan = found.plans["chat"]
+    assert plan.cost is None
+    assert plan.cost_note == (
+        "no price for p5.48xlarge in eu-central-1: the built-in table has no row for it; the "
+        "platform adds one in its policy config under prices (instance_type: p5.48xlarge, "
+        "region: eu-central-1, usd_per_hour, source, read_on)"
+    )
+    negotiated = prices.Price(40.0, "contract 2026-17", "2026-11-30", prices.PLATFORM_BASIS)
+    priced = _plan(
+        H100.replace("us-east-1", "eu-central-1"), {("p5.48xlarge", "eu-central-1"): negotiated}
+    )
+    cost = priced.plans["chat"].cost
+    assert cost is not None and cost.price == negotiated
+    assert cost.usd_month == pytest.approx(730 * 2 * 40.0)
+
+
+def test_the_platform_rows_come_from_the_policy_config_entries() -> None:
+    rows = prices.platform_rows(
+        [
+            {
+                "instance_type": "p5.4xlarge",
+                "region": "eu-central-1",
+                "usd_per_hour": 9.5,
+                "source": "https://example.com/contract",
+                "read_on": "2026-12-01",
+            }
+        ]
+    )
+    assert rows == {
+        ("p5.4xlarge", "eu-central-1"): prices.Price(
+            9.5, "https://example.com/contract", "2026-12-01", prices.PLATFORM_BASIS
+        )
+    }
+
+
+def test_the_types_a_user_picks_have_sourced_rows() -> None:
+    assert prices.price("p5.4xlarge", "us-east-1") == prices.Price(
+        6.88,
+        prices.SKYPILOT_AWS_E385,
+        "2026-12-04",
+        "listed; the catalog states no date, read on 2026-12-04",
+    )
+    assert prices.price("p5en.48xlarge", "us-east-1") == prices.Price(
+        63.296,
+        prices.SKYPILOT_AWS_E385,
+        "2026-12-04",
+        "listed; the catalog states no date, read on 2026-12-04",
+    )
+    assert prices.price("a3-highgpu-1g", "europe-west4") == prices.Price(
+        14.0675598969041, prices.CYCLENERD_GCP, "2025-03-06"
+    )
+    assert prices.price("g6.48xlarge", "eu-central-1") == prices.Price(
+        16.69464,
+        prices.SKYPILOT_AWS_E385,
+        "2026-12-04",
+        "listed; the catalog states no date, read on 2026-12-04",
+    )
