@@ -13,7 +13,13 @@ with ``app.add_middleware(cls)`` after its own CORS, authentication and scaling 
 (v0.10.2 ``build_app`` in vllm/entrypoints/openai/api_server.py, v0.33.0
 ``init_entrypoints_middleware`` in vllm/entrypoints/serve/middleware/register.py), and
 starlette runs the middleware added last first (``Starlette.add_middleware`` inserts at
-index 0), so this guard sees every request before vLLM's own code.
+index 0), so this guard sees every request before vLLM's own code. v0.33.0 then calls
+``model_hosting_container_standards.sagemaker.bootstrap`` (vllm/entrypoints/launchers/app.py),
+which keeps the engine's middleware in order and puts a "throttle" middleware outside it only
+when one is registered (aws/model-hosting-container-standards
+``common/fastapi/middleware/core.py``, ``load_middlewares``: by
+``CUSTOM_FASTAPI_MIDDLEWARE_THROTTLE`` or a script ``SAGEMAKER_MODEL_PATH`` names), which
+``vllm.env`` cannot set: no table classifies those variables.
 
 The module runs inside the vLLM image and imports only the standard library. inferplane
 writes a copy with `ALLOWED_ROUTES` filled in into a ConfigMap (`shipped_source`); this file
