@@ -73,6 +73,11 @@ OWNED_FLAGS: dict[str, str] = {
     # _pull_args_from_config, vllm/utils/__init__.py).
     "--config": "write the options in extra_args instead: a config file could set owned flags",
     "--api-key": "remove it: an API key is a secret, and arguments are stored in plain text",
+    # inferplane's route guard (components/serving/route_guard.py), which answers 404 for
+    # every route routes.txt does not classify client, probe or metrics; any other module
+    # would be Python code named by the blueprint.
+    "--middleware": "remove it: inferplane sets it to its route guard, and any other "
+    "middleware loads and runs Python code named by the blueprint",
 }
 
 # flag -> why it is refused (no blueprint field gives the same).
@@ -89,7 +94,6 @@ REFUSED_FLAGS: dict[str, str] = {
     # (vllm/plugins/io_processors/__init__.py), logging dictConfig "()" factories
     # (load_log_config in api_server.py; https://docs.python.org/3/library/logging.config.html).
     "--tool-parser-plugin": CODE,
-    "--middleware": CODE,
     "--worker-cls": CODE,
     "--worker-extension-cls": CODE,
     "--scheduler-cls": CODE,
@@ -164,6 +168,10 @@ REFUSED_FLAGS: dict[str, str] = {
     # routes.txt classifies every route.
     "--enable-tokenizer-info-endpoint": "serves the tokenizer's configuration and the chat "
     "template at /tokenizer_info, a route the API key does not guard",
+    # FastAPI's Swagger UI served from the wheel: /docs, /static and the OAuth2 redirect
+    # (v0.33.0 vllm/entrypoints/serve/instrumentator/offline_docs.py), outside the key's guard.
+    "--enable-offline-docs": "adds the routes of the API's documentation (/docs, /static), "
+    "which the API key does not guard",
     # The probes and the metrics scrape speak plain HTTP to the pod.
     "--ssl-keyfile": "TLS in the pod breaks the probes and the metrics scrape (plain HTTP)",
     "--ssl-certfile": "TLS in the pod breaks the probes and the metrics scrape (plain HTTP)",
@@ -296,7 +304,7 @@ ALLOWED_FLAGS_0_33: frozenset[str] = names(
     --enable-logging-iteration-details --enable-mamba-cache-stochastic-rounding
     --enable-mamba-shared-prefix-checkpoint --enable-mfu-metrics
     --enable-mixed-moe-lora-format --enable-moe-shared-loras --enable-nccl-comm-suspend
-    --enable-offline-docs --enable-per-request-metrics --enable-return-routed-experts
+    --enable-per-request-metrics --enable-return-routed-experts
     --enable-shm-tensor-arena --enable-tower-connector-lora --engram-config
     --expert-placement-strategy --fail-on-environ-validation --fingerprint-mode
     --fingerprint-value --gdn-prefill-backend --ir-op-priority --jit-monitor-mode
@@ -347,6 +355,7 @@ ALLOWED_NEGATIONS: frozenset[str] = frozenset(
         "--no-enable-elastic-ep",
         "--no-enable-fault-tolerance",
         "--no-enable-tokenizer-info-endpoint",
+        "--no-enable-offline-docs",
     }
 )
 

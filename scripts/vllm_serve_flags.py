@@ -15,6 +15,7 @@ replacements the release's own deprecation notices name, read as
 and choices the allowed JSON and choice options take, read from the config classes and
 Literals of the release, and what each key of a plain-dict option takes:
 `vllm_value_classes.JSON_CONFIG_FLAGS` / `CHOICE_FLAGS` / `DICT_FLAGS`);
+`routes.txt` (every HTTP route of the API server, classified: `vllm_routes.py`);
 `--check` compares instead of writing. Every name the wheel defines must be classified (in
 `vllm_flag_classes.py` / `vllm_env_classes.py`), and every name classified there must exist
 in at least one supported release: a new release has no facts until a person has decided
@@ -53,9 +54,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vllm_env_classes as env_classes
 import vllm_flag_classes as flag_classes
 import vllm_read
+import vllm_routes
 import vllm_value_classes as value_classes
 
-SCRIPT_VERSION = "6"
+SCRIPT_VERSION = "7"
 """Written into every table; raise it whenever a change here or in the classification
 modules changes what the tables say, so tables of the previous version read as stale."""
 
@@ -310,6 +312,26 @@ def dict_keys(
     return read(root, present[0], name), present[:1]
 
 
+def routes_table(root: Path, release: str, every: Iterable[str]) -> str:
+    """The route table of `release` (`vllm_routes.table`), read from the source at `root`;
+    `every` is the paths the stored tables of the other releases list."""
+    head = _header(
+        "Every HTTP route of the API server", release, "vllm/entrypoints/**/*.py", "", how=""
+    ).rsplit("\n", 2)[0]
+    found = vllm_routes.routes(root)
+    return vllm_routes.table(release, head, found, vllm_routes.guarded_prefixes(root), every)
+
+
+def stored_routes(skip: str) -> set[str]:
+    """The paths the stored route tables of every release but `skip` list."""
+    out: set[str] = set()
+    for folder in sorted(FACTS.glob("v*")):
+        table = folder / vllm_routes.ROUTES_FILE
+        if folder.name != skip and table.exists():
+            out |= set(vllm_routes.stored(table.read_text())[0])
+    return out
+
+
 def rows(text: str) -> list[list[str]]:
     return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
 
@@ -348,6 +370,7 @@ def main(argv: list[str]) -> int:
         out / METRICS_FILE: metrics_table(release, vllm_read.metrics(root)),
         out / VALUES_FILE: values_table(release, *derived_values(root, longs)),
         out / DEPRECATIONS_FILE: deprecations_table(release, vllm_read.deprecations(root)),
+        out / vllm_routes.ROUTES_FILE: routes_table(root, release, stored_routes(release)),
     }
     stale = [str(p) for p, text in tables.items() if not p.exists() or p.read_text() != text]
     if check:

@@ -6,6 +6,9 @@
 - ``WeightsStaging`` per ``hf://`` source the environment does not stage already.
 - ConfigMap ``<model>-chat-template`` (vLLM with ``vllm.chat_template``): the template, the
   one file ``--chat-template`` names, mounted read-only (`vllm.CHAT_TEMPLATE_DIR`).
+- ConfigMap ``<model>-route-guard`` (every vLLM model): inferplane's route guard module,
+  which answers only the release's client, probe and metrics routes (`route_guard`),
+  mounted read-only (`vllm.ROUTE_GUARD_DIR`).
 - ``VllmCompileCache`` (vLLM, unless ``enforce_eager``).
 - ``TensorRtEngineBuild`` or ``TensorRtLlmEngineBuild`` (Triton with ``tensorrt`` or
   ``tensorrt_llm``), ``RequirementsStaging`` (a pipeline's staged wheels), and ConfigMap
@@ -49,7 +52,12 @@ from inferplane.components.serving.trtllm_build import (
     TensorRtLlmEngineBuildArgs,
 )
 from inferplane.components.serving.trtllm_text import pipeline_files
-from inferplane.components.serving.vllm import chat_template_config_map, chat_template_file
+from inferplane.components.serving.vllm import (
+    chat_template_config_map,
+    chat_template_file,
+    route_guard_config_map,
+    route_guard_data,
+)
 from inferplane.components.serving.vllm_compile import (
     VllmCompileCache,
     VllmCompileCacheArgs,
@@ -137,10 +145,10 @@ def pod_prerequisites(
 
     # vLLM's chat template: the only file --chat-template names (`vllm.CHAT_TEMPLATE_DIR`),
     # read by the serving pods and the compile-cache Job alike.
-    template: list[pulumi.Resource] = []
+    config_maps: list[pulumi.Resource] = []
     template_file = chat_template_file(model)
     if template_file is not None and model.vllm is not None and model.vllm.chat_template:
-        template.append(
+        config_maps.append(
             k8s.core.v1.ConfigMap(
                 f"{name}-chat-template",
                 metadata={
@@ -152,13 +160,29 @@ def pod_prerequisites(
                 opts=child,
             )
         )
-        before_pods += template
+        before_pods += config_maps
+
+    # vLLM's route guard (`route_guard`): the serving pods and the compile-cache Job import it.
+    if model.server == "vllm":
+        config_maps.append(
+            k8s.core.v1.ConfigMap(
+                f"{name}-route-guard",
+                metadata={
+                    "name": route_guard_config_map(model),
+                    "namespace": ns,
+                    "labels": labels,
+                },
+                data=route_guard_data(env),
+                opts=child,
+            )
+        )
+        before_pods.append(config_maps[-1])
 
     if compiles(model, env):
         # The serving pods copy the staged cache: they start once it is there.
         compile_cache = VllmCompileCache(
             f"{name}-compile",
-            VllmCompileCacheArgs(model, env, ns, provider, after=(*staging_jobs, *template)),
+            VllmCompileCacheArgs(model, env, ns, provider, after=(*staging_jobs, *config_maps)),
             opts=pulumi.ResourceOptions(parent=parent),
         )
         before_pods.append(compile_cache.job)

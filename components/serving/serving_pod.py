@@ -41,6 +41,7 @@ from inferplane.components.serving.trtllm_build import (
 from inferplane.components.serving.vllm import (
     CACHE_VOLUME,
     chat_template_volume,
+    route_guard_volume,
     vllm_container,
     vllm_fetch_container,
 )
@@ -101,6 +102,7 @@ def serving_pod_spec(
         )
         init.append(vllm_fetch_container(env, model, compile_cache_uri=staged))
         volumes.append(empty_dir(CACHE_VOLUME))
+        volumes.append(route_guard_volume(model))
         if (template := chat_template_volume(model)) is not None:
             volumes.append(template)
     if with_secrets:

@@ -16,6 +16,12 @@ stays read-only. ``VLLM_CACHE_ROOT`` is its own emptyDir (`CACHE_ROOT`): vLLM ke
 model's staged cache there when the store has one (`vllm_compile`), so a new replica loads
 the compiled graphs instead of compiling them. Usage statistics and hub telemetry are
 turned off.
+
+Only the routes a client, the kubelet and Prometheus need answer: inferplane's route guard
+(`route_guard`, ``--middleware``, read-only ConfigMap ``<model>-route-guard`` at
+`ROUTE_GUARD_DIR`, the only folder ``PYTHONPATH`` names) answers 404 for every path the
+release's ``routes.txt`` does not classify client, probe or metrics, before vLLM's API key
+is checked.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Final, NamedTuple
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import VllmSettings
+from inferplane.blueprint.vllm_routes import served_routes
 from inferplane.components.serving.containers import (
     HOME,
     MODELS_DIR,
@@ -38,6 +45,7 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
 )
+from inferplane.components.serving.route_guard import shipped_source
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store_cli import (
     published,
@@ -81,6 +89,17 @@ CHAT_TEMPLATE_VOLUME: Final = "chat-template"
 CACHE_VOLUME: Final = "vllm-cache"
 CACHE_SUBDIR: Final = "torch_compile_cache"
 """The staged cache's folder inside the attempt folder its marker names."""
+ROUTE_GUARD_DIR: Final = "/etc/inferplane/route-guard"
+"""Where ConfigMap ``<model>-route-guard`` is mounted, read-only (volume ``route-guard``),
+and the only folder ``PYTHONPATH`` adds: it holds `ROUTE_GUARD_MODULE` alone."""
+ROUTE_GUARD_VOLUME: Final = "route-guard"
+ROUTE_GUARD_MODULE: Final = "inferplane_route_guard"
+"""The module name of inferplane's route guard in the serving container
+(`inferplane.components.serving.route_guard`, with the release's served routes filled in):
+``--middleware inferplane_route_guard.RouteGuard``. vLLM imports it with
+``importlib.import_module`` and adds the class with ``app.add_middleware`` (v0.10.2
+vllm/entrypoints/openai/api_server.py ``build_app``; v0.33.0
+vllm/entrypoints/serve/middleware/register.py ``init_entrypoints_middleware``)."""
 
 
 def vllm_weights(model: ServedModel) -> str:
@@ -123,17 +142,38 @@ def chat_template_mounts(model: ServedModel) -> list[Manifest]:
     return [mount(CHAT_TEMPLATE_VOLUME, CHAT_TEMPLATE_DIR, read_only=True)]
 
 
+def route_guard_config_map(model: ServedModel) -> str:
+    """The ConfigMap holding the model's route guard module."""
+    return f"{model.name}-route-guard"
+
+
+def route_guard_data(env: ServingEnvironment) -> dict[str, str]:
+    """The route guard's ConfigMap data: the module, answering only the routes of the
+    environment's vLLM release classified client, probe or metrics."""
+    return {f"{ROUTE_GUARD_MODULE}.py": shipped_source(served_routes(env.vllm_version))}
+
+
+def route_guard_volume(model: ServedModel) -> Manifest:
+    """The ``route-guard`` volume (the model's route guard ConfigMap)."""
+    return {"name": ROUTE_GUARD_VOLUME, "configMap": {"name": route_guard_config_map(model)}}
+
+
+def route_guard_mount() -> Manifest:
+    return mount(ROUTE_GUARD_VOLUME, ROUTE_GUARD_DIR, read_only=True)
+
+
 def vllm_args(model: ServedModel) -> list[str]:
     """Arguments of ``vllm serve``: one model, its precision, and every blueprint setting.
 
     Precision: fp16/bf16/fp32 set ``--dtype``; fp8 quantizes on load (``--quantization
     fp8``); int8/int4 checkpoints carry their quantization config, which vLLM detects.
-    ``vllm.quantization`` overrides all of that.
+    ``vllm.quantization`` overrides all of that. ``--middleware`` is inferplane's route
+    guard (`ROUTE_GUARD_MODULE`); `extra_args` cannot set it (``serve_flags.txt``: owned).
     """
     s = model.vllm or VllmSettings()
     quantization = s.quantization or ("fp8" if model.precision == "fp8" else None)
     spec = s.speculative
-    return vllm_flags(
+    flags = vllm_flags(
         weights=vllm_weights(model),
         port=PORTS["http"],
         served_names=[model.name, *s.served_model_aliases],
@@ -165,8 +205,8 @@ def vllm_args(model: ServedModel) -> list[str]:
         if (name := chat_template_file(model))
         else None,
         tool_call_parser=s.tool_call_parser,
-        extra_args=s.extra_args,
     )
+    return [*flags, "--middleware", f"{ROUTE_GUARD_MODULE}.RouteGuard", *s.extra_args]
 
 
 def vllm_env(model: ServedModel) -> list[Manifest]:
@@ -183,6 +223,8 @@ def vllm_env(model: ServedModel) -> list[Manifest]:
         # Every file is local: the hub is never asked, not even for a revision check.
         {"name": "HF_HUB_OFFLINE", "value": "1"},
         {"name": "TRANSFORMERS_OFFLINE", "value": "1"},
+        # The route guard's folder only (`ROUTE_GUARD_DIR`): vllm.env may not set PYTHONPATH.
+        {"name": "PYTHONPATH", "value": ROUTE_GUARD_DIR},
     ]
     # vllm.env, verbatim (validation refused owned and secret-looking names).
     out += [{"name": k, "value": v} for k, v in (model.vllm.env if model.vllm else ())]
@@ -205,6 +247,7 @@ def vllm_container(env: ServingEnvironment, model: ServedModel, image: str) -> M
             mount("dshm", "/dev/shm"),
             mount("models", MODELS_DIR, read_only=True),
             mount(CACHE_VOLUME, CACHE_ROOT),
+            route_guard_mount(),
             *chat_template_mounts(model),
         ],
         **probes(model, ready_path="/health", live_path="/health"),

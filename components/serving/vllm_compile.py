@@ -96,6 +96,8 @@ from inferplane.components.serving.vllm import (
     COMPILE_CACHE_DIR,
     chat_template_mounts,
     chat_template_volume,
+    route_guard_mount,
+    route_guard_volume,
     vllm_args,
     vllm_env,
     vllm_fetch_container,
@@ -213,6 +215,7 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             mount(CACHE_VOLUME, CACHE_ROOT),
             mount("work", WORK_DIR),
             scripts_mount(),
+            route_guard_mount(),
             *chat_template_mounts(model),
         ],
     }
@@ -268,6 +271,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
             empty_dir(CACHE_VOLUME),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
             scripts_volume(job_name(model, key), [COMPILE_PROGRAM]),
+            route_guard_volume(model),
             *([template] if (template := chat_template_volume(model)) else []),
         ],
     }

@@ -386,6 +386,13 @@ PORT_HINT = "remove it: inferplane serves on its fixed port, behind the model's 
             id="api-key",
         ),
         pytest.param(
+            '["--enable-offline-docs"]',
+            "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--enable-offline-docs` is "
+            "refused: adds the routes of the API's documentation (/docs, /static), which the "
+            "API key does not guard; remove it",
+            id="offline-docs",
+        ),
+        pytest.param(
             '["--blcok-size", "8"]',
             "bp.yaml:27:25: error: models.chat.vllm.extra_args[0]: `--blcok-size` is not an "
             "option of vllm serve v0.33.0; check the spelling against `vllm serve --help` of "
@@ -596,7 +603,8 @@ CODE = "loads and runs Python code named by the blueprint or a model repository"
         ),
         pytest.param(
             '["--middleware", "evil.App"]', 25, 0,
-            f"`--middleware` is refused: {CODE}",
+            "`--middleware` is set by the blueprint; remove it: inferplane sets it to its route "
+            "guard, and any other middleware loads and runs Python code named by the blueprint",
             id="middleware",
         ),
         pytest.param(

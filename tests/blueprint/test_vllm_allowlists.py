@@ -77,6 +77,7 @@ def test_every_supported_release_has_tables_and_a_wheel() -> None:
         "defaults.txt",
         "metrics.txt",
         "flag_values.txt",
+        "routes.txt",
     ],
 )
 def test_the_table_is_of_its_release_wheel_and_this_script(release: str, name: str) -> None:

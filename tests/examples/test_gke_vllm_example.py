@@ -80,6 +80,7 @@ def test_deployment_serves_the_model_with_vllm_on_one_l4(recording: Recording) -
         "--dtype", "bfloat16",
         "--max-model-len", "8192",
         "--enable-prefix-caching",
+        "--middleware", "inferplane_route_guard.RouteGuard",
     ]  # fmt: skip
     # One GPU; CPU and memory are the replica's share of a g2-standard-8 node
     # (`containers.NODE_SIZES`, less the node's reservations).

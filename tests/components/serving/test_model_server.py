@@ -218,6 +218,7 @@ def test_vllm_command_line(served, env_name):
         "--quantization", "fp8",  # precision: fp8
         "--max-model-len", "8192", "--max-num-seqs", "64", "--gpu-memory-utilization", "0.9",
         "--enable-prefix-caching",
+        "--middleware", "inferplane_route_guard.RouteGuard",
     ]  # fmt: skip
     env = {e["name"]: e.get("value") for e in c["env"]}
     assert env["HF_HUB_OFFLINE"] == "1"  # weights are local
@@ -250,9 +251,10 @@ def test_vllm_hf_source_precision_and_settings(staging):
         "--tensor-parallel-size", "2", "--dtype", "bfloat16",
         "--max-num-batched-tokens", "4096", "--kv-cache-dtype", "fp8",
         "--no-enable-prefix-caching", "--enable-chunked-prefill", "--enforce-eager",
+        "--middleware", "inferplane_route_guard.RouteGuard",
     ]  # fmt: skip
     quantized = with_model(env, "chat", precision="int4", vllm=VllmSettings(quantization="awq"))
-    assert vllm_args(args_of(quantized, "chat")[1])[-2:] == ["--quantization", "awq"]
+    assert vllm_args(args_of(quantized, "chat")[1])[-4:-2] == ["--quantization", "awq"]
     checkpoint = with_model(env, "chat", precision="int8", vllm=None)
     assert "--quantization" not in vllm_args(args_of(checkpoint, "chat")[1])
     assert "--dtype" not in vllm_args(args_of(checkpoint, "chat")[1])

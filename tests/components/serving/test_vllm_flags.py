@@ -108,6 +108,7 @@ def test_latency_features_become_flags(staging) -> None:
         "--lora-modules", "tone=/models/.lora/tone",
         "--chat-template", f"/etc/inferplane/chat-template/chat-template-{TEMPLATE_SHA}.jinja",
         "--tool-call-parser", "llama3_json", "--enable-auto-tool-choice",
+        "--middleware", "inferplane_route_guard.RouteGuard",
         "--swap-space", "8",
     ]  # fmt: skip
 
@@ -186,7 +187,8 @@ def test_rendered_deployment_carries_the_flags(staging, env_name) -> None:
     )
     env = with_model(staging, "chat", vllm=settings)
     c = container(k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat"), "vllm")
-    assert c["args"][-5:] == ["--tool-call-parser", "hermes", "--enable-auto-tool-choice",
+    assert c["args"][-7:] == ["--tool-call-parser", "hermes", "--enable-auto-tool-choice",
+                              "--middleware", "inferplane_route_guard.RouteGuard",
                               "--swap-space", "8"]  # fmt: skip
 
 
