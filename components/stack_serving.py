@@ -16,7 +16,7 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, router_wake, scale_out
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.components import stack_args
@@ -139,7 +139,16 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             shapes=model.shapes,
             pipeline=model.pipeline,
             routing=model.routing,
+            wake_s=wake_s(env, model),
         )
+
+
+def wake_s(env: Environment, model: Model) -> int | None:
+    """A model at zero: its scale-out budget from zero as a wait (`router_wake.wake_s`)."""
+    if model.replicas.min != 0:
+        return None
+    found = scale_out.budget(scale_out.inputs_of(env, model), node_autoscaler=not env.kubernetes)
+    return router_wake.wake_s(found.total_s, bool(found.unknown), model.startup_timeout_s)
 
 
 def model_secret(env: Environment, ref: SecretRef) -> ModelSecret:

@@ -44,8 +44,9 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming, timing
+from inferplane.blueprint import naming, router_wake, timing
 from inferplane.blueprint.model import Signal
+from inferplane.blueprint.wake import wakes_in_router_queue as _in_router_queue
 from inferplane.components.serving import promql, wake
 from inferplane.components.serving.promql_scope import Scope
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -182,6 +183,13 @@ def triggers(
     return found
 
 
+def wakes_in_router_queue(model: ServedModel) -> bool:
+    routing = model.routing
+    return _in_router_queue(
+        model.replicas.min, llm_aware=routing.llm_aware, flow_control=routing.flow_control
+    )
+
+
 def fallback(env: ServingEnvironment, model: ServedModel) -> dict[str, Any]:
     """The ScaledObject's ``fallback``: keep the current replicas, at least the minimum."""
     if keda_version(env) >= KEDA_FALLBACK_BEHAVIOR_SINCE:
@@ -236,8 +244,14 @@ def scaled_object_spec(
     }
     if scales_to_zero:
         # Only the last replica's removal waits on cooldownPeriod; keep it as patient as
-        # the HPA's own scale-down.
-        spec["cooldownPeriod"] = model.autoscaling.scale_down_stabilization_s
+        # the HPA's own scale-down, and a zone woken through its router's queue until the
+        # woken replica has started and served the request (`router_wake.cooldown_s`).
+        stabilization = model.autoscaling.scale_down_stabilization_s
+        spec["cooldownPeriod"] = (
+            router_wake.cooldown_s(model.wake_bound_s, model.max_request_s, stabilization)
+            if wakes_in_router_queue(model)
+            else stabilization
+        )
     all_average = all(t["metricType"] == "AverageValue" for t in found)
     if all_average or keda_version(env) >= KEDA_VALUE_FALLBACK_SINCE:
         spec["fallback"] = fallback(env, model)

@@ -202,22 +202,27 @@ class ModelServer(pulumi.ComponentResource):
         )
         if model.routing.llm_aware:
             # Per zone: the router and the zone's own load balancer (`router`).
-            routers = [
-                ModelRouter(
-                    f"{name}-router-{zone}",
-                    ModelRouterArgs(
-                        model,
-                        env,
-                        ns,
-                        args.provider,
-                        zone,
-                        args.lb_subnet_ids,
-                        after=(*args.after, *deployments),
-                    ),
-                    opts=pulumi.ResourceOptions(parent=self),
+            # One zone after the other: each release waits for the previous zone's to be
+            # rolled (`ModelRouterArgs.after`), so an update never takes every zone's
+            # router at once.
+            routers: list[ModelRouter] = []
+            for zone in model.pool.zones:
+                previous = (routers[-1].chart,) if routers else ()
+                routers.append(
+                    ModelRouter(
+                        f"{name}-router-{zone}",
+                        ModelRouterArgs(
+                            model,
+                            env,
+                            ns,
+                            args.provider,
+                            zone,
+                            args.lb_subnet_ids,
+                            after=(*args.after, *deployments, *previous),
+                        ),
+                        opts=pulumi.ResourceOptions(parent=self),
+                    )
                 )
-                for zone in model.pool.zones
-            ]
             lb_name: pulumi.Output[str] = pulumi.Output.all(
                 *[r.lb_service_name for r in routers]
             ).apply(lambda names: ",".join(str(n) for n in names))

@@ -17,12 +17,15 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   the pool's labels and target port, the endpoint picker's pinned image,
   `routing.pickers` replicas (two by default; above one the chart adds
   ``--ha-enable-leader-election``: one active, the other not ready,
-  ``routerlib/templates/_deployment.yaml``), container sizes that fit the system nodes,
-  its scorers (`plugins_config`), the proxy as a
-  sidecar with ``failOpen: true`` (Envoy's ext_proc ``failure_mode_allow``: while the
-  picker is unreachable requests still flow, unscored), pool ``failureMode: FailOpen``, one
-  ``InferenceObjective`` per priority, node affinity to the zone, and metrics without token
-  auth (``--metrics-endpoint-auth=false``; the NetworkPolicy admits Prometheus only). The
+  ``routerlib/templates/_deployment.yaml``), spread over the zone's nodes, container sizes
+  that fit the system nodes, its scorers (`plugins_config`; for a model at zero, flow
+  control's queue TTL from its scale-out budget, `inferplane.blueprint.router_wake`), the
+  proxy as a Deployment of its own with an Envoy configuration of inferplane's
+  (`router_proxy`: it fails open to the model's Service, and a client cannot choose the
+  replica), pool ``failureMode: FailOpen``, one ``InferenceObjective`` per priority, node
+  affinity to the zone, and metrics without token auth (``--metrics-endpoint-auth=false``;
+  the NetworkPolicy admits Prometheus only). Each zone's release waits for the previous
+  zone's (`ModelRouterArgs.after`), so an update rolls one zone's router at a time. The
   chart renders the ``InferencePool`` named after the release, the picker Deployment
   ``<release>-epp`` and its Service, which the offline check does not see (they exist
   once the chart is rendered at deploy time), so what a policy must see is here
@@ -36,17 +39,18 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   blocks the leader, `picker_evictions`);
 - ServiceMonitor ``<release>-epp`` and LoadBalancer Service ``<release>-lb`` (`router_lb`):
   the picker's metrics, and the zone's entry point, internal like every model's load
-  balancer, to the proxy's listener (8081) on the client port 8000. One per zone because
-  the chart labels each release's pods with its own name only (``llm-d-router-gateway:
-  <release>-epp``, ``_helpers.tpl``), so no one Service can select the proxies of two
+  balancer, to the proxies' listener (8081) on the client port 8000. One per zone because
+  the chart labels each release's proxies with its own name only (``llm-d-router-proxy:
+  <release>-proxy``, ``_helpers.tpl``), so no one Service can select the proxies of two
   zones.
-- NetworkPolicy ``<release>-epp``: the picker pods' ingress and egress (`router_pods`).
+- NetworkPolicies ``<release>-epp`` and ``<release>-proxy``: the picker and proxy pods'
+  ingress and egress (`router_pods`).
 
 Pod Security and network: the chart renders no ``securityContext`` for the picker, which
 the namespace's ``restricted`` level would refuse, so the chart is rendered by Pulumi
 (``helm.v4.Chart``, each object a resource of its own) and a transform completes the
-picker's Deployment before it is sent; the picker pods get their own NetworkPolicy. Both
-are in `router_pods`.
+picker's and the proxy's Deployments before they are sent (`router_proxy.router_transform`);
+the picker pods get their own NetworkPolicy (`router_pods`).
 """
 
 from __future__ import annotations
@@ -56,7 +60,6 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import pulumi
@@ -65,12 +68,13 @@ import yaml
 
 from inferplane.blueprint import naming, releases
 from inferplane.blueprint.model import MinMax, Routing
-from inferplane.components.serving import router_lb, router_pods
+from inferplane.components.serving import router_envoy, router_lb, router_pods, router_proxy
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.load_balancer import lb_annotations
+from inferplane.components.serving.router_chart import ROUTER_CHART
+from inferplane.components.serving.router_chart import local_chart_problem as local_chart_problem
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
-ROUTER_CHART: Final = "llm-d-router-standalone"
 ROUTER_CHART_REPO: Final = "oci://ghcr.io/llm-d/charts"
 ROUTER_VERSION: Final = releases.bundled("llm_d_router")
 """The llm-d router release (`releases.json`, ``bundled.llm_d_router``): chart version and
@@ -91,47 +95,10 @@ EPP_RESOURCES: Final = {
 ``routerlib/values.yaml``) does not fit the 4-vCPU, 16-GiB system nodes
 (`inferplane.blueprint.system_nodes`) twice per zone; this is a sizing choice, not a
 measurement: raise it for heavy traffic."""
-PROXY_RESOURCES: Final = {
-    "requests": {"cpu": "500m", "memory": "512Mi"},
-    "limits": {"memory": "2Gi"},
-}
-"""The Envoy sidecar's container (the chart asks 4 CPUs and 8 GiB); likewise a choice."""
 PLUGINS_FILE: Final = "inferplane-plugins.yaml"
-CONFIG_CHECKSUM: Final = "inferplane.dev/config-sha256"
-"""The picker pods' annotation (chart value ``router.epp.podAnnotations``, rendered on the
-pod template by ``routerlib/templates/_deployment.yaml``) holding `config_checksum`."""
+CONFIG_CHECKSUM: Final = router_proxy.CONFIG_CHECKSUM
 FLOW_CONTROL_GATE: Final = "flowControl"
 """``pkg/epp/flowcontrol/config.go``: ``FeatureGate = "flowControl"``."""
-
-
-LIBRARY_CHART: Final = "router"
-"""The chart's one dependency, ``routerlib`` (its Chart.yaml ``name: router``), which the
-standalone chart's Chart.yaml takes from ``file://../routerlib``."""
-
-
-def local_chart_problem(directory: str) -> str | None:
-    """What keeps the local copy `directory` (stack config ``inferplane:routerChart``) from
-    being rendered, or None.
-
-    Helm renders a chart only with its dependencies in its ``charts/`` folder. Resolving
-    them at deploy time (``dependencyUpdate``) writes that folder, and every zone's router
-    renders the same copy at once, so two updates race (seen in the end-to-end run:
-    "found in Chart.yaml, but missing in charts/ directory: router"); the copy must
-    therefore carry it, as the registry's package does."""
-    chart = Path(directory) / ROUTER_CHART
-    if not (chart / "Chart.yaml").is_file():
-        return (
-            f"{directory} has no {ROUTER_CHART}/Chart.yaml; point it at the folder holding "
-            f"the pinned chart source ({ROUTER_CHART} beside routerlib)"
-        )
-    deps = chart / "charts"
-    if (deps / LIBRARY_CHART / "Chart.yaml").is_file() or any(deps.glob(f"{LIBRARY_CHART}-*.tgz")):
-        return None
-    return (
-        f"{chart}/charts has no {LIBRARY_CHART!r} dependency; copy it in once: "
-        f"cp -r {Path(directory) / 'routerlib'} {deps / LIBRARY_CHART} "
-        f"(or run `helm dependency build {chart}`)"
-    )
 
 
 def release_name(model: ServedModel, zone: str) -> str:
@@ -159,7 +126,7 @@ def objective_name(objective: str, zone: str) -> str:
 
 
 def proxy_config_map(model: ServedModel, zone: str) -> str:
-    """The Envoy sidecar's configuration, one per release (``<release>-envoy``)."""
+    """The Envoy proxies' configuration, one per release (``<release>-envoy``)."""
     return f"{release_name(model, zone)}-envoy"
 
 
@@ -170,8 +137,9 @@ def pool_labels(env: ServingEnvironment, model: ServedModel, zone: str) -> dict[
 
 def router_ingress(model: ServedModel) -> Manifest:
     """The NetworkPolicy rule that lets each zone's router reach the model's pods: the
-    proxy forwards requests and the picker scrapes ``/metrics``, both on port ``http``."""
+    proxies forward requests and the pickers scrape ``/metrics``, both on port ``http``."""
     names = [epp_name(model, zone) for zone in model.pool.zones]
+    proxies = [router_proxy.proxy_name(release_name(model, zone)) for zone in model.pool.zones]
     return {
         "from": [
             {
@@ -180,7 +148,14 @@ def router_ingress(model: ServedModel) -> Manifest:
                         {"key": "llm-d-router-gateway", "operator": "In", "values": names}
                     ]
                 }
-            }
+            },
+            {
+                "podSelector": {
+                    "matchExpressions": [
+                        {"key": "llm-d-router-proxy", "operator": "In", "values": proxies}
+                    ]
+                }
+            },
         ],
         "ports": [{"protocol": "TCP", "port": PORTS["http"]}],
     }
@@ -211,14 +186,16 @@ def plugins_config(model: ServedModel) -> dict[str, Any] | None:
     routing = model.routing
     if routing.prefix_cache == "approximate" and not routing.flow_control:
         return None
-    return picker_config(routing)
+    return picker_config(routing, router_envoy.queue_ttl_s(model))
 
 
-def picker_config(routing: Routing) -> dict[str, Any]:
+def picker_config(routing: Routing, queue_ttl_s: int | None = None) -> dict[str, Any]:
     """The ``EndpointPickerConfig`` a picker of `routing` runs, in full: for the default
     routing it is the chart's own ``default-plugins.yaml`` (vLLM over HTTP), which
     `plugins_config` then leaves to the chart. ``scripts/measure_routing.py`` runs it
-    outside Kubernetes."""
+    outside Kubernetes. `queue_ttl_s`: flow control's ``defaultRequestTTL`` when the
+    release's 60 s does not suit (a model woken through the queue,
+    `router_proxy.queue_ttl_s`)."""
     plugins: list[dict[str, Any]] = [
         {"type": "queue-scorer"},
         {"type": "kv-cache-utilization-scorer"},
@@ -245,6 +222,9 @@ def picker_config(routing: Routing) -> dict[str, Any]:
         config["featureGates"] = [FLOW_CONTROL_GATE]
     config["plugins"] = plugins
     config["schedulingProfiles"] = [{"name": "default", "plugins": weights}]
+    if routing.flow_control and queue_ttl_s is not None:
+        # apix/config/v1alpha1 FlowControlConfig.DefaultRequestTTL, a metav1.Duration.
+        config["flowControl"] = {"defaultRequestTTL": f"{queue_ttl_s}s"}
     return config
 
 
@@ -264,19 +244,28 @@ def zone_affinity(zone: str) -> Manifest:
     }
 
 
-def router_values(env: ServingEnvironment, model: ServedModel, zone: str) -> dict[str, Any]:
-    """The chart values of the zone's router (every key one of the chart's own)."""
+def router_values(
+    env: ServingEnvironment, model: ServedModel, zone: str, namespace: str | None = None
+) -> dict[str, Any]:
+    """The chart values of the zone's router (every key one of the chart's own), in
+    `namespace` (default: the blueprint's, `naming.namespace`)."""
+    ns = namespace or naming.namespace(env.part_of)
     epp: dict[str, Any] = {
         "replicas": model.routing.pickers,
         "image": dict(EPP_IMAGE),
         "resources": EPP_RESOURCES,
-        "affinity": zone_affinity(zone),
+        # The zone, and the pickers spread over its nodes (`router_proxy.spread_by_host`).
+        "affinity": {
+            **zone_affinity(zone),
+            **router_proxy.spread_by_host(epp_pod_labels(model, zone)),
+        },
     }
     custom = plugins_config(model)
     if custom is not None:
         epp["pluginsConfigFile"] = PLUGINS_FILE
         epp["pluginsCustomConfig"] = {PLUGINS_FILE: yaml.safe_dump(custom, sort_keys=False)}
-    proxy = proxy_values(model, zone)
+    release = release_name(model, zone)
+    proxy = router_proxy.proxy_values(model, release, ns, proxy_config_map(model, zone))
     epp["podAnnotations"] = {CONFIG_CHECKSUM: config_checksum(epp, proxy)}
     return {
         "router": {
@@ -313,31 +302,6 @@ def config_checksum(epp: Manifest, proxy: Manifest) -> str:
     return hashlib.sha256(json.dumps(rendered, sort_keys=True).encode()).hexdigest()
 
 
-def proxy_values(model: ServedModel, zone: str) -> Manifest:
-    """The chart's ``router.proxy`` values of the zone's router."""
-    return {
-        "enabled": True,
-        "mode": "sidecar",
-        "failOpen": True,
-        "resources": PROXY_RESOURCES,
-        # The Envoy preset names its ConfigMap `envoy` whatever the release, so a
-        # second router in the namespace would collide with the first; these
-        # override the preset's name and the volume that mounts it
-        # (`llm-d-router.proxy` in routerlib/templates/_helpers.tpl merges the
-        # top-level proxy keys over the preset's, mergeOverwrite).
-        "configMap": {"name": proxy_config_map(model, zone)},
-        "volumes": [
-            {
-                "name": "config",
-                "configMap": {
-                    "name": proxy_config_map(model, zone),
-                    "items": [{"key": "envoy.yaml", "path": "envoy.yaml"}],
-                },
-            }
-        ],
-    }
-
-
 @dataclass(frozen=True)
 class ModelRouterArgs:
     """Inputs of `ModelRouter`."""
@@ -353,8 +317,10 @@ class ModelRouterArgs:
     lb_subnet_ids: pulumi.Input[Sequence[str]] | None = None
     """As `ModelServerArgs.lb_subnet_ids`."""
     after: Sequence[pulumi.Resource] = ()
-    """Resources the release waits for (the router CRDs, `router_crds`, and the zone's
-    Deployment): a component's own ``depends_on`` does not reach its children."""
+    """Resources the release waits for (the router CRDs, `router_crds`, the zone's
+    Deployment, and the previous zone's release, `ModelRouter.chart`, so that an update
+    rolls one zone's router at a time): a component's own ``depends_on`` does not reach
+    its children."""
 
 
 class ModelRouter(pulumi.ComponentResource):
@@ -367,6 +333,8 @@ class ModelRouter(pulumi.ComponentResource):
 
     pool_name: pulumi.Output[str]
     lb_service_name: pulumi.Output[str]
+    chart: k8s.helm.v4.Chart
+    """The zone's release, which the next zone's waits for."""
 
     def __init__(
         self, name: str, args: ModelRouterArgs, opts: pulumi.ResourceOptions | None = None
@@ -380,6 +348,13 @@ class ModelRouter(pulumi.ComponentResource):
         }
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         local = env.router_chart
+        proxy = router_proxy.proxy_name(release)
+        values = router_values(env, model, zone, ns)
+        affinity = {
+            **zone_affinity(zone),
+            **router_proxy.spread_by_host(router_proxy.proxy_pod_labels(release)),
+        }
+        checksum = values["router"]["epp"]["podAnnotations"][CONFIG_CHECKSUM]
         chart = k8s.helm.v4.Chart(
             name,
             name=release,
@@ -390,20 +365,24 @@ class ModelRouter(pulumi.ComponentResource):
             else f"{ROUTER_CHART_REPO}/{ROUTER_CHART}",
             version=None if local else ROUTER_VERSION,
             namespace=ns,
-            values=router_values(env, model, zone),
-            # Under leader election only the leading picker reports ready (the chart's
-            # readiness probe asks the `readiness` gRPC service above one replica), so a
-            # wait for every replica would never end; the Deployment's state is watched by
-            # the router-down alert instead.
-            skip_await=True,
+            values=values,
+            # Awaited, so that the next zone's router (`ModelRouterArgs.after`) waits for
+            # this zone's proxies to roll; the pickers are not (`router_proxy.router_transform`).
             opts=pulumi.ResourceOptions.merge(
                 child,
                 pulumi.ResourceOptions(
                     depends_on=list(args.after),
-                    transforms=[router_pods.restricted_picker_pod(epp_name(model, zone))],
+                    transforms=[
+                        router_proxy.router_transform(
+                            epp_name(model, zone),
+                            proxy,
+                            lambda d: router_proxy.complete_proxy(d, model, affinity, checksum),
+                        )
+                    ],
                 ),
             ),
         )
+        self.chart = chart
         after_chart = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[chart])
         )
@@ -419,6 +398,7 @@ class ModelRouter(pulumi.ComponentResource):
             spec=router_lb.service_monitor_spec(epp_name(model, zone)),
             opts=after_chart,
         )
+        proxy_labels = router_proxy.proxy_pod_labels(release)
         lb = k8s.core.v1.Service(
             f"{name}-lb",
             metadata={
@@ -429,10 +409,10 @@ class ModelRouter(pulumi.ComponentResource):
                     env,
                     model,
                     router_lb.zone_subnets(env, zone, args.lb_subnet_ids),
-                    router_lb.PICKER_GRACE_S,
+                    router_proxy.proxy_grace_s(model),
                 ),
             },
-            spec=router_lb.lb_spec(env, model, epp_pod_labels(model, zone)),
+            spec=router_lb.lb_spec(env, model, proxy_labels),
             opts=after_chart,
         )
         k8s.networking.v1.NetworkPolicy(
@@ -442,7 +422,18 @@ class ModelRouter(pulumi.ComponentResource):
                 env,
                 picker_labels=epp_pod_labels(model, zone),
                 pool_labels=pool_labels(env, model, zone),
-                proxy_port=router_lb.PROXY_PORT,
+                proxy_labels=proxy_labels,
+            ),
+            opts=child,
+        )
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-proxy-network-policy",
+            metadata={"name": proxy, "namespace": ns, "labels": labels},
+            spec=router_pods.proxy_network_policy_spec(
+                env,
+                proxy_labels=proxy_labels,
+                picker_labels=epp_pod_labels(model, zone),
+                model_labels=naming.model_selector(env.part_of, model.name),
             ),
             opts=child,
         )

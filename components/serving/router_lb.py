@@ -3,7 +3,8 @@ proxy, and the ServiceMonitor of its endpoint pickers (`router` creates both).
 
 Load balancer ``<release>-lb``: the model's own load balancer settings
 (`load_balancer.lb_service_spec`, `load_balancer.lb_annotations`), to the proxy's listener,
-with what differs because its targets are one zone's picker pods:
+with what differs because its targets are one zone's proxy pods (``<release>-proxy``,
+`router_proxy`):
 
 - AWS: the NLB lives in its zone's subnet only (``aws-load-balancer-subnets``, "subnet IDs
   or Name tags, one per AZ", AWS Load Balancer Controller ``docs/guide/service/
@@ -15,8 +16,8 @@ with what differs because its targets are one zone's picker pods:
   subnets, "Subnets are regional resources"), and with ``externalTrafficPolicy: Local``
   the internal load balancer sends only to nodes that hold a selected pod, i.e. the
   zone's pickers.
-- Targets drain for as long as a picker pod does (`PICKER_GRACE_S`, the deregistration
-  delay), not for the model's grace period.
+- Targets drain for as long as a proxy pod does (`router_proxy.proxy_grace_s`, the
+  deregistration delay), not for the model's grace period.
 
 ServiceMonitor ``<release>-epp``: the picker Service's metrics port (``http-metrics``,
 ``routerlib/templates/_service.yaml``), scraped as often as the model's own
@@ -32,18 +33,14 @@ from typing import Final
 import pulumi
 
 from inferplane.blueprint import timing
+from inferplane.components.serving import router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.load_balancer import lb_service_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
-PROXY_PORT: Final = 8081
-"""The Envoy sidecar's listener (chart values ``router.extraServicePorts``: ``http`` 8081)."""
+PROXY_PORT: Final = router_pods.PROXY_PORT
 METRICS_PORT_NAME: Final = "http-metrics"
 """The picker Service's metrics port (9090), ``routerlib/templates/_service.yaml``."""
-PICKER_GRACE_S: Final = 130
-"""The picker pod's ``terminationGracePeriodSeconds`` as the chart sets it
-(``routerlib/templates/_deployment.yaml``: "this timeout should mirror the longest grace
-period of the pods within the pool")."""
 SCRAPE_INTERVAL: Final = f"{timing.SCRAPE_INTERVAL_S}s"
 
 

@@ -23,14 +23,15 @@ for a numeric user. The root filesystem is left writable: neither image's needs 
 scratch space are documented, and ``restricted`` does not ask for it.
 
 NetworkPolicy ``<model>-<zone>-epp``. The namespace denies everything but DNS by default;
-a picker pod (the picker and its proxy sidecar) gets exactly:
+a picker pod gets exactly:
 
-- ingress on the proxy's listener (`router_lb.PROXY_PORT`) from the ranges and namespaces
-  that may reach the model at all (`load_balancer.source_cidrs` and
-  `network_policies.client_peers`, as for the model's own load balancer);
+- ingress on the ext_proc port from its zone's proxies (their own pods,
+  `inferplane.components.serving.router_proxy`; the proxies' NetworkPolicy
+  ``<model>-<zone>-proxy``, `proxy_network_policy_spec`, admits the ranges and namespaces
+  that may reach the model at all, as for the model's own load balancer);
 - ingress on the picker's metrics port from the Prometheus namespace;
-- egress to its zone's model pods on their serving port: the proxy forwards requests, the
-  picker scrapes their ``/metrics``;
+- egress to its zone's model pods on their serving port: the picker scrapes their
+  ``/metrics``;
 - egress to the Kubernetes API server (the picker watches its InferencePool, the pods and
   its objectives, and leader election holds a Lease), on TCP 443 and 6443. Where a policy
   sees that connection differs by dataplane:
@@ -92,6 +93,10 @@ from inferplane.components.serving.spec import ServingEnvironment
 
 PICKER_UID: Final = 65532
 """The user of both images (see the module docstring)."""
+EXT_PROC_PORT: Final = 9002
+"""The picker's ext_proc port (``routerlib/values.yaml``, ``epp.extProcPort``)."""
+PROXY_PORT: Final = 8081
+"""The proxy's listener (chart values ``router.extraServicePorts``: ``http`` 8081)."""
 METRICS_PORT: Final = 9090
 """The picker container's ``metrics`` port (``routerlib/templates/_deployment.yaml``)."""
 API_SERVER_PORTS: Final = (443, 6443)
@@ -172,16 +177,17 @@ def picker_network_policy_spec(
     env: ServingEnvironment,
     picker_labels: dict[str, str],
     pool_labels: dict[str, str],
-    proxy_port: int,
+    proxy_labels: dict[str, str],
 ) -> Manifest:
-    """The NetworkPolicy of one zone's picker pods (see the module docstring)."""
+    """The NetworkPolicy of one zone's picker pods (see the module docstring): the
+    zone's proxies (`proxy_labels`) ask them on the ext_proc port."""
     return {
         "podSelector": {"matchLabels": dict(picker_labels)},
         "policyTypes": ["Ingress", "Egress"],
         "ingress": [
             {
-                "from": client_peers(env, source_cidrs(env)),
-                "ports": [{"protocol": "TCP", "port": proxy_port}],
+                "from": [{"podSelector": {"matchLabels": dict(proxy_labels)}}],
+                "ports": [{"protocol": "TCP", "port": EXT_PROC_PORT}],
             },
             {
                 "from": [namespace_selector(env.prometheus_namespace)],
@@ -194,6 +200,39 @@ def picker_network_policy_spec(
                 "ports": [{"protocol": "TCP", "port": PORTS["http"]}],
             },
             *([] if cilium_api_server(env) else [api_server_egress_rule(env)]),
+        ],
+    }
+
+
+def proxy_network_policy_spec(
+    env: ServingEnvironment,
+    proxy_labels: dict[str, str],
+    picker_labels: dict[str, str],
+    model_labels: dict[str, str],
+) -> Manifest:
+    """The NetworkPolicy of one zone's proxy pods (``<release>-proxy``): ingress on the
+    listener from whoever may reach the model at all (`load_balancer.source_cidrs`,
+    `network_policies.client_peers`); egress to the zone's pickers on the ext_proc port
+    and to the model's pods on their serving port (the picked replica, or the fallback
+    through the model's Service, whose endpoints may be in any zone)."""
+    return {
+        "podSelector": {"matchLabels": dict(proxy_labels)},
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [
+            {
+                "from": client_peers(env, source_cidrs(env)),
+                "ports": [{"protocol": "TCP", "port": PROXY_PORT}],
+            }
+        ],
+        "egress": [
+            {
+                "to": [{"podSelector": {"matchLabels": dict(picker_labels)}}],
+                "ports": [{"protocol": "TCP", "port": EXT_PROC_PORT}],
+            },
+            {
+                "to": [{"podSelector": {"matchLabels": dict(model_labels)}}],
+                "ports": [{"protocol": "TCP", "port": PORTS["http"]}],
+            },
         ],
     }
 

@@ -153,6 +153,15 @@ class ServedModel:
     """How requests reach the replicas: round-robin through the load balancer unless
     ``llm_aware`` (vLLM only), which runs one Deployment, InferencePool and llm-d router
     per zone (`inferplane.components.serving.router`)."""
+    wake_s: int | None = None
+    """A model at zero: seconds from the request that wakes it to a ready first replica
+    (`inferplane.blueprint.router_wake.wake_s` of its scale-out budget). None: not known,
+    and `startup_timeout_s` stands for it."""
+
+    @property
+    def wake_bound_s(self) -> int:
+        """`wake_s`, or `startup_timeout_s` where it is not known."""
+        return self.startup_timeout_s if self.wake_s is None else self.wake_s
 
     @property
     def realtime(self) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 
 from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from inferplane.policies.resources import PDB, _dict, as_number
+from inferplane.policies.resources import INFERENCE_POOL, PDB, _dict, as_number
 from inferplane.policies.routers import RouterRelease, router_releases
 from inferplane.policies.stack import Stack
 
@@ -75,6 +75,29 @@ def _blocking_budgets(stack: Stack, router: RouterRelease, replicas: int) -> lis
     return found
 
 
+def _entry_point(router: RouterRelease, proxy: Mapping[str, Any]) -> str | None:
+    """Why the zone's entry point is one Ready pod, or None. Only the chart's values say
+    the proxy's layout; a router known from its rendered objects is not judged here."""
+    if router.release.type == INFERENCE_POOL:
+        return None
+    # llm-d-router-standalone values.yaml: proxy.mode sidecar, proxy.replicas 2.
+    mode = proxy.get("mode", "sidecar")
+    replicas = int(as_number(proxy.get("replicas", 2)) or 0)
+    if mode == "service" and replicas >= 2:
+        return None
+    why = (
+        "its Envoy runs beside the pickers (proxy.mode: sidecar) and under leader election "
+        "only the leading picker's pod is Ready, so the zone's load balancer has one target, "
+        "and the pickers' Recreate strategy takes it away on every picker change"
+        if mode != "service"
+        else f"it runs {replicas} proxy"
+    )
+    return (
+        f"the router {router.name} enters its zone through one Ready pod: {why}; set "
+        "proxy.mode: service with proxy.replicas: 2 or more"
+    )
+
+
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     wanted = int(as_number(config["min_picker_replicas"]) or 2)
     for router in router_releases(stack):
@@ -95,6 +118,9 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 ref,
             )
         proxy = _dict(router.values.get("proxy"))
+        entry = _entry_point(router, proxy)
+        if entry is not None:
+            yield Finding(target, field, entry, ref)
         pool = _dict(router.values.get("inferencePool"))
         if proxy.get("failOpen", True) is not True or pool.get("failureMode", "FailOpen") != (
             "FailOpen"
@@ -127,22 +153,31 @@ RULE = Rule(
     scope="stack",
     check=check,
     rationale=(
-        "An llm-aware model's requests pass through its zone's llm-d router: the proxy asks "
+        "An llm-aware model's requests pass through its zone's llm-d router: a proxy asks "
         "the endpoint picker which replica to use. With one picker, a crash, an eviction or "
-        "a rollout leaves the zone unscored (fail-open) or unserved (fail-closed) until a "
-        "new pod starts. Two pickers under leader election keep one ready to take over "
-        "(llm-d-router v0.10.0 config/charts/routerlib/templates/_deployment.yaml adds "
-        "--ha-enable-leader-election above one replica), and failing open keeps requests "
-        "flowing while no picker answers. Only the leader is Ready, and a disruption "
-        "budget counts Ready pods (kubernetes pkg/controller/disruption/disruption.go), so "
-        "a budget that keeps one picker (minAvailable: 1, or maxUnavailable below the "
-        "replicas) allows no eviction of the leader and stalls every node drain."
+        "a rollout leaves the zone without scoring until a new pod starts. Two pickers "
+        "under leader election keep one ready to take over (llm-d-router v0.10.0 "
+        "config/charts/routerlib/templates/_deployment.yaml adds --ha-enable-leader-election "
+        "above one replica), but only the leader is Ready: a proxy run beside the pickers "
+        "(the chart's proxy.mode: sidecar) makes the zone's load balancer a single target, "
+        "so the proxies run as their own Deployment of several replicas (proxy.mode: "
+        "service). Failing open (proxy.failOpen, Envoy's ext_proc failure_mode_allow) lets "
+        "a request through while no picker answers, and reaches a replica only where the "
+        "proxy has a route for a request without the picker's header: the chart's Envoy "
+        "preset routes every request to an ORIGINAL_DST cluster keyed by that header and "
+        "answers 503 without it; inferplane's proxy configuration adds a route to the "
+        "model's Service. A disruption budget counts Ready pods (kubernetes "
+        "pkg/controller/disruption/disruption.go), so a budget that keeps one picker "
+        "(minAvailable: 1, or maxUnavailable below the replicas) allows no eviction of the "
+        "leader and stalls every node drain."
     ),
     remediation=(
         "Keep models.<m>.routing.pickers at 2 (the default) or more, and inferplane's "
-        "router values (proxy.failOpen: true, inferencePool.failureMode: FailOpen), with "
-        "no PodDisruptionBudget on the pickers. Hand-written programs: "
-        "router.epp.replicas >= 2 in the llm-d-router-standalone values, and no "
+        "router values (proxy.mode: service with two proxies, proxy.failOpen: true, "
+        "inferencePool.failureMode: FailOpen), with no PodDisruptionBudget on the pickers. "
+        "Hand-written programs: router.epp.replicas >= 2 and router.proxy.mode: service "
+        "with router.proxy.replicas >= 2 in the llm-d-router-standalone values, an Envoy "
+        "configuration with a route for requests the picker did not answer, and no "
         "PodDisruptionBudget selecting llm-d-router-gateway: <release>-epp that refuses "
         "the leader's eviction."
     ),
@@ -161,7 +196,8 @@ RULE = Rule(
     sources=(
         "Resources only: the llm-d-router-standalone chart's values (a Helm release or "
         "a chart Pulumi renders) "
-        "(router.epp.replicas, router.proxy.failOpen, router.inferencePool.failureMode) and "
+        "(router.epp.replicas, router.proxy.mode, router.proxy.replicas, "
+        "router.proxy.failOpen, router.inferencePool.failureMode) and "
         "the PodDisruptionBudgets of the pickers; offline the replicas come from "
         "models.<m>.routing.pickers."
     ),

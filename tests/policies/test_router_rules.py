@@ -16,14 +16,23 @@ from inferplane.policies.rules.router_high_availability import picker_evictions
 from inferplane.policies.stack import Stack
 
 ZONE = "us-east-1a"
+SERVICE_MODE = {"mode": "service", "replicas": 2.0}
 
 
-def router(labels: dict[str, str], replicas: float = 2.0, fail_open: bool = True) -> Any:
+def router(
+    labels: dict[str, str],
+    replicas: float = 2.0,
+    fail_open: bool = True,
+    proxy: dict[str, Any] | None = None,
+) -> Any:
     values = {
         "router": {
             "modelServers": {"matchLabels": labels},
             "epp": {"replicas": replicas},
-            "proxy": {"failOpen": fail_open},
+            "proxy": {
+                "failOpen": fail_open,
+                **({"mode": "service", "replicas": 2.0} if proxy is None else proxy),
+            },
             "inferencePool": {"failureMode": "FailOpen" if fail_open else "FailClose"},
         }
     }
@@ -92,6 +101,22 @@ def test_one_picker_and_a_closed_proxy_are_each_refused() -> None:
         f"the router chat-{ZONE} fails closed: while its endpoint picker is unreachable every "
         "request of the zone is refused; set proxy.failOpen: true and "
         "inferencePool.failureMode: FailOpen",
+    ]
+
+
+def test_a_proxy_beside_the_pickers_or_alone_is_refused() -> None:
+    pool = {naming.MODEL_LABEL: "chat", naming.ZONE_LABEL: ZONE}
+    assert messages("router-high-availability", [router(pool, proxy={})]) == [
+        f"the router chat-{ZONE} enters its zone through one Ready pod: its Envoy runs "
+        "beside the pickers (proxy.mode: sidecar) and under leader election only the "
+        "leading picker's pod is Ready, so the zone's load balancer has one target, and the "
+        "pickers' Recreate strategy takes it away on every picker change; set proxy.mode: "
+        "service with proxy.replicas: 2 or more"
+    ]
+    one = router(pool, proxy={"mode": "service", "replicas": 1.0})
+    assert messages("router-high-availability", [one]) == [
+        f"the router chat-{ZONE} enters its zone through one Ready pod: it runs 1 proxy; "
+        "set proxy.mode: service with proxy.replicas: 2 or more"
     ]
 
 

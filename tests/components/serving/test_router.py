@@ -160,12 +160,26 @@ def test_the_values_of_one_zone(prod: Environment) -> None:
         "tag": "v0.10.0",
         "pullPolicy": "IfNotPresent",
     }
-    assert {k: values["proxy"][k] for k in ("enabled", "mode", "failOpen")} == {
+    assert {k: values["proxy"][k] for k in ("enabled", "mode", "replicas", "failOpen")} == {
         "enabled": True,
-        "mode": "sidecar",
+        "mode": "service",
+        "replicas": 2,
         "failOpen": True,
     }
-    assert values["proxy"]["configMap"] == {"name": "chat-us-central1-b-envoy"}
+    assert values["epp"]["affinity"]["podAntiAffinity"] == {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 100,
+                "podAffinityTerm": {
+                    "labelSelector": {
+                        "matchLabels": {"llm-d-router-gateway": "chat-us-central1-b-epp"}
+                    },
+                    "topologyKey": "kubernetes.io/hostname",
+                },
+            }
+        ]
+    }
+    assert values["proxy"]["configMap"]["name"] == "chat-us-central1-b-envoy"
     assert values["proxy"]["volumes"][0]["configMap"]["name"] == "chat-us-central1-b-envoy"
     assert values["inferencePool"] == {"create": True, "failureMode": "FailOpen"}
     term = values["epp"]["affinity"]["nodeAffinity"][
@@ -303,7 +317,8 @@ def test_one_router_release_per_zone_with_its_monitor_and_load_balancer(
         release = releases[f"chat-{zone}"]
         assert release.get("chart") == "oci://ghcr.io/llm-d/charts/llm-d-router-standalone"
         assert release.get("version") == "v0.10.0"
-        assert release.get("skipAwait") is True
+        # Awaited: the next zone waits for this zone's proxies (the pickers are not).
+        assert release.get("skipAwait") is None
         labels = release.get("values", "router", "modelServers", "matchLabels")
         assert labels[naming.ZONE_LABEL] == zone
         monitor = k8s_object(recording, SERVICE_MONITOR, f"chat-{zone}-epp")
@@ -318,7 +333,8 @@ def test_one_router_release_per_zone_with_its_monitor_and_load_balancer(
             == []
         )
         lb = k8s_object(recording, SERVICE, f"chat-{zone}-lb")
-        assert lb.get("spec", "selector") == {"llm-d-router-gateway": f"chat-{zone}-epp"}
+        # The proxies, each Ready, not the pickers, of which only the leader is.
+        assert lb.get("spec", "selector") == {"llm-d-router-proxy": f"chat-{zone}-proxy"}
         assert lb.get("spec", "ports") == [
             {"name": "http", "port": 8000, "targetPort": 8081, "protocol": "TCP"}
         ]
@@ -348,7 +364,7 @@ def test_a_drain_may_evict_the_leading_picker_and_its_standby(recording: Any) ->
         assert [evictable(recording, labels, ready, 2) for ready in (True, False)] == [True, True]
 
 
-def test_each_zones_nlb_lives_in_its_own_subnet_and_drains_as_a_picker(
+def test_each_zones_nlb_lives_in_its_own_subnet_and_drains_as_a_proxy(
     staging: Environment,
 ) -> None:
     aws = "service.beta.kubernetes.io/aws-load-balancer-"
@@ -361,9 +377,9 @@ def test_each_zones_nlb_lives_in_its_own_subnet_and_drains_as_a_picker(
             "metadata", "annotations"
         )
         assert annotations[f"{aws}subnets"] == subnet
-        # The picker pod's grace period (routerlib _deployment.yaml), not the model's 90 s.
+        # The proxy pod's grace period: preStop 15 s + the longest request 60 s + 15 s.
         assert annotations[f"{aws}target-group-attributes"] == (
-            "deregistration_delay.timeout_seconds=130,"
+            "deregistration_delay.timeout_seconds=90,"
             "deregistration_delay.connection_termination.enabled=true"
         )
 
@@ -391,7 +407,18 @@ def test_the_routers_reach_the_model_pods(recording: Any) -> None:
                         }
                     ]
                 }
-            }
+            },
+            {
+                "podSelector": {
+                    "matchExpressions": [
+                        {
+                            "key": "llm-d-router-proxy",
+                            "operator": "In",
+                            "values": ["chat-us-central1-a-proxy", "chat-us-central1-b-proxy"],
+                        }
+                    ]
+                }
+            },
         ],
         "ports": [{"protocol": "TCP", "port": 8000}],
     }

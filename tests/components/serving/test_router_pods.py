@@ -146,12 +146,40 @@ def test_each_zones_pickers_have_a_network_policy_of_their_own(
         picker = {"llm-d-router-gateway": f"chat-{zone}-epp"}
         assert spec["podSelector"] == {"matchLabels": picker}
         assert spec["policyTypes"] == ["Ingress", "Egress"]
-        clients, metrics = spec["ingress"]
+        proxies, metrics = spec["ingress"]
+        # Only the zone's proxies ask the picker; clients reach the proxies.
+        assert proxies == {
+            "from": [
+                {"podSelector": {"matchLabels": {"llm-d-router-proxy": f"chat-{zone}-proxy"}}}
+            ],
+            "ports": [{"protocol": "TCP", "port": 9002}],
+        }
+        proxy = k8s_object(recording, NETWORK_POLICY, f"chat-{zone}-proxy").get("spec")
+        (clients,) = proxy["ingress"]
         assert clients["ports"] == [{"protocol": "TCP", "port": 8081}]
         # The ranges that may reach the model through its load balancer, as for the model.
         model_policy = k8s_object(recording, NETWORK_POLICY, "chat")
         assert clients["from"] == model_policy.get("spec", "ingress")[0]["from"]
         assert clients["from"] == [{"ipBlock": {"cidr": "10.0.0.0/8"}}]
+        assert proxy["egress"] == [
+            {
+                "to": [{"podSelector": {"matchLabels": picker}}],
+                "ports": [{"protocol": "TCP", "port": 9002}],
+            },
+            {
+                "to": [
+                    {
+                        "podSelector": {
+                            "matchLabels": {
+                                "app.kubernetes.io/part-of": "support-assistant",
+                                "inferplane.dev/model": "chat",
+                            }
+                        }
+                    }
+                ],
+                "ports": [{"protocol": "TCP", "port": 8000}],
+            },
+        ]
         assert metrics == {
             "from": [
                 {
@@ -215,11 +243,13 @@ def test_on_cilium_the_pickers_reach_the_api_server_by_entity(cilium_recording: 
     for zone in ("zone-a", "zone-b"):
         picker = {"llm-d-router-gateway": f"chat-{zone}-epp"}
         spec = ints(k8s_object(cilium_recording, NETWORK_POLICY, f"chat-{zone}-epp").get("spec"))
-        clients, _ = spec["ingress"]
-        assert clients == {
-            "from": [{"ipBlock": {"cidr": "10.0.0.0/8"}}, CHAT_WEB],
-            "ports": [{"protocol": "TCP", "port": 8081}],
-        }
+        proxy = ints(k8s_object(cilium_recording, NETWORK_POLICY, f"chat-{zone}-proxy").get("spec"))
+        assert proxy["ingress"] == [
+            {
+                "from": [{"ipBlock": {"cidr": "10.0.0.0/8"}}, CHAT_WEB],
+                "ports": [{"protocol": "TCP", "port": 8081}],
+            }
+        ]
         (pods,) = spec["egress"]  # no ipBlock for the API server: Cilium never matches it
         assert pods["to"][0]["podSelector"]["matchLabels"]["inferplane.dev/zone"] == zone
         cnp = k8s_object(
