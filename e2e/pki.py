@@ -43,6 +43,7 @@ def issue(folder: Path, name: str, subject: str, ext: str, ca: Path) -> Path:
     """A key and certificate ``<name>.key``/``<name>.crt`` in `folder`, signed by the CA
     ``<ca>.crt``/``<ca>.key`` (`ca` without the suffix), with the extensions `ext` (openssl
     ``-extfile`` lines). Returns the certificate's path."""
+    ca = ca.resolve()
     (folder / f"{name}.ext").write_text(ext)
     openssl(
         "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key",
