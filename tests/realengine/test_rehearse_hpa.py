@@ -109,6 +109,21 @@ def test_the_real_hpa_scales_the_model_on_the_value_keda_reads_from_prometheus()
     # 30 waiting requests over a target of 4 per replica: the maximum, 8.
     assert after["desiredReplicas"] == 8
     assert after["conditions"]["ScalingActive"] == "True"
+    assert [s["step"] for s in report["steps"]] == [
+        "control plane up",
+        "operator CRDs",
+        "operator started",
+        "operator generated the configuration",
+        "Prometheus ready",
+        "KEDA CRDs",
+        "KEDA operator started",
+        "the metrics API server's pod has an IP",
+        "the aggregator serves external.metrics.k8s.io",
+        "the model's stand-in pods Running",
+        "Prometheus answers the trigger's query",
+        "KEDA made the HPA, which reads the value through the aggregator",
+        "the HPA scales the Deployment from 2 to 8",
+    ]
     marks = report["seconds_after_the_change"]
     assert marks["prometheus"] <= marks["hpa_read"] <= marks["first_scale"] <= marks["full"]
     assert marks["full"] <= rehearse_hpa.SCALE_WAIT
