@@ -10,7 +10,10 @@ kube-scheduler and KWOK, all bound to 127.0.0.1 and stopped by PID. No kubelet o
 runs: KWOK (sigs.k8s.io/kwok) keeps the nodes' leases and moves pods through the stages of
 its module's `kustomize/stage/` files (node initialize + heartbeat, pod ready, Job pods
 complete, pod delete), so the real scheduler places pods, KWOK marks them Ready, and Jobs
-complete. Service and pod CIDRs are only addresses in API objects: nothing routes them.
+complete. Service and pod CIDRs are only addresses in API objects: nothing routes them
+(outside the rehearsal's network namespace, e2e/netns.py). The API server's aggregation
+layer is on, with a front proxy of its own (e2e/pki.py), so an extension API server such as
+KEDA's metrics server can be registered with an APIService.
 """
 
 from __future__ import annotations
