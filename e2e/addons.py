@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import cluster
 import yaml
 from kube import Kube
+from pki import issue
 from tools import TOOLS
 
 from inferplane.blueprint import naming
@@ -149,13 +150,9 @@ def keda_certs(state: Path) -> Path:
     pki = state / "pki"
     certs = state / "keda-certs"
     certs.mkdir(exist_ok=True)
-    (certs / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    run = cluster.openssl
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr",
-        "-subj", "/CN=keda-operator", cwd=certs)  # fmt: skip
-    run("x509", "-req", "-in", "tls.csr", "-CA", str(pki / "ca.crt"), "-CAkey",
-        str(pki / "ca.key"), "-CAcreateserial", "-out", "tls.crt", "-days", "30",
-        "-extfile", "san.ext", cwd=certs)  # fmt: skip
+    # No extended key usage: the adapter presents the same pair as its gRPC client.
+    san = "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+    issue(certs, "tls", "/CN=keda-operator", san, pki / "ca")
     (certs / "ca.crt").write_bytes((pki / "ca.crt").read_bytes())
     # --ca-dir: every file in it must be a certificate (pkg/util/certificates.go getRootCAs)
     (certs / "ca").mkdir(exist_ok=True)
@@ -202,27 +199,37 @@ def platform_namespace(client: Kube, env: Environment) -> dict[str, Any]:
 
 
 def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) -> int:
+    """The real KEDA operator for the environment's KEDA namespace (`start_keda_operator`)."""
+    ns = env.cluster.addons.keda.namespace
+    return start_keda_operator(state, bindir, kubeconfig, ns)[0]
+
+
+def start_keda_operator(
+    state: Path, bindir: Path, kubeconfig: Path, namespace: str
+) -> tuple[int, str]:
     """The real KEDA operator (cmd/operator of github.com/kedacore/keda/v2), out of cluster.
+    Returns its PID and the loopback address of its gRPC metrics service, which KEDA's
+    metrics API server asks for the values the HPA reads.
 
     Flags and variables from that release's `cmd/operator/main.go` and its Helm chart's
     operator Deployment: `KEDA_CLUSTER_OBJECT_NAMESPACE`/`POD_NAMESPACE` name its own
     namespace, `WATCH_NAMESPACE=""` watches all; cert rotation (for its webhooks and metrics
     server, which do not run here) is off.
     """
-    ns = env.cluster.addons.keda.namespace
     certs = keda_certs(state)
     environ = dict(os.environ)
     environ.update(
         {
             "KUBECONFIG": str(kubeconfig),
             "WATCH_NAMESPACE": "",
-            "POD_NAMESPACE": ns,
-            "KEDA_CLUSTER_OBJECT_NAMESPACE": ns,
+            "POD_NAMESPACE": namespace,
+            "KEDA_CLUSTER_OBJECT_NAMESPACE": namespace,
             "POD_NAME": "keda-operator-e2e",
             "OPERATOR_NAME": "keda-operator",
         }
     )
-    return cluster.spawn(
+    grpc = f"127.0.0.1:{cluster.free_port()}"
+    pid = cluster.spawn(
         state,
         "keda-operator",
         [
@@ -230,7 +237,7 @@ def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) ->
             "--leader-elect=false",
             "--enable-cert-rotation=false",
             "--metrics-bind-address=127.0.0.1:0",
-            f"--metrics-service-bind-address=127.0.0.1:{cluster.free_port()}",
+            f"--metrics-service-bind-address={grpc}",
             f"--cert-dir={certs}",
             f"--ca-dir={certs / 'ca'}",
             "--health-probe-bind-address=127.0.0.1:0",
@@ -238,3 +245,4 @@ def start_keda(state: Path, bindir: Path, kubeconfig: Path, env: Environment) ->
         ],
         environ,
     )
+    return pid, grpc

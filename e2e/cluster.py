@@ -10,7 +10,10 @@ kube-scheduler and KWOK, all bound to 127.0.0.1 and stopped by PID. No kubelet o
 runs: KWOK (sigs.k8s.io/kwok) keeps the nodes' leases and moves pods through the stages of
 its module's `kustomize/stage/` files (node initialize + heartbeat, pod ready, Job pods
 complete, pod delete), so the real scheduler places pods, KWOK marks them Ready, and Jobs
-complete. Service and pod CIDRs are only addresses in API objects: nothing routes them.
+complete. Service and pod CIDRs are only addresses in API objects: nothing routes them
+(outside the rehearsal's network namespace, e2e/netns.py). The API server's aggregation
+layer is on, with a front proxy of its own (e2e/pki.py), so an extension API server such as
+KEDA's metrics server can be registered with an APIService.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from kube import Kube, KubeError  # noqa: E402
+from pki import aggregator_flags, make_pki  # noqa: E402
 from tools import TOOLS  # noqa: E402
 
 CONTEXT = "inferplane-local"
@@ -42,78 +46,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
-def make_pki(pki: Path) -> None:
-    """A CA, the API server's serving certificate, an admin client and the SA key pair."""
-    pki.mkdir(parents=True, exist_ok=True)
-    if (pki / "admin.crt").exists():
-        return
-    days = "30"
-    openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        days,
-        "-subj",
-        "/CN=inferplane-local-ca",
-        cwd=pki,
-    )
-    (pki / "server.ext").write_text(
-        "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,"
-        "DNS:kubernetes.default,DNS:kubernetes.default.svc,"
-        "DNS:kubernetes.default.svc.cluster.local\n"
-        "extendedKeyUsage=serverAuth\n"
-    )
-    (pki / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
-    for name, subj, ext in (
-        ("server", "/CN=kube-apiserver", "server.ext"),
-        ("admin", "/O=system:masters/CN=inferplane-e2e-admin", "client.ext"),
-    ):
-        openssl(
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            f"{name}.key",
-            "-out",
-            f"{name}.csr",
-            "-subj",
-            subj,
-            cwd=pki,
-        )
-        openssl(
-            "x509",
-            "-req",
-            "-in",
-            f"{name}.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            f"{name}.crt",
-            "-days",
-            days,
-            "-extfile",
-            ext,
-            cwd=pki,
-        )
-    openssl("genrsa", "-out", "sa.key", "2048", cwd=pki)
-    openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki)
 
 
 def kubeconfig(state: Path, port: int, context: str = CONTEXT) -> Path:
@@ -331,6 +263,8 @@ def up(state: Path, nodes: list[dict] | None = None, timeout: float = 60) -> Con
             "--allow-privileged=true",
             "--cert-dir",
             str(state / "apiserver-certs"),
+            # The aggregation layer: KEDA's metrics API server is reached through it.
+            *aggregator_flags(pki),
         ],
     )
     kubeconfig(state, api_port)

@@ -154,7 +154,9 @@ def wait(what: str, check: Callable[[], Any], timeout: float = WAIT) -> Any:
     raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}: {last or ''}")
 
 
-def rehearse(state: Path, report: dict[str, Any]) -> None:
+def stepper(report: dict[str, Any]) -> Callable[[str, Callable[[], Any]], Any]:
+    """`step(name, fn)`: runs fn, and records its name and seconds in the report."""
+
     def step(name: str, fn: Callable[[], Any]) -> Any:
         start = time.monotonic()
         print(f"== {name}", file=sys.stderr, flush=True)
@@ -165,8 +167,14 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
         report["steps"].append(entry)
         return result
 
-    node = nodes._node("rehearsal-0", {}, [], {})
-    cp = step("control plane up", lambda: cluster.up(state, [node]))
+    return step
+
+
+def start_monitoring(
+    state: Path, cp: cluster.ControlPlane, step: Callable[[str, Callable[[], Any]], Any]
+) -> tuple[promstack.ConfigSync, int]:
+    """The Prometheus operator and Prometheus on its configuration, kept in sync; returns
+    the running sync (stop it) and Prometheus's port on loopback."""
     client = cp.client()
     step("operator CRDs", lambda: addons.apply_crds(client, promstack.crds()))
     addons.namespace(client, promstack.NAMESPACE)
@@ -184,6 +192,15 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
     step("Prometheus ready", lambda: wait(ready, lambda: promstack.http(ready)[0] == 200))
     sync.port = port
     sync.start()
+    return sync, port
+
+
+def rehearse(state: Path, report: dict[str, Any]) -> None:
+    step = stepper(report)
+    node = nodes._node("rehearsal-0", {}, [], {})
+    cp = step("control plane up", lambda: cluster.up(state, [node]))
+    client = cp.client()
+    sync, port = start_monitoring(state, cp, step)
     try:
         addons.namespace(client, NAMESPACE)
         for path, obj in stand_in_objects():
@@ -218,9 +235,16 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
         sync.stop()
 
 
-def main(argv: list[str]) -> int:
+def run(
+    argv: list[str],
+    missing: list[str],
+    rehearse_fn: Callable[[Path, dict[str, Any]], None],
+    prefix: str = "inferplane-rehearsal-",
+) -> int:
+    """A rehearsal's frame: refuse to run without its tools (`missing`) or a network
+    namespace (exit 2), run `rehearse_fn(state, report)` in a new state folder, stop every
+    process by PID, print the JSON report; exit 0 when it passed, 1 when not."""
     report: dict[str, Any] = {"steps": [], "passed": False}
-    missing = not_built()
     if missing:
         report["not_run"] = (
             f"not built: {', '.join(missing)}; run `python e2e/tools.py build` and "
@@ -234,10 +258,10 @@ def main(argv: list[str]) -> int:
         report["not_run"] = f"cannot make the network namespace: {err}"
         print(json.dumps(report, indent=1))
         return 2
-    state = Path(tempfile.mkdtemp(prefix="inferplane-rehearsal-"))
+    state = Path(tempfile.mkdtemp(prefix=prefix))
     report["state"] = str(state)
     try:
-        rehearse(state, report)
+        rehearse_fn(state, report)
         report["passed"] = True
     except Exception:
         report["error"] = traceback.format_exc()
@@ -249,6 +273,10 @@ def main(argv: list[str]) -> int:
             shutil.rmtree(state, ignore_errors=True)
     print(json.dumps(report, indent=1))
     return 0 if report["passed"] else 1
+
+
+def main(argv: list[str]) -> int:
+    return run(argv, not_built(), rehearse)
 
 
 if __name__ == "__main__":

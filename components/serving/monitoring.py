@@ -29,10 +29,11 @@ from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 SCRAPE_INTERVAL: Final = f"{timing.SCRAPE_INTERVAL_S}s"
 SCRAPE_TIMEOUT: Final = SCRAPE_INTERVAL
-"""No longer than the interval: prometheus-operator (v0.85.0
-``pkg/prometheus/resource_selector.go``, `validateScrapeIntervalAndTimeout`) drops a monitor
-whose ``scrapeTimeout`` exceeds its ``interval`` ("scrapeTimeout ... greater than
-scrapeInterval"), and the model's series would never be scraped."""
+"""No longer than the interval: the Prometheus operator refuses (skips, with an
+``InvalidConfiguration`` event) a ServiceMonitor whose endpoint's ``scrapeTimeout`` exceeds
+its ``interval`` (prometheus-operator v0.85.0 pkg/prometheus/resource_selector.go
+`validateScrapeIntervalAndTimeout` -> promcfg.go `CompareScrapeTimeoutToScrapeInterval`:
+"scrapeTimeout ... greater than scrapeInterval"), and the model is then never scraped."""
 METRICS_PORT: Final = {"triton": "metrics", "vllm": "http"}
 """Name of the Service port that serves /metrics, by server."""
 

@@ -72,28 +72,27 @@ def _target(r: Resource) -> str:
 
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     private = [str(c) for c in config["private_cidrs"]]
-    said_unconfirmed = False
-    for svc in stack.of_type(SERVICE):
-        if svc.spec.get("type") != "LoadBalancer":
-            continue
+    balanced = [s for s in stack.of_type(SERVICE) if s.spec.get("type") == "LoadBalancer"]
+    on_kubernetes = stack.facts is not None and stack.facts.cloud == "kubernetes"
+    if on_kubernetes and balanced and not _confirmed_internal(stack, config):
         # A kubernetes environment's Service carries no scheme: the cluster's own load
         # balancer decides where its address lives, which nothing in the stack can show, and
         # a cloud's controller gives such a Service a public address by default. Only the
         # platform can say that its cluster's implementation hands out private addresses.
-        on_kubernetes = stack.facts is not None and stack.facts.cloud == "kubernetes"
-        if on_kubernetes and not said_unconfirmed and not _confirmed_internal(stack, config):
-            said_unconfirmed = True  # one setting makes every Service so: said once
-            env = stack.environment
-            yield Finding(
-                f"environments.{env}",
-                ("environments", env, "cluster", "load_balancer"),
-                f"Service {svc.k8s_name} is of type LoadBalancer on a kubernetes environment, "
-                "whose own load balancer decides where its address lives (a cloud's controller "
-                "makes it public by default) and the platform has not confirmed it private; "
-                "use cluster.load_balancer: cluster_ip, or ask the platform team to list this "
-                "environment in public-endpoint.internal_load_balancers",
-                svc.ref,
-            )
+        # One setting makes every model's Service so: said once, naming them all.
+        env = stack.environment
+        names = ", ".join(sorted(s.k8s_name for s in balanced))
+        yield Finding(
+            f"environments.{env}",
+            ("environments", env, "cluster", "load_balancer"),
+            f"Services {names} are of type LoadBalancer on a kubernetes environment, whose "
+            "own load balancer decides where their addresses live (a cloud's controller "
+            "makes them public by default) and the platform has not confirmed it private; "
+            "use cluster.load_balancer: cluster_ip, or ask the platform team to list this "
+            "environment in public-endpoint.internal_load_balancers",
+            min(balanced, key=lambda s: s.k8s_name).ref,
+        )
+    for svc in balanced:
         if not on_kubernetes and not is_internal(svc):
             yield Finding(
                 _target(svc),

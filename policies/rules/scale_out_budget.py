@@ -182,7 +182,9 @@ models:
 """,
     failing_example="""\
 gpu_pools:
-  l4: {gpu: nvidia-l4, spare_gpus: 0}   # a scale-out waits for a node and its image pull
+  # No spare GPU, and no GPU idle on the kept nodes: a scale-out waits for a node and its
+  # image pull.
+  l4: {gpu: nvidia-l4, spare_gpus: 0, nodes: {min: 0, max: 6}}
 models:
   ranker: {pool: l4, gpus: 1, latency_class: realtime}
 """,

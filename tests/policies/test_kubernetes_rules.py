@@ -100,11 +100,12 @@ def test_a_load_balancer_service_needs_the_platform_s_word_that_it_is_private(
         (
             "environments.local",
             ("environments", "local", "cluster", "load_balancer"),
-            "Service chat-lb is of type LoadBalancer on a kubernetes environment, whose own "
-            "load balancer decides where its address lives (a cloud's controller makes it "
-            "public by default) and the platform has not confirmed it private; use "
-            "cluster.load_balancer: cluster_ip, or ask the platform team to list this "
-            "environment in public-endpoint.internal_load_balancers",
+            "Services chat-lb, nightly-embed-lb, ranker-lb, toxicity-lb are of type "
+            "LoadBalancer on a kubernetes "
+            "environment, whose own load balancer decides where their addresses live (a "
+            "cloud's controller makes them public by default) and the platform has not "
+            "confirmed it private; use cluster.load_balancer: cluster_ip, or ask the platform "
+            "team to list this environment in public-endpoint.internal_load_balancers",
         )
     ]
     for key in ("*", env.blueprint, f"{env.blueprint}/local"):

@@ -64,6 +64,9 @@ def test_service_monitor_validates_and_scrapes_the_named_port(
     assert endpoint["port"] == ("metrics" if model.server == "triton" else "http")
     assert endpoint["path"] == "/metrics"
     assert endpoint["interval"] == "5s"
+    # The operator skips a ServiceMonitor whose timeout exceeds its interval
+    # (prometheus-operator v0.85.0 promcfg.go `CompareScrapeTimeoutToScrapeInterval`).
+    assert endpoint["scrapeTimeout"] == "5s"
     # The LoadBalancer Service shares the selector labels: only the ClusterIP one is kept.
     (keep,) = endpoint["relabelings"]
     assert keep == {

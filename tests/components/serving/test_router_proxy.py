@@ -24,10 +24,11 @@ RELEASE = "kubernetes:helm.sh/v4:Chart"
 
 @pytest.fixture(scope="module")
 def at_zero() -> Environment:
-    """llm-routing's prod at zero replicas, with no spare GPU: a wake adds a node."""
+    """llm-routing's prod at zero replicas, with no spare GPU and no node kept (an idle GPU
+    on a kept node would take the replica at once): a wake adds a node."""
     doc, _ = load_blueprint(ROOT / "blueprints" / "llm-routing.yaml")
     env = with_model(resolve(doc, "prod"), "chat", replicas=MinMax(0, 8))
-    return with_pool(env, "l4", spare_gpus=0)
+    return with_pool(env, "l4", spare_gpus=0, nodes=MinMax(0, 5))
 
 
 def test_the_wake_is_the_scale_out_budget_from_zero(at_zero: Environment) -> None:
