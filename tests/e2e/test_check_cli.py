@@ -283,7 +283,9 @@ def failing_run(
     # one attached cluster: each fixture gets its own name and cluster.
     for i, path in enumerate(paths.values()):
         text = re.sub(r"(?m)^name: .*$", f"name: fixture-{i}", path.read_text(), count=1)
-        path.write_text(text.replace("existing: prod-gke", f"existing: prod-gke-{i}"))
+        # `existing: x` in block style, `"existing": "x"` in the flow style some fixtures use.
+        existing = r'(\bexisting"?: "?)([\w.-]+)'
+        path.write_text(re.sub(existing, rf"\g<1>\g<2>-{i}", text))
     # Twenty blueprints: a few minutes on a busy machine (the suite's other worker included).
     proc = check(*map(str, paths.values()), "--format", "json", timeout=900)
     assert "Traceback" not in proc.stderr
