@@ -19,20 +19,29 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
-# `pip wheel` builds in the checkout (build/, *.egg-info): one build, on one worker.
+# One build, on one worker.
 pytestmark = pytest.mark.xdist_group("distribution")
+# What a build never reads: `pip wheel` writes build/ and *.egg-info where it builds, so it
+# builds in a copy of the sources, never beside `./dev lint`'s build/tree or another build.
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", "out"
+)
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding exactly what `pip install .` puts in site-packages."""
     dist = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
-        check=True,
+    sources = tmp_path_factory.mktemp("sources") / "inferplane"
+    shutil.copytree(ROOT, sources, ignore=NOT_SOURCES, symlinks=True)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(sources)],
         capture_output=True,
+        text=True,
         timeout=600,
+        check=False,
     )
+    assert built.returncode == 0, built.stderr[-4000:]
     [wheel] = dist.glob("inferplane-*.whl")
     site = tmp_path_factory.mktemp("site")
     with zipfile.ZipFile(wheel) as archive:
