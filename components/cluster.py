@@ -49,6 +49,10 @@ class ClusterArgs:
     internal_load_balancers: bool = True
     """GCP: models are served through internal load balancers, so an attached cluster is
     checked for zonal affinity (`GkeClusterArgs.internal_load_balancers`). Default: internal."""
+    system_nodes_per_zone: int = 1
+    """System nodes a created cluster starts with in each zone
+    (`inferplane.blueprint.system_nodes.nodes_per_zone`). Default: one, for the add-ons.
+    Unused when attaching."""
     context: str | None = None
     """Kubernetes: the kubeconfig context of the cluster (required there; unused on AWS
     and GCP). The kubeconfig is the one the provider finds itself: ``KUBECONFIG``, else
@@ -153,6 +157,7 @@ class Cluster(pulumi.ComponentResource):
                 create=args.create,
                 kubernetes_version=args.kubernetes_version,
                 vpc_cidr=args.vpc_cidr,
+                system_nodes_per_zone=args.system_nodes_per_zone,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -185,6 +190,7 @@ class Cluster(pulumi.ComponentResource):
                 kubernetes_version=args.kubernetes_version,
                 vpc_cidr=args.vpc_cidr,
                 internal_load_balancers=args.internal_load_balancers,
+                system_nodes_per_zone=args.system_nodes_per_zone,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )

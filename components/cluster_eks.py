@@ -43,14 +43,14 @@ SYSTEM_NODES_MIN = 2
 SYSTEM_NODES_MAX = 4
 
 
-def system_nodes_count(zones: int) -> tuple[int, int]:
-    """(min = desired, max) of the system node group: at least one node per zone, so the
-    add-ons that must run in every zone (the HTTP add-on's interceptors, which the zone's
-    load balancer targets) have a node there. The group's Auto Scaling group keeps "an
-    equal number of instances across enabled Availability Zones" (its default balanced
-    best-effort distribution, https://docs.aws.amazon.com/autoscaling/ec2/userguide/
-    ec2-auto-scaling-availability-zone-balanced.html)."""
-    low = max(SYSTEM_NODES_MIN, zones)
+def system_nodes_count(zones: int, per_zone: int = 1) -> tuple[int, int]:
+    """(min = desired, max) of the system node group: at least `per_zone` nodes per zone, so
+    the add-ons that must run in every zone (the HTTP add-on's interceptors, which the zone's
+    load balancer targets) and each zone's routing pods have nodes there. The group's Auto
+    Scaling group keeps "an equal number of instances across enabled Availability Zones" (its
+    default balanced best-effort distribution, https://docs.aws.amazon.com/autoscaling/ec2/
+    userguide/ec2-auto-scaling-availability-zone-balanced.html)."""
+    low = max(SYSTEM_NODES_MIN, zones * per_zone)
     return low, max(SYSTEM_NODES_MAX, low)
 
 
@@ -97,6 +97,9 @@ class EksClusterArgs:
     vpc_cidr: str = defaults.VPC_CIDR
     """Address range of a created VPC (a /22 or larger). Default: the range of
     `inferplane.blueprint.defaults`. Unused when attaching."""
+    system_nodes_per_zone: int = 1
+    """System nodes per zone a created cluster starts with (`system_nodes_count`): one for
+    the add-ons, more where llm-aware routing runs (`system_nodes.nodes_per_zone`)."""
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -358,7 +361,9 @@ class EksCluster(pulumi.ComponentResource):
         )
         issuer = issuer_url.apply(lambda url: url.removeprefix("https://"))
         self.node_role_arn = nodes = self._node_role()
-        system_min, system_max = system_nodes_count(len(self.subnet_ids_by_zone))
+        system_min, system_max = system_nodes_count(
+            len(self.subnet_ids_by_zone), self._args.system_nodes_per_zone
+        )
         system = aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=eks.name,

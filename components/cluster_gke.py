@@ -164,6 +164,9 @@ class GkeClusterArgs:
     zone: an attached cluster is then checked (at preview) for GKE subsetting and a version
     with zonal affinity (`ZONAL_AFFINITY_MIN_VERSION`); a created one has both. Default:
     internal."""
+    system_nodes_per_zone: int = 1
+    """System nodes per zone a created cluster starts with and keeps at least: one for the
+    add-ons, more where llm-aware routing runs (`system_nodes.nodes_per_zone`)."""
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -322,6 +325,7 @@ class GkeCluster(pulumi.ComponentResource):
             opts=opts,
         )
         self.node_service_account = self._node_service_account()
+        per_zone = max(SYSTEM_NODES_PER_ZONE_MIN, args.system_nodes_per_zone)
         system = gcp.container.NodePool(
             f"{name}-system",
             name=SYSTEM_NODE_POOL,
@@ -329,9 +333,10 @@ class GkeCluster(pulumi.ComponentResource):
             location=args.location,
             project=args.project,
             node_locations=list(args.zones),
-            initial_node_count=SYSTEM_NODES_PER_ZONE_MIN,
+            initial_node_count=per_zone,
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                min_node_count=SYSTEM_NODES_PER_ZONE_MIN, max_node_count=SYSTEM_NODES_PER_ZONE_MAX
+                min_node_count=per_zone,
+                max_node_count=max(SYSTEM_NODES_PER_ZONE_MAX, per_zone),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             node_config=gcp.container.NodePoolNodeConfigArgs(

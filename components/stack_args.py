@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import gke_drivers, long_requests, naming, scale_out, wake
+from inferplane.blueprint import gke_drivers, long_requests, naming, scale_out, system_nodes, wake
 from inferplane.blueprint.addons import discovery_terms
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.blueprint.triton_model import engine_steps
@@ -55,6 +55,7 @@ def cluster_args(env: Environment) -> ClusterArgs:
         kubernetes_version=spec.kubernetes_version,
         vpc_cidr=spec.vpc_cidr,
         internal_load_balancers=env.load_balancer.scheme == "internal",
+        system_nodes_per_zone=system_nodes.nodes_per_zone(env),
     )
 
 

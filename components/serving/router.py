@@ -66,7 +66,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from inferplane.blueprint import naming, releases
+from inferplane.blueprint import naming, releases, system_nodes
 from inferplane.blueprint.model import MinMax, Routing
 from inferplane.components.serving import router_envoy, router_lb, router_pods, router_proxy
 from inferplane.components.serving.containers import PORTS, Manifest
@@ -88,13 +88,14 @@ EPP_IMAGE: Final = {
     "pullPolicy": "IfNotPresent",
 }
 EPP_RESOURCES: Final = {
-    "requests": {"cpu": "1", "memory": "2Gi"},
+    "requests": system_nodes.PICKER.requests(),
     "limits": {"memory": "4Gi"},
 }
 """The picker's container. The chart's default (8 CPUs and 8 GiB requested, 16 GiB limit,
 ``routerlib/values.yaml``) does not fit the 4-vCPU, 16-GiB system nodes
 (`inferplane.blueprint.system_nodes`) twice per zone; this is a sizing choice, not a
-measurement: raise it for heavy traffic."""
+measurement: raise it for heavy traffic. A created cluster's system nodes are sized for it
+(`system_nodes.nodes_per_zone`)."""
 PLUGINS_FILE: Final = "inferplane-plugins.yaml"
 CONFIG_CHECKSUM: Final = router_proxy.CONFIG_CHECKSUM
 FLOW_CONTROL_GATE: Final = "flowControl"

@@ -39,13 +39,14 @@ from typing import Any, Final
 import pulumi
 import yaml
 
+from inferplane.blueprint import system_nodes
 from inferplane.components.serving import router_envoy, router_pods
 from inferplane.components.serving.containers import DRAIN_MARGIN_S, PRESTOP_SLEEP_S, Manifest
 from inferplane.components.serving.spec import ServedModel
 
-PROXY_REPLICAS: Final = 2
+PROXY_REPLICAS: Final = system_nodes.PROXY_REPLICAS
 """Envoys per zone (the chart's own ``router.proxy.replicas`` default): one may go while
-the other serves."""
+the other serves. Counted where the system nodes are sized (`system_nodes.nodes_per_zone`)."""
 PROXY_CONTAINER: Final = "envoy-proxy"
 """The Envoy preset's container name (``values.yaml``, ``presets.envoy.name``)."""
 SKIP_AWAIT: Final = "pulumi.com/skipAwait"
@@ -100,11 +101,11 @@ def proxy_values(model: ServedModel, release: str, namespace: str, config_map: s
 
 
 PROXY_RESOURCES: Final = {
-    "requests": {"cpu": "500m", "memory": "512Mi"},
+    "requests": system_nodes.PROXY.requests(),
     "limits": {"memory": "2Gi"},
 }
 """The Envoy container (the chart asks 4 CPUs and 8 GiB); a sizing choice, not a
-measurement."""
+measurement. The system nodes are sized for it (`system_nodes.PROXY`)."""
 
 
 def spread_by_host(labels: dict[str, str]) -> Manifest:

@@ -10,7 +10,11 @@ as the container's request and limit (`inferplane.components.serving.response_ca
 
 from __future__ import annotations
 
-from typing import Final
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from inferplane.blueprint.model import Environment
 
 EKS_INSTANCE_TYPE: Final = "m6i.xlarge"
 """4 vCPU, 16 GiB (https://aws.amazon.com/ec2/instance-types/m6i/)."""
@@ -64,13 +68,107 @@ def valkey_memory_mib(size_mb: int) -> int:
     return int(size_mb * VALKEY_OVERHEAD_FACTOR) + VALKEY_BASE_MIB
 
 
+NODE_CPU_MILLIS: Final = 4000
+"""Both system machine types have 4 vCPUs."""
+KUBE_RESERVED_CPU_MILLIS: Final = 60 + 10 + 5 + 5
+"""Both clouds reserve 6% of the first core, 1% of the second and 0.5% of the third and
+fourth (0.25% of each above): amazon-eks-ami ``get_cpu_millicores_to_reserve`` (its bootstrap
+script, which takes the ranges from GKE) and GKE's CPU reservation table
+(https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_and_cpu_reservations):
+80m of 4 vCPUs, so 3920m allocatable."""
+ALLOCATABLE_CPU_MILLIS: Final = NODE_CPU_MILLIS - KUBE_RESERVED_CPU_MILLIS
+DAEMONSET_RESERVE_CPU_MILLIS: Final = 400
+DAEMONSET_RESERVE_MIB: Final = 1024
+"""Room kept on each system node for the node DaemonSets (CNI, kube-proxy, CSI node
+plugin, node exporter) before the routing pods are packed: a sizing choice, not a
+measurement."""
+
+
+@dataclass(frozen=True)
+class SystemPod:
+    """A pod on the system nodes, by its requests."""
+
+    name: str
+    cpu_millis: int
+    memory_mib: int
+
+    def requests(self) -> dict[str, str]:
+        """Its container's requests as Kubernetes quantities (``1``, ``500m``, ``2Gi``)."""
+        cpu = f"{self.cpu_millis // 1000}" if self.cpu_millis % 1000 == 0 else f"{self.cpu_millis}m"
+        memory = (
+            f"{self.memory_mib // 1024}Gi"
+            if self.memory_mib % 1024 == 0
+            else f"{self.memory_mib}Mi"
+        )
+        return {"cpu": cpu, "memory": memory}
+
+
+PICKER: Final = SystemPod("endpoint picker", 1000, 2048)
+"""One endpoint picker of an llm-aware model's zone (`inferplane.components.serving.router`:
+the chart's own 8 CPUs and 8 GiB do not fit a 4-vCPU system node)."""
+PROXY: Final = SystemPod("router proxy", 500, 512)
+"""One Envoy in front of a zone's pickers (`inferplane.components.serving.router_proxy`)."""
+PROXY_REPLICAS: Final = 2
+"""Envoys per zone of an llm-aware model (the chart's own ``router.proxy.replicas``)."""
+
+
+def routing_pods(env: Environment) -> dict[str, list[SystemPod]]:
+    """Per zone, the pickers and proxies the llm-aware models of `env` run there: each such
+    model routes in every zone of its pool (`inferplane.components.serving.router`)."""
+    pods: dict[str, list[SystemPod]] = {}
+    for model in env.models.values():
+        if not model.routing.llm_aware:
+            continue
+        for zone in env.pool_of(model).zones:
+            pods.setdefault(zone, []).extend(
+                [PICKER] * model.routing.pickers + [PROXY] * PROXY_REPLICAS
+            )
+    return pods
+
+
+def nodes_for(pods: list[SystemPod], cloud: str) -> int:
+    """How many system nodes hold `pods` beside the DaemonSets: first fit, largest first, by
+    CPU and memory together (the scheduler places each pod on one node, so the sum of the
+    requests is not enough)."""
+    cpu = ALLOCATABLE_CPU_MILLIS - DAEMONSET_RESERVE_CPU_MILLIS
+    memory = ALLOCATABLE_MIB[cloud] - DAEMONSET_RESERVE_MIB
+    free: list[list[int]] = []
+    for pod in sorted(pods, key=lambda p: (p.cpu_millis, p.memory_mib), reverse=True):
+        for node in free:
+            if node[0] >= pod.cpu_millis and node[1] >= pod.memory_mib:
+                node[0] -= pod.cpu_millis
+                node[1] -= pod.memory_mib
+                break
+        else:
+            free.append([cpu - pod.cpu_millis, memory - pod.memory_mib])
+    return len(free)
+
+
+def nodes_per_zone(env: Environment) -> int:
+    """System nodes each zone of a created cluster starts with: one for the add-ons and the
+    Redis caches (`CACHE_SHARE_OF_NODE`), plus the nodes that hold the zone's routing pods
+    (the busiest zone decides: both clouds keep the same count in every zone)."""
+    if env.cloud not in ALLOCATABLE_MIB:
+        return 1
+    zones = routing_pods(env)
+    return 1 + max((nodes_for(pods, env.cloud) for pods in zones.values()), default=0)
+
+
 __all__ = [
+    "ALLOCATABLE_CPU_MILLIS",
     "ALLOCATABLE_MIB",
     "CACHE_SHARE_OF_NODE",
     "EKS_INSTANCE_TYPE",
     "GKE_MACHINE_TYPE",
+    "PICKER",
+    "PROXY",
+    "PROXY_REPLICAS",
     "SYSTEM_DESCRIPTION",
     "VALKEY_BASE_MIB",
     "VALKEY_OVERHEAD_FACTOR",
+    "SystemPod",
+    "nodes_for",
+    "nodes_per_zone",
+    "routing_pods",
     "valkey_memory_mib",
 ]

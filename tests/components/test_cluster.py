@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from cloud_fixtures import (
@@ -22,6 +23,8 @@ from inferplane.app.offline import SECRET, Recording
 from inferplane.app.offline_mocks import CA_DATA
 from inferplane.app.offline_values import stable_hex
 from inferplane.blueprint.model import Environment
+from inferplane.blueprint.resolve import resolve_file
+from inferplane.components import stack_args
 from inferplane.components.cloud import gcp_account_id, gcp_label_value
 from inferplane.components.cluster_eks import system_nodes_count
 from inferplane.components.cluster_gke import ip_plan
@@ -32,6 +35,10 @@ from inferplane.components.eks_network import (
 )
 
 TWO_ZONES = ("us-east-1a", "us-east-1b")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
 def subnet_id(name: str) -> str:
@@ -234,6 +241,33 @@ def test_system_nodes_cover_every_zone() -> None:
     assert system_nodes_count(1) == (2, 4)
     assert system_nodes_count(3) == (3, 4)
     assert system_nodes_count(5) == (5, 5)
+    # Two per zone (the add-ons' node and one for llm-aware routing) in each of two zones.
+    assert system_nodes_count(2, 2) == (4, 4)
+    assert system_nodes_count(3, 3) == (9, 9)
+
+
+def test_llm_aware_routing_adds_system_nodes_in_every_zone() -> None:
+    # llm-routing's prod: one llm-aware model in two zones, its pickers and proxies (3 CPUs
+    # and 5 GiB per zone) on a node of their own in each zone.
+    routed = resolve_file(ROOT / "blueprints" / "llm-routing.yaml", "prod")
+    groups = {r.name: r.inputs for r in cloud_recording(routed).of_type(NODE_GROUP)}
+    assert groups["llm-routing-prod-system"]["scalingConfig"] == {
+        "desiredSize": 4,
+        "minSize": 4,
+        "maxSize": 4,
+    }
+
+
+def test_a_gke_system_pool_starts_and_stays_at_the_count_per_zone(
+    prod: Environment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stack_args.system_nodes, "nodes_per_zone", lambda env: 4)
+    rec = cloud_recording(created(prod))
+    (system,) = [
+        r for r in rec.of_type("gcp:container/nodePool:NodePool") if r.name.endswith("-system")
+    ]
+    assert system.inputs["initialNodeCount"] == 4
+    assert system.inputs["autoscaling"] == {"minNodeCount": 4, "maxNodeCount": 4}
 
 
 def test_kubernetes_provider_uses_a_secret_exec_kubeconfig(staging: Environment) -> None:
