@@ -43,6 +43,7 @@ import preemption  # noqa: E402
 import teardown  # noqa: E402
 import verify  # noqa: E402
 from pulumi_cli import (  # noqa: E402
+    OFFLINE_ONLY,
     Pulumi,
     StepFailed,
     changes_of,
@@ -87,11 +88,8 @@ NOT_RUNNABLE = 2
 def not_runnable(env: Any) -> list[str]:
     """Why this environment cannot be deployed here, if it cannot.
 
-    - An add-on in `install` mode is a Helm release of its upstream chart, and no chart can
-      be fetched here: the environment must mark every add-on `existing`.
-    - A Redis response cache's password is a `pulumi_random.RandomPassword`, and the random
-      provider (github.com/pulumi/pulumi-random/provider/v4) is not served by the Go module
-      proxy, so no `pulumi-resource-random` can be built (e2e/tools.toml).
+    An add-on in `install` mode is a Helm release of its upstream chart, and no chart can be
+    fetched here: the environment must mark every add-on `existing`.
     """
     reasons = []
     installed = [
@@ -103,13 +101,6 @@ def not_runnable(env: Any) -> list[str]:
         reasons.append(
             f"add-ons {', '.join(installed)} are `install`: their Helm charts cannot be "
             "fetched here (mark them `existing` to deploy end to end)"
-        )
-    cached = [m.name for m in env.models.values() if m.response_cache and m.response_cache.redis]
-    if cached:
-        reasons.append(
-            f"models {', '.join(cached)} keep a Redis response cache, whose password needs "
-            "the random provider plugin, which cannot be built here (its Go module is not "
-            "served)"
         )
     return reasons
 
@@ -228,7 +219,11 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
                     f"  preview only: {[v for v in got if v not in want]}\n"
                     f"  check only:   {[v for v in want if v not in got]}"
                 )
-            return {"verdicts": len(got), "changes": changes_of(pulumi.events("preview"))}
+            return {
+                "verdicts": len(got),
+                "changes": changes_of(pulumi.events("preview")),
+                "offline_only_rules": sorted(OFFLINE_ONLY),
+            }
 
         report.step("preview with policies = check", preview)
 
@@ -251,6 +246,7 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
 
         first = report.step("up", lambda: up("up"))
         made_up = [*variables.values(), *config.values()]
+        generated: dict[str, str] = {}
 
         def no_leaks() -> dict:
             # Every made-up value reached the cluster (a Secret in the namespace holds it) ...
@@ -258,11 +254,14 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
             lost = [v[:14] + "..." for v in made_up if v not in held]
             if lost:
                 raise StepFailed(f"secret values that no Secret of the namespace holds: {lost}")
-            # ... and none is in plain text in the state, the logs or the event logs.
+            # ... and none, nor a password the stack generated, is in plain text in the
+            # state, the logs or the event logs.
+            generated.update(verify.generated_passwords(client, env))
+            made_up.extend(generated.values())
             leaks = plain_text_leaks(made_up, state_folders(state))
             if leaks:
                 raise StepFailed(f"secret values in plain text: {leaks}")
-            return {"secrets_checked": len(made_up)}
+            return {"secrets_checked": len(made_up), "generated": sorted(generated)}
 
         report.step("secrets reach the cluster, never state or logs", no_leaks)
         # The pools first: what they select is settled once `up` has awaited the model's
@@ -282,7 +281,15 @@ def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
                     f"the second `pulumi up` did more than keep the {created} resources the "
                     f"first created: {result['changes']}"
                 )
-            return result
+            # A generated password is kept, not drawn again.
+            changed = [
+                name
+                for name, value in verify.generated_passwords(client, env).items()
+                if generated.get(name) != value
+            ]
+            if changed:
+                raise StepFailed(f"the second `pulumi up` changed the passwords of {changed}")
+            return {**result, "passwords_kept": sorted(generated)}
 
         report.step("second up is a no-op", up_again)
 

@@ -73,6 +73,10 @@ class Rule:
     config: tuple[ConfigKey, ...] = ()
     sources: str = ""
     """What the rule reads, offline and online (how it degrades without the blueprint)."""
+    offline_only: bool = False
+    """The rule judges what only the blueprint says (traffic, store grants, secret sources):
+    `inferplane check` runs it; online, where CrossGuard has no blueprint, it finds nothing.
+    The end-to-end run compares the two over the other rules."""
     passing_example: str = ""
     """A blueprint excerpt that complies. The test suite merges it into the golden compliant
     blueprint (tests/policies/fixtures/golden.yaml) as a JSON merge patch (RFC 7386:

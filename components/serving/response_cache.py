@@ -3,9 +3,10 @@ redis``), a Valkey server in every zone the model runs in.
 
 Children (Kubernetes names in the model's namespace; Pulumi names derive from `name`):
 
-- RandomPassword ``<name>-password`` (pulumi-random): 40 letters and digits, no symbols, so
-  it needs no quoting in a config line. Its ``result`` is a Pulumi secret (the provider
-  marks it ``additional_secret_outputs``, and it is wrapped again here), so state and plan
+- GeneratedPassword ``<name>-password`` (`generated_password`, a dynamic provider in the
+  program's own Python): 40 letters and digits, no symbols, so it needs no quoting in a
+  config line, drawn once and kept by every later ``up``. Its ``result`` is a Pulumi
+  secret (``additional_secret_outputs``, and it is wrapped again here), so state and plan
   output hold only ``[secret]``.
 - Secret ``<model>-response-cache``: ``password`` (Triton reads it as an environment
   variable) and ``valkey.conf`` (``requirepass <password>``, the config file Valkey starts
@@ -67,7 +68,6 @@ from typing import Final
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_random as random
 
 from inferplane.blueprint import defaults, naming, system_nodes
 from inferplane.components.serving.containers import (
@@ -77,6 +77,7 @@ from inferplane.components.serving.containers import (
     mount,
     pod_security_context,
 )
+from inferplane.components.serving.generated_password import GeneratedPassword
 from inferplane.components.serving.load_balancer import traffic_distribution
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
@@ -308,11 +309,8 @@ class ResponseCacheStore(pulumi.ComponentResource):
         labels = cache_labels(env, model)
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
 
-        generated = random.RandomPassword(
-            f"{name}-password",
-            length=PASSWORD_LENGTH,
-            special=False,
-            opts=pulumi.ResourceOptions(parent=self),
+        generated = GeneratedPassword(
+            f"{name}-password", PASSWORD_LENGTH, opts=pulumi.ResourceOptions(parent=self)
         )
         result: pulumi.Output[str] = generated.result
         password: pulumi.Output[str] = pulumi.Output.secret(result)

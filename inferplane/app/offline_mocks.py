@@ -267,13 +267,15 @@ CLUSTER_SCOPED_KINDS = frozenset(
 """Kinds that live outside any namespace (core kinds plus the add-ons' cluster-wide CRDs)."""
 
 
-RANDOM_PASSWORD = "random:index/randomPassword:RandomPassword"
+GENERATED_PASSWORD = "pulumi-python:dynamic/inferplane:GeneratedPassword"
+"""`inferplane.components.serving.generated_password.TYPE` (the app does not import the
+components' modules here)."""
 
 
 def _password(name: str, length: int) -> str:
-    """A stand-in for pulumi-random's generated password: letters and digits of `length`,
-    stable per resource. The real one exists only in the deployed stack's state; the SDK
-    marks ``result`` secret (``additional_secret_outputs``), so a recording masks it."""
+    """A stand-in for a generated password: letters and digits of `length`, stable per
+    resource. The real one exists only in the deployed stack's state; the resource marks
+    ``result`` secret (``additional_secret_outputs``), so a recording masks it."""
     return stable_hex("password", name, length=min(length, 64))
 
 
@@ -301,8 +303,8 @@ class CloudMocks(Mocks):
             rid = _gcp(self.facts, typ, args.name, state)
         elif typ.startswith("kubernetes:"):
             rid = _kubernetes(self.facts, typ, args.name, state)
-        elif typ == RANDOM_PASSWORD:
-            rid = "none"  # the provider's ID for every RandomPassword
+        elif typ == GENERATED_PASSWORD:
+            rid = stable_hex(typ, args.name, length=32)  # the provider's ID: a uuid4's hex
             state["result"] = _password(args.name, int(args.inputs.get("length", 16)))
         else:
             rid = f"{args.name}-{stable_hex(typ, args.name, length=8)}"

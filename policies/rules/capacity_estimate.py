@@ -88,6 +88,7 @@ RULE = Rule(
         "https://docs.vllm.ai/en/latest/cli/bench/serve.html",
         "https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/user_guide/perf_analyzer.html",
     ),
+    offline_only=True,
     sources=(
         "The blueprint (traffic, slo, profile, budget, replicas, autoscaling) and the "
         "capacity planner's tables (GPU peaks, prices). Offline only: online, CrossGuard has "

@@ -179,6 +179,7 @@ RULE = Rule(
             "`kubernetes:context` by the stack program alone.",
         ),
     ),
+    offline_only=True,
     sources=(
         "The blueprint's cloud, project, region and cluster (existing, location, context), "
         "offline only; online the stack program compares them with the stack's config."

@@ -72,6 +72,7 @@ RULE = Rule(
         "https://kubernetes.io/docs/concepts/services-networking/network-policies/#behavior-of-to-and-from-selectors",
         "https://docs.cilium.io/en/stable/security/policy/language/#ip-cidr-based",
     ),
+    offline_only=True,
     sources=(
         "The blueprint's load_balancer.client_namespaces against allowed_client_namespaces. "
         "Offline only: online the blueprint is not known."

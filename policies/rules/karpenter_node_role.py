@@ -77,6 +77,7 @@ RULE = Rule(
             "role Karpenter's getting-started guide creates for the cluster only.",
         ),
     ),
+    offline_only=True,
     sources=(
         "The blueprint's karpenter add-on (node_role, cluster.existing), offline only: "
         "online the cluster's name is not known."

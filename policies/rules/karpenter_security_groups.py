@@ -142,6 +142,7 @@ RULE = Rule(
             "security_group_selector gets.",
         ),
     ),
+    offline_only=True,
     sources=(
         "The blueprint's karpenter add-on (security_group_selector, cluster.existing), "
         "offline only: online the cluster's name is not known."

@@ -372,6 +372,7 @@ RULE = Rule(
         "https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-iam-policies.html",
         "https://cloud.google.com/storage/docs/access-control/iam#conditions",
     ),
+    offline_only=True,
     sources=(
         "IAM role policies (S3 statements) and GCS bucket IAM members, against the "
         "blueprint's model_store and its own .inferplane areas; the model store, absolute "

@@ -154,6 +154,7 @@ RULE = Rule(
             "`chat-search`.",
         ),
     ),
+    offline_only=True,
     sources=(
         "The blueprint's secret references (offline only: online the resources carry only "
         "the values, which are secret). Secrets from Pulumi config are judged by "

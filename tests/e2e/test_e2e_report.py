@@ -94,9 +94,10 @@ def test_a_secret_value_in_any_file_of_state_or_logs_is_found(tmp_path: Path) ->
 
 def test_what_cannot_be_deployed_here_says_why() -> None:
     llm = resolve_file(ROOT / "blueprints" / "llm-serving.yaml", "prod")
-    helm, cache = run.not_runnable(llm)
+    (helm,) = run.not_runnable(llm)
     assert "gpu_operator, keda, keda_http_add_on, prometheus are `install`" in helm
-    assert "random provider" in cache and "toxicity" in cache
+    # A Redis cache's password is generated in the program's own Python: it deploys here.
+    assert run.not_runnable(resolve_file(ROOT / "blueprints" / "llm-serving.yaml", "local")) == []
     new_user = resolve_file(ROOT / "e2e" / "blueprints" / "new-user.yaml", "local")
     assert run.not_runnable(new_user) == []
     routed = resolve_file(ROOT / "blueprints" / "llm-routing.yaml", "local")

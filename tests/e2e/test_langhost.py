@@ -106,7 +106,6 @@ def test_required_packages_are_the_resource_plugins_of_the_project_s_virtualenv(
 
     # plugin versions as the SDK packages state them (no "v": the engine parses either)
     assert got["kubernetes"] == version("pulumi-kubernetes")
-    assert got["random"] == version("pulumi-random")
     # pulumi-policy ships a pulumi-plugin.json too, but it is no resource plugin.
     assert "policy" not in got
 

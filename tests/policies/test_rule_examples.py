@@ -91,3 +91,42 @@ def test_passing_example_passes(rule: Rule, tmp_path: Path) -> None:
 def test_failing_example_fails(rule: Rule, tmp_path: Path) -> None:
     path = blueprint_with(rule.failing_example, tmp_path, "failing")
     assert _violations(path, rule) != []
+
+
+OFFLINE_ONLY = [r for r in RULES if r.offline_only]
+
+
+def test_the_offline_only_rules_are_the_ones_that_read_the_blueprint() -> None:
+    assert {r.id for r in OFFLINE_ONLY} == {
+        "capacity-estimate",
+        "deploy-placement",
+        "in-cluster-clients",
+        "karpenter-node-role",
+        "karpenter-security-groups",
+        "model-store-reads",
+        "secret-sources",
+    }
+    assert all("offline only" in r.sources.lower() for r in OFFLINE_ONLY)
+
+
+@pytest.mark.parametrize("rule", OFFLINE_ONLY, ids=lambda r: r.id)
+def test_an_offline_only_rule_finds_nothing_without_the_blueprint(
+    rule: Rule, tmp_path: Path
+) -> None:
+    """What CrossGuard sees (the resources, no blueprint) gives no finding, so `pulumi
+    preview --policy-pack` and `inferplane check` agree on every other rule."""
+    from inferplane.app.check import stack_of
+    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.policies.config import PolicyConfig
+    from inferplane.policies.stack import Stack
+
+    path = blueprint_with(rule.failing_example, tmp_path, rule.id)
+    config = PolicyConfig.from_mapping(yaml.safe_load(rule.example_config or "{}") or {})
+    settings = config.values_for(rule)
+    fired = 0
+    for name in yaml.safe_load(path.read_text(encoding="utf-8"))["environments"]:
+        offline = stack_of(resolve_file(path, name))
+        fired += len(rule.run(offline, settings))
+        online = Stack.of(offline.resources, None)
+        assert rule.run(online, settings) == [], name
+    assert fired, "the failing example must fire offline"

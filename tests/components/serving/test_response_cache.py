@@ -27,7 +27,7 @@ from test_k8s_validate import KUBERNETES_VERSION, core_objects, manifest
 
 from inferplane.app.offline import SECRET as MASKED
 from inferplane.app.offline import Recording
-from inferplane.app.offline_mocks import RANDOM_PASSWORD, _password
+from inferplane.app.offline_mocks import GENERATED_PASSWORD, _password
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.model import Environment, ResponseCache
 from inferplane.components.serving import response_cache
@@ -149,9 +149,8 @@ def test_only_the_models_pods_reach_valkey(cached) -> None:
 @pytest.mark.parametrize("env_name", ["staging", "prod"])
 def test_the_generated_password_is_a_secret_and_never_recorded(cached, env_name) -> None:
     rec = cached(env_name)
-    (generated,) = rec.of_type(RANDOM_PASSWORD)
+    (generated,) = rec.of_type(GENERATED_PASSWORD)
     assert generated.inputs["length"] == response_cache.PASSWORD_LENGTH == 40
-    assert generated.inputs["special"] is False
     secret = k8s_object(rec, SECRET, "ranker-response-cache")
     assert secret.get("stringData") == {"password": MASKED, "valkey.conf": MASKED}
     mocked = _password(generated.name, 40)
@@ -251,7 +250,7 @@ def test_the_model_waits_for_every_zones_server(cached) -> None:
 
 def test_the_local_cache_deploys_no_server(served) -> None:
     rec = served("prod")
-    assert not rec.of_type(RANDOM_PASSWORD)
+    assert not rec.of_type(GENERATED_PASSWORD)
     assert not [r for r in rec.of_type(SERVICE) if r.get("metadata", "name") == "ranker-cache"]
     triton = container(k8s_object(rec, DEPLOYMENT, "ranker"), "triton")
     assert [a for a in triton["args"] if a.startswith("--cache-config")] == [
@@ -263,7 +262,7 @@ def test_the_local_cache_deploys_no_server(served) -> None:
 def test_a_disabled_redis_cache_deploys_nothing(staging) -> None:
     off = ResponseCache(enabled=False, size_mb=512, backend="redis")
     rec = serve(with_model(staging, "ranker", response_cache=off), ["ranker"])
-    assert not caches(rec) and not rec.of_type(RANDOM_PASSWORD)
+    assert not caches(rec) and not rec.of_type(GENERATED_PASSWORD)
     triton = container(k8s_object(rec, DEPLOYMENT, "ranker"), "triton")
     assert not [a for a in triton["args"] if a.startswith("--cache-config")]
 
