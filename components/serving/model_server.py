@@ -89,6 +89,11 @@ def _minutes(seconds: int) -> str:
     return f"{-(-seconds // 60)}m"
 
 
+def precision_annotation(model: ServedModel) -> dict[str, str]:
+    """The model's precision on its Deployment (`naming.PRECISION_ANNOTATION`)."""
+    return {naming.PRECISION_ANNOTATION: model.precision}
+
+
 @dataclass(frozen=True)
 class ModelServerArgs:
     """Inputs of `ModelServer`."""
@@ -178,7 +183,12 @@ class ModelServer(pulumi.ComponentResource):
             deployments = [
                 k8s.apps.v1.Deployment(
                     name,
-                    metadata={"name": model.name, "namespace": ns, "labels": labels},
+                    metadata={
+                        "name": model.name,
+                        "namespace": ns,
+                        "labels": labels,
+                        "annotations": precision_annotation(model),
+                    },
                     spec=deployment_spec(env, model, model_uri, bool(model.secrets), config_text),
                     opts=pulumi.ResourceOptions.merge(
                         child,
@@ -336,7 +346,12 @@ class ModelServer(pulumi.ComponentResource):
             zone_labels = {**labels, naming.ZONE_LABEL: zone}
             deployment = k8s.apps.v1.Deployment(
                 f"{name}-{zone}",
-                metadata={"name": deployment_name, "namespace": ns, "labels": zone_labels},
+                metadata={
+                    "name": deployment_name,
+                    "namespace": ns,
+                    "labels": zone_labels,
+                    "annotations": precision_annotation(model),
+                },
                 spec=deployment_spec(
                     env, zoned, model_uri, bool(model.secrets), config_text, zone=zone
                 ),

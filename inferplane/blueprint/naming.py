@@ -69,6 +69,10 @@ MODEL_LABEL = "inferplane.dev/model"
 ENVIRONMENT_LABEL = "inferplane.dev/environment"
 LATENCY_CLASS_LABEL = "inferplane.dev/latency-class"
 """``realtime`` or ``batch``: on each model's Deployment, ScaledObject and Services."""
+PRECISION_ANNOTATION = "inferplane.dev/precision"
+"""The model's ``precision`` (``fp32``, ``fp16``, ...), on its Deployments' own metadata (not
+the pod template, so it restarts nothing): what CrossGuard, which has no blueprint, reads
+where no flag of the pods says it (an ONNX Runtime model runs in its graph's types)."""
 ENVIRONMENT_CONFIGMAP = "inferplane-environment"
 """A ConfigMap in the blueprint's namespace with the environment's facts (blueprint,
 environment, cloud, region, zones as a comma list, pools as JSON) so that policies — online

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.catalog import tensorrt_major
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import TRT_PRECISION_FLAGS, ImageRef
@@ -34,6 +35,11 @@ def precision_seen(stack: Stack, model: ModelView) -> tuple[str, str] | None:
     if stack.env is not None and model.name in stack.env.models:
         precision = stack.env.models[model.name].precision
         return precision, "the blueprint"
+    # Online: the precision the stack wrote on the model's Deployments.
+    for w in model.workloads:
+        stated = w.annotations.get(naming.PRECISION_ANNOTATION)
+        if stated:
+            return stated, f"{w.k8s_name}'s annotation {naming.PRECISION_ANNOTATION}"
     return None
 
 
@@ -85,9 +91,9 @@ RULE = Rule(
     ),
     sources=(
         "vLLM's --dtype on the serving container and, for TensorRT 10 engines, the "
-        "trtexec flags of the engine build Job. Offline also the blueprint's precision "
-        "(the only source for a Triton model without an engine build); online such a "
-        "model is not judged."
+        "trtexec flags of the engine build Job; then the model's precision: offline the "
+        "blueprint's, online the Deployment's annotation inferplane.dev/precision (the only "
+        "source for a Triton model without an engine build)."
     ),
     passing_example="""\
 models:

@@ -130,3 +130,23 @@ def test_an_offline_only_rule_finds_nothing_without_the_blueprint(
         online = Stack.of(offline.resources, None)
         assert rule.run(online, settings) == [], name
     assert fired, "the failing example must fire offline"
+
+
+def test_reduced_precision_judges_an_onnx_runtime_model_without_the_blueprint(
+    tmp_path: Path,
+) -> None:
+    """A Triton model on ONNX Runtime says its precision in no flag: online, the rule reads
+    the Deployment's annotation, so CrossGuard and `inferplane check` agree."""
+    from inferplane.app.check import stack_of
+    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.policies.stack import Stack
+
+    [rule] = [r for r in RULES if r.id == "reduced-precision"]
+    env = resolve_file(
+        Path(__file__).resolve().parents[2] / "blueprints" / "whisper-triton.yaml", "local"
+    )
+    offline = stack_of(env)
+    online = Stack.of(offline.resources, None)
+    found = [(f.target, f.field) for f in rule.run(offline, rule.defaults())]
+    assert found == [("models.speech", ("models", "speech", "precision"))]
+    assert [(f.target, f.field) for f in rule.run(online, rule.defaults())] == found
