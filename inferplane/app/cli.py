@@ -72,7 +72,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from inferplane.blueprint.schema import schema
+    from inferplane.blueprint.loading.schema import schema
 
     print(json.dumps(schema(), indent=2))
     return EXIT_OK

@@ -22,6 +22,7 @@ from typing import Any
 from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
+from inferplane.blueprint.loading.overrides import merged
 from inferplane.blueprint.model import (
     AlertReceiver,
     ClusterSpec,
@@ -35,7 +36,6 @@ from inferplane.blueprint.model import (
     Versions,
     Waiver,
 )
-from inferplane.blueprint.overrides import merged
 from inferplane.blueprint.resolve_model import resolve_model
 from inferplane.blueprint.secret_refs import RECEIVER_SECRETS
 from inferplane.blueprint.source import Document
@@ -49,8 +49,9 @@ def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
     on a document whose shape is right, so they never trip over a wrong type), and for a
     path through a symbolic link that leaves its folder (`links`).
     """
-    from inferplane.blueprint import loader, schema, semantic
-    from inferplane.blueprint.links import refuse_escaping_link
+    from inferplane.blueprint import semantic
+    from inferplane.blueprint.loading import loader, schema
+    from inferplane.blueprint.loading.links import refuse_escaping_link
 
     refuse_escaping_link(path, str(path))
     doc = loader.load(path)

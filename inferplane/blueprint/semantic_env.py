@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inferplane.blueprint.errors import Diagnostic, Location, YamlPath
-from inferplane.blueprint.overrides import merged
+from inferplane.blueprint.loading.overrides import merged
 from inferplane.blueprint.source import Document
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final
 
-from inferplane.blueprint import loader
+from inferplane.blueprint.loading import loader
 
 FILE: Final = "flag_values.txt"
 MAX_DEPTH: Final = loader.MAX_DEPTH

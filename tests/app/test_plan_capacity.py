@@ -10,7 +10,7 @@ import pytest
 
 from inferplane.app import plan_capacity
 from inferplane.blueprint.capacity import planner
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import load_blueprint, resolve
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from inferplane.blueprint.capacity import planner, prices
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.resolve import resolve
 
 H100 = """\

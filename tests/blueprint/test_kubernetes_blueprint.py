@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.node_shape import TOPOLOGY_REGION_LABEL, required_node_shape
 from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
 
 BASE = """\
@@ -400,7 +400,7 @@ def test_node_shape_imports_no_pulumi() -> None:
 def test_the_documented_node_shape_is_the_computed_one() -> None:
     """The schema (and so blueprints/README.md) names every label and the taint that
     `required_node_shape` asks the nodes of a kubernetes environment for."""
-    from inferplane.blueprint.schema import schema
+    from inferplane.blueprint.loading.schema import schema
 
     text = schema()["$defs"]["gpuPool"]["properties"]["nodes"]["description"]
     env = _local()

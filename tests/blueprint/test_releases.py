@@ -12,8 +12,8 @@ import pytest
 from test_semantic import BASE, diagnostics, edit
 
 from inferplane.blueprint import catalog, defaults, releases
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import schema
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import schema
 from inferplane.blueprint.semantic import check
 
 ROOT = Path(__file__).resolve().parents[2]

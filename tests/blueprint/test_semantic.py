@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.semantic import check
 
 BASE = """\

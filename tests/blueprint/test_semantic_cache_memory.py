@@ -10,8 +10,8 @@ import pytest
 from test_semantic import BASE, edit
 
 from inferplane.blueprint import system_nodes
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import SCHEMA_FILE, validate_document
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import SCHEMA_FILE, validate_document
 from inferplane.blueprint.semantic import check
 
 TRITON = "    tensorrt: {}\n"

@@ -380,8 +380,8 @@ def test_refused_with_exact_message(text: str, expected: list[str]) -> None:
     ],
 )
 def test_gpu_did_you_mean_by_family_and_memory(written: str, hint: str) -> None:
-    from inferplane.blueprint.loader import load_text
-    from inferplane.blueprint.schema import validate_document
+    from inferplane.blueprint.loading.loader import load_text
+    from inferplane.blueprint.loading.schema import validate_document
 
     doc = load_text(edit("gpu: nvidia-l4", f"gpu: {written}"), "bp.yaml")
     (problem,) = validate_document(doc)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_semantic import BASE, edit
 
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.semantic import check
 from inferplane.blueprint.semantic_vllm import advisories
 

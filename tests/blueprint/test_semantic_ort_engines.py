@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inferplane.blueprint.loader import load, load_text
+from inferplane.blueprint.loading.loader import load, load_text
 from inferplane.blueprint.semantic import check
 from inferplane.blueprint.semantic_vllm import advisories
 

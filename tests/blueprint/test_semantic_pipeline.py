@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
 from inferplane.blueprint.triton_model import ShapeProfile, StepBatching, StepInput, Tensor
 

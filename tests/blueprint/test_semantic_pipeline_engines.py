@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_semantic_pipeline import PIPELINE, diagnostics, edit
 
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, engine_steps
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import validate_document
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.semantic import check
 
 LLM = """\

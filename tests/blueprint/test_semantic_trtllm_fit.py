@@ -12,7 +12,7 @@ import pytest
 from test_semantic_trtllm import BASE, edit
 
 from inferplane.blueprint import fit, llm_catalog, semantic_trtllm_fit
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.semantic import check
 from inferplane.blueprint.semantic_trtllm import fit_numbers
 from inferplane.blueprint.semantic_vllm import advisories

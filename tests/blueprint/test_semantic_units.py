@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from test_capacity import BASE, edit
 
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.semantic import check
 
 

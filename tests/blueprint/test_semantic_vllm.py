@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from test_semantic import BASE, edit
 
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.resolve import load_blueprint
-from inferplane.blueprint.schema import validate_document
 from inferplane.blueprint.semantic import check
 from inferplane.blueprint.semantic_vllm import advisories
 

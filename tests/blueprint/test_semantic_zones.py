@@ -59,8 +59,8 @@ def test_the_table_lists_only_zones_that_exist_and_gpus_of_the_catalog() -> None
 def _local_zones(zones: str) -> list[str]:
     from pathlib import Path
 
-    from inferplane.blueprint.loader import load_text
-    from inferplane.blueprint.schema import validate_document
+    from inferplane.blueprint.loading.loader import load_text
+    from inferplane.blueprint.loading.schema import validate_document
     from inferplane.blueprint.semantic import check
 
     text = Path("blueprints/chat-minimal.yaml").read_text()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.resolve import resolve_file
 from inferplane.blueprint.triton_facts import config_problems
 

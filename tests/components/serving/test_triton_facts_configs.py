@@ -28,7 +28,7 @@ BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))
 
 
 def _triton_models() -> list[tuple[Path, str, str]]:
-    from inferplane.blueprint.loader import load
+    from inferplane.blueprint.loading.loader import load
 
     found = []
     for path in BLUEPRINTS:

@@ -27,7 +27,7 @@ from test_triton_config import (
     triton_python,  # noqa: F401 (a fixture)
 )
 
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.resolve_model import parse_source

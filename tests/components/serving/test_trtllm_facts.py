@@ -15,7 +15,7 @@ from test_triton_config import (
 )
 
 from inferplane.blueprint import releases
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.triton_facts import config_problems

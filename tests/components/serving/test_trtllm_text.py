@@ -29,7 +29,7 @@ from test_triton_config import (
     triton_python,  # noqa: F401 (a fixture)
 )
 
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolve import resolve
 from inferplane.components.serving import trtllm_text

@@ -28,7 +28,7 @@ from inferplane.app.offline import SECRET as SECRET_VALUE
 from inferplane.app.offline import Recording
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import (
     Environment,
     Lora,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from inferplane.blueprint.raw_text import file_error
+from inferplane.blueprint.loading.raw_text import file_error
 
 
 def _inspected(path: Path) -> tuple[Path, tuple[str, ...]]:

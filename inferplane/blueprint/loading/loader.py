@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import yaml
 
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, Location, YamlPath
-from inferplane.blueprint.raw_text import (
+from inferplane.blueprint.loading.raw_text import (
     FORBIDDEN_PARSED,
     MAX_BYTES,
     MAX_DIAGNOSTICS,
@@ -37,8 +37,8 @@ from inferplane.blueprint.raw_text import (
     file_error,
     too_large,
 )
+from inferplane.blueprint.loading.yaml_scalars import NULL, ScalarProblem, resolve_plain, show
 from inferplane.blueprint.source import Document, SourceMap
-from inferplane.blueprint.yaml_scalars import NULL, ScalarProblem, resolve_plain, show
 
 
 class _HasPosition(Protocol):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inferplane.blueprint.schema_dialect import js_regex
+from inferplane.blueprint.loading.schema_dialect import js_regex
 
 TYPE_WORDS = {
     "integer": "an integer",

@@ -34,8 +34,8 @@ from typing import Any
 from jsonschema.protocols import Validator
 
 from inferplane.blueprint.errors import Diagnostic, YamlPath, format_path
-from inferplane.blueprint.schema_dialect import BlueprintValidator
-from inferplane.blueprint.schema_explain import Explain
+from inferplane.blueprint.loading.schema_dialect import BlueprintValidator
+from inferplane.blueprint.loading.schema_explain import Explain
 from inferplane.blueprint.source import Document
 
 SCHEMA_FILE = Path(__file__).resolve().with_name("blueprint.schema.json")

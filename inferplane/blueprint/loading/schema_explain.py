@@ -14,7 +14,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from inferplane.blueprint import catalog
 from inferplane.blueprint.errors import Diagnostic
-from inferplane.blueprint.schema_words import (
+from inferplane.blueprint.loading.schema_words import (
     TYPE_WORDS,
     add_hint,
     closest,
