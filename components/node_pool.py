@@ -47,7 +47,7 @@ GKE_DRIVER_VERSION = "INSTALLATION_DISABLED"
 the label above keeps off these nodes; Google's standalone COS installer (an add-on,
 `inferplane.components.gke_driver.GKE_INSTALLER_COMMAND`) installs the driver instead: the
 default of the node's COS build, as ``DEFAULT`` would, or its latest where a model's serving
-release needs more (`inferplane.blueprint.gke_drivers.installer_version`). The two setups
+release needs more (`inferplane.blueprint.upstream.gke_drivers.installer_version`). The two setups
 are exclusive: the GPU Operator on GKE needs ``gpu-driver-version=disabled`` plus this
 label (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator; NVIDIA's
 "GKE GPU Setup", https://docs.nvidia.com/aicr/integrator-guide/gke-gpu-setup: exactly one

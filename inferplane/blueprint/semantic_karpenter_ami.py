@@ -33,7 +33,7 @@ _NAMES = {"triton": "Triton", "vllm": "vLLM"}
 def al2023_releases() -> Mapping[str, Mapping[str, str]]:
     """Release (``v20251029``) -> Kubernetes minor -> the NVIDIA driver of its AL2023
     x86_64 NVIDIA AMI (``580.95.05``), oldest release first."""
-    text = resources.files("inferplane.blueprint").joinpath(TABLE_FILE).read_text()
+    text = resources.files("inferplane.blueprint.upstream").joinpath(TABLE_FILE).read_text()
     rows = json.loads(text)["releases"]
     return {
         release: {minor: driver for driver, minors in row.items() for minor in minors}

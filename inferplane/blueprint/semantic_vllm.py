@@ -45,11 +45,11 @@ from inferplane.blueprint import (
     semantic_trtllm,
     semantic_trtllm_fit,
     semantic_vllm_release,
-    vllm_owned,
 )
 from inferplane.blueprint.errors import Diagnostic, YamlPath, counted
 from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
+from inferplane.blueprint.upstream import vllm_owned
 
 _NUMBERS = ("parameters_billions", "layers", "heads", "kv_heads", "head_dim")
 _MIG_MEMORY = re.compile(r"(\d+)gb$")

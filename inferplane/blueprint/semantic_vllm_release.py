@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from inferplane.blueprint import defaults, releases, vllm_owned
+from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.semantic_env import EnvView
+from inferplane.blueprint.upstream import vllm_owned
 
 Problem = tuple[YamlPath, str, str]
 """(where, what is wrong, how to fix): an error."""

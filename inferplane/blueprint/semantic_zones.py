@@ -37,7 +37,7 @@ AWS_TABLE_FILE = "aws_zones.json"
 @functools.cache
 def table() -> Mapping[str, Any]:
     """``gcp_zones.json``: ``zones`` (region -> zones) and ``gpus`` (GPU -> zones)."""
-    text = resources.files("inferplane.blueprint").joinpath(TABLE_FILE).read_text()
+    text = resources.files("inferplane.blueprint.upstream").joinpath(TABLE_FILE).read_text()
     data: Mapping[str, Any] = json.loads(text)
     return data
 
@@ -46,7 +46,7 @@ def table() -> Mapping[str, Any]:
 def aws_table() -> Mapping[str, Any]:
     """``aws_zones.json``: ``zones`` (region -> its AZ IDs and the zone names they can
     have)."""
-    text = resources.files("inferplane.blueprint").joinpath(AWS_TABLE_FILE).read_text()
+    text = resources.files("inferplane.blueprint.upstream").joinpath(AWS_TABLE_FILE).read_text()
     data: Mapping[str, Any] = json.loads(text)
     return data
 

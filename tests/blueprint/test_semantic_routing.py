@@ -11,7 +11,7 @@ from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.semantic_vllm import advisories
-from inferplane.blueprint.vllm_owned import extra_args_problems
+from inferplane.blueprint.upstream.vllm_owned import extra_args_problems
 
 BASE = """\
 apiVersion: inferplane/v1

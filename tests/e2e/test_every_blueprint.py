@@ -16,7 +16,7 @@ import yaml
 
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.resolve import resolve_file
-from inferplane.blueprint.triton_facts import config_problems
+from inferplane.blueprint.upstream.triton_facts import config_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from inferplane.blueprint import defaults, fit, vllm_owned
+from inferplane.blueprint import defaults, fit
 from inferplane.blueprint.capacity import aiconfigurator, gpus, roofline
 from inferplane.blueprint.model import GpuPool, Model
 from inferplane.blueprint.semantic_trtllm import KV_CACHE_BYTES, PRECISION_BYTES, WEIGHT_BYTES
+from inferplane.blueprint.upstream import vllm_owned
 
 _FP8_QUANTIZATION = frozenset({"fp8", "fbgemm_fp8", "modelopt"})
 """vLLM methods that run FP8 matrix multiplies on GPUs with FP8 tensor cores."""

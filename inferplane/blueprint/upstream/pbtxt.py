@@ -8,8 +8,9 @@ that keeps each field's line and column (https://protobuf.dev/reference/protobuf
 - ``#`` comments, and an optional ``,`` or ``;`` after each field.
 
 What the values mean (which names exist, which types they have) is the schema's business:
-`inferplane.blueprint.triton_facts` checks a tree against the model configuration of a Triton
-release. Extension and ``Any`` field names (``[type.name]``) are refused: ModelConfig has none.
+`inferplane.blueprint.upstream.triton_facts` checks a tree against the model configuration of a
+Triton release. Extension and ``Any`` field names (``[type.name]``) are refused: ModelConfig has
+none.
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
-from inferplane.blueprint import defaults, releases, secret_refs, vllm_values
+from inferplane.blueprint import defaults, releases, secret_refs
+from inferplane.blueprint.upstream import vllm_values
 
 
 @dataclass(frozen=True)

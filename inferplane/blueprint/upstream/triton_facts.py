@@ -6,7 +6,7 @@ triton-inference-server/common at the release's branch, written per supported re
 (provenance, proto blob sha, script version and format in the header).
 
 `config_problems(text, release)` reads a config in protobuf text format
-(`inferplane.blueprint.pbtxt`) as an ``inference.ModelConfig`` and names every field that
+(`inferplane.blueprint.upstream.pbtxt`) as an ``inference.ModelConfig`` and names every field that
 message has not, every enum value its enum has not, every value of the wrong kind (a
 message where a scalar goes, a string for a number), every field written twice or as a list
 that is not repeated, and a second field of one ``oneof``: what tritonserver's parser
@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 
-from inferplane.blueprint import defaults, pbtxt, releases
+from inferplane.blueprint import defaults, releases
+from inferplane.blueprint.upstream import pbtxt
 
 ROOT_MESSAGE = "ModelConfig"
 _INTS = frozenset(
