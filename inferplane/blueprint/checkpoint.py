@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from inferplane.blueprint import fit, llm_catalog
+from inferplane.blueprint import llm_catalog
+from inferplane.blueprint.capacity import fit
 from inferplane.blueprint.model import Model
 from inferplane.blueprint.semantic_trtllm import WEIGHT_BYTES
 

@@ -1,7 +1,7 @@
 """Will a TensorRT-LLM model fit its GPUs? The memory-fit and tensor-parallel checks of a
 ``tensorrt_llm`` model, on the numbers `semantic_trtllm.fit_numbers` extracts.
 
-The arithmetic is `inferplane.blueprint.fit`'s, with TensorRT-LLM's meaning of the KV-cache
+The arithmetic is `inferplane.blueprint.capacity.fit`'s, with TensorRT-LLM's meaning of the KV-cache
 share (see that module): the budget is all the memory of the model's GPUs, and one sequence
 of ``max_seq_len`` tokens must fit in ``kv_cache_free_gpu_mem_fraction`` of what weights and
 overhead leave. An engine whose KV cache cannot hold one full-length sequence cannot serve
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from inferplane.blueprint import fit
+from inferplane.blueprint.capacity import fit
 from inferplane.blueprint.errors import YamlPath, counted
 from inferplane.blueprint.llm_catalog import LlmFacts
 from inferplane.blueprint.semantic_trtllm import TrtLlmFitNumbers

@@ -13,7 +13,7 @@ Advisories (`advisories`, printed by ``inferplane validate`` as warnings, exit 0
 could not be checked or may disappoint: a model whose architecture is unknown (no table row,
 no `model_info`), no `max_model_len` (so no KV cache estimate), and fewer full-length
 sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; see
-`inferplane.blueprint.fit`); and, for every model, the hub advisories of
+`inferplane.blueprint.capacity.fit`); and, for every model, the hub advisories of
 `inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
 uses) and the latency-class advisory of `inferplane.blueprint.semantic_latency` (a model
 marked batch that users wait on), and the strongly typed TensorRT advisory of
@@ -33,7 +33,6 @@ from typing import Any
 from inferplane.blueprint import (
     catalog,
     defaults,
-    fit,
     llm_catalog,
     semantic_hub,
     semantic_latency,
@@ -46,6 +45,7 @@ from inferplane.blueprint import (
     semantic_trtllm_fit,
     semantic_vllm_release,
 )
+from inferplane.blueprint.capacity import fit
 from inferplane.blueprint.errors import Diagnostic, YamlPath, counted
 from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
