@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.catalog import GpuType
-from inferplane.blueprint.node_shape import gpu_node_labels
+from inferplane.blueprint.derived.node_shape import gpu_node_labels
 from inferplane.components import karpenter
 from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_labels
 from inferplane.components.cluster_eks import GPU_AMI_TYPE
@@ -235,7 +235,8 @@ class GpuNodePool(pulumi.ComponentResource):
         if args.cloud == "kubernetes":
             raise ValueError(
                 "a kubernetes environment's nodes exist already: GpuNodePool creates none "
-                "(`inferplane.blueprint.node_shape.required_node_shape` says what they carry)"
+                "(`inferplane.blueprint.derived.node_shape.required_node_shape` says what "
+                "they carry)"
             )
         self.node_groups = {}
         self.node_group_names = {}

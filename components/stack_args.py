@@ -11,8 +11,9 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import long_requests, naming, scale_out, wake
+from inferplane.blueprint import long_requests, naming, wake
 from inferplane.blueprint.addons import discovery_terms
+from inferplane.blueprint.derived import scale_out
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.blueprint.triton_model import engine_steps
 from inferplane.blueprint.upstream import gke_drivers

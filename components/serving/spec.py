@@ -155,7 +155,7 @@ class ServedModel:
     per zone (`inferplane.components.serving.router`)."""
     wake_s: int | None = None
     """A model at zero: seconds from the request that wakes it to a ready first replica
-    (`inferplane.blueprint.router_wake.wake_s` of its scale-out budget). None: not known,
+    (`inferplane.blueprint.derived.router_wake.wake_s` of its scale-out budget). None: not known,
     and `startup_timeout_s` stands for it."""
 
     @property

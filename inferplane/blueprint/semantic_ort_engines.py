@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inferplane.blueprint.derived.scale_out import Constants
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import backend_of, step_device
-from inferplane.blueprint.scale_out import Constants
 from inferplane.blueprint.semantic_env import EnvView
 
 Advisory = tuple[YamlPath, str, str]

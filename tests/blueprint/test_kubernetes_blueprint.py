@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.derived.node_shape import TOPOLOGY_REGION_LABEL, required_node_shape
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
-from inferplane.blueprint.node_shape import TOPOLOGY_REGION_LABEL, required_node_shape
 from inferplane.blueprint.resolve import resolve
 from inferplane.blueprint.semantic import check
 
@@ -391,7 +391,7 @@ def test_node_shape_imports_no_pulumi() -> None:
     import sys
 
     code = (
-        "import sys, inferplane.blueprint.node_shape\n"
+        "import sys, inferplane.blueprint.derived.node_shape\n"
         "assert not any(m.split('.')[0] in ('pulumi', 'pulumi_kubernetes') for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -27,7 +27,7 @@ order:
   shorten this part on GKE.
 - ``weights``: the copy from the environment's model store (s3/gs in the region; an
   ``hf://`` source is staged there once and replicas read the staged copy) onto the node,
-  at the checkpoint's bytes (`inferplane.blueprint.checkpoint`: a checkpoint that vLLM
+  at the checkpoint's bytes (`inferplane.blueprint.derived.checkpoint`: a checkpoint that vLLM
   quantizes on load is copied at 16 bits). A model whose size nothing states has an
   unknown ``weights`` part: the budget is then "at least" its known parts, never a guess.
 - ``engine_build``: ONNX Runtime's TensorRT provider (``accelerator: tensorrt``,
@@ -62,7 +62,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from inferplane.blueprint import checkpoint, timing
+from inferplane.blueprint.derived import checkpoint, timing
 from inferplane.blueprint.model import Environment, Model
 
 Runtime = Literal["vllm", "triton", "trtllm"]
@@ -237,7 +237,7 @@ class ScaleOutInputs:
     weights_basis: str
     """Where `weights_gb` comes from, for the part's note."""
     weights_precision_bytes: float
-    """Bytes per weight of the checkpoint (`inferplane.blueprint.checkpoint`)."""
+    """Bytes per weight of the checkpoint (`inferplane.blueprint.derived.checkpoint`)."""
     store: str
     """Where replicas read weights from: ``s3`` or ``gs`` (the staged copy for hf://)."""
     warmup_batches: int

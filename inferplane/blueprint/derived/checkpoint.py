@@ -1,6 +1,6 @@
 """What a new replica copies from the model store: the checkpoint's bytes.
 
-The scale-out budget (`inferplane.blueprint.scale_out`) counts the copy and the load of a
+The scale-out budget (`inferplane.blueprint.derived.scale_out`) counts the copy and the load of a
 replica's weights. Both move the checkpoint as it is stored, not the GPU memory it takes
 once loaded:
 

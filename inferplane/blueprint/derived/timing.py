@@ -2,7 +2,7 @@
 
 The components write them into the objects they create (the ScaledObject's
 ``pollingInterval``, the ServiceMonitor's ``interval``, the serving container's probes) and
-the scale-out budget (`inferplane.blueprint.scale_out`) counts them, so the budget can never
+the scale-out budget (`inferplane.blueprint.derived.scale_out`) counts them, so the budget can never
 disagree with the stack about them.
 """
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from inferplane.blueprint.derived.scale_out import RUNTIMES, ScaleOutInputs, inputs_of
 from inferplane.blueprint.model import Environment, GpuPool, Waiver
-from inferplane.blueprint.scale_out import RUNTIMES, ScaleOutInputs, inputs_of
 
 FACTS_VERSION = "4"
 """Bump when a key changes meaning; a reader refuses any other version."""
@@ -67,7 +67,7 @@ class EnvFacts:
     waivers: tuple[Waiver, ...]
     """The blueprint's waivers that apply to this environment."""
     models: Mapping[str, ScaleOutInputs]
-    """Per model, what its scale-out budget rests on (`inferplane.blueprint.scale_out`)."""
+    """Per model, what its scale-out budget rests on (`inferplane.blueprint.derived.scale_out`)."""
 
 
 def pool_facts(pool: GpuPool) -> PoolFacts:
