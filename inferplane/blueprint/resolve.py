@@ -49,7 +49,7 @@ def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
     on a document whose shape is right, so they never trip over a wrong type), and for a
     path through a symbolic link that leaves its folder (`links`).
     """
-    from inferplane.blueprint import semantic
+    from inferplane.blueprint.checks import semantic
     from inferplane.blueprint.loading import loader, schema
     from inferplane.blueprint.loading.links import refuse_escaping_link
 
@@ -70,7 +70,7 @@ def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
 def capacity_diagnostics(doc: Document) -> list[Diagnostic]:
     """The capacity plan's errors and advisories (`semantic_capacity`) of a blueprint that
     passed the semantic checks: each environment with traffic resolved and planned."""
-    from inferplane.blueprint import semantic_capacity
+    from inferplane.blueprint.checks import semantic_capacity
 
     envs = [
         resolve(doc, name)

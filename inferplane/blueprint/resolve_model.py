@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from inferplane.blueprint import defaults, resolve_triton, semantic_vllm, wake
+from inferplane.blueprint import defaults, resolve_triton, wake
+from inferplane.blueprint.checks import semantic_vllm
 from inferplane.blueprint.model import (
     Autoscaling,
     Batching,

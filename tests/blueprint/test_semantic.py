@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
+from inferplane.blueprint.checks.semantic import check
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.loading.loader import load_text
-from inferplane.blueprint.semantic import check
 
 BASE = """\
 apiVersion: inferplane/v1

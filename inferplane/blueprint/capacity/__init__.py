@@ -11,7 +11,7 @@ turns it into replicas, nodes, engine batch settings, autoscaling targets and co
 - `profile`: the Triton estimate from a measured latency-per-batch-size profile;
 - `prices`: on-demand prices per instance type and region, each row dated and sourced;
 - `planner`: one model's plan in one environment (`plan_model`), which `inferplane plan`
-  prints and `validate` checks (`inferplane.blueprint.semantic_capacity`).
+  prints and `validate` checks (`inferplane.blueprint.checks.semantic_capacity`).
 
 Every estimate names its source and carries an error band: `validate` refuses only when even
 the optimistic end of the band cannot carry the peak.

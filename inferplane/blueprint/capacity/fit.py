@@ -1,7 +1,7 @@
 """Will an LLM fit its GPUs? Weights + KV cache + overhead against the memory budget.
 
 Plain numbers in, plain numbers out, so every server that serves LLMs (vLLM, TensorRT-LLM)
-uses the same arithmetic; `inferplane.blueprint.semantic_vllm` turns the result into errors
+uses the same arithmetic; `inferplane.blueprint.checks.semantic_vllm` turns the result into errors
 and advisories.
 
 The budget is ``gpu_memory_utilization × gpus × GPU memory``: vLLM reserves that fraction of

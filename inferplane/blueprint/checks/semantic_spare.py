@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from inferplane.blueprint import defaults
 
 if TYPE_CHECKING:
+    from inferplane.blueprint.checks.semantic_env import EnvView
     from inferplane.blueprint.errors import YamlPath
-    from inferplane.blueprint.semantic_env import EnvView
 
 
 def check_spare_gpus(env: EnvView) -> None:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from inferplane.blueprint import catalog, defaults, naming
 
 if TYPE_CHECKING:
+    from inferplane.blueprint.checks.semantic_env import EnvView
     from inferplane.blueprint.errors import YamlPath
-    from inferplane.blueprint.semantic_env import EnvView
 
 GKE_CLUSTER_NAME_MAX = 40
 """GKE cluster names: "up to 40 characters with the following restrictions: Lowercase

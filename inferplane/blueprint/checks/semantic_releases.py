@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, releases, semantic_vllm_release
+from inferplane.blueprint import catalog, defaults, releases
 from inferplane.blueprint.addons import is_existing
+from inferplane.blueprint.checks import semantic_vllm_release
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import builds_onnx_engine
-from inferplane.blueprint.semantic_env import EnvView
 
 _NAMES = {"triton": "Triton", "vllm": "vLLM"}
 

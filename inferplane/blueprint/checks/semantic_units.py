@@ -14,8 +14,8 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
 
 _LATENCY_METRICS = ("ttft_p95_ms", "p95_latency_ms")
 FASTEST_BATCH_MS = 0.1

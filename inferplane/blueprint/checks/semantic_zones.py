@@ -26,9 +26,9 @@ from importlib import resources
 from typing import Any
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.checks.semantic_env import EnvView
+from inferplane.blueprint.checks.semantic_environment import zone_pattern
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
-from inferplane.blueprint.semantic_environment import zone_pattern
 
 TABLE_FILE = "gcp_zones.json"
 AWS_TABLE_FILE = "aws_zones.json"

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from inferplane.blueprint import secret_refs
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
 
 
 def check_secret_refs(env: EnvView) -> None:

@@ -24,7 +24,7 @@ from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import backend_of
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 PIPELINE_EXCLUSIVE = ("tensorrt", "tensorrt_llm", "backend", "accelerator", "inputs", "outputs")
 """Keys that describe one model's file: a pipeline's steps describe their own."""

@@ -1,9 +1,9 @@
 """Semantic checks of LLM models: GPU memory fit, tensor parallelism, and the vLLM settings.
 
 TensorRT-LLM models get the same model-facts lookup and report format; their fit arithmetic
-is `inferplane.blueprint.semantic_trtllm_fit`.
+is `inferplane.blueprint.checks.semantic_trtllm_fit`.
 
-Errors (`check_env`, run by `inferplane.blueprint.semantic.check`) stop validation: a model
+Errors (`check_env`, run by `inferplane.blueprint.checks.semantic.check`) stop validation: a model
 whose weights and one full-length sequence cannot fit its GPUs, a tensor-parallel size that
 does not split its attention heads, inconsistent `model_info`, `speculative` or `lora`
 settings, and pass-through arguments or variables that the blueprint owns or that look like
@@ -14,11 +14,11 @@ could not be checked or may disappoint: a model whose architecture is unknown (n
 no `model_info`), no `max_model_len` (so no KV cache estimate), and fewer full-length
 sequences in the KV cache than `max_num_seqs` (vLLM starts and queues the rest; see
 `inferplane.blueprint.capacity.fit`); and, for every model, the hub advisories of
-`inferplane.blueprint.semantic_hub` (a revision that is not a commit, a Hub token nothing
-uses) and the latency-class advisory of `inferplane.blueprint.semantic_latency` (a model
+`inferplane.blueprint.checks.semantic_hub` (a revision that is not a commit, a Hub token nothing
+uses) and the latency-class advisory of `inferplane.blueprint.checks.semantic_latency` (a model
 marked batch that users wait on), and the strongly typed TensorRT advisory of
-`inferplane.blueprint.semantic_releases` (a reduced-precision engine on TensorRT 11), the
-engine-build advisory of `inferplane.blueprint.semantic_ort_engines`, and those of
+`inferplane.blueprint.checks.semantic_releases` (a reduced-precision engine on TensorRT 11), the
+engine-build advisory of `inferplane.blueprint.checks.semantic_ort_engines`, and those of
 `semantic_scaling` (a schedule without a time zone) and `semantic_routing` (priorities
 that flow control is off to honour).
 """
@@ -30,10 +30,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from inferplane.blueprint import (
-    catalog,
-    defaults,
-    llm_catalog,
+from inferplane.blueprint import catalog, defaults, llm_catalog, semantic_trtllm
+from inferplane.blueprint.capacity import fit
+from inferplane.blueprint.checks import (
     semantic_hub,
     semantic_latency,
     semantic_ort_engines,
@@ -41,13 +40,11 @@ from inferplane.blueprint import (
     semantic_routing,
     semantic_scaling,
     semantic_serving,
-    semantic_trtllm,
     semantic_trtllm_fit,
     semantic_vllm_release,
 )
-from inferplane.blueprint.capacity import fit
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import Diagnostic, YamlPath, counted
-from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 from inferplane.blueprint.upstream import vllm_owned
 

@@ -21,9 +21,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from inferplane.blueprint import llm_catalog, naming
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.secret_refs import TOKEN_NAMES, env_var_name
-from inferplane.blueprint.semantic_env import EnvView
 
 Advisory = tuple[YamlPath, str, str]
 """(where, message, hint) of one warning."""

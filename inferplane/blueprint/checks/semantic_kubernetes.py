@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from inferplane.blueprint import defaults, store_endpoint
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import builds_onnx_engine
-from inferplane.blueprint.semantic_env import EnvView
 
 KUBERNETES = "kubernetes"
 

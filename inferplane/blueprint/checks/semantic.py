@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from inferplane.blueprint import (
+from inferplane.blueprint.checks import (
     semantic_addons,
     semantic_cache,
     semantic_environment,
@@ -41,8 +41,8 @@ from inferplane.blueprint import (
     semantic_wake_path,
     semantic_zones,
 )
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import Diagnostic, Location
-from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 
 Check = Callable[[EnvView], None]

@@ -13,13 +13,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from inferplane.blueprint import defaults, naming, semantic_names
+from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, is_existing
+from inferplane.blueprint.checks import semantic_names
+from inferplane.blueprint.checks.semantic_wake_path import traffic_models
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_wake_path import traffic_models
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 MANAGED_PROMETHEUS: Final = (
     (

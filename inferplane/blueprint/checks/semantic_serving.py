@@ -16,7 +16,7 @@ from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import backend_of, builds_onnx_engine
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 VLLM_QUANTIZED = ("int8", "int4")
 """Precisions vLLM cannot apply to fp16/bf16 weights on load: it serves them only from a

@@ -25,7 +25,7 @@ from inferplane.blueprint.addons import is_existing, resolve_addons
 from inferplane.blueprint.errors import YamlPath
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 
 def _min_replicas(env: EnvView, model: Mapping[str, Any]) -> int:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, semantic_kubernetes
+from inferplane.blueprint import catalog, defaults
+from inferplane.blueprint.checks import semantic_kubernetes
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath, counted
-from inferplane.blueprint.semantic_env import EnvView
 
 
 def check_pools_fit_catalog(env: EnvView) -> None:

@@ -17,7 +17,7 @@ from inferplane.blueprint.errors import Diagnostic, YamlPath
 from inferplane.blueprint.source import Document
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 EKS_MAX_VPC_PREFIX = 22
 """`cluster_eks.subnet_plan` splits the VPC into eight blocks (one private block per zone,

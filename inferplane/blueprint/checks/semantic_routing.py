@@ -94,7 +94,7 @@ from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.model import FLOW_CONTROL_METRICS, ROUTER_METRICS
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 ROUTER_OPTIONS = ("prefix_cache", "flow_control", "priorities", "pickers")
 PRECISE_REFUSAL = (

@@ -17,8 +17,8 @@ several blueprints, so:
 from __future__ import annotations
 
 from inferplane.blueprint import naming, resolve_triton
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
 
 _AREAS = f"{naming.STORE_AREAS}/"
 

@@ -32,12 +32,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from inferplane.blueprint.checks.semantic_triton import check_data_type, check_shapes
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import step_device
-from inferplane.blueprint.semantic_triton import check_data_type, check_shapes
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 Feed = tuple[str, Sequence[int], bool]
 """A tensor a step input may read: data type, dims, whether its model batches."""

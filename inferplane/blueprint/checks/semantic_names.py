@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from inferplane.blueprint import defaults, naming
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 KUBERNETES_NAMESPACES = frozenset(
     {"default", naming.KUBE_SYSTEM_NAMESPACE, "kube-public", "kube-node-lease"}

@@ -21,8 +21,8 @@ from importlib import resources
 
 from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.addons import is_existing
-from inferplane.blueprint.semantic_env import EnvView
-from inferplane.blueprint.semantic_releases import _model_release
+from inferplane.blueprint.checks.semantic_env import EnvView
+from inferplane.blueprint.checks.semantic_releases import _model_release
 
 TABLE_FILE = "eks_al2023_nvidia.json"
 _ALIAS = re.compile(r"^al2023@(v[0-9]{8})$")

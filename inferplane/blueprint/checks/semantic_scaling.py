@@ -1,6 +1,6 @@
 """Semantic checks of how a model scales: its autoscaling signals and its way back from zero.
 
-Run by `inferplane.blueprint.semantic.check` on each environment's merged view, so a
+Run by `inferplane.blueprint.checks.semantic.check` on each environment's merged view, so a
 problem an override introduces (``replicas: {min: 0}`` in staging) is reported at the
 override's line.
 """
@@ -14,7 +14,7 @@ from inferplane.blueprint import defaults, wake
 from inferplane.blueprint.errors import YamlPath
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 
 class Reporter(Protocol):

@@ -16,7 +16,7 @@ from inferplane.blueprint import defaults
 from inferplane.blueprint.addons import is_existing
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 KARPENTER_INSTANCE_TYPES = (
     "aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go (computeCapacity)"

@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import Diagnostic, YamlPath
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.source import Document
 
 

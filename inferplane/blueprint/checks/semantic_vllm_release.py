@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from inferplane.blueprint import defaults, releases
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
 from inferplane.blueprint.upstream import vllm_owned
 
 Problem = tuple[YamlPath, str, str]

@@ -5,15 +5,15 @@ batching and capacity (those by the modules that own them).
 
 from __future__ import annotations
 
-from inferplane.blueprint import (
+from inferplane.blueprint import semantic_trtllm
+from inferplane.blueprint.checks import (
     semantic_capacity,
     semantic_pools,
     semantic_scaling,
     semantic_serving,
-    semantic_trtllm,
 )
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
 
 _TRITON_ONLY = (
     "tensorrt",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from inferplane.blueprint import defaults, system_nodes
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.semantic_env import EnvView
+    from inferplane.blueprint.checks.semantic_env import EnvView
 
 
 def _redis_size_mb(model: Mapping[str, Any]) -> int | None:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from inferplane.blueprint import semantic_kubernetes
+from inferplane.blueprint.checks import semantic_kubernetes
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
 
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+\d+$")

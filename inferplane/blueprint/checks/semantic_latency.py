@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from typing import Final
 
 from inferplane.blueprint import defaults
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.semantic_env import EnvView
 
 Advisory = tuple[YamlPath, str, str]
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.derived.scale_out import Constants
 from inferplane.blueprint.errors import YamlPath
 from inferplane.blueprint.resolve_triton import backend_of, step_device
-from inferplane.blueprint.semantic_env import EnvView
 
 Advisory = tuple[YamlPath, str, str]
 
