@@ -77,7 +77,8 @@ class InferenceStackArgs:
     """Arguments of `InferenceStack`."""
 
     env: Environment
-    """The resolved environment (`inferplane.blueprint.resolve.resolve_file(path, env_name)`)."""
+    """The resolved environment
+    (`inferplane.blueprint.resolution.resolve.resolve_file(path, env_name)`)."""
 
 
 class InferenceStack(pulumi.ComponentResource):

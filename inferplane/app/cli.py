@@ -50,7 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from inferplane.blueprint.checks.semantic_vllm import advisories
-    from inferplane.blueprint.resolve import capacity_diagnostics, load_blueprint
+    from inferplane.blueprint.resolution.resolve import capacity_diagnostics, load_blueprint
 
     failed = False
     for path in args.blueprints:

@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from inferplane.app import plan_output
     from inferplane.blueprint.derived import scale_out
-    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.blueprint.resolution.resolve import resolve_file
 
     try:
         env = resolve_file(args.blueprint, args.env)

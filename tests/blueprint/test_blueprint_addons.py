@@ -12,7 +12,7 @@ from inferplane.blueprint.addons import Addons, resolve_addons
 from inferplane.blueprint.checks.semantic import check
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 
 GKE = "cluster: {existing: prod-gke}"
 AWS = "cluster: {create: true}"

@@ -21,7 +21,7 @@ from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.model import Signal
-from inferplane.blueprint.resolve import capacity_diagnostics, load_blueprint, resolve
+from inferplane.blueprint.resolution.resolve import capacity_diagnostics, load_blueprint, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM_BLUEPRINT = ROOT / "blueprints" / "llm-serving.yaml"

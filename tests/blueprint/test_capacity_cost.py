@@ -7,7 +7,7 @@ import pytest
 
 from inferplane.blueprint.capacity import planner, prices
 from inferplane.blueprint.loading.loader import load_text
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 
 H100 = """\
 apiVersion: inferplane/v1

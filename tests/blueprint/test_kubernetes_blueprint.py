@@ -10,7 +10,7 @@ from inferplane.blueprint.checks.semantic import check
 from inferplane.blueprint.derived.node_shape import TOPOLOGY_REGION_LABEL, required_node_shape
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 
 BASE = """\
 apiVersion: inferplane/v1

@@ -11,7 +11,7 @@ from test_semantic import BASE, edit
 
 from inferplane.blueprint import long_requests
 from inferplane.blueprint.loading.loader import load_text
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 
 EXISTING_KEDA = "        keda: {mode: existing, namespace: keda}\n"
 LONG = (

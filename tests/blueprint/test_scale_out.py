@@ -12,7 +12,7 @@ from inferplane.blueprint import llm_catalog
 from inferplane.blueprint.derived import scale_out, timing
 from inferplane.blueprint.derived.scale_out import Constants, budget, inputs_of
 from inferplane.blueprint.model import Environment, GpuPool, Model, ModelSource, VllmSettings
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from test_semantic import edit
 
 from inferplane.blueprint.addons import KarpenterAddon, resolve_addons
 from inferplane.blueprint.loading.loader import load_text
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 
 KARPENTER = "        karpenter: {mode: existing, node_role: KarpenterNodeRole-shared-eks, ami_alias: al2023@v20260714}\n"
 

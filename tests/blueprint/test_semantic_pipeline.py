@@ -9,7 +9,7 @@ import pytest
 from inferplane.blueprint.checks.semantic import check
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, StepBatching, StepInput, Tensor
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from inferplane.blueprint import wake
 from inferplane.blueprint.checks.semantic_vllm import advisories
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.upstream.vllm_owned import extra_args_problems
 
 BASE = """\

@@ -11,7 +11,7 @@ from inferplane.blueprint.checks.semantic_vllm import advisories
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.model import ScheduleWindow
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 
 # A realtime chat model in two zones: at night none (it wakes on its HTTP requests), on
 # weekdays one warm replica per zone, and two per zone at the Monday peak.

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from inferplane.blueprint.loading.loader import load
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.blueprint.upstream.triton_facts import config_problems
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def search() -> Environment:
-    from inferplane.blueprint.resolve import resolve
+    from inferplane.blueprint.resolution.resolve import resolve
 
     return resolve(load(ROOT / "blueprints" / "bge-search.yaml"), "prod")
 

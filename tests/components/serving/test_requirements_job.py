@@ -12,7 +12,7 @@ from serving_fixtures import DEPLOYMENT, JOB, args_of, container, k8s_object, po
 from inferplane.blueprint import naming
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.components.serving import pip_requirements, requirements_job
 from inferplane.components.serving.serving_pod import server_image
 from inferplane.components.stack_args import store_writers

@@ -20,7 +20,7 @@ from test_triton_config import (
 )
 
 from inferplane.app.plan_output import triton_configs
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.blueprint.upstream.triton_facts import config_problems
 
 ROOT = Path(__file__).resolve().parents[3]

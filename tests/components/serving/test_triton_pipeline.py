@@ -25,7 +25,7 @@ from test_triton_config import parse, triton_python  # noqa: F401  (fixture)
 
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, Warmup
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, Tensor
 from inferplane.components.serving import (
     dashboards,

@@ -29,8 +29,8 @@ from test_triton_config import (
 
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
-from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.resolve_model import parse_source
+from inferplane.blueprint.resolution.resolve import resolve
+from inferplane.blueprint.resolution.resolve_model import parse_source
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
 from inferplane.components.serving.store_cli import ATTEMPT_ENV

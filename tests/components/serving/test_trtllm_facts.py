@@ -17,7 +17,7 @@ from test_triton_config import (
 from inferplane.blueprint import releases
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.upstream.triton_facts import config_problems
 from inferplane.blueprint.upstream.trtllm_backend_facts import (
     SOURCE,

@@ -13,7 +13,7 @@ from serving_fixtures import args_of
 
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, Slo
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.components.serving import autoscaling, dashboards, monitoring, promql
 from inferplane.components.serving.promql_scope import Scope
 

@@ -37,7 +37,7 @@ from inferplane.blueprint.model import (
     Speculative,
     VllmSettings,
 )
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
 from inferplane.components.serving.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER

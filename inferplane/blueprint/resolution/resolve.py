@@ -36,7 +36,7 @@ from inferplane.blueprint.model import (
     Versions,
     Waiver,
 )
-from inferplane.blueprint.resolve_model import resolve_model
+from inferplane.blueprint.resolution.resolve_model import resolve_model
 from inferplane.blueprint.secret_refs import RECEIVER_SECRETS
 from inferplane.blueprint.source import Document
 
