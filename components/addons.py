@@ -21,7 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, long_requests, naming
-from inferplane.blueprint.gke_drivers import InstallerVersion
+from inferplane.blueprint.upstream.gke_drivers import InstallerVersion
 from inferplane.components import addon_iam, addon_values, alerting, gke_driver, iam
 from inferplane.components.cloud import Cloud, Ownership, aws_tags
 from inferplane.components.gke_driver import GKE_DRIVER_INSTALLER
@@ -118,7 +118,7 @@ class ClusterAddonsArgs:
     `naming.DRIVER_INSTALLER_LABEL`) then get an installer of their own."""
     gke_driver_version: InstallerVersion = "default"
     """GCP: the driver Google's COS installer gives the GPU nodes, ``default`` or ``latest``
-    of the node's COS build (`inferplane.blueprint.gke_drivers.installer_version` picks it
+    of the node's COS build (`inferplane.blueprint.upstream.gke_drivers.installer_version` picks it
     from the models' serving releases). Default: the COS build's default driver."""
     install_keda: bool = True
     """Install KEDA. False: the cluster runs it already, in `keda_namespace`."""

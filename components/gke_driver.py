@@ -20,7 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.gke_drivers import InstallerVersion
+from inferplane.blueprint.upstream.gke_drivers import InstallerVersion
 from inferplane.components import addon_values
 
 GKE_DRIVER_INSTALLER = "inferplane-nvidia-driver-installer"
@@ -36,7 +36,7 @@ driver if the flag is not set explicitly. Set the flag to 'latest' to install th
 GPU driver version"; ``getDriverVersion``). Google's own
 ``nvidia-driver-installer/cos/daemonset-preloaded.yaml`` and ``daemonset-preloaded-latest.yaml``
 in GoogleCloudPlatform/container-engine-accelerators run it without and with the flag. Which
-one a blueprint's nodes get is `inferplane.blueprint.gke_drivers.installer_version`: the
+one a blueprint's nodes get is `inferplane.blueprint.upstream.gke_drivers.installer_version`: the
 default while it runs every model's serving release, else the latest (CUDA 13 builds need
 R580, above the default that GKE nodes were seen to get)."""
 LATEST_FLAG = "--version=latest"

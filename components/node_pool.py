@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.catalog import GpuType
-from inferplane.blueprint.node_shape import gpu_node_labels
+from inferplane.blueprint.derived.node_shape import gpu_node_labels
 from inferplane.components import karpenter
 from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_labels
 from inferplane.components.cluster_eks import GPU_AMI_TYPE
@@ -47,7 +47,7 @@ GKE_DRIVER_VERSION = "INSTALLATION_DISABLED"
 the label above keeps off these nodes; Google's standalone COS installer (an add-on,
 `inferplane.components.gke_driver.GKE_INSTALLER_COMMAND`) installs the driver instead: the
 default of the node's COS build, as ``DEFAULT`` would, or its latest where a model's serving
-release needs more (`inferplane.blueprint.gke_drivers.installer_version`). The two setups
+release needs more (`inferplane.blueprint.upstream.gke_drivers.installer_version`). The two setups
 are exclusive: the GPU Operator on GKE needs ``gpu-driver-version=disabled`` plus this
 label (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator; NVIDIA's
 "GKE GPU Setup", https://docs.nvidia.com/aicr/integrator-guide/gke-gpu-setup: exactly one
@@ -235,7 +235,8 @@ class GpuNodePool(pulumi.ComponentResource):
         if args.cloud == "kubernetes":
             raise ValueError(
                 "a kubernetes environment's nodes exist already: GpuNodePool creates none "
-                "(`inferplane.blueprint.node_shape.required_node_shape` says what they carry)"
+                "(`inferplane.blueprint.derived.node_shape.required_node_shape` says what "
+                "they carry)"
             )
         self.node_groups = {}
         self.node_group_names = {}

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import facts, naming
+from inferplane.blueprint import naming
+from inferplane.blueprint.derived import facts
 from inferplane.blueprint.model import Environment
 from inferplane.components import hardening, prometheus_query, stack_args
 from inferplane.components.addons import ClusterAddons
@@ -36,7 +37,7 @@ from inferplane.components.stack_serving import (
 
 def environment_data(env: Environment) -> dict[str, str]:
     """Data of the `naming.ENVIRONMENT_CONFIGMAP` ConfigMap: the facts policies need to
-    check placement from the cluster's objects alone (`inferplane.blueprint.facts`), the
+    check placement from the cluster's objects alone (`inferplane.blueprint.derived.facts`), the
     blueprint's waivers for this environment included, so the CrossGuard pack honours the
     same exceptions online that `inferplane check` reports as waived offline."""
     return facts.to_config_map(facts.environment_facts(env))
@@ -76,7 +77,8 @@ class InferenceStackArgs:
     """Arguments of `InferenceStack`."""
 
     env: Environment
-    """The resolved environment (`inferplane.blueprint.resolve.resolve_file(path, env_name)`)."""
+    """The resolved environment
+    (`inferplane.blueprint.resolution.resolve.resolve_file(path, env_name)`)."""
 
 
 class InferenceStack(pulumi.ComponentResource):

@@ -11,10 +11,12 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import gke_drivers, long_requests, naming, scale_out, system_nodes, wake
+from inferplane.blueprint import long_requests, naming, system_nodes, wake
 from inferplane.blueprint.addons import discovery_terms
+from inferplane.blueprint.derived import scale_out
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.blueprint.triton_model import engine_steps
+from inferplane.blueprint.upstream import gke_drivers
 from inferplane.components.addon_values import AlertReceiverValues
 from inferplane.components.addons import ClusterAddonsArgs
 from inferplane.components.cloud import Ownership

@@ -16,7 +16,8 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming, router_wake, scale_out
+from inferplane.blueprint import naming
+from inferplane.blueprint.derived import router_wake, scale_out
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.components import stack_args

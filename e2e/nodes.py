@@ -1,7 +1,7 @@
 """KWOK nodes shaped like a `cloud: kubernetes` environment's pools, per pool and zone.
 
 Each GPU node carries what the blueprint requires of the nodes of its pool (labels, the GPU
-taint, `nvidia.com/gpu` or MIG capacity: `inferplane.blueprint.node_shape`,
+taint, `nvidia.com/gpu` or MIG capacity: `inferplane.blueprint.derived.node_shape`,
 the same function `inferplane plan` lists them with), and the
 well-known labels a kubelet sets (`kubernetes.io/hostname`, `kubernetes.io/os`, the
 topology labels). Two untainted system nodes per zone run everything that selects no pool.
@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.derived.node_shape import required_node_shape
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.node_shape import required_node_shape
 
 KWOK_ANNOTATION = {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}
 SYSTEM_NODES_PER_ZONE = 2

@@ -68,7 +68,7 @@ def model_objects(prometheus_url: str) -> dict[str, Any]:
     """What the rehearsal creates for the model: ``objects`` (collection path, object), and
     ``namespace``, ``hpa``, ``min``, ``max``, ``target``, ``query`` of its trigger."""
     from inferplane.blueprint import naming
-    from inferplane.blueprint.resolve import load_blueprint, resolve
+    from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
     from inferplane.components import stack_serving
     from inferplane.components.serving import autoscaling, monitoring
 

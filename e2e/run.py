@@ -139,7 +139,7 @@ def plain_text_leaks(values: list[str], folders: list[Path]) -> list[str]:
 
 
 def run(blueprint: Path, environment: str, keep: bool, state: Path) -> dict:
-    from inferplane.blueprint.resolve import load_blueprint, resolve
+    from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
     report = Report(str(blueprint), environment)
     doc, _ = load_blueprint(blueprint)

@@ -263,7 +263,7 @@ GRANT_LISTS: tuple[tuple[str, str], ...] = (
 
 def load(path: str | Path) -> PolicyConfig:
     """Read and validate a policy config file (YAML or JSON)."""
-    from inferplane.blueprint import loader
+    from inferplane.blueprint.loading import loader
 
     doc = loader.load(path)
     validate(doc.data, str(path), doc.source)

@@ -34,8 +34,8 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UnknownValueError
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.derived.facts import FactsError
 from inferplane.blueprint.errors import printable
-from inferplane.blueprint.facts import FactsError
 from inferplane.policies import waivers
 from inferplane.policies.engine import Result, results_of
 from inferplane.policies.framework import Rule

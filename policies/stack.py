@@ -2,7 +2,7 @@
 
 The facts come from the `inferplane-environment` ConfigMap that every stack deploys (so
 that CrossGuard, which never sees the blueprint, knows the zones and pools), read with
-`inferplane.blueprint.facts` online and offline alike — or, offline, from the resolved
+`inferplane.blueprint.derived.facts` online and offline alike — or, offline, from the resolved
 `Environment` through the same module when a program lacks that ConfigMap. Models are found by
 the `inferplane.dev/model` label; GPU node groups by `inferplane.dev/pool`.
 """
@@ -15,7 +15,12 @@ from functools import cached_property
 from typing import Any
 
 from inferplane.blueprint import defaults, naming
-from inferplane.blueprint.facts import EnvFacts, PoolFacts, environment_facts, from_config_map
+from inferplane.blueprint.derived.facts import (
+    EnvFacts,
+    PoolFacts,
+    environment_facts,
+    from_config_map,
+)
 from inferplane.blueprint.model import Environment
 from inferplane.policies.resources import (
     CONFIG_MAP,

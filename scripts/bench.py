@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from generate_blueprint import generate  # noqa: E402
 
-from inferplane.blueprint.resolve import load_blueprint, resolve  # noqa: E402
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve  # noqa: E402
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from inferplane.blueprint.capacity import planner, roofline
 from inferplane.blueprint.capacity.load import llm_load
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 
 
 def bench_command(

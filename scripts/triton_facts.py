@@ -16,7 +16,7 @@ A release whose branch the clone does not have is an error naming it (fetch the 
 
 Upgrading Triton: add the release to `releases.json`, run the script, read the diff of the
 new facts against the previous release's (`git diff --no-index`), then move the pin.
-`inferplane/blueprint/triton_facts.py` checks a rendered config.pbtxt against these facts;
+`inferplane/blueprint/upstream/triton_facts.py` checks a rendered config.pbtxt against these facts;
 `tests/blueprint/test_triton_facts.py` fails when a supported release has no facts, a file
 was written by another version of this script, or (with the clone present) re-reading the
 proto gives another file.

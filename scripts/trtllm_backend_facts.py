@@ -36,10 +36,11 @@ Every header also names the TensorRT-LLM the branch builds: the ``TENSORRTLLM_*`
 submodule points at the same commit (25.08: ``release/0.21``, tag v0.21.0).
 
 Upgrading: add the release to ``releases.json``, run the script, read the diff against the
-previous release (``git diff --no-index``). ``inferplane/blueprint/trtllm_backend_facts.py``
-checks the names a config writes against these files; ``tests/blueprint/
-test_trtllm_backend_facts.py`` fails when a supported release has no facts, a file was written
-by another version of this script, or (with the clone present) reading it again differs.
+previous release (``git diff --no-index``).
+``inferplane/blueprint/upstream/trtllm_backend_facts.py`` checks the names a config writes
+against these files; ``tests/blueprint/test_trtllm_backend_facts.py`` fails when a supported
+release has no facts, a file was written by another version of this script, or (with the
+clone present) reading it again differs.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import triton_facts
 
-from inferplane.blueprint import pbtxt
+from inferplane.blueprint.upstream import pbtxt
 
 SCRIPT_VERSION = "1"
 """Written into every file; raise it whenever a change here changes what the files say."""

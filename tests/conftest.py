@@ -53,7 +53,7 @@ def reference_blueprint() -> Path:
 
 def _reference_env(name: str) -> Environment:
     if name not in _ENVS:
-        from inferplane.blueprint.resolve import resolve_file
+        from inferplane.blueprint.resolution.resolve import resolve_file
 
         _ENVS[name] = resolve_file(REFERENCE_BLUEPRINT, name)
     return _ENVS[name]
@@ -124,7 +124,7 @@ def _offline_plan(blueprint: Path, env: str, config: Mapping[str, str] | None = 
         if blueprint == REFERENCE_BLUEPRINT:
             resolved = _reference_env(env)
         else:
-            from inferplane.blueprint.resolve import resolve_file
+            from inferplane.blueprint.resolution.resolve import resolve_file
 
             resolved = resolve_file(blueprint, env)
         _PLANS[key] = run_program(resolved, config=config)

@@ -69,7 +69,7 @@ def test_the_wheel_installs_one_import_root_with_its_data(installed: Path) -> No
     tops = sorted(p.name for p in installed.iterdir())
     assert tops == ["inferplane", "inferplane-0.1.0.dist-info"]
     for data in (
-        "inferplane/blueprint/blueprint.schema.json",
+        "inferplane/blueprint/loading/blueprint.schema.json",
         "inferplane/policies/config.schema.json",
         "inferplane/policies/default-config.yaml",
         "inferplane/policies/PulumiPolicy.yaml",

@@ -44,7 +44,8 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming, router_wake, timing
+from inferplane.blueprint import naming
+from inferplane.blueprint.derived import router_wake, timing
 from inferplane.blueprint.model import Signal
 from inferplane.blueprint.wake import wakes_in_router_queue as _in_router_queue
 from inferplane.components.serving import promql, wake

@@ -30,7 +30,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-from inferplane.blueprint import naming, timing
+from inferplane.blueprint import naming
+from inferplane.blueprint.derived import timing
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.spec_parts import ServingPool
 

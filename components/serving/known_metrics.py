@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
-from inferplane.blueprint import defaults, triton_facts, vllm_owned
+from inferplane.blueprint import defaults
+from inferplane.blueprint.upstream import triton_facts, vllm_owned
 
 
 def _histogram(*families: str) -> list[str]:

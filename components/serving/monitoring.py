@@ -23,7 +23,8 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming, timing
+from inferplane.blueprint import naming
+from inferplane.blueprint.derived import timing
 from inferplane.components.serving import dashboards, rules
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 

@@ -52,7 +52,7 @@ https://learn.microsoft.com/en-us/answers/questions/2182594/how-should-i-set-max
 1.5 leaves room for a fragmentation ratio of 1.5, more than those reserves, and there is
 no fork to pay for since nothing is persisted (``save ""``, ``appendonly no``: a cache
 restarts empty). Validation refuses, on clusters the blueprint creates, a cache whose
-request no system node can hold (`inferplane.blueprint.semantic_cache`).
+request no system node can hold (`inferplane.blueprint.checks.semantic_cache`).
 
 Triton needs the server at start: the cache library pings it when Triton creates the cache
 (redis_cache ``src/redis_cache.cc`` `init_client`, "Failed to ping Redis server."), so the

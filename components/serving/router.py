@@ -19,7 +19,7 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   ``--ha-enable-leader-election``: one active, the other not ready,
   ``routerlib/templates/_deployment.yaml``), spread over the zone's nodes, container sizes
   that fit the system nodes, its scorers (`plugins_config`; for a model at zero, flow
-  control's queue TTL from its scale-out budget, `inferplane.blueprint.router_wake`), the
+  control's queue TTL from its scale-out budget, `inferplane.blueprint.derived.router_wake`), the
   proxy as a Deployment of its own with an Envoy configuration of inferplane's
   (`router_proxy`: it fails open to the model's Service, and a client cannot choose the
   replica), pool ``failureMode: FailOpen``, one ``InferenceObjective`` per priority, node

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from inferplane.blueprint import router_wake
+from inferplane.blueprint.derived import router_wake
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.router_pods import EXT_PROC_PORT, PROXY_PORT
 from inferplane.components.serving.spec import ServedModel

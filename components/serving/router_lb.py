@@ -32,7 +32,7 @@ from typing import Final
 
 import pulumi
 
-from inferplane.blueprint import timing
+from inferplane.blueprint.derived import timing
 from inferplane.components.serving import router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.load_balancer import lb_service_spec

@@ -20,6 +20,7 @@ from typing import Literal
 
 from inferplane.blueprint import addons, defaults, naming, triton_model
 from inferplane.blueprint import wake as wake_paths
+from inferplane.blueprint.checks.semantic_routing import PRECISE_FIX, PRECISE_REFUSAL
 from inferplane.blueprint.model import (
     FLOW_CONTROL_METRICS,
     ROUTER_METRICS,
@@ -43,7 +44,6 @@ from inferplane.blueprint.model import (
     Wake,
     Warmup,
 )
-from inferplane.blueprint.semantic_routing import PRECISE_FIX, PRECISE_REFUSAL
 from inferplane.components.serving.spec_parts import ModelSecret, ServingPool
 
 FieldPath = tuple[str, ...]
@@ -155,7 +155,7 @@ class ServedModel:
     per zone (`inferplane.components.serving.router`)."""
     wake_s: int | None = None
     """A model at zero: seconds from the request that wakes it to a ready first replica
-    (`inferplane.blueprint.router_wake.wake_s` of its scale-out budget). None: not known,
+    (`inferplane.blueprint.derived.router_wake.wake_s` of its scale-out budget). None: not known,
     and `startup_timeout_s` stands for it."""
 
     @property
@@ -261,7 +261,7 @@ class ServedModel:
             if metric in FLOW_CONTROL_METRICS and not routing.flow_control:
                 self._fail(("autoscaling",), f"{metric} needs flow control", "turn flow_control on")
         if routing.prefix_cache == "precise":
-            # Why: `inferplane.blueprint.semantic_routing`, which validation runs first.
+            # Why: `inferplane.blueprint.checks.semantic_routing`, which validation runs first.
             self._fail(("routing", "prefix_cache"), PRECISE_REFUSAL, PRECISE_FIX)
         if routing.llm_aware:
             low, high = self.replicas.min, self.replicas.max

@@ -14,7 +14,7 @@ configs (`triton_config`) and pipeline steps (`triton_pipeline`).
   ``tensorrt`` the provider builds its engines in the replica as the model loads, for the
   warm-up's shapes first; ``trt_engine_cache_enable`` with ``trt_engine_cache_path`` in the
   pod's own home keeps them across a restart of the container (a new replica starts
-  without them and builds: `inferplane.blueprint.scale_out`, ``engine_build``); declared
+  without them and builds: `inferplane.blueprint.derived.scale_out`, ``engine_build``); declared
   profiles become ``trt_profile_{min,opt,max}_shapes`` (``src/onnxruntime.cc`` reads all
   three), so one engine covers every request shape. ``precision_mode`` ``FP16`` or ``INT8``
   follows the model's precision (the backend refuses any other value than those and

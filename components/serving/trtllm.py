@@ -68,7 +68,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from inferplane.blueprint import naming, trtllm_backend_facts
+from inferplane.blueprint import naming
+from inferplane.blueprint.upstream import trtllm_backend_facts
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,

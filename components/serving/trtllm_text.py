@@ -32,7 +32,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Final
 
-from inferplane.blueprint.trtllm_backend_facts import input_name
+from inferplane.blueprint.upstream.trtllm_backend_facts import input_name
 from inferplane.components.serving.containers import MODELS_DIR
 from inferplane.components.serving.spec import ServedModel
 

@@ -31,7 +31,7 @@ from typing import Final, NamedTuple
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import VllmSettings
-from inferplane.blueprint.vllm_routes import served_routes
+from inferplane.blueprint.upstream.vllm_routes import served_routes
 from inferplane.components.serving.containers import (
     HOME,
     MODELS_DIR,

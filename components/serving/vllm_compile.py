@@ -13,7 +13,7 @@ cache", ``vllm/compilation/backends.py``), and the directory may be copied to an
 machine: Inductor's and Triton's caches are redirected inside it "then users only need to
 copy the cache_dir to another machine to reuse the cache" (``InductorAdaptor.
 initialize_cache``). Dynamo's bytecode transform and CUDA graph capture still run on every
-start (see `inferplane.blueprint.scale_out.Constants.vllm_compile_cache_saved_s`).
+start (see `inferplane.blueprint.derived.scale_out.Constants.vllm_compile_cache_saved_s`).
 
 A serving pod's own emptyDir cache dies with it, so every new replica compiled again. This
 Job runs the serving container itself — same image, same ``vllm serve`` arguments
@@ -122,7 +122,7 @@ COMPILE_PROGRAM: Final = "compile_cache"
 def compiles(model: ServedModel, env: ServingEnvironment) -> bool:
     """A vLLM model that runs ``torch.compile`` (not ``enforce_eager``), in an environment
     with a model store to stage the cache in; mirrors
-    `inferplane.blueprint.scale_out.compiles_vllm_graph`."""
+    `inferplane.blueprint.derived.scale_out.compiles_vllm_graph`."""
     eager = model.vllm is not None and bool(model.vllm.enforce_eager)
     return model.server == "vllm" and not eager and bool(env.model_store_uri)
 

@@ -308,7 +308,7 @@ def check_files(
     the report's `invalid` and every valid file is still checked. Raises UsageError for an
     environment no blueprint has.
     """
-    from inferplane.blueprint.resolve import load_blueprint, resolve
+    from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
     report = CheckReport(results=[])
     try:

@@ -49,8 +49,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from inferplane.blueprint.resolve import capacity_diagnostics, load_blueprint
-    from inferplane.blueprint.semantic_vllm import advisories
+    from inferplane.blueprint.checks.semantic_vllm import advisories
+    from inferplane.blueprint.resolution.resolve import capacity_diagnostics, load_blueprint
 
     failed = False
     for path in args.blueprints:
@@ -72,7 +72,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from inferplane.blueprint.schema import schema
+    from inferplane.blueprint.loading.schema import schema
 
     print(json.dumps(schema(), indent=2))
     return EXIT_OK

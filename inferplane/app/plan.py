@@ -4,7 +4,7 @@ ENV` would create.
 Validates the whole blueprint, runs the stack program offline (`inferplane.app.offline`), and
 prints the resource tree — each resource with the facts a reviewer looks for (zone,
 instance type, GPUs, min/max, chart and version, replicas) — then the count per type, then
-each model's scale-out budget (`inferplane.blueprint.scale_out`; its estimates are the
+each model's scale-out budget (`inferplane.blueprint.derived.scale_out`; its estimates are the
 ``scale-out-budget`` rule's keys in the policy config).
 With `--out DIR` it also writes plan.json, the Kubernetes manifests, the Helm releases and
 the Triton model configs (`inferplane.app.plan_output`). Nothing is written unless the whole
@@ -29,9 +29,9 @@ if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actual
     from inferplane.app.offline import RecordedResource, Recording
     from inferplane.blueprint.capacity.planner import EnvPlan
     from inferplane.blueprint.capacity.prices import Price
+    from inferplane.blueprint.derived.node_shape import NodeShape
+    from inferplane.blueprint.derived.scale_out import Budget, Constants
     from inferplane.blueprint.model import Environment
-    from inferplane.blueprint.node_shape import NodeShape
-    from inferplane.blueprint.scale_out import Budget, Constants
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,8 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from inferplane.app import plan_output
-    from inferplane.blueprint import scale_out
-    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.blueprint.derived import scale_out
+    from inferplane.blueprint.resolution.resolve import resolve_file
 
     try:
         env = resolve_file(args.blueprint, args.env)
@@ -146,7 +146,7 @@ def _with_capacity(
 def node_shapes(env: Environment) -> tuple[NodeShape, ...] | None:
     """The GPU nodes a kubernetes environment's cluster must already have; None elsewhere
     (the stack creates them)."""
-    from inferplane.blueprint.node_shape import required_node_shape
+    from inferplane.blueprint.derived.node_shape import required_node_shape
 
     return required_node_shape(env) if env.kubernetes else None
 
@@ -172,7 +172,7 @@ BUDGET_RULE = "scale-out-budget"
 def scale_out_constants(config_file: str | None) -> Constants:
     """The budget's estimates: defaults, corrected by the policy config's ``scale-out-budget``
     keys when a file is given (BlueprintError, located, when the file is invalid)."""
-    from inferplane.blueprint.scale_out import Constants
+    from inferplane.blueprint.derived.scale_out import Constants
     from inferplane.policies import config
     from inferplane.policies.rules import rule
 

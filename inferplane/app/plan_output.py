@@ -118,7 +118,7 @@ def plan_document(
     `inferplane.app.plan_secrets` found; `models` what the plan knows per model
     (``{name: {"scale_out": {...}}}``, `inferplane.app.plan.model_entries`), sorted by name;
     `nodes` (a kubernetes environment only) the GPU nodes the cluster must already have,
-    per pool and zone (`inferplane.blueprint.node_shape.NodeShape.to_json`)."""
+    per pool and zone (`inferplane.blueprint.derived.node_shape.NodeShape.to_json`)."""
     names = {r.urn: r.name for r in recording}
     doc: dict[str, Any] = {
         "blueprint": blueprint,

@@ -70,7 +70,7 @@ def blueprint_path(config: pulumi.Config, project_dir: Path) -> Path:
 def load_environment(path: Path, environment: str) -> Environment:
     """Validate the whole blueprint at `path`, then resolve `environment` (BlueprintError
     if either fails)."""
-    from inferplane.blueprint.resolve import load_blueprint, resolve
+    from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
     doc, envs = load_blueprint(path)
     if environment not in envs:

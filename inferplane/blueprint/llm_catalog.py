@@ -1,6 +1,6 @@
 """Architecture facts of common open LLMs, keyed by Hugging Face repository id.
 
-The GPU memory fit check (`inferplane.blueprint.fit`) needs, per model: the parameter count
+The GPU memory fit check (`inferplane.blueprint.capacity.fit`) needs, per model: the parameter count
 (weights), and the attention shape that sizes the KV cache (layers, KV heads, head size) and
 bounds tensor parallelism (attention heads, KV heads).
 

@@ -1,8 +1,9 @@
 """The resolved blueprint: one immutable, typed `Environment` per environment.
 
-`inferplane.blueprint.resolve.resolve(document, env_name)` builds these from a validated blueprint:
-overrides merged, defaults applied, model sources made absolute, GPUs looked up in the
-catalog. Everything downstream (components, policies, plan, check) reads only this model.
+`inferplane.blueprint.resolution.resolve.resolve(document, env_name)` builds these from a
+validated blueprint: overrides merged, defaults applied, model sources made absolute, GPUs
+looked up in the catalog. Everything downstream (components, policies, plan, check) reads
+only this model.
 
 Every object knows the YAML path it came from (`path`), and `Environment.locate(path)`
 turns any effective path into the `file:line:col` of the value that set it — inside

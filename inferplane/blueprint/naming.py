@@ -268,7 +268,7 @@ def spare_gpu_priority_class(blueprint: str, env: str, pool: str) -> str:
 
 # --- objects in the blueprint's namespace that no model owns --------------------------------
 # Their names live here, beside the check that refuses a model name claiming one of them
-# (`inferplane.blueprint.semantic_names`), so the components and validate cannot drift.
+# (`inferplane.blueprint.checks.semantic_names`), so the components and validate cannot drift.
 SPARE_GPUS_INFIX = "-spare-gpus-"
 IMAGE_PREPULL_SUFFIX = "-image-prepull"
 WEIGHTS_PREFIX = "weights-"

@@ -1,7 +1,7 @@
 """Semantic checks of a model's ``tensorrt_llm`` section, and the numbers a memory-fit check
 needs for such a model.
 
-`check_model` runs from `inferplane.blueprint.semantic` on each environment's merged view
+`check_model` runs from `inferplane.blueprint.checks.semantic` on each environment's merged view
 (it reports through the caller's ``error(path, message, hint)``, so locations follow
 overrides like every other check). `fit_numbers` is the hook for the LLM memory-fit check:
 it turns a model's raw blueprint mapping into plain numbers and knows nothing about the fit

@@ -6,14 +6,14 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.scale_out import (
+from inferplane.blueprint.derived.scale_out import (
     Budget,
     Constants,
     ScaleOutInputs,
     budget,
     constant_docs,
 )
+from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, ResourceRef, Rule, RuleConfig
 from inferplane.policies.stack import Stack
 
@@ -168,7 +168,7 @@ RULE = Rule(
     sources=(
         "The environment facts: each model's scale-out inputs (latency class, server, pool, "
         "GPU units per replica, the pool's spare GPU units, weights size, warm-up batches); "
-        "the budget is `inferplane.blueprint.scale_out.budget`, the same one `inferplane "
+        "the budget is `inferplane.blueprint.derived.scale_out.budget`, the same one `inferplane "
         "plan` prints. A model whose size nothing states (no model_info, no row of the "
         "built-in table, no size in the source's name; an ONNX model) is judged without its "
         "weights, as at least its known parts. Without the facts (preview before they are "

@@ -17,7 +17,7 @@ from inferplane.app.joined_names import claims
 from inferplane.app.offline import run_program
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.resolve import load_blueprint, resolve
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "blueprints" / "chat-minimal.yaml"

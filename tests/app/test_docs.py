@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from inferplane.app import docs
-from inferplane.blueprint import schema as blueprint_schema
-from inferplane.blueprint.schema import schema
+from inferplane.blueprint.loading import schema as blueprint_schema
+from inferplane.blueprint.loading.schema import schema
 
 ROOT = Path(__file__).parents[2]
 

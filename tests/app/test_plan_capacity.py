@@ -10,9 +10,9 @@ import pytest
 
 from inferplane.app import plan_capacity
 from inferplane.blueprint.capacity import planner
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import load_blueprint, resolve
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 

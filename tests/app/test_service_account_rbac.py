@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.app.check import stack_of
-from inferplane.blueprint.resolve import load_blueprint, resolve
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDINGS = ("RoleBinding", "ClusterRoleBinding")

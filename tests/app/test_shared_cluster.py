@@ -21,7 +21,7 @@ from inferplane.app.offline import RecordedResource, Recording, run_program
 from inferplane.blueprint import naming
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST = ROOT / "blueprints" / "shared-eks-chat.yaml"

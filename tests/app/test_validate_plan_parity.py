@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from test_shared_cluster import identities
 
 from inferplane.app import check, offline
-from inferplane.blueprint import catalog, semantic_zones
+from inferplane.blueprint import catalog
+from inferplane.blueprint.checks import semantic_zones
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.resolve import load_blueprint, resolve
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 from inferplane.policies.config import PolicyConfig
 
 REGIONS = {"aws": ("us-east-1", "eu-west-1"), "gcp": ("us-central1", "europe-west4")}

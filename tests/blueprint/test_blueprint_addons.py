@@ -9,10 +9,10 @@ from test_semantic import BASE, edit
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.addons import Addons, resolve_addons
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
+from inferplane.blueprint.resolution.resolve import resolve
 
 GKE = "cluster: {existing: prod-gke}"
 AWS = "cluster: {create: true}"

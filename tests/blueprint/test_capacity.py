@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.capacity import gpus, planner, prices, profile, roofline
+from inferplane.blueprint.checks.semantic import check
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.model import Signal
-from inferplane.blueprint.resolve import capacity_diagnostics, load_blueprint, resolve
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.resolution.resolve import capacity_diagnostics, load_blueprint, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM_BLUEPRINT = ROOT / "blueprints" / "llm-serving.yaml"

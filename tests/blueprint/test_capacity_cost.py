@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from inferplane.blueprint.capacity import planner, prices
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.resolution.resolve import resolve
 
 H100 = """\
 apiVersion: inferplane/v1

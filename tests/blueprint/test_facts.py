@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inferplane.blueprint import facts
-from inferplane.blueprint.facts import EnvFacts, FactsError, PoolFacts
+from inferplane.blueprint.derived import facts
+from inferplane.blueprint.derived.facts import EnvFacts, FactsError, PoolFacts
+from inferplane.blueprint.derived.scale_out import RUNTIMES, ScaleOutInputs
 from inferplane.blueprint.model import Environment, Waiver
-from inferplane.blueprint.scale_out import RUNTIMES, ScaleOutInputs
 
 text = st.text(max_size=12)
 count = st.integers(min_value=0, max_value=2**31)

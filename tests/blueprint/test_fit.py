@@ -1,4 +1,4 @@
-"""The memory arithmetic of `inferplane.blueprint.fit` and the model table it reads."""
+"""The memory arithmetic of `inferplane.blueprint.capacity.fit` and the model table it reads."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from inferplane.blueprint import fit, llm_catalog
+from inferplane.blueprint import llm_catalog
+from inferplane.blueprint.capacity import fit
 
 
 def test_70b_bf16_on_one_l4() -> None:

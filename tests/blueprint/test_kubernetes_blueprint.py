@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.node_shape import TOPOLOGY_REGION_LABEL, required_node_shape
-from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.derived.node_shape import TOPOLOGY_REGION_LABEL, required_node_shape
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
+from inferplane.blueprint.resolution.resolve import resolve
 
 BASE = """\
 apiVersion: inferplane/v1
@@ -391,7 +391,7 @@ def test_node_shape_imports_no_pulumi() -> None:
     import sys
 
     code = (
-        "import sys, inferplane.blueprint.node_shape\n"
+        "import sys, inferplane.blueprint.derived.node_shape\n"
         "assert not any(m.split('.')[0] in ('pulumi', 'pulumi_kubernetes') for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -400,7 +400,7 @@ def test_node_shape_imports_no_pulumi() -> None:
 def test_the_documented_node_shape_is_the_computed_one() -> None:
     """The schema (and so blueprints/README.md) names every label and the taint that
     `required_node_shape` asks the nodes of a kubernetes environment for."""
-    from inferplane.blueprint.schema import schema
+    from inferplane.blueprint.loading.schema import schema
 
     text = schema()["$defs"]["gpuPool"]["properties"]["nodes"]["description"]
     env = _local()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.resolve import load_blueprint
+from inferplane.blueprint.resolution.resolve import load_blueprint
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "blueprints" / "chat-minimal.yaml"

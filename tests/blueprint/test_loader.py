@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from inferplane.blueprint.errors import BlueprintError, Location
-from inferplane.blueprint.loader import MAX_BYTES, MAX_DEPTH, MAX_DIAGNOSTICS, load, load_text
+from inferplane.blueprint.loading.loader import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_DIAGNOSTICS,
+    load,
+    load_text,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "blueprints" / "support-assistant.yaml"
@@ -733,7 +739,7 @@ def test_the_value_of_a_refused_key_is_not_kept_or_checked() -> None:
 
 
 def test_a_dense_file_is_refused_quickly_at_the_value_cap() -> None:
-    from inferplane.blueprint.loader import MAX_NODES
+    from inferplane.blueprint.loading.loader import MAX_NODES
 
     text = "items:\n" + "".join(f"  - {i}\n" for i in range(MAX_NODES + 10))
     started = time.perf_counter()

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.loader import MAX_DEPTH, load_text
+from inferplane.blueprint.loading.loader import MAX_DEPTH, load_text
 
 EXAMPLE_TEXT = (
     Path(__file__).resolve().parents[2] / "blueprints" / "support-assistant.yaml"

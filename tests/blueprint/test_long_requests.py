@@ -10,8 +10,8 @@ from test_blueprint_addons import cold, errors, gke
 from test_semantic import BASE, edit
 
 from inferplane.blueprint import long_requests
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.resolution.resolve import resolve
 
 EXISTING_KEDA = "        keda: {mode: existing, namespace: keda}\n"
 LONG = (

@@ -12,9 +12,9 @@ import pytest
 from test_semantic import BASE, diagnostics, edit
 
 from inferplane.blueprint import catalog, defaults, releases
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import schema
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -209,7 +209,7 @@ def test_a_reduced_precision_engine_on_tensorrt_11_is_a_warning_at_its_precision
     """26.07's TensorRT 11.1 takes no precision flag (strongly typed networks only): the ONNX
     must already be fp16, which validation cannot see, so it warns where the release or the
     precision is chosen; TensorRT 10 releases and fp32 engines have nothing to say."""
-    from inferplane.blueprint.semantic_vllm import advisories
+    from inferplane.blueprint.checks.semantic_vllm import advisories
 
     def warnings(text: str) -> list[str]:
         found = [d.format() for d in advisories(load_text(text, "bp.yaml"))]
@@ -230,7 +230,7 @@ def test_a_reduced_precision_engine_on_tensorrt_11_is_a_warning_at_its_precision
 
 
 def _typed_warnings(text: str) -> list[str]:
-    from inferplane.blueprint.semantic_vllm import advisories
+    from inferplane.blueprint.checks.semantic_vllm import advisories
 
     doc = load_text(text, "bp.yaml")
     assert check(doc) == []  # each case is a valid blueprint

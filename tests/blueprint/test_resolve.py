@@ -8,8 +8,8 @@ import pytest
 
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.model import ResponseCache, Signal, Wake
-from inferplane.blueprint.resolve import load_blueprint, resolve, resolve_file
-from inferplane.blueprint.resolve_model import parse_source
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve, resolve_file
+from inferplane.blueprint.resolution.resolve_model import parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.blueprint import llm_catalog, scale_out, timing
+from inferplane.blueprint import llm_catalog
+from inferplane.blueprint.derived import scale_out, timing
+from inferplane.blueprint.derived.scale_out import Constants, budget, inputs_of
 from inferplane.blueprint.model import Environment, GpuPool, Model, ModelSource, VllmSettings
-from inferplane.blueprint.resolve import resolve_file
-from inferplane.blueprint.scale_out import Constants, budget, inputs_of
+from inferplane.blueprint.resolution.resolve import resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from inferplane.blueprint import catalog, defaults, model, overrides
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import schema, validate_document, validator
-from inferplane.blueprint.schema_dialect import BlueprintValidator, js_regex
+from inferplane.blueprint import catalog, defaults, model
+from inferplane.blueprint.loading import overrides
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import schema, validate_document, validator
+from inferplane.blueprint.loading.schema_dialect import BlueprintValidator, js_regex
 from inferplane.blueprint.source import Document, SourceMap
 
 BLUEPRINTS = sorted((Path(__file__).parents[2] / "blueprints").glob("*.yaml"))

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
+from inferplane.blueprint.checks.semantic import check
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.loading.loader import load_text
 
 BASE = """\
 apiVersion: inferplane/v1
@@ -258,7 +258,7 @@ def test_an_error_in_the_base_is_reported_once() -> None:
 
 
 def test_load_blueprint_raises_with_all_diagnostics(tmp_path: pytest.TempPathFactory) -> None:
-    from inferplane.blueprint.resolve import load_blueprint
+    from inferplane.blueprint.resolution.resolve import load_blueprint
 
     path = tmp_path / "bp.yaml"  # type: ignore[operator]
     path.write_text(edit("nodes: {min: 2, max: 4}", "nodes: {min: 6, max: 4}"))

@@ -1,6 +1,6 @@
 # ruff: noqa: E501  (exact diagnostics read best unwrapped)
 """Redis response caches must fit the system nodes of a cluster the blueprint creates
-(`inferplane.blueprint.semantic_cache`): exact diagnostics, and the numbers behind them."""
+(`inferplane.blueprint.checks.semantic_cache`): exact diagnostics, and the numbers behind them."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from test_semantic import BASE, edit
 
 from inferplane.blueprint import system_nodes
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import SCHEMA_FILE, validate_document
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import SCHEMA_FILE, validate_document
 
 TRITON = "    tensorrt: {}\n"
 SECOND = (

@@ -337,7 +337,7 @@ CASES = [
             "    replicas: {min: 2, max: 4}\n    secrets:\n      hf_token: {from_secret_manager: 'projects/demo-prod/secrets/hf/versions/1'}\n",
         ),
         [
-            # One check owns this (inferplane.blueprint.semantic_secrets._secret_owner).
+            # One check owns this (inferplane.blueprint.checks.semantic_secrets._secret_owner).
             "bp.yaml:30:39: error: models.chat.secrets.hf_token.from_secret_manager: a GCP Secret Manager secret cannot be read by an aws environment; use an AWS Secrets Manager ARN in the environment's own account"
         ],
         id="secret-cloud",
@@ -380,8 +380,8 @@ def test_refused_with_exact_message(text: str, expected: list[str]) -> None:
     ],
 )
 def test_gpu_did_you_mean_by_family_and_memory(written: str, hint: str) -> None:
-    from inferplane.blueprint.loader import load_text
-    from inferplane.blueprint.schema import validate_document
+    from inferplane.blueprint.loading.loader import load_text
+    from inferplane.blueprint.loading.schema import validate_document
 
     doc = load_text(edit("gpu: nvidia-l4", f"gpu: {written}"), "bp.yaml")
     (problem,) = validate_document(doc)

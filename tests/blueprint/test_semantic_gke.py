@@ -5,7 +5,7 @@ from __future__ import annotations
 from test_semantic import diagnostics, edit
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.semantic_gke import GKE_CLUSTER_NAME_MAX
+from inferplane.blueprint.checks.semantic_gke import GKE_CLUSTER_NAME_MAX
 
 CREATED = edit("    cluster: {existing: prod-gke}\n", "    cluster: {create: true}\n")
 

@@ -1,4 +1,4 @@
-"""Hub advisories (`inferplane.blueprint.semantic_hub`), with their exact text and line: an
+"""Hub advisories (`inferplane.blueprint.checks.semantic_hub`), with their exact text and line: an
 hf:// revision that is not a commit is staged once and never refreshed; a Hub token that no
 hf:// reference uses is read by nothing."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from test_semantic import BASE, edit
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.semantic import check
-from inferplane.blueprint.semantic_vllm import advisories
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.checks.semantic_vllm import advisories
+from inferplane.blueprint.loading.loader import load_text
 
 SHA = "0e9e39f249a16976918f6564b8830bc894c89659"
 LLAMA = f"hf://meta-llama/Llama-3.1-8B-Instruct@{SHA}"

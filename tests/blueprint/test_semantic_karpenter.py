@@ -9,8 +9,8 @@ from test_blueprint_addons import AWS, eks, errors, gke
 from test_semantic import edit
 
 from inferplane.blueprint.addons import KarpenterAddon, resolve_addons
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.resolution.resolve import resolve
 
 KARPENTER = "        karpenter: {mode: existing, node_role: KarpenterNodeRole-shared-eks, ami_alias: al2023@v20260714}\n"
 

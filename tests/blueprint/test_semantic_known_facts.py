@@ -6,10 +6,10 @@ hf:// source without an organisation."""
 from __future__ import annotations
 
 from inferplane.blueprint import llm_catalog
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
-from inferplane.blueprint.semantic_vllm import advisories
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.checks.semantic_vllm import advisories
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 
 BASE = """\
 apiVersion: inferplane/v1

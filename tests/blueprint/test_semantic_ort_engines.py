@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from inferplane.blueprint.loader import load, load_text
-from inferplane.blueprint.semantic import check
-from inferplane.blueprint.semantic_vllm import advisories
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.checks.semantic_vllm import advisories
+from inferplane.blueprint.loading.loader import load, load_text
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = """\

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, StepBatching, StepInput, Tensor
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from test_semantic_pipeline import PIPELINE, diagnostics, edit
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, engine_steps
 
 SHAPES = "          shapes:\n            input_ids: {min: [1, 1], opt: [8, 128], max: [32, 512]}\n"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 
 LLM = """\
 apiVersion: inferplane/v1

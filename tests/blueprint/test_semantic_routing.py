@@ -7,11 +7,11 @@ from test_semantic import diagnostics
 from test_semantic import edit as edit_base
 
 from inferplane.blueprint import wake
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic_vllm import advisories
-from inferplane.blueprint.vllm_owned import extra_args_problems
+from inferplane.blueprint.checks.semantic_vllm import advisories
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
+from inferplane.blueprint.resolution.resolve import resolve
+from inferplane.blueprint.upstream.vllm_owned import extra_args_problems
 
 BASE = """\
 apiVersion: inferplane/v1

@@ -10,8 +10,8 @@ from test_semantic import diagnostics
 from test_semantic import edit as edit_base
 
 from inferplane.blueprint import wake
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import validate_document
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 
 BASE = """\
 apiVersion: inferplane/v1

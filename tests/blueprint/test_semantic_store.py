@@ -1,4 +1,4 @@
-"""Where a blueprint reads in storage (`inferplane.blueprint.semantic_store`), with exact
+"""Where a blueprint reads in storage (`inferplane.blueprint.checks.semantic_store`), with exact
 text and line: nothing under inferplane's own `.inferplane/` areas, wherever the segment
 sits; a Triton model's folder (fetched whole) never the model store or a bucket's root; an
 absolute source never a folder holding the model store."""

@@ -1,9 +1,9 @@
 """TensorRT-LLM models: the GPU memory fit and tensor-parallel checks (exact text).
 
-The arithmetic (`inferplane.blueprint.fit`, `semantic_trtllm_fit`): weights + overhead + one
-``max_seq_len`` sequence's KV cache / ``kv_cache_free_gpu_mem_fraction`` <= gpus × GPU memory,
-because the backend gives the KV cache that fraction of the memory left free after the
-weights (TensorRT-LLM ``docs/source/reference/memory.md``).
+The arithmetic (`inferplane.blueprint.capacity.fit`, `semantic_trtllm_fit`): weights +
+overhead + one ``max_seq_len`` sequence's KV cache / ``kv_cache_free_gpu_mem_fraction`` <=
+gpus × GPU memory, because the backend gives the KV cache that fraction of the memory left
+free after the weights (TensorRT-LLM ``docs/source/reference/memory.md``).
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from __future__ import annotations
 import pytest
 from test_semantic_trtllm import BASE, edit
 
-from inferplane.blueprint import fit, llm_catalog, semantic_trtllm_fit
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint import llm_catalog
+from inferplane.blueprint.capacity import fit
+from inferplane.blueprint.checks import semantic_trtllm_fit
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.checks.semantic_vllm import advisories
+from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.semantic_trtllm import fit_numbers
-from inferplane.blueprint.semantic_vllm import advisories
 
 L4_POOL = "  l4:\n    gpu: nvidia-l4\n    gpus_per_node: 8\n    nodes: {min: 0, max: 1}\n"
 

@@ -1,11 +1,11 @@
-"""Numbers in the wrong unit (`inferplane.blueprint.semantic_units`). Exact diagnostics."""
+"""Numbers in the wrong unit (`inferplane.blueprint.checks.semantic_units`). Exact diagnostics."""
 
 from __future__ import annotations
 
 from test_capacity import BASE, edit
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.semantic import check
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.loading.loader import load_text
 
 
 def errors(text: str) -> list[str]:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from test_semantic import BASE, edit
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.resolve import load_blueprint
-from inferplane.blueprint.schema import validate_document
-from inferplane.blueprint.semantic import check
-from inferplane.blueprint.semantic_vllm import advisories
+from inferplane.blueprint.checks.semantic import check
+from inferplane.blueprint.checks.semantic_vllm import advisories
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
+from inferplane.blueprint.resolution.resolve import load_blueprint
 
 ROOT = Path(__file__).resolve().parents[2]
 

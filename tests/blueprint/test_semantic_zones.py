@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from test_semantic_known_facts import BASE, diagnostics, edit
 
-from inferplane.blueprint import catalog, semantic_zones
+from inferplane.blueprint import catalog
+from inferplane.blueprint.checks import semantic_zones
 
 
 def test_a_zone_the_region_does_not_have() -> None:
@@ -59,9 +60,9 @@ def test_the_table_lists_only_zones_that_exist_and_gpus_of_the_catalog() -> None
 def _local_zones(zones: str) -> list[str]:
     from pathlib import Path
 
-    from inferplane.blueprint.loader import load_text
-    from inferplane.blueprint.schema import validate_document
-    from inferplane.blueprint.semantic import check
+    from inferplane.blueprint.checks.semantic import check
+    from inferplane.blueprint.loading.loader import load_text
+    from inferplane.blueprint.loading.schema import validate_document
 
     text = Path("blueprints/chat-minimal.yaml").read_text()
     old = "zones: [zone-a, zone-b]"

@@ -10,7 +10,7 @@ import pytest
 
 from inferplane.blueprint import system_nodes
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.blueprint.system_nodes import PICKER, PROXY, SystemPod, nodes_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,9 @@ from types import ModuleType
 
 import pytest
 
-from inferplane.blueprint import defaults, releases, triton_facts
-from inferplane.blueprint.triton_facts import Problem, config_problems
+from inferplane.blueprint import defaults, releases
+from inferplane.blueprint.upstream import triton_facts
+from inferplane.blueprint.upstream.triton_facts import Problem, config_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "inferplane" / "facts" / "triton"

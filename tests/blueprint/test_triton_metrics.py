@@ -12,7 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from inferplane.blueprint import defaults, releases, triton_facts
+from inferplane.blueprint import defaults, releases
+from inferplane.blueprint.upstream import triton_facts
 from inferplane.components.serving.known_metrics import KNOWN_METRICS
 
 ROOT = Path(__file__).resolve().parents[2]

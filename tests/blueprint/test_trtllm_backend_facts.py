@@ -11,8 +11,9 @@ from types import ModuleType
 
 import pytest
 
-from inferplane.blueprint import defaults, releases, trtllm_backend_facts
-from inferplane.blueprint.trtllm_backend_facts import (
+from inferplane.blueprint import defaults, releases
+from inferplane.blueprint.upstream import trtllm_backend_facts
+from inferplane.blueprint.upstream.trtllm_backend_facts import (
     DOCUMENTATION,
     SOURCE,
     NamesCheck,

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from inferplane.blueprint import defaults, releases, vllm_owned, vllm_values
+from inferplane.blueprint import defaults, releases
+from inferplane.blueprint.upstream import vllm_owned, vllm_values
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLES = ROOT / "inferplane" / "blueprint"
+TABLES = ROOT / "inferplane" / "blueprint" / "loading"
 FACTS = ROOT / "inferplane" / "facts" / "vllm"
 RELEASES = [r.release for r in releases.engine_releases("vllm")]
 

@@ -330,7 +330,7 @@ def test_a_value_nested_by_dotted_keys_past_the_yaml_bound_is_refused() -> None:
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
-    from inferplane.blueprint.vllm_values import json_depth
+    from inferplane.blueprint.upstream.vllm_values import json_depth
 
     assert json_depth('{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}') == 1
     assert json_depth('{"a": "\\"[[[[", "b": [[1]]}') == 3

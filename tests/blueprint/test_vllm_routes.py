@@ -12,7 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from inferplane.blueprint import releases, vllm_owned, vllm_routes
+from inferplane.blueprint import releases
+from inferplane.blueprint.upstream import vllm_owned, vllm_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "inferplane" / "facts" / "vllm"

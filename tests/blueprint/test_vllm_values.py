@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from test_semantic_vllm import chat, errors
 
-from inferplane.blueprint import vllm_owned, vllm_values
+from inferplane.blueprint.upstream import vllm_owned, vllm_values
 
 NAMES_ONLY = "give a name (letters, digits, `_`, `-`), as vLLM's choices for the key are"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from inferplane.blueprint.loader import load
-from inferplane.blueprint.resolve import resolve_file
-from inferplane.blueprint.triton_facts import config_problems
+from inferplane.blueprint.loading.loader import load
+from inferplane.blueprint.resolution.resolve import resolve_file
+from inferplane.blueprint.upstream.triton_facts import config_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))

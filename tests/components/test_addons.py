@@ -15,9 +15,10 @@ import yaml
 from cloud_fixtures import attached, cloud_recording, parsed, with_pool
 
 from inferplane.app.offline import Recording
-from inferplane.blueprint import defaults, gke_drivers, naming
+from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.model import Environment, Observability
+from inferplane.blueprint.upstream import gke_drivers
 from inferplane.components import addon_values, stack_args
 from inferplane.components.addons import EBS_STORAGE_CLASS, GKE_DRIVER_INSTALLER
 

@@ -23,7 +23,7 @@ from inferplane.app.offline import SECRET, Recording
 from inferplane.app.offline_mocks import CA_DATA
 from inferplane.app.offline_values import stable_hex
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.components import stack_args
 from inferplane.components.cloud import gcp_account_id, gcp_label_value
 from inferplane.components.cluster_eks import system_nodes_count

@@ -15,7 +15,7 @@ from test_gcs_conditions import allowed, obj
 from inferplane.app.offline import Recording
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve_model import parse_source
+from inferplane.blueprint.resolution.resolve_model import parse_source
 from inferplane.components import identity
 from inferplane.components.cloud import gcp_account_id
 from inferplane.components.gcs_conditions import gcs_write_condition

@@ -10,7 +10,8 @@ from collections.abc import Callable
 import pytest
 
 from inferplane.app.offline import RecordedResource, Recording
-from inferplane.blueprint import facts, naming
+from inferplane.blueprint import naming
+from inferplane.blueprint.derived import facts
 from inferplane.blueprint.model import Environment
 from inferplane.components.stack import environment_data
 

@@ -19,7 +19,7 @@ import pulumi_cli  # noqa: E402
 import run  # noqa: E402
 
 from inferplane.blueprint import naming  # noqa: E402
-from inferplane.blueprint.resolve import resolve_file  # noqa: E402
+from inferplane.blueprint.resolution.resolve import resolve_file  # noqa: E402
 
 DEPLOYMENT_URN = (
     "urn:pulumi:local::inferplane::inferplane:stack:InferenceStack$"

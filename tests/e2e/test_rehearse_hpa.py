@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "e2e"))
 
 import rehearse_hpa  # noqa: E402
 
-from inferplane.blueprint.resolve import load_blueprint, resolve  # noqa: E402
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve  # noqa: E402
 from inferplane.components import stack_serving  # noqa: E402
 from inferplane.components.serving import autoscaling, monitoring  # noqa: E402
 

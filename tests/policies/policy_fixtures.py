@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from inferplane.blueprint.loader import load_text
+from inferplane.blueprint.loading.loader import load_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

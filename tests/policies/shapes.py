@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.facts import EnvFacts, PoolFacts, to_config_map
+from inferplane.blueprint.derived.facts import EnvFacts, PoolFacts, to_config_map
 from inferplane.policies import resources as R
 from inferplane.policies.resources import Resource
 from inferplane.policies.stack import Stack

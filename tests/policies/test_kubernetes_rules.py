@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from inferplane.blueprint import scale_out
+from inferplane.blueprint.derived import scale_out
 from inferplane.blueprint.model import Environment, MinMax
 from inferplane.policies.rules import rule
 from inferplane.policies.stack import Stack

@@ -130,7 +130,7 @@ def test_a_grant_reaching_other_blueprints_areas_is_refused() -> None:
     """Reads inside the store are the store's, except inferplane's areas of other blueprints
     (or a prefix covering them all): a grant there is reported even though validation keeps
     sources out of them."""
-    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.blueprint.resolution.resolve import resolve_file
     from inferplane.policies.rules.model_store_reads import AWS_ROLE_POLICY, check
     from inferplane.policies.stack import Stack
 

@@ -116,7 +116,7 @@ def test_an_offline_only_rule_finds_nothing_without_the_blueprint(
     """What CrossGuard sees (the resources, no blueprint) gives no finding, so `pulumi
     preview --policy-pack` and `inferplane check` agree on every other rule."""
     from inferplane.app.check import stack_of
-    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.blueprint.resolution.resolve import resolve_file
     from inferplane.policies.config import PolicyConfig
     from inferplane.policies.stack import Stack
 
@@ -138,7 +138,7 @@ def test_reduced_precision_judges_an_onnx_runtime_model_without_the_blueprint(
     """A Triton model on ONNX Runtime says its precision in no flag: online, the rule reads
     the Deployment's annotation, so CrossGuard and `inferplane check` agree."""
     from inferplane.app.check import stack_of
-    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.blueprint.resolution.resolve import resolve_file
     from inferplane.policies.stack import Stack
 
     [rule] = [r for r in RULES if r.id == "reduced-precision"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from inferplane.blueprint import facts as facts_module
+from inferplane.blueprint.derived import facts as facts_module
 from inferplane.blueprint.model import Environment
 from inferplane.policies.rules import rule
 from inferplane.policies.stack import Stack

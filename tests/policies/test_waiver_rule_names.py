@@ -3,8 +3,8 @@ closest id, before `check` would report the waiver as matching nothing."""
 
 from __future__ import annotations
 
-from inferplane.blueprint.loader import load_text
-from inferplane.blueprint.schema import schema, validate_document
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import schema, validate_document
 from inferplane.policies.rules import rule_ids
 
 WAIVED = """\

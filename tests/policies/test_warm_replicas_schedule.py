@@ -99,7 +99,7 @@ def test_an_llm_aware_model_with_one_replica_per_zone_in_its_window_passes() -> 
     with the per-zone floor (1): the zones' triggers add up to the warm replicas owed."""
     from pathlib import Path
 
-    from inferplane.blueprint.resolve import resolve_file
+    from inferplane.blueprint.resolution.resolve import resolve_file
 
     root = Path(__file__).resolve().parents[2]
     env = resolve_file(root / "blueprints" / "llm-routing.yaml", "prod")

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
-from inferplane.blueprint import releases, vllm_owned
+from inferplane.blueprint import releases
 from inferplane.blueprint.model import Routing
+from inferplane.blueprint.upstream import vllm_owned
 from inferplane.components.serving import router
 from inferplane.components.serving.vllm_flags import vllm_flags
 

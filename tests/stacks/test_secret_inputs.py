@@ -15,7 +15,7 @@ from inferplane.app import offline_invokes, offline_mocks
 from inferplane.app.offline import facts_of, run_callable
 from inferplane.app.offline_mocks import ACCOUNT_ID
 from inferplane.app.program import main
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 
 REFERENCE = STACKS / "../blueprints/support-assistant.yaml"
 MINIMAL = STACKS / "../blueprints/chat-minimal.yaml"  # prod on AWS, local on kubernetes

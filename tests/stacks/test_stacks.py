@@ -15,7 +15,7 @@ import yaml
 from inferplane.app.offline import Recording, facts_of, run_callable
 from inferplane.app.program import main
 from inferplane.blueprint import naming
-from inferplane.blueprint.resolve import load_blueprint, resolve_file
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = ROOT / "stacks"

@@ -1,7 +1,7 @@
 """What the estimators need about one model, taken from the resolved blueprint.
 
 The LLM numbers come from the same places as the GPU memory fit check
-(`inferplane.blueprint.fit`): parameters and attention shape from the model's facts, bytes
+(`inferplane.blueprint.capacity.fit`): parameters and attention shape from the model's facts, bytes
 per weight and per KV value from its precision and quantization, the KV cache the engine
 allocates from the memory budget. A model on a shared GPU (MIG, time slicing) gets no
 estimate: a slice's share of the GPU's FLOPs and bandwidth is not modelled.
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from inferplane.blueprint import defaults, fit, vllm_owned
-from inferplane.blueprint.capacity import aiconfigurator, gpus, roofline
+from inferplane.blueprint import defaults
+from inferplane.blueprint.capacity import aiconfigurator, fit, gpus, roofline
 from inferplane.blueprint.model import GpuPool, Model
 from inferplane.blueprint.semantic_trtllm import KV_CACHE_BYTES, PRECISION_BYTES, WEIGHT_BYTES
+from inferplane.blueprint.upstream import vllm_owned
 
 _FP8_QUANTIZATION = frozenset({"fp8", "fbgemm_fp8", "modelopt"})
 """vLLM methods that run FP8 matrix multiplies on GPUs with FP8 tensor cores."""

@@ -19,7 +19,7 @@ it computes the prompt once (prefill) and then one token per step (decode):
 All three latencies grow with the batch, throughput too: the batch that fits the SLO is the
 largest whose TTFT, ITL and end-to-end latency meet ``slo.ttft_p95_ms``, ``slo.itl_p95_ms``
 and ``slo.p95_ms``, and whose sequences (prompt + output) fit the KV cache that the fit
-check (`inferplane.blueprint.fit`) leaves.
+check (`inferplane.blueprint.capacity.fit`) leaves.
 
 Constants and the band:
 

@@ -22,7 +22,7 @@ Each must make the HPA act *before* the SLO breaks, which rests on three upstrea
   estimated p95 above a bucket boundary B proves the true p95 is above B, and a true p95
   above the SLO lifts the estimate above the largest boundary at or below the SLO. The TTFT
   target acts at no more than that boundary, and at no more than `TTFT_ACT_SHARE` of the
-  SLO: the 12% left is the time a new replica (minutes: `inferplane.blueprint.scale_out`)
+  SLO: the 12% left is the time a new replica (minutes: `inferplane.blueprint.derived.scale_out`)
   is already starting while requests still meet the SLO. The alerts keep the SLO itself.
 """
 

@@ -9,7 +9,7 @@ import pytest
 from serving_fixtures import SERVICE, SUBNETS, args_of, k8s_object, serve, with_model
 
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.components.serving.load_balancer import (
     aws_annotations,
     exposed_ports,

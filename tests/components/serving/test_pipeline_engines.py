@@ -21,7 +21,7 @@ from serving_fixtures import (
 from test_triton_config import parse, triton_python  # noqa: F401  (fixture)
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.triton_model import PipelineStep, ShapeProfile
 from inferplane.components.serving import pipeline_engines, triton_pipeline
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def search() -> Environment:
-    from inferplane.blueprint.resolve import resolve
+    from inferplane.blueprint.resolution.resolve import resolve
 
     return resolve(load(ROOT / "blueprints" / "bge-search.yaml"), "prod")
 

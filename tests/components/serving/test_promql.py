@@ -13,8 +13,9 @@ from crd_schema import REFERENCE
 from promql_checks import matchers, metric_names, parse, selectors, single_element, unknown_metrics
 from serving_fixtures import args_of
 
-from inferplane.blueprint import defaults, releases, vllm_owned
+from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.model import ROUTER_METRICS, Environment
+from inferplane.blueprint.upstream import vllm_owned
 from inferplane.components.serving import promql, promql_scope
 from inferplane.components.serving.promql_scope import Scope
 

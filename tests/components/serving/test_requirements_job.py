@@ -10,9 +10,9 @@ import pytest
 from serving_fixtures import DEPLOYMENT, JOB, args_of, container, k8s_object, pod_spec, serve
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.components.serving import pip_requirements, requirements_job
 from inferplane.components.serving.serving_pod import server_image
 from inferplane.components.stack_args import store_writers

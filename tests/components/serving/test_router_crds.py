@@ -10,7 +10,7 @@ from typing import Any
 from crd_schema import REFERENCE
 
 from inferplane.app.plan import render_routing
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.components.serving.router_crds import CRD_SHA256
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -224,7 +224,7 @@ def test_the_api_server_is_reached_in_the_clusters_network(prod: Environment) ->
 def cilium_recording() -> Any:
     """llm-routing's kubernetes environment on a Cilium cluster, called from one namespace."""
     from inferplane.app.offline import run_program
-    from inferplane.blueprint.resolve import load_blueprint, resolve
+    from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
     doc, _ = load_blueprint(ROOT / "blueprints" / "llm-routing.yaml")
     env = resolve(doc, "local")

@@ -15,7 +15,7 @@ import yaml
 from serving_fixtures import DEPLOYMENT, SERVICE, args_of, serve, with_model, with_pool
 
 from inferplane.blueprint.model import Environment, MinMax
-from inferplane.blueprint.resolve import load_blueprint, resolve
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 from inferplane.components.serving import autoscaling, router, router_envoy, router_proxy
 
 ROOT = Path(__file__).resolve().parents[3]

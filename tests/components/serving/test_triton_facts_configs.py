@@ -20,15 +20,15 @@ from test_triton_config import (
 )
 
 from inferplane.app.plan_output import triton_configs
-from inferplane.blueprint.resolve import resolve_file
-from inferplane.blueprint.triton_facts import config_problems
+from inferplane.blueprint.resolution.resolve import resolve_file
+from inferplane.blueprint.upstream.triton_facts import config_problems
 
 ROOT = Path(__file__).resolve().parents[3]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml"))
 
 
 def _triton_models() -> list[tuple[Path, str, str]]:
-    from inferplane.blueprint.loader import load
+    from inferplane.blueprint.loading.loader import load
 
     found = []
     for path in BLUEPRINTS:

@@ -23,9 +23,9 @@ from serving_fixtures import (
 )
 from test_triton_config import parse, triton_python  # noqa: F401  (fixture)
 
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, Warmup
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, Tensor
 from inferplane.components.serving import (
     dashboards,

@@ -27,10 +27,10 @@ from test_triton_config import (
     triton_python,  # noqa: F401 (a fixture)
 )
 
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, TensorRt, VllmSettings
-from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.resolve_model import parse_source
+from inferplane.blueprint.resolution.resolve import resolve
+from inferplane.blueprint.resolution.resolve_model import parse_source
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
 from inferplane.components.serving.store_cli import ATTEMPT_ENV

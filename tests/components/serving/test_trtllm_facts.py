@@ -15,11 +15,11 @@ from test_triton_config import (
 )
 
 from inferplane.blueprint import releases
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve
-from inferplane.blueprint.triton_facts import config_problems
-from inferplane.blueprint.trtllm_backend_facts import (
+from inferplane.blueprint.resolution.resolve import resolve
+from inferplane.blueprint.upstream.triton_facts import config_problems
+from inferplane.blueprint.upstream.trtllm_backend_facts import (
     SOURCE,
     backend_facts,
     check_names,

@@ -11,9 +11,9 @@ from crd_schema import errors
 from promql_checks import matchers, metric_names, parse, selectors, single_element, unknown_metrics
 from serving_fixtures import args_of
 
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, Slo
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.components.serving import autoscaling, dashboards, monitoring, promql
 from inferplane.components.serving.promql_scope import Scope
 

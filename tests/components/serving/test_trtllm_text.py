@@ -29,9 +29,9 @@ from test_triton_config import (
     triton_python,  # noqa: F401 (a fixture)
 )
 
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
-from inferplane.blueprint.resolve import resolve
+from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.components.serving import trtllm_text
 from inferplane.components.serving.jobs import trtllm_engine
 from inferplane.components.serving.trtllm import (

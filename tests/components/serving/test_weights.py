@@ -28,7 +28,7 @@ from inferplane.app.offline import SECRET as SECRET_VALUE
 from inferplane.app.offline import Recording
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError
-from inferplane.blueprint.loader import load
+from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import (
     Environment,
     Lora,
@@ -37,7 +37,7 @@ from inferplane.blueprint.model import (
     Speculative,
     VllmSettings,
 )
-from inferplane.blueprint.resolve import resolve_file
+from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
 from inferplane.components.serving.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER
