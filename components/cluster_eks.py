@@ -51,7 +51,9 @@ def system_nodes_count(zones: int, per_zone: int = 1) -> tuple[int, int]:
     default balanced best-effort distribution, https://docs.aws.amazon.com/autoscaling/ec2/
     userguide/ec2-auto-scaling-availability-zone-balanced.html)."""
     low = max(SYSTEM_NODES_MIN, zones * per_zone)
-    return low, max(SYSTEM_NODES_MAX, low)
+    # Room to grow above nodes the routing pods fill: one node per zone beyond them.
+    high = max(SYSTEM_NODES_MAX, low) if per_zone == 1 else low + zones
+    return low, high
 
 
 SYSTEM_ROLE_LABEL = "inferplane.dev/role"

@@ -333,10 +333,14 @@ class GkeCluster(pulumi.ComponentResource):
             location=args.location,
             project=args.project,
             node_locations=list(args.zones),
+            # The pool's size at creation; a change would recreate the pool and every add-on
+            # on it (pulumi-gcp ``NodePool.initial_node_count``: "Changing this will force
+            # recreation of the resource"), so a grown count reaches an existing pool
+            # through its autoscaling minimum instead (``ignore_changes`` below).
             initial_node_count=per_zone,
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
                 min_node_count=per_zone,
-                max_node_count=max(SYSTEM_NODES_PER_ZONE_MAX, per_zone),
+                max_node_count=per_zone + SYSTEM_NODES_PER_ZONE_MAX - SYSTEM_NODES_PER_ZONE_MIN,
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             node_config=gcp.container.NodePoolNodeConfigArgs(
@@ -353,7 +357,7 @@ class GkeCluster(pulumi.ComponentResource):
                 resource_labels=gcp_labels(args.owner),
             ),
             opts=pulumi.ResourceOptions.merge(
-                opts, pulumi.ResourceOptions(ignore_changes=["name"])
+                opts, pulumi.ResourceOptions(ignore_changes=["name", "initialNodeCount"])
             ),
         )
         self.name, self.location, self.endpoint = gke.name, gke.location, gke.endpoint

@@ -9,6 +9,9 @@ provider runs in the program's own Python (`pulumi.dynamic`): the engine starts 
 pulumi.dynamic`` in the project's ``virtualenv``), and which loads the provider class from
 this module, pickled by reference (`pulumi.dynamic.serialize_provider`, dill).
 
+The state names this module and class (the provider is pickled by reference): keep both
+where they are, since `destroy` and a replacement unpickle the stored reference.
+
 Stable: the password is drawn in ``create`` only; ``diff`` reports a change (a replacement)
 only when ``length`` changes, so every later ``up`` keeps it. Secret: ``result`` is an
 ``additional_secret_outputs`` of the resource, so state and plan output hold it encrypted,
@@ -45,7 +48,8 @@ class PasswordProvider(ResourceProvider):
         return CreateResult(id_=uuid.uuid4().hex, outs={"length": length, "result": draw(length)})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        changed = int(olds.get("length", 0)) != int(news["length"])
+        # A state without `length` (imported, refreshed) keeps its password.
+        changed = "length" in olds and int(olds["length"]) != int(news["length"])
         return DiffResult(
             changes=changed, replaces=["length"] if changed else [], delete_before_replace=False
         )

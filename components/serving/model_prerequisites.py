@@ -80,6 +80,9 @@ class PodPrerequisites:
     config_text: str | None
     """Triton: every config file in one string, so that a changed file rolls the pods;
     None for vLLM."""
+    cache_password_revision: pulumi.Output[str] | None = None
+    """A Redis response cache's password revision (`response_cache.PASSWORD_REVISION_ANNOTATION`),
+    for the pods' template; None without one."""
 
 
 def pod_prerequisites(
@@ -120,13 +123,16 @@ def pod_prerequisites(
     )
 
     cache = model.response_cache
+    cache_revision: pulumi.Output[str] | None = None
     if model.server == "triton" and cache is not None and cache.redis:
         # Triton pings the cache server when it starts: the servers come first.
-        before_pods += ResponseCacheStore(
+        store = ResponseCacheStore(
             f"{name}-response-cache",
             ResponseCacheStoreArgs(model, env, ns, provider),
             opts=pulumi.ResourceOptions(parent=parent),
-        ).ready
+        )
+        before_pods += store.ready
+        cache_revision = store.password_revision
 
     # hf:// weights, drafts, adapters and checkpoints come from their staged copies.
     staged = weights_staging or {}
@@ -243,4 +249,4 @@ def pod_prerequisites(
             )
         )
 
-    return PodPrerequisites(before_pods, model_uri, engine_uri, config_text)
+    return PodPrerequisites(before_pods, model_uri, engine_uri, config_text, cache_revision)

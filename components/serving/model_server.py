@@ -64,6 +64,7 @@ from inferplane.components.serving.load_balancer import (
 )
 from inferplane.components.serving.model_prerequisites import pod_prerequisites
 from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
+from inferplane.components.serving.response_cache import with_password_revision
 from inferplane.components.serving.router import (
     ModelRouter,
     ModelRouterArgs,
@@ -87,6 +88,12 @@ from inferplane.components.serving.weights_job import WeightsStaging
 
 def _minutes(seconds: int) -> str:
     return f"{-(-seconds // 60)}m"
+
+
+def pod_spec_of(spec: dict, cache_revision: pulumi.Output[str] | None) -> dict:
+    """The Deployment `spec`, its pods rolled with a Redis cache's password when it has one
+    (`response_cache.with_password_revision`: Triton reads the password only at start)."""
+    return spec if cache_revision is None else with_password_revision(spec, cache_revision)
 
 
 def precision_annotation(model: ServedModel) -> dict[str, str]:
@@ -189,7 +196,10 @@ class ModelServer(pulumi.ComponentResource):
                         "labels": labels,
                         "annotations": precision_annotation(model),
                     },
-                    spec=deployment_spec(env, model, model_uri, bool(model.secrets), config_text),
+                    spec=pod_spec_of(
+                        deployment_spec(env, model, model_uri, bool(model.secrets), config_text),
+                        prerequisites.cache_password_revision,
+                    ),
                     opts=pulumi.ResourceOptions.merge(
                         child,
                         pulumi.ResourceOptions(

@@ -200,6 +200,23 @@ def zone_preference(zone: str) -> Manifest:
     }
 
 
+PASSWORD_REVISION_ANNOTATION: Final = "inferplane.dev/cache-password-revision"
+"""On the pod templates of the Valkey servers and of the model's replicas: the generated
+password's resource id (a random uuid, not secret), new exactly when the password is. Both
+read the password only when they start, so a new password rolls both."""
+
+
+def with_password_revision(spec: Manifest, revision: pulumi.Input[str]) -> Manifest:
+    """`spec` (a Deployment's) with `PASSWORD_REVISION_ANNOTATION` on its pod template."""
+    template = dict(spec["template"])
+    metadata = dict(template.get("metadata") or {})
+    metadata["annotations"] = {
+        **(metadata.get("annotations") or {}),
+        PASSWORD_REVISION_ANNOTATION: revision,
+    }
+    return {**spec, "template": {**template, "metadata": metadata}}
+
+
 def deployment_spec(env: ServingEnvironment, model: ServedModel, zone: str) -> Manifest:
     selector = {**cache_selector(env, model), ZONE_LABEL: zone}
     return {
@@ -349,7 +366,7 @@ class ResponseCacheStore(pulumi.ComponentResource):
                     "namespace": ns,
                     "labels": {**labels, ZONE_LABEL: zone},
                 },
-                spec=deployment_spec(env, model, zone),
+                spec=with_password_revision(deployment_spec(env, model, zone), generated.id),
                 opts=after_secret,
             )
             for zone in model.pool.zones
@@ -363,6 +380,7 @@ class ResponseCacheStore(pulumi.ComponentResource):
             ),
         )
         self.ready = [secret, *policies, *servers, service]
+        self.password_revision: pulumi.Output[str] = generated.id
         self.service_name = service.metadata.apply(lambda _: service_name(model))
         self.secret_name = secret.metadata.apply(lambda _: secret_name(model))
         self.register_outputs({"service_name": self.service_name, "secret_name": self.secret_name})

@@ -72,8 +72,9 @@ NODE_CPU_MILLIS: Final = 4000
 """Both system machine types have 4 vCPUs."""
 KUBE_RESERVED_CPU_MILLIS: Final = 60 + 10 + 5 + 5
 """Both clouds reserve 6% of the first core, 1% of the second and 0.5% of the third and
-fourth (0.25% of each above): amazon-eks-ami ``get_cpu_millicores_to_reserve`` (its bootstrap
-script, which takes the ranges from GKE) and GKE's CPU reservation table
+fourth (0.25% of each above): the AL2023 system nodes' nodeadm (amazon-eks-ami
+``nodeadm/internal/kubelet/config.go`` `getCPUMillicoresToReserve`, ranges 0/1000/2000/4000m
+at 600/100/50/25 per mille, taken from GKE) and GKE's CPU reservation table
 (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_and_cpu_reservations):
 80m of 4 vCPUs, so 3920m allocatable."""
 ALLOCATABLE_CPU_MILLIS: Final = NODE_CPU_MILLIS - KUBE_RESERVED_CPU_MILLIS

@@ -574,8 +574,11 @@ def test_only_a_tensorrt_step_takes_engine_build_settings() -> None:
         "          backend: python\n          instances: 4\n"
         "          builder_optimization_level: 5\n",
     )
+    # The line added under the rerank model's tokenize step, wherever the bundled file has it.
+    line = 1 + python.splitlines().index("          builder_optimization_level: 5")
     assert [d for d in diagnostics(python) if ": error: " in d] == [
-        "bp.yaml:98:39: error: models.rerank.pipeline.steps.tokenize.builder_optimization_level: "
+        f"bp.yaml:{line}:39: error: "
+        "models.rerank.pipeline.steps.tokenize.builder_optimization_level: "
         "builder_optimization_level sets the engine build of a backend: tensorrt step, and this "
         "step's backend is python: nothing builds an engine for it; remove "
         "builder_optimization_level"

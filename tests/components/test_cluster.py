@@ -242,8 +242,8 @@ def test_system_nodes_cover_every_zone() -> None:
     assert system_nodes_count(3) == (3, 4)
     assert system_nodes_count(5) == (5, 5)
     # Two per zone (the add-ons' node and one for llm-aware routing) in each of two zones.
-    assert system_nodes_count(2, 2) == (4, 4)
-    assert system_nodes_count(3, 3) == (9, 9)
+    assert system_nodes_count(2, 2) == (4, 6)
+    assert system_nodes_count(3, 3) == (9, 12)
 
 
 def test_llm_aware_routing_adds_system_nodes_in_every_zone() -> None:
@@ -254,7 +254,7 @@ def test_llm_aware_routing_adds_system_nodes_in_every_zone() -> None:
     assert groups["llm-routing-prod-system"]["scalingConfig"] == {
         "desiredSize": 4,
         "minSize": 4,
-        "maxSize": 4,
+        "maxSize": 6,
     }
 
 
@@ -267,7 +267,9 @@ def test_a_gke_system_pool_starts_and_stays_at_the_count_per_zone(
         r for r in rec.of_type("gcp:container/nodePool:NodePool") if r.name.endswith("-system")
     ]
     assert system.inputs["initialNodeCount"] == 4
-    assert system.inputs["autoscaling"] == {"minNodeCount": 4, "maxNodeCount": 4}
+    assert system.inputs["autoscaling"] == {"minNodeCount": 4, "maxNodeCount": 6}
+    # A grown count must not recreate an existing pool (initialNodeCount forces it).
+    assert system.options["ignore_changes"] == ["initialNodeCount", "name"]
 
 
 def test_kubernetes_provider_uses_a_secret_exec_kubeconfig(staging: Environment) -> None:
@@ -431,7 +433,7 @@ def test_new_gke_cluster_is_vpc_native_regional_with_workload_identity(
     # An explicit name, not the logical name plus a random suffix; a pool auto-named
     # before keeps its name rather than being replaced with every add-on on it.
     assert system.inputs["name"] == "system"
-    assert system.options["ignore_changes"] == ["name"]
+    assert system.options["ignore_changes"] == ["initialNodeCount", "name"]
     assert system.inputs["nodeLocations"] == ["us-central1-a", "us-central1-b"]
     assert system.inputs["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
     assert "taints" not in system.inputs["nodeConfig"]

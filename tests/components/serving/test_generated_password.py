@@ -35,6 +35,9 @@ def test_only_a_new_length_replaces_the_password() -> None:
     assert (same.changes, same.replaces) == (False, [])
     longer = provider.diff("id", olds, {"length": 48, "result": None})
     assert (longer.changes, longer.replaces) == (True, ["length"])
+    # A state that lost `length` (an import) keeps its password.
+    kept = provider.diff("id", {"result": "x" * 40}, {"length": 40, "result": None})
+    assert (kept.changes, kept.replaces) == (False, [])
 
 
 def test_the_type_is_the_one_the_engine_records() -> None:
@@ -46,7 +49,8 @@ def test_the_type_is_the_one_the_engine_records() -> None:
 
 def test_the_provider_process_loads_the_class_by_reference() -> None:
     # The engine's `pulumi-resource-pulumi-python` unpickles `__provider` in a process of
-    # its own: the class is named, not copied, so an upgrade of inferplane is what it runs.
+    # its own: the class is named, not copied, so an upgrade of inferplane is what it runs,
+    # and the module must stay where the state says (destroy unpickles the stored one).
     pickled = serialize_provider(PasswordProvider())
     assert b"inferplane.components.serving.generated_password" in base64.b64decode(pickled)
     code = (

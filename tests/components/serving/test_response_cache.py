@@ -28,6 +28,7 @@ from test_k8s_validate import KUBERNETES_VERSION, core_objects, manifest
 from inferplane.app.offline import SECRET as MASKED
 from inferplane.app.offline import Recording
 from inferplane.app.offline_mocks import GENERATED_PASSWORD, _password
+from inferplane.app.offline_values import stable_hex
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.model import Environment, ResponseCache
 from inferplane.components.serving import response_cache
@@ -273,3 +274,18 @@ def test_kubernetes_134_prefers_the_same_zone(staging) -> None:
     rec = serve(dataclasses.replace(env, cluster=cluster), ["ranker"])
     service = k8s_object(rec, SERVICE, "ranker-cache")
     assert service.get("spec", "trafficDistribution") == "PreferSameZone"
+
+
+def test_a_new_password_rolls_the_servers_and_the_replicas_together(cached) -> None:
+    """Valkey and Triton read the password only when they start: both pod templates carry
+    the password's revision (its resource id), so a new password restarts both."""
+    rec = cached("prod")
+    (generated,) = rec.of_type(GENERATED_PASSWORD)
+    key = response_cache.PASSWORD_REVISION_ANNOTATION
+    revisions = {
+        str(d.get("metadata", "name")): d.get("spec", "template", "metadata")["annotations"][key]
+        for d in [*caches(rec), k8s_object(rec, DEPLOYMENT, "ranker")]
+    }
+    # The offline mocks' id of the password (a deploy's is a random uuid's hex).
+    assert set(revisions.values()) == {stable_hex(GENERATED_PASSWORD, generated.name, length=32)}
+    assert len(revisions) == 1 + len(caches(rec))
