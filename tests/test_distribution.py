@@ -21,11 +21,25 @@ ROOT = Path(__file__).resolve().parents[1]
 BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
 # One build, on one worker.
 pytestmark = pytest.mark.xdist_group("distribution")
-# What a build never reads: `pip wheel` writes build/ and *.egg-info where it builds, so it
-# builds in a copy of the sources, never beside `./dev lint`'s build/tree or another build.
-NOT_SOURCES = shutil.ignore_patterns(
-    ".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis", "out"
-)
+
+
+def copy_sources(target: Path) -> None:
+    """The checkout's files as git sees them (tracked, or new and not ignored), copied to
+    `target`: `pip wheel` writes build/ and *.egg-info where it builds, so it builds there,
+    never beside `./dev lint`'s build/tree or another build, and reads no ignored folder."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if not source.is_file() or source.is_symlink():
+            continue  # deleted in the working tree, or a link a wheel does not follow
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target / name)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +47,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding exactly what `pip install .` puts in site-packages."""
     dist = tmp_path_factory.mktemp("dist")
     sources = tmp_path_factory.mktemp("sources") / "inferplane"
-    shutil.copytree(ROOT, sources, ignore=NOT_SOURCES, symlinks=True)
+    copy_sources(sources)
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(sources)],
         capture_output=True,
