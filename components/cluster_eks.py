@@ -51,9 +51,8 @@ def system_nodes_count(zones: int, per_zone: int = 1) -> tuple[int, int]:
     default balanced best-effort distribution, https://docs.aws.amazon.com/autoscaling/ec2/
     userguide/ec2-auto-scaling-availability-zone-balanced.html)."""
     low = max(SYSTEM_NODES_MIN, zones * per_zone)
-    # Room to grow above nodes the routing pods fill: one node per zone beyond them.
-    high = max(SYSTEM_NODES_MAX, low) if per_zone == 1 else low + zones
-    return low, high
+    # Room to grow: one node per zone above the minimum (the routing pods fill theirs).
+    return low, max(SYSTEM_NODES_MAX, low + zones)
 
 
 SYSTEM_ROLE_LABEL = "inferplane.dev/role"

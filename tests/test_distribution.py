@@ -36,8 +36,9 @@ def copy_sources(target: Path) -> None:
     ).stdout.decode()
     for name in filter(None, listed.split("\0")):
         source = ROOT / name
-        if not source.is_file() or source.is_symlink():
-            continue  # deleted in the working tree, or a link a wheel does not follow
+        if not source.is_file():
+            continue  # deleted in the working tree, or a link to a folder or to nothing
+        # A link to a file is copied as the file it names, as setuptools packs it.
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target / name)
 

@@ -239,8 +239,10 @@ def test_new_eks_cluster_has_system_nodes_network_policy_and_ebs(staging: Enviro
 
 def test_system_nodes_cover_every_zone() -> None:
     assert system_nodes_count(1) == (2, 4)
-    assert system_nodes_count(3) == (3, 4)
-    assert system_nodes_count(5) == (5, 5)
+    assert system_nodes_count(2) == (2, 4)
+    # Room for one more node per zone above the minimum.
+    assert system_nodes_count(3) == (3, 6)
+    assert system_nodes_count(5) == (5, 10)
     # Two per zone (the add-ons' node and one for llm-aware routing) in each of two zones.
     assert system_nodes_count(2, 2) == (4, 6)
     assert system_nodes_count(3, 3) == (9, 12)
