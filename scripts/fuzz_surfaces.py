@@ -244,7 +244,7 @@ def _env_vars(case: Case) -> Any:
                        "HF_TOKEN", "HTTPS_PROXY", "A=B", "", "1A", "a" * 200, "vllm_logging_level",
                        "VLLM_CONFIGURE_LOGGING", "VLLM_PORT"])  # fmt: skip
     value = rng.choice(["WARNING", "DEBUG", "1", "", "x" * 10000, 1, 1.5, True, None, [],
-                        "$(HOME)", "a\nb", "\u0661", "/tmp/x.so"])  # fmt: skip
+                        "$(HOME)", "a\nb", "\u0661", "./evil.so"])  # fmt: skip
     return rng.choice([{name: value}, {f"V{i}": "1" for i in range(70)}, {}, [name], name])
 
 
