@@ -136,20 +136,27 @@ def _max_jobs() -> int:
 def evaluate_environments(
     environments: Sequence[Environment], config: PolicyConfig
 ) -> list[list[Result]]:
-    """Each environment's results (no waivers), one process per environment when the
-    machine has cores to spare: runs are independent and mostly import and register."""
-    jobs = min(len(environments), os.cpu_count() or 1, _max_jobs())
-    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [evaluate(stack_of(env), config) for env in environments]
-    import inferplane.app.offline  # noqa: F401  (imported once, shared by the forked workers)
+    """Each environment's results (no waivers).
 
-    _PENDING[:] = [(env, config) for env in environments]
+    The first environment runs in this process: that run imports the program's modules and
+    fills its caches, which is most of a cold run's time. When more than two remain, they
+    then run one process per environment on the cores there are, forked from this warm
+    process, so none of them pays for the imports again (and a long-lived caller, such as
+    a test session or `check` of several blueprints, pays for them once)."""
+    if not environments:
+        return []
+    first = [evaluate(stack_of(environments[0]), config)]
+    rest = environments[1:]
+    jobs = min(len(rest), os.cpu_count() or 1, _max_jobs())
+    if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return first + [evaluate(stack_of(env), config) for env in rest]
+    _PENDING[:] = [(env, config) for env in rest]
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            outcomes = pool.map(_evaluate_one, range(len(environments)), chunksize=1)
+            outcomes = pool.map(_evaluate_one, range(len(rest)), chunksize=1)
     finally:
         _PENDING.clear()
-    out: list[list[Result]] = []
+    out = first
     for outcome in outcomes:
         if isinstance(outcome, _RemoteBlueprintError):
             raise BlueprintError(outcome.diagnostics)
