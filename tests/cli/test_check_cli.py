@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -13,12 +14,14 @@ from typing import Any
 import pytest
 import yaml
 
+from inferplane.app.check import check_files
 from inferplane.policies.rules import rule
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 sys.path.insert(0, str(ROOT / "tests" / "policies"))
 
+from bundled_check import BUNDLED, BUNDLED_CHECK, BundledCheck  # noqa: E402
 from policy_fixtures import Fixture, fixtures, write  # noqa: E402
 
 TODAY = "2026-06-01"
@@ -95,15 +98,17 @@ def test_a_blueprint_cannot_waive_a_mandatory_rule(tmp_path: Path) -> None:
 
 
 def test_reference_blueprint_passes_without_waivers() -> None:
-    reference = str(REFERENCE.relative_to(ROOT))
-    for today in (None, "2027-06-01", "2030-01-01"):  # it does not date
-        proc = check(
-            reference,
-            "--policy-config",
-            "policies/platform-config.yaml",
-            env={"INFERPLANE_TODAY": today or ""},
+    """It does not date. The command itself runs it in the check of every bundled
+    blueprint (`test_the_bundled_blueprints_pass_the_shipped_platform_config`); here the
+    same function judges it on later days, in this process."""
+    reference = str(REFERENCE)
+    for today in ("2026-06-01", "2027-06-01", "2030-01-01"):
+        report = check_files(
+            [reference],
+            config_file=str(ROOT / "policies" / "platform-config.yaml"),
+            today=dt.date.fromisoformat(today),
         )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert report.passed, (today, [r for r in report.results if r.blocking], report.invalid)
 
 
 def test_the_default_config_places_no_cloud_environment() -> None:
@@ -443,17 +448,17 @@ def test_explain_prints_rationale_config_and_examples() -> None:
     assert proc.returncode == 2 and "did you mean warm-replicas?" in proc.stderr
 
 
-def test_the_bundled_blueprints_pass_the_shipped_platform_config() -> None:
+@BUNDLED_CHECK
+def test_the_bundled_blueprints_pass_the_shipped_platform_config(
+    bundled_check: BundledCheck,
+) -> None:
     """What the pull-request workflow runs: every blueprint, together, with the platform's
     policy config (policies/platform-config.yaml)."""
-    files = sorted(
-        str(p.relative_to(ROOT))
-        for folder in ("blueprints", "e2e/blueprints")
-        for p in (ROOT / folder).glob("*.yaml")
-    )
-    assert "e2e/blueprints/new-user.yaml" in files
-    proc = check("--policy-config", "policies/platform-config.yaml", "--", *files)
+    assert "e2e/blueprints/new-user.yaml" in BUNDLED
+    proc, report = bundled_check
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["summary"]["passed"] is True
+    assert {e["blueprint"] for e in report["summary"]["environments"]} == set(BUNDLED)
 
 
 def test_blueprints_checked_together_may_not_share_a_name_or_a_joined_name(
