@@ -66,6 +66,7 @@ Cloud identity:
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from typing import Final
 
@@ -134,8 +135,15 @@ def store_except(env: ServingEnvironment) -> list[str]:
 
 def public_ipv4_blocks(env: ServingEnvironment) -> list[str]:
     """The IPv4 space minus `store_except`, as the fewest CIDRs, in address order."""
+    return list(_ipv4_space_without(tuple(store_except(env))))
+
+
+@functools.lru_cache(maxsize=64)
+def _ipv4_space_without(holes: tuple[str, ...]) -> tuple[str, ...]:
+    """The IPv4 space minus `holes`, as the fewest CIDRs, in address order (computed once
+    per set of holes: every serving, build and store policy of a stack asks for it)."""
     blocks = [ipaddress.IPv4Network(ANY_IPV4)]
-    for cidr in store_except(env):
+    for cidr in holes:
         hole = ipaddress.IPv4Network(cidr)
         kept: list[ipaddress.IPv4Network] = []
         for block in blocks:
@@ -144,7 +152,7 @@ def public_ipv4_blocks(env: ServingEnvironment) -> list[str]:
             elif not block.subnet_of(hole):
                 kept.append(block)
         blocks = kept
-    return [str(n) for n in ipaddress.collapse_addresses(blocks)]
+    return tuple(str(n) for n in ipaddress.collapse_addresses(blocks))
 
 
 def https_egress_rule(env: ServingEnvironment) -> Manifest:
