@@ -23,7 +23,7 @@ its blueprint::
 Levels: ``mandatory`` (fails the check), ``advisory`` (reported), ``disabled``. A rule's own
 level wins over ``all``. Unknown rules and keys are refused with their location: a typo in a
 threshold must not silently keep the default. `policies/config.schema.json` is this format's
-JSON Schema, generated from the rules (``python -m inferplane.policies.catalogue``).
+JSON Schema, generated from the rules (``python -m inferplane.policies.rule_docs``).
 """
 
 from __future__ import annotations

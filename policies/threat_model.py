@@ -1,6 +1,6 @@
 # ruff: noqa: E501  (Markdown table rows are one line each)
-"""The threat model of the policy check, as `policies/README.md` states it (the catalogue
-generator appends it there; edit it here)."""
+"""The threat model of the policy check, as `policies/README.md` states it (the rule
+documentation generator appends it there; edit it here)."""
 
 from __future__ import annotations
 

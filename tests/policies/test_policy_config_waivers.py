@@ -1,5 +1,5 @@
 """Policy config (levels, thresholds, located errors), waivers (waived, expired, unused),
-and the generated catalogue."""
+and the generated rule documentation."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import shapes as S
 
 from inferplane.blueprint.errors import BlueprintError, Location
 from inferplane.blueprint.model import Waiver
-from inferplane.policies import catalogue, waivers
+from inferplane.policies import rule_docs, waivers
 from inferplane.policies.config import PolicyConfig, default_document, load
 from inferplane.policies.engine import Result, evaluate
 from inferplane.policies.rules import rule
@@ -76,12 +76,12 @@ def test_config_errors_are_located(tmp_path: Path, text: str, line: int, expecte
 
 
 def test_default_config_file_is_valid_and_matches_the_rules() -> None:
-    config = load(catalogue.HERE / "default-config.yaml")
+    config = load(rule_docs.HERE / "default-config.yaml")
     assert config.levels == {k: v["enforcementLevel"] for k, v in default_document().items()}
 
 
 def test_generated_files_are_current() -> None:
-    assert catalogue.stale() == [], "run: python -m inferplane.policies.catalogue"
+    assert rule_docs.stale() == [], "run: python -m inferplane.policies.rule_docs"
 
 
 # --- waivers ------------------------------------------------------------------------------
