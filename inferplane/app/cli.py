@@ -50,19 +50,18 @@ class _Parser(argparse.ArgumentParser):
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from inferplane.blueprint.checks.semantic_vllm import advisories
-    from inferplane.blueprint.resolution.resolve import capacity_diagnostics, load_blueprint
+    from inferplane.blueprint.resolution.resolve import load_blueprint_warned
 
     failed = False
     for path in args.blueprints:
         try:
-            doc, envs = load_blueprint(path)
+            doc, envs, warned = load_blueprint_warned(path)
         except BlueprintError as exc:
             failed = True
             print_diagnostics(exc.diagnostics)
             continue
         # Warnings: what could not be checked (e.g. an LLM's GPU memory fit) and the capacity
         # plan's advisories; exit 0.
-        warned = [d for d in capacity_diagnostics(doc) if d.severity == "warning"]
         for diagnostic in sorted([*advisories(doc), *warned], key=lambda d: d.location):
             print(diagnostic.format(), file=sys.stderr)
         if not args.quiet:

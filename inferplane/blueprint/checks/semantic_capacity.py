@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.errors import Diagnostic, YamlPath
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.source import Document
+
+if TYPE_CHECKING:
+    from inferplane.blueprint.capacity.plans import EnvPlan
 
 
 def _is_llm(model: Mapping[str, Any]) -> bool:
@@ -200,18 +203,13 @@ def has_traffic(doc: Document, env_name: str) -> bool:
     )
 
 
-def diagnostics(envs: Iterable[Environment]) -> list[Diagnostic]:
-    """The capacity plan's errors and advisories over resolved environments, once each,
-    sorted."""
-    envs = list(envs)
-    if not envs:
-        return []
-    from inferplane.blueprint.capacity import planner  # only blueprints with traffic pay for it
-
+def diagnostics(planned: Iterable[tuple[Environment, EnvPlan | None]]) -> list[Diagnostic]:
+    """The capacity plan's errors and advisories over resolved environments and the plans
+    their resolution made (`resolve.resolve_planned`), once each, sorted."""
     seen: set[tuple[object, str]] = set()
     out: list[Diagnostic] = []
-    for env in envs:
-        for p in planner.plan_env(env).problems:
+    for env, capacity in planned:
+        for p in capacity.problems if capacity is not None else ():
             covered, written = env.source.written(p.path, env.override_origins)
             overridden = env.override_origins.get(p.path[:covered])
             shown = written + p.path[covered:] if overridden else p.path

@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.addons import resolve_addons
@@ -40,15 +40,26 @@ from inferplane.blueprint.resolution.resolve_model import resolve_model
 from inferplane.blueprint.secret_refs import RECEIVER_SECRETS
 from inferplane.blueprint.source import Document
 
+if TYPE_CHECKING:
+    from inferplane.blueprint.capacity.plans import EnvPlan
+
 
 # --- loading and validation ---------------------------------------------------------------
 def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
     """Load and fully validate a blueprint; returns it with its environment names.
 
     Raises BlueprintError with every problem found (schema first: semantic checks only run
-    on a document whose shape is right, so they never trip over a wrong type), and for a
-    path through a symbolic link that leaves its folder (`links`).
+    on a document whose shape is right, so they never trip over a wrong type; the capacity
+    plan's errors last), and for a path through a symbolic link that leaves its folder
+    (`links`).
     """
+    doc, names, _ = load_blueprint_warned(path)
+    return doc, names
+
+
+def _load_checked(path: str | Path) -> tuple[Document, tuple[str, ...]]:
+    """`load_blueprint` without the capacity plan: the link, the schema and the semantic
+    checks."""
     from inferplane.blueprint.checks import semantic
     from inferplane.blueprint.loading import loader, schema
     from inferplane.blueprint.loading.links import refuse_escaping_link
@@ -61,23 +72,35 @@ def load_blueprint(path: str | Path) -> tuple[Document, tuple[str, ...]]:
     problems = semantic.check(doc)
     if problems:
         raise BlueprintError(problems)
-    problems = [d for d in capacity_diagnostics(doc) if d.severity == "error"]
+    return doc, tuple(doc.data["environments"])
+
+
+def load_blueprint_warned(
+    path: str | Path,
+) -> tuple[Document, tuple[str, ...], list[Diagnostic]]:
+    """`load_blueprint`, with the capacity plan's advisories (warnings) of the valid
+    blueprint, which `inferplane validate` prints: each environment is planned once for
+    both its errors and its warnings."""
+    doc, names = _load_checked(path)
+    found = capacity_diagnostics(doc)
+    problems = [d for d in found if d.severity == "error"]
     if problems:
         raise BlueprintError(problems)
-    return doc, tuple(doc.data["environments"])
+    return doc, names, [d for d in found if d.severity == "warning"]
 
 
 def capacity_diagnostics(doc: Document) -> list[Diagnostic]:
     """The capacity plan's errors and advisories (`semantic_capacity`) of a blueprint that
-    passed the semantic checks: each environment with traffic resolved and planned."""
+    passed the semantic checks: each environment with traffic resolved and planned, once
+    (the plan that derives its autoscaling targets is the plan judged)."""
     from inferplane.blueprint.checks import semantic_capacity
 
-    envs = [
-        resolve(doc, name)
+    planned = [
+        resolve_planned(doc, name)
         for name in doc.data["environments"]
         if semantic_capacity.has_traffic(doc, name)
     ]
-    return semantic_capacity.diagnostics(envs)
+    return semantic_capacity.diagnostics(planned)
 
 
 def resolve_file(path: str | Path, env_name: str) -> Environment:
@@ -100,6 +123,17 @@ def resolve_file(path: str | Path, env_name: str) -> Environment:
 # --- resolution ---------------------------------------------------------------------------
 def resolve(doc: Document, env_name: str) -> Environment:
     """Resolve one environment of a validated blueprint (see `load_blueprint`)."""
+    return resolve_planned(doc, env_name, plan=False)[0]
+
+
+def resolve_planned(
+    doc: Document, env_name: str, *, plan: bool = True
+) -> tuple[Environment, EnvPlan | None]:
+    """`resolve`, with the environment's capacity plan (`capacity.planner.plan_env`, the
+    built-in prices): one plan derives the autoscaling targets and is judged. The plan is
+    None when `plan` is false and no model's targets are derived, or when no model states
+    `traffic`.
+    """
     data, origins = merged(doc, env_name)
     env = data["environments"][env_name]
     cloud = env["cloud"]
@@ -177,19 +211,26 @@ def resolve(doc: Document, env_name: str) -> Environment:
         if env.get("model_store_secrets")
         else None,
     )
-    return _derive_autoscaling(resolved)
+    derived = any(m.autoscaling_derived for m in resolved.models.values())
+    if not (derived or (plan and any(m.traffic for m in resolved.models.values()))):
+        return resolved, None
+    from inferplane.blueprint.capacity import planner  # only blueprints with traffic pay for it
+
+    # The planner reads no model's derived targets (`verdicts` judges only targets the
+    # blueprint writes), so the plan made before they are set is the plan after.
+    capacity = planner.plan_env(resolved)
+    return _derive_autoscaling(resolved, capacity), capacity
 
 
-def _derive_autoscaling(env: Environment) -> Environment:
+def _derive_autoscaling(env: Environment, capacity: EnvPlan) -> Environment:
     """Models with `traffic` and no `autoscaling` scale on the targets their capacity
     estimate derives (`inferplane.blueprint.capacity.planner`)."""
     if not any(m.autoscaling_derived for m in env.models.values()):
         return env
-    from inferplane.blueprint.capacity import planner  # only blueprints with traffic pay for it
+    from inferplane.blueprint.capacity import planner
 
-    plans = planner.plan_env(env).plans
     models = {
-        name: planner.with_derived_autoscaling(model, plans.get(name))
+        name: planner.with_derived_autoscaling(model, capacity.plans.get(name))
         for name, model in env.models.items()
     }
     return dataclasses.replace(env, models=MappingProxyType(models))
