@@ -43,7 +43,7 @@ def copy_sources(target: Path) -> None:
         shutil.copy2(source, target / name)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder holding exactly what `pip install .` puts in site-packages."""
     dist = tmp_path_factory.mktemp("dist")

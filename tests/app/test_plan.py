@@ -120,7 +120,7 @@ def serving_program() -> None:
     Model("shop")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def recording() -> Recording:
     return run_callable(serving_program, stack="staging", facts=FACTS, config={})
 

@@ -17,7 +17,7 @@ from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prod() -> tuple[Environment, planner.EnvPlan]:
     doc, _ = load_blueprint(ROOT / "blueprints" / "llm-serving.yaml")
     env = resolve(doc, "prod")

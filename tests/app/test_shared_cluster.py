@@ -63,17 +63,17 @@ def identities(rec: Recording) -> Counter[tuple[str, ...]]:
     return Counter(i for i in map(identity, rec.resources) if i is not None)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def first(offline_plan: Callable[[Path, str], Recording]) -> Recording:
     return offline_plan(FIRST, "prod")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def second_env() -> Environment:
     return resolve_file(SECOND, "prod")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def second(offline_plan: Callable[[Path, str], Recording]) -> Recording:
     return offline_plan(SECOND, "prod")
 
@@ -191,7 +191,7 @@ CUSTOM = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def custom(second_env: Environment) -> Recording:
     cluster = dataclasses.replace(second_env.cluster, addons=resolve_addons(CUSTOM))
     return run_program(dataclasses.replace(second_env, cluster=cluster))

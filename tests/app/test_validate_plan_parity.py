@@ -440,7 +440,7 @@ WITH_KUBERNETES: list[str] = []
 ACCEPTED: list[str] = []
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("parity")
 

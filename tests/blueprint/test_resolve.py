@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def envs() -> dict:
     doc, names = load_blueprint(REFERENCE)
     assert names == ("staging", "prod", "local")

@@ -112,7 +112,7 @@ def test_triton_onnx_model_of_unknown_size_is_reported_as_unknown(
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def llm_serving() -> Environment:
     return resolve_file(ROOT / "blueprints" / "llm-serving.yaml", "prod")
 

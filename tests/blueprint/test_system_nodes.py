@@ -16,7 +16,7 @@ from inferplane.blueprint.system_nodes import PICKER, PROXY, SystemPod, nodes_fo
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def routed() -> Environment:
     """llm-routing's prod: one llm-aware model, two pickers, in two zones of a new EKS."""
     return resolve_file(ROOT / "blueprints" / "llm-routing.yaml", "prod")

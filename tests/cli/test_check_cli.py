@@ -277,7 +277,7 @@ FAILING = _first_failing()
 FAILING_RUN = pytest.mark.xdist_group("check-cli-failing-run")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def failing_run(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[int, dict[str, Any], dict[str, Path]]:

@@ -37,7 +37,7 @@ SUMMARY = (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`bad.yaml` (the reference with an impossible GPU count on line 88) and `good.yaml`."""
     work = tmp_path_factory.mktemp("invalid")

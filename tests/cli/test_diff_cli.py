@@ -30,7 +30,7 @@ def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
 pytestmark = pytest.mark.xdist_group("diff-cli")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The reference blueprint's prod plan (with an API key, so chat has a Secret of its own:
     the Hub token is never in it), and the plan after raising chat's max replicas and

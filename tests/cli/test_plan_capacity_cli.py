@@ -32,7 +32,7 @@ def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
 pytestmark = pytest.mark.xdist_group("plan-capacity-cli")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """The bundled LLM blueprint's prod plan, and the plan with chat-8b's prompts shorter
     (so the planned batch, and with it the concurrency target, changes), and the first

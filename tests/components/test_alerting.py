@@ -56,7 +56,7 @@ def with_receivers(env: Environment) -> Environment:
     return dataclasses.replace(env, observability=obs)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def online(staging: Environment) -> Recording:
     """The whole program, online (secrets read from the environment), with receivers."""
     with pytest.MonkeyPatch.context() as mp:

@@ -40,7 +40,7 @@ HUB_CHAT = "hf://Qwen/Qwen2.5-7B-Instruct@a09a35458c702b33eeacc393d103063234e8bc
 weights-stager (the reference serves chat from the store)."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def staging_prefixed(staging: Environment) -> Environment:
     """The store under a prefix, one model in another bucket, and chat from the hub."""
     return restored(
@@ -50,18 +50,18 @@ def staging_prefixed(staging: Environment) -> Environment:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prod_prefixed(prod: Environment) -> Environment:
     return restored(prod, "gs://acme-models-usc1/team/models/", {"chat": HUB_CHAT})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def staging_hub(staging: Environment) -> Environment:
     """The reference staging environment with chat from the hub: every role is used."""
     return restored(staging, staging.model_store, {"chat": HUB_CHAT})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prod_hub(prod: Environment) -> Environment:
     return restored(prod, prod.model_store, {"chat": HUB_CHAT})
 

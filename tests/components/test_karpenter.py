@@ -40,7 +40,7 @@ def on_karpenter(env: Environment) -> Environment:
     return dataclasses.replace(env, cluster=cluster)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def env(staging: Environment) -> Environment:
     return on_karpenter(staging)
 

@@ -47,7 +47,7 @@ def verifies(ca: Path, cert: Path) -> bool:
     return res.returncode == 0
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("openssl") is None:
         if os.environ.get("CI") == "true":

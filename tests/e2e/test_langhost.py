@@ -73,7 +73,7 @@ def test_a_toolchain_other_than_pip_is_refused(tmp_path: Path) -> None:
         langhost.venv_python(_info(tmp_path, toolchain="poetry"), False)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def host() -> Iterator[language_pb2_grpc.LanguageRuntimeStub]:
     proc = subprocess.Popen(
         [sys.executable, str(E2E / "langhost.py"), "-use-executor", "/nonexistent"],

@@ -25,7 +25,7 @@ def stack_config(path: Path) -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def recording() -> Recording:
     project = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())
     config = stack_config(EXAMPLE / "Pulumi.dev.yaml")

@@ -51,7 +51,7 @@ def run_example(monkeypatch: pytest.MonkeyPatch, extra: dict[str, str] | None = 
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def recording() -> Any:
     with pytest.MonkeyPatch.context() as monkeypatch:
         yield run_example(monkeypatch)

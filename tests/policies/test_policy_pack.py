@@ -166,7 +166,7 @@ def _read_line(proc: subprocess.Popen[str], timeout_s: float) -> str:
     return proc.stdout.readline().strip()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def analyzer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     # As the Pulumi CLI runs a Python pack: `python <pack directory>` with the virtualenv of
     # PulumiPolicy.yaml (pulumi/pulumi sdk/python/cmd/pulumi-language-python/main.go,

@@ -34,7 +34,7 @@ from inferplane.components.stack_args import store_writers
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def search() -> Environment:
     from inferplane.blueprint.resolution.resolve import resolve
 

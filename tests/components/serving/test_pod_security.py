@@ -64,7 +64,7 @@ def test_every_variant_is_restricted(staging, prod):
 
 
 # --- the checker ------------------------------------------------------------------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def compliant(served: Callable[[str], Recording]) -> dict[str, Any]:
     """The ranker's serving pod (init container, server, config and emptyDir volumes)."""
     deployment: RecordedResource = next(

@@ -26,7 +26,7 @@ FIXTURES = Path(__file__).parent / "promtool"
 TEST_FILES = sorted(FIXTURES.glob("*.test.yaml"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def promtool() -> str:
     path = shutil.which("promtool")
     if path is None:

@@ -24,7 +24,7 @@ TOKENIZERS = (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def speech() -> Environment:
     return resolve(load(ROOT / "blueprints" / "whisper-triton.yaml"), "prod")
 

@@ -47,7 +47,7 @@ def redis_ranker(env: Environment, size_mb: int = 512) -> Environment:
     )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cached(staging: Environment, prod: Environment) -> Callable[[str], Recording]:
     envs = {"staging": redis_ranker(staging), "prod": redis_ranker(prod)}
     runs: dict[str, Recording] = {}

@@ -262,7 +262,7 @@ def test_precise_prefix_scoring_is_refused_with_validations_reason(prod: Environ
 # --- the program under mocks ----------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def recording(prod: Environment) -> Any:
     return serve(routed(prod), ["chat"])
 

@@ -126,7 +126,7 @@ def test_the_transform_touches_only_the_pickers_deployment() -> None:
 # --- the NetworkPolicy, under mocks ---------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def recording(prod: Environment) -> Any:
     routed = with_model(
         prod,
@@ -220,7 +220,7 @@ def test_the_api_server_is_reached_in_the_clusters_network(prod: Environment) ->
 # --- Cilium: in-cluster callers by namespace, the API server by entity -----------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cilium_recording() -> Any:
     """llm-routing's kubernetes environment on a Cilium cluster, called from one namespace."""
     from inferplane.app.offline import run_program

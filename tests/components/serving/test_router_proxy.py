@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[3]
 RELEASE = "kubernetes:helm.sh/v4:Chart"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def at_zero() -> Environment:
     """llm-routing's prod at zero replicas, with no spare GPU and no node kept (an idle GPU
     on a kept node would take the replica at once): a wake adds a node."""

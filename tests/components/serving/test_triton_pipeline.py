@@ -43,7 +43,7 @@ from inferplane.components.serving.triton_config import (
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def search() -> Environment:
     return resolve(load(ROOT / "blueprints" / "bge-search.yaml"), "prod")
 

@@ -49,7 +49,7 @@ MODEL = "chat-70b"
 _LLAMA = ("meta-llama/Llama-3.3-70B-Instruct", "6f6073b423013f6a7d4d9f39144961bfbfbc386b")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def llm_env() -> Environment:
     return resolve(load(ROOT / "blueprints" / "llm-serving.yaml"), "prod")
 

@@ -34,7 +34,7 @@ MODEL = "chat-70b"
 RELEASES = [r.release for r in releases.engine_releases("triton")]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def llm_env() -> Environment:
     return resolve(load(ROOT / "blueprints" / "llm-serving.yaml"), "prod")
 

@@ -23,7 +23,7 @@ MODEL = "chat-70b"
 TRTLLM = Scope(namespace=NS, model=MODEL, server="triton", deployment=MODEL, trtllm=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def llm_env() -> Environment:
     return resolve(load(ROOT / "blueprints" / "llm-serving.yaml"), "prod")
 

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[3]
 MODEL = "chat-70b"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def llm_env() -> Environment:
     return resolve(load(ROOT / "blueprints" / "llm-serving.yaml"), "prod")
 

@@ -46,7 +46,7 @@ def named(rec: Recording, type_: str, name: str) -> Any:
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cold_staging(reference_env: Callable[[str], Environment]) -> Environment:
     """Staging with chat (vLLM, HTTP only) at zero replicas."""
     env = reference_env("staging")
@@ -54,7 +54,7 @@ def cold_staging(reference_env: Callable[[str], Environment]) -> Environment:
     return with_model(env, "chat", replicas=replicas)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def served_cold(cold_staging: Environment) -> Recording:
     return serve(cold_staging)
 

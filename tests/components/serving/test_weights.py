@@ -58,7 +58,7 @@ def _twins(env: Environment) -> Environment:
     return dataclasses.replace(env, models={**env.models, "chat-b": twin})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def twins(staging: Environment) -> Recording:
     return serve(_twins(staging), ["chat", "chat-b"])
 
