@@ -7,9 +7,9 @@ from __future__ import annotations
 from test_semantic import diagnostics
 from test_semantic import edit as edit_base
 
+from inferplane.blueprint.loading import loader
 from inferplane.blueprint.model import CapacitySource
 from inferplane.blueprint.resolution.resolve import resolve
-from inferplane.blueprint.loading import loader
 
 BASE = """\
 apiVersion: inferplane/v1
@@ -27,7 +27,8 @@ environments:
         h100:
           capacity:
             - {reservation: cr-0123456789abcdef0, zone: us-east-1a}
-            - {capacity_block: {id: cr-0fedcba9876543210, ends: "2026-12-20T11:30:00Z"}, zone: us-east-1b}
+            - capacity_block: {id: cr-0fedcba9876543210, ends: "2026-12-20T11:30:00Z"}
+              zone: us-east-1b
             - on_demand
             - spot
   gke:
@@ -105,7 +106,7 @@ def test_a_capacity_block_on_gke_is_refused() -> None:
         "[{capacity_block: {id: cr-0fedcba9876543210, ends: '2026-12-20T11:30:00Z'}}, flex_start",
     )
     assert diagnostics(text) == [
-        "bp.yaml:29:22: error: environments.gke.overrides.gpu_pools.h100.capacity[0]: pool "
+        "bp.yaml:30:22: error: environments.gke.overrides.gpu_pools.h100.capacity[0]: pool "
         "'h100': a Capacity Block is not a capacity source on GCP (GKE) (environment gke); it "
         "has reservation, flex_start, on_demand, spot; on GKE use a reservation or flex_start; "
         "set `capacity` per environment in its overrides"
@@ -115,7 +116,7 @@ def test_a_capacity_block_on_gke_is_refused() -> None:
 def test_flex_start_on_eks_is_refused() -> None:
     text = edit("            - on_demand\n            - spot\n", "            - flex_start\n")
     assert diagnostics(text) == [
-        "bp.yaml:17:15: error: environments.prod.overrides.gpu_pools.h100.capacity[2]: pool "
+        "bp.yaml:18:15: error: environments.prod.overrides.gpu_pools.h100.capacity[2]: pool "
         "'h100': `flex_start` is not a capacity source on AWS (EKS) (environment prod); it "
         "has reservation, capacity_block, on_demand, spot; on EKS use a Capacity Block "
         "(`capacity_block:`) instead"
@@ -125,10 +126,11 @@ def test_flex_start_on_eks_is_refused() -> None:
 def test_a_reservation_after_on_demand_is_refused() -> None:
     text = edit(
         "            - on_demand\n            - spot\n",
-        "            - on_demand\n            - {reservation: cr-0aaaaaaaaaaaaaaaa, zone: us-east-1a}\n",
+        "            - on_demand\n"
+        "            - {reservation: cr-0aaaaaaaaaaaaaaaa, zone: us-east-1a}\n",
     )
     assert diagnostics(text) == [
-        "bp.yaml:18:15: error: environments.prod.overrides.gpu_pools.h100.capacity[3]: pool "
+        "bp.yaml:19:15: error: environments.prod.overrides.gpu_pools.h100.capacity[3]: pool "
         "'h100': a reservation comes after `on_demand`, but reservations and Capacity "
         "Blocks are paid for whether used or not, so the nodes must come from them first; "
         "move reservations and Capacity Blocks to the top of the list"
@@ -167,8 +169,8 @@ def test_a_malformed_aws_reservation_id_is_refused() -> None:
 def test_a_zone_no_source_can_launch_in_is_refused() -> None:
     text = edit("            - on_demand\n            - spot\n", "")
     text = edit(
-        '{capacity_block: {id: cr-0fedcba9876543210, ends: "2026-12-20T11:30:00Z"}, zone: us-east-1b}',
-        "{capacity_block: {offering: auto, hours: 48}, zone: us-east-1b}",
+        'capacity_block: {id: cr-0fedcba9876543210, ends: "2026-12-20T11:30:00Z"}',
+        "capacity_block: {offering: auto, hours: 48}",
         text,
     )
     assert diagnostics(text) == [
@@ -182,11 +184,13 @@ def test_a_zone_no_source_can_launch_in_is_refused() -> None:
 def test_a_bought_block_needs_its_end_and_no_offering_fields() -> None:
     text = edit(', ends: "2026-12-20T11:30:00Z"}', ", hours: 48}")
     assert diagnostics(text) == [
-        "bp.yaml:16:66: error: environments.prod.overrides.gpu_pools.h100.capacity[1].capacity_block.hours: "
-        "pool 'h100': a Capacity Block named by `id` is bought already; `hours` applies only "
+        "bp.yaml:16:65: error: "
+        "environments.prod.overrides.gpu_pools.h100.capacity[1].capacity_block.hours: pool "
+        "'h100': a Capacity Block named by `id` is bought already; `hours` applies only "
         "to `offering: auto`; remove `hours`",
-        "bp.yaml:16:32: error: environments.prod.overrides.gpu_pools.h100.capacity[1].capacity_block: "
-        "pool 'h100': Capacity Block cr-0fedcba9876543210 has no `ends`: EC2 terminates its "
+        "bp.yaml:16:31: error: "
+        "environments.prod.overrides.gpu_pools.h100.capacity[1].capacity_block: pool "
+        "'h100': Capacity Block cr-0fedcba9876543210 has no `ends`: EC2 terminates its "
         "instances 30 minutes before the block ends, and the plan must know when; add `ends:` "
         "with the block's end time in UTC, e.g. 2026-12-20T11:30:00Z",
     ]
@@ -210,13 +214,14 @@ def test_kubernetes_environments_take_only_on_demand() -> None:
         "  gke:\n",
         "  local:\n    cloud: kubernetes\n    region: local\n    zones: [zone-a]\n"
         "    model_store: s3://models/\n    model_store_endpoint: http://store.ns.svc:9000\n"
-        "    model_store_secrets: {reader: store-reader, vllm_compiler: store-compiler}\n    cluster: {context: ctx}\n"
+        "    model_store_secrets: {reader: store-reader, vllm_compiler: store-compiler}\n"
+        "    cluster: {context: ctx}\n"
         "    overrides:\n      load_balancer: {allowed_cidrs: [10.0.0.0/8]}\n"
         "      gpu_pools:\n        h100: {nodes: {min: 1, max: 1}, capacity: [on_demand, spot]}\n"
         "  gke:\n",
     )
     assert diagnostics(text) == [
-        "bp.yaml:30:63: error: environments.local.overrides.gpu_pools.h100.capacity[1]: pool "
+        "bp.yaml:31:63: error: environments.local.overrides.gpu_pools.h100.capacity[1]: pool "
         "'h100': `spot` is not a capacity source on a kubernetes environment (environment "
         "local); it has on_demand; remove `capacity` (or set it to on_demand) for this "
         "environment: its nodes exist already"

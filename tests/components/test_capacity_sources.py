@@ -170,9 +170,7 @@ def test_karpenter_node_pools_per_market_weighted_in_order(karpenter: Environmen
 
 def test_the_node_class_selects_the_reservation_and_the_block(karpenter: Environment) -> None:
     rec = cloud_recording(karpenter)
-    (h100,) = [
-        r for r in rec.of_type(NODE_CLASS) if r.inputs["metadata"]["name"].endswith("-h100")
-    ]
+    (h100,) = [r for r in rec.of_type(NODE_CLASS) if r.inputs["metadata"]["name"].endswith("-h100")]
     assert h100.inputs["spec"]["capacityReservationSelectorTerms"] == [
         {"id": "cr-0123456789abcdef0"},
         {"id": "cr-0fedcba9876543210"},

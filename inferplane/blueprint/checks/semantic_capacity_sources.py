@@ -231,9 +231,15 @@ def _what(kind: str) -> str:
 
 def _remedy(kind: str, cloud: str) -> str:
     if cloud == "kubernetes":
-        return "remove `capacity` (or set it to on_demand) for this environment: its nodes exist already"
+        return (
+            "remove `capacity` (or set it to on_demand) for this environment: its nodes "
+            "exist already"
+        )
     if kind == "capacity_block":
-        return "on GKE use a reservation or flex_start; set `capacity` per environment in its overrides"
+        return (
+            "on GKE use a reservation or flex_start; set `capacity` per environment in its "
+            "overrides"
+        )
     if kind == "flex_start":
         return "on EKS use a Capacity Block (`capacity_block:`) instead"
     return "remove it"
