@@ -120,8 +120,8 @@ class GpuPool:
     """GPU units (`gpu_resource` units) held free per zone by placeholder pods."""
     zones: tuple[str, ...]
     capacity_sources: tuple[CapacitySource, ...] = ()
-    """The ordered capacity sources (`capacity` as a list); a scalar `capacity` is one
-    source of that kind. Empty only for a pool built by hand: read `sources_in`."""
+    """The ordered capacity sources, when `capacity` is a list; empty when it is a scalar,
+    which `sources_in` reads as one source of that kind."""
 
     def sources_in(self, zone: str) -> tuple[CapacitySource, ...]:
         """The sources that serve `zone`, in the order to try them; the first one holds

@@ -6,6 +6,7 @@ and GKE node pools with reservation affinity and flex-start."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -13,8 +14,11 @@ from cloud_fixtures import cloud_recording, with_pool
 from serving.crd_schema import errors
 from test_karpenter import NODE_CLASS, NODE_POOL, body, on_karpenter
 
+from inferplane.app.check import stack_of
 from inferplane.blueprint.model import CapacitySource, Environment
 from inferplane.components import capacity_sources
+from inferplane.policies.rules import gpu_budget, warm_replicas
+from inferplane.policies.stack import most_nodes
 
 EKS_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -226,3 +230,24 @@ def test_gke_node_pools_with_reservation_affinity_and_flex_start(prod: Environme
     assert second["autoscaling"]["minNodeCount"] == floor
     assert "reservationAffinity" not in second["nodeConfig"]
     assert pools[f"{base[zones[1]]}-od"]["autoscaling"]["minNodeCount"] == 0
+
+
+# --- what the capacity rules read --------------------------------------------------------
+def test_a_zone_s_sources_count_once_in_the_capacity_rules(staging: Environment) -> None:
+    """The groups of one zone are alternatives: the budget and headroom rules count the
+    zone's nodes.max once, and the warm-replica rule the first source's floor."""
+    env = with_pool(on_karpenter(staging), "l4", capacity_sources=(ON_DEMAND, SPOT))
+    stack = stack_of(env)
+    l4 = [g for g in stack.node_groups if g.pool == "l4"]
+    assert len(l4) == 2
+    assert most_nodes(l4) == 7
+    assert gpu_budget.pool_gpus(stack)["l4"] == (7, 1, 7)
+    short = with_pool(env, "l4", nodes=dataclasses.replace(env.pools["l4"].nodes, min=1, max=2))
+    findings = warm_replicas.RULE.run(stack_of(short))
+    assert [f.message for f in findings if f.field[-1] == "max"] == [
+        "in zone us-east-1a, nodes.max 2 (2 GPUs, the limit of the Karpenter NodePool) "
+        "cannot hold the 4 GPUs of the warm replicas placed there and its spare GPUs "
+        "(chat 1, ranker 1, toxicity 1, spare_gpus 1); raise nodes.max to 4",
+    ]
+    eks = with_pool(staging, "l4", capacity_sources=(RESERVATION, ON_DEMAND, SPOT))
+    assert gpu_budget.pool_gpus(stack_of(eks))["l4"] == (7, 1, 7)

@@ -25,6 +25,7 @@ from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath
 from inferplane.blueprint.loading.overrides import merged
 from inferplane.blueprint.model import (
     AlertReceiver,
+    Capacity,
     CapacitySource,
     ClusterSpec,
     Environment,
@@ -223,7 +224,7 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
         nodes=MinMax(
             nodes.get("min", defaults.POOL_NODES_MIN), nodes.get("max", defaults.POOL_NODES_MAX)
         ),
-        capacity="spot" if sources[0].kind == "spot" else "on_demand",
+        capacity=_market(spec.get("capacity", defaults.POOL_CAPACITY), sources),
         sharing=sharing,
         mig_profile=spec.get("mig_profile") if sharing == "mig" else None,
         time_slices=spec.get("time_slices", defaults.POOL_TIME_SLICES)
@@ -236,13 +237,20 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
     )
 
 
+def _market(raw: Any, sources: tuple[CapacitySource, ...]) -> Capacity:
+    """The scalar `capacity`, or the market of a list's first source."""
+    if isinstance(raw, str):
+        return "spot" if raw == "spot" else "on_demand"
+    return "spot" if sources and sources[0].kind == "spot" else "on_demand"
+
+
 def _capacity_sources(name: str, raw: Any, zones: tuple[str, ...]) -> tuple[CapacitySource, ...]:
-    """`gpu_pools.<pool>.capacity` as sources: a scalar is one source of that kind; a list
-    keeps its order. A reservation or block without `zone` serves the pool's one zone
+    """`gpu_pools.<pool>.capacity` as sources: none for a scalar (`GpuPool.sources_in`
+    reads `capacity` then); a list keeps its order. A reservation or block without `zone` serves the pool's one zone
     (`semantic_capacity_sources` refuses it on a pool of several)."""
     path: YamlPath = ("gpu_pools", name, "capacity")
     if isinstance(raw, str):
-        return (CapacitySource(raw, path),)  # type: ignore[arg-type]
+        return ()
     out: list[CapacitySource] = []
     for i, item in enumerate(raw):
         at: YamlPath = (*path, i)
