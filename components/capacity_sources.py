@@ -34,13 +34,13 @@ How the order reaches each autoscaler:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from inferplane.blueprint import naming
 from inferplane.blueprint.model import CapacitySource
 
 EKS_CAPACITY_TYPES = {
@@ -81,26 +81,15 @@ each later market gets ten less."""
 
 
 def source_suffix(source: CapacitySource) -> str:
-    """The suffix of a later source's node group: its market, or for a reservation or
-    Capacity Block the end of its id, so reordering the list renames only the groups whose
-    position changes between first and not first."""
-    if source.kind == "reservation":
-        return "r-" + _tail(source.reservation or "")
-    if source.kind == "capacity_block":
-        return "cb-" + (_tail(source.reservation) if source.reservation else "buy")
-    return {"on_demand": "od", "spot": "spot", "flex_start": "flex"}[source.kind]
-
-
-def _tail(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[-8:].strip("-")
+    """The suffix of a later source's node group (`naming.source_suffix`)."""
+    return naming.source_suffix(source.kind, source.reservation)
 
 
 def group_name(first_name: str, source: CapacitySource, index: int, max_length: int) -> str:
     """The node group name of the zone's `index`-th source: `first_name` for the first."""
     if index == 0:
         return first_name
-    suffix = "-" + source_suffix(source)
-    return first_name[: max_length - len(suffix)].rstrip("-") + suffix
+    return naming.source_group_name(first_name, source.kind, source.reservation, max_length)
 
 
 def expander_priorities(groups_in_order: Sequence[Sequence[str]]) -> dict[int, list[str]]:

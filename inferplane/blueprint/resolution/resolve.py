@@ -246,8 +246,9 @@ def _market(raw: Any, sources: tuple[CapacitySource, ...]) -> Capacity:
 
 def _capacity_sources(name: str, raw: Any, zones: tuple[str, ...]) -> tuple[CapacitySource, ...]:
     """`gpu_pools.<pool>.capacity` as sources: none for a scalar (`GpuPool.sources_in`
-    reads `capacity` then); a list keeps its order. A reservation or block without `zone` serves the pool's one zone
-    (`semantic_capacity_sources` refuses it on a pool of several)."""
+    reads `capacity` then); a list keeps its order. A reservation or block without `zone`
+    serves the pool's one zone (`semantic_capacity_sources` refuses it on a pool of
+    several)."""
     path: YamlPath = ("gpu_pools", name, "capacity")
     if isinstance(raw, str):
         return ()
