@@ -411,9 +411,21 @@ class GpuNodePool(pulumi.ComponentResource):
         floor = args.nodes_min_per_zone if first else 0
         template = None
         if source.reserved:
+            reservation: pulumi.Input[str] = source.reservation or ""
+            if source.reservation is None:  # offering: auto, buy: true
+                reservation = capacity_sources.eks_bought_block(
+                    f"{name}-block",
+                    source,
+                    zone=zone,
+                    instance_type=args.instance_type,
+                    instance_count=args.nodes_max_per_zone,
+                    tags=aws_tags(args.owner, **{naming.POOL_LABEL: args.pool_name}),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
             lt = capacity_sources.eks_launch_template(
                 f"{name}-template",
                 source,
+                reservation_id=reservation,
                 disk_gib=args.disk_size_gib,
                 tags=aws_tags(args.owner, **{naming.POOL_LABEL: args.pool_name}),
                 opts=pulumi.ResourceOptions(parent=self),

@@ -251,3 +251,31 @@ def test_a_zone_s_sources_count_once_in_the_capacity_rules(staging: Environment)
     ]
     eks = with_pool(staging, "l4", capacity_sources=(RESERVATION, ON_DEMAND, SPOT))
     assert gpu_budget.pool_gpus(stack_of(eks))["l4"] == (7, 1, 7)
+
+
+def test_a_block_to_buy_is_bought_from_the_offering_and_launched_into(
+    staging: Environment,
+) -> None:
+    offer = CapacitySource("capacity_block", AT, zone="us-east-1a", offering_hours=48, buy=True)
+    env = with_pool(staging, "l4", capacity_sources=(offer, ON_DEMAND))
+    rec = cloud_recording(env)
+    (lookup,) = [
+        i
+        for i in rec.invokes
+        if i.token == "aws:ec2/getCapacityBlockOffering:getCapacityBlockOffering"
+    ]
+    assert lookup.args == {
+        "capacityDurationHours": 48,
+        "instanceCount": 7,
+        "instanceType": "g6.2xlarge",
+    }
+    (block,) = rec.of_type(capacity_sources.BOUGHT_BLOCK_TYPE)
+    assert block.inputs["capacityBlockOfferingId"] == "cb-0offline000000000"
+    assert block.inputs["instancePlatform"] == "Linux/UNIX"
+    assert block.inputs["tags"]["inferplane.dev/pool"] == "l4"
+    (template,) = rec.of_type(LAUNCH_TEMPLATE)
+    assert template.inputs["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    target = template.inputs["capacityReservationSpecification"]["capacityReservationTarget"]
+    assert target["capacityReservationId"]  # the bought block's id
+    first = groups(env)["support-assistant-staging-l4-a"]
+    assert first["capacityType"] == "CAPACITY_BLOCK"
