@@ -95,3 +95,27 @@ def test_no_section_without_a_listed_pool(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert plan.run(_args(ROOT / "blueprints" / "chat-minimal.yaml", "prod", out)) == 0
     assert "capacity_sources" not in json.loads((out / "plan.json").read_text())
+
+
+def test_check_says_the_preflight_was_not_checked_and_why(tmp_path: Path) -> None:
+    from inferplane.app.check import check_files
+    from inferplane.app.report import to_json, to_text
+
+    path = _blueprint(tmp_path)
+    report = check_files([str(path)], ["prod"], str(ROOT / "policies" / "platform-config.yaml"))
+    assert report.not_checked == [
+        {
+            "blueprint": str(path),
+            "environment": "prod",
+            "check": "capacity-preflight",
+            "reason": plan_sources.NOT_CHECKED,
+        }
+    ]
+    assert f"  not checked: capacity-preflight: {plan_sources.NOT_CHECKED}\n" in to_text(report)
+    assert to_json(report)["not_checked"] == report.not_checked
+    plain = check_files(
+        [str(ROOT / "blueprints" / "chat-minimal.yaml")],
+        ["prod"],
+        str(ROOT / "policies" / "platform-config.yaml"),
+    )
+    assert plain.not_checked == [] and "not_checked" not in to_json(plain)
