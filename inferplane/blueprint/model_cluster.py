@@ -132,11 +132,6 @@ class GpuPool:
         return tuple(s for s in sources if s.serves(zone) and s.launchable)
 
     @property
-    def has_fallback(self) -> bool:
-        """Whether any zone has more than one source to fall through."""
-        return any(len(self.sources_in(z)) > 1 for z in self.zones)
-
-    @property
     def slices_per_gpu(self) -> int:
         """Schedulable GPU units per physical GPU: MIG slices, time slices, or 1."""
         if self.sharing == "mig" and self.mig_profile:
