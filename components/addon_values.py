@@ -394,11 +394,22 @@ def cluster_autoscaler_image_tag(kubernetes_version: str) -> str:
 
 
 def cluster_autoscaler_values(
-    region: str, kubernetes_version: str, cluster: str, role_arn: pulumi.Input[str]
+    region: str,
+    kubernetes_version: str,
+    cluster: str,
+    role_arn: pulumi.Input[str],
+    priorities: Mapping[int, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Cluster Autoscaler values: node groups auto-discovered by tag, least-waste
-    expansion, per-zone groups of one pool balanced (they differ only in the zone label)."""
-    return {
+    expansion, per-zone groups of one pool balanced (they differ only in the zone label).
+
+    `priorities` (`inferplane.components.capacity_sources.expander_priorities`), where a
+    pool lists several capacity sources: the ``priority`` expander first, least-waste among
+    the groups it ties ("From 1.23.0 onwards, multiple expanders may be passed, i.e.
+    ``--expander=priority,least-waste``", kubernetes/autoscaler
+    ``cluster-autoscaler/FAQ.md``), with the chart's ``expanderPriorities`` as its
+    ConfigMap."""
+    values: dict[str, Any] = {
         "cloudProvider": "aws",
         "awsRegion": region,
         "autoDiscovery": {"clusterName": cluster},
@@ -417,3 +428,8 @@ def cluster_autoscaler_values(
             "skip-nodes-with-local-storage": False,
         },
     }
+    if priorities:
+        values["extraArgs"]["expander"] = "priority,least-waste"
+        # String keys (resource inputs are JSON); the chart reads each with ``$k | int``.
+        values["expanderPriorities"] = {str(k): list(v) for k, v in sorted(priorities.items())}
+    return values

@@ -13,7 +13,7 @@ explicit resources so their Pod Security labels are part of the plan.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,10 @@ class ClusterAddonsArgs:
     """With `keda_http_add_on`: install it. False: the cluster runs it already."""
     install_aws_load_balancer_controller: bool = True
     """AWS: install the Load Balancer Controller and its IRSA role."""
+    expander_priorities: Mapping[int, Sequence[str]] | None = None
+    """AWS with an installed Cluster Autoscaler: node group id patterns by priority, for a
+    pool that lists several capacity sources (`capacity_sources.expander_priorities`).
+    Default: none, and least-waste expansion alone."""
     install_cluster_autoscaler: bool = True
     """AWS: install the Cluster Autoscaler and its IRSA role. False: the cluster runs a
     Cluster Autoscaler of its own that discovers the GPU node groups by their tags
@@ -388,7 +392,11 @@ class ClusterAddons(pulumi.ComponentResource):
                 args.cluster_autoscaler_version,
                 naming.KUBE_SYSTEM_NAMESPACE,
                 addon_values.cluster_autoscaler_values(
-                    args.region, args.kubernetes_version, cluster, ca_role_arn
+                    args.region,
+                    args.kubernetes_version,
+                    cluster,
+                    ca_role_arn,
+                    args.expander_priorities,
                 ),
                 [],
             )

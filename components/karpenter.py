@@ -35,7 +35,9 @@ NODE_CLASS_KIND = "EC2NodeClass"
 ZONE_KEY = naming.TOPOLOGY_ZONE_LABEL
 INSTANCE_TYPE_KEY = "node.kubernetes.io/instance-type"
 CAPACITY_TYPE_KEY = "karpenter.sh/capacity-type"
-"""Values ``on-demand`` and ``spot`` (Karpenter v1.14 docs, ``concepts/nodepools.md``)."""
+"""Values ``on-demand``, ``spot`` and ``reserved`` (Karpenter v1.14 docs,
+``concepts/nodepools.md``; ``reserved`` for capacity reservations: Karpenter docs
+``tasks/odcrs.md``, native since v1.3, Capacity Blocks since v1.6)."""
 GPU_COUNT_KEY = "karpenter.k8s.aws/instance-gpu-count"
 """One of the ``karpenter.k8s.aws`` labels a NodePool may require (the CRD's requirement
 key validation lists it); it also tells a reader of the NodePool how many GPUs a node has,
@@ -68,8 +70,17 @@ def node_pool_spec(
     nodes_max: int,
     labels: Mapping[str, str],
     taint: tuple[str, str, str],
+    capacity_type: str | None = None,
+    weight: int | None = None,
 ) -> dict[str, Any]:
     """The ``spec`` of one pool's NodePool in `zone`.
+
+    `capacity_type`, a ``karpenter.sh/capacity-type`` value (``reserved``, ``on-demand``,
+    ``spot``), replaces `capacity` where a pool lists several capacity sources: one
+    NodePool per market, each with a `weight` (``spec.weight``, 1 to 100, "a higher
+    numerical weight indicates that this nodepool will be ordered ahead of other nodepools
+    with lower weights": kubernetes-sigs/karpenter v1.14.1 ``pkg/apis/v1/nodepool.go``), so
+    Karpenter tries them in the pool's order (`inferplane.components.capacity_sources`).
 
     ``limits`` is a total over the NodePool's nodes, not per node: the zone's `nodes_max`
     nodes of `gpus_per_node` GPUs each. ``consolidationPolicy: WhenEmpty``: Karpenter never
@@ -78,7 +89,7 @@ def node_pool_spec(
     replaced on a timer (default 720h) while it serves; nodes change when the pinned AMI
     does (drift), one at a time (`DISRUPTION_BUDGET_NODES`)."""
     key, value, effect = taint
-    return {
+    spec: dict[str, Any] = {
         "template": {
             "metadata": {"labels": dict(labels)},
             "spec": {
@@ -90,7 +101,7 @@ def node_pool_spec(
                 "requirements": [
                     requirement(ZONE_KEY, zone),
                     requirement(INSTANCE_TYPE_KEY, instance_type),
-                    requirement(CAPACITY_TYPE_KEY, CAPACITY_TYPES[capacity]),
+                    requirement(CAPACITY_TYPE_KEY, capacity_type or CAPACITY_TYPES[capacity]),
                     requirement(GPU_COUNT_KEY, str(gpus_per_node)),
                 ],
                 "taints": [{"key": key, "value": value, "effect": effect}],
@@ -104,6 +115,9 @@ def node_pool_spec(
             "budgets": [{"nodes": DISRUPTION_BUDGET_NODES}],
         },
     }
+    if weight is not None:
+        spec["weight"] = weight
+    return spec
 
 
 def node_class_spec(
@@ -114,14 +128,18 @@ def node_class_spec(
     security_groups: Sequence[Mapping[str, Any]],
     disk_gib: int,
     tags: Mapping[str, str],
+    capacity_reservations: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The ``spec`` of one pool's EC2NodeClass: the pinned AMI alias, the node role, the
     environment's own subnets by id (never a tag another cluster may share), the security
     groups `security_groups` selects (terms of ``tags``, ``id`` or ``name``, ORed:
     ``securityGroupSelectorTerms`` of the v1.14.1 EC2NodeClass CRD), an encrypted gp3 root
     volume of the pool's disk size, and IMDSv2 only (one hop: pods cannot reach the node's
-    credentials)."""
-    return {
+    credentials). `capacity_reservations`, when given, become
+    ``capacityReservationSelectorTerms``: the reservations and Capacity Blocks its nodes may
+    launch into (v1.14.1 EC2NodeClass CRD; Karpenter uses no reservation it does not select,
+    "Karpenter does **not** support open matching for ODCRs", Karpenter docs ``tasks/odcrs.md``)."""
+    spec: dict[str, Any] = {
         "role": node_role,
         "amiSelectorTerms": [{"alias": ami_alias}],
         "subnetSelectorTerms": [{"id": subnet} for subnet in subnet_ids],
@@ -144,6 +162,9 @@ def node_class_spec(
         },
         "tags": dict(tags),
     }
+    if capacity_reservations:
+        spec["capacityReservationSelectorTerms"] = [dict(t) for t in capacity_reservations]
+    return spec
 
 
 def _plain(term: Mapping[str, Any]) -> dict[str, Any]:

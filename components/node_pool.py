@@ -28,7 +28,8 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.derived.node_shape import gpu_node_labels
-from inferplane.components import karpenter
+from inferplane.blueprint.model import CapacitySource
+from inferplane.components import capacity_sources, karpenter
 from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_labels
 from inferplane.components.cluster_eks import GPU_AMI_TYPE
 from inferplane.components.cluster_gke import NODE_IMAGE, NODE_OAUTH_SCOPES
@@ -84,6 +85,11 @@ class GpuNodePoolArgs:
     """Most nodes of each zone's group. Default: four."""
     capacity: Literal["on_demand", "spot"] = "on_demand"
     """``spot`` nodes may be reclaimed by the cloud at any time. Default: on-demand nodes."""
+    capacity_sources: tuple[CapacitySource, ...] = ()
+    """Where the nodes come from, in the order to try them (reservations, Capacity Blocks,
+    flex-start, on-demand, spot): one node group per source and zone, the first at
+    `nodes_min_per_zone`, the others from zero (`inferplane.components.capacity_sources`).
+    Default: one source, `capacity`."""
     sharing: Literal["exclusive", "mig", "time_slicing"] = "exclusive"
     """How pods share a GPU: ``exclusive`` (a whole GPU each), ``mig`` (`mig_profile`
     slices) or ``time_slicing`` (`time_slices_per_gpu` pods per GPU). Default: exclusive."""
@@ -132,6 +138,11 @@ class GpuNodePoolArgs:
         if self.sharing == "time_slicing":
             return self.time_slices_per_gpu
         return 1
+
+    def sources_in(self, zone: str) -> tuple[CapacitySource, ...]:
+        """The sources that launch nodes in `zone`, in order."""
+        sources = self.capacity_sources or (CapacitySource(self.capacity, ()),)
+        return tuple(s for s in sources if s.serves(zone) and s.launchable)
 
     @property
     def gpu_resource(self) -> str:
@@ -221,12 +232,16 @@ class GpuNodePool(pulumi.ComponentResource):
     """One GPU node group per zone of a pool (`naming.node_group_name`).
 
     Outputs:
-      node_groups: zone -> node group (`aws.eks.NodeGroup` / `gcp.container.NodePool`).
-      node_group_names: zone -> node group name.
+      node_groups: zone -> the node group of the zone's first capacity source
+        (`aws.eks.NodeGroup` / `gcp.container.NodePool` / Karpenter NodePool).
+      node_group_names: zone -> that node group's name.
+      source_groups: zone -> the names of the zone's node groups (NodePools with
+        Karpenter), one per capacity source (Karpenter: per market) in the pool's order.
     """
 
     node_groups: dict[str, pulumi.CustomResource]
     node_group_names: dict[str, str]
+    source_groups: dict[str, tuple[str, ...]]
 
     def __init__(
         self, name: str, args: GpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
@@ -240,6 +255,7 @@ class GpuNodePool(pulumi.ComponentResource):
             )
         self.node_groups = {}
         self.node_group_names = {}
+        self.source_groups = {}
         owner = args.owner
         limit = EKS_NODE_GROUP_NAME_MAX if args.cloud == "aws" else GKE_NODE_POOL_NAME_MAX
         karpenter_class = self._karpenter_class(name, args) if args.karpenter_node_role else None
@@ -248,18 +264,59 @@ class GpuNodePool(pulumi.ComponentResource):
                 owner.blueprint, owner.environment, args.pool_name, zone, limit
             )
             resource_name = f"{name}-{naming.zone_suffix(zone)}"
+            sources = args.sources_in(zone)
             if karpenter_class is not None:
-                self.node_groups[zone] = self._karpenter_pool(
-                    resource_name, group, zone, args, karpenter_class
-                )
-            elif args.cloud == "aws":
-                self.node_groups[zone] = self._eks(resource_name, group, zone, args)
-            else:
-                self.node_groups[zone] = self._gke(resource_name, group, zone, args)
-            self.node_group_names[zone] = group
+                self._karpenter_pools(resource_name, group, zone, args, karpenter_class, limit)
+                continue
+            names: list[str] = []
+            for i, source in enumerate(sources):
+                group_i = capacity_sources.group_name(group, source, i, limit)
+                suffix = "" if i == 0 else "-" + capacity_sources.source_suffix(source)
+                if args.cloud == "aws":
+                    made: pulumi.CustomResource = self._eks(
+                        resource_name + suffix, group_i, zone, args, source, first=i == 0
+                    )
+                else:
+                    made = self._gke(resource_name + suffix, group_i, zone, args, source, i == 0)
+                if i == 0:
+                    self.node_groups[zone] = made
+                    self.node_group_names[zone] = group_i
+                names.append(group_i)
+            self.source_groups[zone] = tuple(names)
         self.register_outputs(
-            {"node_groups": self.node_groups, "node_group_names": self.node_group_names}
+            {
+                "node_groups": self.node_groups,
+                "node_group_names": self.node_group_names,
+                "source_groups": self.source_groups,
+            }
         )
+
+    def _karpenter_pools(
+        self, name: str, group: str, zone: str, args: GpuNodePoolArgs, node_class: str, limit: int
+    ) -> None:
+        """One NodePool per market of the zone's sources, weighted in the pool's order; one
+        source keeps today's single unweighted NodePool."""
+        markets = capacity_sources.karpenter_markets(args.sources_in(zone))
+        if len(markets) < 2:
+            single = markets[0][0] if markets else None
+            self.node_groups[zone] = self._karpenter_pool(
+                name, group, zone, args, node_class, single
+            )
+            self.node_group_names[zone] = group
+            self.source_groups[zone] = (group,)
+            return
+        names: list[str] = []
+        for i, (market, weight) in enumerate(markets):
+            suffix = "" if i == 0 else "-" + market
+            group_i = group if i == 0 else group[: limit - len(suffix)].rstrip("-") + suffix
+            made = self._karpenter_pool(
+                name + suffix, group_i, zone, args, node_class, market, weight
+            )
+            if i == 0:
+                self.node_groups[zone] = made
+                self.node_group_names[zone] = group_i
+            names.append(group_i)
+        self.source_groups[zone] = tuple(names)
 
     def _karpenter_opts(self, args: GpuNodePoolArgs) -> pulumi.ResourceOptions:
         if (
@@ -295,13 +352,23 @@ class GpuNodePool(pulumi.ComponentResource):
                 security_groups=args.karpenter_security_groups,
                 disk_gib=args.disk_size_gib,
                 tags=aws_tags(owner, **{naming.POOL_LABEL: args.pool_name}),
+                capacity_reservations=capacity_sources.karpenter_reservation_terms(
+                    [s for z in args.zones for s in args.sources_in(z)]
+                ),
             ),
             opts=opts,
         )
         return class_name
 
     def _karpenter_pool(
-        self, name: str, group: str, zone: str, args: GpuNodePoolArgs, node_class: str
+        self,
+        name: str,
+        group: str,
+        zone: str,
+        args: GpuNodePoolArgs,
+        node_class: str,
+        capacity_type: str | None = None,
+        weight: int | None = None,
     ) -> k8s.apiextensions.CustomResource:
         """One zone's NodePool, named like the node group it replaces."""
         return k8s.apiextensions.CustomResource(
@@ -318,17 +385,54 @@ class GpuNodePool(pulumi.ComponentResource):
                 nodes_max=args.nodes_max_per_zone,
                 labels=node_labels(args, zone),
                 taint=gpu_taint(),
+                capacity_type=capacity_type,
+                weight=weight,
             ),
             opts=self._karpenter_opts(args),
         )
 
-    def _eks(self, name: str, group: str, zone: str, args: GpuNodePoolArgs) -> aws.eks.NodeGroup:
+    def _eks(
+        self,
+        name: str,
+        group: str,
+        zone: str,
+        args: GpuNodePoolArgs,
+        source: CapacitySource,
+        first: bool,
+    ) -> aws.eks.NodeGroup:
+        """One source's node group in `zone`: the first holds the zone's minimum, the others
+        start empty; a reservation or Capacity Block launches through its launch template."""
         if args.node_role_arn is None or not args.subnet_ids_by_zone:
             raise ValueError("GpuNodePool on AWS needs node_role_arn and subnet_ids_by_zone")
         if zone not in args.subnet_ids_by_zone:
             raise ValueError(f"pool {args.pool_name}: no subnet for zone {zone}")
         key, value, _ = gpu_taint()
         ca_tags = autoscaler_tags(args, zone)
+        floor = args.nodes_min_per_zone if first else 0
+        template = None
+        if source.reserved:
+            reservation: pulumi.Input[str] = source.reservation or ""
+            if source.reservation is None:  # offering: auto, buy: true
+                reservation = capacity_sources.eks_bought_block(
+                    f"{name}-block",
+                    source,
+                    zone=zone,
+                    instance_type=args.instance_type,
+                    instance_count=args.nodes_max_per_zone,
+                    tags=aws_tags(args.owner, **{naming.POOL_LABEL: args.pool_name}),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            lt = capacity_sources.eks_launch_template(
+                f"{name}-template",
+                source,
+                reservation_id=reservation,
+                disk_gib=args.disk_size_gib,
+                tags=aws_tags(args.owner, **{naming.POOL_LABEL: args.pool_name}),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            template = aws.eks.NodeGroupLaunchTemplateArgs(
+                id=lt.id, version=lt.latest_version.apply(str)
+            )
         node_group = aws.eks.NodeGroup(
             name,
             cluster_name=args.cluster_name,
@@ -337,12 +441,13 @@ class GpuNodePool(pulumi.ComponentResource):
             subnet_ids=[args.subnet_ids_by_zone[zone]],
             instance_types=[args.instance_type],
             ami_type=GPU_AMI_TYPE,
-            capacity_type="SPOT" if args.capacity == "spot" else "ON_DEMAND",
-            disk_size=args.disk_size_gib,
+            capacity_type=capacity_sources.EKS_CAPACITY_TYPES[source.kind],
+            disk_size=None if template else args.disk_size_gib,
+            launch_template=template,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=args.nodes_min_per_zone,
+                min_size=floor,
                 max_size=args.nodes_max_per_zone,
-                desired_size=args.nodes_min_per_zone,
+                desired_size=floor,
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             labels=node_labels(args, zone),
@@ -376,13 +481,21 @@ class GpuNodePool(pulumi.ComponentResource):
         return node_group
 
     def _gke(
-        self, name: str, group: str, zone: str, args: GpuNodePoolArgs
+        self,
+        name: str,
+        group: str,
+        zone: str,
+        args: GpuNodePoolArgs,
+        source: CapacitySource,
+        first: bool,
     ) -> gcp.container.NodePool:
         if args.gpu.gcp_accelerator is None:
             raise ValueError(f"pool {args.pool_name}: {args.gpu.id} is not offered on GCP")
         if args.cluster_location is None or args.project is None:
             raise ValueError("GpuNodePool on GCP needs cluster_location and project")
         key, value, _ = gpu_taint()
+        floor = args.nodes_min_per_zone if first else 0
+        affinity = capacity_sources.gke_reservation_affinity(source)
         return gcp.container.NodePool(
             name,
             name=group,
@@ -390,10 +503,10 @@ class GpuNodePool(pulumi.ComponentResource):
             location=args.cluster_location,
             project=args.project,
             node_locations=[zone],
-            initial_node_count=args.nodes_min_per_zone,
+            initial_node_count=floor,
             # Per zone; with one zone per pool these are the pool's node counts.
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                min_node_count=args.nodes_min_per_zone, max_node_count=args.nodes_max_per_zone
+                min_node_count=floor, max_node_count=args.nodes_max_per_zone
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
@@ -404,7 +517,15 @@ class GpuNodePool(pulumi.ComponentResource):
                 image_type=NODE_IMAGE,
                 disk_size_gb=args.disk_size_gib,
                 disk_type="pd-balanced",
-                spot=args.capacity == "spot",
+                spot=source.kind == "spot",
+                # pulumi-gcp 10.2.0 NodePoolNodeConfigArgs.flex_start: "Enables Flex Start
+                # provisioning model for the node pool" (GKE's Dynamic Workload Scheduler).
+                flex_start=True if source.kind == "flex_start" else None,
+                reservation_affinity=gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+                    **affinity
+                )
+                if affinity
+                else None,
                 labels=node_labels(args, zone),
                 resource_labels=gcp_labels(args.owner, pool=args.pool_name, zone=zone),
                 taints=[

@@ -17,6 +17,7 @@ from inferplane.blueprint.derived import scale_out
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.blueprint.triton_model import engine_steps
 from inferplane.blueprint.upstream import gke_drivers
+from inferplane.components import capacity_sources, node_pool
 from inferplane.components.addon_values import AlertReceiverValues
 from inferplane.components.addons import ClusterAddonsArgs
 from inferplane.components.cloud import Ownership
@@ -88,6 +89,7 @@ def node_pool_args(
         nodes_min_per_zone=pool.nodes.min,
         nodes_max_per_zone=pool.nodes.max,
         capacity=pool.capacity,
+        capacity_sources=pool.capacity_sources,
         sharing=pool.sharing,
         mig_profile=pool.mig_profile,
         time_slices_per_gpu=pool.time_slices,
@@ -150,6 +152,26 @@ def alert_receivers(env: Environment) -> tuple[AlertReceiverValues, ...]:
     )
 
 
+def expander_priorities(env: Environment) -> dict[int, list[str]] | None:
+    """The Cluster Autoscaler's priority table for the pools that list several capacity
+    sources (`capacity_sources.expander_priorities`); None when no pool does."""
+    if env.cloud != "aws" or env.cluster.addons.karpenter.existing:
+        return None
+    groups: list[list[str]] = []
+    for pool in env.pools.values():
+        for zone in pool.zones:
+            first = naming.node_group_name(
+                env.blueprint, env.name, pool.name, zone, node_pool.EKS_NODE_GROUP_NAME_MAX
+            )
+            groups.append(
+                [
+                    capacity_sources.group_name(first, s, i, node_pool.EKS_NODE_GROUP_NAME_MAX)
+                    for i, s in enumerate(pool.sources_in(zone))
+                ]
+            )
+    return capacity_sources.expander_priorities(groups) or None
+
+
 def addons_args(
     env: Environment,
     cluster: Cluster,
@@ -201,6 +223,7 @@ def addons_args(
         install_cluster_autoscaler=not (
             addons.cluster_autoscaler.existing or addons.karpenter.existing
         ),
+        expander_priorities=expander_priorities(env),
         vpc_id=cluster.vpc_id,
         oidc_provider_arn=cluster.oidc_provider_arn,
         oidc_issuer=cluster.oidc_issuer,

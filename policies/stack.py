@@ -67,6 +67,20 @@ class NodeGroup:
 KARPENTER_GPU_COUNT = "karpenter.k8s.aws/instance-gpu-count"
 
 
+def most_nodes(groups: tuple[NodeGroup, ...] | list[NodeGroup]) -> int:
+    """The most nodes `groups` (of one pool) hold: per zone the largest ``max_nodes``, summed
+    over zones. A zone's groups are its capacity sources, tried in order
+    (the blueprint's `capacity` list): the autoscaler adds a node to a later one
+    only for a pod the earlier ones could not place, so together they hold what the zone's
+    pods need, at most ``nodes.max``, not the sum of their maxima. A group whose zone is
+    unknown counts alone."""
+    per_zone: dict[object, int] = {}
+    for i, g in enumerate(groups):
+        key: object = g.zones if g.zones else i
+        per_zone[key] = max(per_zone.get(key, 0), g.max_nodes or 0)
+    return sum(per_zone.values())
+
+
 def _karpenter_node_pool(r: Resource) -> NodeGroup:
     """A Karpenter NodePool (`inferplane.components.karpenter`). Karpenter keeps no minimum:
     it launches nodes for the pods that ask, up to the NodePool's total GPU limit, and warm

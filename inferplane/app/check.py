@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from inferplane.app import plan_sources
 from inferplane.app.exits import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -384,6 +385,16 @@ def check_files(
             continue
         report.results.extend(found)
         report.checked.extend((doc.source.file, n) for n in chosen)
+        report.not_checked.extend(
+            {
+                "blueprint": doc.source.file,
+                "environment": env.name,
+                "check": "capacity-preflight",
+                "reason": plan_sources.NOT_CHECKED,
+            }
+            for env in environments
+            if not env.kubernetes and plan_sources.listed(env)
+        )
     report.results.sort(key=Result.sort_key)
     report.invalid.sort(key=lambda d: (d.location, format_path(d.path)))
     return report

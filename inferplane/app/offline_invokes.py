@@ -207,6 +207,15 @@ def answers(facts: CloudFacts) -> dict[str, Callable[[Mapping[str, Any]], Output
             "endpoint": f"ec2.{region}.amazonaws.com",
             "description": region,
         },
+        # An offering found offline: in no zone, so the zone check has nothing to refuse.
+        "aws:ec2/getCapacityBlockOffering:getCapacityBlockOffering": lambda a: {
+            **a,
+            "id": "cb-offline",
+            "capacityBlockOfferingId": "cb-0offline000000000",
+            "availabilityZone": "",
+            "currencyCode": "USD",
+            "upfrontFee": "0",
+        },
         "aws:index/getPartition:getPartition": lambda a: {
             "id": "aws",
             "partition": "aws",

@@ -99,6 +99,13 @@ def run(args: argparse.Namespace) -> int:
     print(file=out)
     for line in render_routing(env):
         print(printable(line), file=out)
+    from inferplane.app import plan_sources
+
+    sources = plan_sources.section(env, platform)
+    if sources:
+        print(file=out)
+        for line in plan_sources.render(sources):
+            print(printable(line), file=out)
     from inferplane.app import plan_capacity
     from inferplane.blueprint.capacity import planner
 
@@ -122,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
                     secrets,
                     _with_capacity(model_entries(budgets), env, capacity),
                     [s.to_json() for s in shapes] if shapes is not None else None,
+                    sources,
                 ),
             )
         except plan_output.OutputDirError as exc:

@@ -113,8 +113,11 @@ def plan_document(
     secrets: list[dict[str, Any]] | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
     nodes: list[dict[str, Any]] | None = None,
+    capacity_sources: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The content of plan.json; `secrets` lists the secret references (no values) that
+    """The content of plan.json. `capacity_sources` (only where a pool lists its sources):
+    the sources per pool and zone with their preflight (`inferplane.app.plan_sources`).
+    `secrets` lists the secret references (no values) that
     `inferplane.app.plan_secrets` found; `models` what the plan knows per model
     (``{name: {"scale_out": {...}}}``, `inferplane.app.plan.model_entries`), sorted by name;
     `nodes` (a kubernetes environment only) the GPU nodes the cluster must already have,
@@ -128,6 +131,8 @@ def plan_document(
     }
     if nodes is not None:
         doc["nodes"] = nodes
+    if capacity_sources is not None:
+        doc["capacity_sources"] = dict(capacity_sources)
     doc["resources"] = [_entry(res, names) for _, res in tree_order(recording)]
     return doc
 
@@ -298,9 +303,10 @@ def files(
     secrets: list[dict[str, Any]] | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
     nodes: list[dict[str, Any]] | None = None,
+    capacity_sources: Mapping[str, Any] | None = None,
 ) -> Iterable[tuple[str, str]]:
     """Every output file as (relative path, text)."""
-    doc = plan_document(recording, blueprint, environment, secrets, models, nodes)
+    doc = plan_document(recording, blueprint, environment, secrets, models, nodes, capacity_sources)
     yield PLAN_FILE, json.dumps(doc, indent=2, sort_keys=False) + "\n"
     for name, obj in manifests(recording):
         yield f"manifests/{name}", dump_yaml(obj)

@@ -54,6 +54,10 @@ class CheckReport:
     """(blueprint file, environment) pairs that were checked, in order."""
     invalid: list[Diagnostic] = field(default_factory=list)
     """Why some inputs could not be checked (invalid blueprints or policy config)."""
+    not_checked: list[dict[str, str]] = field(default_factory=list)
+    """What an offline check cannot judge, per environment (blueprint, environment, check,
+    reason): the preflight of the capacity sources of pools that list them, which needs the
+    cloud's answers (`inferplane.app.plan_sources.NOT_CHECKED`)."""
 
     @property
     def mandatory(self) -> int:
@@ -142,14 +146,15 @@ def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
 
 
 def to_json(report: CheckReport) -> dict[str, Any]:
-    return _printable_tree(
-        {
-            "version": JSON_VERSION,
-            "diagnostics": [diagnostic_dict(d) for d in report.invalid],
-            "results": [result_dict(r) for r in report.results],
-            "summary": report.summary(),
-        }
-    )
+    doc: dict[str, Any] = {
+        "version": JSON_VERSION,
+        "diagnostics": [diagnostic_dict(d) for d in report.invalid],
+        "results": [result_dict(r) for r in report.results],
+        "summary": report.summary(),
+    }
+    if report.not_checked:  # only where a pool lists its capacity sources
+        doc["not_checked"] = list(report.not_checked)
+    return _printable_tree(doc)
 
 
 # --- sarif ---------------------------------------------------------------------------------
@@ -393,6 +398,9 @@ def to_text(report: CheckReport, *, color: bool = False) -> str:
         out.extend(_block(r, source, color) for r in results)
         if not results:
             out.append("  no findings\n")
+        for skipped in report.not_checked:
+            if (skipped["blueprint"], skipped["environment"]) == (file, env):
+                out.append(f"  not checked: {skipped['check']}: {skipped['reason']}\n")
     if extra:
         out.append(_paint("blueprint-wide", "1", color))
         out.extend(_block(r, source, color) for r in extra)

@@ -17,6 +17,7 @@ from inferplane.blueprint.errors import YamlPath
 Cloud = Literal["aws", "gcp", "kubernetes"]
 Sharing = Literal["exclusive", "mig", "time_slicing"]
 Capacity = Literal["on_demand", "spot"]
+SourceKind = Literal["reservation", "capacity_block", "flex_start", "on_demand", "spot"]
 Scheme = Literal["internal", "external"]
 ServiceType = Literal["cluster_ip", "load_balancer"]
 
@@ -53,6 +54,50 @@ class ClusterSpec:
 
 
 @dataclass(frozen=True)
+class CapacitySource:
+    """One entry of a pool's ordered `capacity` list: where its nodes may come from.
+
+    A reservation or Capacity Block holds capacity in one zone (`zone`); the market sources
+    (`flex_start`, `on_demand`, `spot`) serve every zone of the pool."""
+
+    kind: SourceKind
+    path: YamlPath
+    """Where the blueprint (or the environment's overrides) wrote it."""
+    reservation: str | None = None
+    """A reservation's id (AWS) or name (GCP), or a Capacity Block's id; None for a market
+    source and for a Capacity Block looked up by offering."""
+    zone: str | None = None
+    """The zone a reservation or Capacity Block serves; None: every zone of the pool."""
+    ends: str | None = None
+    """A Capacity Block's end (``YYYY-MM-DDTHH:MM[:SS]Z``)."""
+    offering_hours: int | None = None
+    """A Capacity Block with ``offering: auto``: its length in hours."""
+    buy: bool = False
+    """A Capacity Block with ``offering: auto``: buy the offering found."""
+
+    @property
+    def reserved(self) -> bool:
+        """Paid for whether used or not: a reservation or a Capacity Block."""
+        return self.kind in ("reservation", "capacity_block")
+
+    @property
+    def launchable(self) -> bool:
+        """Whether nodes can be launched from it as the blueprint stands: a Capacity Block
+        looked up by offering and not bought has no reservation to launch into."""
+        return not (self.kind == "capacity_block" and self.reservation is None and not self.buy)
+
+    def serves(self, zone: str) -> bool:
+        return self.zone is None or self.zone == zone
+
+    @property
+    def label(self) -> str:
+        """How the plan names it: the kind, with the reservation where there is one."""
+        if self.kind == "capacity_block" and self.reservation is None:
+            return f"capacity_block(offering auto, {self.offering_hours}h)"
+        return f"{self.kind}({self.reservation})" if self.reservation else self.kind
+
+
+@dataclass(frozen=True)
 class GpuPool:
     """One GPU node pool; it becomes one node group per zone in `zones`."""
 
@@ -64,6 +109,8 @@ class GpuPool:
     nodes: MinMax
     """Nodes per zone."""
     capacity: Capacity
+    """The market of the pool's first capacity source: ``spot`` when that is spot, else
+    ``on_demand`` (reservations and Capacity Blocks are on-demand instances)."""
     sharing: Sharing
     mig_profile: str | None
     time_slices: int
@@ -72,6 +119,17 @@ class GpuPool:
     spare_gpus: int
     """GPU units (`gpu_resource` units) held free per zone by placeholder pods."""
     zones: tuple[str, ...]
+    capacity_sources: tuple[CapacitySource, ...] = ()
+    """The ordered capacity sources, when `capacity` is a list; empty when it is a scalar,
+    which `sources_in` reads as one source of that kind."""
+
+    def sources_in(self, zone: str) -> tuple[CapacitySource, ...]:
+        """The sources that serve `zone`, in the order to try them; the first one holds
+        the zone's `nodes.min`, the others start at zero nodes."""
+        sources = self.capacity_sources or (
+            CapacitySource(self.capacity, (*self.path, "capacity")),
+        )
+        return tuple(s for s in sources if s.serves(zone) and s.launchable)
 
     @property
     def slices_per_gpu(self) -> int:

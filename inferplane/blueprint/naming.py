@@ -8,6 +8,7 @@ blueprint live in one namespace named after the blueprint.
 from __future__ import annotations
 
 import hashlib
+import re
 
 # --- cluster add-ons: namespaces and Helm release names ---------------------------------
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
@@ -191,6 +192,25 @@ def node_group_name(blueprint: str, env: str, pool: str, zone: str, max_length: 
         return full
     tail = f"-{short_hash(full, length=8)}-{zone_suffix(zone)}"
     return full[: max_length - len(tail)].rstrip("-") + tail
+
+
+def source_suffix(kind: str, reservation: str | None) -> str:
+    """The suffix of the node group of a pool's later capacity source in a zone: its market,
+    or for a reservation or Capacity Block the end of its id (a Capacity Block to be bought
+    has none yet: ``cb-buy``), so reordering the list renames only the groups whose place
+    changes between first and not first."""
+    if kind in ("reservation", "capacity_block"):
+        tail = re.sub(r"[^a-z0-9]+", "-", (reservation or "").lower()).strip("-")[-8:]
+        prefix = "r" if kind == "reservation" else "cb"
+        return f"{prefix}-{tail.strip('-') or 'buy'}"
+    return {"on_demand": "od", "spot": "spot", "flex_start": "flex"}[kind]
+
+
+def source_group_name(first: str, kind: str, reservation: str | None, max_length: int) -> str:
+    """The node group of a zone's later capacity source: the first source's group name
+    `first` (`node_group_name`), cut to fit `max_length`, and `source_suffix`."""
+    suffix = "-" + source_suffix(kind, reservation)
+    return first[: max_length - len(suffix)].rstrip("-") + suffix
 
 
 def model_labels(blueprint: str, env: str, model: str) -> dict[str, str]:

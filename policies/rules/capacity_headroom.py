@@ -8,7 +8,7 @@ from typing import Any
 
 from inferplane.policies.framework import Finding, Rule, RuleConfig
 from inferplane.policies.resources import DEPLOYMENT, Resource, as_number, gpu_units
-from inferplane.policies.stack import ModelView, Stack, workload_min_replicas
+from inferplane.policies.stack import ModelView, Stack, most_nodes, workload_min_replicas
 
 KEDA_DEFAULT_MAX = 100
 
@@ -63,7 +63,7 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
         if groups:
             if any(g.max_nodes is None for g in groups):
                 continue  # unknown during preview
-            nodes = sum(g.max_nodes or 0 for g in groups)
+            nodes = most_nodes(groups)
         else:
             nodes = pool.nodes_max * len(pool.zones)
         capacity = nodes * pool.units_per_node

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
-from inferplane.policies.stack import Stack
+from inferplane.policies.stack import Stack, most_nodes
 
 
 def pool_gpus(stack: Stack) -> dict[str, tuple[int, int, int]]:
@@ -20,8 +20,9 @@ def pool_gpus(stack: Stack) -> dict[str, tuple[int, int, int]]:
         if groups:
             if any(g.max_nodes is None for g in groups):
                 continue  # unknown during preview
-            nodes = sum(g.max_nodes or 0 for g in groups)
-            zones, per_zone = len(groups), max(g.max_nodes or 0 for g in groups)
+            nodes = most_nodes(groups)
+            zones = len({g.zones or (str(i),) for i, g in enumerate(groups)})
+            per_zone = max(g.max_nodes or 0 for g in groups)
         else:
             zones, per_zone = len(pool.zones), pool.nodes_max
             nodes = zones * per_zone

@@ -156,7 +156,15 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
             if any(g.min_nodes is None for g in in_zone):
                 continue  # unknown during preview
             # A kubernetes environment's nodes are described, not created: the facts' count.
-            nodes = pool.nodes_min if stack.fixed_nodes else sum(g.min_nodes or 0 for g in in_zone)
+            # A zone's Karpenter NodePools, one per capacity market, share one limit's worth
+            # of pods; its node groups' later sources start at zero.
+            karpenter = bool(in_zone) and all(g.on_demand for g in in_zone)
+            held_nodes = (
+                max(g.min_nodes or 0 for g in in_zone)
+                if karpenter
+                else sum(g.min_nodes or 0 for g in in_zone)
+            )
+            nodes = pool.nodes_min if stack.fixed_nodes else held_nodes
             held = nodes * pool.units_per_node
             demand: list[tuple[str, float]] = []
             for model in models:

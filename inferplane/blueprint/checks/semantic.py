@@ -18,6 +18,7 @@ from collections.abc import Callable
 from inferplane.blueprint.checks import (
     semantic_addons,
     semantic_cache,
+    semantic_capacity_sources,
     semantic_environment,
     semantic_gke,
     semantic_karpenter,
@@ -60,6 +61,7 @@ CHECKS: list[Check] = [
     # Checks that see defaults, derived names and the cloud's limits.
     semantic_serving.check_defaulted_ranges,
     semantic_spare.check_spare_gpus,
+    semantic_capacity_sources.check_capacity_sources,
     semantic_serving.check_warmup_inputs,
     semantic_triton.check_backends,
     semantic_pipeline.check_pipelines,

@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import catalog, defaults
 from inferplane.blueprint.addons import resolve_addons
-from inferplane.blueprint.errors import BlueprintError, Diagnostic
+from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath
 from inferplane.blueprint.loading.overrides import merged
 from inferplane.blueprint.model import (
     AlertReceiver,
+    Capacity,
+    CapacitySource,
     ClusterSpec,
     Environment,
     GpuPool,
@@ -252,6 +254,8 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
         raise ValueError(f"no {cloud} instance type for {gpus_per_node} x {gpu.id}")
     nodes = spec.get("nodes") or {}
     sharing = spec.get("sharing", defaults.POOL_SHARING)
+    zones = tuple(spec.get("zones") or env_zones)
+    sources = _capacity_sources(name, spec.get("capacity", defaults.POOL_CAPACITY), zones)
     return GpuPool(
         name=name,
         path=("gpu_pools", name),
@@ -261,7 +265,7 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
         nodes=MinMax(
             nodes.get("min", defaults.POOL_NODES_MIN), nodes.get("max", defaults.POOL_NODES_MAX)
         ),
-        capacity=spec.get("capacity", defaults.POOL_CAPACITY),
+        capacity=_market(spec.get("capacity", defaults.POOL_CAPACITY), sources),
         sharing=sharing,
         mig_profile=spec.get("mig_profile") if sharing == "mig" else None,
         time_slices=spec.get("time_slices", defaults.POOL_TIME_SLICES)
@@ -269,8 +273,51 @@ def _pool(name: str, spec: Mapping[str, Any], cloud: str, env_zones: tuple[str, 
         else 1,
         disk_gib=spec.get("disk_gib", defaults.POOL_DISK_GIB),
         spare_gpus=spec.get("spare_gpus", defaults.POOL_SPARE_GPUS),
-        zones=tuple(spec.get("zones") or env_zones),
+        zones=zones,
+        capacity_sources=sources,
     )
+
+
+def _market(raw: Any, sources: tuple[CapacitySource, ...]) -> Capacity:
+    """The scalar `capacity`, or the market of a list's first source."""
+    if isinstance(raw, str):
+        return "spot" if raw == "spot" else "on_demand"
+    return "spot" if sources and sources[0].kind == "spot" else "on_demand"
+
+
+def _capacity_sources(name: str, raw: Any, zones: tuple[str, ...]) -> tuple[CapacitySource, ...]:
+    """`gpu_pools.<pool>.capacity` as sources: none for a scalar (`GpuPool.sources_in`
+    reads `capacity` then); a list keeps its order. A reservation or block without `zone`
+    serves the pool's one zone (`semantic_capacity_sources` refuses it on a pool of
+    several)."""
+    path: YamlPath = ("gpu_pools", name, "capacity")
+    if isinstance(raw, str):
+        return ()
+    out: list[CapacitySource] = []
+    for i, item in enumerate(raw):
+        at: YamlPath = (*path, i)
+        if isinstance(item, str):
+            out.append(CapacitySource(item, at))  # type: ignore[arg-type]
+            continue
+        zone = item.get("zone") or (zones[0] if len(zones) == 1 else None)
+        if "reservation" in item:
+            out.append(
+                CapacitySource("reservation", at, reservation=item["reservation"], zone=zone)
+            )
+            continue
+        block = item.get("capacity_block") or {}
+        out.append(
+            CapacitySource(
+                "capacity_block",
+                at,
+                reservation=block.get("id"),
+                zone=zone,
+                ends=block.get("ends"),
+                offering_hours=block.get("hours"),
+                buy=bool(block.get("buy", False)),
+            )
+        )
+    return tuple(out)
 
 
 def _receiver_secret(

@@ -1,0 +1,116 @@
+"""plan.json's ``capacity_sources`` and the plan's text about them: per pool, zone and
+capacity source, the node group that launches from it, its floor and ceiling, its price where
+the price table has one, and the preflight.
+
+Offline the preflight is never run: whether the instance type is offered in the zone, the
+quota covers ``nodes.max``, a reservation is in the zone with room for ``nodes.min`` and a
+Capacity Block's window covers the schedule are the cloud's answers, which only a run with
+credentials (``pulumi preview``) gets. Each source says so (``preflight.status: not
+checked``) rather than passing silently.
+
+Only environments whose pools list their capacity sources get the section, so the plan of
+a pool with a scalar ``capacity`` is what it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inferplane.blueprint import naming
+from inferplane.blueprint.capacity.prices import Price, price
+from inferplane.blueprint.model import CapacitySource, Environment, GpuPool
+
+EKS_NAME_MAX = 63
+GKE_NAME_MAX = 40
+"""Node group name limits (`inferplane.components.node_pool`): EKS 63, GKE 40 characters."""
+HOURS_PER_MONTH = 730
+"""The month the cost figures use: 365 × 24 / 12 hours."""
+NOT_CHECKED = (
+    "offline: the zone's offering of the instance type, the quota, the reservation's zone "
+    "and free count and the Capacity Block's window are the cloud's answers, which only a "
+    "run with credentials (pulumi preview) gets"
+)
+PRICED_AS_ON_DEMAND = ("reservation", "on_demand")
+"""Sources billed at the on-demand rate: an On-Demand Capacity Reservation is billed as
+on-demand instances whether used or not (EC2 User Guide, "Capacity Reservation pricing and
+billing"); a GCP reservation likewise at the machine's on-demand price."""
+
+
+def listed(env: Environment) -> bool:
+    """Whether any pool of `env` lists its capacity sources."""
+    return any(p.capacity_sources for p in env.pools.values())
+
+
+def section(
+    env: Environment, platform: Mapping[tuple[str, str], Price] | None = None
+) -> dict[str, Any] | None:
+    """plan.json's ``capacity_sources``: pool -> zone -> sources in order; None when no pool
+    lists its sources."""
+    if env.kubernetes or not listed(env):
+        return None
+    out: dict[str, Any] = {}
+    for name, pool in sorted(env.pools.items()):
+        rate = (platform or {}).get((pool.instance_type, env.region)) or price(
+            pool.instance_type, env.region
+        )
+        out[name] = {zone: _zone(env, pool, zone, rate) for zone in pool.zones}
+    return out
+
+
+def _zone(env: Environment, pool: GpuPool, zone: str, rate: Price | None) -> list[dict[str, Any]]:
+    limit = EKS_NAME_MAX if env.cloud == "aws" else GKE_NAME_MAX
+    first = naming.node_group_name(env.blueprint, env.name, pool.name, zone, limit)
+    rows = []
+    for i, source in enumerate(pool.sources_in(zone)):
+        floor = pool.nodes.min if i == 0 else 0
+        row: dict[str, Any] = {
+            "source": source.kind,
+            "node_group": first
+            if i == 0
+            else naming.source_group_name(first, source.kind, source.reservation, limit),
+            "nodes": {"min": floor, "max": pool.nodes.max},
+        }
+        if source.reservation:
+            row["reservation"] = source.reservation
+        if source.ends:
+            row["ends"] = source.ends
+        if source.kind == "capacity_block" and source.reservation is None:
+            row["offering"] = {"hours": source.offering_hours, "buy": source.buy}
+        row["cost"] = _cost(source, floor, rate)
+        row["preflight"] = {"status": "not checked", "reason": NOT_CHECKED}
+        rows.append(row)
+    return rows
+
+
+def _cost(source: CapacitySource, floor: int, rate: Price | None) -> dict[str, Any]:
+    if rate is None:
+        return {"usd_per_node_hour": None, "why": "the price table has no row for the type"}
+    if source.kind not in PRICED_AS_ON_DEMAND:
+        return {
+            "usd_per_node_hour": None,
+            "why": f"the price table lists on-demand prices only, not {source.kind}",
+        }
+    return {
+        "usd_per_node_hour": rate.usd_per_hour,
+        "monthly_usd_at_floor": round(rate.usd_per_hour * floor * HOURS_PER_MONTH, 2),
+        "price_source": rate.source,
+    }
+
+
+def render(doc: Mapping[str, Any] | None) -> list[str]:
+    """The plan's text: one line per pool, zone and source."""
+    if not doc:
+        return []
+    lines = ["Capacity sources, tried in order per zone (preflight not checked offline):"]
+    for pool, zones in doc.items():
+        for zone, rows in zones.items():
+            parts = []
+            for row in rows:
+                what = row["source"] + (f" {row['reservation']}" if "reservation" in row else "")
+                parts.append(f"{what} [{row['nodes']['min']}..{row['nodes']['max']}]")
+            lines.append(f"  {pool} / {zone}: " + " -> ".join(parts))
+    return lines
+
+
+__all__ = ["NOT_CHECKED", "listed", "render", "section"]

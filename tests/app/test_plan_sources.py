@@ -1,0 +1,121 @@
+"""plan.json's ``capacity_sources``: per pool, zone and source in order, the node group
+that launches from it, its floor and ceiling, its price where the table has one, and a
+preflight that says it was not checked offline, and why. Absent where no pool lists its
+sources, so such plans are what they were."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from inferplane.app import plan, plan_sources
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = """\
+    overrides:
+      gpu_pools:
+        l4:
+          capacity:
+            - {reservation: cr-0123456789abcdef0, zone: eu-west-1a}
+            - capacity_block: {id: cr-0fedcba9876543210, ends: "2026-12-20T11:30:00Z"}
+              zone: eu-west-1b
+            - on_demand
+            - spot
+"""
+
+
+def _blueprint(tmp_path: Path) -> Path:
+    text = (ROOT / "blueprints" / "chat-minimal.yaml").read_text()
+    anchor = '      kubernetes_version: "1.33"\n'
+    assert anchor in text
+    path = tmp_path / "chat.yaml"
+    path.write_text(text.replace(anchor, anchor + SOURCES, 1))
+    return path
+
+
+def _args(blueprint: Path, env: str, out: Path) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    plan.add_arguments(parser)
+    return parser.parse_args([str(blueprint), "--env", env, "--out", str(out)])
+
+
+def test_plan_json_lists_each_zone_s_sources_in_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert plan.run(_args(_blueprint(tmp_path), "prod", out)) == 0
+    text = capsys.readouterr().out
+    assert (
+        "  l4 / eu-west-1a: reservation cr-0123456789abcdef0 [1..4] -> on_demand [0..4] "
+        "-> spot [0..4]"
+    ) in text
+    doc = json.loads((out / "plan.json").read_text())
+    zone_a = doc["capacity_sources"]["l4"]["eu-west-1a"]
+    zone_b = doc["capacity_sources"]["l4"]["eu-west-1b"]
+    assert [(r["source"], r["node_group"], r["nodes"]) for r in zone_a] == [
+        ("reservation", "chat-minimal-prod-l4-a", {"min": 1, "max": 4}),
+        ("on_demand", "chat-minimal-prod-l4-a-od", {"min": 0, "max": 4}),
+        ("spot", "chat-minimal-prod-l4-a-spot", {"min": 0, "max": 4}),
+    ]
+    assert zone_b[0]["source"] == "capacity_block"
+    assert zone_b[0]["ends"] == "2026-12-20T11:30:00Z"
+    for row in zone_a + zone_b:
+        assert row["preflight"] == {"status": "not checked", "reason": plan_sources.NOT_CHECKED}
+    # Every node group the section names is one the plan creates.
+    groups = {
+        r["inputs"]["nodeGroupName"]
+        for r in doc["resources"]
+        if r["type"] == "aws:eks/nodeGroup:NodeGroup"
+    }
+    assert {r["node_group"] for r in zone_a + zone_b} <= groups
+
+
+def test_cost_by_source_uses_the_on_demand_price_where_it_applies() -> None:
+    from inferplane.blueprint.capacity.prices import Price
+    from inferplane.blueprint.model import CapacitySource
+
+    rate = Price(10.0, "table", "2026-12-01")
+    at = ("gpu_pools", "x", "capacity")
+    reserved = plan_sources._cost(CapacitySource("reservation", at, reservation="cr-1"), 2, rate)
+    assert reserved == {
+        "usd_per_node_hour": 10.0,
+        "monthly_usd_at_floor": 14600.0,
+        "price_source": "table",
+    }
+    assert plan_sources._cost(CapacitySource("spot", at), 0, rate) == {
+        "usd_per_node_hour": None,
+        "why": "the price table lists on-demand prices only, not spot",
+    }
+
+
+def test_no_section_without_a_listed_pool(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert plan.run(_args(ROOT / "blueprints" / "chat-minimal.yaml", "prod", out)) == 0
+    assert "capacity_sources" not in json.loads((out / "plan.json").read_text())
+
+
+def test_check_says_the_preflight_was_not_checked_and_why(tmp_path: Path) -> None:
+    from inferplane.app.check import check_files
+    from inferplane.app.report import to_json, to_text
+
+    path = _blueprint(tmp_path)
+    report = check_files([str(path)], ["prod"], str(ROOT / "policies" / "platform-config.yaml"))
+    assert report.not_checked == [
+        {
+            "blueprint": str(path),
+            "environment": "prod",
+            "check": "capacity-preflight",
+            "reason": plan_sources.NOT_CHECKED,
+        }
+    ]
+    assert f"  not checked: capacity-preflight: {plan_sources.NOT_CHECKED}\n" in to_text(report)
+    assert to_json(report)["not_checked"] == report.not_checked
+    plain = check_files(
+        [str(ROOT / "blueprints" / "chat-minimal.yaml")],
+        ["prod"],
+        str(ROOT / "policies" / "platform-config.yaml"),
+    )
+    assert plain.not_checked == [] and "not_checked" not in to_json(plain)
