@@ -63,8 +63,10 @@ launch template lacks it or the reservation target, or whose capacity type is no
 ML"; managed node groups with Capacity Blocks need a custom launch template)."""
 ROOT_DEVICE = "/dev/xvda"
 """The root volume of the AL2023 EKS AMIs. With a launch template the node group may not set
-``diskSize`` (EKS API ``CreateNodegroup``: "If you specify launchTemplate, then don't
-specify diskSize"), so the template carries the disk."""
+``diskSize`` (EKS API ``CreateNodegroup``, field ``diskSize``: "If you specify launchTemplate,
+then don't specify diskSize, or the node group deployment will fail",
+https://docs.aws.amazon.com/sdk-for-kotlin/api/latest/eks/aws.sdk.kotlin.services.eks.model/-create-nodegroup-request/disk-size.html),
+so the template carries the disk."""
 KARPENTER_CAPACITY_TYPES = {
     "reservation": "reserved",
     "capacity_block": "reserved",
