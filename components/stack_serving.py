@@ -34,8 +34,8 @@ from inferplane.components.serving.serving_pod import pod_images
 from inferplane.components.serving.spare_gpus import SpareGpusArgs
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.spec_parts import ModelSecret, ServingPool
-from inferplane.components.serving.weights import HubSource, plan_staging
-from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
+from inferplane.components.serving.store.weights import HubSource, plan_staging
+from inferplane.components.serving.store.weights_job import WeightsStaging, WeightsStagingArgs
 
 
 def serving_environment(env: Environment) -> ServingEnvironment:

@@ -61,7 +61,7 @@ from inferplane.components.serving.engine_keys import (
 from inferplane.components.serving.engine_script import build_script
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store.store_cli import (
     ATTEMPT_ENV,
     publish_attempt,
     published,
@@ -69,7 +69,7 @@ from inferplane.components.serving.store_cli import (
     store_copy,
     store_sync,
 )
-from inferplane.components.serving.store_job import (
+from inferplane.components.serving.store.store_job import (
     build_job,
     scripts_config_map,
     scripts_mount,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import shlex
 from typing import Final
 
-from inferplane.components.serving.store_job import program
+from inferplane.components.serving.store.store_job import program
 
 TRTEXEC_DIRS: Final = ("/opt/tensorrt/bin", "/usr/src/tensorrt/bin")
 """Where trtexec lives when it is not on PATH: the NGC images' install directory and the

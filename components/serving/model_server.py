@@ -82,8 +82,8 @@ from inferplane.components.serving.serving_pod import (
     serves_grpc,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.weights import HubSource
-from inferplane.components.serving.weights_job import WeightsStaging
+from inferplane.components.serving.store.weights import HubSource
+from inferplane.components.serving.store.weights_job import WeightsStaging
 
 
 def _minutes(seconds: int) -> str:

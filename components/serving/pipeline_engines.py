@@ -41,7 +41,7 @@ from inferplane.components.serving.engine_keys import (
     engine_dir_uri,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.store_cli import resolve_attempt, store_copy
+from inferplane.components.serving.store.store_cli import resolve_attempt, store_copy
 from inferplane.components.serving.trtexec_flags import build_flags
 
 STEP_ONNX_FILE: Final = "model.onnx"

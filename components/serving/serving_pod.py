@@ -8,7 +8,6 @@ import hashlib
 from typing import Final
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components.serving import pip_requirements
 from inferplane.components.serving.containers import (
     PORTS,
     Manifest,
@@ -30,6 +29,7 @@ from inferplane.components.serving.load_balancer import (
 )
 from inferplane.components.serving.secrets import secret_env
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store import pip_requirements
 from inferplane.components.serving.triton_config import (
     triton_container,
     triton_fetch_container,

@@ -305,7 +305,7 @@ class ServedModel:
 
     def _check_hub_pins(self) -> None:
         """Every hf:// reference is staged into the model store keyed by its revision
-        (`inferplane.components.serving.weights`): an unpinned one has no key."""
+        (`inferplane.components.serving.store.weights`): an unpinned one has no key."""
         refs: list[tuple[FieldPath, str, str | None]] = []
         if self.source.scheme == "hf":
             refs.append((("source",), self.source.uri, self.source.hf_revision))

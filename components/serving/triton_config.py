@@ -37,13 +37,7 @@ from typing import Final
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import TensorRtInput
 from inferplane.blueprint.triton_model import Tensor, TritonBackend
-from inferplane.components.serving import (
-    pip_requirements,
-    promql,
-    response_cache,
-    triton_pipeline,
-    triton_tensors,
-)
+from inferplane.components.serving import promql, response_cache, triton_pipeline, triton_tensors
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     HOME,
@@ -59,7 +53,8 @@ from inferplane.components.serving.containers import (
 )
 from inferplane.components.serving.engine_keys import ENGINE_FILE
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store import pip_requirements
+from inferplane.components.serving.store.store_cli import (
     resolve_attempt,
     store_container,
     store_copy,

@@ -38,7 +38,7 @@ from typing import Final
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.triton_model import Pipeline, PipelineStep, step_model_name
-from inferplane.components.serving import pip_requirements, pipeline_engines
+from inferplane.components.serving import pipeline_engines
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,
@@ -48,7 +48,8 @@ from inferplane.components.serving.containers import (
     shell,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.store_cli import store_container, store_sync
+from inferplane.components.serving.store import pip_requirements
+from inferplane.components.serving.store.store_cli import store_container, store_sync
 from inferplane.components.serving.triton_tensors import (
     accelerator_lines,
     instance_lines,

@@ -79,7 +79,7 @@ from inferplane.components.serving.containers import (
     shell,
 )
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store.store_cli import (
     store_container,
     sync_published,
 )

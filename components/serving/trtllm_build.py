@@ -78,7 +78,7 @@ from inferplane.components.serving.containers import (
 from inferplane.components.serving.engine_build import build_resources, keyed_job_manifest
 from inferplane.components.serving.engine_keys import content_key, engine_dir_uri, job_name
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store.store_cli import (
     ATTEMPT_ENV,
     publish_attempt,
     published,
@@ -86,7 +86,8 @@ from inferplane.components.serving.store_cli import (
     store_sync,
     sync_published,
 )
-from inferplane.components.serving.store_job import program, scripts_mount, scripts_volume
+from inferplane.components.serving.store.store_job import program, scripts_mount, scripts_volume
+from inferplane.components.serving.store.weights import is_staged, source_uri
 from inferplane.components.serving.trtllm import (
     WARMUP_DIR,
     WARMUP_OUTPUT_TOKENS,
@@ -94,7 +95,6 @@ from inferplane.components.serving.trtllm import (
     WARMUP_TOKENS,
 )
 from inferplane.components.serving.trtllm_text import TOKENIZER_SUBDIR
-from inferplane.components.serving.weights import is_staged, source_uri
 
 KEY_SCHEMA: Final = "trtllm-2"
 """Part of every TensorRT-LLM engine key: raising it rebuilds them all (2: the engine

@@ -47,21 +47,21 @@ from inferplane.components.serving.containers import (
 )
 from inferplane.components.serving.route_guard import shipped_source
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store.store_cli import (
     published,
     resolve_attempt,
     store_container,
     store_sync,
     sync_published,
 )
-from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
-from inferplane.components.serving.weights import (
+from inferplane.components.serving.store.weights import (
     DRAFT_DIR,
     hub_source,
     is_staged,
     source_uri,
     staged_uri,
 )
+from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 CACHE_ROOT: Final = "/vllm-cache"

@@ -75,14 +75,14 @@ from inferplane.components.serving.containers import (
 )
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store.store_cli import (
     ATTEMPT_ENV,
     publish_attempt,
     published,
     store_container,
     store_sync,
 )
-from inferplane.components.serving.store_job import (
+from inferplane.components.serving.store.store_job import (
     build_job,
     program,
     scripts_config_map,

@@ -303,7 +303,7 @@ def _requirements(
     env: EnvView, path: YamlPath, step: Mapping[str, Any], pins: dict[str, tuple[str, str]]
 ) -> None:
     """Requirements are a Python step's; every step of a model shares one ``PYTHONPATH``
-    (`components.serving.pip_requirements`), so one package has one version per model."""
+    (`components.serving.store.pip_requirements`), so one package has one version per model."""
     lines = step.get("requirements") or []
     if lines and step["backend"] != "python":
         env.error(

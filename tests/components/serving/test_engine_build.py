@@ -20,7 +20,7 @@ from inferplane.blueprint import catalog
 from inferplane.blueprint.model import Environment, TensorRtInput
 from inferplane.components.serving.engine_build import trtexec_env, trtexec_flags
 from inferplane.components.serving.engine_keys import build_settings, engine_key, engine_uri
-from inferplane.components.serving.store_cli import ATTEMPT_ENV
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.trtexec_flags import precision_flags, typed_precision
 
 

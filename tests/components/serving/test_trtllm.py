@@ -33,7 +33,8 @@ from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.resolution.resolve_model import parse_source
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
-from inferplane.components.serving.store_cli import ATTEMPT_ENV
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
+from inferplane.components.serving.store.weights import HubSource
 from inferplane.components.serving.triton_config import triton_args
 from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
 from inferplane.components.serving.trtllm_build import (
@@ -42,7 +43,6 @@ from inferplane.components.serving.trtllm_build import (
     engine_key,
     engine_uri,
 )
-from inferplane.components.serving.weights import HubSource
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = "chat-70b"

@@ -33,7 +33,7 @@ from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.components.serving import trtllm_text
-from inferplane.components.serving.jobs import trtllm_engine
+from inferplane.components.serving.store.jobs import trtllm_engine
 from inferplane.components.serving.trtllm import (
     WARMUP_FILES,
     WARMUP_OUTPUT_TOKENS,

@@ -24,7 +24,7 @@ from serving_fixtures import (
 
 from inferplane.blueprint import catalog, naming
 from inferplane.blueprint.model import Environment
-from inferplane.components.serving.store_cli import ATTEMPT_ENV
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.vllm import (
     CACHE_ROOT,
     COMPILE_CACHE_DIR,

@@ -38,7 +38,8 @@ from inferplane.components.serving.containers import (
     shell,
 )
 from inferplane.components.serving.network_policies import isolated_store_client_spec
-from inferplane.components.serving.pip_requirements import (
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store.pip_requirements import (
     PROGRAM,
     job_name,
     requirements_key,
@@ -46,15 +47,14 @@ from inferplane.components.serving.pip_requirements import (
     staged_uri,
     staging_image,
 )
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store.store_cli import (
     ATTEMPT_ENV,
     publish_attempt,
     published,
     store_container,
     store_sync,
 )
-from inferplane.components.serving.store_job import (
+from inferplane.components.serving.store.store_job import (
     build_job,
     program,
     scripts_config_map,

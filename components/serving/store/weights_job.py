@@ -41,21 +41,21 @@ from inferplane.components.serving.secrets import (
     secret_value,
 )
 from inferplane.components.serving.spec import ServingEnvironment
-from inferplane.components.serving.store_cli import (
+from inferplane.components.serving.store.store_cli import (
     ATTEMPT_ENV,
     publish_attempt,
     published,
     store_container,
     store_sync,
 )
-from inferplane.components.serving.store_job import (
+from inferplane.components.serving.store.store_job import (
     build_job,
     program,
     scripts_config_map,
     scripts_mount,
     scripts_volume,
 )
-from inferplane.components.serving.weights import HubSource, Staging, staged_uri
+from inferplane.components.serving.store.weights import HubSource, Staging, staged_uri
 
 STAGING_TIMEOUT: Final = "180m"
 """How long `pulumi up` waits for one staging Job: a 140 GB (70B bf16) repository is

@@ -42,8 +42,8 @@ from inferplane.components.serving.containers import (
     shell,
 )
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
-from inferplane.components.serving.store_cli import sync_published
-from inferplane.components.serving.store_job import program, scripts_mount, scripts_volume
+from inferplane.components.serving.store.store_cli import sync_published
+from inferplane.components.serving.store.store_job import program, scripts_mount, scripts_volume
 
 PIP_AREA: Final = ".pip"
 WHEELS_DIR: Final = f"{HOME}/wheels"

@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming
 from inferplane.components.serving.containers import Manifest, mount
 
-JOBS_PACKAGE: Final = "inferplane.components.serving.jobs"
+JOBS_PACKAGE: Final = "inferplane.components.serving.store.jobs"
 JOBS_DIR: Final = "/opt/inferplane/jobs"
 """Where a Job's programs are mounted (read-only)."""
 SCRIPTS_VOLUME: Final = "job-scripts"
