@@ -17,8 +17,8 @@ the clone above. A release whose branch the clone lacks is an error naming it, u
 
 The files name families; prometheus-cpp exposes a counter or gauge under its name, a
 histogram as ``_bucket``/``_sum``/``_count`` and a summary as the name (its quantiles) plus
-``_sum``/``_count`` (`components.serving.known_metrics` reads the pinned release's file, so
-no Triton series a query uses is typed in).
+``_sum``/``_count`` (`components.serving.observability.known_metrics` reads the pinned
+release's file, so no Triton series a query uses is typed in).
 
 Upgrading Triton: add the release to ``releases.json``, fetch the clone, run this script
 with scripts/triton_facts.py, and read the diff against the previous release.

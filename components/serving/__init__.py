@@ -43,7 +43,10 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
         TensorRtEngineBuildArgs,
     )
     from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
-    from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
+    from inferplane.components.serving.observability.monitoring import (
+        ModelMonitoring,
+        ModelMonitoringArgs,
+    )
     from inferplane.components.serving.spec import (
         ServedModel,
         ServingArgsError,
@@ -68,8 +71,8 @@ _EXPORTS = {
     "VllmCompileCacheArgs": "inferplane.components.serving.vllm_compile",
     "ModelAutoscaler": "inferplane.components.serving.autoscaling",
     "ModelAutoscalerArgs": "inferplane.components.serving.autoscaling",
-    "ModelMonitoring": "inferplane.components.serving.monitoring",
-    "ModelMonitoringArgs": "inferplane.components.serving.monitoring",
+    "ModelMonitoring": "inferplane.components.serving.observability.monitoring",
+    "ModelMonitoringArgs": "inferplane.components.serving.observability.monitoring",
     "render_config_pbtxt": "inferplane.components.serving.triton_config",
     "ModelSecret": "inferplane.components.serving.spec_parts",
     "ServedModel": "inferplane.components.serving.spec",

@@ -63,7 +63,10 @@ from inferplane.components.serving.load_balancer import (
     model_network_policy,
 )
 from inferplane.components.serving.model_prerequisites import pod_prerequisites
-from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
+from inferplane.components.serving.observability.monitoring import (
+    ModelMonitoring,
+    ModelMonitoringArgs,
+)
 from inferplane.components.serving.response_cache import with_password_revision
 from inferplane.components.serving.router import (
     ModelRouter,

@@ -37,7 +37,7 @@ from typing import Final
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import TensorRtInput
 from inferplane.blueprint.triton_model import Tensor, TritonBackend
-from inferplane.components.serving import promql, response_cache, triton_pipeline, triton_tensors
+from inferplane.components.serving import response_cache, triton_pipeline, triton_tensors
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     HOME,
@@ -52,6 +52,7 @@ from inferplane.components.serving.containers import (
     source_location,
 )
 from inferplane.components.serving.engine_keys import ENGINE_FILE
+from inferplane.components.serving.observability import promql
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.store import pip_requirements
 from inferplane.components.serving.store.store_cli import (

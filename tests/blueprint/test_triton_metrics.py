@@ -14,7 +14,7 @@ import pytest
 
 from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.upstream import triton_facts
-from inferplane.components.serving.known_metrics import KNOWN_METRICS
+from inferplane.components.serving.observability.known_metrics import KNOWN_METRICS
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "inferplane" / "facts" / "triton"

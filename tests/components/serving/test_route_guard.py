@@ -26,7 +26,7 @@ from serving_fixtures import (
 
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.upstream.vllm_routes import served_routes
-from inferplane.components.serving.monitoring import service_monitor_spec
+from inferplane.components.serving.observability.monitoring import service_monitor_spec
 from inferplane.components.serving.route_guard import shipped_source
 from inferplane.components.serving.vllm_compile import compile_key, job_name
 

@@ -1,11 +1,11 @@
 """The llm-d router's queries (llm-d-router v0.10.0 ``pkg/epp/metrics/llm_d_router_metrics.go``);
-`inferplane.components.serving.promql` re-exports them beside the server's own."""
+`inferplane.components.serving.observability.promql` re-exports them beside the server's own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from inferplane.components.serving.promql_scope import Scope, selector
+from inferplane.components.serving.observability.promql_scope import Scope, selector
 
 
 def _agg(op: str, expr: str, by: Sequence[str] = ()) -> str:

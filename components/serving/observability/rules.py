@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components.serving import promql
-from inferplane.components.serving.promql_scope import Scope, selector
+from inferplane.components.serving.observability import promql
+from inferplane.components.serving.observability.promql_scope import Scope, selector
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 BY_NAMESPACE: Final = ("namespace",)

@@ -4,8 +4,8 @@
   ``metrics`` (Triton, 8002) or ``http`` (vLLM serves ``/metrics`` on its API port) every
   15 s. The model's LoadBalancer Service carries the same labels, so a relabeling keeps only
   the ClusterIP Service: scraping both would duplicate every series.
-- PrometheusRule ``<model>``: `inferplane.components.serving.rules` (recording rules always, alerts
-  when ``observability.alerts.enabled``).
+- PrometheusRule ``<model>``: `inferplane.components.serving.observability.rules` (recording
+  rules always, alerts when ``observability.alerts.enabled``).
 - ConfigMap ``<model>-dashboard`` labelled for Grafana's sidecar when
   ``observability.grafana.enabled``; the sidecar loads it from any namespace.
 
@@ -25,7 +25,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.derived import timing
-from inferplane.components.serving import dashboards, rules
+from inferplane.components.serving.observability import dashboards, rules
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 SCRAPE_INTERVAL: Final = f"{timing.SCRAPE_INTERVAL_S}s"

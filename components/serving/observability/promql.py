@@ -1,8 +1,9 @@
 """Every PromQL query of a served model, built from its `ServedModel`: one definition per signal.
 
 The same functions feed the KEDA trigger (`autoscaling_query`), the recording and alerting
-rules (`inferplane.components.serving.rules`) and the Grafana dashboard
-(`inferplane.components.serving.dashboards`), so a metric renamed upstream changes in one place.
+rules (`inferplane.components.serving.observability.rules`) and the Grafana dashboard
+(`inferplane.components.serving.observability.dashboards`), so a metric renamed upstream
+changes in one place.
 
 Triton p95 latency. The first-response histogram has only 100/500/2000/5000 ms buckets (and
 exists only for decoupled models), useless for millisecond SLOs, so Triton runs with latency
@@ -28,17 +29,21 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from inferplane.blueprint.model import Metric, Server
-from inferplane.components.serving.known_metrics import KNOWN_METRICS as KNOWN_METRICS
-from inferplane.components.serving.promql_router import pool_saturation as pool_saturation
-from inferplane.components.serving.promql_router import router_queue as router_queue
-from inferplane.components.serving.promql_router import (
+from inferplane.components.serving.observability.known_metrics import KNOWN_METRICS as KNOWN_METRICS
+from inferplane.components.serving.observability.promql_router import (
+    pool_saturation as pool_saturation,
+)
+from inferplane.components.serving.observability.promql_router import router_queue as router_queue
+from inferplane.components.serving.observability.promql_router import (
     router_ready_endpoints as router_ready_endpoints,
 )
-from inferplane.components.serving.promql_router import (
+from inferplane.components.serving.observability.promql_router import (
     router_ready_pickers as router_ready_pickers,
 )
-from inferplane.components.serving.promql_router import router_running as router_running
-from inferplane.components.serving.promql_scope import Scope, selector, streams_tokens
+from inferplane.components.serving.observability.promql_router import (
+    router_running as router_running,
+)
+from inferplane.components.serving.observability.promql_scope import Scope, selector, streams_tokens
 from inferplane.components.serving.spec import ServedModel
 
 RATE_WINDOW: Final = "2m"

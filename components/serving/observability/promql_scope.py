@@ -1,6 +1,6 @@
 """Where one model's series live: the `Scope` that selects them, and `selector`.
 
-The queries of `inferplane.components.serving.promql` take a `Scope`, built from the
+The queries of `inferplane.components.serving.observability.promql` take a `Scope`, built from the
 model's `ServedModel`. Where series come from, and which labels select one model's series:
 
 - Triton (port ``metrics``): per-model series carry ``model="<model>"``; the model is

@@ -27,8 +27,8 @@ from grafana_foundation_sdk.models import dashboard as dashboard_models
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Signal
 from inferplane.blueprint.triton_model import step_model_name
-from inferplane.components.serving import promql, rules
-from inferplane.components.serving.promql_scope import Scope
+from inferplane.components.serving.observability import promql, rules
+from inferplane.components.serving.observability.promql_scope import Scope
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 DATASOURCE_UID: Final = "prometheus"
