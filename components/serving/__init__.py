@@ -37,7 +37,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, typed, for checkers and editors
-    from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
     from inferplane.components.serving.engine_build import (
         TensorRtEngineBuild,
         TensorRtEngineBuildArgs,
@@ -46,6 +45,10 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
     from inferplane.components.serving.observability.monitoring import (
         ModelMonitoring,
         ModelMonitoringArgs,
+    )
+    from inferplane.components.serving.scaling.autoscaling import (
+        ModelAutoscaler,
+        ModelAutoscalerArgs,
     )
     from inferplane.components.serving.spec import (
         ServedModel,
@@ -69,8 +72,8 @@ _EXPORTS = {
     "TensorRtLlmEngineBuildArgs": "inferplane.components.serving.trtllm_build",
     "VllmCompileCache": "inferplane.components.serving.vllm_compile",
     "VllmCompileCacheArgs": "inferplane.components.serving.vllm_compile",
-    "ModelAutoscaler": "inferplane.components.serving.autoscaling",
-    "ModelAutoscalerArgs": "inferplane.components.serving.autoscaling",
+    "ModelAutoscaler": "inferplane.components.serving.scaling.autoscaling",
+    "ModelAutoscalerArgs": "inferplane.components.serving.scaling.autoscaling",
     "ModelMonitoring": "inferplane.components.serving.observability.monitoring",
     "ModelMonitoringArgs": "inferplane.components.serving.observability.monitoring",
     "render_config_pbtxt": "inferplane.components.serving.triton_config",

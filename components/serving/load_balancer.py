@@ -68,9 +68,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import long_requests, naming
-from inferplane.components.serving import wake
 from inferplane.components.serving.containers import PORTS, Manifest, termination_grace_s
 from inferplane.components.serving.network_policies import client_peers
+from inferplane.components.serving.scaling import wake
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 AWS: Final = "service.beta.kubernetes.io/aws-load-balancer-"

@@ -50,7 +50,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
     await_timeout_s,
     model_object_labels,
@@ -75,6 +74,7 @@ from inferplane.components.serving.router import (
     router_ingress,
     zone_model,
 )
+from inferplane.components.serving.scaling.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.serving_pod import (
     cluster_service_spec,
     deployment_spec,

@@ -137,7 +137,7 @@ class ServedModel:
     Default: the load balancer's names only."""
     schedule: tuple[ScheduleWindow, ...] = ()
     """Windows with a higher floor than `replicas.min`, one KEDA cron trigger each
-    (`inferplane.components.serving.wake.schedule_triggers`); empty: none."""
+    (`inferplane.components.serving.scaling.wake.schedule_triggers`); empty: none."""
     backend: triton_model.TritonBackend | None = None
     """Triton, one model: ``tensorrt``, ``onnxruntime`` or ``pytorch``; None: as `tensorrt`."""
     accelerator: triton_model.Accelerator = "cuda"
@@ -181,7 +181,7 @@ class ServedModel:
     @property
     def wakes_on_traffic(self) -> bool:
         """At zero replicas, the model's own HTTP requests wake it: the KEDA HTTP add-on's
-        interceptor holds and counts them (`inferplane.components.serving.wake`)."""
+        interceptor holds and counts them (`inferplane.components.serving.scaling.wake`)."""
         return wake_paths.wakes_on_traffic(
             self.server, self.protocols, self.replicas.min, llm_aware=self.routing.llm_aware
         )

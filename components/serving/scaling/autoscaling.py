@@ -48,9 +48,9 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.derived import router_wake, timing
 from inferplane.blueprint.model import Signal
 from inferplane.blueprint.wake import wakes_in_router_queue as _in_router_queue
-from inferplane.components.serving import wake
 from inferplane.components.serving.observability import promql
 from inferplane.components.serving.observability.promql_scope import Scope
+from inferplane.components.serving.scaling import wake
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 FALLBACK_FAILURE_THRESHOLD: Final = 3
