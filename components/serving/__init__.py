@@ -37,10 +37,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, typed, for checkers and editors
-    from inferplane.components.serving.engine_build import (
-        TensorRtEngineBuild,
-        TensorRtEngineBuildArgs,
-    )
     from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
     from inferplane.components.serving.observability.monitoring import (
         ModelMonitoring,
@@ -56,6 +52,10 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
         ServingEnvironment,
     )
     from inferplane.components.serving.spec_parts import ModelSecret, ServingPool, model_source
+    from inferplane.components.serving.tensorrt.engine_build import (
+        TensorRtEngineBuild,
+        TensorRtEngineBuildArgs,
+    )
     from inferplane.components.serving.triton_config import render_config_pbtxt
     from inferplane.components.serving.trtllm_build import (
         TensorRtLlmEngineBuild,
@@ -66,8 +66,8 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
 _EXPORTS = {
     "ModelServer": "inferplane.components.serving.model_server",
     "ModelServerArgs": "inferplane.components.serving.model_server",
-    "TensorRtEngineBuild": "inferplane.components.serving.engine_build",
-    "TensorRtEngineBuildArgs": "inferplane.components.serving.engine_build",
+    "TensorRtEngineBuild": "inferplane.components.serving.tensorrt.engine_build",
+    "TensorRtEngineBuildArgs": "inferplane.components.serving.tensorrt.engine_build",
     "TensorRtLlmEngineBuild": "inferplane.components.serving.trtllm_build",
     "TensorRtLlmEngineBuildArgs": "inferplane.components.serving.trtllm_build",
     "VllmCompileCache": "inferplane.components.serving.vllm_compile",

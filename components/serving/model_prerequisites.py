@@ -25,12 +25,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint.triton_model import engine_steps
 from inferplane.components.serving import triton_pipeline
-from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
-from inferplane.components.serving.pipeline_engines import (
-    PipelineEngineBuild,
-    PipelineEngineBuildArgs,
-)
 from inferplane.components.serving.response_cache import (
     ResponseCacheStore,
     ResponseCacheStoreArgs,
@@ -45,6 +40,14 @@ from inferplane.components.serving.store.requirements_job import (
 )
 from inferplane.components.serving.store.weights import HubSource, hub_sources, plan_staging
 from inferplane.components.serving.store.weights_job import WeightsStaging, WeightsStagingArgs
+from inferplane.components.serving.tensorrt.engine_build import (
+    TensorRtEngineBuild,
+    TensorRtEngineBuildArgs,
+)
+from inferplane.components.serving.tensorrt.pipeline_engines import (
+    PipelineEngineBuild,
+    PipelineEngineBuildArgs,
+)
 from inferplane.components.serving.triton_config import (
     CONFIG_FILE,
     render_config_pbtxt,

@@ -4,8 +4,8 @@
 the tests against Triton's own ``model_config.proto``). What it sets, and why:
 
 - ``platform``: ``tensorrt_plan`` when the model has a ``tensorrt`` section (the engine
-  built by `inferplane.components.serving.engine_build`), ``onnxruntime_onnx`` for plain ONNX
-  (with the GPU execution provider ``accelerator`` chooses, `triton_tensors`),
+  built by `inferplane.components.serving.tensorrt.engine_build`), ``onnxruntime_onnx`` for
+  plain ONNX (with the GPU execution provider ``accelerator`` chooses, `triton_tensors`),
   ``pytorch_libtorch`` for TorchScript. Inputs and outputs are written only when declared
   (TorchScript needs them); otherwise Triton reads them from the engine or the ONNX model
   (auto-complete), so the config can never disagree with the model.
@@ -51,7 +51,6 @@ from inferplane.components.serving.containers import (
     shell,
     source_location,
 )
-from inferplane.components.serving.engine_keys import ENGINE_FILE
 from inferplane.components.serving.observability import promql
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.store import pip_requirements
@@ -61,6 +60,7 @@ from inferplane.components.serving.store.store_cli import (
     store_copy,
     store_sync,
 )
+from inferplane.components.serving.tensorrt.engine_keys import ENGINE_FILE
 
 CONFIG_FILE = "config.pbtxt"
 GRPC_MAX_CONNECTION_AGE_MS = 60_000

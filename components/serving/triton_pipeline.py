@@ -38,7 +38,6 @@ from typing import Final
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.triton_model import Pipeline, PipelineStep, step_model_name
-from inferplane.components.serving import pipeline_engines
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     MODELS_DIR,
@@ -50,6 +49,7 @@ from inferplane.components.serving.containers import (
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store import pip_requirements
 from inferplane.components.serving.store.store_cli import store_container, store_sync
+from inferplane.components.serving.tensorrt import pipeline_engines
 from inferplane.components.serving.triton_tensors import (
     accelerator_lines,
     instance_lines,

@@ -75,8 +75,6 @@ from inferplane.components.serving.containers import (
     shell,
     shm_size_mib,
 )
-from inferplane.components.serving.engine_build import build_resources, keyed_job_manifest
-from inferplane.components.serving.engine_keys import content_key, engine_dir_uri, job_name
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.store.store_cli import (
     ATTEMPT_ENV,
@@ -88,6 +86,8 @@ from inferplane.components.serving.store.store_cli import (
 )
 from inferplane.components.serving.store.store_job import program, scripts_mount, scripts_volume
 from inferplane.components.serving.store.weights import is_staged, source_uri
+from inferplane.components.serving.tensorrt.engine_build import build_resources, keyed_job_manifest
+from inferplane.components.serving.tensorrt.engine_keys import content_key, engine_dir_uri, job_name
 from inferplane.components.serving.trtllm import (
     WARMUP_DIR,
     WARMUP_OUTPUT_TOKENS,

@@ -20,7 +20,7 @@ refuse when it loads the ensemble (core r25.08 ``src/model_config_utils.cc``,
   engine is built for the step's `shapes` (trtexec ``--minShapes``/``--optShapes``/
   ``--maxShapes``): every input with a ``-1`` dimension needs one, except the batch
   dimension of a batching step, which the build takes as 1 to ``max_batch_size``
-  (`components.serving.pipeline_engines`). Without a profile trtexec builds the input at
+  (`components.serving.tensorrt.pipeline_engines`). Without a profile trtexec builds the input at
   size 1 ("Dynamic dimensions required for input ... Automatically overriding shape to
   1x...") and Triton refuses every larger request. Only such a step has an engine build, so
   only it takes ``workspace_mib`` and ``builder_optimization_level``.

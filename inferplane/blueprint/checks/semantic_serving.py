@@ -343,8 +343,8 @@ on CUDA 13.3)."""
 
 def check_triton_release(env: EnvView) -> None:
     """The NGC release of a model's own Triton image, which its TensorRT engine is built with
-    (`components.serving.engine_build`): an NGC Triton image's tag names it; any other image
-    must declare ``base_release``, or the engine would be built with ``versions.triton``'s
+    (`components.serving.tensorrt.engine_build`): an NGC Triton image's tag names it; any other
+    image must declare ``base_release``, or the engine would be built with ``versions.triton``'s
     TensorRT and might not load in the image's."""
     for name, model in (env.data.get("models") or {}).items():
         image, base = model.get("image"), model.get("base_release")

@@ -541,7 +541,7 @@ def test_outputs(served):
 
 
 def test_engine_uri_output(staging):
-    from inferplane.components.serving.engine_keys import engine_uri
+    from inferplane.components.serving.tensorrt.engine_keys import engine_uri
 
     rec = serve(staging, ["ranker", "chat"])
     servers = [r for r in rec if r.type == "inferplane:serving:ModelServer"]

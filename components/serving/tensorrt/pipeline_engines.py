@@ -28,21 +28,21 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint.triton_model import PipelineStep, engine_steps
-from inferplane.components.serving.engine_build import (
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store.store_cli import resolve_attempt, store_copy
+from inferplane.components.serving.tensorrt.engine_build import (
     SHAPES_PROGRAM,
     OnnxBuild,
     build_resources,
     job_manifest,
 )
-from inferplane.components.serving.engine_keys import (
+from inferplane.components.serving.tensorrt.engine_keys import (
     ENGINE_FILE,
     KEY_SCHEMA,
     content_key,
     engine_dir_uri,
 )
-from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.store.store_cli import resolve_attempt, store_copy
-from inferplane.components.serving.trtexec_flags import build_flags
+from inferplane.components.serving.tensorrt.trtexec_flags import build_flags
 
 STEP_ONNX_FILE: Final = "model.onnx"
 """The ONNX file in a ``tensorrt`` step's directory."""

@@ -50,15 +50,6 @@ from inferplane.components.serving.containers import (
     shell,
     source_location,
 )
-from inferplane.components.serving.engine_keys import (
-    ENGINE_FILE,
-    derived_batch_profile,
-    engine_key,
-    engine_uri,
-    job_name,
-    tensorrt_image,
-)
-from inferplane.components.serving.engine_script import build_script
 from inferplane.components.serving.network_policies import isolated_store_client_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store.store_cli import (
@@ -75,7 +66,16 @@ from inferplane.components.serving.store.store_job import (
     scripts_mount,
     scripts_volume,
 )
-from inferplane.components.serving.trtexec_flags import build_flags, typed_precision
+from inferplane.components.serving.tensorrt.engine_keys import (
+    ENGINE_FILE,
+    derived_batch_profile,
+    engine_key,
+    engine_uri,
+    job_name,
+    tensorrt_image,
+)
+from inferplane.components.serving.tensorrt.engine_script import build_script
+from inferplane.components.serving.tensorrt.trtexec_flags import build_flags, typed_precision
 
 SHAPES_PROGRAM: Final = "onnx_shapes"
 """The job program that gives the ONNX inputs their shapes (`jobs.onnx_shapes`)."""

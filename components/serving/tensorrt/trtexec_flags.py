@@ -15,7 +15,7 @@ from typing import Final
 from inferplane.blueprint import catalog
 from inferplane.blueprint.model import Precision
 from inferplane.components.serving.containers import WORK_DIR
-from inferplane.components.serving.engine_keys import ENGINE_FILE
+from inferplane.components.serving.tensorrt.engine_keys import ENGINE_FILE
 
 TRT10_PRECISION_FLAGS: Final[dict[str, list[str]]] = {
     "fp32": [],
