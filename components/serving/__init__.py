@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
         TensorRtEngineBuild,
         TensorRtEngineBuildArgs,
     )
-    from inferplane.components.serving.triton_config import render_config_pbtxt
+    from inferplane.components.serving.triton.triton_config import render_config_pbtxt
     from inferplane.components.serving.trtllm_build import (
         TensorRtLlmEngineBuild,
         TensorRtLlmEngineBuildArgs,
@@ -76,7 +76,7 @@ _EXPORTS = {
     "ModelAutoscalerArgs": "inferplane.components.serving.scaling.autoscaling",
     "ModelMonitoring": "inferplane.components.serving.observability.monitoring",
     "ModelMonitoringArgs": "inferplane.components.serving.observability.monitoring",
-    "render_config_pbtxt": "inferplane.components.serving.triton_config",
+    "render_config_pbtxt": "inferplane.components.serving.triton.triton_config",
     "ModelSecret": "inferplane.components.serving.spec_parts",
     "ServedModel": "inferplane.components.serving.spec",
     "ServingArgsError": "inferplane.components.serving.spec",

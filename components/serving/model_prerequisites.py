@@ -24,12 +24,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint.triton_model import engine_steps
-from inferplane.components.serving import triton_pipeline
 from inferplane.components.serving.network_policies import serving_egress_policy
-from inferplane.components.serving.response_cache import (
-    ResponseCacheStore,
-    ResponseCacheStoreArgs,
-)
 from inferplane.components.serving.secrets import model_secret
 from inferplane.components.serving.serving_pod import config_map_name
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -48,7 +43,12 @@ from inferplane.components.serving.tensorrt.pipeline_engines import (
     PipelineEngineBuild,
     PipelineEngineBuildArgs,
 )
-from inferplane.components.serving.triton_config import (
+from inferplane.components.serving.triton import triton_pipeline
+from inferplane.components.serving.triton.response_cache import (
+    ResponseCacheStore,
+    ResponseCacheStoreArgs,
+)
+from inferplane.components.serving.triton.triton_config import (
     CONFIG_FILE,
     render_config_pbtxt,
 )

@@ -66,7 +66,6 @@ from inferplane.components.serving.observability.monitoring import (
     ModelMonitoring,
     ModelMonitoringArgs,
 )
-from inferplane.components.serving.response_cache import with_password_revision
 from inferplane.components.serving.router import (
     ModelRouter,
     ModelRouterArgs,
@@ -87,6 +86,7 @@ from inferplane.components.serving.serving_pod import (
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store.weights import HubSource
 from inferplane.components.serving.store.weights_job import WeightsStaging
+from inferplane.components.serving.triton.response_cache import with_password_revision
 
 
 def _minutes(seconds: int) -> str:

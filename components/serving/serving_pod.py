@@ -30,7 +30,7 @@ from inferplane.components.serving.load_balancer import (
 from inferplane.components.serving.secrets import secret_env
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store import pip_requirements
-from inferplane.components.serving.triton_config import (
+from inferplane.components.serving.triton.triton_config import (
     triton_container,
     triton_fetch_container,
 )

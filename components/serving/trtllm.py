@@ -83,7 +83,11 @@ from inferplane.components.serving.store.store_cli import (
     store_container,
     sync_published,
 )
-from inferplane.components.serving.triton_config import CONFIG_FILE, LIVE_PATH, triton_container
+from inferplane.components.serving.triton.triton_config import (
+    CONFIG_FILE,
+    LIVE_PATH,
+    triton_container,
+)
 from inferplane.components.serving.trtllm_text import ENSEMBLE, layout_commands
 
 BACKEND: Final = "tensorrtllm"

@@ -5,7 +5,7 @@ Redis response caches, never model servers. Their machine types live here, not i
 cluster components, because validation checks what fits on them: the components import
 them (`inferplane.components.cluster_eks`, `inferplane.components.cluster_gke`), and the
 Valkey memory formula (`valkey_memory_mib`) is the one the response-cache component sets
-as the container's request and limit (`inferplane.components.serving.response_cache`).
+as the container's request and limit (`inferplane.components.serving.triton.response_cache`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ pool per zone, EKS's system group `cluster_eks.system_nodes_count`)."""
 VALKEY_OVERHEAD_FACTOR: Final = 1.5
 VALKEY_BASE_MIB: Final = 64
 """The server itself, client buffers and the allocator's metadata (the reasoning is in
-`inferplane.components.serving.response_cache`)."""
+`inferplane.components.serving.triton.response_cache`)."""
 
 
 def valkey_memory_mib(size_mb: int) -> int:

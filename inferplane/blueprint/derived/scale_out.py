@@ -322,7 +322,7 @@ def compiles_vllm_graph(model: Model) -> bool:
 def builds_ort_trt_engines(model: Model) -> bool:
     """A Triton model, or a GPU step of its pipeline, on ONNX Runtime with the TensorRT
     execution provider: each replica builds the provider's engines as it loads
-    (`inferplane.components.serving.triton_tensors.accelerator_lines`)."""
+    (`inferplane.components.serving.triton.triton_tensors.accelerator_lines`)."""
     if model.backend == "onnxruntime" and model.accelerator == "tensorrt":
         return True
     steps = model.pipeline.steps if model.pipeline else ()

@@ -16,7 +16,7 @@ from serving_fixtures import args_of_mf, with_model
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.model import Batching, ResponseCache, TensorRtInput, Warmup
 from inferplane.blueprint.upstream.triton_facts import config_problems
-from inferplane.components.serving.triton_config import input_data_type, render_config_pbtxt
+from inferplane.components.serving.triton.triton_config import input_data_type, render_config_pbtxt
 from inferplane.components.stack_serving import blueprint_errors
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -35,7 +35,7 @@ from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
 from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.store.weights import HubSource
-from inferplane.components.serving.triton_config import triton_args
+from inferplane.components.serving.triton.triton_config import triton_args
 from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
 from inferplane.components.serving.trtllm_build import (
     build_settings,

@@ -50,7 +50,7 @@ from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store import pip_requirements
 from inferplane.components.serving.store.store_cli import store_container, store_sync
 from inferplane.components.serving.tensorrt import pipeline_engines
-from inferplane.components.serving.triton_tensors import (
+from inferplane.components.serving.triton.triton_tensors import (
     accelerator_lines,
     instance_lines,
     ints,

@@ -37,7 +37,6 @@ from typing import Final
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import TensorRtInput
 from inferplane.blueprint.triton_model import Tensor, TritonBackend
-from inferplane.components.serving import response_cache, triton_pipeline, triton_tensors
 from inferplane.components.serving.containers import (
     CONFIG_DIR,
     HOME,
@@ -61,6 +60,7 @@ from inferplane.components.serving.store.store_cli import (
     store_sync,
 )
 from inferplane.components.serving.tensorrt.engine_keys import ENGINE_FILE
+from inferplane.components.serving.triton import response_cache, triton_pipeline, triton_tensors
 
 CONFIG_FILE = "config.pbtxt"
 GRPC_MAX_CONNECTION_AGE_MS = 60_000
