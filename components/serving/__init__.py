@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
         TensorRtEngineBuildArgs,
     )
     from inferplane.components.serving.triton.triton_config import render_config_pbtxt
-    from inferplane.components.serving.trtllm_build import (
+    from inferplane.components.serving.trtllm.trtllm_build import (
         TensorRtLlmEngineBuild,
         TensorRtLlmEngineBuildArgs,
     )
@@ -68,8 +68,8 @@ _EXPORTS = {
     "ModelServerArgs": "inferplane.components.serving.model_server",
     "TensorRtEngineBuild": "inferplane.components.serving.tensorrt.engine_build",
     "TensorRtEngineBuildArgs": "inferplane.components.serving.tensorrt.engine_build",
-    "TensorRtLlmEngineBuild": "inferplane.components.serving.trtllm_build",
-    "TensorRtLlmEngineBuildArgs": "inferplane.components.serving.trtllm_build",
+    "TensorRtLlmEngineBuild": "inferplane.components.serving.trtllm.trtllm_build",
+    "TensorRtLlmEngineBuildArgs": "inferplane.components.serving.trtllm.trtllm_build",
     "VllmCompileCache": "inferplane.components.serving.vllm_compile",
     "VllmCompileCacheArgs": "inferplane.components.serving.vllm_compile",
     "ModelAutoscaler": "inferplane.components.serving.scaling.autoscaling",

@@ -52,12 +52,12 @@ from inferplane.components.serving.triton.triton_config import (
     CONFIG_FILE,
     render_config_pbtxt,
 )
-from inferplane.components.serving.trtllm import render_config_pbtxt as render_trtllm_config
-from inferplane.components.serving.trtllm_build import (
+from inferplane.components.serving.trtllm.trtllm import render_config_pbtxt as render_trtllm_config
+from inferplane.components.serving.trtllm.trtllm_build import (
     TensorRtLlmEngineBuild,
     TensorRtLlmEngineBuildArgs,
 )
-from inferplane.components.serving.trtllm_text import pipeline_files
+from inferplane.components.serving.trtllm.trtllm_text import pipeline_files
 from inferplane.components.serving.vllm import (
     chat_template_config_map,
     chat_template_file,

@@ -34,8 +34,8 @@ from inferplane.components.serving.triton.triton_config import (
     triton_container,
     triton_fetch_container,
 )
-from inferplane.components.serving.trtllm import trtllm_container, trtllm_fetch_container
-from inferplane.components.serving.trtllm_build import (
+from inferplane.components.serving.trtllm.trtllm import trtllm_container, trtllm_fetch_container
+from inferplane.components.serving.trtllm.trtllm_build import (
     trtllm_image,
 )
 from inferplane.components.serving.vllm import (

@@ -36,8 +36,8 @@ from inferplane.components.serving.spec_parts import model_source
 from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
 from inferplane.components.serving.store.weights import HubSource
 from inferplane.components.serving.triton.triton_config import triton_args
-from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
-from inferplane.components.serving.trtllm_build import (
+from inferplane.components.serving.trtllm.trtllm import WARMUP_PROMPT, render_config_pbtxt
+from inferplane.components.serving.trtllm.trtllm_build import (
     build_settings,
     build_spec,
     engine_key,

@@ -88,13 +88,13 @@ from inferplane.components.serving.store.store_job import program, scripts_mount
 from inferplane.components.serving.store.weights import is_staged, source_uri
 from inferplane.components.serving.tensorrt.engine_build import build_resources, keyed_job_manifest
 from inferplane.components.serving.tensorrt.engine_keys import content_key, engine_dir_uri, job_name
-from inferplane.components.serving.trtllm import (
+from inferplane.components.serving.trtllm.trtllm import (
     WARMUP_DIR,
     WARMUP_OUTPUT_TOKENS,
     WARMUP_PROMPT,
     WARMUP_TOKENS,
 )
-from inferplane.components.serving.trtllm_text import TOKENIZER_SUBDIR
+from inferplane.components.serving.trtllm.trtllm_text import TOKENIZER_SUBDIR
 
 KEY_SCHEMA: Final = "trtllm-2"
 """Part of every TensorRT-LLM engine key: raising it rebuilds them all (2: the engine

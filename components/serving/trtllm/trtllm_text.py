@@ -216,7 +216,7 @@ def ensemble_config(model: ServedModel, release: str | None = None) -> str:
 def python_source(name: str) -> str:
     """The ``model.py`` of a tokenizer model, from this package's ``trtllm_python``."""
     return (
-        resources.files("inferplane.components.serving")
+        resources.files("inferplane.components.serving.trtllm")
         .joinpath("trtllm_python", f"{name}.py")
         .read_text(encoding="utf-8")
     )

@@ -88,7 +88,7 @@ from inferplane.components.serving.triton.triton_config import (
     LIVE_PATH,
     triton_container,
 )
-from inferplane.components.serving.trtllm_text import ENSEMBLE, layout_commands
+from inferplane.components.serving.trtllm.trtllm_text import ENSEMBLE, layout_commands
 
 BACKEND: Final = "tensorrtllm"
 BATCHING_STRATEGY: Final = "inflight_fused_batching"
