@@ -42,7 +42,7 @@ from typing import Any, Final
 from inferplane.blueprint import defaults
 from inferplane.blueprint.model import Routing
 from inferplane.components.serving.router import ROUTER_VERSION, picker_config
-from inferplane.components.serving.vllm_flags import vllm_flags
+from inferplane.components.serving.vllm.vllm_flags import vllm_flags
 
 LOOPBACK: Final = "127.0.0.1"
 VLLM_VERSION: Final = defaults.VERSIONS["vllm"]

@@ -73,7 +73,7 @@ OWNED_FLAGS: dict[str, str] = {
     # _pull_args_from_config, vllm/utils/__init__.py).
     "--config": "write the options in extra_args instead: a config file could set owned flags",
     "--api-key": "remove it: an API key is a secret, and arguments are stored in plain text",
-    # inferplane's route guard (components/serving/route_guard.py), which answers 404 for
+    # inferplane's route guard (components/serving/vllm/route_guard.py), which answers 404 for
     # every route routes.txt does not classify client, probe or metrics; any other module
     # would be Python code named by the blueprint.
     "--middleware": "remove it: inferplane sets it to its route guard, and any other "

@@ -61,7 +61,10 @@ if TYPE_CHECKING:  # the same names, typed, for checkers and editors
         TensorRtLlmEngineBuild,
         TensorRtLlmEngineBuildArgs,
     )
-    from inferplane.components.serving.vllm_compile import VllmCompileCache, VllmCompileCacheArgs
+    from inferplane.components.serving.vllm.vllm_compile import (
+        VllmCompileCache,
+        VllmCompileCacheArgs,
+    )
 
 _EXPORTS = {
     "ModelServer": "inferplane.components.serving.model_server",
@@ -70,8 +73,8 @@ _EXPORTS = {
     "TensorRtEngineBuildArgs": "inferplane.components.serving.tensorrt.engine_build",
     "TensorRtLlmEngineBuild": "inferplane.components.serving.trtllm.trtllm_build",
     "TensorRtLlmEngineBuildArgs": "inferplane.components.serving.trtllm.trtllm_build",
-    "VllmCompileCache": "inferplane.components.serving.vllm_compile",
-    "VllmCompileCacheArgs": "inferplane.components.serving.vllm_compile",
+    "VllmCompileCache": "inferplane.components.serving.vllm.vllm_compile",
+    "VllmCompileCacheArgs": "inferplane.components.serving.vllm.vllm_compile",
     "ModelAutoscaler": "inferplane.components.serving.scaling.autoscaling",
     "ModelAutoscalerArgs": "inferplane.components.serving.scaling.autoscaling",
     "ModelMonitoring": "inferplane.components.serving.observability.monitoring",

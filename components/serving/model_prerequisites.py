@@ -58,13 +58,13 @@ from inferplane.components.serving.trtllm.trtllm_build import (
     TensorRtLlmEngineBuildArgs,
 )
 from inferplane.components.serving.trtllm.trtllm_text import pipeline_files
-from inferplane.components.serving.vllm import (
+from inferplane.components.serving.vllm.vllm import (
     chat_template_config_map,
     chat_template_file,
     route_guard_config_map,
     route_guard_data,
 )
-from inferplane.components.serving.vllm_compile import (
+from inferplane.components.serving.vllm.vllm_compile import (
     VllmCompileCache,
     VllmCompileCacheArgs,
     compiles,

@@ -38,14 +38,14 @@ from inferplane.components.serving.trtllm.trtllm import trtllm_container, trtllm
 from inferplane.components.serving.trtllm.trtllm_build import (
     trtllm_image,
 )
-from inferplane.components.serving.vllm import (
+from inferplane.components.serving.vllm.vllm import (
     CACHE_VOLUME,
     chat_template_volume,
     route_guard_volume,
     vllm_container,
     vllm_fetch_container,
 )
-from inferplane.components.serving.vllm_compile import (
+from inferplane.components.serving.vllm.vllm_compile import (
     cache_uri,
     compile_key,
     compiles,

@@ -25,7 +25,7 @@ from inferplane.blueprint import releases
 from inferplane.blueprint.model import Routing
 from inferplane.blueprint.upstream import vllm_owned
 from inferplane.components.serving import router
-from inferplane.components.serving.vllm_flags import vllm_flags
+from inferplane.components.serving.vllm.vllm_flags import vllm_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))

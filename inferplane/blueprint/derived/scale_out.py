@@ -315,7 +315,7 @@ def runtime_of(model: Model) -> Runtime:
 def compiles_vllm_graph(model: Model) -> bool:
     """A vLLM model that runs ``torch.compile`` (all but ``vllm.enforce_eager``): the stack
     stages its compile cache in the model store
-    (`inferplane.components.serving.vllm_compile`)."""
+    (`inferplane.components.serving.vllm.vllm_compile`)."""
     return model.server == "vllm" and not (model.vllm is not None and model.vllm.enforce_eager)
 
 

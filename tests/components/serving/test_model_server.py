@@ -228,7 +228,7 @@ def test_vllm_command_line(served, env_name):
 
 def test_vllm_hf_source_precision_and_settings(staging):
     from inferplane.blueprint.model import ModelSource, VllmSettings
-    from inferplane.components.serving.vllm import vllm_args
+    from inferplane.components.serving.vllm.vllm import vllm_args
 
     hf = ModelSource(
         uri="hf://Qwen/Qwen2.5-7B-Instruct@abc123",

@@ -45,7 +45,6 @@ from inferplane.components.serving.containers import (
     serving_resources,
     shell,
 )
-from inferplane.components.serving.route_guard import shipped_source
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store.store_cli import (
     published,
@@ -61,7 +60,8 @@ from inferplane.components.serving.store.weights import (
     source_uri,
     staged_uri,
 )
-from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
+from inferplane.components.serving.vllm.route_guard import shipped_source
+from inferplane.components.serving.vllm.vllm_flags import speculative_config, vllm_flags
 
 VLLM_DTYPE: Final = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 CACHE_ROOT: Final = "/vllm-cache"
@@ -95,7 +95,7 @@ and the only folder ``PYTHONPATH`` adds: it holds `ROUTE_GUARD_MODULE` alone."""
 ROUTE_GUARD_VOLUME: Final = "route-guard"
 ROUTE_GUARD_MODULE: Final = "inferplane_route_guard"
 """The module name of inferplane's route guard in the serving container
-(`inferplane.components.serving.route_guard`, with the release's served routes filled in):
+(`inferplane.components.serving.vllm.route_guard`, with the release's served routes filled in):
 ``--middleware inferplane_route_guard.RouteGuard``. vLLM imports it with
 ``importlib.import_module`` and adds the class with ``app.add_middleware`` (v0.10.2
 vllm/entrypoints/openai/api_server.py ``build_app``; v0.33.0

@@ -89,7 +89,7 @@ from inferplane.components.serving.store.store_job import (
     scripts_mount,
     scripts_volume,
 )
-from inferplane.components.serving.vllm import (
+from inferplane.components.serving.vllm.vllm import (
     CACHE_ROOT,
     CACHE_SUBDIR,
     CACHE_VOLUME,
