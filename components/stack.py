@@ -22,7 +22,7 @@ from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
 from inferplane.components.identity import ModelStoreAccess
 from inferplane.components.node_pool import GpuNodePool
-from inferplane.components.serving.router_crds import router_crds
+from inferplane.components.serving.routing.router_crds import router_crds
 from inferplane.components.serving.scaling.image_prepull import ImagePrePull
 from inferplane.components.serving.scaling.spare_gpus import SpareGpus
 from inferplane.components.stack_serving import (

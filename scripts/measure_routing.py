@@ -14,7 +14,7 @@ inferplane writes), then runs vLLM's own benchmark (``vllm bench serve``, datase
   load balancer does;
 - ``llm_aware``: Envoy asking the llm-d endpoint picker (v0.10.0, the release inferplane
   deploys) for each request's replica, with the scorers inferplane configures
-  (`inferplane.components.serving.router.picker_config`), the replicas given to the picker
+  (`inferplane.components.serving.routing.router.picker_config`), the replicas given to the picker
   in a file instead of an InferencePool.
 
 Before each arm both replicas' prefix caches are emptied (vLLM's ``/reset_prefix_cache``,

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.model import Routing
-from inferplane.components.serving.router import ROUTER_VERSION, picker_config
+from inferplane.components.serving.routing.router import ROUTER_VERSION, picker_config
 from inferplane.components.serving.vllm.vllm_flags import vllm_flags
 
 LOOPBACK: Final = "127.0.0.1"

@@ -54,19 +54,19 @@ from inferplane.components.serving.containers import (
     await_timeout_s,
     model_object_labels,
 )
-from inferplane.components.serving.load_balancer import (
+from inferplane.components.serving.model_prerequisites import pod_prerequisites
+from inferplane.components.serving.observability.monitoring import (
+    ModelMonitoring,
+    ModelMonitoringArgs,
+)
+from inferplane.components.serving.routing.load_balancer import (
     lb_namespace,
     lb_service_name,
     lb_service_type,
     model_load_balancer,
     model_network_policy,
 )
-from inferplane.components.serving.model_prerequisites import pod_prerequisites
-from inferplane.components.serving.observability.monitoring import (
-    ModelMonitoring,
-    ModelMonitoringArgs,
-)
-from inferplane.components.serving.router import (
+from inferplane.components.serving.routing.router import (
     ModelRouter,
     ModelRouterArgs,
     release_name,

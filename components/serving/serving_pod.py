@@ -22,7 +22,7 @@ from inferplane.components.serving.containers import (
     termination_grace_s,
     zone_spread,
 )
-from inferplane.components.serving.load_balancer import (
+from inferplane.components.serving.routing.load_balancer import (
     exposed_ports,
     service_ports,
     traffic_distribution,

@@ -152,7 +152,7 @@ class ServedModel:
     routing: Routing = field(default_factory=Routing)
     """How requests reach the replicas: round-robin through the load balancer unless
     ``llm_aware`` (vLLM only), which runs one Deployment, InferencePool and llm-d router
-    per zone (`inferplane.components.serving.router`)."""
+    per zone (`inferplane.components.serving.routing.router`)."""
     wake_s: int | None = None
     """A model at zero: seconds from the request that wakes it to a ready first replica
     (`inferplane.blueprint.derived.router_wake.wake_s` of its scale-out budget). None: not known,

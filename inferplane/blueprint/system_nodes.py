@@ -105,17 +105,17 @@ class SystemPod:
 
 
 PICKER: Final = SystemPod("endpoint picker", 1000, 2048)
-"""One endpoint picker of an llm-aware model's zone (`inferplane.components.serving.router`:
+"""One endpoint picker of an llm-aware model's zone (`inferplane.components.serving.routing.router`:
 the chart's own 8 CPUs and 8 GiB do not fit a 4-vCPU system node)."""
 PROXY: Final = SystemPod("router proxy", 500, 512)
-"""One Envoy in front of a zone's pickers (`inferplane.components.serving.router_proxy`)."""
+"""One Envoy in front of a zone's pickers (`inferplane.components.serving.routing.router_proxy`)."""
 PROXY_REPLICAS: Final = 2
 """Envoys per zone of an llm-aware model (the chart's own ``router.proxy.replicas``)."""
 
 
 def routing_pods(env: Environment) -> dict[str, list[SystemPod]]:
     """Per zone, the pickers and proxies the llm-aware models of `env` run there: each such
-    model routes in every zone of its pool (`inferplane.components.serving.router`)."""
+    model routes in every zone of its pool (`inferplane.components.serving.routing.router`)."""
     pods: dict[str, list[SystemPod]] = {}
     for model in env.models.values():
         if not model.routing.llm_aware:

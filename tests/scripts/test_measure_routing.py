@@ -24,7 +24,7 @@ import yaml
 from inferplane.blueprint import releases
 from inferplane.blueprint.model import Routing
 from inferplane.blueprint.upstream import vllm_owned
-from inferplane.components.serving import router
+from inferplane.components.serving.routing import router
 from inferplane.components.serving.vllm.vllm_flags import vllm_flags
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -78,7 +78,7 @@ from inferplane.components.serving.containers import (
     pod_security_context,
 )
 from inferplane.components.serving.generated_password import GeneratedPassword
-from inferplane.components.serving.load_balancer import traffic_distribution
+from inferplane.components.serving.routing.load_balancer import traffic_distribution
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 PORT: Final = 6379

@@ -33,9 +33,9 @@ from typing import Final
 import pulumi
 
 from inferplane.blueprint.derived import timing
-from inferplane.components.serving import router_pods
 from inferplane.components.serving.containers import PORTS, Manifest
-from inferplane.components.serving.load_balancer import lb_service_spec
+from inferplane.components.serving.routing import router_pods
+from inferplane.components.serving.routing.load_balancer import lb_service_spec
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 PROXY_PORT: Final = router_pods.PROXY_PORT

@@ -26,7 +26,7 @@ NetworkPolicy ``<model>-<zone>-epp``. The namespace denies everything but DNS by
 a picker pod gets exactly:
 
 - ingress on the ext_proc port from its zone's proxies (their own pods,
-  `inferplane.components.serving.router_proxy`; the proxies' NetworkPolicy
+  `inferplane.components.serving.routing.router_proxy`; the proxies' NetworkPolicy
   ``<model>-<zone>-proxy``, `proxy_network_policy_spec`, admits the ranges and namespaces
   that may reach the model at all, as for the model's own load balancer);
 - ingress on the picker's metrics port from the Prometheus namespace;
@@ -83,12 +83,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.components.serving.containers import PORTS, Manifest
-from inferplane.components.serving.load_balancer import source_cidrs
 from inferplane.components.serving.network_policies import (
     PRIVATE_IPV4,
     client_peers,
     namespace_selector,
 )
+from inferplane.components.serving.routing.load_balancer import source_cidrs
 from inferplane.components.serving.spec import ServingEnvironment
 
 PICKER_UID: Final = 65532

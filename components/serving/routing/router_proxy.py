@@ -40,8 +40,8 @@ import pulumi
 import yaml
 
 from inferplane.blueprint import system_nodes
-from inferplane.components.serving import router_envoy, router_pods
 from inferplane.components.serving.containers import DRAIN_MARGIN_S, PRESTOP_SLEEP_S, Manifest
+from inferplane.components.serving.routing import router_envoy, router_pods
 from inferplane.components.serving.spec import ServedModel
 
 PROXY_REPLICAS: Final = system_nodes.PROXY_REPLICAS

@@ -36,7 +36,7 @@ from typing import Final
 
 from inferplane.blueprint.derived import router_wake
 from inferplane.components.serving.containers import PORTS, Manifest
-from inferplane.components.serving.router_pods import EXT_PROC_PORT, PROXY_PORT
+from inferplane.components.serving.routing.router_pods import EXT_PROC_PORT, PROXY_PORT
 from inferplane.components.serving.spec import ServedModel
 
 DESTINATION_HEADER: Final = "x-gateway-destination-endpoint"

@@ -68,11 +68,13 @@ import yaml
 
 from inferplane.blueprint import naming, releases, system_nodes
 from inferplane.blueprint.model import MinMax, Routing
-from inferplane.components.serving import router_envoy, router_lb, router_pods, router_proxy
 from inferplane.components.serving.containers import PORTS, Manifest
-from inferplane.components.serving.load_balancer import lb_annotations
-from inferplane.components.serving.router_chart import ROUTER_CHART
-from inferplane.components.serving.router_chart import local_chart_problem as local_chart_problem
+from inferplane.components.serving.routing import router_envoy, router_lb, router_pods, router_proxy
+from inferplane.components.serving.routing.load_balancer import lb_annotations
+from inferplane.components.serving.routing.router_chart import ROUTER_CHART
+from inferplane.components.serving.routing.router_chart import (
+    local_chart_problem as local_chart_problem,
+)
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 ROUTER_CHART_REPO: Final = "oci://ghcr.io/llm-d/charts"

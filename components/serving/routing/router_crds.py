@@ -48,7 +48,9 @@ CRD_SHA256: Final = {
 
 def crd_manifest(file: str) -> dict[str, Any]:
     """One vendored CRD, parsed."""
-    text = resources.files("inferplane.components.serving").joinpath("crds", file).read_text()
+    text = (
+        resources.files("inferplane.components.serving.routing").joinpath("crds", file).read_text()
+    )
     loaded: dict[str, Any] = yaml.safe_load(text)
     return loaded
 
