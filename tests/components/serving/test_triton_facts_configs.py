@@ -1,6 +1,6 @@
 """Every config.pbtxt the bundled blueprints give their Triton models passes the facts of the
 Triton release that model runs (no Triton environment needed); the facts check refuses what
-Triton's own ModelConfig parser (tritonclient, scripts/triton-config-check) refuses; and the
+Triton's own ModelConfig parser (tritonclient, scripts/dev/triton-config-check) refuses; and the
 proto reader of scripts/triton_facts.py reads what protoc compiled into tritonclient."""
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ ACCEPTED = {
 
 
 def test_the_facts_check_agrees_with_tritons_parser(triton_python, tmp_path):  # noqa: F811
-    """tritonclient 2.73.0 (scripts/setup-triton-venv.sh) is newer than every supported
+    """tritonclient 2.73.0 (scripts/dev/setup-triton-venv.sh) is newer than every supported
     release; none of these cases involves a field that changed between them."""
     assert all(config_problems(text) for text in REFUSED.values())
     for name, text in REFUSED.items():

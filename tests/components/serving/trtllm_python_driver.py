@@ -1,7 +1,7 @@
 """Runs one of inferplane's Triton Python models (components/serving/trtllm/trtllm_python/) on a
 stand-in Python backend and tokenizer, for tests/components/serving/test_trtllm_text.py.
 
-Needs numpy, so it runs in the Triton checker environment (scripts/setup-triton-venv.sh):
+Needs numpy, so it runs in the Triton checker environment (scripts/dev/setup-triton-venv.sh):
 
     .venv-triton/bin/python trtllm_python_driver.py < case.json
 

@@ -5,7 +5,7 @@ and ``inferplane.policies`` with an import hook, which static tools (mypy, impor
 cannot follow. Run with ``build/tree`` first on their path, they see exactly the modules a
 wheel installs, each linked back to the file you edit (so their messages name real lines).
 
-    python scripts/link_tree.py          # (re)create build/tree; prints its path
+    python scripts/dev/link_tree.py          # (re)create build/tree; prints its path
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TREE = ROOT / "build" / "tree"
 SUFFIXES = {".py", ".pyi", ".json", ".yaml", ".typed"}
 

@@ -2,7 +2,7 @@
 generated blueprints of 20, 100 and 400 models (two environments each: one AWS, one GCP;
 a size above what one blueprint may hold becomes several blueprints, checked in one run).
 
-    python scripts/bench_check.py [--sizes 20 100 400] [--environments 2] [--repeat 1]
+    python scripts/dev/bench_check.py [--sizes 20 100 400] [--environments 2] [--repeat 1]
 
 The largest blueprint the schema allows is ``--sizes 128 --environments 8``.
 
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "blueprints" / "support-assistant.yaml"
 PER_BLUEPRINT = 128
 """Largest generated blueprint: the schema's cap on models per blueprint."""
@@ -98,7 +98,7 @@ def main() -> int:
     if args.one:
         one(args.one)
         return 0
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "dev"))
     from generate_blueprint import generate
 
     print(f"{'blueprint':40} {'resources':>9} {'wall':>8} {'ms/resource':>11} {'peak RSS':>9}")

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Create .venv-triton: a separate environment with Triton's own ModelConfig protobuf
-# definitions (tritonclient), used by scripts/triton-config-check to parse the
+# definitions (tritonclient), used by scripts/dev/triton-config-check to parse the
 # config.pbtxt files inferplane renders. It is separate because tritonclient needs
 # protobuf 6 while pulumi-policy pins protobuf 5 in the main environment.
 #
-# Usage: scripts/setup-triton-venv.sh            (idempotent; reinstalls when pins change)
-#        TRITON_VENV=/path scripts/setup-triton-venv.sh
+# Usage: scripts/dev/setup-triton-venv.sh            (idempotent; reinstalls when pins change)
+#        TRITON_VENV=/path scripts/dev/setup-triton-venv.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 VENV="${TRITON_VENV:-.venv-triton}"
 PINS=(

@@ -1,6 +1,6 @@
 """Fuzz `inferplane check` with hostile blueprint values: no case may end in exit 3.
 
-    python scripts/fuzz_check.py [--seed 0] [--cases 200] [--seconds 0] [--out fuzz-crashes]
+    python scripts/dev/fuzz_check.py [--seed 0] [--cases 200] [--seconds 0] [--out fuzz-crashes]
                                  [--only CASE] [--timeout 300]
 
 Each case copies one bundled blueprint (blueprints/*.yaml, e2e/blueprints/*.yaml), picks a
@@ -17,7 +17,7 @@ one, else one picked by the seed; the platform's policy config, itself the targe
 It prints, per surface, the cases, how many validation refused and how many were checked,
 and the exit codes seen. Exit 3 (an internal error) or a case over `--timeout` is a crash:
 its folder is copied under `--out` with `case.txt` (surface, path, value, stderr) and the
-script exits 1. Adding a field to fuzz is one line of `SURFACES` (scripts/fuzz_surfaces.py).
+script exits 1. Adding a field to fuzz is one line of `SURFACES` (scripts/dev/fuzz_surfaces.py).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Any
 import yaml
 from fuzz_surfaces import DELETE, GENERIC, SURFACES, Case, Surface
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BLUEPRINTS = sorted((ROOT / "blueprints").glob("*.yaml")) + sorted(
     (ROOT / "e2e" / "blueprints").glob("*.yaml")
 )
@@ -242,7 +242,7 @@ def keep(outcome: Outcome, n: int, seed: int, work: Path, out: Path) -> Path:
     shutil.copytree(work / f"case-{n}", dest, symlinks=True, ignore_dangling_symlinks=True)
     shown = repr(outcome.value)
     (dest / "case.txt").write_text(
-        f"python scripts/fuzz_check.py --seed {seed} --only {n}\n"
+        f"python scripts/dev/fuzz_check.py --seed {seed} --only {n}\n"
         f"surface: {outcome.surface}\nfile: {outcome.file}\npath: {outcome.path!r}\n"
         f"value: {shown[:2000]}{' ...' if len(shown) > 2000 else ''}\n"
         f"validate: {outcome.validate}\ncheck: {outcome.check}\n\n{outcome.stderr[-6000:]}",

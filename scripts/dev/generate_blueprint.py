@@ -1,6 +1,6 @@
 """Generate a large, valid blueprint for benchmarks: N models over M environments.
 
-    python scripts/generate_blueprint.py --models 128 --environments 8 > big.yaml
+    python scripts/dev/generate_blueprint.py --models 128 --environments 8 > big.yaml
 
 Environments alternate AWS and GCP regions, each with two zones; models alternate vLLM and
 Triton (with TensorRT and batching) over two GPU pools, so every code path is exercised.

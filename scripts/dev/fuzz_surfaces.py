@@ -1,4 +1,4 @@
-"""What scripts/fuzz_check.py writes into blueprints: the surfaces (YAML path patterns) and
+"""What scripts/dev/fuzz_check.py writes into blueprints: the surfaces (YAML path patterns) and
 the hostile values of each. A surface is one line of `SURFACES`; a pool value is a value or a
 function of the case that returns one (and may make files in the case's folder)."""
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Delete:

@@ -1,6 +1,6 @@
 """Benchmark `inferplane validate` and `plan`: wall time, in-process and as a CLI process.
 
-    ./dev bench            # or: python scripts/bench.py [--repeat N]
+    ./dev bench            # or: python scripts/dev/bench.py [--repeat N]
 
 Numbers, not a test: run it on the 2-core reference machine and compare.
 """
@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "dev"))
 
 from generate_blueprint import generate  # noqa: E402
 
