@@ -195,7 +195,7 @@ def plugins_config(model: ServedModel) -> dict[str, Any] | None:
 def picker_config(routing: Routing, queue_ttl_s: int | None = None) -> dict[str, Any]:
     """The ``EndpointPickerConfig`` a picker of `routing` runs, in full: for the default
     routing it is the chart's own ``default-plugins.yaml`` (vLLM over HTTP), which
-    `plugins_config` then leaves to the chart. ``scripts/measure_routing.py`` runs it
+    `plugins_config` then leaves to the chart. ``scripts/measure/measure_routing.py`` runs it
     outside Kubernetes. `queue_ttl_s`: flow control's ``defaultRequestTTL`` when the
     release's 60 s does not suit (a model woken through the queue,
     `router_proxy.queue_ttl_s`)."""

@@ -2,7 +2,7 @@
 
 On a machine with two GPUs, vLLM, the llm-d endpoint picker (``epp``) and Envoy, run::
 
-    python scripts/measure_routing.py --model-dir /models/llama-3.1-8b-instruct \\
+    python scripts/measure/measure_routing.py --model-dir /models/llama-3.1-8b-instruct \\
         [--gpus 0,1] [--prompts 800 --prefixes 40 --prefix-len 2000 --suffix-len 200 \\
         --output-len 100 --request-rate 8] [--out routing-results]
 

@@ -1,4 +1,4 @@
-"""What `scripts/measure_routing.py` runs, as plain values: the command lines of the two
+"""What `scripts/measure/measure_routing.py` runs, as plain values: the command lines of the two
 vLLM replicas, the llm-d endpoint picker, Envoy and vLLM's benchmark, the picker's and
 Envoy's configuration, and the report made of the benchmark's results.
 

@@ -4,7 +4,7 @@ On a machine with a GPU of the model's pool and vLLM installed, with the model s
 it by the planned settings (``vllm serve <model dir> --max-num-seqs <planned batch> ...``;
 `inferplane plan` prints the batch), run::
 
-    python scripts/measure_capacity.py BLUEPRINT --env ENV --model MODEL \\
+    python scripts/measure/measure_capacity.py BLUEPRINT --env ENV --model MODEL \\
         --tokenizer <model dir> [--base-url http://127.0.0.1:8000] [--prompts 200]
 
 It sends the model's traffic shape (``traffic.input_tokens`` / ``output_tokens``, random

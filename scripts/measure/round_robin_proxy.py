@@ -1,6 +1,6 @@
 """A round-robin HTTP/1.1 reverse proxy on loopback, on the standard library's asyncio.
 
-`scripts/measure_routing.py` puts it in front of two vLLM replicas as the baseline that
+`scripts/measure/measure_routing.py` puts it in front of two vLLM replicas as the baseline that
 LLM-aware routing is measured against: each request goes to the next upstream in turn,
 whatever the replicas hold or how busy they are, as a connection-blind load balancer
 does. The response is passed through as its bytes arrive, so the events of a streamed
