@@ -1,8 +1,8 @@
 """Every series name the serving queries may use, and the exporter that emits it.
 
 Sources: the pinned Triton release's families, read from core ``src/metrics.cc`` by
-scripts/triton_metrics.py (``inferplane/facts/triton/<release>/metrics.txt``); the TensorRT-LLM
-backend's README (``nv_trt_llm_*``); the pinned vLLM wheel's metric families
+scripts/facts/triton_metrics.py (``inferplane/facts/triton/<release>/metrics.txt``); the
+TensorRT-LLM backend's README (``nv_trt_llm_*``); the pinned vLLM wheel's metric families
 (``inferplane/facts/vllm/<release>/metrics.txt``, with the suffixes prometheus_client adds);
 dcgm-exporter's ``etc/default-counters.csv`` (uncommented lines only); kube-state-metrics as
 kube-prometheus-stack scrapes it; the llm-d router's endpoint picker (llm-d/llm-d-router
@@ -36,7 +36,7 @@ def _registry(exporter: str, names: Iterable[str]) -> dict[str, str]:
 
 KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
     {
-        # Triton core src/metrics.cc of the pinned release, read by scripts/triton_metrics.py
+        # Triton core src/metrics.cc of the pinned release, read by scripts/facts/triton_metrics.py
         # (inferplane/facts/triton/<release>/metrics.txt).
         **_registry("triton", sorted(triton_facts.metric_series(defaults.VERSIONS["triton"]))),
         # Triton's TensorRT-LLM backend (tensorrtllm_backend README, "Triton Metrics", and

@@ -296,7 +296,7 @@ def _check_names(model: ServedModel, release: str) -> None:
             model.name,
             ("tensorrt_llm",),
             "; ".join(found.problems),
-            "run scripts/trtllm_backend_facts.py and follow the backend's names",
+            "run scripts/facts/trtllm_backend_facts.py and follow the backend's names",
         )
 
 

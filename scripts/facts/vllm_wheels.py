@@ -1,8 +1,8 @@
 """Fetches the PyPI wheel of every supported vLLM release (`vllm_serve_flags.WHEELS`: file
 name and sha256), unpacks its ``vllm/`` sources once per version, and reads the facts again
-from them with ``scripts/vllm_serve_flags.py --check``: stale facts fail.
+from them with ``scripts/facts/vllm_serve_flags.py --check``: stale facts fail.
 
-    python scripts/vllm_wheels.py [--cache DIR]
+    python scripts/facts/vllm_wheels.py [--cache DIR]
 
 The wheels and their sources stay under ``~/.cache/inferplane/vllm`` (``<file>.whl`` and
 ``<version>/vllm``), where `tests/blueprint/test_vllm_allowlists.py` also reads the

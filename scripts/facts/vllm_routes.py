@@ -1,8 +1,8 @@
 """Reads every HTTP route the API server of `vllm serve` can register from the source of a
 vLLM wheel (ast, as `vllm_read` does) and writes ``routes.txt``: each route classified by
 `vllm_route_classes` as ``client``, ``probe``, ``metrics`` or ``refused``. It runs as part
-of ``scripts/vllm_serve_flags.py`` (and so of ``scripts/vllm_wheels.py``, which checks the
-stored tables against the wheels).
+of ``scripts/facts/vllm_serve_flags.py`` (and so of ``scripts/facts/vllm_wheels.py``, which
+checks the stored tables against the wheels).
 
 What counts as a route, under ``vllm/entrypoints/**``: a decorator or call
 ``<router|app>.get/post/put/delete/patch/api_route/websocket(path, ...)``,
@@ -136,7 +136,7 @@ def table(
     prefixes, where = guard
     lines = [
         header,
-        f"# read and classified by scripts/vllm_routes.py version {ROUTES_VERSION}.",
+        f"# read and classified by scripts/facts/vllm_routes.py version {ROUTES_VERSION}.",
         "# guard<TAB>PREFIXES<TAB>WHERE: the API key guards only paths starting with these.",
         "# PATH<TAB>METHODS<TAB>client|probe|metrics|refused<TAB>WHEN vLLM registers it"
         "<TAB>WHAT it serves or WHY it is refused<TAB>WHERE it is registered",
@@ -156,7 +156,7 @@ def table(
     stale = set(classes.ROUTES) - set(found) - set(every)
     if unclassified or stale:
         raise SystemExit(
-            f"classify these routes of vllm {release} in scripts/vllm_route_classes.py: "
+            f"classify these routes of vllm {release} in scripts/facts/vllm_route_classes.py: "
             f"{sorted(unclassified)}; a route of no supported release, remove them there: "
             f"{sorted(stale)}"
         )

@@ -6,10 +6,10 @@ tritonserver registers its inference, cache, GPU, CPU and pinned-memory families
     git clone --bare https://github.com/triton-inference-server/core \
         ~/.cache/inferplane/triton-core.git                          # once, outside the repo
     git --git-dir ~/.cache/inferplane/triton-core.git fetch origin '+refs/heads/*:refs/heads/*'
-    python scripts/triton_metrics.py [--git-dir DIR] [--check]
+    python scripts/facts/triton_metrics.py [--git-dir DIR] [--check]
 
 writes ``inferplane/facts/triton/<release>/metrics.txt`` for every Triton release of
-``inferplane/blueprint/releases.json`` (the list of scripts/triton_facts.py) except those of
+``inferplane/blueprint/releases.json`` (the list of scripts/facts/triton_facts.py) except those of
 `UNREAD`, each headed by the branch's blob of ``src/metrics.cc`` and this script's version;
 ``--check`` compares instead. ``--git-dir`` defaults to ``$INFERPLANE_TRITON_CORE_GIT``, else
 the clone above. A release whose branch the clone lacks is an error naming it, unless
@@ -21,7 +21,7 @@ histogram as ``_bucket``/``_sum``/``_count`` and a summary as the name (its quan
 release's file, so no Triton series a query uses is typed in).
 
 Upgrading Triton: add the release to ``releases.json``, fetch the clone, run this script
-with scripts/triton_facts.py, and read the diff against the previous release.
+with scripts/facts/triton_facts.py, and read the diff against the previous release.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import triton_facts
 SCRIPT_VERSION = "1"
 """Written into every file; raise it whenever a change here changes what the files say."""
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "inferplane" / "facts" / "triton"
 FILE = "metrics.txt"
 SOURCE = "src/metrics.cc"
@@ -58,7 +58,7 @@ _FAMILY = re.compile(
 HEADER = """\
 # Every Prometheus metric family tritonserver registers in Triton release {release}.
 # Source: {repository} branch r{release}, {source}
-# (git blob {blob}), read by scripts/triton_metrics.py version {script} (see its docstring).
+# (git blob {blob}), read by scripts/facts/triton_metrics.py version {script} (see its docstring).
 # One family a line: NAME<TAB>counter|gauge|histogram|summary.
 """
 

@@ -2,8 +2,8 @@
 supported vLLM release, read from the source of its PyPI wheel, into the allowlists that
 `vllm.extra_args` and `vllm.env` of a model running that release are checked against.
 
-    python scripts/vllm_wheels.py      # fetches and unpacks every release of WHEELS (cached)
-    python scripts/vllm_serve_flags.py ~/.cache/inferplane/vllm/vllm-0.33.0-*.whl \
+    python scripts/facts/vllm_wheels.py      # fetches and unpacks every release of WHEELS (cached)
+    python scripts/facts/vllm_serve_flags.py ~/.cache/inferplane/vllm/vllm-0.33.0-*.whl \
         ~/.cache/inferplane/vllm/0.33.0/vllm
 
 writes `inferplane/facts/vllm/v0.33.0/serve_flags.txt`, `env_vars.txt`,
@@ -61,7 +61,7 @@ SCRIPT_VERSION = "7"
 """Written into every table; raise it whenever a change here or in the classification
 modules changes what the tables say, so tables of the previous version read as stale."""
 
-FACTS = Path(__file__).resolve().parent.parent / "inferplane" / "facts" / "vllm"
+FACTS = Path(__file__).resolve().parents[2] / "inferplane" / "facts" / "vllm"
 FLAGS_FILE = "serve_flags.txt"
 ENV_FILE = "env_vars.txt"
 PARSERS_FILE = "tool_parsers.txt"
@@ -88,7 +88,7 @@ HEADER = """\
 # {what} of vLLM {release}{how}.
 # Source: PyPI wheel {wheel}
 # (sha256 {sha256}), files {files},
-# read and classified by scripts/vllm_serve_flags.py version {script} (see its docstring).
+# read and classified by scripts/facts/vllm_serve_flags.py version {script} (see its docstring).
 # One name a line: NAME<TAB>allowed | NAME<TAB>owned<TAB>how to set it from the blueprint |
 # NAME<TAB>refused<TAB>why{extra}"""
 
@@ -245,7 +245,7 @@ def values_table(
         "\n# FLAG<TAB>keys<TAB>K1 K2 ...[<TAB>text<TAB>T1 ...]: a JSON object of only these"
         "\n# keys (* : any name) (or --FLAG.KEY VALUE), every string a name (letters, digits,"
         "\n# _ and -) but in the text keys | FLAG<TAB>values<TAB>TYPE: every key's value is a"
-        "\n# TYPE (count, count-or-options, numbers, scalar, scalars: scripts/"
+        "\n# TYPE (count, count-or-options, numbers, scalar, scalars: scripts/facts/"
         "\n# vllm_value_classes.py) | FLAG<TAB>source<TAB>M1 ...: the modules its keys are read"
         "\n# from | FLAG<TAB>refused-key<TAB>KEY<TAB>why: a key inferplane"
         "\n# refuses | FLAG<TAB>choices<TAB>V1 V2 ...: one of these values |"

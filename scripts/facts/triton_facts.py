@@ -6,7 +6,7 @@ triton-inference-server/common repository at the release's branch `r<release>`.
     git clone --bare https://github.com/triton-inference-server/common \
         ~/.cache/inferplane/triton-common.git                        # once, outside the repo
     git --git-dir ~/.cache/inferplane/triton-common.git fetch origin '+refs/heads/*:refs/heads/*'
-    python scripts/triton_facts.py [--git-dir DIR] [--check]
+    python scripts/facts/triton_facts.py [--git-dir DIR] [--check]
 
 writes `inferplane/facts/triton/<release>/model_config.txt` for every Triton release of
 `inferplane/blueprint/releases.json` (`engines.triton` and the pin), each headed by the git
@@ -40,7 +40,7 @@ SCRIPT_VERSION = "1"
 """Written into every file; raise it whenever a change here or in triton_proto.py changes
 what the files say, so files of the previous version read as stale."""
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "inferplane" / "facts" / "triton"
 RELEASES = ROOT / "inferplane" / "blueprint" / "releases.json"
 FILE = "model_config.txt"
@@ -51,7 +51,7 @@ DEFAULT_GIT_DIR = Path.home() / ".cache" / "inferplane" / "triton-common.git"
 HEADER = """\
 # Every message and enum of Triton's model configuration in release {release}.
 # Source: {repository} branch r{release}, {proto}
-# (git blob {blob}), read by scripts/triton_facts.py version {script} (see its docstring).
+# (git blob {blob}), read by scripts/facts/triton_facts.py version {script} (see its docstring).
 # `message NAME` then one field a line: <TAB>FIELD<TAB>TYPE[<TAB>repeated | map<KEY>]
 # [<TAB>oneof GROUP]; `enum NAME` then one value a line: <TAB>VALUE. Names are relative to
 # the package `{package}`; ModelConfig is the root of a config.pbtxt.
@@ -172,7 +172,7 @@ def run(
         print(f"error: {err}", file=sys.stderr)
         return 1
     if stale:
-        print(f"stale, run scripts/{script}: " + ", ".join(stale), file=sys.stderr)
+        print(f"stale, run scripts/facts/{script}: " + ", ".join(stale), file=sys.stderr)
         return 1
     return 0
 

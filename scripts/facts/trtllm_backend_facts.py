@@ -7,11 +7,11 @@ tensors, read from triton-inference-server/tensorrtllm_backend at the release's 
         ~/.cache/inferplane/tensorrtllm_backend.git                  # once, outside the repo
     git --git-dir ~/.cache/inferplane/tensorrtllm_backend.git fetch origin \
         '+refs/heads/*:refs/heads/*'
-    python scripts/trtllm_backend_facts.py [--git-dir DIR] [--check]
+    python scripts/facts/trtllm_backend_facts.py [--git-dir DIR] [--check]
 
 writes ``inferplane/facts/tensorrtllm_backend/<release>/{parameters,tensors}.txt`` for every
 Triton release of ``inferplane/blueprint/releases.json`` (the same list as
-scripts/triton_facts.py), each headed by the branch's commit, the git blob of every file read
+scripts/facts/triton_facts.py), each headed by the branch's commit, the git blob of every file read
 and this script's version; ``--check`` compares instead of writing. ``--git-dir`` defaults to
 ``$INFERPLANE_TRTLLM_BACKEND_GIT``, else the clone above.
 
@@ -62,7 +62,7 @@ from inferplane.blueprint.upstream import pbtxt
 SCRIPT_VERSION = "1"
 """Written into every file; raise it whenever a change here changes what the files say."""
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "inferplane" / "facts" / "tensorrtllm_backend"
 FILES = ("parameters.txt", "tensors.txt")
 REPOSITORY = "triton-inference-server/tensorrtllm_backend"
@@ -85,7 +85,7 @@ _ROW = re.compile(r"^\|\s*`([A-Za-z0-9_]+)`\s*\|(.*)\|\s*$")
 HEADER = """\
 # {what} of the TensorRT-LLM backend's `tensorrt_llm` model in Triton release {release}.
 # Source: {repository} branch r{release} (commit {commit}),
-# read by scripts/trtllm_backend_facts.py version {script} (see its docstring).
+# read by scripts/facts/trtllm_backend_facts.py version {script} (see its docstring).
 # Evidence: {evidence}
 {provenance}# {layout}
 """
