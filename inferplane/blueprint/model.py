@@ -44,6 +44,9 @@ from inferplane.blueprint.model_cluster import (
     StoreSecrets,
     Versions,
     Waiver,
+    pool_gpu_resource,
+    pool_mig_config,
+    pool_slices_per_gpu,
 )
 from inferplane.blueprint.model_engines import (
     Batching,
@@ -313,4 +316,7 @@ __all__ = [
     "Waiver",
     "Wake",
     "Warmup",
+    "pool_gpu_resource",
+    "pool_mig_config",
+    "pool_slices_per_gpu",
 ]
