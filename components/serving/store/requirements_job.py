@@ -30,11 +30,8 @@ from inferplane.components.serving.containers import (
     Manifest,
     container_security_context,
     empty_dir,
-    gpu_placement,
     model_object_labels,
     mount,
-    pod_security_context,
-    service_account,
     shell,
 )
 from inferplane.components.serving.network_policies import isolated_store_client_spec
@@ -55,11 +52,11 @@ from inferplane.components.serving.store.store_cli import (
     store_sync,
 )
 from inferplane.components.serving.store.store_job import (
-    build_job,
+    job_pod_spec,
     program,
-    scripts_config_map,
     scripts_mount,
     scripts_volume,
+    store_job,
 )
 
 STAGING_TIMEOUT: Final = "30m"
@@ -135,21 +132,19 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, step: PipelineStep) ->
         [*uri_env, ATTEMPT_ENV],
         work,
     )
-    return {
-        **service_account(env, naming.WEIGHTS_STAGER_SA),
-        "enableServiceLinks": False,
-        "restartPolicy": "Never",
-        "securityContext": pod_security_context(),
-        **gpu_placement(model.pool),
-        "initContainers": [check, download],
-        "containers": [upload],
-        "volumes": [
+    return job_pod_spec(
+        env,
+        naming.WEIGHTS_STAGER_SA,
+        model.pool,
+        [check, download],
+        [upload],
+        [
             empty_dir("work"),
             empty_dir("home"),
             empty_dir("tmp"),
             scripts_volume(job_name(model, key), [PROGRAM]),
         ],
-    }
+    )
 
 
 def job_manifest(
@@ -220,24 +215,17 @@ class RequirementsStaging(pulumi.ComponentResource):
                 spec=isolated_store_client_spec(pod_labels(env, model, key), env, internet=True),
                 opts=child,
             )
-            scripts = scripts_config_map(
-                f"{name}-{key[:10]}-scripts",
-                metadata["name"],
-                [PROGRAM],
-                args.namespace,
-                metadata["labels"],
-                self,
-                args.provider,
-            )
             self.jobs.append(
-                build_job(
+                store_job(
                     f"{name}-{key[:10]}",
                     metadata,
                     spec,
+                    [PROGRAM],
+                    args.namespace,
                     self,
                     args.provider,
                     STAGING_TIMEOUT,
-                    [policy, scripts],
+                    policy,
                 )
             )
         self.register_outputs({"jobs": self.jobs})

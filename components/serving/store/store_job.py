@@ -1,5 +1,6 @@
-"""What every Job that writes to the model store shares: the ConfigMap of the programs its
-containers run (`jobs`), and the Job resource itself.
+"""What every Job that writes to the model store shares: its pod (`job_pod_spec`), the
+ConfigMap of the programs its containers run (`jobs`), and the Job resource itself
+(`build_job`; `store_job`: the ConfigMap and the Job as one piece).
 
 The programs are modules of the ``jobs`` package, shipped with inferplane. A Job's ConfigMap
 ``<job>-scripts-<hash>`` holds the source of each module it runs, is mounted read-only at
@@ -18,7 +19,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.components.serving.containers import Manifest, mount
+from inferplane.components.serving.containers import (
+    Manifest,
+    gpu_placement,
+    mount,
+    pod_security_context,
+    service_account,
+)
+from inferplane.components.serving.spec import ServingEnvironment
+from inferplane.components.serving.spec_parts import ServingPool
 
 JOBS_PACKAGE: Final = "inferplane.components.serving.store.jobs"
 JOBS_DIR: Final = "/opt/inferplane/jobs"
@@ -112,3 +121,54 @@ def build_job(
             custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout),
         ),
     )
+
+
+def job_pod_spec(
+    env: ServingEnvironment,
+    account: str,
+    pool: ServingPool,
+    init_containers: Sequence[Manifest],
+    containers: Sequence[Manifest],
+    volumes: Sequence[Manifest],
+) -> Manifest:
+    """The pod of a Job that writes to the store: ServiceAccount `account` (a writer of the
+    store), no service links, never restarted in place (a failed Job is replaced), the
+    restricted security context, on a node of `pool`."""
+    return {
+        **service_account(env, account),
+        "enableServiceLinks": False,
+        "restartPolicy": "Never",
+        "securityContext": pod_security_context(),
+        **gpu_placement(pool),
+        "initContainers": list(init_containers),
+        "containers": list(containers),
+        "volumes": list(volumes),
+    }
+
+
+def store_job(
+    name: str,
+    metadata: Manifest,
+    spec: Manifest,
+    modules: Sequence[str],
+    namespace: str,
+    parent: pulumi.Resource,
+    provider: k8s.Provider,
+    timeout: str,
+    policy: pulumi.Resource,
+    after: Sequence[pulumi.Resource] = (),
+) -> k8s.batch.v1.Job:
+    """The ConfigMap ``<name>-scripts`` of the programs `modules` (`scripts_config_map`) and
+    the Job ``<name>`` (`build_job`), started once `policy` allows its pod's egress (the
+    namespace denies by default), its programs exist, and `after` exist (the Jobs it reads
+    from)."""
+    scripts = scripts_config_map(
+        f"{name}-scripts",
+        metadata["name"],
+        modules,
+        namespace,
+        metadata["labels"],
+        parent,
+        provider,
+    )
+    return build_job(name, metadata, spec, parent, provider, timeout, [policy, scripts, *after])

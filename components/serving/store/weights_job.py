@@ -26,10 +26,7 @@ from inferplane.components.serving.containers import (
     Manifest,
     container_security_context,
     empty_dir,
-    gpu_placement,
     mount,
-    pod_security_context,
-    service_account,
     shell,
 )
 from inferplane.components.serving.network_policies import isolated_store_client_spec
@@ -50,6 +47,7 @@ from inferplane.components.serving.store.store_cli import (
 )
 from inferplane.components.serving.store.store_job import (
     build_job,
+    job_pod_spec,
     program,
     scripts_config_map,
     scripts_mount,
@@ -191,16 +189,14 @@ def pod_spec(env: ServingEnvironment, staging: Staging) -> Manifest:
                 },
             }
         )
-    return {
-        **service_account(env, naming.WEIGHTS_STAGER_SA),
-        "enableServiceLinks": False,
-        "restartPolicy": "Never",
-        "securityContext": pod_security_context(),
-        **gpu_placement(staging.pool),
-        "initContainers": [check, _download_container(env, staging)],
-        "containers": [upload],
-        "volumes": volumes,
-    }
+    return job_pod_spec(
+        env,
+        naming.WEIGHTS_STAGER_SA,
+        staging.pool,
+        [check, _download_container(env, staging)],
+        [upload],
+        volumes,
+    )
 
 
 def job_manifest(

@@ -41,11 +41,8 @@ from inferplane.components.serving.containers import (
     Manifest,
     container_security_context,
     empty_dir,
-    gpu_placement,
     model_object_labels,
     mount,
-    pod_security_context,
-    service_account,
     serving_resources,
     shell,
     source_location,
@@ -61,10 +58,10 @@ from inferplane.components.serving.store.store_cli import (
     store_sync,
 )
 from inferplane.components.serving.store.store_job import (
-    build_job,
-    scripts_config_map,
+    job_pod_spec,
     scripts_mount,
     scripts_volume,
+    store_job,
 )
 from inferplane.components.serving.tensorrt.engine_keys import (
     ENGINE_FILE,
@@ -251,21 +248,19 @@ def build_pod_spec(
         [*uri_env, ATTEMPT_ENV],
         work,
     )
-    return {
-        **service_account(env, naming.ENGINE_BUILDER_SA),
-        "enableServiceLinks": False,
-        "restartPolicy": "Never",
-        "securityContext": pod_security_context(),
-        **gpu_placement(pool),
-        "initContainers": [fetch, trtexec],
-        "containers": [upload],
-        "volumes": [
+    return job_pod_spec(
+        env,
+        naming.ENGINE_BUILDER_SA,
+        pool,
+        [fetch, trtexec],
+        [upload],
+        [
             empty_dir("work"),
             empty_dir("home"),
             empty_dir("tmp"),
             scripts_volume(job_name(model, build.key), [SHAPES_PROGRAM]),
         ],
-    }
+    )
 
 
 def job_manifest(
@@ -344,23 +339,17 @@ def build_resources(
     if policy is None:
         policy = build_network_policy(name, env, model, namespace, job_metadata, parent, provider)
     key = job_metadata["labels"][ENGINE_KEY_LABEL]
-    scripts = scripts_config_map(
-        f"{name}-{key[:10]}-scripts",
-        job_metadata["name"],
-        modules,
-        namespace,
-        job_metadata["labels"],
-        parent,
-        provider,
-    )
-    job = build_job(
+    job = store_job(
         f"{name}-{key[:10]}",
         job_metadata,
         job_spec,
+        modules,
+        namespace,
         parent,
         provider,
         timeout,
-        [policy, scripts, *after],
+        policy,
+        after,
     )
     return policy, job
 

@@ -67,10 +67,7 @@ from inferplane.components.serving.containers import (
     Manifest,
     container_security_context,
     empty_dir,
-    gpu_placement,
     mount,
-    pod_security_context,
-    service_account,
     serving_resources,
     shell,
     shm_size_mib,
@@ -84,7 +81,12 @@ from inferplane.components.serving.store.store_cli import (
     store_sync,
     sync_published,
 )
-from inferplane.components.serving.store.store_job import program, scripts_mount, scripts_volume
+from inferplane.components.serving.store.store_job import (
+    job_pod_spec,
+    program,
+    scripts_mount,
+    scripts_volume,
+)
 from inferplane.components.serving.store.weights import is_staged, source_uri
 from inferplane.components.serving.tensorrt.engine_build import build_resources, keyed_job_manifest
 from inferplane.components.serving.tensorrt.engine_keys import content_key, engine_dir_uri, job_name
@@ -276,22 +278,20 @@ def _upload_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
 
 
 def build_pod_spec(env: ServingEnvironment, model: ServedModel) -> Manifest:
-    return {
-        **service_account(env, naming.ENGINE_BUILDER_SA),
-        "enableServiceLinks": False,
-        "restartPolicy": "Never",
-        "securityContext": pod_security_context(),
-        **gpu_placement(model.pool),
-        "initContainers": [_fetch_container(env, model), _build_container(env, model)],
-        "containers": [_upload_container(env, model)],
-        "volumes": [
+    return job_pod_spec(
+        env,
+        naming.ENGINE_BUILDER_SA,
+        model.pool,
+        [_fetch_container(env, model), _build_container(env, model)],
+        [_upload_container(env, model)],
+        [
             empty_dir("work"),
             empty_dir("home"),
             empty_dir("tmp"),
             empty_dir("dshm", f"{shm_size_mib(model)}Mi", memory=True),
             scripts_volume(job_name(model, engine_key(model, env)), [BUILD_PROGRAM]),
         ],
-    }
+    )
 
 
 def job_manifest(

@@ -62,13 +62,10 @@ from inferplane.components.serving.containers import (
     Manifest,
     container_security_context,
     empty_dir,
-    gpu_placement,
     literal,
     literal_env,
     model_object_labels,
     mount,
-    pod_security_context,
-    service_account,
     serving_resources,
     shell,
     shm_size_mib,
@@ -83,11 +80,11 @@ from inferplane.components.serving.store.store_cli import (
     store_sync,
 )
 from inferplane.components.serving.store.store_job import (
-    build_job,
+    job_pod_spec,
     program,
-    scripts_config_map,
     scripts_mount,
     scripts_volume,
+    store_job,
 )
 from inferplane.components.serving.vllm.vllm import (
     CACHE_ROOT,
@@ -255,15 +252,13 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
         [*uri_env, ATTEMPT_ENV],
         [work, mount(CACHE_VOLUME, CACHE_ROOT)],
     )
-    return {
-        **service_account(env, naming.VLLM_COMPILER_SA),
-        "enableServiceLinks": False,
-        "restartPolicy": "Never",
-        "securityContext": pod_security_context(),
-        **gpu_placement(model.pool),
-        "initContainers": [check, fetch, _compile_container(env, model)],
-        "containers": [upload],
-        "volumes": [
+    return job_pod_spec(
+        env,
+        naming.VLLM_COMPILER_SA,
+        model.pool,
+        [check, fetch, _compile_container(env, model)],
+        [upload],
+        [
             empty_dir("work"),
             empty_dir("home"),
             empty_dir("tmp"),
@@ -274,7 +269,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
             route_guard_volume(model),
             *([template] if (template := chat_template_volume(model)) else []),
         ],
-    }
+    )
 
 
 def job_manifest(
@@ -356,23 +351,17 @@ class VllmCompileCache(pulumi.ComponentResource):
             spec=network_policy_spec(env, model),
             opts=child,
         )
-        scripts = scripts_config_map(
-            f"{name}-{self.key[:10]}-scripts",
-            self.job_name,
-            [COMPILE_PROGRAM],
-            args.namespace,
-            metadata["labels"],
-            self,
-            args.provider,
-        )
-        self.job = build_job(
+        self.job = store_job(
             f"{name}-{self.key[:10]}",
             metadata,
             spec,
+            [COMPILE_PROGRAM],
+            args.namespace,
             self,
             args.provider,
             COMPILE_TIMEOUT,
-            [self.network_policy, scripts, *args.after],
+            self.network_policy,
+            args.after,
         )
         self.register_outputs(
             {
