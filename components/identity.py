@@ -47,7 +47,7 @@ GCS_WRITE_ROLE = "roles/storage.objectCreator"
 """Create only: no ``storage.objects.delete``, so no overwrite either (replacing an object
 needs both, https://cloud.google.com/storage/docs/access-control/iam-permissions). A writer
 never needs to: every attempt publishes into a folder of its own and then one marker
-(`inferplane.components.serving.store_cli.publish_attempt`), so a retried Job succeeds and
+(`inferplane.components.serving.store.store_cli.publish_attempt`), so a retried Job succeeds and
 a writer cannot replace an engine, a staged copy or a compile cache that replicas run."""
 WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
 WRITERS: frozenset[str] = frozenset(

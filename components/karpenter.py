@@ -11,7 +11,7 @@ aws/karpenter-provider-aws v1.14.1 (``pkg/apis/crds/karpenter.sh_nodepools.yaml`
 ``karpenter.k8s.aws_ec2nodeclasses.yaml``), written in their own camelCase.
 
 Headroom: Karpenter keeps no idle node, so a pool's spare GPUs are the spare-GPU
-placeholders (`inferplane.components.serving.spare_gpus`) as on any cluster: they are
+placeholders (`inferplane.components.serving.scaling.spare_gpus`) as on any cluster: they are
 pending pods until Karpenter launches their nodes, and a new replica preempts one, whose
 placeholder then brings the next node. Karpenter provisions for any pod the scheduler
 marked unschedulable that is not itself preempting, whatever its priority: it has no

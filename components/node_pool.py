@@ -28,7 +28,12 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.catalog import GpuType
 from inferplane.blueprint.derived.node_shape import gpu_node_labels
-from inferplane.blueprint.model import CapacitySource
+from inferplane.blueprint.model import (
+    CapacitySource,
+    pool_gpu_resource,
+    pool_mig_config,
+    pool_slices_per_gpu,
+)
 from inferplane.components import capacity_sources, karpenter
 from inferplane.components.cloud import Cloud, Ownership, aws_tags, gcp_labels
 from inferplane.components.cluster_eks import GPU_AMI_TYPE
@@ -132,12 +137,10 @@ class GpuNodePoolArgs:
 
     @property
     def slices_per_gpu(self) -> int:
-        """Schedulable GPU units per physical GPU: MIG slices, time slices, or 1."""
-        if self.sharing == "mig" and self.mig_profile:
-            return self.gpu.mig_profiles[self.mig_profile]
-        if self.sharing == "time_slicing":
-            return self.time_slices_per_gpu
-        return 1
+        """Schedulable GPU units per physical GPU (`pool_slices_per_gpu`)."""
+        return pool_slices_per_gpu(
+            self.gpu, self.sharing, self.mig_profile, self.time_slices_per_gpu
+        )
 
     def sources_in(self, zone: str) -> tuple[CapacitySource, ...]:
         """The sources that launch nodes in `zone`, in order."""
@@ -146,15 +149,13 @@ class GpuNodePoolArgs:
 
     @property
     def gpu_resource(self) -> str:
-        """The extended resource a pod requests on this pool (MIG uses the mixed strategy)."""
-        if self.sharing == "mig" and self.mig_profile:
-            return f"nvidia.com/mig-{self.mig_profile}"
-        return "nvidia.com/gpu"
+        """The extended resource a pod requests on this pool (`pool_gpu_resource`)."""
+        return pool_gpu_resource(self.sharing, self.mig_profile)
 
     @property
     def mig_config(self) -> str | None:
-        """The `nvidia.com/mig.config` label value the GPU Operator's MIG manager applies."""
-        return f"all-{self.mig_profile}" if self.sharing == "mig" and self.mig_profile else None
+        """The MIG manager's ``nvidia.com/mig.config`` label value (`pool_mig_config`)."""
+        return pool_mig_config(self.sharing, self.mig_profile)
 
 
 def labels_gpu_for_autoscaler(pool: GpuNodePoolArgs) -> bool:

@@ -22,9 +22,9 @@ from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
 from inferplane.components.identity import ModelStoreAccess
 from inferplane.components.node_pool import GpuNodePool
-from inferplane.components.serving.image_prepull import ImagePrePull
-from inferplane.components.serving.router_crds import router_crds
-from inferplane.components.serving.spare_gpus import SpareGpus
+from inferplane.components.serving.routing.router_crds import router_crds
+from inferplane.components.serving.scaling.image_prepull import ImagePrePull
+from inferplane.components.serving.scaling.spare_gpus import SpareGpus
 from inferplane.components.stack_serving import (
     alert_receiver_secrets,
     image_prepull_args,

@@ -21,8 +21,9 @@ from inferplane.blueprint.derived import router_wake, scale_out
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.components import stack_args
-from inferplane.components.serving.image_prepull import ImagePrePullArgs
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
+from inferplane.components.serving.scaling.image_prepull import ImagePrePullArgs
+from inferplane.components.serving.scaling.spare_gpus import SpareGpusArgs
 from inferplane.components.serving.secrets import (
     is_offline,
     missing_fix,
@@ -31,11 +32,10 @@ from inferplane.components.serving.secrets import (
     secret_value,
 )
 from inferplane.components.serving.serving_pod import pod_images
-from inferplane.components.serving.spare_gpus import SpareGpusArgs
 from inferplane.components.serving.spec import ServedModel, ServingArgsError, ServingEnvironment
 from inferplane.components.serving.spec_parts import ModelSecret, ServingPool
-from inferplane.components.serving.weights import HubSource, plan_staging
-from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
+from inferplane.components.serving.store.weights import HubSource, plan_staging
+from inferplane.components.serving.store.weights_job import WeightsStaging, WeightsStagingArgs
 
 
 def serving_environment(env: Environment) -> ServingEnvironment:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tools import TOOLS
 
-from inferplane.components.serving import router
+from inferplane.components.serving.routing import router
 from inferplane.policies.rules import all_rules
 
 OFFLINE_ONLY = frozenset(r.id for r in all_rules() if r.offline_only)

@@ -70,7 +70,8 @@ def model_objects(prometheus_url: str) -> dict[str, Any]:
     from inferplane.blueprint import naming
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
     from inferplane.components import stack_serving
-    from inferplane.components.serving import autoscaling, monitoring
+    from inferplane.components.serving.observability import monitoring
+    from inferplane.components.serving.scaling import autoscaling
 
     doc, _ = load_blueprint(BLUEPRINT)
     env = resolve(doc, ENVIRONMENT)

@@ -22,7 +22,8 @@ from inferplane.policies.resources import (
 from inferplane.policies.stack import Stack
 
 ROUTER_CHART = "llm-d-router-standalone"
-"""The llm-d router's chart (`inferplane.components.serving.router`), whatever repository."""
+"""The llm-d router's chart (`inferplane.components.serving.routing.router`), whatever
+repository."""
 
 
 @dataclass(frozen=True)

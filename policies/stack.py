@@ -350,7 +350,7 @@ class Stack:
 
 
 def is_spare_gpu_placeholder(r: Resource) -> bool:
-    """A spare-GPU placeholder (`inferplane.components.serving.spare_gpus`): labelled with
+    """A spare-GPU placeholder (`inferplane.components.serving.scaling.spare_gpus`): labelled with
     `naming.SPARE_GPU_ROLE`, belonging to no model, and running nothing but the pause image.
     A model server cannot pass for one: its server image is not the pause image."""
     if r.model or r.pod_labels.get(naming.ROLE_LABEL) != naming.SPARE_GPU_ROLE:
@@ -360,7 +360,7 @@ def is_spare_gpu_placeholder(r: Resource) -> bool:
 
 
 def is_image_prepull(r: Resource) -> bool:
-    """A pool's pre-pull DaemonSet (`inferplane.components.serving.image_prepull`)."""
+    """A pool's pre-pull DaemonSet (`inferplane.components.serving.scaling.image_prepull`)."""
     return (
         r.type == DAEMON_SET
         and not r.model

@@ -97,14 +97,14 @@ def test_the_wheel_installs_one_import_root_with_its_data(installed: Path) -> No
         "inferplane/facts/tensorrtllm_backend/25.08/parameters.txt",
         "inferplane/facts/tensorrtllm_backend/25.08/tensors.txt",
         # the programs the build, staging and compile Jobs mount from their ConfigMaps
-        "inferplane/components/serving/jobs/onnx_shapes.py",
-        "inferplane/components/serving/jobs/hub_download.py",
-        "inferplane/components/serving/jobs/trtllm_engine.py",
-        "inferplane/components/serving/jobs/compile_cache.py",
-        "inferplane/components/serving/jobs/pip_stage.py",
+        "inferplane/components/serving/store/jobs/onnx_shapes.py",
+        "inferplane/components/serving/store/jobs/hub_download.py",
+        "inferplane/components/serving/store/jobs/trtllm_engine.py",
+        "inferplane/components/serving/store/jobs/compile_cache.py",
+        "inferplane/components/serving/store/jobs/pip_stage.py",
         # the CRDs the stack creates for the llm-d router
-        "inferplane/components/serving/crds/inference.networking.k8s.io_inferencepools.yaml",
-        "inferplane/components/serving/crds/llm-d.ai_inferenceobjectives.yaml",
+        "inferplane/components/serving/routing/crds/inference.networking.k8s.io_inferencepools.yaml",
+        "inferplane/components/serving/routing/crds/llm-d.ai_inferenceobjectives.yaml",
     ):
         assert (installed / data).is_file(), data
     top_level = (installed / "inferplane-0.1.0.dist-info" / "top_level.txt").read_text()

@@ -20,7 +20,7 @@ The rules they encode (see shared/design/DOMAIN.md):
   links, and no service-account token where nothing needs it (`service_account`).
   Every path a server writes is an emptyDir: ``/tmp``, ``$HOME`` (caches: HF, torch
   compile, Triton kernels, CUDA), ``/models`` and a memory-backed ``/dev/shm``.
-- The model store is reached with a storage CLI (`inferplane.components.serving.store_cli`),
+- The model store is reached with a storage CLI (`inferplane.components.serving.store.store_cli`),
   under the ServiceAccount of the pod's role (model reader, engine builder, ...).
 """
 

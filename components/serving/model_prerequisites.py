@@ -24,47 +24,51 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint.triton_model import engine_steps
-from inferplane.components.serving import pip_requirements, triton_pipeline
-from inferplane.components.serving.engine_build import TensorRtEngineBuild, TensorRtEngineBuildArgs
 from inferplane.components.serving.network_policies import serving_egress_policy
-from inferplane.components.serving.pipeline_engines import (
-    PipelineEngineBuild,
-    PipelineEngineBuildArgs,
-)
-from inferplane.components.serving.requirements_job import (
-    RequirementsStaging,
-    RequirementsStagingArgs,
-)
-from inferplane.components.serving.response_cache import (
-    ResponseCacheStore,
-    ResponseCacheStoreArgs,
-)
 from inferplane.components.serving.secrets import model_secret
 from inferplane.components.serving.serving_pod import config_map_name
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.triton_config import (
+from inferplane.components.serving.store import pip_requirements
+from inferplane.components.serving.store.requirements_job import (
+    RequirementsStaging,
+    RequirementsStagingArgs,
+)
+from inferplane.components.serving.store.weights import HubSource, hub_sources, plan_staging
+from inferplane.components.serving.store.weights_job import WeightsStaging, WeightsStagingArgs
+from inferplane.components.serving.tensorrt.engine_build import (
+    TensorRtEngineBuild,
+    TensorRtEngineBuildArgs,
+)
+from inferplane.components.serving.tensorrt.pipeline_engines import (
+    PipelineEngineBuild,
+    PipelineEngineBuildArgs,
+)
+from inferplane.components.serving.triton import triton_pipeline
+from inferplane.components.serving.triton.response_cache import (
+    ResponseCacheStore,
+    ResponseCacheStoreArgs,
+)
+from inferplane.components.serving.triton.triton_config import (
     CONFIG_FILE,
     render_config_pbtxt,
 )
-from inferplane.components.serving.trtllm import render_config_pbtxt as render_trtllm_config
-from inferplane.components.serving.trtllm_build import (
+from inferplane.components.serving.trtllm.trtllm import render_config_pbtxt as render_trtllm_config
+from inferplane.components.serving.trtllm.trtllm_build import (
     TensorRtLlmEngineBuild,
     TensorRtLlmEngineBuildArgs,
 )
-from inferplane.components.serving.trtllm_text import pipeline_files
-from inferplane.components.serving.vllm import (
+from inferplane.components.serving.trtllm.trtllm_text import pipeline_files
+from inferplane.components.serving.vllm.vllm import (
     chat_template_config_map,
     chat_template_file,
     route_guard_config_map,
     route_guard_data,
 )
-from inferplane.components.serving.vllm_compile import (
+from inferplane.components.serving.vllm.vllm_compile import (
     VllmCompileCache,
     VllmCompileCacheArgs,
     compiles,
 )
-from inferplane.components.serving.weights import HubSource, hub_sources, plan_staging
-from inferplane.components.serving.weights_job import WeightsStaging, WeightsStagingArgs
 
 
 @dataclass(frozen=True)

@@ -50,28 +50,30 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.containers import (
     await_timeout_s,
     model_object_labels,
 )
-from inferplane.components.serving.load_balancer import (
+from inferplane.components.serving.model_prerequisites import pod_prerequisites
+from inferplane.components.serving.observability.monitoring import (
+    ModelMonitoring,
+    ModelMonitoringArgs,
+)
+from inferplane.components.serving.routing.load_balancer import (
     lb_namespace,
     lb_service_name,
     lb_service_type,
     model_load_balancer,
     model_network_policy,
 )
-from inferplane.components.serving.model_prerequisites import pod_prerequisites
-from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
-from inferplane.components.serving.response_cache import with_password_revision
-from inferplane.components.serving.router import (
+from inferplane.components.serving.routing.router import (
     ModelRouter,
     ModelRouterArgs,
     release_name,
     router_ingress,
     zone_model,
 )
+from inferplane.components.serving.scaling.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.serving.serving_pod import (
     cluster_service_spec,
     deployment_spec,
@@ -82,8 +84,9 @@ from inferplane.components.serving.serving_pod import (
     serves_grpc,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.weights import HubSource
-from inferplane.components.serving.weights_job import WeightsStaging
+from inferplane.components.serving.store.weights import HubSource
+from inferplane.components.serving.store.weights_job import WeightsStaging
+from inferplane.components.serving.triton.response_cache import with_password_revision
 
 
 def _minutes(seconds: int) -> str:

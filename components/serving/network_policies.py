@@ -10,7 +10,7 @@ The blueprint's namespace denies all ingress and egress by default
   container copies them from s3/gs, or vLLM fetches an ``hf://`` repository itself).
 
 Ingress to the serving ports and the metrics port is the model's own NetworkPolicy
-(`inferplane.components.serving.load_balancer`); build pods accept no ingress at all.
+(`inferplane.components.serving.routing.load_balancer`); build pods accept no ingress at all.
 Callers are admitted by address and, inside the cluster, by namespace (`client_peers`).
 
 On ``kubernetes`` the model store is the S3-compatible endpoint, and a store client reaches

@@ -8,7 +8,6 @@ import hashlib
 from typing import Final
 
 from inferplane.blueprint import defaults, naming
-from inferplane.components.serving import pip_requirements
 from inferplane.components.serving.containers import (
     PORTS,
     Manifest,
@@ -23,29 +22,30 @@ from inferplane.components.serving.containers import (
     termination_grace_s,
     zone_spread,
 )
-from inferplane.components.serving.load_balancer import (
+from inferplane.components.serving.routing.load_balancer import (
     exposed_ports,
     service_ports,
     traffic_distribution,
 )
 from inferplane.components.serving.secrets import secret_env
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
-from inferplane.components.serving.triton_config import (
+from inferplane.components.serving.store import pip_requirements
+from inferplane.components.serving.triton.triton_config import (
     triton_container,
     triton_fetch_container,
 )
-from inferplane.components.serving.trtllm import trtllm_container, trtllm_fetch_container
-from inferplane.components.serving.trtllm_build import (
+from inferplane.components.serving.trtllm.trtllm import trtllm_container, trtllm_fetch_container
+from inferplane.components.serving.trtllm.trtllm_build import (
     trtllm_image,
 )
-from inferplane.components.serving.vllm import (
+from inferplane.components.serving.vllm.vllm import (
     CACHE_VOLUME,
     chat_template_volume,
     route_guard_volume,
     vllm_container,
     vllm_fetch_container,
 )
-from inferplane.components.serving.vllm_compile import (
+from inferplane.components.serving.vllm.vllm_compile import (
     cache_uri,
     compile_key,
     compiles,

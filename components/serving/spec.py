@@ -137,7 +137,7 @@ class ServedModel:
     Default: the load balancer's names only."""
     schedule: tuple[ScheduleWindow, ...] = ()
     """Windows with a higher floor than `replicas.min`, one KEDA cron trigger each
-    (`inferplane.components.serving.wake.schedule_triggers`); empty: none."""
+    (`inferplane.components.serving.scaling.wake.schedule_triggers`); empty: none."""
     backend: triton_model.TritonBackend | None = None
     """Triton, one model: ``tensorrt``, ``onnxruntime`` or ``pytorch``; None: as `tensorrt`."""
     accelerator: triton_model.Accelerator = "cuda"
@@ -152,7 +152,7 @@ class ServedModel:
     routing: Routing = field(default_factory=Routing)
     """How requests reach the replicas: round-robin through the load balancer unless
     ``llm_aware`` (vLLM only), which runs one Deployment, InferencePool and llm-d router
-    per zone (`inferplane.components.serving.router`)."""
+    per zone (`inferplane.components.serving.routing.router`)."""
     wake_s: int | None = None
     """A model at zero: seconds from the request that wakes it to a ready first replica
     (`inferplane.blueprint.derived.router_wake.wake_s` of its scale-out budget). None: not known,
@@ -181,7 +181,7 @@ class ServedModel:
     @property
     def wakes_on_traffic(self) -> bool:
         """At zero replicas, the model's own HTTP requests wake it: the KEDA HTTP add-on's
-        interceptor holds and counts them (`inferplane.components.serving.wake`)."""
+        interceptor holds and counts them (`inferplane.components.serving.scaling.wake`)."""
         return wake_paths.wakes_on_traffic(
             self.server, self.protocols, self.replicas.min, llm_aware=self.routing.llm_aware
         )
@@ -305,7 +305,7 @@ class ServedModel:
 
     def _check_hub_pins(self) -> None:
         """Every hf:// reference is staged into the model store keyed by its revision
-        (`inferplane.components.serving.weights`): an unpinned one has no key."""
+        (`inferplane.components.serving.store.weights`): an unpinned one has no key."""
         refs: list[tuple[FieldPath, str, str | None]] = []
         if self.source.scheme == "hf":
             refs.append((("source",), self.source.uri, self.source.hf_revision))

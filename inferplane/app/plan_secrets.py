@@ -18,7 +18,7 @@ from inferplane.app.offline import Recording
 from inferplane.blueprint.model import Environment, SecretRef
 from inferplane.blueprint.secret_refs import FILE_VARIABLES, env_var_name
 from inferplane.components.serving.secrets import secret_name
-from inferplane.components.serving.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
+from inferplane.components.serving.store.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
 
 WORKLOADS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod")
 

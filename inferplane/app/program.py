@@ -30,7 +30,7 @@ import pulumi
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_diagnostics
 from inferplane.blueprint.model import Environment
-from inferplane.components.serving import router
+from inferplane.components.serving.routing import router
 from inferplane.components.serving.secrets import is_offline
 from inferplane.components.stack import InferenceStack, InferenceStackArgs
 from inferplane.components.stack_serving import (

@@ -46,6 +46,9 @@ from inferplane.blueprint.model_cluster import (
     StoreSecrets,
     Versions,
     Waiver,
+    pool_gpu_resource,
+    pool_mig_config,
+    pool_slices_per_gpu,
 )
 from inferplane.blueprint.model_engines import (
     Batching,
@@ -317,4 +320,7 @@ __all__ = [
     "Waiver",
     "Wake",
     "Warmup",
+    "pool_gpu_resource",
+    "pool_mig_config",
+    "pool_slices_per_gpu",
 ]

@@ -53,6 +53,29 @@ class ClusterSpec:
     or ``other``."""
 
 
+def pool_slices_per_gpu(
+    gpu: GpuType, sharing: str, mig_profile: str | None, time_slices: int
+) -> int:
+    """Schedulable GPU units per physical GPU of a pool: MIG slices, time slices, or 1."""
+    if sharing == "mig" and mig_profile:
+        return gpu.mig_profiles[mig_profile]
+    if sharing == "time_slicing":
+        return time_slices
+    return 1
+
+
+def pool_gpu_resource(sharing: str, mig_profile: str | None) -> str:
+    """The extended resource a pod requests on a pool (MIG uses the mixed strategy)."""
+    if sharing == "mig" and mig_profile:
+        return f"nvidia.com/mig-{mig_profile}"
+    return "nvidia.com/gpu"
+
+
+def pool_mig_config(sharing: str, mig_profile: str | None) -> str | None:
+    """The `nvidia.com/mig.config` label value the GPU Operator's MIG manager applies."""
+    return f"all-{mig_profile}" if sharing == "mig" and mig_profile else None
+
+
 @dataclass(frozen=True)
 class CapacitySource:
     """One entry of a pool's ordered `capacity` list: where its nodes may come from.
@@ -133,12 +156,8 @@ class GpuPool:
 
     @property
     def slices_per_gpu(self) -> int:
-        """Schedulable GPU units per physical GPU: MIG slices, time slices, or 1."""
-        if self.sharing == "mig" and self.mig_profile:
-            return self.gpu.mig_profiles[self.mig_profile]
-        if self.sharing == "time_slicing":
-            return self.time_slices
-        return 1
+        """Schedulable GPU units per physical GPU (`pool_slices_per_gpu`)."""
+        return pool_slices_per_gpu(self.gpu, self.sharing, self.mig_profile, self.time_slices)
 
     @property
     def gpu_units_per_node(self) -> int:
@@ -147,15 +166,13 @@ class GpuPool:
 
     @property
     def gpu_resource(self) -> str:
-        """The extended resource a pod requests on this pool (MIG uses the mixed strategy)."""
-        if self.sharing == "mig" and self.mig_profile:
-            return f"nvidia.com/mig-{self.mig_profile}"
-        return "nvidia.com/gpu"
+        """The extended resource a pod requests on this pool (`pool_gpu_resource`)."""
+        return pool_gpu_resource(self.sharing, self.mig_profile)
 
     @property
     def mig_config(self) -> str | None:
-        """The `nvidia.com/mig.config` label value the GPU Operator's MIG manager applies."""
-        return f"all-{self.mig_profile}" if self.sharing == "mig" and self.mig_profile else None
+        """The MIG manager's ``nvidia.com/mig.config`` label value (`pool_mig_config`)."""
+        return pool_mig_config(self.sharing, self.mig_profile)
 
 
 @dataclass(frozen=True)

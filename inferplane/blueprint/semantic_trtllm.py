@@ -41,7 +41,7 @@ KV_CACHE_BYTES: Final[Mapping[str, float]] = {"fp8": 1, "int8": 1}
 FP8_FORMATS: Final = frozenset({"fp8", "w4a8_awq"})
 PIPELINE_NAMES: Final = ("ensemble", "preprocessing", "postprocessing")
 """The text pipeline's models in a TensorRT-LLM model's Triton repository (the release's
-names; `inferplane.components.serving.trtllm_text`)."""
+names; `inferplane.components.serving.trtllm.trtllm_text`)."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def check_model(
 
 
 def _check_decoder_only(error: Report, path: YamlPath, model: Mapping[str, Any]) -> None:
-    """The build (TensorRT-LLM's LLM API, `components.serving.trtllm_build`) and the text
+    """The build (TensorRT-LLM's LLM API, `components.serving.trtllm.trtllm_build`) and the text
     pipeline serve decoder-only LLMs. Whisper and encoder-decoder models run in Triton
     pipelines of their own (tensorrtllm_backend ``docs/whisper.md``, ``all_models/whisper``;
     ``docs/encoder_decoder.md``), which inferplane does not build."""

@@ -5,7 +5,7 @@ Redis response caches, never model servers. Their machine types live here, not i
 cluster components, because validation checks what fits on them: the components import
 them (`inferplane.components.cluster_eks`, `inferplane.components.cluster_gke`), and the
 Valkey memory formula (`valkey_memory_mib`) is the one the response-cache component sets
-as the container's request and limit (`inferplane.components.serving.response_cache`).
+as the container's request and limit (`inferplane.components.serving.triton.response_cache`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ pool per zone, EKS's system group `cluster_eks.system_nodes_count`)."""
 VALKEY_OVERHEAD_FACTOR: Final = 1.5
 VALKEY_BASE_MIB: Final = 64
 """The server itself, client buffers and the allocator's metadata (the reasoning is in
-`inferplane.components.serving.response_cache`)."""
+`inferplane.components.serving.triton.response_cache`)."""
 
 
 def valkey_memory_mib(size_mb: int) -> int:
@@ -105,17 +105,17 @@ class SystemPod:
 
 
 PICKER: Final = SystemPod("endpoint picker", 1000, 2048)
-"""One endpoint picker of an llm-aware model's zone (`inferplane.components.serving.router`:
+"""One endpoint picker of an llm-aware model's zone (`inferplane.components.serving.routing.router`:
 the chart's own 8 CPUs and 8 GiB do not fit a 4-vCPU system node)."""
 PROXY: Final = SystemPod("router proxy", 500, 512)
-"""One Envoy in front of a zone's pickers (`inferplane.components.serving.router_proxy`)."""
+"""One Envoy in front of a zone's pickers (`inferplane.components.serving.routing.router_proxy`)."""
 PROXY_REPLICAS: Final = 2
 """Envoys per zone of an llm-aware model (the chart's own ``router.proxy.replicas``)."""
 
 
 def routing_pods(env: Environment) -> dict[str, list[SystemPod]]:
     """Per zone, the pickers and proxies the llm-aware models of `env` run there: each such
-    model routes in every zone of its pool (`inferplane.components.serving.router`)."""
+    model routes in every zone of its pool (`inferplane.components.serving.routing.router`)."""
     pods: dict[str, list[SystemPod]] = {}
     for model in env.models.values():
         if not model.routing.llm_aware:

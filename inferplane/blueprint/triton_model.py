@@ -91,7 +91,7 @@ class PipelineStep:
     provider's (and, either way, the warm-up shapes)."""
     requirements: tuple[str, ...] = ()
     """``python`` steps: ``name==version --hash=sha256:<hex>`` lines, staged into the model
-    store and installed from there (`components.serving.pip_requirements`)."""
+    store and installed from there (`components.serving.store.pip_requirements`)."""
     workspace_mib: int | None = None
     """``backend: tensorrt``: the builder's workspace limit (None: TensorRT's default)."""
     builder_optimization_level: int = 3

@@ -31,7 +31,8 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             f"the capacity of {name} ({plan.replicas} replicas at {plan.peak_rps:g} "
             f"requests/s) rests on the roofline model alone (±{plan.band:.0%}), not on a "
             f"measurement: measure one replica at its planned {plan.rps[1]:.2f} requests/s "
-            "(scripts/measure_capacity.py runs vLLM's own benchmark) before the peak arrives",
+            "(scripts/measure/measure_capacity.py runs vLLM's own benchmark) before the peak "
+            "arrives",
             ref,
         )
 

@@ -69,7 +69,7 @@ _STEP_CONFIG = re.compile(r"^step-([a-z]([-a-z0-9]*[a-z0-9])?)\.pbtxt$")
 
 def pipeline_models(model: ModelView) -> set[str]:
     """The composing models of `model`'s pipeline: ``<model>-<step>`` for every step config
-    (``step-<step>.pbtxt``) in its ConfigMaps (`components.serving.triton_pipeline`); empty
+    (``step-<step>.pbtxt``) in its ConfigMaps (`components.serving.triton.triton_pipeline`); empty
     for one model."""
     found = set()
     for cm in model.config_maps:

@@ -253,14 +253,14 @@ def test_a_peak_that_only_the_optimistic_end_carries_is_an_error_beyond_it() -> 
         "bp.yaml:21:29: warning: models.chat.replicas.max: at the central estimate of the "
         "±30% roofline band no batch meets the SLO, nor at its pessimistic end: replicas.max "
         "8 carries the peak of 4 requests/s only if the optimistic end holds (2 replicas); "
-        "measure one replica at 6.08 requests/s (scripts/measure_capacity.py runs vLLM's own "
-        "benchmark) before relying on the estimate, or leave more room in replicas.max"
+        "measure one replica at 6.08 requests/s (scripts/measure/measure_capacity.py runs vLLM's "
+        "own benchmark) before relying on the estimate, or leave more room in replicas.max"
     ]
 
 
 def test_the_warning_says_which_end_of_the_band_is_short() -> None:
     measure = (
-        "measure one replica at {} requests/s (scripts/measure_capacity.py runs vLLM's own "
+        "measure one replica at {} requests/s (scripts/measure/measure_capacity.py runs vLLM's own "
         "benchmark) before relying on the estimate, or leave more room in replicas.max"
     )
     central = edit("traffic: {peak_rps: 4,", "traffic: {peak_rps: 28,")

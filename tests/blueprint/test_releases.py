@@ -308,7 +308,7 @@ def test_the_typed_warning_of_a_models_own_image_says_to_change_the_image() -> N
 def test_the_router_pins_are_the_tables() -> None:
     """The llm-d router's chart and image, and the InferencePool CRD beside it, are pinned in
     the one table; the CRD copy the stack applies is of that release."""
-    from inferplane.components.serving import router, router_crds
+    from inferplane.components.serving.routing import router, router_crds
 
     assert router.ROUTER_VERSION == releases.bundled("llm_d_router") == "v0.10.0"
     table = releases.table()

@@ -874,11 +874,11 @@ def test_python_and_ecmascript_agree_on_every_pattern() -> None:
 
 
 def test_the_largest_blueprint_is_one_check_can_afford() -> None:
-    # scripts/bench_check.py: 512 models x 16 environments took ~25 min and 1.7 GiB per
+    # scripts/dev/bench_check.py: 512 models x 16 environments took ~25 min and 1.7 GiB per
     # process on 2 cores; 128 x 8 takes minutes and under 1 GiB. The caps are the latter.
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "dev"))
     from generate_blueprint import generate
 
     def errors(models: int, environments: int) -> list[str]:

@@ -1,5 +1,5 @@
 """The Triton facts (inferplane/facts/triton/<release>/model_config.txt) are what
-scripts/triton_facts.py writes for each supported release, and a config.pbtxt is checked
+scripts/facts/triton_facts.py writes for each supported release, and a config.pbtxt is checked
 against the facts of the release that runs it."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ RELEASES = [r.release for r in releases.engine_releases("triton")]
 
 
 def script() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     import triton_facts as script_module
 
     return script_module
@@ -33,7 +33,7 @@ def header(text: str) -> tuple[str, str, str, str]:
     release = re.search(r"model configuration in release (\S+)\.\n", text)
     branch = re.search(r"triton-inference-server/common branch (r\S+),", text)
     blob = re.search(r"\(git blob ([0-9a-f]{40})\)", text)
-    version = re.search(r"scripts/triton_facts.py version (\S+) ", text)
+    version = re.search(r"scripts/facts/triton_facts.py version (\S+) ", text)
     assert release and branch and blob and version
     return release.group(1), branch.group(1), blob.group(1), version.group(1)
 
@@ -128,7 +128,7 @@ def test_reading_the_proto_again_gives_the_same_facts(release: str) -> None:
 
 
 def test_a_clone_when_present_has_the_blobs_the_facts_name() -> None:
-    """With a clone (scripts/triton_facts.py says where), each release branch still holds
+    """With a clone (scripts/facts/triton_facts.py says where), each release branch still holds
     the proto the facts were read from; without one the vendored copies above stand in."""
     s = script()
     repo = s.git_dir()
@@ -243,7 +243,7 @@ version_policy { latest { num_versions: 2 } }
 
 def test_a_release_without_facts_is_refused() -> None:
     with pytest.raises(
-        ValueError, match=r"no facts for Triton 24\.01: run scripts/triton_facts.py"
+        ValueError, match=r"no facts for Triton 24\.01: run scripts/facts/triton_facts.py"
     ):
         config_problems('name: "x"', "24.01")
     with pytest.raises(ValueError, match="1:1: nmae: ModelConfig has no field nmae"):

@@ -1,5 +1,5 @@
 """The Triton metric facts (inferplane/facts/triton/<release>/metrics.txt) are what
-scripts/triton_metrics.py reads from core ``src/metrics.cc`` for each supported release, and
+scripts/facts/triton_metrics.py reads from core ``src/metrics.cc`` for each supported release, and
 every Triton series a query may use is one the pinned release's server exports."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 
 from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.upstream import triton_facts
-from inferplane.components.serving.known_metrics import KNOWN_METRICS
+from inferplane.components.serving.observability.known_metrics import KNOWN_METRICS
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "inferplane" / "facts" / "triton"
@@ -22,7 +22,7 @@ SUPPORTED = [r.release for r in releases.engine_releases("triton")]
 
 
 def script() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     import triton_metrics as script_module
 
     return script_module
@@ -40,7 +40,7 @@ def test_every_supported_release_but_the_unread_has_metrics() -> None:
     assert with_file == sorted(READ)
     with pytest.raises(ValueError) as unread:
         triton_facts.metric_families("26.07")
-    assert str(unread.value) == "no metrics for Triton 26.07: run scripts/triton_metrics.py"
+    assert str(unread.value) == "no metrics for Triton 26.07: run scripts/facts/triton_metrics.py"
 
 
 @pytest.mark.parametrize("release", READ)
@@ -50,7 +50,7 @@ def test_the_metrics_are_of_their_release_branch_and_this_script(release: str) -
     text = (FACTS / release / "metrics.txt").read_text()
     branch = re.search(r"triton-inference-server/core branch (r\S+),", text)
     blob = re.search(r"\(git blob ([0-9a-f]{40})\)", text)
-    version = re.search(r"scripts/triton_metrics.py version (\S+) ", text)
+    version = re.search(r"scripts/facts/triton_metrics.py version (\S+) ", text)
     assert branch and blob and version
     assert branch.group(1) == f"r{release}"
     assert version.group(1) == script().SCRIPT_VERSION
@@ -105,7 +105,7 @@ def test_every_triton_series_a_query_may_use_exists_in_every_read_release(releas
 
 
 def test_a_clone_when_present_gives_the_same_metrics() -> None:
-    """With a clone of triton-inference-server/core (scripts/triton_metrics.py says where),
+    """With a clone of triton-inference-server/core (scripts/facts/triton_metrics.py says where),
     each release branch still has the src/metrics.cc the files were read from."""
     s = script()
     repo = s.git_dir()

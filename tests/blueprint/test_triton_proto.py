@@ -1,5 +1,5 @@
-"""scripts/triton_proto.py reads the proto subset of Triton's model_config.proto, and
-scripts/triton_facts.py writes facts from it (or refuses a release it cannot read)."""
+"""scripts/facts/triton_proto.py reads the proto subset of Triton's model_config.proto, and
+scripts/facts/triton_facts.py writes facts from it (or refuses a release it cannot read)."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def proto() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     import triton_proto
 
     return triton_proto
 
 
 def facts_script() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     import triton_facts
 
     return triton_facts
@@ -134,7 +134,7 @@ def test_what_the_reader_does_not_understand_is_an_error_with_its_line(
 def test_the_facts_text_lists_every_field_sorted_with_its_labels() -> None:
     text = facts_script().facts_text("99.01", "0" * 40, proto().parse(NESTED))
     body = [line for line in text.splitlines() if not line.startswith("#")]
-    assert "(git blob " + "0" * 40 + "), read by scripts/triton_facts.py version" in text
+    assert "(git blob " + "0" * 40 + "), read by scripts/facts/triton_facts.py version" in text
     assert body[:9] == [
         "message Group",
         "\tby_name\tGroup.Secondary\tmap<string>",

@@ -1,5 +1,5 @@
 """The TensorRT-LLM backend facts (inferplane/facts/tensorrtllm_backend/<release>/) are what
-scripts/trtllm_backend_facts.py writes for each supported Triton release, and the names a
+scripts/facts/trtllm_backend_facts.py writes for each supported Triton release, and the names a
 config writes are checked against the facts of the release that runs it."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ RELEASES = [r.release for r in releases.engine_releases("triton")]
 
 
 def script() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     import trtllm_backend_facts as script_module
 
     return script_module
@@ -38,7 +38,7 @@ def header(text: str) -> tuple[str, str, str, str, str]:
     """(release, branch, commit, script version, evidence) a file says it was written from."""
     release = re.search(r"`tensorrt_llm` model in Triton release (\S+)\.\n", text)
     branch = re.search(r"tensorrtllm_backend branch (r\S+) \(commit ([0-9a-f]{40})\)", text)
-    version = re.search(r"scripts/trtllm_backend_facts.py version (\S+) ", text)
+    version = re.search(r"scripts/facts/trtllm_backend_facts.py version (\S+) ", text)
     evidence = re.search(r"^# Evidence: (\w+)$", text, re.M)
     assert release and branch and version and evidence
     return (release.group(1), branch.group(1), branch.group(2), version.group(1),
@@ -89,7 +89,7 @@ def test_the_facts_are_what_the_clone_gives_when_present() -> None:
     s = script()
     repo = s.git_dir()
     if not (repo / "HEAD").exists():
-        pytest.skip(f"no clone of {s.REPOSITORY} at {repo} (scripts/trtllm_backend_facts.py)")
+        pytest.skip(f"no clone of {s.REPOSITORY} at {repo} (scripts/facts/trtllm_backend_facts.py)")
     for release in RELEASES:
         for name, text in s.texts(s.read_release(repo, release)).items():
             assert text == (FACTS / release / name).read_text(), f"{release}/{name} is stale"

@@ -1,7 +1,7 @@
-"""The allowlists of `vllm.extra_args` and `vllm.env` are what scripts/vllm_serve_flags.py
+"""The allowlists of `vllm.extra_args` and `vllm.env` are what scripts/facts/vllm_serve_flags.py
 generates for each supported vLLM release: same release, same wheel, same script version,
 same classification. The names in the stored tables stand for the wheels (reading them
-again needs a 336-436 MB download each, which CI makes: scripts/vllm_wheels.py fetches
+again needs a 336-436 MB download each, which CI makes: scripts/facts/vllm_wheels.py fetches
 them, checks their sha256 and reads the facts again); everything else is recomputed here."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ RELEASES = [r.release for r in releases.engine_releases("vllm")]
 
 
 def script() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     import vllm_serve_flags
 
     return vllm_serve_flags
@@ -37,7 +37,7 @@ def header(text: str) -> tuple[str, str, str, str]:
     release = re.search(r"of vLLM (v[0-9.]*[0-9])", text)
     wheel = re.search(r"PyPI wheel (\S+)", text)
     sha = re.search(r"sha256 ([0-9a-f]{64})", text)
-    version = re.search(r"scripts/vllm_serve_flags.py version (\S+) ", text)
+    version = re.search(r"scripts/facts/vllm_serve_flags.py version (\S+) ", text)
     assert release and wheel and sha and version
     return release.group(1), wheel.group(1), sha.group(1), version.group(1)
 
@@ -164,7 +164,7 @@ def test_every_allowed_option_taking_a_dict_is_restricted() -> None:
     for release in RELEASES:
         root = Path.home() / ".cache" / "inferplane" / "vllm" / release[1:] / "vllm"
         if not root.exists():
-            message = f"{root} is not unpacked: run scripts/vllm_wheels.py"
+            message = f"{root} is not unpacked: run scripts/facts/vllm_wheels.py"
             if os.environ.get("CI") == "true":  # CI fetches the wheels first
                 pytest.fail(message)
             pytest.skip(message)

@@ -1,6 +1,6 @@
 """The plain-dict options of `vllm serve` (no config class): only the keys the release reads
 of them, each value of its type, and `--hf-overrides` refused whole
-(`scripts/vllm_value_classes.py` DICT_FLAGS, `flag_values.txt`, `vllm_values`)."""
+(`scripts/facts/vllm_value_classes.py` DICT_FLAGS, `flag_values.txt`, `vllm_values`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""``routes.txt`` of each supported vLLM release is what scripts/vllm_routes.py writes from
-the routes it lists (reading them again from the wheel is scripts/vllm_wheels.py's job), a
+"""``routes.txt`` of each supported vLLM release is what scripts/facts/vllm_routes.py writes from
+the routes it lists (reading them again from the wheel is scripts/facts/vllm_wheels.py's job), a
 route nobody classified stops the script, and every option or variable that adds a refused
 route is refused or owned in the release's own tables."""
 
@@ -22,7 +22,7 @@ NAME = re.compile(r"(unless |without )?(--[a-z0-9-]+|VLLM_[A-Z0-9_]+)")
 
 
 def script(name: str) -> ModuleType:
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     return __import__(name)
 
 
@@ -56,7 +56,7 @@ def test_a_new_route_must_be_classified_before_the_table_is_written() -> None:
             "v0.33.0", "# head", found, guard, script("vllm_serve_flags").stored_routes("v0.33.0")
         )
     assert str(raised.value) == (
-        "classify these routes of vllm v0.33.0 in scripts/vllm_route_classes.py: "
+        "classify these routes of vllm v0.33.0 in scripts/facts/vllm_route_classes.py: "
         "['/v1/new_thing']; a route of no supported release, remove them there: []"
     )
 

@@ -28,7 +28,7 @@ TRITON_CASES = [
     for p, env in CASES
     if any(m.get("server") == "triton" for m in load(p).data["models"].values())
 ]
-CHECKER = ROOT / "scripts" / "triton-config-check"
+CHECKER = ROOT / "scripts" / "dev" / "triton-config-check"
 
 
 def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
@@ -135,7 +135,9 @@ def test_blueprint_triton_configs_parse(
     if python is None:
         if os.environ.get("CI") == "true":
             pytest.fail("the Triton config checker is required under CI (.ci/run sets it up)")
-        pytest.skip("Triton config checker environment missing: run scripts/setup-triton-venv.sh")
+        pytest.skip(
+            "Triton config checker environment missing: run scripts/dev/setup-triton-venv.sh"
+        )
     parsed = subprocess.run(
         [str(python), str(CHECKER), *map(str, configs)],
         capture_output=True,

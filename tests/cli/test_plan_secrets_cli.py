@@ -9,7 +9,7 @@ from pathlib import Path
 from test_plan_cli import HF_TOKEN, REFERENCE, all_text, inferplane
 
 from inferplane.blueprint.loading.loader import load
-from inferplane.components.serving.weights import HubSource
+from inferplane.components.serving.store.weights import HubSource
 
 CONFIG_VALUE = "hf_config_value_9a2c"
 

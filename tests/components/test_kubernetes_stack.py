@@ -195,7 +195,7 @@ def test_store_clients_reach_the_internet_only_to_download(reference_recording: 
 
 
 def test_network_policy_never_picks_a_range(reference_env: Callable[[str], Environment]) -> None:
-    from inferplane.components.serving.load_balancer import source_cidrs
+    from inferplane.components.serving.routing.load_balancer import source_cidrs
 
     serving = serving_environment(reference_env("local"))
     assert source_cidrs(serving) == ["10.0.0.0/8"]

@@ -20,7 +20,8 @@ import rehearse_hpa  # noqa: E402
 
 from inferplane.blueprint.resolution.resolve import load_blueprint, resolve  # noqa: E402
 from inferplane.components import stack_serving  # noqa: E402
-from inferplane.components.serving import autoscaling, monitoring  # noqa: E402
+from inferplane.components.serving.observability import monitoring  # noqa: E402
+from inferplane.components.serving.scaling import autoscaling  # noqa: E402
 
 PROMETHEUS = "http://127.0.0.1:9999"
 

@@ -14,7 +14,7 @@ import yaml
 from inferplane.app.offline import SECRET, RecordedResource, Recording, run_callable
 from inferplane.app.offline_mocks import CloudFacts
 from inferplane.blueprint import naming
-from inferplane.components.serving.weights import HubSource
+from inferplane.components.serving.store.weights import HubSource
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gke-vllm"
 PROJECT = yaml.safe_load((EXAMPLE / "Pulumi.yaml").read_text())["name"]

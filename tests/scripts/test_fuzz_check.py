@@ -1,4 +1,4 @@
-"""scripts/fuzz_check.py: a short seeded run ends in no exit 3 and counts every surface it
+"""scripts/dev/fuzz_check.py: a short seeded run ends in no exit 3 and counts every surface it
 tried; the mutation lands where its pattern says; a crash is kept with what replays it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "dev"))
 
 import fuzz_check  # noqa: E402
 
@@ -28,7 +28,7 @@ def test_a_seeded_run_ends_without_an_internal_error_and_counts_each_surface(
 ) -> None:
     counts_file = tmp_path / "counts.json"
     run = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "fuzz_check.py"), "--seed", "11",
+        [sys.executable, str(ROOT / "scripts" / "dev" / "fuzz_check.py"), "--seed", "11",
          "--cases", "24", "--seconds", "40", "--out", str(tmp_path / "crashes"),
          "--json", str(counts_file)],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
@@ -116,7 +116,7 @@ def test_an_internal_error_is_kept_with_the_line_that_replays_it(
     code = fuzz_check.main(["--seed", "2", "--only", "4", "--out", str(out)])
     assert code == 1
     kept = (out / "case-4" / "case.txt").read_text().splitlines()
-    assert kept[0] == "python scripts/fuzz_check.py --seed 2 --only 4"
+    assert kept[0] == "python scripts/dev/fuzz_check.py --seed 2 --only 4"
     assert kept[1] == f"surface: {fuzz_check.SURFACES[6 % len(fuzz_check.SURFACES)].name}"
     assert "validate: 3" in kept
     assert kept[-1] == "inferplane: internal error: KeyError: 'x'"

@@ -1,4 +1,4 @@
-"""scripts/measure_routing.py without a GPU: its arguments, the command lines and
+"""scripts/measure/measure_routing.py without a GPU: its arguments, the command lines and
 configurations it writes (held to the pinned chart and to inferplane's own), the round-robin
 proxy on real loopback sockets, the report read from a benchmark result, the teardown of
 what it starts, and its message where a tool is missing."""
@@ -24,11 +24,11 @@ import yaml
 from inferplane.blueprint import releases
 from inferplane.blueprint.model import Routing
 from inferplane.blueprint.upstream import vllm_owned
-from inferplane.components.serving import router
-from inferplane.components.serving.vllm_flags import vllm_flags
+from inferplane.components.serving.routing import router
+from inferplane.components.serving.vllm.vllm_flags import vllm_flags
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "measure"))
 
 import measure_routing as script  # noqa: E402
 import routing_setup as setup  # noqa: E402

@@ -1,4 +1,4 @@
-"""scripts/vllm_wheels.py without PyPI: a corrupt cached wheel is fetched again, pip is asked
+"""scripts/facts/vllm_wheels.py without PyPI: a corrupt cached wheel is fetched again, pip is asked
 for exactly the pinned file's platform and ABI, and only the sources (no shared object) are
 unpacked, whole or not at all."""
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "facts"))
 
 import vllm_serve_flags  # noqa: E402
 import vllm_wheels  # noqa: E402

@@ -80,7 +80,7 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
                     (*path, "traffic"),
                     f"the estimate comes from {engine.describe()}, and the model runs vLLM "
                     f"{engine.pinned}: kernels and scheduling differ between versions",
-                    "measure the model on its own version (scripts/measure_capacity.py)",
+                    "measure the model on its own version (scripts/measure/measure_capacity.py)",
                 )
             )
         if high.point is None:

@@ -82,7 +82,7 @@ def judge(model: Model, plan: Plan, out: EnvPlan) -> None:
 
 
 _MEASURE = (
-    "measure one replica at {rps:.2f} requests/s (scripts/measure_capacity.py runs vLLM's "
+    "measure one replica at {rps:.2f} requests/s (scripts/measure/measure_capacity.py runs vLLM's "
     "own benchmark) before relying on the estimate, or leave more room in replicas.max"
 )
 

@@ -3,7 +3,7 @@ by ``inferplane validate`` as warnings, exit 0).
 
 Every ``hf://org/name@revision`` (a model's source, an EAGLE draft model, a LoRA adapter)
 is staged into the model store once per repository and revision, and a completion marker
-stops every later run (`inferplane.components.serving.weights`). A revision that is not a
+stops every later run (`inferplane.components.serving.store.weights`). A revision that is not a
 full commit SHA (a branch or tag, such as ``main``, or a short SHA the hub resolves like a
 name) is therefore frozen at whatever it named the first time the Job ran: the hub may
 move it, the store never follows. The warning says so at the reference.

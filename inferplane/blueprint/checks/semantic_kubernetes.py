@@ -200,7 +200,7 @@ def _hub_sourced(model: Mapping[str, Any]) -> bool:
 
 
 def _stages_requirements(model: Mapping[str, Any]) -> bool:
-    """A pipeline's Python step with requirements (`components.serving.requirements_job`)."""
+    """A pipeline's Python step with requirements (`components.serving.store.requirements_job`)."""
     steps = (model.get("pipeline") or {}).get("steps") or {}
     return any(isinstance(s, Mapping) and s.get("requirements") for s in steps.values())
 

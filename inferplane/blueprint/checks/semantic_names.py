@@ -56,7 +56,7 @@ GRPC_SUFFIX = "-grpc"
 CACHE_SUFFIX = naming.RESPONSE_CACHE_SUFFIX
 """A model with ``response_cache.backend: redis`` owns the Service and NetworkPolicies
 ``<model>-cache`` and ``<model>-cache-egress`` and a Deployment ``<model>-cache-<zone>``
-per zone (`inferplane.components.serving.response_cache`)."""
+per zone (`inferplane.components.serving.triton.response_cache`)."""
 WEIGHTS_NAME = re.compile(rf"{naming.WEIGHTS_PREFIX}[0-9a-f]{{{naming.WEIGHTS_KEY_LENGTH}}}")
 """The staging objects' names (`naming.weights_job`): the prefix and hex digits of a content
 key. A model so named would own the NetworkPolicy (and Deployment, Service, ...) of the

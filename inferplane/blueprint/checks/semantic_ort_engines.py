@@ -9,7 +9,7 @@ runs, and reuses an engine only from its cache (``trt_engine_cache_enable``,
 ``trt_engine_cache_path``: "Engine will be cached when it's built for the first time so
 next time when new inference session is created the engine can be loaded directly from
 cache", onnxruntime ``docs/execution-providers/TensorRT-ExecutionProvider.md``). That
-cache is the serving pod's own emptyDir (`components.serving.triton_tensors.TRT_CACHE_DIR`),
+cache is the serving pod's own emptyDir (`components.serving.triton.triton_tensors.TRT_CACHE_DIR`),
 empty in every new replica, so each scale-out waits for a build: the ``engine_build`` part
 of the scale-out budget (`scale_out.Constants.ort_trt_engine_build_s`). ``backend:
 tensorrt`` builds the engine once, in a Job on the pool's GPU type, keyed by GPU and

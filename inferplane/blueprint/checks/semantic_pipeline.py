@@ -20,7 +20,7 @@ refuse when it loads the ensemble (core r25.08 ``src/model_config_utils.cc``,
   engine is built for the step's `shapes` (trtexec ``--minShapes``/``--optShapes``/
   ``--maxShapes``): every input with a ``-1`` dimension needs one, except the batch
   dimension of a batching step, which the build takes as 1 to ``max_batch_size``
-  (`components.serving.pipeline_engines`). Without a profile trtexec builds the input at
+  (`components.serving.tensorrt.pipeline_engines`). Without a profile trtexec builds the input at
   size 1 ("Dynamic dimensions required for input ... Automatically overriding shape to
   1x...") and Triton refuses every larger request. Only such a step has an engine build, so
   only it takes ``workspace_mib`` and ``builder_optimization_level``.
@@ -303,7 +303,7 @@ def _requirements(
     env: EnvView, path: YamlPath, step: Mapping[str, Any], pins: dict[str, tuple[str, str]]
 ) -> None:
     """Requirements are a Python step's; every step of a model shares one ``PYTHONPATH``
-    (`components.serving.pip_requirements`), so one package has one version per model."""
+    (`components.serving.store.pip_requirements`), so one package has one version per model."""
     lines = step.get("requirements") or []
     if lines and step["backend"] != "python":
         env.error(

@@ -55,7 +55,7 @@ Why ``precise`` cannot be deployed safely (llm-d/llm-d-router at v0.10.0, commit
   which the model's clients reach both through the router's proxy, which forwards every
   path to the replica it picks (the chart's Envoy route ``prefix: "/"``,
   ``config/charts/llm-d-router-standalone/values.yaml``), and directly (the serving pods
-  admit the clients' ranges on that port, `inferplane.components.serving.load_balancer`
+  admit the clients' ranges on that port, `inferplane.components.serving.routing.load_balancer`
   ``network_policy_spec``): filtering paths in the proxy would not keep any client from
   aborting others' requests by id.
 - A render sidecar in the picker pod: the chart's ``router.tokenizer`` runs

@@ -65,7 +65,7 @@ def check_defaulted_ranges(env: EnvView) -> None:
 
 def check_warmup_inputs(env: EnvView) -> None:
     """Triton warm-up requests are built from the engine's input shapes
-    (`components.serving.triton_config`), so warm-up needs ``tensorrt.inputs``; an ONNX
+    (`components.serving.triton.triton_config`), so warm-up needs ``tensorrt.inputs``; an ONNX
     Runtime or TorchScript model's come from its declared ``inputs``."""
     for name, model in (env.data.get("models") or {}).items():
         if model["server"] != "triton" or "warmup" not in model or "pipeline" in model:
@@ -88,7 +88,7 @@ def check_warmup_inputs(env: EnvView) -> None:
 
 def warmup_type_guesses(env: EnvView) -> Iterator[tuple[YamlPath, str, str]]:
     """Advisories: a warm-up request whose input type is guessed from the input's name
-    (`components.serving.triton_config`). A warm-up sample is an inference request, and
+    (`components.serving.triton.triton_config`). A warm-up sample is an inference request, and
     Triton refuses one whose input type differs from the model's ("inference input '<name>'
     data-type is 'INT64', but model '<m>' expects 'INT32'": triton-inference-server/core
     ``src/infer_request.cc``, ``InferenceRequest::Normalize``); a failed warm-up fails the
@@ -111,7 +111,7 @@ def warmup_type_guesses(env: EnvView) -> Iterator[tuple[YamlPath, str, str]]:
 
 _TOKEN_LIKE = re.compile(r"(_ids$|mask|^ids$)")
 """Input names taken as token ids or masks (int64) when no type is declared; the same rule
-as `components.serving.triton_config`."""
+as `components.serving.triton.triton_config`."""
 
 
 def check_response_cache_applies(env: EnvView) -> None:
@@ -343,8 +343,8 @@ on CUDA 13.3)."""
 
 def check_triton_release(env: EnvView) -> None:
     """The NGC release of a model's own Triton image, which its TensorRT engine is built with
-    (`components.serving.engine_build`): an NGC Triton image's tag names it; any other image
-    must declare ``base_release``, or the engine would be built with ``versions.triton``'s
+    (`components.serving.tensorrt.engine_build`): an NGC Triton image's tag names it; any other
+    image must declare ``base_release``, or the engine would be built with ``versions.triton``'s
     TensorRT and might not load in the image's."""
     for name, model in (env.data.get("models") or {}).items():
         image, base = model.get("image"), model.get("base_release")

@@ -1,5 +1,5 @@
 """Semantic checks of `gpu_pools.<pool>.spare_gpus`: GPUs held free per zone by placeholder
-pods (`inferplane.components.serving.spare_gpus`) that a new serving replica preempts.
+pods (`inferplane.components.serving.scaling.spare_gpus`) that a new serving replica preempts.
 
 Whether the pool's nodes hold them (at nodes.min beside the warm replicas, at nodes.max
 beside every model at its maximum) is the `warm-replicas` and `capacity-headroom` rules'

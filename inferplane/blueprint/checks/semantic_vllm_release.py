@@ -2,7 +2,7 @@
 pin, or the release of the model's own `image`): `vllm.extra_args` and `vllm.env` against
 that release's allowlists, and `vllm.tool_call_parser` against its parsers
 (`inferplane/facts/vllm/<release>/`, generated from each release's wheel by
-scripts/vllm_serve_flags.py).
+scripts/facts/vllm_serve_flags.py).
 
 A model's own image runs a release of the release table, or nothing: vLLM's own image
 (``vllm/vllm-openai``) by its release tag, any other image by the release it declares in

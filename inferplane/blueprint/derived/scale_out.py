@@ -315,14 +315,14 @@ def runtime_of(model: Model) -> Runtime:
 def compiles_vllm_graph(model: Model) -> bool:
     """A vLLM model that runs ``torch.compile`` (all but ``vllm.enforce_eager``): the stack
     stages its compile cache in the model store
-    (`inferplane.components.serving.vllm_compile`)."""
+    (`inferplane.components.serving.vllm.vllm_compile`)."""
     return model.server == "vllm" and not (model.vllm is not None and model.vllm.enforce_eager)
 
 
 def builds_ort_trt_engines(model: Model) -> bool:
     """A Triton model, or a GPU step of its pipeline, on ONNX Runtime with the TensorRT
     execution provider: each replica builds the provider's engines as it loads
-    (`inferplane.components.serving.triton_tensors.accelerator_lines`)."""
+    (`inferplane.components.serving.triton.triton_tensors.accelerator_lines`)."""
     if model.backend == "onnxruntime" and model.accelerator == "tensorrt":
         return True
     steps = model.pipeline.steps if model.pipeline else ()

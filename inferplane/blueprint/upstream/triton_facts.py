@@ -2,7 +2,7 @@
 
 The facts are every message and enum of ``protobuf/model_config.proto`` of
 triton-inference-server/common at the release's branch, written per supported release into
-``inferplane/facts/triton/<release>/model_config.txt`` by ``scripts/triton_facts.py``
+``inferplane/facts/triton/<release>/model_config.txt`` by ``scripts/facts/triton_facts.py``
 (provenance, proto blob sha, script version and format in the header).
 
 `config_problems(text, release)` reads a config in protobuf text format
@@ -108,7 +108,7 @@ def model_config_facts(release: str | None = None) -> ModelConfigFacts:
     release = defaults.VERSIONS["triton"] if release is None else release
     if not has_facts(release):
         raise ValueError(
-            f"no facts for Triton {release}: run scripts/triton_facts.py for it "
+            f"no facts for Triton {release}: run scripts/facts/triton_facts.py for it "
             f"({facts_path(release)})"
         )
     path = resources.files("inferplane").joinpath("facts", "triton", release, "model_config.txt")
@@ -251,12 +251,12 @@ def _article(word: str) -> str:
 @functools.cache
 def metric_families(release: str | None = None) -> dict[str, str]:
     """name -> counter|gauge|histogram|summary of every family tritonserver of Triton
-    `release` (default: the pinned one) registers, read by scripts/triton_metrics.py from
+    `release` (default: the pinned one) registers, read by scripts/facts/triton_metrics.py from
     core ``src/metrics.cc``; raises ValueError for a release whose metrics were not read."""
     release = defaults.VERSIONS["triton"] if release is None else release
     path = resources.files("inferplane").joinpath("facts", "triton", release, "metrics.txt")
     if not path.is_file():
-        raise ValueError(f"no metrics for Triton {release}: run scripts/triton_metrics.py")
+        raise ValueError(f"no metrics for Triton {release}: run scripts/facts/triton_metrics.py")
     return dict(
         line.split("\t", 1)
         for line in path.read_text().splitlines()

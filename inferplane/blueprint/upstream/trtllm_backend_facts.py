@@ -2,8 +2,9 @@
 ``config.pbtxt``, and a check of the names a config writes against it.
 
 The facts are ``inferplane/facts/tensorrtllm_backend/<release>/{parameters,tensors}.txt``,
-written by ``scripts/trtllm_backend_facts.py`` from triton-inference-server/tensorrtllm_backend
-branch ``r<release>`` (provenance and format in each header). Their ``Evidence`` differs:
+written by ``scripts/facts/trtllm_backend_facts.py`` from
+triton-inference-server/tensorrtllm_backend branch ``r<release>`` (provenance and format in
+each header). Their ``Evidence`` differs:
 
 - ``source``: the branch holds the backend (Triton 25.03, TensorRT-LLM 0.18). A parameter key
   is known when the C++ backend reads it or the template sets it; a tensor when the template
@@ -123,7 +124,7 @@ def backend_facts(release: str | None = None) -> BackendFacts:
     if not has_facts(release):
         raise ValueError(
             f"no TensorRT-LLM backend facts for Triton {release}: run "
-            f"scripts/trtllm_backend_facts.py for it ({facts_path(release)})"
+            f"scripts/facts/trtllm_backend_facts.py for it ({facts_path(release)})"
         )
     where = resources.files("inferplane").joinpath("facts", "tensorrtllm_backend", release)
     return read_facts(

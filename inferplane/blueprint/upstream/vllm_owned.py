@@ -1,7 +1,7 @@
 """What `vllm.extra_args` and `vllm.env` may set: allowlists of the vLLM release a model runs.
 
 Both pass-throughs are checked against tables generated from each supported vLLM release's
-wheel by ``scripts/vllm_serve_flags.py`` (provenance, wheel sha256, script version and format
+wheel by ``scripts/facts/vllm_serve_flags.py`` (provenance, wheel sha256, script version and format
 in their headers): ``inferplane/facts/vllm/<release>/serve_flags.txt`` classifies every
 option of ``vllm serve`` and ``env_vars.txt`` every variable of ``vllm/envs.py`` (and a few
 others) as allowed, owned by a blueprint field (the hint says which), or refused (the

@@ -1,8 +1,8 @@
 """The HTTP routes of vLLM's API server, classified per release: what a client, the kubelet
 and Prometheus may reach (``inferplane/facts/vllm/<release>/routes.txt``, generated from each
-supported release's wheel by ``scripts/vllm_routes.py``; provenance in its header).
+supported release's wheel by ``scripts/facts/vllm_routes.py``; provenance in its header).
 
-The serving pods answer 404 for every other path (`components/serving/route_guard.py`), so a
+The serving pods answer 404 for every other path (`components/serving/vllm/route_guard.py`), so a
 route the API key does not guard (``/invocations``, ``/tokenize``, ``/scale_elastic_ep``,
 ``/docs`` ...) is unreachable whatever the key.
 """

@@ -1,6 +1,6 @@
 """The values `vllm.extra_args` may give the allowed options whose value is free-form JSON
 or a choice: the keys and choices of ``inferplane/facts/vllm/<release>/flag_values.txt``,
-read by ``scripts/vllm_serve_flags.py`` from the release's own config classes and Literals.
+read by ``scripts/facts/vllm_serve_flags.py`` from the release's own config classes and Literals.
 
 A JSON option (``--attention-config``) takes a JSON object of its config class's keys, or
 one key at a time: vLLM's parser turns ``--x.key value`` (and ``--x.key=value``;
@@ -48,7 +48,7 @@ TYPES: Final = {
     "scalars": "numbers and true/false (in lists and objects too), no string",
 }
 """What a key's value may be, by the type `flag_values.txt` names
-(`scripts/vllm_value_classes.py`, DICT_FLAGS, cites what vLLM does with each)."""
+(`scripts/facts/vllm_value_classes.py`, DICT_FLAGS, cites what vLLM does with each)."""
 
 
 @dataclass(frozen=True)

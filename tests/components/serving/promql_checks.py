@@ -7,7 +7,7 @@ from typing import Any
 
 import promql_parser as pp
 
-from inferplane.components.serving import promql
+from inferplane.components.serving.observability import promql
 
 # Functions that return one element per element of their (first) vector argument.
 _ELEMENTWISE = {

@@ -12,8 +12,8 @@ import pulumi_kubernetes as k8s
 
 from inferplane.app.offline import RecordedResource, Recording, run_program
 from inferplane.blueprint.model import Environment, Model
-from inferplane.components.serving import store_job
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store import store_job
 from inferplane.components.stack_serving import (
     model_server,
     served_model,

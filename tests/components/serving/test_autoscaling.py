@@ -15,8 +15,8 @@ from serving_fixtures import args_of, component_args
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Model, Signal, Wake
-from inferplane.components.serving import autoscaling
-from inferplane.components.serving.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
+from inferplane.components.serving.scaling import autoscaling
+from inferplane.components.serving.scaling.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
 from inferplane.components.stack_serving import serving_environment
 
 NS = "support-assistant"

@@ -15,7 +15,7 @@ from promql_checks import parse, unknown_metrics
 from serving_fixtures import args_of
 
 from inferplane.blueprint.model import Autoscaling, Environment, Model, Signal
-from inferplane.components.serving import dashboards, rules
+from inferplane.components.serving.observability import dashboards, rules
 from inferplane.components.stack_serving import serving_environment
 
 NS = "support-assistant"

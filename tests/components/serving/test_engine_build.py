@@ -18,10 +18,14 @@ from serving_fixtures import (
 
 from inferplane.blueprint import catalog
 from inferplane.blueprint.model import Environment, TensorRtInput
-from inferplane.components.serving.engine_build import trtexec_env, trtexec_flags
-from inferplane.components.serving.engine_keys import build_settings, engine_key, engine_uri
-from inferplane.components.serving.store_cli import ATTEMPT_ENV
-from inferplane.components.serving.trtexec_flags import precision_flags, typed_precision
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
+from inferplane.components.serving.tensorrt.engine_build import trtexec_env, trtexec_flags
+from inferplane.components.serving.tensorrt.engine_keys import (
+    build_settings,
+    engine_key,
+    engine_uri,
+)
+from inferplane.components.serving.tensorrt.trtexec_flags import precision_flags, typed_precision
 
 
 def _trt(env: Environment, model: str, **changes: object) -> Environment:
@@ -31,7 +35,7 @@ def _trt(env: Environment, model: str, **changes: object) -> Environment:
 
 
 def pod_spec_of_build(env: Environment, model: str = "ranker") -> dict:
-    from inferplane.components.serving.engine_build import build_pod_spec
+    from inferplane.components.serving.tensorrt.engine_build import build_pod_spec
 
     served_model, serving_env = args_of_mf(env, env.models[model])
     return build_pod_spec(serving_env, served_model)
@@ -312,7 +316,7 @@ def test_key_change_means_new_job(staging):
 
 
 def test_batching_derives_the_batch_profile(staging):
-    from inferplane.components.serving.engine_build import derived_batch_profile
+    from inferplane.components.serving.tensorrt.engine_build import derived_batch_profile
 
     toxicity = staging.models["toxicity"]  # batching max 16, tensorrt: {} (no inputs)
     assert derived_batch_profile(toxicity) == (16, 16)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from inferplane.components.serving.engine_script import build_script
-from inferplane.components.serving.store_job import job_source
+from inferplane.components.serving.store.store_job import job_source
+from inferplane.components.serving.tensorrt.engine_script import build_script
 
 SH = shutil.which("sh")
 # Under CI the shell is required: the tests run and fail rather than skip without it.

@@ -17,7 +17,7 @@ from serving_fixtures import DEPLOYMENT, JOB
 from inferplane.app.offline import Recording
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.loading.loader import load
-from inferplane.components.serving.image_prepull import NO_OP, ordered_images
+from inferplane.components.serving.scaling.image_prepull import NO_OP, ordered_images
 
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 ROOT = Path(__file__).resolve().parents[3]

@@ -1,4 +1,4 @@
-"""The programs the Jobs run in their containers (``components/serving/jobs``), tested as
+"""The programs the Jobs run in their containers (``components/serving/store/jobs``), tested as
 plain modules: what each imports, its pure parts, and the ConfigMap that ships them."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from serving_fixtures import JOB, pod_spec, serve
 
 from inferplane.blueprint import catalog
-from inferplane.components.serving import store_job
-from inferplane.components.serving.jobs import (
+from inferplane.components.serving.store import store_job
+from inferplane.components.serving.store.jobs import (
     compile_cache,
     onnx_shapes,
     pip_stage,

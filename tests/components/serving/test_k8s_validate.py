@@ -14,7 +14,7 @@ from serving_fixtures import serve, with_model
 
 from inferplane.app.offline import RecordedResource, Recording
 from inferplane.blueprint.model import MinMax, ModelSource, SecretRef, VllmSettings
-from inferplane.components.serving.weights import HubSource
+from inferplane.components.serving.store.weights import HubSource
 
 KUBERNETES_VERSION = "1.33"
 CORE_GROUPS = {

@@ -10,7 +10,7 @@ from serving_fixtures import SERVICE, SUBNETS, args_of, k8s_object, serve, with_
 
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolution.resolve import resolve_file
-from inferplane.components.serving.load_balancer import (
+from inferplane.components.serving.routing.load_balancer import (
     aws_annotations,
     exposed_ports,
     source_cidrs,

@@ -228,7 +228,7 @@ def test_vllm_command_line(served, env_name):
 
 def test_vllm_hf_source_precision_and_settings(staging):
     from inferplane.blueprint.model import ModelSource, VllmSettings
-    from inferplane.components.serving.vllm import vllm_args
+    from inferplane.components.serving.vllm.vllm import vllm_args
 
     hf = ModelSource(
         uri="hf://Qwen/Qwen2.5-7B-Instruct@abc123",
@@ -541,7 +541,7 @@ def test_outputs(served):
 
 
 def test_engine_uri_output(staging):
-    from inferplane.components.serving.engine_keys import engine_uri
+    from inferplane.components.serving.tensorrt.engine_keys import engine_uri
 
     rec = serve(staging, ["ranker", "chat"])
     servers = [r for r in rec if r.type == "inferplane:serving:ModelServer"]
@@ -684,7 +684,7 @@ def test_http_only_triton_gets_no_grpc_service(staging):
 
 
 def test_older_triton_gets_no_max_connection_age(staging):
-    from inferplane.components.serving.triton_config import triton_args
+    from inferplane.components.serving.triton.triton_config import triton_args
 
     model, _ = args_of_mf(staging, staging.models["ranker"])
     # --grpc-max-connection-age is new in Triton 2.42 = NGC 24.01 (server #6639)
@@ -695,7 +695,7 @@ def test_older_triton_gets_no_max_connection_age(staging):
 def test_onnx_served_as_is_comes_with_its_external_data(staging):
     # ONNX Runtime reads external data "relative to the directory the ONNX model is stored
     # in" (https://onnx.ai/onnx/repo-docs/ExternalData.html): fetch the model's directory.
-    from inferplane.components.serving.triton_config import triton_fetch_container
+    from inferplane.components.serving.triton.triton_config import triton_fetch_container
 
     source = dataclasses.replace(
         staging.models["ranker"].source, uri="s3://acme-models-use1/reranker/v3/ranker.onnx"

@@ -16,8 +16,11 @@ from serving_fixtures import args_of, component_args
 
 from inferplane.blueprint import naming
 from inferplane.blueprint.model import Autoscaling, Environment, Model, Signal, Slo
-from inferplane.components.serving import monitoring, promql, rules
-from inferplane.components.serving.monitoring import ModelMonitoring, ModelMonitoringArgs
+from inferplane.components.serving.observability import monitoring, promql, rules
+from inferplane.components.serving.observability.monitoring import (
+    ModelMonitoring,
+    ModelMonitoringArgs,
+)
 
 NS = "support-assistant"
 ENVS = ("staging", "prod")

@@ -18,7 +18,7 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.model import ModelSource
 from inferplane.components.serving.network_policies import public_ipv4_blocks, store_except
 from inferplane.components.serving.spec import ServingEnvironment
-from inferplane.components.serving.weights import HubSource
+from inferplane.components.serving.store.weights import HubSource
 
 NAMESPACE = naming.namespace("support-assistant")
 KUBE_DNS_PEER = {

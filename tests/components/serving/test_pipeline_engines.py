@@ -24,11 +24,12 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.triton_model import PipelineStep, ShapeProfile
-from inferplane.components.serving import pipeline_engines, triton_pipeline
-from inferplane.components.serving.engine_build import build_pod_spec, trtexec_env
-from inferplane.components.serving.engine_keys import job_name
-from inferplane.components.serving.jobs import onnx_shapes
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.store.jobs import onnx_shapes
+from inferplane.components.serving.tensorrt import pipeline_engines
+from inferplane.components.serving.tensorrt.engine_build import build_pod_spec, trtexec_env
+from inferplane.components.serving.tensorrt.engine_keys import job_name
+from inferplane.components.serving.triton import triton_pipeline
 from inferplane.components.stack_args import store_writers
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -16,8 +16,8 @@ from serving_fixtures import args_of
 from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.model import ROUTER_METRICS, Environment
 from inferplane.blueprint.upstream import vllm_owned
-from inferplane.components.serving import promql, promql_scope
-from inferplane.components.serving.promql_scope import Scope
+from inferplane.components.serving.observability import promql, promql_scope
+from inferplane.components.serving.observability.promql_scope import Scope
 
 NS = "support-assistant"
 

@@ -19,7 +19,7 @@ import yaml
 from serving_fixtures import args_of
 
 from inferplane.blueprint.model import Environment
-from inferplane.components.serving import rules
+from inferplane.components.serving.observability import rules
 
 NS = "support-assistant"
 FIXTURES = Path(__file__).parent / "promtool"

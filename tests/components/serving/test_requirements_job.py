@@ -13,8 +13,8 @@ from inferplane.blueprint import naming
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolution.resolve import resolve
-from inferplane.components.serving import pip_requirements, requirements_job
 from inferplane.components.serving.serving_pod import server_image
+from inferplane.components.serving.store import pip_requirements, requirements_job
 from inferplane.components.stack_args import store_writers
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -31,7 +31,7 @@ from inferplane.app.offline_mocks import GENERATED_PASSWORD, _password
 from inferplane.app.offline_values import stable_hex
 from inferplane.blueprint import defaults, naming
 from inferplane.blueprint.model import Environment, ResponseCache
-from inferplane.components.serving import response_cache
+from inferplane.components.serving.triton import response_cache
 
 NS = naming.namespace("support-assistant")
 MODEL_SELECTOR = {"app.kubernetes.io/part-of": "support-assistant", naming.MODEL_LABEL: "ranker"}

@@ -26,9 +26,9 @@ from serving_fixtures import (
 
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.upstream.vllm_routes import served_routes
-from inferplane.components.serving.monitoring import service_monitor_spec
-from inferplane.components.serving.route_guard import shipped_source
-from inferplane.components.serving.vllm_compile import compile_key, job_name
+from inferplane.components.serving.observability.monitoring import service_monitor_spec
+from inferplane.components.serving.vllm.route_guard import shipped_source
+from inferplane.components.serving.vllm.vllm_compile import compile_key, job_name
 
 GUARD_DIR = "/etc/inferplane/route-guard"
 MOUNT = {"name": "route-guard", "mountPath": GUARD_DIR, "readOnly": True}
@@ -147,7 +147,7 @@ def test_lifespan_events_reach_the_server(tmp_path: Path) -> None:
 
 
 def test_the_module_as_written_in_the_tree_refuses_everything() -> None:
-    from inferplane.components.serving import route_guard
+    from inferplane.components.serving.vllm import route_guard
 
     assert call(route_guard.RouteGuard, http("/health")) == ([], NOT_FOUND)
 

@@ -31,7 +31,9 @@ from serving_fixtures import with_model as with_model_base
 from inferplane.blueprint import naming
 from inferplane.blueprint.checks import semantic_routing
 from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Routing, Signal
-from inferplane.components.serving import autoscaling, dashboards, router, rules
+from inferplane.components.serving.observability import dashboards, rules
+from inferplane.components.serving.routing import router
+from inferplane.components.serving.scaling import autoscaling
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.policies.rules.router_high_availability import picker_evictions
 

@@ -11,10 +11,10 @@ from crd_schema import REFERENCE
 
 from inferplane.app.plan import render_routing
 from inferplane.blueprint.resolution.resolve import resolve_file
-from inferplane.components.serving.router_crds import CRD_SHA256
+from inferplane.components.serving.routing.router_crds import CRD_SHA256
 
 ROOT = Path(__file__).resolve().parents[3]
-VENDORED = ROOT / "components" / "serving" / "crds"
+VENDORED = ROOT / "components" / "serving" / "routing" / "crds"
 UPSTREAM = {
     "inference.networking.k8s.io_inferencepools.yaml": REFERENCE
     / "gateway-api-inference-extension-v1.6.0/crd",

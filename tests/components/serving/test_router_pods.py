@@ -14,7 +14,7 @@ from pod_security import ints, violations
 from serving_fixtures import NETWORK_POLICY, args_of, k8s_object, serve, with_model
 
 from inferplane.blueprint.model import Autoscaling, Environment, Routing
-from inferplane.components.serving import router_pods
+from inferplane.components.serving.routing import router_pods
 
 ROOT = Path(__file__).resolve().parents[3]
 

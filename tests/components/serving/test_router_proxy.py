@@ -16,7 +16,8 @@ from serving_fixtures import DEPLOYMENT, SERVICE, args_of, serve, with_model, wi
 
 from inferplane.blueprint.model import Environment, MinMax
 from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
-from inferplane.components.serving import autoscaling, router, router_envoy, router_proxy
+from inferplane.components.serving.routing import router, router_envoy, router_proxy
+from inferplane.components.serving.scaling import autoscaling
 
 ROOT = Path(__file__).resolve().parents[3]
 RELEASE = "kubernetes:helm.sh/v4:Chart"

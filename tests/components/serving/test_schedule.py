@@ -11,7 +11,7 @@ from crd_schema import errors
 from serving_fixtures import args_of, with_model
 
 from inferplane.blueprint.model import Environment, MinMax, ScheduleWindow
-from inferplane.components.serving import autoscaling
+from inferplane.components.serving.scaling import autoscaling
 
 NS = "support-assistant"
 

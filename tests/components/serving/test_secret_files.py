@@ -21,7 +21,7 @@ from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.model import SecretRef
 from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.blueprint.secret_refs import TOKEN_NAMES, env_var_name
-from inferplane.components.serving.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
+from inferplane.components.serving.store.weights_job import TOKEN_KEY, TOKEN_OF_ANNOTATION
 
 
 def _secrets(env, *names: str):

@@ -15,7 +15,7 @@ from serving_fixtures import DEPLOYMENT
 
 from inferplane.app.offline import Recording
 from inferplane.blueprint import naming
-from inferplane.components.serving.spare_gpus import (
+from inferplane.components.serving.scaling.spare_gpus import (
     PLACEHOLDER_PRIORITY,
     SpareGpus,
     SpareGpusArgs,

@@ -16,14 +16,14 @@ from serving_fixtures import args_of, serve
 
 from inferplane.blueprint.model import Autoscaling, MinMax, Signal, TensorRt, Wake
 from inferplane.components import serving
-from inferplane.components.serving.autoscaling import ModelAutoscaler
-from inferplane.components.serving.engine_build import TensorRtEngineBuild
-from inferplane.components.serving.engine_keys import engine_uri
 from inferplane.components.serving.model_server import ModelServer
-from inferplane.components.serving.monitoring import ModelMonitoring
+from inferplane.components.serving.observability.monitoring import ModelMonitoring
+from inferplane.components.serving.scaling.autoscaling import ModelAutoscaler
 from inferplane.components.serving.secrets import secret_value
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import ModelSecret, ServingPool, model_source
+from inferplane.components.serving.tensorrt.engine_build import TensorRtEngineBuild
+from inferplane.components.serving.tensorrt.engine_keys import engine_uri
 
 POOL = ServingPool(name="l4", gpu_type="l4", zones=("us-central1-a",))
 

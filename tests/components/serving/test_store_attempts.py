@@ -21,7 +21,7 @@ from serving_fixtures import DEPLOYMENT, JOB, container, k8s_object, serve, with
 from test_weights import HF, staging_jobs
 
 from inferplane.blueprint.model import Environment
-from inferplane.components.serving.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER
 
 SH = shutil.which("sh")
 pytestmark = pytest.mark.skipif(

@@ -1,6 +1,6 @@
 """config.pbtxt: exact text for the reference models, and validity against Triton's own
 ModelConfig protobuf (tritonclient, in the separate environment that
-scripts/setup-triton-venv.sh creates: it needs protobuf 6, the main one has 5)."""
+scripts/dev/setup-triton-venv.sh creates: it needs protobuf 6, the main one has 5)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from serving_fixtures import args_of_mf, with_model
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.model import Batching, ResponseCache, TensorRtInput, Warmup
 from inferplane.blueprint.upstream.triton_facts import config_problems
-from inferplane.components.serving.triton_config import input_data_type, render_config_pbtxt
+from inferplane.components.serving.triton.triton_config import input_data_type, render_config_pbtxt
 from inferplane.components.stack_serving import blueprint_errors
 
 ROOT = Path(__file__).resolve().parents[3]
-CHECKER = ROOT / "scripts" / "triton-config-check"
+CHECKER = ROOT / "scripts" / "dev" / "triton-config-check"
 
 RANKER = """\
 name: "ranker"
@@ -85,7 +85,8 @@ def triton_python() -> Path:
     )
     if not ok:
         message = (
-            f"Triton config checker environment missing at {venv}: run scripts/setup-triton-venv.sh"
+            f"Triton config checker environment missing at {venv}: "
+            "run scripts/dev/setup-triton-venv.sh"
         )
         if os.environ.get("CI") == "true":
             pytest.fail(message)

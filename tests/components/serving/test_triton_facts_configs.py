@@ -1,7 +1,7 @@
 """Every config.pbtxt the bundled blueprints give their Triton models passes the facts of the
 Triton release that model runs (no Triton environment needed); the facts check refuses what
-Triton's own ModelConfig parser (tritonclient, scripts/triton-config-check) refuses; and the
-proto reader of scripts/triton_facts.py reads what protoc compiled into tritonclient."""
+Triton's own ModelConfig parser (tritonclient, scripts/dev/triton-config-check) refuses; and the
+proto reader of scripts/facts/triton_facts.py reads what protoc compiled into tritonclient."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ ACCEPTED = {
 
 
 def test_the_facts_check_agrees_with_tritons_parser(triton_python, tmp_path):  # noqa: F811
-    """tritonclient 2.73.0 (scripts/setup-triton-venv.sh) is newer than every supported
+    """tritonclient 2.73.0 (scripts/dev/setup-triton-venv.sh) is newer than every supported
     release; none of these cases involves a field that changed between them."""
     assert all(config_problems(text) for text in REFUSED.values())
     for name, text in REFUSED.items():
@@ -174,10 +174,10 @@ print(json.dumps({"package": package, "messages": messages, "enums": enums}))
 def test_the_proto_reader_agrees_with_protoc(triton_python):  # noqa: F811
     """tritonclient 2.73.0 ships model_config_pb2, which protoc compiled from
     protobuf/model_config.proto of its release; every message, field (type, label, oneof)
-    and enum value in it is what scripts/triton_proto.py read from r26.02's proto, whose
+    and enum value in it is what scripts/facts/triton_proto.py read from r26.02's proto, whose
     messages and enums have not changed since (r26.04 to r26.07 differ from it in comments
     only, blob 58754167 against 2ce5cc0a)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "facts"))
     import triton_facts as script
     import triton_proto
 

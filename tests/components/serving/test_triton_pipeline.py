@@ -27,14 +27,9 @@ from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, Warmup
 from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.triton_model import ShapeProfile, Tensor
-from inferplane.components.serving import (
-    dashboards,
-    promql,
-    promql_scope,
-    triton_pipeline,
-    triton_tensors,
-)
-from inferplane.components.serving.triton_config import (
+from inferplane.components.serving.observability import dashboards, promql, promql_scope
+from inferplane.components.serving.triton import triton_pipeline, triton_tensors
+from inferplane.components.serving.triton.triton_config import (
     render_config_pbtxt,
     triton_args,
     triton_fetch_container,

@@ -33,16 +33,16 @@ from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.resolution.resolve_model import parse_source
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
-from inferplane.components.serving.store_cli import ATTEMPT_ENV
-from inferplane.components.serving.triton_config import triton_args
-from inferplane.components.serving.trtllm import WARMUP_PROMPT, render_config_pbtxt
-from inferplane.components.serving.trtllm_build import (
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
+from inferplane.components.serving.store.weights import HubSource
+from inferplane.components.serving.triton.triton_config import triton_args
+from inferplane.components.serving.trtllm.trtllm import WARMUP_PROMPT, render_config_pbtxt
+from inferplane.components.serving.trtllm.trtllm_build import (
     build_settings,
     build_spec,
     engine_key,
     engine_uri,
 )
-from inferplane.components.serving.weights import HubSource
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = "chat-70b"

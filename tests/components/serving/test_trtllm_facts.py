@@ -25,9 +25,9 @@ from inferplane.blueprint.upstream.trtllm_backend_facts import (
     check_names,
     input_name,
 )
-from inferplane.components.serving import trtllm
 from inferplane.components.serving.spec import ServingArgsError
-from inferplane.components.serving.trtllm_text import ensemble_config, pipeline_files
+from inferplane.components.serving.trtllm import trtllm
+from inferplane.components.serving.trtllm.trtllm_text import ensemble_config, pipeline_files
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = "chat-70b"

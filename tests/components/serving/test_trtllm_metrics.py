@@ -14,8 +14,9 @@ from serving_fixtures import args_of
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment, Slo
 from inferplane.blueprint.resolution.resolve import resolve
-from inferplane.components.serving import autoscaling, dashboards, monitoring, promql
-from inferplane.components.serving.promql_scope import Scope
+from inferplane.components.serving.observability import dashboards, monitoring, promql
+from inferplane.components.serving.observability.promql_scope import Scope
+from inferplane.components.serving.scaling import autoscaling
 
 ROOT = Path(__file__).resolve().parents[3]
 NS = "llm-serving"

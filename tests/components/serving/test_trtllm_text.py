@@ -32,16 +32,16 @@ from test_triton_config import (
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.model import Environment
 from inferplane.blueprint.resolution.resolve import resolve
-from inferplane.components.serving import trtllm_text
-from inferplane.components.serving.jobs import trtllm_engine
-from inferplane.components.serving.trtllm import (
+from inferplane.components.serving.store.jobs import trtllm_engine
+from inferplane.components.serving.trtllm import trtllm_text
+from inferplane.components.serving.trtllm.trtllm import (
     WARMUP_FILES,
     WARMUP_OUTPUT_TOKENS,
     WARMUP_PROMPT,
     WARMUP_TOKENS,
     render_config_pbtxt,
 )
-from inferplane.components.serving.trtllm_build import build_spec, engine_key
+from inferplane.components.serving.trtllm.trtllm_build import build_spec, engine_key
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL = "chat-70b"

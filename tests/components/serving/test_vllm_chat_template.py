@@ -21,8 +21,8 @@ from serving_fixtures import (
 )
 
 from inferplane.blueprint.model import Environment
-from inferplane.components.serving.vllm import vllm_args
-from inferplane.components.serving.vllm_compile import compile_key, job_name
+from inferplane.components.serving.vllm.vllm import vllm_args
+from inferplane.components.serving.vllm.vllm_compile import compile_key, job_name
 
 TEMPLATE = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
 FILE = f"chat-template-{hashlib.sha256(TEMPLATE.encode()).hexdigest()[:12]}.jinja"

@@ -24,14 +24,14 @@ from serving_fixtures import (
 
 from inferplane.blueprint import catalog, naming
 from inferplane.blueprint.model import Environment
-from inferplane.components.serving.store_cli import ATTEMPT_ENV
-from inferplane.components.serving.vllm import (
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV
+from inferplane.components.serving.vllm.vllm import (
     CACHE_ROOT,
     COMPILE_CACHE_DIR,
     vllm_args,
     vllm_env,
 )
-from inferplane.components.serving.vllm_compile import (
+from inferplane.components.serving.vllm.vllm_compile import (
     cache_uri,
     compile_key,
     compiles,

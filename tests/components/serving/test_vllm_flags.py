@@ -14,8 +14,8 @@ from serving_fixtures import args_of, container, k8s_object, serve, with_model
 from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.model import Lora, LoraAdapter, ModelSource, Speculative, VllmSettings
 from inferplane.blueprint.upstream import vllm_owned
-from inferplane.components.serving.vllm import vllm_args, vllm_env, vllm_fetch_container
-from inferplane.components.serving.vllm_flags import speculative_config, vllm_flags
+from inferplane.components.serving.vllm.vllm import vllm_args, vllm_env, vllm_fetch_container
+from inferplane.components.serving.vllm.vllm_flags import speculative_config, vllm_flags
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 TEMPLATE_SHA = hashlib.sha256(b"{{ messages }}").hexdigest()[:12]

@@ -20,7 +20,7 @@ from inferplane.app.offline import Recording
 from inferplane.blueprint import naming
 from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.model import Environment, Wake
-from inferplane.components.serving import autoscaling, wake
+from inferplane.components.serving.scaling import autoscaling, wake
 from inferplane.components.serving.spec import ServingEnvironment
 
 NS = "support-assistant"

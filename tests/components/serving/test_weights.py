@@ -40,8 +40,8 @@ from inferplane.blueprint.model import (
 from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.components.serving.spec import ServingArgsError
 from inferplane.components.serving.spec_parts import model_source
-from inferplane.components.serving.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER
-from inferplane.components.serving.weights import HubSource, staged_uri
+from inferplane.components.serving.store.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER
+from inferplane.components.serving.store.weights import HubSource, staged_uri
 from inferplane.components.stack_serving import served_model, serving_environment
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -15,9 +15,9 @@ from test_weights import SOURCE, _twins, staging_jobs
 
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving.containers import NO_GPU
-from inferplane.components.serving.jobs import hub_download
-from inferplane.components.serving.store_job import job_source
-from inferplane.components.serving.weights_job import IGNORE_PATTERNS
+from inferplane.components.serving.store.jobs import hub_download
+from inferplane.components.serving.store.store_job import job_source
+from inferplane.components.serving.store.weights_job import IGNORE_PATTERNS
 
 # Records the call instead of reaching the hub: the script's only import.
 FAKE_HUB = """\

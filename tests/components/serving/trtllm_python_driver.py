@@ -1,7 +1,7 @@
-"""Runs one of inferplane's Triton Python models (components/serving/trtllm_python/) on a
+"""Runs one of inferplane's Triton Python models (components/serving/trtllm/trtllm_python/) on a
 stand-in Python backend and tokenizer, for tests/components/serving/test_trtllm_text.py.
 
-Needs numpy, so it runs in the Triton checker environment (scripts/setup-triton-venv.sh):
+Needs numpy, so it runs in the Triton checker environment (scripts/dev/setup-triton-venv.sh):
 
     .venv-triton/bin/python trtllm_python_driver.py < case.json
 
@@ -87,7 +87,7 @@ def _plain(array: Any) -> Any:
 def main() -> None:
     case = json.load(sys.stdin)
     _install()
-    path = ROOT / "components" / "serving" / "trtllm_python" / f"{case['model']}.py"
+    path = ROOT / "components" / "serving" / "trtllm" / "trtllm_python" / f"{case['model']}.py"
     spec = importlib.util.spec_from_file_location(case["model"], path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
