@@ -53,8 +53,9 @@ def run_example(monkeypatch: pytest.MonkeyPatch, extra: dict[str, str] | None = 
 
 @pytest.fixture(scope="session")
 def recording() -> Any:
+    # The run changes directory; the context puts it back before the other tests run.
     with pytest.MonkeyPatch.context() as monkeypatch:
-        yield run_example(monkeypatch)
+        return run_example(monkeypatch)
 
 
 def one(rec: Recording, type_: str, name: str) -> RecordedResource:
