@@ -5,9 +5,9 @@ For each model:
 - **SLO**: each of ``slo.ttft_p95_ms``, ``slo.itl_p95_ms`` and ``slo.p95_ms`` against the
   p95 Prometheus computed: held, or breached — for how long (seconds of the timeline above
   the line), when first, and by how much at worst;
-- **scale-out**: seconds from the first overload (requests waiting, or more offered than
-  the ready replicas carry by the plan's per-replica rate) to the first new ready replica,
-  against the plan's scale-out budget;
+- **scale-out**: seconds from the first overload (requests waiting, more offered than the
+  ready replicas carry by the plan's per-replica rate, or a p95 over its SLO) to the first
+  new ready replica, against the plan's scale-out budget;
 - **replicas at peak**: the most replicas ready while the offered load was at its peak,
   against the capacity plan's count;
 - **alerts**: those that fired, against those that should have (the SLO alerts during a
@@ -62,6 +62,8 @@ class Expectation:
     """The ``for`` of each SLO alert (an alert fires only after a breach that long)."""
     scale_in_wait_s: float = 600.0
     """How long the HPA waits before it scales in (the stack's stabilization window)."""
+    time_scale: float = 1.0
+    """How many times shorter the stand-ins' start-up was than the plan's (``--time-scale``)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class Verdict:
         if so.get("seconds") is not None:
             budget = so.get("budget_s")
             against = f" against a budget of {budget:.0f} s" if budget is not None else ""
+            if so.get("startup_shortened", 1.0) != 1.0:
+                against += f" (start-up shortened {so['startup_shortened']:g}-fold)"
             out.append(
                 f"  scale-out: {so['seconds']:.0f} s from the first overload to a new ready "
                 f"replica{against} ({so['source']})"
@@ -125,10 +129,12 @@ class Verdict:
         else:
             out.append(f"  scale-out: {so['note']}")
         rp = self.replicas_at_peak
-        out.append(
-            f"  replicas at peak: {rp['ready']} ready, the plan says {rp['planned']} "
-            f"({rp['source']})"
+        planned = (
+            f"the capacity plan says {rp['planned']}"
+            if rp["planned"] is not None
+            else "no capacity plan (the model has no traffic)"
         )
+        out.append(f"  replicas at peak: {rp['ready']} ready; {planned} ({rp['source']})")
         al = self.alerts
         out.append(
             f"  alerts fired: {', '.join(al['fired']) or 'none'}; expected: "
@@ -155,17 +161,27 @@ def _slo(rows: Sequence[Row], field: str, column: str, limit: float) -> SloFigur
     )
 
 
-def _overloaded(row: Row, replica_rps: float | None) -> bool:
+def _overloaded(row: Row, exp: Expectation) -> bool:
+    """Requests waiting, more offered than the ready replicas carry by the plan's rate, or
+    a p95 over its SLO: more replicas were needed."""
     if row.queue is not None and row.queue > 0:
         return True
-    if replica_rps and row.ready is not None:
-        return row.offered > row.ready * replica_rps
-    return False
+    if exp.replica_rps and row.ready is not None and row.offered > row.ready * exp.replica_rps:
+        return True
+    return any(
+        (value := row.latency_ms.get(column)) is not None and value > exp.slo_ms[field]
+        for field, column, _ in SLO_FIELDS
+        if field in exp.slo_ms
+    )
 
 
 def _scale_out(rows: Sequence[Row], exp: Expectation) -> dict[str, Any]:
-    first = next((r for r in rows if _overloaded(r, exp.replica_rps)), None)
-    base: dict[str, Any] = {"budget_s": exp.scale_out_budget_s, "source": BOTH}
+    first = next((r for r in rows if _overloaded(r, exp)), None)
+    base: dict[str, Any] = {
+        "budget_s": exp.scale_out_budget_s,
+        "startup_shortened": exp.time_scale,
+        "source": BOTH,
+    }
     if first is None:
         return {**base, "seconds": None, "note": "no overload: nothing had to scale out"}
     before = first.ready or 0
