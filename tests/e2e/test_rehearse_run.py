@@ -26,7 +26,7 @@ MISSING = rehearse_hpa.not_built()
 @pytest.mark.skipif(
     bool(MISSING), reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}"
 )
-def test_a_short_spike_on_chat_minimal_breaches_with_replicas_at_the_minimum(
+def test_a_short_spike_on_chat_minimal_breaches_before_anything_waits(
     tmp_path: Path,
 ) -> None:
     res = subprocess.run(
