@@ -27,6 +27,7 @@ fields), ``sent`` counts, the steps. Exit 0 when it ran to the end, 1 when a ste
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import signal
@@ -54,6 +55,7 @@ from rehearse_smoke import run, start_monitoring, stepper, wait  # noqa: E402
 
 PORT = rehearse_hpa.HTTP_PORT
 MAX_IN_FLIGHT = 1024
+POD_NET = ipaddress.ip_network(cluster.POD_CIDR)
 SAMPLE_S = 5.0
 TICK_S = 0.1
 
@@ -171,8 +173,10 @@ def reconcile(
         status = pod.get("status") or {}
         if pod["metadata"].get("deletionTimestamp"):
             continue
-        if status.get("phase") == "Running" and status.get("podIP"):
-            running[pod["metadata"]["name"]] = status["podIP"]
+        ip = status.get("podIP")
+        # Only pod CIDR addresses, local inside the namespace: the sender sends nowhere else.
+        if status.get("phase") == "Running" and ip and ipaddress.ip_address(ip) in POD_NET:
+            running[pod["metadata"]["name"]] = ip
     for name in list(s.pids):
         if name not in running:
             with contextlib.suppress(ProcessLookupError):
