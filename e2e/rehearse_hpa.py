@@ -64,29 +64,35 @@ def not_built() -> list[str]:
     return [tool.name for tool in (make() for make in needed) if not tool.built()]
 
 
-def model_objects(prometheus_url: str) -> dict[str, Any]:
-    """What the rehearsal creates for the model: ``objects`` (collection path, object), and
-    ``namespace``, ``hpa``, ``min``, ``max``, ``target``, ``query`` of its trigger."""
+def model_objects(
+    prometheus_url: str,
+    blueprint: Path = BLUEPRINT,
+    environment: str = ENVIRONMENT,
+    name: str = MODEL,
+) -> dict[str, Any]:
+    """What the rehearsal creates for model `name` of `blueprint`'s `environment`:
+    ``objects`` (collection path, object), and ``namespace``, ``hpa``, ``min``, ``max``,
+    ``target``, ``query`` of its trigger."""
     from inferplane.blueprint import naming
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
     from inferplane.components import stack_serving
     from inferplane.components.serving.observability import monitoring
     from inferplane.components.serving.scaling import autoscaling
 
-    doc, _ = load_blueprint(BLUEPRINT)
-    env = resolve(doc, ENVIRONMENT)
+    doc, _ = load_blueprint(blueprint)
+    env = resolve(doc, environment)
     serving_env = stack_serving.serving_environment(env)
-    model = stack_serving.served_model(env, env.models[MODEL])
+    model = stack_serving.served_model(env, env.models[name])
     ns = naming.namespace(env.blueprint)
-    labels = naming.model_labels(env.blueprint, env.name, MODEL)
-    selector = naming.model_selector(env.blueprint, MODEL)
-    scaled = autoscaling.scaled_object_spec(serving_env, model, ns, MODEL)
+    labels = naming.model_labels(env.blueprint, env.name, name)
+    selector = naming.model_selector(env.blueprint, name)
+    scaled = autoscaling.scaled_object_spec(serving_env, model, ns, name)
     (trigger,) = [t for t in scaled["triggers"] if t["type"] == "prometheus"]
     trigger["metadata"]["serverAddress"] = prometheus_url
     deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": MODEL, "namespace": ns, "labels": labels},
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
         "spec": {
             "replicas": model.replicas.min,
             "selector": {"matchLabels": selector},
@@ -108,23 +114,23 @@ def model_objects(prometheus_url: str) -> dict[str, Any]:
     service = {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": MODEL, "namespace": ns, "labels": labels},
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
         "spec": {
             "selector": selector,
             "ports": [{"name": "http", "port": HTTP_PORT, "targetPort": "http"}],
         },
     }
-    meta = {"name": MODEL, "namespace": ns, "labels": monitoring.release_labels(serving_env, model)}
+    meta = {"name": name, "namespace": ns, "labels": monitoring.release_labels(serving_env, model)}
     monitor = {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": meta,
-        "spec": monitoring.service_monitor_spec(serving_env, model, ns, MODEL),
+        "spec": monitoring.service_monitor_spec(serving_env, model, ns, name),
     }
     scaled_object = {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
-        "metadata": {"name": MODEL, "namespace": ns, "labels": labels},
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
         "spec": scaled,
     }
     return {

@@ -147,8 +147,12 @@ _MODULES: dict[str, tuple[str, str]] = {
         "list the resources two plans (`plan --out`) add, remove and change",
         "inferplane.app.diff",
     ),
+    "rehearse": (
+        "run the real control loops against stand-in replicas under a traffic profile",
+        "inferplane.app.rehearse",
+    ),
 }
-_ORDER = ("validate", "plan", "diff", "check", "explain", "schema", "catalog")
+_ORDER = ("validate", "plan", "diff", "check", "rehearse", "explain", "schema", "catalog")
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:

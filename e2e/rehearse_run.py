@@ -1,0 +1,401 @@
+"""`python e2e/rehearse_run.py BLUEPRINT ENV PROFILE [--slower F] [--time-scale S] [--keep]`:
+the harness behind `inferplane rehearse` (inferplane/app/rehearse.py).
+
+Inside a network namespace of its own (e2e/netns.py), with the real local control plane,
+the real Prometheus operator and Prometheus, the real KEDA operator and its metrics API
+server (as e2e/rehearse_hpa.py starts them), for each vLLM model of the environment:
+
+1. its Deployment of STAND-IN pods, its Service, and the stack's own ServiceMonitor,
+   PrometheusRule (recording rules and alerts) and ScaledObject (`rehearse_hpa.model_objects`;
+   the trigger's address is this Prometheus);
+2. each pod that becomes Running gets, after the plan's scale-out parts for a new replica
+   (the scale-out budget, divided by ``--time-scale``), a stand-in vLLM process at its pod
+   IP (e2e/standin_vllm.py: the capacity planner's latency, ``--slower``); it counts as
+   ready once it answers ``/health``; a pod that goes away has its stand-in stopped by PID;
+3. the sender plays the traffic profile: each zone's requests per second, spread round
+   robin over the model's ready stand-ins (a Service's load balancer), from this process,
+   to pod IPs only (inside the namespace), at most `MAX_IN_FLIGHT` at once; it stops at the
+   profile's end;
+4. every 5 s a sample: the timeline's queries on Prometheus, the HPA's desired replicas,
+   the ready stand-ins, the Pending pods, Prometheus's alerts; one progress line a sample.
+
+Prints one JSON report: ``samples`` per model (`inferplane.app.rehearsal.timeline.Row`
+fields), ``sent`` counts, the steps. Exit 0 when it ran to the end, 1 when a step failed,
+2 when it cannot run here (a tool not built, no network namespace).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO))
+
+import addons  # noqa: E402
+import cluster  # noqa: E402
+import nodes  # noqa: E402
+import promstack  # noqa: E402
+import rehearse_hpa  # noqa: E402
+from kube import Kube  # noqa: E402
+from rehearse_smoke import run, start_monitoring, stepper, wait  # noqa: E402
+
+PORT = rehearse_hpa.HTTP_PORT
+MAX_IN_FLIGHT = 1024
+POD_NET = ipaddress.ip_network(cluster.POD_CIDR)
+SAMPLE_S = 5.0
+TICK_S = 0.1
+
+
+@dataclass
+class StandIns:
+    """The stand-in processes of one model, by pod name."""
+
+    model: str
+    startup_s: float
+    first_seen: dict[str, float] = field(default_factory=dict)
+    pids: dict[str, int] = field(default_factory=dict)
+    ips: dict[str, str] = field(default_factory=dict)
+    ready: dict[str, str] = field(default_factory=dict)
+
+    def ready_ips(self) -> list[str]:
+        return sorted(self.ready.values())
+
+
+@dataclass
+class Sender:
+    """Plays one model's traffic plan against its ready stand-ins."""
+
+    plan: Any
+    standins: StandIns
+    pool: ThreadPoolExecutor
+    in_flight: int = 0
+    sent: int = 0
+    ok: int = 0
+    failed: int = 0
+    no_replica: int = 0
+    dropped_full: int = 0
+    _owed: float = 0.0
+    _next: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def tick(self, t: float, dt: float) -> None:
+        self._owed += self.plan.rps_at(t) * dt
+        while self._owed >= 1.0:
+            self._owed -= 1.0
+            ips = self.standins.ready_ips()
+            if not ips:
+                self.no_replica += 1
+                continue
+            with self._lock:
+                if self.in_flight >= MAX_IN_FLIGHT:
+                    self.dropped_full += 1
+                    continue
+                self.in_flight += 1
+                self.sent += 1
+            ip = ips[self._next % len(ips)]
+            self._next += 1
+            self.pool.submit(self._send, ip)
+
+    def _send(self, ip: str) -> None:
+        body = json.dumps(
+            {
+                "model": self.standins.model,
+                "prompt": "x",
+                "max_tokens": self.plan.output_tokens,
+            }
+        ).encode()
+        good = False
+        try:
+            req = urllib.request.Request(
+                f"http://{ip}:{PORT}/v1/completions",
+                body,
+                {"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(req, timeout=600) as resp:
+                good = resp.status == 200
+        except OSError:
+            good = False
+        with self._lock:
+            self.in_flight -= 1
+            if good:
+                self.ok += 1
+            else:
+                self.failed += 1
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {
+                "sent": self.sent,
+                "ok": self.ok,
+                "failed": self.failed,
+                "in_flight": self.in_flight,
+                "no_ready_replica": self.no_replica,
+                "over_the_in_flight_bound": self.dropped_full,
+            }
+
+
+def _healthy(ip: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://{ip}:{PORT}/health", timeout=1) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def reconcile(
+    state: Path,
+    client: Kube,
+    ns: str,
+    selector: dict[str, str],
+    s: StandIns,
+    args: list[str],
+    now: float,
+) -> None:
+    """Start a stand-in for each Running pod once its start-up has passed; stop those of
+    pods that are gone."""
+    running = {}
+    query = ",".join(f"{k}={v}" for k, v in selector.items())
+    for pod in client.items(f"/api/v1/namespaces/{ns}/pods", labelSelector=query):
+        status = pod.get("status") or {}
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        ip = status.get("podIP")
+        # Only pod CIDR addresses, local inside the namespace: the sender sends nowhere else.
+        if status.get("phase") == "Running" and ip and ipaddress.ip_address(ip) in POD_NET:
+            running[pod["metadata"]["name"]] = ip
+    for name in list(s.pids):
+        if name not in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(s.pids[name], signal.SIGTERM)
+            for d in (s.pids, s.ips, s.ready, s.first_seen):
+                d.pop(name, None)
+    for name, ip in running.items():
+        s.first_seen.setdefault(name, now)
+        if name not in s.pids and now - s.first_seen[name] >= s.startup_s:
+            cmd = [sys.executable, str(HERE / "standin_vllm.py"), ip, str(PORT), *args]
+            s.pids[name] = cluster.spawn(state, f"stand-in-{name}", cmd)
+            s.ips[name] = ip
+        if name in s.pids and name not in s.ready and _healthy(ip):
+            s.ready[name] = ip
+
+
+def sample(port: int, client: Kube, m: dict[str, Any], t: float, plan: Any) -> dict[str, Any]:
+    from inferplane.app.rehearsal import timeline
+
+    row: dict[str, Any] = {"t": round(t, 1), "offered_rps": plan.rps_by_zone(t)}
+    lat: dict[str, float | None] = {}
+    for key, expr in m["queries"].items():
+        try:
+            value = timeline.value_of(promstack.query(port, expr))
+        except (OSError, promstack.ConfigError):
+            value = None
+        if key in ("queue", "running"):
+            row[key] = value
+        else:
+            lat[key] = value
+    row["latency_ms"] = lat
+    hpa = rehearse_hpa.hpa_state(client, m["namespace"], m["hpa"]) or {}
+    row["desired"] = hpa.get("desiredReplicas")
+    row["ready"] = len(m["standins"].ready)
+    pods = client.items(f"/api/v1/namespaces/{m['namespace']}/pods")
+    row["pending_pods"] = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Pending")
+    try:
+        _, body = promstack.http(f"http://127.0.0.1:{port}/api/v1/alerts")
+        alerts = json.loads(body)["data"]["alerts"]
+    except (OSError, ValueError, KeyError):
+        alerts = []
+    pending, firing = timeline.alerts_of(alerts, m["namespace"])
+    row["alerts_pending"], row["alerts_firing"] = list(pending), list(firing)
+    return row
+
+
+def _num(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:.0f}{unit}"
+
+
+def progress(name: str, t: float, end: int, row: dict[str, Any]) -> str:
+    """One bounded line: where the profile is and what the loops show."""
+    lat = row["latency_ms"]
+    firing = ",".join(row["alerts_firing"]) or "-"
+    return (
+        f"[{t:4.0f}/{end} s] {name[:40]}: offered {sum(row['offered_rps'].values()):.1f} rps, "
+        f"waiting {_num(row['queue'])}, running {_num(row['running'])}, desired "
+        f"{_num(row['desired'])}, ready {row['ready']}, pending {row['pending_pods']}, "
+        f"p95 ttft {_num(lat.get('ttft_p95'), ' ms')} e2e {_num(lat.get('e2e_p95'), ' ms')}, "
+        f"firing {firing[:80]}"
+    )
+
+
+def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
+    from inferplane.app.rehearsal import timeline, traffic
+    from inferplane.blueprint import naming
+    from inferplane.blueprint.derived import scale_out
+    from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
+    from inferplane.components import stack_serving
+    from inferplane.components.serving import monitoring
+    from inferplane.components.serving.promql_scope import Scope
+
+    blueprint, env_name = Path(opts["blueprint"]), opts["env"]
+    doc, _ = load_blueprint(blueprint)
+    env = resolve(doc, env_name)
+    serving_env = stack_serving.serving_environment(env)
+    profile = traffic.find(opts["profile"])
+    budgets = scale_out.budgets(env)
+    names = sorted(n for n, m in env.models.items() if m.server == "vllm")
+    report["not_rehearsed"] = {
+        n: f"server {m.server}: the stand-in speaks vLLM only"
+        for n, m in sorted(env.models.items())
+        if m.server != "vllm"
+    }
+    if not names:
+        raise RuntimeError(f"environment {env_name} serves no vLLM model: nothing to rehearse")
+    step = stepper(report)
+    node = nodes._node("rehearsal-0", {}, [], {})
+    cp = step("control plane up", lambda: cluster.up(state, [node]))
+    client = cp.client()
+    sync, port = start_monitoring(state, cp, step)
+    pool = ThreadPoolExecutor(max_workers=MAX_IN_FLIGHT)
+    try:
+        rehearse_hpa.start_keda(state, cp, step)
+        models: dict[str, dict[str, Any]] = {}
+        for name in names:
+            model = env.models[name]
+            tr = model.traffic
+            plan = traffic.for_model(
+                profile,
+                peak_rps=tr.peak_rps if tr else None,
+                input_tokens=tr.input_tokens if tr else None,
+                output_tokens=tr.output_tokens if tr else None,
+                env_zones=list(env.pool_of(model).zones),
+                model_path=("models", name),
+            )
+            got = rehearse_hpa.model_objects(f"http://127.0.0.1:{port}", blueprint, env_name, name)
+            ns = got["namespace"]
+            served = stack_serving.served_model(env, model)
+            rule = {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PrometheusRule",
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": monitoring.release_labels(serving_env, served),
+                },
+                "spec": monitoring.prometheus_rule_spec(serving_env, served, ns),
+            }
+            addons.namespace(client, ns)
+            for path, obj in got["objects"]:
+                client.create(path, obj)
+            client.create(f"/apis/monitoring.coreos.com/v1/namespaces/{ns}/prometheusrules", rule)
+            budget = budgets.get(name)
+            startup = (budget.total_s if budget else 0) / opts["time_scale"]
+            models[name] = {
+                **got,
+                "plan": plan,
+                "selector": naming.model_selector(env.blueprint, name),
+                "queries": timeline.queries(Scope.of(serving_env, served, ns)),
+                "standins": StandIns(name, startup),
+                "args": [
+                    str(blueprint),
+                    env_name,
+                    name,
+                    str(plan.input_tokens),
+                    str(plan.output_tokens),
+                    str(opts["slower"]),
+                ],
+            }
+            report.setdefault("models", {})[name] = {
+                "namespace": ns,
+                "startup_s": startup,
+                "input_tokens": plan.input_tokens,
+                "output_tokens": plan.output_tokens,
+                "lengths_from": plan.lengths_from,
+            }
+
+        def first_ready() -> bool:
+            now = time.monotonic()
+            for m in models.values():
+                reconcile(
+                    state, client, m["namespace"], m["selector"], m["standins"], m["args"], now
+                )
+            return all(len(m["standins"].ready) >= max(1, m["min"]) for m in models.values())
+
+        step(
+            "the stand-ins of every model serve",
+            lambda: wait(
+                "ready stand-ins",
+                first_ready,
+                120 + max(m["standins"].startup_s for m in models.values()),
+            ),
+        )
+        senders = {n: Sender(m["plan"], m["standins"], pool) for n, m in models.items()}
+        samples: dict[str, list[dict[str, Any]]] = {n: [] for n in models}
+        start = time.monotonic()
+        end = profile.seconds
+        next_sample, next_reconcile = 0.0, 0.0
+        last = start
+        while True:
+            now = time.monotonic()
+            t = now - start
+            if t > end:
+                break
+            for s in senders.values():
+                s.tick(t, now - last)
+            last = now
+            if t >= next_reconcile:
+                for m in models.values():
+                    reconcile(
+                        state, client, m["namespace"], m["selector"], m["standins"], m["args"], now
+                    )
+                next_reconcile = t + 1.0
+            if t >= next_sample:
+                for n, m in models.items():
+                    row = sample(port, client, m, t, m["plan"])
+                    samples[n].append(row)
+                    print(progress(n, t, end, row), file=sys.stderr, flush=True)
+                next_sample = t + SAMPLE_S
+            time.sleep(TICK_S)
+        report["samples"] = samples
+        report["sent"] = {n: s.counts() for n, s in senders.items()}
+        report["profile"] = {"name": profile.name, "seconds": profile.seconds}
+        if sync.last_error:
+            report["config_sync_error"] = sync.last_error
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        sync.stop()
+
+
+def main(argv: list[str]) -> int:
+    args = [a for a in argv if not a.startswith("--")]
+    opts: dict[str, Any] = {"slower": 1.0, "time_scale": 1.0}
+    for flag, key in (("--slower", "slower"), ("--time-scale", "time_scale")):
+        if flag in argv:
+            opts[key] = float(argv[argv.index(flag) + 1])
+            args.remove(argv[argv.index(flag) + 1])
+    if len(args) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    opts.update(blueprint=args[0], env=args[1], profile=args[2])
+    return run(
+        argv,
+        rehearse_hpa.not_built(),
+        lambda state, report: rehearse(state, report, opts),
+        "inferplane-rehearse-",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

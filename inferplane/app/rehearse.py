@@ -1,0 +1,266 @@
+"""`inferplane rehearse BLUEPRINT --env ENV --traffic PROFILE [--slower F] [--time-scale S]
+[--out DIR]`: the blueprint's control loops, for real, under a traffic profile.
+
+For a ``cloud: kubernetes`` environment it runs the harness of a source checkout
+(e2e/rehearse_run.py) in a network namespace of its own: the real API server and scheduler
+(KWOK nodes), the real Prometheus and its operator, the real KEDA and its metrics API
+server, the real HPA; each vLLM model's pods are STAND-INS whose latency comes from the
+capacity planner's model (`inferplane.app.rehearsal.engine`). It sends the profile
+(`inferplane.app.rehearsal.traffic`), prints a progress line every 5 s, and writes to DIR:
+
+- ``timeline.json``: per model, a row every 5 s (`rehearsal.timeline`);
+- ``verdict.json`` and the verdict on stdout (`rehearsal.verdict`);
+- ``rehearsal.html``: the picture (`rehearsal.picture`; no PNG: matplotlib is not a
+  dependency);
+- ``harness.json``: the harness's own report (steps, counts of requests sent).
+
+Exit 0 when every model held its SLO, 1 when one did not, 2 when it cannot run here (not a
+``cloud: kubernetes`` environment, the tools not built, no network namespace, no harness:
+the reason on stderr) or the input is invalid (located diagnostics).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from inferplane.app.exits import EXIT_INVALID, usage_error
+from inferplane.app.rehearsal import picture, timeline, traffic, verdict
+from inferplane.blueprint.errors import BlueprintError, Diagnostic
+
+HARNESS = Path(__file__).resolve().parents[2] / "e2e" / "rehearse_run.py"
+SETUP_S = 600
+"""What the harness may take besides the profile: the control plane, Prometheus, KEDA."""
+PROG = "inferplane rehearse"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("blueprint", metavar="BLUEPRINT", help="blueprint YAML file")
+    parser.add_argument("--env", required=True, help="a `cloud: kubernetes` environment")
+    parser.add_argument(
+        "--traffic",
+        required=True,
+        metavar="PROFILE",
+        help=f"a bundled profile ({', '.join(traffic.BUNDLED)}) or a profile file",
+    )
+    parser.add_argument(
+        "--slower",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="divide every rate of the stand-ins' model by F (1.3: the estimate's slow end)",
+    )
+    parser.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="shorten the stand-ins' start-up (the plan's scale-out parts) S-fold; the "
+        "control loops' own periods are never shortened",
+    )
+    parser.add_argument("--out", type=Path, metavar="DIR", help="where to write the results")
+
+
+def _vllm_models(env: Any) -> list[str]:
+    return sorted(n for n, m in env.models.items() if m.server == "vllm")
+
+
+def plans_for(env: Any, profile: traffic.Profile, doc: Any) -> dict[str, traffic.Plan]:
+    """Each vLLM model's traffic plan; raises `BlueprintError` (located) when the profile
+    does not fit a model."""
+    found: list[Diagnostic] = []
+    out: dict[str, traffic.Plan] = {}
+    for name in _vllm_models(env):
+        model = env.models[name]
+        t = model.traffic
+        path = ("models", name)
+        try:
+            out[name] = traffic.for_model(
+                profile,
+                peak_rps=t.peak_rps if t else None,
+                input_tokens=t.input_tokens if t else None,
+                output_tokens=t.output_tokens if t else None,
+                env_zones=list(env.pool_of(model).zones),
+                model_path=path,
+                model_location=doc.source.value(path),
+            )
+        except BlueprintError as err:
+            found.extend(err.diagnostics)
+    if found:
+        raise BlueprintError(found)
+    return out
+
+
+def judge(
+    env: Any, plans: dict[str, traffic.Plan], harness: dict[str, Any], time_scale: float = 1.0
+) -> tuple[dict[str, list[timeline.Row]], list[verdict.Verdict]]:
+    """The timelines and verdicts of a harness report's samples."""
+    rows: dict[str, list[timeline.Row]] = {}
+    verdicts = []
+    for name, samples in sorted((harness.get("samples") or {}).items()):
+        got = [
+            timeline.Row(
+                t=float(s["t"]),
+                offered_rps=s.get("offered_rps") or {},
+                queue=s.get("queue"),
+                running=s.get("running"),
+                desired=s.get("desired"),
+                ready=s.get("ready"),
+                pending_pods=s.get("pending_pods"),
+                latency_ms=s.get("latency_ms") or {},
+                alerts_pending=tuple(s.get("alerts_pending") or ()),
+                alerts_firing=tuple(s.get("alerts_firing") or ()),
+            )
+            for s in samples
+        ]
+        plan = plans[name]
+        rows[name] = timeline.resample(got, until=plan.profile.seconds)
+        exp = dataclasses.replace(verdict.expectation(env, name), time_scale=time_scale)
+        if exp.replica_rps:
+            # The plan's count for this profile's peak, not the blueprint's traffic.peak_rps.
+            zones = max(1, len(plan.zones))
+            per_zone = math.ceil(plan.peak_offered / zones / exp.replica_rps)
+            planned = min(exp.replicas_max, max(exp.replicas_min, per_zone * zones))
+            exp = dataclasses.replace(exp, planned_replicas=planned)
+        verdicts.append(verdict.judge(rows[name], exp))
+    return rows, verdicts
+
+
+def notes(args: argparse.Namespace, plans: dict[str, traffic.Plan]) -> list[str]:
+    out = [
+        "Real: the API server, scheduler, controller manager (HPA), KEDA and its metrics API "
+        "server, the Prometheus operator and Prometheus, the alert rules.",
+        "STAND-IN: every serving pod is a stand-in process (not vLLM); its latency comes "
+        "from the capacity planner's model of the model on its GPU"
+        + (f", every rate divided by {args.slower:g} (--slower)" if args.slower != 1 else "")
+        + ".",
+        "A new replica serves after the plan's scale-out budget"
+        + (f", shortened {args.time_scale:g}-fold (--time-scale)" if args.time_scale != 1 else "")
+        + "; the control loops' periods are their own.",
+    ]
+    for name, plan in plans.items():
+        out.append(
+            f"{name}: profile {plan.profile.name}, peak {plan.peak_offered:g} rps, "
+            f"{plan.input_tokens} prompt / {plan.output_tokens} output tokens (from "
+            f"{plan.lengths_from})."
+        )
+    out.append("No PNG: matplotlib is not among inferplane's dependencies.")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
+
+    doc, envs = load_blueprint(args.blueprint)
+    if args.env not in envs:
+        return usage_error(
+            PROG, f"no environment {args.env!r}; the blueprint has {', '.join(envs)}"
+        )
+    env = resolve(doc, args.env)
+    if env.cloud != "kubernetes":
+        print(
+            f"{PROG}: cannot run here: environment {args.env} is `cloud: {env.cloud}`; a "
+            "rehearsal runs a `cloud: kubernetes` environment in a local control plane",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    if not 1 <= args.slower <= 10 or not 1 <= args.time_scale <= 100:
+        return usage_error(PROG, "--slower is from 1 to 10 and --time-scale from 1 to 100")
+    profile = traffic.find(args.traffic)
+    if not _vllm_models(env):
+        print(
+            f"{PROG}: cannot run here: environment {args.env} serves no vLLM model; the "
+            "stand-ins speak vLLM only",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    plans = plans_for(env, profile, doc)
+    if not HARNESS.is_file():
+        print(
+            f"{PROG}: cannot run here: the rehearsal's harness ({HARNESS}) is part of a "
+            "source checkout of inferplane, not of an installed package",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    out: Path = args.out or Path(f"rehearsal-{env.blueprint}-{args.env}")
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable,
+        str(HARNESS),
+        str(args.blueprint),
+        args.env,
+        args.traffic,
+        "--slower",
+        str(args.slower),
+        "--time-scale",
+        str(args.time_scale),
+    ]
+    started = time.monotonic()
+    try:
+        res = subprocess.run(
+            cmd,
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=profile.seconds + SETUP_S,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    except subprocess.TimeoutExpired:
+        print(
+            f"{PROG}: the harness ran past {profile.seconds + SETUP_S} s and was stopped",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    wall = time.monotonic() - started
+    try:
+        harness = json.loads(res.stdout)
+    except ValueError:
+        print(f"{PROG}: the harness printed no report (exit {res.returncode})", file=sys.stderr)
+        return EXIT_INVALID
+    harness["wall_s"] = round(wall, 1)
+    (out / "harness.json").write_text(json.dumps(harness, indent=1) + "\n")
+    if res.returncode != 0:
+        why = harness.get("not_run") or (harness.get("error") or "").strip().splitlines()[-1:]
+        print(
+            f"{PROG}: cannot run here: {why}; the harness's report is {out / 'harness.json'}",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    rows, verdicts = judge(env, plans, harness, args.time_scale)
+    (out / "timeline.json").write_text(
+        json.dumps({n: [r.as_json() for r in rs] for n, rs in rows.items()}, indent=1) + "\n"
+    )
+    (out / "verdict.json").write_text(
+        json.dumps(
+            {
+                "wall_s": harness["wall_s"],
+                "slower": args.slower,
+                "time_scale": args.time_scale,
+                "sent": harness.get("sent"),
+                "not_rehearsed": harness.get("not_rehearsed"),
+                "models": [v.as_json() for v in verdicts],
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    slo = {n: verdict.expectation(env, n).slo_ms for n in rows}
+    blocks = [picture.model_block(rows[v.model], v, slo[v.model]) for v in verdicts]
+    title = f"Rehearsal of {env.blueprint} / {args.env} under {profile.name}"
+    (out / "rehearsal.html").write_text(picture.page(title, notes(args, plans), blocks))
+    for v in verdicts:
+        print("\n".join(v.lines()))
+    for name, why in (harness.get("not_rehearsed") or {}).items():
+        print(f"{name}: not rehearsed ({why})")
+    print(
+        f"wall time {wall:.0f} s; written to {out}/ (timeline.json, verdict.json, "
+        "rehearsal.html, harness.json)"
+    )
+    return verdict.exit_code(verdicts)

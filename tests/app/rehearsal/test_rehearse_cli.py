@@ -1,0 +1,75 @@
+"""`inferplane rehearse`: what it refuses before running anything, and how it judges a
+harness report (a synthetic one here; tests/e2e/test_rehearse_run.py runs the harness)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from inferplane.app import rehearse
+from inferplane.app.cli import main
+from inferplane.app.rehearsal import traffic
+from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
+
+ROOT = Path(__file__).resolve().parents[3]
+CHAT = ROOT / "blueprints" / "chat-minimal.yaml"
+SHORT = ROOT / "e2e" / "traffic" / "short-spike.yaml"
+
+
+def test_an_environment_not_on_kubernetes_cannot_be_rehearsed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["rehearse", str(CHAT), "--env", "prod", "--traffic", "spike-5x"]) == 2
+    assert "environment prod is `cloud: aws`" in capsys.readouterr().err
+
+
+def test_a_profile_relative_to_a_peak_the_model_lacks_is_a_located_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["rehearse", str(CHAT), "--env", "local", "--traffic", "spike-5x"]) == 2
+    err = capsys.readouterr().err
+    assert f"{CHAT}:51:5: error: models.chat.traffic: traffic profile spike-5x gives" in err
+    assert "Traceback" not in err
+
+
+def test_out_of_range_factors_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["rehearse", str(CHAT), "--env", "local", "--traffic", str(SHORT), "--slower", "0.5"]
+    assert main(args) == 2
+    assert "--slower is from 1 to 10" in capsys.readouterr().err
+
+
+def test_a_harness_report_becomes_timelines_and_verdicts() -> None:
+    doc, _ = load_blueprint(CHAT)
+    env = resolve(doc, "local")
+    plans = rehearse.plans_for(env, traffic.load(SHORT), doc)
+    assert plans["chat"].lengths_from == "profile"
+    samples = [
+        {
+            "t": t,
+            "offered_rps": plans["chat"].rps_by_zone(t),
+            "queue": 0.0,
+            "running": 3.0,
+            "desired": 2,
+            "ready": 2,
+            "pending_pods": 0,
+            "latency_ms": {"ttft_p95": 150.0, "e2e_p95": 2500.0 if 40 <= t <= 120 else 900.0},
+            "alerts_firing": [],
+        }
+        for t in range(0, 151, 5)
+    ]
+    rows, verdicts = rehearse.judge(env, plans, {"samples": {"chat": samples}})
+    assert len(rows["chat"]) == 31
+    (v,) = verdicts
+    assert not v.held
+    e2e = v.slo[1]
+    assert (e2e.field, e2e.breached_s, e2e.worst_ms) == ("p95_ms", 85.0, 2500.0)
+    # The model has no traffic: no capacity plan, no planned count.
+    assert v.replicas_at_peak["planned"] is None
+    # Nothing waited, but the p95 over the SLO is an overload; the replicas stayed at 2.
+    assert v.scale_out["note"] == "overloaded from 40 s and no new replica became ready"
+    notes = rehearse.notes(argparse.Namespace(slower=1.3, time_scale=10.0), plans)
+    assert any("every rate divided by 1.3 (--slower)" in n for n in notes)
+    assert any("shortened 10-fold (--time-scale)" in n for n in notes)
+    assert any("STAND-IN" in n for n in notes)

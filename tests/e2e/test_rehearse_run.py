@@ -1,0 +1,69 @@
+"""`inferplane rehearse` for real (`needs_tools`): blueprints/chat-minimal.yaml, environment
+`local`, a short 10x spike (e2e/traffic/short-spike.yaml). Its queue_depth target of 4 per
+replica cannot move the HPA while vLLM's batch has room (nothing waits below
+``max_num_seqs``): the p95 goes over the SLO while the replicas stay at the minimum, and the
+HPA acts only once the batches are full and requests wait. The rehearsal must report the
+breach (exit 1) with the timeline, verdict and picture."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "e2e"))
+
+import rehearse_hpa  # noqa: E402
+
+MISSING = rehearse_hpa.not_built()
+
+
+@pytest.mark.needs_tools
+@pytest.mark.skipif(
+    bool(MISSING), reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}"
+)
+def test_a_short_spike_on_chat_minimal_breaches_before_anything_waits(
+    tmp_path: Path,
+) -> None:
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inferplane",
+            "rehearse",
+            str(ROOT / "blueprints" / "chat-minimal.yaml"),
+            "--env",
+            "local",
+            "--traffic",
+            str(ROOT / "e2e" / "traffic" / "short-spike.yaml"),
+            "--time-scale",
+            "10",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if res.returncode == 2 and "cannot run here" in res.stderr:
+        pytest.skip(res.stderr.strip().splitlines()[-1])
+    assert res.returncode == 1, res.stdout + res.stderr[-3000:]
+    assert "chat: BREACHED its SLO" in res.stdout
+    verdict = json.loads((tmp_path / "verdict.json").read_text())
+    (chat,) = verdict["models"]
+    e2e = next(s for s in chat["slo"] if s["field"] == "p95_ms")
+    assert not e2e["held"] and e2e["worst_ms"] > 2000
+    rows = json.loads((tmp_path / "timeline.json").read_text())["chat"]
+    # The SLO broke before anything waited: the queue target saw nothing to act on.
+    first_wait = next((r["t"] for r in rows if (r["queue"] or 0) > 0), None)
+    overload = chat["scale_out"]["overload_at_s"]
+    assert first_wait is None or overload < first_wait
+    assert next(r["ready"] for r in rows if r["t"] == overload) == 2
+    sent = verdict["sent"]["chat"]
+    assert sent["sent"] > 1000 and sent["failed"] == 0
+    assert len(rows) == 31
+    assert "SLO 2000 ms" in (tmp_path / "rehearsal.html").read_text()

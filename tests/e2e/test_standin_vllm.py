@@ -1,0 +1,60 @@
+"""The stand-in vLLM replica (e2e/standin_vllm.py) answers like vLLM's OpenAI server with
+the planner's latency and exports vLLM's histograms; it says it is a stand-in."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "e2e" / "standin_vllm.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_completion_takes_the_planners_time_and_lands_in_the_histograms() -> None:
+    port = free_port()
+    args = ["127.0.0.1", str(port), str(ROOT / "blueprints" / "chat-minimal.yaml"), "local"]
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *args, "chat", "512", "16"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/health", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the stand-in did not start"
+                time.sleep(0.2)
+        body = json.dumps({"model": "chat", "prompt": "hi", "max_tokens": 16}).encode()
+        start = time.monotonic()
+        with urllib.request.urlopen(f"{base}/v1/completions", body, timeout=30) as resp:
+            took = time.monotonic() - start
+            assert resp.headers["X-Inferplane-Stand-In"] == "true"
+            reply = json.loads(resp.read())
+        assert reply["object"] == "text_completion" and reply["model"] == "chat"
+        assert reply["choices"][0]["finish_reason"] == "length"
+        # 16 tokens of a 7B model on an L4: the planner's roughly 0.14 s per token.
+        assert 0.5 < took < 10
+        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+        assert 'vllm:e2e_request_latency_seconds_count{model_name="chat",engine="0"} 1' in text
+        assert 'inferplane_standin_info{model_name="chat",engine="0",stand_in="true"' in text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        assert proc.stderr is not None
+        assert "stand-in (not vLLM) for chat" in proc.stderr.read()
