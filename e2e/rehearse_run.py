@@ -246,8 +246,8 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
     from inferplane.blueprint.derived import scale_out
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
     from inferplane.components import stack_serving
-    from inferplane.components.serving import monitoring
-    from inferplane.components.serving.promql_scope import Scope
+    from inferplane.components.serving.observability import monitoring
+    from inferplane.components.serving.observability.promql_scope import Scope
 
     blueprint, env_name = Path(opts["blueprint"]), opts["env"]
     doc, _ = load_blueprint(blueprint)

@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from inferplane.components.serving import promql
-from inferplane.components.serving.promql_scope import Scope
+from inferplane.components.serving.observability import promql
+from inferplane.components.serving.observability.promql_scope import Scope
 
 STEP_S: Final = 5
 LATENCIES: Final = ("ttft", "itl", "e2e")

@@ -306,7 +306,7 @@ def expectation(env: Any, name: str) -> Expectation:
     per-replica rate, its scale-out budget, its SLO alerts' ``for`` (the stack's rules)."""
     from inferplane.blueprint.capacity import planner
     from inferplane.blueprint.derived import scale_out
-    from inferplane.components.serving import promql, rules
+    from inferplane.components.serving.observability import promql, rules
 
     model = env.models[name]
     slo = model.slo

@@ -9,8 +9,8 @@ from inferplane.app.rehearsal.timeline import Row
 from inferplane.blueprint.capacity import planner
 from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 from inferplane.components import stack_serving
-from inferplane.components.serving import promql
-from inferplane.components.serving.promql_scope import Scope
+from inferplane.components.serving.observability import promql
+from inferplane.components.serving.observability.promql_scope import Scope
 
 ROOT = Path(__file__).resolve().parents[3]
 
