@@ -39,6 +39,33 @@ ROOT = Path(__file__).resolve().parents[1]
 
 REFERENCE_BLUEPRINT = ROOT / "blueprints" / "support-assistant.yaml"
 
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep each `xdist_group` on one worker under ``--dist loadgroup``.
+
+    pytest-xdist 3.8.0 groups a test by appending ``@<group>`` to ``item._nodeid``
+    (``xdist/remote.py``, `pytest_collection_modifyitems`), an attribute pytest 9 no longer
+    reads: ``Node.nodeid`` is ``str(self._id)`` (``_pytest/nodes.py``). Without this, the
+    scheduler saw no group, spread a group's tests over the workers, and each worker built
+    the group's shared fixture again. Runs after xdist's hook, the same way, on the field
+    pytest reads; a no-op without ``--dist loadgroup`` or once xdist sets it itself."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        names = sorted(
+            {
+                str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                for mark in item.iter_markers("xdist_group")
+            }
+        )
+        suffix = "@" + "_".join(names)
+        if names and not item.nodeid.endswith(suffix):
+            item._id = coerce_node_id(item.nodeid + suffix)  # type: ignore[attr-defined]
+
+
 _ENVS: dict[str, Environment] = {}
 # (sha256 of the blueprint file, environment, stack config) -> the stack program's Recording.
 _PLANS: dict[tuple[str, str, tuple[tuple[str, str], ...]], Recording] = {}
