@@ -5,16 +5,18 @@ environment: `needs_tools`, run by `./dev test-tools`)."""
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
-import sys
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 import yaml
 from bundled_check import BUNDLED_CHECK, BundledCheck
 
+from inferplane.app.cli import main
 from inferplane.blueprint.loading.loader import load
 from inferplane.blueprint.resolution.resolve import resolve_file
 from inferplane.blueprint.upstream.triton_facts import config_problems
@@ -31,18 +33,6 @@ TRITON_CASES = [
 CHECKER = ROOT / "scripts" / "dev" / "triton-config-check"
 
 
-def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inferplane", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env={**os.environ, "HF_TOKEN": "hf_e2e_every_blueprint", "INFERPLANE_TODAY": "2026-06-01"},
-    )
-
-
 def triton_python() -> Path | None:
     python = Path(os.environ.get("TRITON_VENV", ROOT / ".venv-triton")) / "bin" / "python"
     return python if python.exists() else None
@@ -53,16 +43,26 @@ Plan = tuple[subprocess.CompletedProcess[str], Path]
 
 @pytest.fixture(scope="session")
 def planned(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], Plan]:
-    """`planned(path, env)`: `inferplane plan`'s result and --out folder, once a session."""
+    """`planned(path, env)`: `inferplane plan`'s result and --out folder, once a session.
+
+    The command runs by its entry point (`inferplane.app.cli.main`) in this process, which
+    has the program's modules loaded already: a fresh interpreter pays about two seconds of
+    imports a plan. test_plan_cli.py runs the installed command in a subprocess."""
     plans: dict[tuple[Path, str], Plan] = {}
 
     def get(path: Path, env: str) -> Plan:
         if (path, env) not in plans:
             out = tmp_path_factory.mktemp(f"{path.stem}-{env}") / "plan"
-            plans[(path, env)] = (
-                inferplane("plan", str(path), "--env", env, "--out", str(out)),
-                out,
-            )
+            args = ["plan", str(path), "--env", env, "--out", str(out)]
+            stdout, stderr = io.StringIO(), io.StringIO()
+            with pytest.MonkeyPatch.context() as patch:
+                patch.chdir(ROOT)
+                patch.setenv("HF_TOKEN", "hf_e2e_every_blueprint")
+                patch.setenv("INFERPLANE_TODAY", "2026-06-01")
+                with redirect_stdout(stdout), redirect_stderr(stderr):
+                    code = main(args)
+            result = subprocess.CompletedProcess(args, code, stdout.getvalue(), stderr.getvalue())
+            plans[(path, env)] = (result, out)
         return plans[(path, env)]
 
     return get
