@@ -52,7 +52,8 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
     }[plan.source]
     out = [
         f"capacity {plan.model}: {plan.peak_rps:g} requests/s at peak; one replica carries "
-        f"{mid:.2f} requests/s (band ±{plan.band:.0%}: {low:.2f}-{high:.2f}) from the {source}",
+        f"{mid:.2f} requests/s (band {plan.band_text}: {low:.2f}-{high:.2f}) from the {source}"
+        + (f"; {plan.calibration}" if plan.calibration else ""),
         f"  batch {plan.batch} ({_batch_max(plan)}; limited by {plan.limited_by}): {plan.latency}",
     ]
     pessimistic = (
@@ -104,6 +105,8 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
     return {
         "source": plan.source,
         "band": plan.band,
+        "band_optimistic": plan.band_fast if plan.band_fast is not None else plan.band,
+        "calibration": plan.calibration or None,
         "replica_rps": {
             "pessimistic": plan.rps[0],
             "central": plan.rps[1],

@@ -63,6 +63,30 @@ class _Estimate:
     window_fits_us: int | None
     requests: int = 0
     """Requests in the planned batch where a request is several batch items (0: the batch)."""
+    band_fast: float | None = None
+    calibration: str = ""
+
+
+def _band_text(llm: roofline.LlmLoad) -> str:
+    if llm.fast_band == llm.band:
+        return f"±{llm.band:.0%}"
+    return f"-{llm.band:.0%}/+{llm.fast_band:.0%}"
+
+
+def _calibration(llm: roofline.LlmLoad, gpu: str) -> str:
+    """What bounds the estimate on `gpu`, for `inferplane plan`."""
+    if llm.kernel is not None:
+        return (
+            f"never faster than the kernel floor measured on {gpu} "
+            f"({llm.kernel.source}); the band's optimistic end is how much faster than the "
+            "estimate those kernels ran"
+        )
+    if llm.timings is not None:
+        return ""
+    return (
+        f"no kernel floor is measured on {gpu}: the band is the datasheet roofline's, "
+        "calibrated on A100 and H100 vLLM points only"
+    )
 
 
 def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
@@ -108,7 +132,7 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
                         "error",
                         (*path, "slo", high.limited_by),
                         f"even one request at a time takes {value:.0f} ms at the optimistic "
-                        f"end of the {name} estimate (±{llm.band:.0%}) on "
+                        f"end of the {name} estimate ({_band_text(llm)}) on "
                         f"{model.gpus} x {pool.gpu.id}: the SLO cannot be met at any batch",
                         "relax the SLO, shorten the prompt (traffic.input_tokens), or serve on "
                         "more or faster GPUs",
@@ -135,7 +159,18 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
             limited = f"slo.{limited}"
         elif limited == "engine batch limit":
             limited = load.batch_setting(model)
-        return _Estimate(name, llm.band, rps, p.batch, limited, latency, slack, None)
+        return _Estimate(
+            name,
+            llm.band,
+            rps,
+            p.batch,
+            limited,
+            latency,
+            slack,
+            None,
+            band_fast=llm.fast_band,
+            calibration=_calibration(llm, pool.gpu.id),
+        )
     if not model.profile:
         out.skipped[model.name] = "no profile (measured latency per batch size)"
         return None
@@ -251,6 +286,8 @@ def plan_model(
         window_fits_us=got.window_fits_us,
         cost=cost,
         cost_note=note,
+        band_fast=got.band_fast,
+        calibration=got.calibration,
     )
     verdicts.judge(model, plan, out)
     return plan

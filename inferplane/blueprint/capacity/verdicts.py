@@ -15,7 +15,7 @@ def judge(model: Model, plan: Plan, out: EnvPlan) -> None:
     needs more (no estimate in the band meets the SLO), a warning when the central estimate
     or the pessimistic end does."""
     limit = model.replicas.max
-    band = f"±{plan.band:.0%} {plan.source} band"
+    band = f"{plan.band_text} {plan.source} band"
     peak = f"the peak of {plan.peak_rps:g} requests/s"
     fastest = plan.replicas_optimistic
     needs = f"{plan.replicas} replicas at the central estimate of the {band}"
