@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.blueprint.capacity import cost as costs
 from inferplane.blueprint.capacity import prices
 from inferplane.blueprint.capacity.planner import EnvPlan, Plan
 from inferplane.blueprint.model import Environment
@@ -91,10 +92,7 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
             f"{_usd(c.price.usd_per_hour)}/h ({c.price.basis}, {c.price.source}, "
             f"dated {c.price.read_on})"
         )
-        out.append(
-            f"    counts {c.counts}; not the control plane, system nodes, load balancers, "
-            "disks or traffic"
-        )
+        out.append(f"    counts {c.counts}; {costs.counted_beyond(c)}")
     return out
 
 
@@ -154,6 +152,9 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
             "nodes_per_zone": {"floor": cost.floor_nodes, "peak": cost.peak_nodes},
             "zones": cost.zones,
             "counts": cost.counts,
+            "overhead_usd_per_hour": cost.overhead_usd_h,
+            "overhead": cost.overhead,
+            "missing_prices": list(cost.missing),
             "price_table_date": prices.TABLE_DATE,
             "price_source": cost.price.source,
             "price_read_on": cost.price.read_on,

@@ -29,9 +29,9 @@ price API rather than typed from its pricing page:
 would say how they follow from a listed row.
 
 A GKE node pays for its machine type only (the GPUs are part of A2/A3/G2 machine types); an
-EKS node pays for its instance. Control planes, disks, load balancers and traffic are not
-counted: the figures are the GPU nodes' share of the bill, the part that scales with the
-model.
+EKS node pays for its instance. The system nodes' machine types (m6i.xlarge, e2-standard-4)
+come from the same lists; a model's load balancer from `LOAD_BALANCERS`. Control planes,
+disks and traffic are not counted.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-TABLE_DATE: Final = "2026-12-04"
+TABLE_DATE: Final = "2026-12-05"
 """The day the table was compiled: the plan prints it next to every cost."""
 
 SKYPILOT_AWS: Final = (
@@ -90,6 +90,19 @@ def _aws2(usd: float) -> Price:
     return Price(usd, SKYPILOT_AWS_E385, _READ, _UNDATED_E385)
 
 
+_READ_SYSTEM: Final = "2026-12-05"
+"""When the m6i.xlarge rows of the same commit were read."""
+
+
+def _aws_system(usd: float) -> Price:
+    return Price(
+        usd,
+        SKYPILOT_AWS_E385,
+        _READ_SYSTEM,
+        f"listed; the catalog states no date, read on {_READ_SYSTEM}",
+    )
+
+
 def _gcp(usd: float) -> Price:
     return Price(usd, CYCLENERD_GCP, _GENERATED)
 
@@ -136,6 +149,24 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("p6-b200.48xlarge", "us-east-1"): _aws2(113.9328),
     ("p6-b200.48xlarge", "us-east-2"): _aws2(113.9328),
     ("p6-b200.48xlarge", "us-west-2"): _aws2(113.9328),
+    # The EKS system nodes (`system_nodes.EKS_INSTANCE_TYPE`), m6i.xlarge
+    ("m6i.xlarge", "us-east-1"): _aws_system(0.192),
+    ("m6i.xlarge", "us-east-2"): _aws_system(0.192),
+    ("m6i.xlarge", "us-west-1"): _aws_system(0.224),
+    ("m6i.xlarge", "us-west-2"): _aws_system(0.192),
+    ("m6i.xlarge", "eu-central-1"): _aws_system(0.23),
+    ("m6i.xlarge", "eu-north-1"): _aws_system(0.204),
+    ("m6i.xlarge", "eu-west-1"): _aws_system(0.214),
+    ("m6i.xlarge", "eu-west-2"): _aws_system(0.222),
+    ("m6i.xlarge", "eu-west-3"): _aws_system(0.224),
+    # The GKE system nodes (`system_nodes.GKE_MACHINE_TYPE`), e2-standard-4
+    ("e2-standard-4", "us-central1"): _gcp(0.13402284),
+    ("e2-standard-4", "us-east1"): _gcp(0.13402284),
+    ("e2-standard-4", "us-east4"): _gcp(0.15094164),
+    ("e2-standard-4", "us-west1"): _gcp(0.13402284),
+    ("e2-standard-4", "europe-west1"): _gcp(0.14743092),
+    ("e2-standard-4", "europe-west3"): _gcp(0.17267112),
+    ("e2-standard-4", "europe-west4"): _gcp(0.14754408),
     # GCP, on-demand machine types (GPUs included in A3 and G2)
     ("g2-standard-8", "us-central1"): _gcp(0.853624271),
     ("g2-standard-24", "us-central1"): _gcp(2.000832574),
@@ -164,6 +195,38 @@ PRICES: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(_ROWS)
 
 def price(instance_type: str, region: str) -> Price | None:
     return PRICES.get((instance_type, region))
+
+
+LOAD_BALANCER: Final = "load-balancer"
+"""The item name of a model's load balancer in `LOAD_BALANCERS` and in the platform's
+``prices`` (``instance_type: load-balancer``): an NLB on AWS, a passthrough load balancer's
+forwarding rule on GCP (`inferplane.components.serving.load_balancer`)."""
+
+CLUSTERCOST_NLB: Final = "https://clustercost.com/blog/network-load-balancer-pricing-2025"
+
+LOAD_BALANCERS: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(
+    {
+        # "NLB: $0.0225 per hour (~$16.42/month)", US-East-1. AWS's own page
+        # (https://aws.amazon.com/elasticloadbalancing/pricing/) renders its rate tables from
+        # dynamic tokens that no stored copy resolves; the LCU charges that traffic adds
+        # ($0.006 per NLCU-hour there) are traffic, not counted.
+        ("aws", "us-east-1"): Price(
+            0.0225,
+            CLUSTERCOST_NLB,
+            "2026-12-05",
+            "listed by a third-party page for US-East-1; it states no date, read on 2026-12-05",
+        ),
+        # GCP: https://cloud.google.com/load-balancing/pricing lists global forwarding rules
+        # ($0.025/h for the first five), but the regional forwarding rules the internal and
+        # external passthrough load balancers use sit in a regional table that no stored
+        # copy renders: no row, and the plan names the missing price.
+    }
+)
+"""(cloud, region) -> the hourly price of one model's load balancer, before traffic."""
+
+
+def load_balancer(cloud: str, region: str) -> Price | None:
+    return LOAD_BALANCERS.get((cloud, region))
 
 
 PLATFORM_BASIS: Final = "the platform's price (policy config, capacity-estimate.prices)"

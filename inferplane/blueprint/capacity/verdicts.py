@@ -4,6 +4,7 @@ against the derived ones. The rules are `inferplane.blueprint.capacity.planner`'
 
 from __future__ import annotations
 
+from inferplane.blueprint.capacity import cost as costs
 from inferplane.blueprint.capacity import load, targets
 from inferplane.blueprint.capacity.plans import EnvPlan, Plan, Problem
 from inferplane.blueprint.errors import YamlPath
@@ -99,8 +100,8 @@ def _judge_cost(model: Model, plan: Plan, out: EnvPlan) -> None:
                 f"the estimate costs ${plan.cost.usd_month:,.0f} a month, over the budget "
                 f"of ${budget:,.0f}: {plan.cost.counts}; {plan.cost.month_basis}; "
                 f"{plan.cost.instance_type} at ${plan.cost.price.usd_per_hour:,.4g}/h "
-                f"({plan.cost.price.source}, {plan.cost.price.read_on}); not counted: the "
-                "control plane, system nodes, load balancers, disks and traffic",
+                f"({plan.cost.price.source}, {plan.cost.price.read_on}); "
+                f"{costs.counted_beyond(plan.cost)}",
                 "lower replicas.min or the schedule windows, or raise the budget",
             )
         )
