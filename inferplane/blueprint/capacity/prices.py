@@ -21,9 +21,13 @@ price API rather than typed from its pricing page:
 - AWS p5.4xlarge, p5en, p6-b200 and the regions beyond us-east-1: the same SkyPilot
   catalog at a later commit (`SKYPILOT_AWS_E385`). A region it does not list for a type
   (p5.48xlarge in eu-central-1, g6 in eu-west-1) has no row.
-- GCP g2-standard-*, a3-highgpu-*: Cyclenerd's Compute Engine price list (`CYCLENERD_GCP`),
+- GCP g2-standard-*, a2-*, a3-highgpu-*: Cyclenerd's Compute Engine price list (`CYCLENERD_GCP`),
   ``compute.instance.<machine type>.cost.us-central1.hour``, which adds the machine type's
   GPUs, vCPUs and memory SKUs from the Cloud Billing Catalog.
+
+Not in any list read: the N1 machine types of the T4 (their GPU is billed apart from the
+machine type, and the list prices machine types only), p4de.24xlarge, a3-ultragpu-8g and
+a4-highgpu-8g; a plan on one of them names the missing price and how the platform adds it.
 
 ``derived`` rows (none at present) would not be listed as such by any source: their basis
 would say how they follow from a listed row.
@@ -187,6 +191,68 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("a3-highgpu-8g", "us-east4"): _gcp(88.5557561512329),
     ("a3-highgpu-8g", "europe-west1"): _gcp(97.3698465985753),
     ("a3-highgpu-8g", "europe-west4"): _gcp(112.540479175233),
+    # A100 machine types (A2: the GPUs are part of the machine type, the ``a100`` entry of
+    # each row) and a3-highgpu-2g, in the regions above and us-west1
+    ("a2-highgpu-1g", "us-central1"): _gcp(3.673385),
+    ("a2-highgpu-1g", "us-east1"): _gcp(3.673385),
+    ("a2-highgpu-1g", "us-east4"): _gcp(3.934354926),
+    ("a2-highgpu-1g", "us-west1"): _gcp(3.673385),
+    ("a2-highgpu-1g", "europe-west1"): _gcp(3.747369),
+    ("a2-highgpu-1g", "europe-west4"): _gcp(3.747972),
+    ("a2-highgpu-2g", "us-central1"): _gcp(7.34677),
+    ("a2-highgpu-2g", "us-east1"): _gcp(7.34677),
+    ("a2-highgpu-2g", "us-east4"): _gcp(7.868709852),
+    ("a2-highgpu-2g", "us-west1"): _gcp(7.34677),
+    ("a2-highgpu-2g", "europe-west1"): _gcp(7.494738),
+    ("a2-highgpu-2g", "europe-west4"): _gcp(7.495944),
+    ("a2-highgpu-4g", "us-central1"): _gcp(14.69354),
+    ("a2-highgpu-4g", "us-east1"): _gcp(14.69354),
+    ("a2-highgpu-4g", "us-east4"): _gcp(15.737419704),
+    ("a2-highgpu-4g", "us-west1"): _gcp(14.69354),
+    ("a2-highgpu-4g", "europe-west1"): _gcp(14.989476),
+    ("a2-highgpu-4g", "europe-west4"): _gcp(14.991888),
+    ("a2-highgpu-8g", "us-central1"): _gcp(29.38708),
+    ("a2-highgpu-8g", "us-east1"): _gcp(29.38708),
+    ("a2-highgpu-8g", "us-east4"): _gcp(31.474839408),
+    ("a2-highgpu-8g", "us-west1"): _gcp(29.38708),
+    ("a2-highgpu-8g", "europe-west1"): _gcp(29.978952),
+    ("a2-highgpu-8g", "europe-west4"): _gcp(29.983776),
+    ("a2-megagpu-16g", "us-central1"): _gcp(55.739504),
+    ("a2-megagpu-16g", "us-east1"): _gcp(55.739504),
+    ("a2-megagpu-16g", "us-east4"): _gcp(59.531598816),
+    ("a2-megagpu-16g", "us-west1"): _gcp(55.739504),
+    ("a2-megagpu-16g", "europe-west1"): _gcp(56.619696),
+    ("a2-megagpu-16g", "europe-west4"): _gcp(56.62656),
+    ("a2-ultragpu-1g", "us-central1"): _gcp(5.06879789041096),
+    ("a2-ultragpu-1g", "us-east1"): _gcp(5.06879789041096),
+    ("a2-ultragpu-1g", "us-east4"): _gcp(5.70773247945206),
+    ("a2-ultragpu-1g", "us-west1"): _gcp(5.06879789041096),
+    ("a2-ultragpu-1g", "europe-west1"): _gcp(5.57595089041096),
+    ("a2-ultragpu-1g", "europe-west4"): _gcp(5.58091847945206),
+    ("a2-ultragpu-2g", "us-central1"): _gcp(10.1375957808219),
+    ("a2-ultragpu-2g", "us-east1"): _gcp(10.1375957808219),
+    ("a2-ultragpu-2g", "us-east4"): _gcp(11.4154649589041),
+    ("a2-ultragpu-2g", "us-west1"): _gcp(10.1375957808219),
+    ("a2-ultragpu-2g", "europe-west1"): _gcp(11.1519017808219),
+    ("a2-ultragpu-2g", "europe-west4"): _gcp(11.1618369589041),
+    ("a2-ultragpu-4g", "us-central1"): _gcp(20.2751915616438),
+    ("a2-ultragpu-4g", "us-east1"): _gcp(20.2751915616438),
+    ("a2-ultragpu-4g", "us-east4"): _gcp(22.8309299178082),
+    ("a2-ultragpu-4g", "us-west1"): _gcp(20.2751915616438),
+    ("a2-ultragpu-4g", "europe-west1"): _gcp(22.3038035616438),
+    ("a2-ultragpu-4g", "europe-west4"): _gcp(22.3236739178082),
+    ("a2-ultragpu-8g", "us-central1"): _gcp(40.5503831232877),
+    ("a2-ultragpu-8g", "us-east1"): _gcp(40.5503831232877),
+    ("a2-ultragpu-8g", "us-east4"): _gcp(45.6618598356164),
+    ("a2-ultragpu-8g", "us-west1"): _gcp(40.5503831232877),
+    ("a2-ultragpu-8g", "europe-west1"): _gcp(44.6076071232877),
+    ("a2-ultragpu-8g", "europe-west4"): _gcp(44.6473478356164),
+    ("a3-highgpu-2g", "us-central1"): _gcp(22.1224999756438),
+    ("a3-highgpu-2g", "us-east1"): _gcp(22.1224999756438),
+    ("a3-highgpu-2g", "us-east4"): _gcp(22.1389390378082),
+    ("a3-highgpu-2g", "us-west1"): _gcp(22.1224999756438),
+    ("a3-highgpu-2g", "europe-west1"): _gcp(24.3424616496438),
+    ("a3-highgpu-2g", "europe-west4"): _gcp(28.1351197938082),
 }
 
 PRICES: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(_ROWS)
