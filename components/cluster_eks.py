@@ -39,7 +39,7 @@ from inferplane.components.eks_network import (
 SYSTEM_INSTANCE_TYPE = system_nodes.EKS_INSTANCE_TYPE
 """System nodes run the add-ons (operators, Prometheus, Grafana), never model servers;
 validation checks what fits on them (`inferplane.blueprint.system_nodes`)."""
-SYSTEM_NODES_MIN = 2
+SYSTEM_NODES_MIN = system_nodes.EKS_SYSTEM_NODES_MIN
 SYSTEM_NODES_MAX = 4
 
 

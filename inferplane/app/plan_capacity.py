@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inferplane.blueprint.capacity import cost as costs
 from inferplane.blueprint.capacity import prices
 from inferplane.blueprint.capacity.planner import EnvPlan, Plan
 from inferplane.blueprint.model import Environment
@@ -52,7 +53,8 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
     }[plan.source]
     out = [
         f"capacity {plan.model}: {plan.peak_rps:g} requests/s at peak; one replica carries "
-        f"{mid:.2f} requests/s (band ±{plan.band:.0%}: {low:.2f}-{high:.2f}) from the {source}",
+        f"{mid:.2f} requests/s (band {plan.band_text}: {low:.2f}-{high:.2f}) from the {source}"
+        + (f"; {plan.calibration}" if plan.calibration else ""),
         f"  batch {plan.batch} ({_batch_max(plan)}; limited by {plan.limited_by}): {plan.latency}",
     ]
     pessimistic = (
@@ -90,10 +92,7 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
             f"{_usd(c.price.usd_per_hour)}/h ({c.price.basis}, {c.price.source}, "
             f"dated {c.price.read_on})"
         )
-        out.append(
-            f"    counts {c.counts}; not the control plane, system nodes, load balancers, "
-            "disks or traffic"
-        )
+        out.append(f"    counts {c.counts}; {costs.counted_beyond(c)}")
     return out
 
 
@@ -104,6 +103,8 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
     return {
         "source": plan.source,
         "band": plan.band,
+        "band_optimistic": plan.band_fast if plan.band_fast is not None else plan.band,
+        "calibration": plan.calibration or None,
         "replica_rps": {
             "pessimistic": plan.rps[0],
             "central": plan.rps[1],
@@ -151,6 +152,9 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
             "nodes_per_zone": {"floor": cost.floor_nodes, "peak": cost.peak_nodes},
             "zones": cost.zones,
             "counts": cost.counts,
+            "overhead_usd_per_hour": cost.overhead_usd_h,
+            "overhead": cost.overhead,
+            "missing_prices": list(cost.missing),
             "price_table_date": prices.TABLE_DATE,
             "price_source": cost.price.source,
             "price_read_on": cost.price.read_on,

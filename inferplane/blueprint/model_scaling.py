@@ -127,3 +127,6 @@ class Traffic:
     input_tokens: int | None = None
     output_tokens: int | None = None
     shared_prefix: float = 0.0
+    items_per_request: int = 1
+    """Batch items one request carries (a Triton model's profile counts items, e.g. the
+    passages a reranker scores per query)."""

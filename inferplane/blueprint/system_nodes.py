@@ -145,6 +145,19 @@ def nodes_for(pods: list[SystemPod], cloud: str) -> int:
     return len(free)
 
 
+EKS_SYSTEM_NODES_MIN: Final = 2
+"""The EKS system node group keeps at least two nodes, whatever the zones
+(`inferplane.components.cluster_eks.system_nodes_count`)."""
+
+
+def system_nodes(env: Environment) -> int:
+    """System nodes a created cluster keeps at its minimum: `nodes_per_zone` in each zone
+    (GKE's system pool per node location; EKS's system group, at least
+    `EKS_SYSTEM_NODES_MIN`)."""
+    total = nodes_per_zone(env) * max(1, len(env.zones))
+    return max(EKS_SYSTEM_NODES_MIN, total) if env.cloud == "aws" else total
+
+
 def nodes_per_zone(env: Environment) -> int:
     """System nodes each zone of a created cluster starts with: one for the add-ons and the
     Redis caches (`CACHE_SHARE_OF_NODE`), plus the nodes that hold the zone's routing pods
@@ -160,6 +173,7 @@ __all__ = [
     "ALLOCATABLE_MIB",
     "CACHE_SHARE_OF_NODE",
     "EKS_INSTANCE_TYPE",
+    "EKS_SYSTEM_NODES_MIN",
     "GKE_MACHINE_TYPE",
     "PICKER",
     "PROXY",
@@ -171,5 +185,6 @@ __all__ = [
     "nodes_for",
     "nodes_per_zone",
     "routing_pods",
+    "system_nodes",
     "valkey_memory_mib",
 ]

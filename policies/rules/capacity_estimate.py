@@ -82,7 +82,8 @@ RULE = Rule(
             "The platform's node prices, US dollars per hour per node, each with its source "
             "(a price page, a contract) and the day it was read: negotiated prices, or the "
             "instance types and regions the built-in table lacks (the plan names a missing "
-            "one). They win over the built-in table's rows in plan and check.",
+            "one), and `instance_type: load-balancer` for one model's load balancer in a "
+            "region. They win over the built-in table's rows in plan and check.",
         ),
     ),
     links=(

@@ -13,7 +13,7 @@ from inferplane.app import plan
 # The reference keeps a spare GPU per zone on l4 (no node, no image pull for its realtime
 # models) and none on the batch pool h100.
 CHAT_LINE = (
-    "  scale-out chat: 164 s (weights 81 s, engine_load 53 s, hpa_reaction 15 s, "
+    "  scale-out chat: 158 s (weights 81 s, engine_load 47 s, hpa_reaction 15 s, "
     "readiness 10 s, prometheus_scrape 5 s)"
 )
 
@@ -46,12 +46,12 @@ def test_plan_prints_and_writes_every_models_budget(
     assert list(doc["models"]) == ["chat", "nightly-embed", "ranker", "toxicity"]
     chat = doc["models"]["chat"]["scale_out"]
     assert {k: chat[k] for k in ("total_s", "parts", "dominant")} == {
-        "total_s": 164,
+        "total_s": 158,
         "parts": {
             "prometheus_scrape": 5,
             "hpa_reaction": 15,
             "weights": 81,
-            "engine_load": 53,
+            "engine_load": 47,
             "readiness": 10,
         },
         "dominant": "weights",
@@ -75,7 +75,7 @@ def test_the_policy_config_corrects_the_estimates(
     assert plan.run(_args(reference_blueprint, out, "--policy-config", str(config))) == 0
     printed = capsys.readouterr().out.splitlines()
     assert (
-        "  scale-out chat: 140 s (weights 81 s, engine_load 29 s, hpa_reaction 15 s, "
+        "  scale-out chat: 134 s (weights 81 s, engine_load 23 s, hpa_reaction 15 s, "
         "readiness 10 s, prometheus_scrape 5 s)"
     ) in printed
     assert (
@@ -84,7 +84,7 @@ def test_the_policy_config_corrects_the_estimates(
         "prometheus_scrape 5 s)"
     ) in printed
     chat = json.loads((out / "plan.json").read_text())["models"]["chat"]["scale_out"]
-    assert chat["total_s"] == 140  # 16.06 GB / 2 GB/s + (30 - 10) s = 28.03 -> 29 s
+    assert chat["total_s"] == 134  # 16.06 GB / 6.4 GB/s + (30 - 10) s = 22.51 -> 23 s
 
 
 def test_an_invalid_policy_config_is_a_located_error(

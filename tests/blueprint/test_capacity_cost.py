@@ -40,6 +40,10 @@ models:
 """
 
 
+SYSTEM_AND_LB_H = 2 * 0.192 + 0.0225
+"""Two m6i.xlarge system nodes in us-east-1 (SkyPilot's catalog) and one NLB-hour."""
+
+
 def _plan(text: str, platform: dict[tuple[str, str], prices.Price] | None = None):  # type: ignore[no-untyped-def]
     env = resolve(load_text(text, "bp.yaml"), "stg")
     return planner.plan_env(env, platform or {})
@@ -51,21 +55,34 @@ def test_two_warm_replicas_in_two_zones_pay_two_whole_nodes() -> None:
     cost = found.plans["chat"].cost
     assert cost is not None
     assert (cost.floor_nodes, cost.peak_nodes, cost.zones) == (1, 1, 2)
-    assert cost.floor_usd_h == pytest.approx(2 * 55.04)
-    assert cost.usd_month == pytest.approx(730 * 2 * 55.04)  # $80,358.40, not $40,179.20
+    # The GPU nodes: $80,358.40 a month, not $40,179.20. The environment adds two m6i.xlarge
+    # system nodes (one per zone, at least two) and the model's NLB, all the model's own.
+    assert cost.overhead_usd_h == pytest.approx(SYSTEM_AND_LB_H)
+    assert cost.floor_usd_h == pytest.approx(2 * 55.04 + SYSTEM_AND_LB_H)
+    assert cost.usd_month == pytest.approx(730 * (2 * 55.04 + SYSTEM_AND_LB_H))
     assert cost.counts == (
         "whole nodes of pool h100: 1 x p5.48xlarge per zone x 2 zones at the floor, 1 at peak "
         "(nodes.min, spare_gpus included)"
     )
     [budget] = [p for p in found.problems if p.path[-1] == "usd_per_month"]
     assert budget.message == (
-        "the estimate costs $80,358 a month, over the budget of $50,000: whole nodes of pool "
+        "the estimate costs $80,655 a month, over the budget of $50,000: whole nodes of pool "
         "h100: 1 x p5.48xlarge per zone x 2 zones at the floor, 1 at peak (nodes.min, "
         "spare_gpus included); peak all month (no replicas.schedule windows mark the busy "
         "hours); p5.48xlarge at $55.04/h (https://raw.githubusercontent.com/datareceipts/"
-        "data-receipts/main/109-gpu-pricing/hyperscalers.json, 2026-11-09); not counted: the "
-        "control plane, system nodes, load balancers, disks and traffic"
+        "data-receipts/main/109-gpu-pricing/hyperscalers.json, 2026-11-09); with 1/1 of 2 x "
+        f"m6i.xlarge system nodes at $0.192/h ({prices.SKYPILOT_AWS_E385}, 2026-12-05); its "
+        f"load balancer at $0.0225/h before traffic ({prices.CLUSTERCOST_NLB}, 2026-12-05); "
+        "not counted: the control plane, disks and traffic"
     )
+
+
+def test_models_share_the_system_nodes_and_keep_their_own_load_balancer() -> None:
+    second = H100.split("models:\n")[1].replace("  chat:", "  chat2:")
+    cost = _plan(H100 + second).plans["chat"].cost
+    assert cost is not None
+    assert cost.overhead_usd_h == pytest.approx(2 * 0.192 / 2 + 0.0225)
+    assert cost.overhead.startswith("1/2 of 2 x m6i.xlarge system nodes")
 
 
 def test_a_schedule_window_is_priced_at_the_replicas_it_keeps() -> None:
@@ -79,9 +96,10 @@ def test_a_schedule_window_is_priced_at_the_replicas_it_keeps() -> None:
     cost = _plan(text).plans["chat"].cost
     assert cost is not None
     busy = 2610 / 8760  # 261 weekdays x 10 h of 365 x 24 h
-    floor_h, window_h = 2 * 55.04, 4 * 55.04
+    floor_h, window_h = 2 * 55.04 + SYSTEM_AND_LB_H, 4 * 55.04 + SYSTEM_AND_LB_H
     assert cost.usd_month == pytest.approx(730 * (busy * window_h + (1 - busy) * floor_h))
-    assert round(cost.usd_month) == 104301  # the peak's price in the window said 80,358
+    # The GPU nodes: $104,301 (the peak's price in the window said $80,358).
+    assert round(cost.usd_month - 730 * SYSTEM_AND_LB_H) == 104301
     assert cost.month_basis == (
         "each schedule window at the larger of its floor and the peak (30% of the time), "
         "the floor otherwise"
@@ -103,7 +121,18 @@ def test_a_missing_price_says_which_and_how_the_platform_adds_it() -> None:
     )
     cost = priced.plans["chat"].cost
     assert cost is not None and cost.price == negotiated
-    assert cost.usd_month == pytest.approx(730 * 2 * 40.0)
+    # Two m6i.xlarge system nodes at eu-central-1's $0.23; no NLB price there: named.
+    assert cost.usd_month == pytest.approx(730 * (2 * 40.0 + 2 * 0.23))
+    assert cost.missing == (
+        "no price for the model's load balancer in eu-central-1: the built-in table has no "
+        "row for it; the platform adds one in its policy config under prices (instance_type: "
+        "load-balancer, region: eu-central-1, usd_per_hour, source, read_on)",
+    )
+    lb = prices.Price(0.0252, "https://example.com/quote", "2026-12-01", prices.PLATFORM_BASIS)
+    both = {("p5.48xlarge", "eu-central-1"): negotiated, ("load-balancer", "eu-central-1"): lb}
+    cost = _plan(H100.replace("us-east-1", "eu-central-1"), both).plans["chat"].cost
+    assert cost is not None and cost.missing == ()
+    assert cost.usd_month == pytest.approx(730 * (2 * 40.0 + 2 * 0.23 + 0.0252))
 
 
 def test_the_platform_rows_come_from_the_policy_config_entries() -> None:
@@ -146,4 +175,27 @@ def test_the_types_a_user_picks_have_sourced_rows() -> None:
         prices.SKYPILOT_AWS_E385,
         "2026-12-04",
         "listed; the catalog states no date, read on 2026-12-04",
+    )
+
+
+def test_every_catalog_type_has_a_row_or_is_one_the_docstring_names_missing() -> None:
+    """The built-in table prices every instance type the catalog picks in us-east-1 or
+    us-central1, except the ones `prices` names as read nowhere (a plan on them names the
+    missing price and how the platform adds it)."""
+    from inferplane.blueprint import catalog
+
+    unpriced = set()
+    for gpu in catalog.GPUS.values():
+        unpriced |= {t for t in gpu.aws_instances.values() if not prices.price(t, "us-east-1")}
+        unpriced |= {t for t in gpu.gcp_machines.values() if not prices.price(t, "us-central1")}
+    assert unpriced == {
+        "n1-standard-8",
+        "n1-standard-16",
+        "n1-standard-32",
+        "p4de.24xlarge",
+        "a3-ultragpu-8g",
+        "a4-highgpu-8g",
+    }
+    assert prices.price("a2-highgpu-1g", "us-central1") == prices.Price(
+        3.673385, prices.CYCLENERD_GCP, "2025-03-06"
     )

@@ -61,7 +61,7 @@ def _scaled_object(plan_dir: Path, model: str) -> dict:  # type: ignore[type-arg
 
 def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -> None:
     stdout = plans[2]
-    assert "Capacity at peak traffic (prices of 2026-12-04, on-demand):" in stdout
+    assert "Capacity at peak traffic (prices of 2026-12-05, on-demand):" in stdout
     lines = [line.strip() for line in stdout.splitlines()]
     chat = next(line for line in lines if line.startswith("capacity chat-8b: "))
     assert chat.startswith("capacity chat-8b: 8 requests/s at peak; one replica carries 3.81 ")
@@ -74,13 +74,19 @@ def test_plan_prints_a_capacity_block_with_cost(plans: tuple[Path, Path, str]) -
         "ttft_p95_ms 400: 80% of slo.ttft_p95_ms 500; the HPA acts above 440 ms, before the "
         "SLO, on the p95 of the last 30 s (the alert judges the SLO itself over 2 m)",
     ]
-    # Whole nodes: pool l4 keeps 3 (two warm replicas and the spare GPU), 4 at the peak.
-    chat_cost = "cost: $2.56/h at the floor, $3.41/h at peak, $2,493/month "
+    # Whole nodes: pool l4 keeps 3 (two warm replicas and the spare GPU), 4 at the peak;
+    # and a third of the one e2-standard-4 system node ($0.134/h / 3 = $0.0447/h).
+    chat_cost = "cost: $2.61/h at the floor, $3.46/h at peak, $2,525/month "
     index, cost = next((i, line) for i, line in enumerate(lines) if line.startswith(chat_cost))
     assert lines[index + 1] == (
         "counts whole nodes of pool l4: 3 x g2-standard-8 per zone x 1 zone at the floor, 4 "
-        "at peak (nodes.min, spare_gpus included); not the control plane, system nodes, load "
-        "balancers, disks or traffic"
+        "at peak (nodes.min, spare_gpus included); with 1/3 of 1 x e2-standard-4 system "
+        "nodes at $0.134/h (https://raw.githubusercontent.com/Cyclenerd/google-cloud-pricing-"
+        "cost-calculator/0166a59ebba7c36f2cc8c931d9f258dcebc44776/pricing.yml, 2025-03-06); "
+        "not counted: the control plane, disks and traffic; missing: no price for the model's "
+        "load balancer in us-central1: the built-in table has no row for it; the platform "
+        "adds one in its policy config under prices (instance_type: load-balancer, region: "
+        "us-central1, usd_per_hour, source, read_on)"
     )
     assert cost.endswith(
         "g2-standard-8 in us-central1 $0.85/h (listed, https://raw.githubusercontent.com/"
@@ -102,7 +108,7 @@ def test_plan_json_carries_the_capacity(plans: tuple[Path, Path, str]) -> None:
         },
     }
     assert capacity["autoscaling"]["basis"]["concurrency"].startswith("concurrency 13: ")
-    assert capacity["cost"]["price_table_date"] == "2026-12-04"
+    assert capacity["cost"]["price_table_date"] == "2026-12-05"
     assert capacity["cost"]["price_read_on"] == "2025-03-06"
 
 

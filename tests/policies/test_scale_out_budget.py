@@ -46,7 +46,7 @@ def test_without_spare_gpus_every_realtime_model_is_reported(
     assert found[0].message.endswith(
         "which removes node 540 s (pool l4 keeps 0 spare GPU unit(s) per zone, a replica "
         "needs 1) and image_pull 300 s (12 GB vllm image at 40 MB/s on the new node), "
-        "leaving 164 s"
+        "leaving 158 s"
     )
 
 
@@ -60,7 +60,7 @@ def test_with_a_spare_gpu_only_the_reference_chat_waits_too_long_for_its_weights
         assert (finding.target, finding.field) == ("models.chat", ("models", "chat", "source"))
     # The checkpoint's bytes, not the fp8 that vLLM makes of them on load.
     assert finding.message == (
-        "a scale-out of chat needs about 164 s from a traffic spike to one more ready "
+        "a scale-out of chat needs about 158 s from a traffic spike to one more ready "
         "replica, over the 120 s bound; weights dominates with 81 s (16.06 GB from the gs "
         "model store at 200 MB/s; 8.03B parameters x 2 B, a 16-bit checkpoint that vLLM "
         "quantizes to fp8 on load (the name 'llama-3.1-8b-instruct': "
@@ -83,7 +83,7 @@ def test_a_large_known_model_is_reported_for_its_weights(
     [finding] = RULE.run(Stack.of([], env))
     assert finding.field == ("models", "chat", "source")
     assert finding.message == (
-        "a scale-out of chat needs about 165 s from a traffic spike to one more ready "
+        "a scale-out of chat needs about 159 s from a traffic spike to one more ready "
         "replica, over the 120 s bound; weights dominates with 82 s (16.38 GB from the gs "
         "model store at 200 MB/s; 8.19B parameters x 2 B, bf16 "
         "(https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json)); serve a smaller or "

@@ -15,10 +15,20 @@ keeps two whole nodes running. The cost of a model therefore counts whole nodes:
   where no larger window does (`wake.year_share`); the rest of the month at the floor.
   Without windows the whole month runs at the peak (an upper bound).
 
+The environment adds what every hour of every model pays for too (`overhead`), counted in
+each model's figures so that a budget compares like with like:
+
+- the model's own load balancer (one per model: `inferplane.components.serving.load_balancer`);
+- an equal share, over the environment's models, of the system nodes a created cluster keeps
+  (`system_nodes.system_nodes`: the add-ons and the llm-aware routing pods run there); an
+  attached cluster's system nodes are its owner's.
+
 The price of a node is the platform's row for (instance type, region) where its policy
 config states one (``prices``: negotiated prices, or types and regions the table lacks),
-else the built-in table's (`prices`). Control planes, system nodes, load balancers, disks
-and traffic are not counted: the plan says so next to the figure.
+else the built-in table's (`prices`); a load balancer's is the platform's row for
+(``load-balancer``, region), else `prices.LOAD_BALANCERS`. A price neither has is named in
+the plan with how the platform adds it, and that item is left out of the figure. Control
+planes, disks and traffic are not counted: the plan says so next to the figure.
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inferplane.blueprint import wake
+from inferplane.blueprint import system_nodes, wake
 from inferplane.blueprint.capacity import prices
 from inferplane.blueprint.model import Environment, Model
 
@@ -52,6 +62,13 @@ class Cost:
     month_basis: str
     counts: str
     """What the figure counts, in words (``whole nodes of pool h100 ...``)."""
+    overhead_usd_h: float = 0.0
+    """The model's share of the environment's system nodes and its load balancer, per hour
+    (in `floor_usd_h`, `peak_usd_h` and `usd_month`)."""
+    overhead: str = ""
+    """What `overhead_usd_h` counts, in words."""
+    missing: tuple[str, ...] = ()
+    """Prices neither the platform nor the table has: which, and how the platform adds them."""
 
 
 def price_of(
@@ -68,6 +85,50 @@ def missing_note(instance_type: str, region: str) -> str:
         f"the platform adds one in its policy config under prices (instance_type: "
         f"{instance_type}, region: {region}, usd_per_hour, source, read_on)"
     )
+
+
+def overhead(
+    env: Environment, platform: Mapping[tuple[str, str], prices.Price]
+) -> tuple[float, str, tuple[str, ...]]:
+    """(US dollars per hour, what it counts, missing prices) of one model's share of what the
+    environment adds: its load balancer and 1/N of the created cluster's system nodes."""
+    usd, parts, missing = 0.0, [], []
+    n = max(1, len(env.models))
+    if env.cluster.create:
+        system_type = {
+            "aws": system_nodes.EKS_INSTANCE_TYPE,
+            "gcp": system_nodes.GKE_MACHINE_TYPE,
+        }.get(env.cloud)
+        count = system_nodes.system_nodes(env)
+        if system_type is not None:
+            row = price_of(system_type, env.region, platform)
+            if row is None:
+                missing.append(missing_note(system_type, env.region))
+            else:
+                usd += count * row.usd_per_hour / n
+                parts.append(
+                    f"1/{n} of {count} x {system_type} system nodes at "
+                    f"${row.usd_per_hour:,.4g}/h ({row.source}, {row.read_on})"
+                )
+    else:
+        parts.append("no system nodes (the attached cluster's own)")
+    lb = platform.get((prices.LOAD_BALANCER, env.region)) or prices.load_balancer(
+        env.cloud, env.region
+    )
+    if lb is None:
+        missing.append(
+            f"no price for the model's load balancer in {env.region}: the built-in table has "
+            "no row for it; the platform adds one in its policy config under prices "
+            f"(instance_type: {prices.LOAD_BALANCER}, region: {env.region}, usd_per_hour, "
+            "source, read_on)"
+        )
+    else:
+        usd += lb.usd_per_hour
+        parts.append(
+            f"its load balancer at ${lb.usd_per_hour:,.4g}/h before traffic "
+            f"({lb.source}, {lb.read_on})"
+        )
+    return usd, "; ".join(parts), tuple(missing)
 
 
 def _nodes(units: int, per_node: int) -> int:
@@ -104,7 +165,8 @@ def model_cost(
 
     floor_n, peak_n = nodes(floor_zone), nodes(peak_zone)
     node_h = row.usd_per_hour * zones
-    floor_h, peak_h = node_h * floor_n, node_h * max(peak_n, floor_n)
+    extra_h, extra, missing = overhead(env, platform)
+    floor_h, peak_h = node_h * floor_n + extra_h, node_h * max(peak_n, floor_n) + extra_h
     if model.schedule:
         # Largest window first: each counts the time no larger window already covers.
         ranked = sorted(model.schedule, key=lambda w: -max(nodes(w.min_per_zone), peak_n, floor_n))
@@ -112,7 +174,9 @@ def model_cost(
         for w in ranked:
             seen.append((w.schedule, w.duration_s))
             share = wake.year_share(seen)
-            month += (share - covered) * node_h * max(nodes(w.min_per_zone), peak_n, floor_n)
+            month += (share - covered) * (
+                node_h * max(nodes(w.min_per_zone), peak_n, floor_n) + extra_h
+            )
             covered = share
         month = HOURS_PER_MONTH * (month + (1 - covered) * floor_h)
         basis = (
@@ -151,6 +215,19 @@ def model_cost(
             per_million_of="output tokens" if out_tokens else "requests",
             month_basis=basis,
             counts=counts,
+            overhead_usd_h=extra_h,
+            overhead=extra,
+            missing=missing,
         ),
         "",
     )
+
+
+def counted_beyond(cost: Cost) -> str:
+    """What the figure counts beyond the GPU nodes, what it leaves out, and which prices are
+    missing, in words."""
+    text = f"with {cost.overhead}" if cost.overhead else ""
+    left = "not counted: the control plane, disks and traffic"
+    if cost.missing:
+        left += "; missing: " + "; ".join(cost.missing)
+    return f"{text}; {left}" if text else left

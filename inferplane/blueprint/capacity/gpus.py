@@ -84,3 +84,37 @@ PEAKS: Final[Mapping[str, GpuPeak]] = MappingProxyType(
 
 def peak(gpu: str) -> GpuPeak | None:
     return PEAKS.get(gpu)
+
+
+@dataclass(frozen=True)
+class KernelFloor:
+    """What a GPU's kernels measurably do, with no engine around them (the floor under any
+    serving engine): the roofline on this GPU is never faster than it (`roofline`)."""
+
+    bandwidth_gb_s: float
+    """Bytes per second one GPU's decode kernels read, beside the fixed per-layer time
+    (`roofline.LAYER_TIME_S`), GB/s."""
+    fast_band: float
+    """How much faster than the estimate the measured kernels ran, at most: the band's
+    optimistic end on this GPU."""
+    source: str
+
+
+CALIBRATION_DIR: Final = "scripts/calibration"
+"""Where the measured tables live (README, scripts and raw results of each GPU)."""
+
+KERNEL_FLOORS: Final[Mapping[str, KernelFloor]] = MappingProxyType(
+    {
+        # H200 (2026-12-04): 16 rows of results-sizes.json (llama-3.2-1b, qwen2.5-1.5b,
+        # qwen2.5-7b, llama-3.1-70b) fix 3.11 TB/s with `roofline.LAYER_TIME_S`: the
+        # bandwidth with which, at the smallest per-layer time leaving no row faster than the
+        # estimate, the slowest-estimated row is closest (estimate / measured 1.00-1.40). The
+        # 15 rows of results-llama-3.1-8b.json, held out of that fit, lie at 1.01-1.42: the
+        # fastest, decode of 16 sequences at 4,096 tokens (6.68 ms measured, 9.5 estimated),
+        # sets the optimistic end at +43%.
+        "nvidia-h200": KernelFloor(
+            3110, 0.43, f"{CALIBRATION_DIR}/h200: results-sizes.json, results-llama-3.1-8b.json"
+        ),
+    }
+)
+"""Catalog GPU id -> its measured kernel floor; a GPU without a row has no calibration."""

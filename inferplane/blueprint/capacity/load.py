@@ -96,6 +96,8 @@ def llm_load(
         gpus=model.gpus,
         flops=flops * 1e12,
         bandwidth=peak.bandwidth_gb_s * 1e9,
+        layers=facts.layers,
+        kernel=gpus.KERNEL_FLOORS.get(pool.gpu.id),
         input_tokens=traffic.input_tokens,
         output_tokens=traffic.output_tokens,
         cached_share=traffic.shared_prefix if prefix_cached(model) else 0.0,

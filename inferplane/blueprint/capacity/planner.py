@@ -12,6 +12,8 @@ plans with their problems: errors (`validate` refuses them) and advisories (`val
   needed. When only the central estimate or the pessimistic end needs more: an advisory.
   These verdicts, and those on cost and targets below, are `verdicts.judge`'s.
 - Triton: a batching window at or above ``slo.p95_ms`` leaves no time to compute: an error.
+  A request of ``traffic.items_per_request`` items fills that many rows of a profiled batch
+  (`profile.estimate`), so requests per second are the batch's requests over its latency.
 - autoscaling: where the blueprint sets no `autoscaling`, the targets are derived (and
   rendered into the ScaledObject) so that the HPA acts before the SLO breaks (`targets`):
   an LLM's requests running plus waiting against the planned batch, Triton's queue against
@@ -59,6 +61,32 @@ class _Estimate:
     slack_s: float
     """What the SLO leaves a request beyond its own latency: the time a queue may wait."""
     window_fits_us: int | None
+    requests: int = 0
+    """Requests in the planned batch where a request is several batch items (0: the batch)."""
+    band_fast: float | None = None
+    calibration: str = ""
+
+
+def _band_text(llm: roofline.LlmLoad) -> str:
+    if llm.fast_band == llm.band:
+        return f"±{llm.band:.0%}"
+    return f"-{llm.band:.0%}/+{llm.fast_band:.0%}"
+
+
+def _calibration(llm: roofline.LlmLoad, gpu: str) -> str:
+    """What bounds the estimate on `gpu`, for `inferplane plan`."""
+    if llm.kernel is not None:
+        return (
+            f"never faster than the kernel floor measured on {gpu} "
+            f"({llm.kernel.source}); the band's optimistic end is how much faster than the "
+            "estimate those kernels ran"
+        )
+    if llm.timings is not None:
+        return ""
+    return (
+        f"no kernel floor is measured on {gpu}: the band is the datasheet roofline's, "
+        "calibrated on A100 and H100 vLLM points only"
+    )
 
 
 def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
@@ -104,7 +132,7 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
                         "error",
                         (*path, "slo", high.limited_by),
                         f"even one request at a time takes {value:.0f} ms at the optimistic "
-                        f"end of the {name} estimate (±{llm.band:.0%}) on "
+                        f"end of the {name} estimate ({_band_text(llm)}) on "
                         f"{model.gpus} x {pool.gpu.id}: the SLO cannot be met at any batch",
                         "relax the SLO, shorten the prompt (traffic.input_tokens), or serve on "
                         "more or faster GPUs",
@@ -131,7 +159,18 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
             limited = f"slo.{limited}"
         elif limited == "engine batch limit":
             limited = load.batch_setting(model)
-        return _Estimate(name, llm.band, rps, p.batch, limited, latency, slack, None)
+        return _Estimate(
+            name,
+            llm.band,
+            rps,
+            p.batch,
+            limited,
+            latency,
+            slack,
+            None,
+            band_fast=llm.fast_band,
+            calibration=_calibration(llm, pool.gpu.id),
+        )
     if not model.profile:
         out.skipped[model.name] = "no profile (measured latency per batch size)"
         return None
@@ -157,12 +196,13 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
         )
         return None
     band = profile.BAND
+    items = model.traffic.items_per_request if model.traffic else 1
     ests = [
-        profile.estimate(model.profile, slo_ms, window, load.max_batch(model), s)
+        profile.estimate(model.profile, slo_ms, window, load.max_batch(model), s, items)
         for s in (1 - band, 1.0, 1 + band)
     ]
     if ests[2].batch == 0:
-        alone = profile.estimate(model.profile, slo_ms, 0, load.max_batch(model), 1 + band)
+        alone = profile.estimate(model.profile, slo_ms, 0, load.max_batch(model), 1 + band, items)
         where = "batching" if alone.batch and window else "slo"
         field_ = "max_queue_delay_us" if where == "batching" else "p95_ms"
         out.problems.append(
@@ -182,8 +222,12 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
     slack = max(0.0, slo_ms - at.latency_ms - window / 1000) / 1000
     rps = (ests[0].rps, ests[1].rps, ests[2].rps)
     latency = f"p95 {at.latency_ms:g} ms + window {window / 1000:g} ms"
+    if items > 1:
+        latency += f"; {at.requests} requests of {items} items"
     limited = "slo.p95_ms" if at.batch < load.max_batch(model) else "batching.max_batch_size"
-    return _Estimate("profile", band, rps, at.batch, limited, latency, slack, at.window_fits_us)
+    return _Estimate(
+        "profile", band, rps, at.batch, limited, latency, slack, at.window_fits_us, at.requests
+    )
 
 
 def plan_model(
@@ -210,7 +254,7 @@ def plan_model(
     windows = tuple(
         Window(w.schedule, w.duration_s, w.replicas, w.replicas * rps[1]) for w in model.schedule
     )
-    found = targets.derived(model, rps[1], got.batch, got.slack_s)
+    found = targets.derived(model, rps[1], got.requests or got.batch, got.slack_s)
     cost, note = costs.model_cost(
         env,
         model,
@@ -242,6 +286,8 @@ def plan_model(
         window_fits_us=got.window_fits_us,
         cost=cost,
         cost_note=note,
+        band_fast=got.band_fast,
+        calibration=got.calibration,
     )
     verdicts.judge(model, plan, out)
     return plan

@@ -57,6 +57,17 @@ class Plan:
     window_fits_us: int | None = None
     cost: Cost | None = None
     cost_note: str = ""
+    band_fast: float | None = None
+    """The band's optimistic end where it differs from `band` (a measured kernel floor)."""
+    calibration: str = ""
+    """What bounds a roofline estimate: the GPU's measured kernel floor, or that none does."""
+
+    @property
+    def band_text(self) -> str:
+        """``±30%``, or ``-30%/+43%`` where the optimistic end differs."""
+        if self.band_fast is None or self.band_fast == self.band:
+            return f"±{self.band:.0%}"
+        return f"-{self.band:.0%}/+{self.band_fast:.0%}"
 
 
 @dataclass

@@ -21,17 +21,21 @@ price API rather than typed from its pricing page:
 - AWS p5.4xlarge, p5en, p6-b200 and the regions beyond us-east-1: the same SkyPilot
   catalog at a later commit (`SKYPILOT_AWS_E385`). A region it does not list for a type
   (p5.48xlarge in eu-central-1, g6 in eu-west-1) has no row.
-- GCP g2-standard-*, a3-highgpu-*: Cyclenerd's Compute Engine price list (`CYCLENERD_GCP`),
+- GCP g2-standard-*, a2-*, a3-highgpu-*: Cyclenerd's Compute Engine price list (`CYCLENERD_GCP`),
   ``compute.instance.<machine type>.cost.us-central1.hour``, which adds the machine type's
   GPUs, vCPUs and memory SKUs from the Cloud Billing Catalog.
+
+Not in any list read: the N1 machine types of the T4 (their GPU is billed apart from the
+machine type, and the list prices machine types only), p4de.24xlarge, a3-ultragpu-8g and
+a4-highgpu-8g; a plan on one of them names the missing price and how the platform adds it.
 
 ``derived`` rows (none at present) would not be listed as such by any source: their basis
 would say how they follow from a listed row.
 
 A GKE node pays for its machine type only (the GPUs are part of A2/A3/G2 machine types); an
-EKS node pays for its instance. Control planes, disks, load balancers and traffic are not
-counted: the figures are the GPU nodes' share of the bill, the part that scales with the
-model.
+EKS node pays for its instance. The system nodes' machine types (m6i.xlarge, e2-standard-4)
+come from the same lists; a model's load balancer from `LOAD_BALANCERS`. Control planes,
+disks and traffic are not counted.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-TABLE_DATE: Final = "2026-12-04"
+TABLE_DATE: Final = "2026-12-05"
 """The day the table was compiled: the plan prints it next to every cost."""
 
 SKYPILOT_AWS: Final = (
@@ -90,6 +94,19 @@ def _aws2(usd: float) -> Price:
     return Price(usd, SKYPILOT_AWS_E385, _READ, _UNDATED_E385)
 
 
+_READ_SYSTEM: Final = "2026-12-05"
+"""When the m6i.xlarge rows of the same commit were read."""
+
+
+def _aws_system(usd: float) -> Price:
+    return Price(
+        usd,
+        SKYPILOT_AWS_E385,
+        _READ_SYSTEM,
+        f"listed; the catalog states no date, read on {_READ_SYSTEM}",
+    )
+
+
 def _gcp(usd: float) -> Price:
     return Price(usd, CYCLENERD_GCP, _GENERATED)
 
@@ -136,6 +153,24 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("p6-b200.48xlarge", "us-east-1"): _aws2(113.9328),
     ("p6-b200.48xlarge", "us-east-2"): _aws2(113.9328),
     ("p6-b200.48xlarge", "us-west-2"): _aws2(113.9328),
+    # The EKS system nodes (`system_nodes.EKS_INSTANCE_TYPE`), m6i.xlarge
+    ("m6i.xlarge", "us-east-1"): _aws_system(0.192),
+    ("m6i.xlarge", "us-east-2"): _aws_system(0.192),
+    ("m6i.xlarge", "us-west-1"): _aws_system(0.224),
+    ("m6i.xlarge", "us-west-2"): _aws_system(0.192),
+    ("m6i.xlarge", "eu-central-1"): _aws_system(0.23),
+    ("m6i.xlarge", "eu-north-1"): _aws_system(0.204),
+    ("m6i.xlarge", "eu-west-1"): _aws_system(0.214),
+    ("m6i.xlarge", "eu-west-2"): _aws_system(0.222),
+    ("m6i.xlarge", "eu-west-3"): _aws_system(0.224),
+    # The GKE system nodes (`system_nodes.GKE_MACHINE_TYPE`), e2-standard-4
+    ("e2-standard-4", "us-central1"): _gcp(0.13402284),
+    ("e2-standard-4", "us-east1"): _gcp(0.13402284),
+    ("e2-standard-4", "us-east4"): _gcp(0.15094164),
+    ("e2-standard-4", "us-west1"): _gcp(0.13402284),
+    ("e2-standard-4", "europe-west1"): _gcp(0.14743092),
+    ("e2-standard-4", "europe-west3"): _gcp(0.17267112),
+    ("e2-standard-4", "europe-west4"): _gcp(0.14754408),
     # GCP, on-demand machine types (GPUs included in A3 and G2)
     ("g2-standard-8", "us-central1"): _gcp(0.853624271),
     ("g2-standard-24", "us-central1"): _gcp(2.000832574),
@@ -156,6 +191,68 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("a3-highgpu-8g", "us-east4"): _gcp(88.5557561512329),
     ("a3-highgpu-8g", "europe-west1"): _gcp(97.3698465985753),
     ("a3-highgpu-8g", "europe-west4"): _gcp(112.540479175233),
+    # A100 machine types (A2: the GPUs are part of the machine type, the ``a100`` entry of
+    # each row) and a3-highgpu-2g, in the regions above and us-west1
+    ("a2-highgpu-1g", "us-central1"): _gcp(3.673385),
+    ("a2-highgpu-1g", "us-east1"): _gcp(3.673385),
+    ("a2-highgpu-1g", "us-east4"): _gcp(3.934354926),
+    ("a2-highgpu-1g", "us-west1"): _gcp(3.673385),
+    ("a2-highgpu-1g", "europe-west1"): _gcp(3.747369),
+    ("a2-highgpu-1g", "europe-west4"): _gcp(3.747972),
+    ("a2-highgpu-2g", "us-central1"): _gcp(7.34677),
+    ("a2-highgpu-2g", "us-east1"): _gcp(7.34677),
+    ("a2-highgpu-2g", "us-east4"): _gcp(7.868709852),
+    ("a2-highgpu-2g", "us-west1"): _gcp(7.34677),
+    ("a2-highgpu-2g", "europe-west1"): _gcp(7.494738),
+    ("a2-highgpu-2g", "europe-west4"): _gcp(7.495944),
+    ("a2-highgpu-4g", "us-central1"): _gcp(14.69354),
+    ("a2-highgpu-4g", "us-east1"): _gcp(14.69354),
+    ("a2-highgpu-4g", "us-east4"): _gcp(15.737419704),
+    ("a2-highgpu-4g", "us-west1"): _gcp(14.69354),
+    ("a2-highgpu-4g", "europe-west1"): _gcp(14.989476),
+    ("a2-highgpu-4g", "europe-west4"): _gcp(14.991888),
+    ("a2-highgpu-8g", "us-central1"): _gcp(29.38708),
+    ("a2-highgpu-8g", "us-east1"): _gcp(29.38708),
+    ("a2-highgpu-8g", "us-east4"): _gcp(31.474839408),
+    ("a2-highgpu-8g", "us-west1"): _gcp(29.38708),
+    ("a2-highgpu-8g", "europe-west1"): _gcp(29.978952),
+    ("a2-highgpu-8g", "europe-west4"): _gcp(29.983776),
+    ("a2-megagpu-16g", "us-central1"): _gcp(55.739504),
+    ("a2-megagpu-16g", "us-east1"): _gcp(55.739504),
+    ("a2-megagpu-16g", "us-east4"): _gcp(59.531598816),
+    ("a2-megagpu-16g", "us-west1"): _gcp(55.739504),
+    ("a2-megagpu-16g", "europe-west1"): _gcp(56.619696),
+    ("a2-megagpu-16g", "europe-west4"): _gcp(56.62656),
+    ("a2-ultragpu-1g", "us-central1"): _gcp(5.06879789041096),
+    ("a2-ultragpu-1g", "us-east1"): _gcp(5.06879789041096),
+    ("a2-ultragpu-1g", "us-east4"): _gcp(5.70773247945206),
+    ("a2-ultragpu-1g", "us-west1"): _gcp(5.06879789041096),
+    ("a2-ultragpu-1g", "europe-west1"): _gcp(5.57595089041096),
+    ("a2-ultragpu-1g", "europe-west4"): _gcp(5.58091847945206),
+    ("a2-ultragpu-2g", "us-central1"): _gcp(10.1375957808219),
+    ("a2-ultragpu-2g", "us-east1"): _gcp(10.1375957808219),
+    ("a2-ultragpu-2g", "us-east4"): _gcp(11.4154649589041),
+    ("a2-ultragpu-2g", "us-west1"): _gcp(10.1375957808219),
+    ("a2-ultragpu-2g", "europe-west1"): _gcp(11.1519017808219),
+    ("a2-ultragpu-2g", "europe-west4"): _gcp(11.1618369589041),
+    ("a2-ultragpu-4g", "us-central1"): _gcp(20.2751915616438),
+    ("a2-ultragpu-4g", "us-east1"): _gcp(20.2751915616438),
+    ("a2-ultragpu-4g", "us-east4"): _gcp(22.8309299178082),
+    ("a2-ultragpu-4g", "us-west1"): _gcp(20.2751915616438),
+    ("a2-ultragpu-4g", "europe-west1"): _gcp(22.3038035616438),
+    ("a2-ultragpu-4g", "europe-west4"): _gcp(22.3236739178082),
+    ("a2-ultragpu-8g", "us-central1"): _gcp(40.5503831232877),
+    ("a2-ultragpu-8g", "us-east1"): _gcp(40.5503831232877),
+    ("a2-ultragpu-8g", "us-east4"): _gcp(45.6618598356164),
+    ("a2-ultragpu-8g", "us-west1"): _gcp(40.5503831232877),
+    ("a2-ultragpu-8g", "europe-west1"): _gcp(44.6076071232877),
+    ("a2-ultragpu-8g", "europe-west4"): _gcp(44.6473478356164),
+    ("a3-highgpu-2g", "us-central1"): _gcp(22.1224999756438),
+    ("a3-highgpu-2g", "us-east1"): _gcp(22.1224999756438),
+    ("a3-highgpu-2g", "us-east4"): _gcp(22.1389390378082),
+    ("a3-highgpu-2g", "us-west1"): _gcp(22.1224999756438),
+    ("a3-highgpu-2g", "europe-west1"): _gcp(24.3424616496438),
+    ("a3-highgpu-2g", "europe-west4"): _gcp(28.1351197938082),
 }
 
 PRICES: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(_ROWS)
@@ -164,6 +261,38 @@ PRICES: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(_ROWS)
 
 def price(instance_type: str, region: str) -> Price | None:
     return PRICES.get((instance_type, region))
+
+
+LOAD_BALANCER: Final = "load-balancer"
+"""The item name of a model's load balancer in `LOAD_BALANCERS` and in the platform's
+``prices`` (``instance_type: load-balancer``): an NLB on AWS, a passthrough load balancer's
+forwarding rule on GCP (`inferplane.components.serving.load_balancer`)."""
+
+CLUSTERCOST_NLB: Final = "https://clustercost.com/blog/network-load-balancer-pricing-2025"
+
+LOAD_BALANCERS: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(
+    {
+        # "NLB: $0.0225 per hour (~$16.42/month)", US-East-1. AWS's own page
+        # (https://aws.amazon.com/elasticloadbalancing/pricing/) renders its rate tables from
+        # dynamic tokens that no stored copy resolves; the LCU charges that traffic adds
+        # ($0.006 per NLCU-hour there) are traffic, not counted.
+        ("aws", "us-east-1"): Price(
+            0.0225,
+            CLUSTERCOST_NLB,
+            "2026-12-05",
+            "listed by a third-party page for US-East-1; it states no date, read on 2026-12-05",
+        ),
+        # GCP: https://cloud.google.com/load-balancing/pricing lists global forwarding rules
+        # ($0.025/h for the first five), but the regional forwarding rules the internal and
+        # external passthrough load balancers use sit in a regional table that no stored
+        # copy renders: no row, and the plan names the missing price.
+    }
+)
+"""(cloud, region) -> the hourly price of one model's load balancer, before traffic."""
+
+
+def load_balancer(cloud: str, region: str) -> Price | None:
+    return LOAD_BALANCERS.get((cloud, region))
 
 
 PLATFORM_BASIS: Final = "the platform's price (policy config, capacity-estimate.prices)"

@@ -8,6 +8,11 @@ window stays within ``slo.p95_ms``; one replica (one model instance on its GPU) 
 completes ``batch / latency`` requests per second. The window that fits is what the SLO
 leaves after that batch's latency.
 
+A request may carry several batch items (`traffic.items_per_request`: a reranker's passages
+per query): the profile's batch sizes count items, Triton never splits a request across
+batches, so a batch of ``B`` items holds ``floor(B / items)`` requests, and a batch smaller
+than one request holds none.
+
 The profile is a measurement, so the band is the spread of the measurement itself: ±10%
 (`BAND`), an assumption covering run-to-run variance of perf_analyzer p95 figures.
 """
@@ -34,6 +39,8 @@ class ProfileEstimate:
     """Requests per second of one replica at that batch."""
     window_fits_us: int
     """The largest batching window that keeps this batch within the SLO."""
+    requests: int = 0
+    """Requests in that batch (`batch` over the items per request, rounded down)."""
 
 
 def estimate(
@@ -42,20 +49,23 @@ def estimate(
     window_us: int,
     max_batch: int,
     speed: float = 1.0,
+    items: int = 1,
 ) -> ProfileEstimate:
-    """The largest batch of `points` ((batch size, p95 ms)) whose latency, divided by
-    `speed`, plus the window fits `slo_ms`; batch 0 when none does."""
+    """The largest batch of `points` ((batch size in items, p95 ms)) whose latency, divided
+    by `speed`, plus the window fits `slo_ms`, for requests of `items` items each; batch 0
+    when none does."""
     window_ms = window_us / 1000
     best: ProfileEstimate = ProfileEstimate(0, 0.0, 0.0, 0)
     for batch, p95_ms in sorted(points):
         if batch > max_batch:
             break
+        requests = batch // items
         latency = p95_ms / speed
-        if latency + window_ms > slo_ms:
+        if requests == 0 or latency + window_ms > slo_ms:
             continue
-        rps = batch / (latency / 1000)
+        rps = requests / (latency / 1000)
         if rps >= best.rps:
-            best = ProfileEstimate(batch, latency, rps, int((slo_ms - latency) * 1000))
+            best = ProfileEstimate(batch, latency, rps, int((slo_ms - latency) * 1000), requests)
     return best
 
 

@@ -40,6 +40,26 @@ Constants and the band:
   measured here, so the band is wide. `validate` refuses only what the optimistic end
   (every rate 30% faster) cannot carry.
 
+Bounded by real hardware (``scripts/calibration/h200``: each model's real shapes with random
+weights, every layer in one CUDA graph, on an H200 — the floor under any engine):
+
+- `LAYER_TIME_S`: every layer takes a fixed time on top of what its bytes and FLOPs take
+  (kernel launches inside a graph, small matrices that fill no GPU). On every GPU a step and
+  a prefill take at least ``layers × LAYER_TIME_S`` (the per-layer floor that dominates
+  small models: llama-3.2-1b decodes one sequence in 1.21 ms, 16 layers × 76 us, where the
+  bytes alone take 0.70 ms); on a GPU with a measured kernel floor (`gpus.KERNEL_FLOORS`)
+  the time is added to the bytes at the bandwidth its kernels reached.
+- A prefill reads every weight once, so it never takes less than that read, however short
+  the prompt (llama-3.1-8b, 128 tokens: 3.5 ms of FLOPs, 6.65 ms measured).
+- On a GPU with a kernel floor, neither a step nor a prefill is faster than the floor's
+  model of it, and the band's optimistic end is the floor's `fast_band` (how much faster
+  than the estimate its measured rows ran, at most). On a GPU without one, the band is the
+  datasheet roofline's ±30% and the plan says that no calibration backs it.
+
+`LAYER_TIME_S` 49 us: the smallest per-layer time with which no row of
+``scripts/calibration/h200/results-sizes.json`` is faster than the estimate at the H200's
+kernel bandwidth; the row that sets it is qwen2.5-1.5b's 1,024-token prefill (6.68 ms).
+
 Attention FLOPs, sampling and the CPU side are not counted: the estimate errs fast, which
 the band's pessimistic end covers.
 """
@@ -50,10 +70,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from inferplane.blueprint.capacity.gpus import KernelFloor
+
 DECODE_BANDWIDTH_EFFICIENCY: Final = 0.75
 PREFILL_MFU: Final = 0.6
 TENSOR_PARALLEL_EFFICIENCY: Final = 0.9
 BAND: Final = 0.30
+LAYER_TIME_S: Final = 49e-6
 MAX_BATCH: Final = 1024
 """The largest batch searched (vLLM's default ``max_num_seqs`` is 256 on most GPUs)."""
 
@@ -91,6 +114,17 @@ class LlmLoad:
     e.g. from aiconfigurator (`inferplane.blueprint.capacity.aiconfigurator`)."""
     engine_source: Any = None
     """What `timings` come from (an `aiconfigurator.Source`); None for the roofline."""
+    layers: int = 0
+    """Decoder layers (each takes `LAYER_TIME_S` at least)."""
+    kernel: KernelFloor | None = None
+    """The GPU's measured kernel floor (`gpus.KERNEL_FLOORS`); None: no calibration."""
+
+    @property
+    def fast_band(self) -> float:
+        """The band's optimistic end: the kernel floor's where the GPU has one."""
+        if self.kernel is not None and self.timings is None:
+            return self.kernel.fast_band
+        return self.band
 
 
 @dataclass(frozen=True)
@@ -132,6 +166,29 @@ def _scale(load: LlmLoad) -> tuple[float, float]:
     return flops, bandwidth
 
 
+def _floor(load: LlmLoad, batch: int) -> tuple[float, float]:
+    """(prefill, step) seconds that real hardware does not beat: the per-layer time, one
+    read of the weights per prefill and, on a GPU with a measured kernel floor, the bytes at
+    the bandwidth its kernels reached plus the per-layer time."""
+    flops, bandwidth = _scale(load)
+    layer_s = load.layers * LAYER_TIME_S / load.speed
+    weights = load.parameters * load.weight_bytes
+    if load.kernel is None:
+        return max(layer_s, weights / bandwidth), layer_s
+    tp_eff = TENSOR_PARALLEL_EFFICIENCY if load.gpus > 1 else 1.0
+    kernel_bw = load.gpus * load.kernel.bandwidth_gb_s * 1e9 * tp_eff * load.speed
+    computed = load.input_tokens * (1 - load.cached_share)
+    prefill = layer_s + max(2 * load.parameters * computed / flops, weights / kernel_bw)
+    read = weights + batch * _context(load) * load.kv_bytes_per_token
+    step = layer_s + max(read / kernel_bw, 2 * load.parameters * batch / flops)
+    return prefill, step
+
+
+def _context(load: LlmLoad) -> float:
+    """Tokens a sequence holds on average while it decodes."""
+    return load.input_tokens + load.output_tokens / 2
+
+
 def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
     """Latencies of one replica holding `batch` sequences."""
     if load.timings is not None:
@@ -140,9 +197,12 @@ def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
         flops, bandwidth = _scale(load)
         computed = load.input_tokens * (1 - load.cached_share)
         prefill_s = 2 * load.parameters * computed / flops
-        context = load.input_tokens + load.output_tokens / 2
-        read = load.parameters * load.weight_bytes + batch * context * load.kv_bytes_per_token
+        read = (
+            load.parameters * load.weight_bytes + batch * _context(load) * load.kv_bytes_per_token
+        )
         step_s = max(read / bandwidth, 2 * load.parameters * batch / flops)
+    floor_prefill, floor_step = _floor(load, batch)
+    prefill_s, step_s = max(prefill_s, floor_prefill), max(step_s, floor_step)
     itl_s = step_s + batch * prefill_s / load.output_tokens
     ttft_s = prefill_s + itl_s
     e2e_s = ttft_s + (load.output_tokens - 1) * itl_s
@@ -189,9 +249,10 @@ def estimate(load: LlmLoad) -> LlmEstimate:
 
 
 def banded(load: LlmLoad) -> tuple[LlmEstimate, LlmEstimate, LlmEstimate]:
-    """(pessimistic, central, optimistic) estimates: every rate at 1 - band, 1, 1 + band."""
+    """(pessimistic, central, optimistic) estimates: every rate at 1 - band, 1, 1 + band (the
+    kernel floor's `fast_band` on a GPU that has one)."""
     return (
         estimate(replace(load, speed=1 - load.band)),
         estimate(replace(load, speed=1.0)),
-        estimate(replace(load, speed=1 + load.band)),
+        estimate(replace(load, speed=1 + load.fast_band)),
     )

@@ -4,6 +4,7 @@ against the derived ones. The rules are `inferplane.blueprint.capacity.planner`'
 
 from __future__ import annotations
 
+from inferplane.blueprint.capacity import cost as costs
 from inferplane.blueprint.capacity import load, targets
 from inferplane.blueprint.capacity.plans import EnvPlan, Plan, Problem
 from inferplane.blueprint.errors import YamlPath
@@ -15,7 +16,7 @@ def judge(model: Model, plan: Plan, out: EnvPlan) -> None:
     needs more (no estimate in the band meets the SLO), a warning when the central estimate
     or the pessimistic end does."""
     limit = model.replicas.max
-    band = f"±{plan.band:.0%} {plan.source} band"
+    band = f"{plan.band_text} {plan.source} band"
     peak = f"the peak of {plan.peak_rps:g} requests/s"
     fastest = plan.replicas_optimistic
     needs = f"{plan.replicas} replicas at the central estimate of the {band}"
@@ -99,8 +100,8 @@ def _judge_cost(model: Model, plan: Plan, out: EnvPlan) -> None:
                 f"the estimate costs ${plan.cost.usd_month:,.0f} a month, over the budget "
                 f"of ${budget:,.0f}: {plan.cost.counts}; {plan.cost.month_basis}; "
                 f"{plan.cost.instance_type} at ${plan.cost.price.usd_per_hour:,.4g}/h "
-                f"({plan.cost.price.source}, {plan.cost.price.read_on}); not counted: the "
-                "control plane, system nodes, load balancers, disks and traffic",
+                f"({plan.cost.price.source}, {plan.cost.price.read_on}); "
+                f"{costs.counted_beyond(plan.cost)}",
                 "lower replicas.min or the schedule windows, or raise the budget",
             )
         )

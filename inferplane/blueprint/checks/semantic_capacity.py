@@ -67,6 +67,7 @@ def _traffic(
                     f"`{key}` applies to LLMs; this Triton model takes whole requests",
                     "remove it: a measured profile sets what one replica carries",
                 )
+        _items_within_max(env, where, model, traffic.get("items_per_request", 1))
         if "profile" not in model:
             env.error(
                 where,
@@ -76,6 +77,13 @@ def _traffic(
                 "perf_analyzer) or `profile: {file: profiles/<model>.csv}`",
             )
         return
+    if "items_per_request" in traffic:
+        env.error(
+            (*where, "items_per_request"),
+            "`items_per_request` counts the batch items of a Triton model's request; an "
+            "LLM's request is its tokens",
+            "remove it and state input_tokens and output_tokens per request",
+        )
     missing = [k for k in ("input_tokens", "output_tokens") if k not in traffic]
     if missing:
         env.error(
@@ -134,6 +142,7 @@ def _profile(
                 )
             seen.add(point["batch_size"])
         _batches_within_max(env, (*where, "points"), model, seen)
+        _batches_hold_a_request(env, (*where, "points"), model, seen)
         return
     from inferplane.blueprint.capacity import profile
 
@@ -159,6 +168,7 @@ def _profile(
         )
     else:
         _batches_within_max(env, (*where, "file"), model, {b for b, _ in rows})
+        _batches_hold_a_request(env, (*where, "file"), model, {b for b, _ in rows})
 
 
 def _batches_within_max(
@@ -190,6 +200,57 @@ def _batches_within_max(
         f"the profile measures batch sizes {measured}, none at or below {cap}: "
         "there is no batch the model runs to size its capacity from",
         hint,
+    )
+
+
+def _items_within_max(env: EnvView, where: YamlPath, model: Mapping[str, Any], items: int) -> None:
+    """A request's items are rows of its batch dimension: Triton refuses a request whose
+    batch exceeds ``max_batch_size`` ("inference request batch-size must be <= ...",
+    triton-inference-server/core r26.02 ``src/infer_request.cc``), and a model without
+    `batching` has no batch dimension, so its profile's batch 1 is already one request."""
+    if items <= 1:
+        return
+    batching = model.get("batching")
+    if not batching:
+        env.error(
+            (*where, "items_per_request"),
+            f"a request of {items} items needs a batch dimension, and the model has no "
+            "`batching`: its profile's batch 1 is one whole request",
+            "remove items_per_request, or add `batching: {max_batch_size: "
+            f"{items}}}` (or more) if the model takes batches",
+        )
+        return
+    limit = batching["max_batch_size"]
+    if items > limit:
+        env.error(
+            (*where, "items_per_request"),
+            f"a request of {items} items is larger than batching.max_batch_size ({limit}): "
+            f'Triton refuses it ("inference request batch-size must be <= {limit}")',
+            f"raise batching.max_batch_size to {items} or more, or send at most {limit} "
+            "items per request",
+        )
+
+
+def _batches_hold_a_request(
+    env: EnvView, where: YamlPath, model: Mapping[str, Any], batches: set[int]
+) -> None:
+    """With several items per request, the plan sizes the batch among the measured ones
+    that hold at least one whole request (Triton does not split a request)."""
+    items = (model.get("traffic") or {}).get("items_per_request", 1)
+    batching = model.get("batching")
+    if items <= 1 or not batching or items > batching["max_batch_size"]:
+        return  # `_items_within_max` has said what is wrong
+    limit = batching["max_batch_size"]
+    if not batches or min(batches) > limit or any(items <= b <= limit for b in batches):
+        return
+    measured = ", ".join(map(str, sorted(batches)))
+    env.error(
+        where,
+        f"the profile measures batch sizes {measured}, none from {items} (one request of "
+        f"traffic.items_per_request {items} items) to batching.max_batch_size ({limit}): "
+        "no measured batch holds a whole request",
+        f"measure batch sizes from {items} up to {limit} (multiples of {items}: the batches "
+        "whole requests form)",
     )
 
 

@@ -139,9 +139,14 @@ class Constants:
     140 MB/s plus 0.28 MB/s per GB: https://cloud.google.com/compute/docs/disks/performance),
     with the page cache absorbing part of the writes."""
 
-    gpu_load_gb_per_s: float = 2
-    """Reading weights from the node's page cache into GPU memory, GB/s. Assumption: well
-    under PCIe Gen4 x16 (about 25 GB/s); deserialisation on the CPU dominates."""
+    gpu_load_gb_per_s: float = 6.4
+    """Reading weights from the node's page cache into GPU memory, GB/s: a 16 GB safetensors
+    checkpoint (4 shards) reached an H200 with ``safetensors.torch.load_file`` at 6.4 GB/s
+    from the page cache (``scripts/calibration/h200/results-llama-3.1-8b.json``, the
+    ``ckpt_load`` row with ``cache: page_cache``: 17,179,869,184 bytes in 2.67 s), far under
+    the 53 GB/s that pinned host memory reached on the same PCIe Gen5 link (the
+    ``h2d_pinned`` row): deserialisation on the CPU dominates. From that machine's local
+    disk after dropping the caches: 1.34 GB/s; the weights copied just before are cached."""
 
     engine_init_s_vllm: float = 60
     """vLLM's start beyond reading weights: process start, the profiling run, the KV-cache

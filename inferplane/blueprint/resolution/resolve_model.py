@@ -156,6 +156,7 @@ def _traffic(spec: Mapping[str, Any] | None) -> Traffic | None:
         input_tokens=spec.get("input_tokens"),
         output_tokens=spec.get("output_tokens"),
         shared_prefix=float(spec.get("shared_prefix", 0.0)),
+        items_per_request=int(spec.get("items_per_request", 1)),
     )
 
 

@@ -33,9 +33,9 @@ def at_zero() -> Environment:
 
 
 def test_the_wake_is_the_scale_out_budget_from_zero(at_zero: Environment) -> None:
-    # metrics_poll 15 + scrape 5 + node 540 + image 300 + weights 81 + engine_load 53
+    # metrics_poll 15 + scrape 5 + node 540 + image 300 + weights 81 + engine_load 47
     # + readiness 10 (`inferplane plan` prints the same parts).
-    assert args_of(at_zero, "chat")[1].wake_s == 1004
+    assert args_of(at_zero, "chat")[1].wake_s == 998
     warm = with_model(at_zero, "chat", replicas=MinMax(2, 8))
     assert args_of(warm, "chat")[1].wake_s is None
 
@@ -44,8 +44,8 @@ def test_flow_control_holds_the_waking_request_past_the_wake(at_zero: Environmen
     _, model = args_of(at_zero, "chat")
     config = router.plugins_config(model)
     assert config is not None
-    # 1004 s + the picker's discovery of the new pod (60 s), not the release's 60 s.
-    assert config["flowControl"] == {"defaultRequestTTL": "1064s"}
+    # 998 s + the picker's discovery of the new pod (60 s), not the release's 60 s.
+    assert config["flowControl"] == {"defaultRequestTTL": "1058s"}
     warm = router.plugins_config(dataclasses.replace(model, replicas=MinMax(2, 8)))
     assert warm is not None and "flowControl" not in warm
 
@@ -59,7 +59,7 @@ def test_envoy_waits_for_the_picker_as_long_as_flow_control_holds(at_zero: Envir
         ext_proc = listener["filter_chains"][0]["filters"][0]["typed_config"]["http_filters"][0]
         return str(ext_proc["typed_config"]["message_timeout"])
 
-    assert timeout(model) == "1094s"
+    assert timeout(model) == "1088s"
     assert timeout(dataclasses.replace(model, replicas=MinMax(2, 8))) == "1000s"
 
 
@@ -69,8 +69,8 @@ def test_keda_keeps_the_woken_replica_until_it_served(at_zero: Environment) -> N
     spec = autoscaling.scaled_object_spec(
         env, zoned, "llm-routing", "chat-eu-west-1a", "eu-west-1a"
     )
-    # The TTL 1064 s + the longest request 60 s + 30 s, above the stabilisation's 600 s.
-    assert spec["cooldownPeriod"] == 1154
+    # The TTL 1058 s + the longest request 60 s + 30 s, above the stabilisation's 600 s.
+    assert spec["cooldownPeriod"] == 1148
 
 
 # --- the proxies' Envoy -----------------------------------------------------------------------
