@@ -24,6 +24,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -235,6 +236,14 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
         sync.stop()
 
 
+class Stopped(Exception):
+    """The rehearsal was asked to stop (SIGTERM)."""
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise Stopped(f"stopped by signal {signum}")
+
+
 def run(
     argv: list[str],
     missing: list[str],
@@ -260,6 +269,10 @@ def run(
         return 2
     state = Path(tempfile.mkdtemp(prefix=prefix))
     report["state"] = str(state)
+    # Asked to stop (SIGTERM, as `inferplane rehearse` does on its timeout or Ctrl-C): end
+    # the rehearsal where it is and still stop every process it started. Its processes run
+    # in sessions of their own, so nothing else would.
+    signal.signal(signal.SIGTERM, _stopped)
     try:
         rehearse_fn(state, report)
         report["passed"] = True
@@ -268,6 +281,9 @@ def run(
         for log in sorted((state / "logs").glob("*.log")):
             report.setdefault("log_tails", {})[log.stem] = log.read_text(errors="replace")[-1500:]
     finally:
+        # The teardown itself is not interrupted: a second signal waits for it.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         cluster.down(state)
         if "--keep" not in argv:
             shutil.rmtree(state, ignore_errors=True)

@@ -140,15 +140,16 @@ def evaluate_environments(
     """Each environment's results (no waivers).
 
     The first environment runs in this process: that run imports the program's modules and
-    fills its caches, which is most of a cold run's time. When more than two remain, they
+    fills its caches, which is most of a cold run's time. When two or more remain, they
     then run one process per environment on the cores there are, forked from this warm
     process, so none of them pays for the imports again (and a long-lived caller, such as
     a test session or `check` of several blueprints, pays for them once)."""
     if not environments:
         return []
+    most = _max_jobs()  # a bad $INFERPLANE_JOBS is refused before any work
     first = [evaluate(stack_of(environments[0]), config)]
     rest = environments[1:]
-    jobs = min(len(rest), os.cpu_count() or 1, _max_jobs())
+    jobs = min(len(rest), os.cpu_count() or 1, most)
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return first + [evaluate(stack_of(env), config) for env in rest]
     _PENDING[:] = [(env, config) for env in rest]

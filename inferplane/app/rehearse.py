@@ -26,6 +26,7 @@ import dataclasses
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -38,6 +39,10 @@ from inferplane.blueprint.errors import BlueprintError, Diagnostic
 
 HARNESS = Path(__file__).resolve().parents[2] / "e2e" / "rehearse_run.py"
 SETUP_S = 600
+STOP_GRACE_S = 120
+"""How long a harness asked to stop (SIGTERM) may take to stop what it started: its control
+plane, Prometheus, KEDA and stand-ins run in sessions of their own, so only the harness's
+own teardown (`e2e/rehearse_smoke.run`) stops them, by PID."""
 """What the harness may take besides the profile: the control plane, Prometheus, KEDA."""
 PROG = "inferplane rehearse"
 
@@ -156,6 +161,18 @@ def notes(args: argparse.Namespace, plans: dict[str, traffic.Plan]) -> list[str]
     return out
 
 
+def stop_harness(proc: subprocess.Popen[str]) -> None:
+    """Ask the harness to stop (SIGTERM: it tears down what it started, then exits) and wait
+    `STOP_GRACE_S` for it; only then kill it."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.communicate(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
 def run(args: argparse.Namespace) -> int:
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
@@ -204,20 +221,22 @@ def run(args: argparse.Namespace) -> int:
         str(args.time_scale),
     ]
     started = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     try:
-        res = subprocess.run(
-            cmd,
-            stdout=subprocess.PIPE,
-            text=True,
-            timeout=profile.seconds + SETUP_S,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        stdout, _ = proc.communicate(timeout=profile.seconds + SETUP_S)
     except subprocess.TimeoutExpired:
+        stop_harness(proc)
         print(
             f"{PROG}: the harness ran past {profile.seconds + SETUP_S} s and was stopped",
             file=sys.stderr,
         )
         return EXIT_INVALID
+    except KeyboardInterrupt:
+        stop_harness(proc)
+        raise
+    res = subprocess.CompletedProcess(cmd, proc.returncode, stdout)
     wall = time.monotonic() - started
     try:
         harness = json.loads(res.stdout)
