@@ -19,8 +19,8 @@ from pathlib import Path
 def stopped(signum, frame):
     raise RuntimeError("stopped")
 signal.signal(signal.SIGTERM, stopped)
-print("started", flush=True)
 try:
+    print("started", flush=True)
     time.sleep(60)
 finally:
     Path(sys.argv[1]).write_text("torn down")
