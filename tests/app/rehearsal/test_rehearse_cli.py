@@ -103,3 +103,11 @@ def test_an_environment_with_nothing_to_rehearse_says_so_per_model(
     (speech,) = json.loads((tmp_path / "verdict.json").read_text())["models"]
     assert speech["model"] == "speech" and speech["held"] is None
     assert speech["verdict"].startswith("not rehearsed: server triton: ")
+
+
+def test_a_model_the_capacity_planner_cannot_time_is_not_rehearsed_rather_than_waited_for() -> None:
+    # support-assistant's chat has no known architecture: a stand-in would have no latency.
+    doc, _ = load_blueprint(ROOT / "blueprints" / "support-assistant.yaml")
+    runs, skipped = scope.split(resolve(doc, "local"))
+    assert runs == []
+    assert skipped["chat"].startswith("no latency model: the capacity planner has no model of chat")
