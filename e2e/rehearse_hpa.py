@@ -72,7 +72,7 @@ def model_objects(
 ) -> dict[str, Any]:
     """What the rehearsal creates for model `name` of `blueprint`'s `environment`:
     ``objects`` (collection path, object), and ``namespace``, ``hpa``, ``min``, ``max``,
-    ``target``, ``query`` of its trigger."""
+    ``target``, ``query`` of its first Prometheus trigger."""
     from inferplane.blueprint import naming
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
     from inferplane.components import stack_serving
@@ -87,8 +87,12 @@ def model_objects(
     labels = naming.model_labels(env.blueprint, env.name, name)
     selector = naming.model_selector(env.blueprint, name)
     scaled = autoscaling.scaled_object_spec(serving_env, model, ns, name)
-    (trigger,) = [t for t in scaled["triggers"] if t["type"] == "prometheus"]
-    trigger["metadata"]["serverAddress"] = prometheus_url
+    # Every Prometheus trigger asks this Prometheus (a model whose targets follow from its
+    # traffic has two: concurrency and the TTFT p95); `target` and `query` are the first's.
+    triggers = [t for t in scaled["triggers"] if t["type"] == "prometheus"]
+    for t in triggers:
+        t["metadata"]["serverAddress"] = prometheus_url
+    trigger = triggers[0]
     deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

@@ -241,7 +241,7 @@ def progress(name: str, t: float, end: int, row: dict[str, Any]) -> str:
 
 
 def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
-    from inferplane.app.rehearsal import timeline, traffic
+    from inferplane.app.rehearsal import scope, timeline, traffic
     from inferplane.blueprint import naming
     from inferplane.blueprint.derived import scale_out
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
@@ -255,14 +255,9 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
     serving_env = stack_serving.serving_environment(env)
     profile = traffic.find(opts["profile"])
     budgets = scale_out.budgets(env)
-    names = sorted(n for n, m in env.models.items() if m.server == "vllm")
-    report["not_rehearsed"] = {
-        n: f"server {m.server}: the stand-in speaks vLLM only"
-        for n, m in sorted(env.models.items())
-        if m.server != "vllm"
-    }
+    names, report["not_rehearsed"] = scope.split(env)
     if not names:
-        raise RuntimeError(f"environment {env_name} serves no vLLM model: nothing to rehearse")
+        raise RuntimeError(f"environment {env_name}: no model can be rehearsed yet")
     step = stepper(report)
     node = nodes._node("rehearsal-0", {}, [], {})
     cp = step("control plane up", lambda: cluster.up(state, [node]))

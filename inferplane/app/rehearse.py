@@ -14,9 +14,12 @@ capacity planner's model (`inferplane.app.rehearsal.engine`). It sends the profi
   dependency);
 - ``harness.json``: the harness's own report (steps, counts of requests sent).
 
-Exit 0 when every model held its SLO, 1 when one did not, 2 when it cannot run here (not a
-``cloud: kubernetes`` environment, the tools not built, no network namespace, no harness:
-the reason on stderr) or the input is invalid (located diagnostics).
+A model the stand-ins cannot stand in for yet (a Triton model, llm-aware routing, a model
+that scales from zero: `rehearsal.scope`) is named in the verdict as "not rehearsed: <reason>",
+and the others are still rehearsed. Exit 0 when every rehearsed model held its SLO, 1 when
+one did not, 2 when it cannot run here (not a ``cloud: kubernetes`` environment, no model it
+can rehearse, the tools not built, no network namespace, no harness: the reason on stderr)
+or the input is invalid (located diagnostics).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from inferplane.app.exits import EXIT_INVALID, usage_error
-from inferplane.app.rehearsal import picture, timeline, traffic, verdict
+from inferplane.app.rehearsal import picture, scope, timeline, traffic, verdict
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 
 HARNESS = Path(__file__).resolve().parents[2] / "e2e" / "rehearse_run.py"
@@ -74,16 +77,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="where to write the results")
 
 
-def _vllm_models(env: Any) -> list[str]:
-    return sorted(n for n, m in env.models.items() if m.server == "vllm")
+def _rehearsed(env: Any) -> list[str]:
+    return scope.split(env)[0]
+
+
+def not_rehearsed(env: Any) -> list[dict[str, Any]]:
+    """verdict.json's entries for the models a rehearsal cannot run yet, with the reason."""
+    return [
+        {"model": n, "held": None, "verdict": f"not rehearsed: {why}"}
+        for n, why in scope.split(env)[1].items()
+    ]
 
 
 def plans_for(env: Any, profile: traffic.Profile, doc: Any) -> dict[str, traffic.Plan]:
-    """Each vLLM model's traffic plan; raises `BlueprintError` (located) when the profile
+    """Each rehearsed model's traffic plan; raises `BlueprintError` (located) when the profile
     does not fit a model."""
     found: list[Diagnostic] = []
     out: dict[str, traffic.Plan] = {}
-    for name in _vllm_models(env):
+    for name in _rehearsed(env):
         model = env.models[name]
         t = model.traffic
         path = ("models", name)
@@ -192,10 +203,18 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.slower <= 10 or not 1 <= args.time_scale <= 100:
         return usage_error(PROG, "--slower is from 1 to 10 and --time-scale from 1 to 100")
     profile = traffic.find(args.traffic)
-    if not _vllm_models(env):
+    if not _rehearsed(env):
+        skipped = not_rehearsed(env)
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "verdict.json").write_text(
+                json.dumps({"wall_s": 0, "models": skipped}, indent=1) + "\n"
+            )
+        for entry in skipped:
+            print(f"{entry['model']}: {entry['verdict']}")
         print(
-            f"{PROG}: cannot run here: environment {args.env} serves no vLLM model; the "
-            "stand-ins speak vLLM only",
+            f"{PROG}: cannot run here: environment {args.env} has no model a rehearsal can "
+            "run yet (each is named above with the reason)",
             file=sys.stderr,
         )
         return EXIT_INVALID
@@ -263,8 +282,13 @@ def run(args: argparse.Namespace) -> int:
                 "slower": args.slower,
                 "time_scale": args.time_scale,
                 "sent": harness.get("sent"),
-                "not_rehearsed": harness.get("not_rehearsed"),
-                "models": [v.as_json() for v in verdicts],
+                "models": [
+                    *(
+                        {**v.as_json(), "verdict": "held" if v.held else "breached"}
+                        for v in verdicts
+                    ),
+                    *not_rehearsed(env),
+                ],
             },
             indent=1,
         )
@@ -276,8 +300,8 @@ def run(args: argparse.Namespace) -> int:
     (out / "rehearsal.html").write_text(picture.page(title, notes(args, plans), blocks))
     for v in verdicts:
         print("\n".join(v.lines()))
-    for name, why in (harness.get("not_rehearsed") or {}).items():
-        print(f"{name}: not rehearsed ({why})")
+    for entry in not_rehearsed(env):
+        print(f"{entry['model']}: {entry['verdict']}")
     print(
         f"wall time {wall:.0f} s; written to {out}/ (timeline.json, verdict.json, "
         "rehearsal.html, harness.json)"

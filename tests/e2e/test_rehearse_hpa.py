@@ -128,3 +128,16 @@ def test_the_real_hpa_scales_the_model_on_the_value_keda_reads_from_prometheus()
     marks = report["seconds_after_the_change"]
     assert marks["prometheus"] <= marks["hpa_read"] <= marks["first_scale"] <= marks["full"]
     assert marks["full"] <= rehearse_hpa.SCALE_WAIT
+
+
+def test_every_prometheus_trigger_asks_the_rehearsals_prometheus() -> None:
+    # llm-serving's chat-8b has no `autoscaling`: its targets follow from its traffic, two
+    # Prometheus triggers (concurrency and the TTFT p95).
+    got = rehearse_hpa.model_objects(
+        PROMETHEUS, ROOT / "blueprints" / "llm-serving.yaml", "local", "chat-8b"
+    )
+    scaled = next(o for p, o in got["objects"] if p.endswith("/scaledobjects"))
+    triggers = [t for t in scaled["spec"]["triggers"] if t["type"] == "prometheus"]
+    assert len(triggers) == 2
+    assert {t["metadata"]["serverAddress"] for t in triggers} == {PROMETHEUS}
+    assert got["query"] == triggers[0]["metadata"]["query"]

@@ -4,13 +4,14 @@ harness report (a synthetic one here; tests/e2e/test_rehearse_run.py runs the ha
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
 
 from inferplane.app import rehearse
 from inferplane.app.cli import main
-from inferplane.app.rehearsal import traffic
+from inferplane.app.rehearsal import scope, traffic
 from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -73,3 +74,40 @@ def test_a_harness_report_becomes_timelines_and_verdicts() -> None:
     assert any("every rate divided by 1.3 (--slower)" in n for n in notes)
     assert any("shortened 10-fold (--time-scale)" in n for n in notes)
     assert any("STAND-IN" in n for n in notes)
+
+
+def test_models_the_stand_ins_cannot_stand_in_for_are_named_with_the_reason() -> None:
+    doc, _ = load_blueprint(ROOT / "blueprints" / "llm-serving.yaml")
+    runs, skipped = scope.split(resolve(doc, "local"))
+    assert runs == ["chat-8b"]
+    assert set(skipped) == {"chat-70b", "toxicity"}
+    assert all(why.startswith("server triton: ") for why in skipped.values())
+    doc, _ = load_blueprint(ROOT / "blueprints" / "llm-routing.yaml")
+    assert scope.split(resolve(doc, "local"))[1]["chat"].startswith("llm-aware routing: ")
+    doc, _ = load_blueprint(ROOT / "blueprints" / "shared-eks-chat.yaml")
+    runs, skipped = scope.split(resolve(doc, "local"))
+    assert runs == ["chat"]
+    assert skipped["drafts"].startswith("replicas.min 0: ")
+
+
+def test_an_environment_with_nothing_to_rehearse_says_so_per_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blueprint = ROOT / "blueprints" / "whisper-triton.yaml"
+    args = ["rehearse", str(blueprint), "--env", "local", "--traffic", str(SHORT)]
+    assert main([*args, "--out", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert "speech: not rehearsed: server triton: " in out
+    assert "no model a rehearsal can run yet" in err
+    assert "Traceback" not in err
+    (speech,) = json.loads((tmp_path / "verdict.json").read_text())["models"]
+    assert speech["model"] == "speech" and speech["held"] is None
+    assert speech["verdict"].startswith("not rehearsed: server triton: ")
+
+
+def test_a_model_the_capacity_planner_cannot_time_is_not_rehearsed_rather_than_waited_for() -> None:
+    # support-assistant's chat has no known architecture: a stand-in would have no latency.
+    doc, _ = load_blueprint(ROOT / "blueprints" / "support-assistant.yaml")
+    runs, skipped = scope.split(resolve(doc, "local"))
+    assert runs == []
+    assert skipped["chat"].startswith("no latency model: the capacity planner has no model of chat")
