@@ -2,7 +2,8 @@
 
 Each zone of a pool gets one node group per capacity source that serves it
 (`inferplane.blueprint.model.CapacitySource`), in the pool's order: the first holds the
-zone's ``nodes.min``, the others start at zero nodes, so the node autoscaler grows a later
+zone's ``nodes.min`` (unless it is a Capacity Block: `CapacitySource.floor`), the others
+start at zero nodes, so the node autoscaler grows a later
 group only when the ones before cannot launch. The first group keeps the name a pool with
 one source has always had (`naming.node_group_name`), so a pool that lists one source plans
 exactly as before; each later group adds a suffix of its source (`source_suffix`).

@@ -279,3 +279,19 @@ def test_a_block_to_buy_is_bought_from_the_offering_and_launched_into(
     assert target["capacityReservationId"]  # the bought block's id
     first = groups(env)["support-assistant-staging-l4-a"]
     assert first["capacityType"] == "CAPACITY_BLOCK"
+
+
+def test_a_capacity_block_listed_first_starts_at_zero_nodes(staging: Environment) -> None:
+    """A block launches nothing before it starts or after it ends: its group has no floor,
+    and the zone's later sources still start at zero."""
+    env = with_pool(staging, "l4", capacity_sources=(BLOCK, ON_DEMAND))
+    base = "support-assistant-staging-l4-a"
+    named = groups(env)
+    assert named[base]["capacityType"] == "CAPACITY_BLOCK"
+    assert named[base]["scalingConfig"] == {"minSize": 0, "maxSize": 7, "desiredSize": 0}
+    assert named[f"{base}-od"]["scalingConfig"] == {"minSize": 0, "maxSize": 7, "desiredSize": 0}
+
+
+def test_the_floor_of_each_source() -> None:
+    assert [s.floor(0, 3) for s in (RESERVATION, BLOCK, ON_DEMAND, SPOT)] == [3, 0, 3, 3]
+    assert [s.floor(1, 3) for s in (RESERVATION, BLOCK, ON_DEMAND, SPOT)] == [0, 0, 0, 0]
