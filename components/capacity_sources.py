@@ -2,7 +2,8 @@
 
 Each zone of a pool gets one node group per capacity source that serves it
 (`inferplane.blueprint.model.CapacitySource`), in the pool's order: the first holds the
-zone's ``nodes.min``, the others start at zero nodes, so the node autoscaler grows a later
+zone's ``nodes.min`` (unless it is a Capacity Block: `CapacitySource.floor`), the others
+start at zero nodes, so the node autoscaler grows a later
 group only when the ones before cannot launch. The first group keeps the name a pool with
 one source has always had (`naming.node_group_name`), so a pool that lists one source plans
 exactly as before; each later group adds a suffix of its source (`source_suffix`).
@@ -41,6 +42,7 @@ import pulumi
 import pulumi_aws as aws
 
 from inferplane.blueprint import naming
+from inferplane.blueprint.errors import format_path
 from inferplane.blueprint.model import CapacitySource
 
 EKS_CAPACITY_TYPES = {
@@ -161,22 +163,31 @@ def eks_bought_block(
         opts=pulumi.InvokeOutputOptions(parent=opts.parent),
     )
 
-    def same_zone(found: Any) -> str:
-        if found.availability_zone and found.availability_zone != zone:
-            raise ValueError(
-                f"the Capacity Block offering found for {instance_type} is in "
-                f"{found.availability_zone}, not {zone}: nothing bought"
-            )
-        return str(found.capacity_block_offering_id)
-
     block = aws.ec2.CapacityBlockReservation(
         name,
-        capacity_block_offering_id=offering.apply(same_zone),
+        capacity_block_offering_id=offering.apply(
+            lambda found: offering_in_zone(found, source, zone=zone, instance_type=instance_type)
+        ),
         instance_platform="Linux/UNIX",
         tags=dict(tags),
         opts=opts,
     )
     return block.id
+
+
+def offering_in_zone(found: Any, source: CapacitySource, *, zone: str, instance_type: str) -> str:
+    """The id of the offering `found` when it is in `zone`; otherwise the run stops, before
+    anything is bought, with the source's YAML path and what to do (a `pulumi.RunError`:
+    a message, not a traceback)."""
+    if found.availability_zone and found.availability_zone != zone:
+        raise pulumi.RunError(
+            f"{format_path(source.path)}: the Capacity Block offering EC2 found for "
+            f"{instance_type} ({source.offering_hours} hours) is in {found.availability_zone}, "
+            f"not {zone}: nothing bought; set this source's `zone:` to "
+            f"{found.availability_zone} if the pool runs there, try another `hours`, or "
+            "buy a block in the zone outside the stack and list it with `id` and `ends`"
+        )
+    return str(found.capacity_block_offering_id)
 
 
 def eks_launch_template(
@@ -249,5 +260,6 @@ __all__ = [
     "group_name",
     "karpenter_markets",
     "karpenter_reservation_terms",
+    "offering_in_zone",
     "source_suffix",
 ]

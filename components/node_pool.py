@@ -409,7 +409,7 @@ class GpuNodePool(pulumi.ComponentResource):
             raise ValueError(f"pool {args.pool_name}: no subnet for zone {zone}")
         key, value, _ = gpu_taint()
         ca_tags = autoscaler_tags(args, zone)
-        floor = args.nodes_min_per_zone if first else 0
+        floor = source.floor(0 if first else 1, args.nodes_min_per_zone)
         template = None
         if source.reserved:
             reservation: pulumi.Input[str] = source.reservation or ""
@@ -495,7 +495,7 @@ class GpuNodePool(pulumi.ComponentResource):
         if args.cluster_location is None or args.project is None:
             raise ValueError("GpuNodePool on GCP needs cluster_location and project")
         key, value, _ = gpu_taint()
-        floor = args.nodes_min_per_zone if first else 0
+        floor = source.floor(0 if first else 1, args.nodes_min_per_zone)
         affinity = capacity_sources.gke_reservation_affinity(source)
         return gcp.container.NodePool(
             name,

@@ -63,7 +63,7 @@ def _zone(env: Environment, pool: GpuPool, zone: str, rate: Price | None) -> lis
     first = naming.node_group_name(env.blueprint, env.name, pool.name, zone, limit)
     rows = []
     for i, source in enumerate(pool.sources_in(zone)):
-        floor = pool.nodes.min if i == 0 else 0
+        floor = source.floor(i, pool.nodes.min)
         row: dict[str, Any] = {
             "source": source.kind,
             "node_group": first

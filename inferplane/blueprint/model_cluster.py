@@ -112,6 +112,14 @@ class CapacitySource:
     def serves(self, zone: str) -> bool:
         return self.zone is None or self.zone == zone
 
+    def floor(self, index: int, nodes_min: int) -> int:
+        """The node floor of its node group, the `index`-th source of a zone: the zone's
+        ``nodes.min`` for the first, zero for the others and for every Capacity Block. A
+        block launches nothing before it starts or after it ends, so a floor on it would
+        hold the node group at a size it cannot reach; the pool's pending pods still
+        scale the block's group up first while it is active."""
+        return nodes_min if index == 0 and self.kind != "capacity_block" else 0
+
     @property
     def label(self) -> str:
         """How the plan names it: the kind, with the reservation where there is one."""

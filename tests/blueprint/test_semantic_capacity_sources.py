@@ -226,3 +226,37 @@ def test_kubernetes_environments_take_only_on_demand() -> None:
         "local); it has on_demand; remove `capacity` (or set it to on_demand) for this "
         "environment: its nodes exist already"
     ]
+
+
+def _offering(hours: int, buy: bool = False) -> str:
+    return edit(
+        'capacity_block: {id: cr-0fedcba9876543210, ends: "2026-12-20T11:30:00Z"}',
+        f"capacity_block: {{offering: auto, hours: {hours}{', buy: true' if buy else ''}}}",
+    )
+
+
+def test_capacity_block_hours_are_whole_days_then_whole_weeks() -> None:
+    for hours in (24, 48, 336, 504, 4368):
+        assert diagnostics(_offering(hours)) == [], hours
+    assert diagnostics(_offering(36)) == [
+        "bp.yaml:16:55: error: "
+        "environments.prod.overrides.gpu_pools.h100.capacity[1].capacity_block.hours: pool "
+        "'h100': EC2 sells Capacity Blocks of whole days up to 14 days (336 hours) and of "
+        "whole weeks up to 182 days (4368 hours); 36 hours is neither; use 24 hours, or "
+        "another multiple of 24 up to 336 or of 168 up to 4368"
+    ]
+    (message,) = diagnostics(_offering(360))
+    assert "360 hours is neither; use 336 hours" in message
+
+
+def test_a_bought_block_holds_at_most_64_instances() -> None:
+    text = edit("nodes: {min: 1, max: 2}", "nodes: {min: 1, max: 65}", _offering(48, buy=True))
+    (message,) = diagnostics(text)
+    assert message.startswith(
+        "bp.yaml:16:64: error: "
+        "environments.prod.overrides.gpu_pools.h100.capacity[1].capacity_block.buy: pool "
+        "'h100' would buy a Capacity Block of 65 instances"
+    )
+    assert "lower the pool's `nodes.max` to 64 or less" in message
+    edited = edit("nodes: {min: 1, max: 2}", "nodes: {min: 1, max: 64}", _offering(48, buy=True))
+    assert diagnostics(edited) == []

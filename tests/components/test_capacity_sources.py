@@ -7,8 +7,10 @@ and GKE node pools with reservation affinity and flex-start."""
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any
 
+import pulumi
 import pytest
 from cloud_fixtures import cloud_recording, with_pool
 from serving.crd_schema import errors
@@ -279,3 +281,45 @@ def test_a_block_to_buy_is_bought_from_the_offering_and_launched_into(
     assert target["capacityReservationId"]  # the bought block's id
     first = groups(env)["support-assistant-staging-l4-a"]
     assert first["capacityType"] == "CAPACITY_BLOCK"
+
+
+def test_a_capacity_block_listed_first_starts_at_zero_nodes(staging: Environment) -> None:
+    """A block launches nothing before it starts or after it ends: its group has no floor,
+    and the zone's later sources still start at zero."""
+    env = with_pool(staging, "l4", capacity_sources=(BLOCK, ON_DEMAND))
+    base = "support-assistant-staging-l4-a"
+    named = groups(env)
+    assert named[base]["capacityType"] == "CAPACITY_BLOCK"
+    assert named[base]["scalingConfig"] == {"minSize": 0, "maxSize": 7, "desiredSize": 0}
+    assert named[f"{base}-od"]["scalingConfig"] == {"minSize": 0, "maxSize": 7, "desiredSize": 0}
+
+
+def test_the_floor_of_each_source() -> None:
+    assert [s.floor(0, 3) for s in (RESERVATION, BLOCK, ON_DEMAND, SPOT)] == [3, 0, 3, 3]
+    assert [s.floor(1, 3) for s in (RESERVATION, BLOCK, ON_DEMAND, SPOT)] == [0, 0, 0, 0]
+
+
+def test_an_offering_in_another_zone_stops_the_run_with_the_source_and_a_remedy() -> None:
+    source = dataclasses.replace(
+        BLOCK,
+        path=("environments", "staging", "overrides", "gpu_pools", "l4", "capacity", 0),
+        reservation=None,
+        ends=None,
+        offering_hours=48,
+        buy=True,
+    )
+    found = types.SimpleNamespace(availability_zone="us-east-1b", capacity_block_offering_id="cb-1")
+    with pytest.raises(pulumi.RunError) as raised:
+        capacity_sources.offering_in_zone(
+            found, source, zone="us-east-1a", instance_type="p5.48xlarge"
+        )
+    message = str(raised.value)
+    assert message.startswith("environments.staging.overrides.gpu_pools.l4.capacity[0]: ")
+    assert "is in us-east-1b, not us-east-1a: nothing bought; set this source's `zone:`" in message
+    here = types.SimpleNamespace(availability_zone="us-east-1a", capacity_block_offering_id="cb-1")
+    assert (
+        capacity_sources.offering_in_zone(
+            here, source, zone="us-east-1a", instance_type="p5.48xlarge"
+        )
+        == "cb-1"
+    )

@@ -29,6 +29,14 @@ CLOUD_SOURCES = {
     "gcp": ("reservation", "flex_start", "on_demand", "spot"),
     "kubernetes": ("on_demand",),
 }
+BLOCK_DAILY_HOURS = 336
+BLOCK_WEEKLY_HOURS = 4368
+BLOCK_MAX_INSTANCES = 64
+"""Capacity Block lengths and size, EC2 ``DescribeCapacityBlockOfferings``
+(``CapacityDurationHours``: "You must specify the duration in 1-day increments up 14 days,
+and in 7-day increments up to 182 days"; ``InstanceCount``: "Each Capacity Block can have
+up to 64 instances", AWS SDK for SAP ABAP API reference of the operation,
+https://docs.aws.amazon.com/sdk-for-sap-abap/v1/api/latest/ec2/operation/DESCRCAPACITYBLOCKOFFERINGS.html)."""
 CLOUD_WORDS = {"aws": "AWS (EKS)", "gcp": "GCP (GKE)", "kubernetes": "a kubernetes environment"}
 
 
@@ -123,7 +131,8 @@ def _check_pool(
             seen_reservations.add(rid)
             launch_zones.add(zone)
             continue
-        if _check_block(env, at, name, item["capacity_block"], karpenter):
+        nodes_max = (env.data["gpu_pools"][name].get("nodes") or {}).get("max")
+        if _check_block(env, at, name, item["capacity_block"], karpenter, nodes_max):
             launch_zones.add(zone)
     bare = [z for z in zones if z not in launch_zones]
     if bare and len(env.out) == errors_before:
@@ -174,7 +183,12 @@ def _zone(
 
 
 def _check_block(
-    env: EnvView, at: YamlPath, name: str, block: Mapping[str, Any], karpenter: bool
+    env: EnvView,
+    at: YamlPath,
+    name: str,
+    block: Mapping[str, Any],
+    karpenter: bool,
+    nodes_max: Any = None,
 ) -> bool:
     """Whether the block can launch nodes (bought, or to be bought); errors otherwise."""
     where: YamlPath = (*at, "capacity_block")
@@ -210,6 +224,16 @@ def _check_block(
             "follows from `hours`",
             "remove `ends`",
         )
+    _check_hours(env, (*where, "hours"), name, block["hours"])
+    if block.get("buy") and isinstance(nodes_max, int) and nodes_max > BLOCK_MAX_INSTANCES:
+        env.error(
+            (*where, "buy"),
+            f"pool {name!r} would buy a Capacity Block of {nodes_max} instances (its "
+            f"`nodes.max` per zone), and EC2 sells blocks of at most {BLOCK_MAX_INSTANCES}",
+            f"lower the pool's `nodes.max` to {BLOCK_MAX_INSTANCES} or less, or buy the "
+            "blocks outside the stack and list each with `id` and `ends`",
+        )
+        return False
     if block.get("buy") and karpenter:
         env.error(
             (*where, "buy"),
@@ -219,6 +243,23 @@ def _check_block(
         )
         return False
     return bool(block.get("buy"))
+
+
+def _check_hours(env: EnvView, at: YamlPath, name: str, hours: Any) -> None:
+    if not isinstance(hours, int):
+        return  # the schema's error
+    step = 24 if hours <= BLOCK_DAILY_HOURS else 168
+    if hours % step == 0 and hours <= BLOCK_WEEKLY_HOURS:
+        return
+    lower = max(24, hours - hours % step)
+    env.error(
+        at,
+        f"pool {name!r}: EC2 sells Capacity Blocks of whole days up to 14 days "
+        f"({BLOCK_DAILY_HOURS} hours) and of whole weeks up to 182 days "
+        f"({BLOCK_WEEKLY_HOURS} hours); {hours} hours is neither",
+        f"use {lower} hours, or another multiple of 24 up to {BLOCK_DAILY_HOURS} or of 168 "
+        f"up to {BLOCK_WEEKLY_HOURS}",
+    )
 
 
 def _what(kind: str) -> str:
