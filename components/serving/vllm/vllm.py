@@ -310,7 +310,19 @@ def vllm_fetch_container(
     `COMPILE_CACHE_DIR` when its completion marker is there (a miss compiles as before).
     With `skip_file`, nothing is copied once that file exists (a compile-cache Job whose
     cache is already staged)."""
-    copies = weight_copies(env, model)
+    return fetch_container(env, model, weight_copies(env, model), compile_cache_uri, skip_file)
+
+
+def fetch_container(
+    env: ServingEnvironment,
+    model: ServedModel,
+    copies: list[WeightCopy],
+    compile_cache_uri: str | None = None,
+    skip_file: str | None = None,
+    more: tuple[list[str], list[Manifest], list[Manifest]] = ([], [], []),
+) -> Manifest:
+    """`vllm_fetch_container` copying `copies` only, then running `more`: (shell lines,
+    variables, mounts) of a caller (`weight_streaming` resolves a staged copy's folder)."""
     lines: list[str] = [f'if [ -f "{skip_file}" ]; then exit 0; fi'] if skip_file else []
     for copy in copies:
         # URIs go through the environment, never into the shell text.
@@ -318,8 +330,11 @@ def vllm_fetch_container(
             f'mkdir -p "{copy.target}"',
             *sync_published(env, copy.variable, f'"{copy.target}"', "staged copy", copy.staged),
         ]
+    more_lines, more_env, more_mounts = more
+    lines += more_lines
     uris = [{"name": copy.variable, "value": literal(copy.uri)} for copy in copies]
-    mounts = [mount("models", MODELS_DIR)]
+    uris += more_env
+    mounts = [mount("models", MODELS_DIR), *more_mounts]
     if compile_cache_uri is not None:
         lines += [
             f"if {published(env, 'COMPILE_CACHE_URI')}; then",
