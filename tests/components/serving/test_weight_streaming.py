@@ -68,7 +68,7 @@ def test_the_serving_container_reads_the_store_uri_with_the_streamer(staging) ->
         json.dumps(extra, separators=(",", ":")),
     ]
     assert f"/models/{model.name}" not in args
-    assert CONCURRENCY == 32 and 0 < memory_limit_bytes(model)
+    assert CONCURRENCY == 32 and memory_limit_bytes(model) > 0
 
 
 def test_only_the_weights_copy_is_dropped(staging) -> None:
@@ -148,9 +148,7 @@ def test_the_compile_job_streams_exactly_as_the_replicas(staging) -> None:
     serving_env, model = streaming(staging)
     served = vllm(pod(serving_env, model))["args"]
     _, spec = vllm_compile.job_manifest(serving_env, model, "ns")
-    (compile_,) = [
-        c for c in spec["template"]["spec"]["initContainers"] if c["name"] == "compile"
-    ]
+    (compile_,) = [c for c in spec["template"]["spec"]["initContainers"] if c["name"] == "compile"]
     assert compile_["command"][compile_["command"].index("--") + 1 :] == served
     assert env_of(compile_)["AWS_REGION"] == serving_env.region
     copying = args_of(staging, "chat")[1]
@@ -192,6 +190,6 @@ def test_a_custom_image_is_refused(staging) -> None:
 
 
 def test_only_vllm_streams(staging) -> None:
-    serving_env, model = args_of(staging, "ranker")
+    _, model = args_of(staging, "ranker")
     with pytest.raises(ServingArgsError, match="only vLLM streams"):
         dataclasses.replace(model, stream_weights=True)
