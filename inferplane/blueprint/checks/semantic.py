@@ -31,6 +31,7 @@ from inferplane.blueprint.checks import (
     semantic_pools,
     semantic_releases,
     semantic_routing,
+    semantic_scale_out,
     semantic_secrets,
     semantic_serving,
     semantic_spare,
@@ -88,6 +89,7 @@ CHECKS: list[Check] = [
     semantic_karpenter_ami.check_karpenter_ami,
     semantic_wake_path.check_wake_path,
     semantic_routing.check_routing,
+    semantic_scale_out.check_levers,
     semantic_kubernetes.check_kubernetes,
 ]
 
