@@ -6,7 +6,9 @@ is copied from the model store into the ``models`` volume by an init container a
 with the Hugging Face hub offline (``HF_HUB_OFFLINE=1``): an ``hf://org/name@revision``
 source is read from its staged copy (`weights.staged_uri`, written once per repository and
 revision by the staging Job), so the serving pod holds no Hub token and passes vLLM no
-``hf://`` name; ``--served-model-name`` keeps the name clients use.
+``hf://`` name; ``--served-model-name`` keeps the name clients use. A model whose scale-out
+levers choose ``stream_weights`` reads its own weights from the store instead
+(`weight_streaming`, built on this module).
 
 The image runs as root by default; here it runs as uid 10001 with ``HOME`` (and so every
 cache: Triton kernels, FlashInfer JIT, HF) on a writable emptyDir, so the root filesystem
