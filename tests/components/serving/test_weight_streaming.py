@@ -9,7 +9,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from serving_fixtures import args_of, with_model, with_versions
+from serving_fixtures import (
+    DEPLOYMENT,
+    args_of,
+    container,
+    k8s_object,
+    serve,
+    with_model,
+    with_versions,
+)
+from test_k8s_validate import core_objects, invalid
 from test_weights import HF
 
 from inferplane.blueprint import naming
@@ -193,3 +202,14 @@ def test_only_vllm_streams(staging) -> None:
     _, model = args_of(staging, "ranker")
     with pytest.raises(ServingArgsError, match="only vLLM streams"):
         dataclasses.replace(model, stream_weights=True)
+
+
+def test_the_stack_streams_a_model_whose_levers_say_so_and_its_objects_validate(
+    staging,
+) -> None:
+    chat = staging.models["chat"]
+    levers = dataclasses.replace(chat.scale_out, levers=("compile_cache", "stream_weights"))
+    rec = serve(with_model(staging, "chat", scale_out=levers), ["chat"])
+    served = container(k8s_object(rec, DEPLOYMENT, "chat"), "vllm")
+    assert served["args"][1:3] == ["--load-format", "runai_streamer"]
+    assert invalid(core_objects(rec)) == []
