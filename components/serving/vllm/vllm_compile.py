@@ -156,7 +156,7 @@ def compile_settings(env: ServingEnvironment, model: ServedModel) -> dict[str, A
         # A streaming model's keys come from a Secret (valueFrom): its reference is hashed.
         "env": [
             [e["name"], e.get("value", json.dumps(e.get("valueFrom"), sort_keys=True))]
-            for e in serve_env(env, model, naming.VLLM_COMPILER_SA)
+            for e in serve_env(env, model)
         ],
     }
 
@@ -166,9 +166,13 @@ def serve_args(env: ServingEnvironment, model: ServedModel) -> list[str]:
     return streamed_args(env, model) if streams_weights(model) else vllm_args(model)
 
 
-def serve_env(env: ServingEnvironment, model: ServedModel, role: str) -> list[Manifest]:
-    """The vLLM container's variables, with the store's when it streams (`role`'s keys)."""
-    return streamed_env(env, model, role) if streams_weights(model) else vllm_env(model)
+def serve_env(env: ServingEnvironment, model: ServedModel) -> list[Manifest]:
+    """The vLLM container's variables, with the store's when it streams: the reader's keys
+    on kubernetes, as the fetch container has them (`vllm.fetch_container`), never the
+    compiler's, which may write."""
+    if not streams_weights(model):
+        return vllm_env(model)
+    return streamed_env(env, model, naming.MODEL_READER_SA)
 
 
 def compile_key(env: ServingEnvironment, model: ServedModel) -> str:
@@ -223,7 +227,7 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             "--",
             *(literal(a) for a in serve_args(env, model)),
         ],
-        "env": literal_env(serve_env(env, model, naming.VLLM_COMPILER_SA)),
+        "env": literal_env(serve_env(env, model)),
         "resources": serving_resources(model),
         "securityContext": container_security_context(),
         "volumeMounts": [

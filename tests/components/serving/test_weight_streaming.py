@@ -213,3 +213,15 @@ def test_the_stack_streams_a_model_whose_levers_say_so_and_its_objects_validate(
     served = container(k8s_object(rec, DEPLOYMENT, "chat"), "vllm")
     assert served["args"][1:3] == ["--load-format", "runai_streamer"]
     assert invalid(core_objects(rec)) == []
+
+
+def test_the_compile_jobs_vllm_reads_with_the_readers_keys(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    serving_env, model = streaming(reference_env("local"))
+    _, spec = vllm_compile.job_manifest(serving_env, model, "ns")
+    (compile_,) = [c for c in spec["template"]["spec"]["initContainers"] if c["name"] == "compile"]
+    reader = serving_env.store_secrets[naming.MODEL_READER_SA]
+    assert env_of(compile_)["AWS_ACCESS_KEY_ID"] == {
+        "secretKeyRef": {"name": reader, "key": "AWS_ACCESS_KEY_ID"}
+    }
