@@ -187,7 +187,7 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "budget_s": None,
         "levers": ["compile_cache"],
         # The pool keeps a spare GPU already: standby adds no node.
-        "options": {"compile_cache": 0.0, "standby": 0.0},
+        "options": {"compile_cache": 0.0, "stream_weights": 0.0, "standby": 0.0},
     }
 
 
