@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     for line in plan_secrets.render(secrets):
         print(line, file=out)
     print(file=out)
-    for line in render_budgets(budgets):
+    for line in render_budgets(budgets, env, platform_bound(args.policy_config)):
         print(printable(line), file=out)
     print(file=out)
     for line in render_routing(env):
@@ -189,6 +189,16 @@ def scale_out_constants(config_file: str | None) -> Constants:
     return Constants.from_values(config.load(config_file).values_for(rule(BUDGET_RULE)))
 
 
+def platform_bound(config_file: str | None) -> int | None:
+    """The platform's ``scale-out-budget.max_total_s`` (None without a policy config)."""
+    from inferplane.policies import config
+    from inferplane.policies.rules import rule
+
+    if config_file is None:
+        return None
+    return int(config.load(config_file).values_for(rule(BUDGET_RULE))["max_total_s"])
+
+
 CAPACITY_RULE = "capacity-estimate"
 
 
@@ -210,11 +220,57 @@ def model_entries(budgets: Mapping[str, Budget]) -> dict[str, dict[str, Any]]:
     return {name: {"scale_out": b.as_json()} for name, b in sorted(budgets.items())}
 
 
-def render_budgets(budgets: Mapping[str, Budget]) -> list[str]:
-    """One line per model: the budget, then its parts, largest first."""
+def render_budgets(
+    budgets: Mapping[str, Budget],
+    env: Environment | None = None,
+    platform_bound_s: int | None = None,
+) -> list[str]:
+    """One line per model: the budget, then its parts, largest first. With `env`, under each
+    line its bound, the levers in effect with their monthly cost, and one row per part in
+    the order a scale-out waits for them, with the lever that shortened it."""
     lines = ["Scale-out budget (traffic spike to one more ready replica):"]
-    lines += [f"  {b.line(name)}" for name, b in sorted(budgets.items())]
+    for name, b in sorted(budgets.items()):
+        lines.append(f"  {b.line(name)}")
+        if env is not None and name in env.models:
+            lines += _budget_table(b, env, env.models[name], platform_bound_s)
     return lines
+
+
+def _budget_table(
+    b: Budget, env: Environment, model: Any, platform_bound_s: int | None
+) -> list[str]:
+    from inferplane.blueprint.derived import scale_out
+
+    platform = platform_bound_s or scale_out.DEFAULT_BOUND_S
+    own = model.scale_out.budget_s
+    bound = min(own, platform) if own else platform
+    whose = "its scale_out.budget_s" if own and own <= platform else "the platform's bound"
+    verdict = "within" if b.total_s <= bound and not b.unknown else "over"
+    if b.unknown and b.total_s <= bound:
+        verdict = "at least, against"
+    from inferplane.blueprint.derived import levers
+
+    options = scale_out.inputs_of(env, model).options
+    in_effect = model.scale_out.levers
+    costs = [levers.Choice(in_effect, b, None, options).described] if in_effect else []
+    asked = model.scale_out.requested
+    how = (
+        "chosen by levers: auto"
+        if asked == "auto"
+        else "as listed"
+        if asked
+        else "no scale_out stated"
+    )
+    rows = [
+        f"    {b.total_s} s {verdict} {bound} s ({whose}); levers {', '.join(costs) or 'none'}"
+        f" [{how}]"
+    ]
+    width = max(len(p.name) for p in b.parts)
+    for p in b.parts:
+        seconds = f"{int(p.seconds)} s" if p.known else "unknown"
+        lever = f"[{p.lever}] " if p.lever else ""
+        rows.append(f"      {p.name:<{width}} {seconds:>8}  {lever}{p.note}")
+    return rows
 
 
 def render_routing(env: Environment) -> list[str]:

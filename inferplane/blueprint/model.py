@@ -68,12 +68,15 @@ from inferplane.blueprint.model_engines import (
 )
 from inferplane.blueprint.model_scaling import (
     FLOW_CONTROL_METRICS,
+    LEVERS,
     ROUTER_METRICS,
     Autoscaling,
+    Lever,
     Metric,
     PrefixCache,
     Routing,
     RoutingMode,
+    ScaleOut,
     ScheduleWindow,
     Signal,
     Slo,
@@ -153,6 +156,8 @@ class Model:
     """The autoscaling targets come from the capacity estimate: the blueprint sets none."""
     routing: Routing = field(default_factory=Routing)
     """`routing`: round-robin unless the blueprint asks for LLM-aware routing."""
+    scale_out: ScaleOut = field(default_factory=ScaleOut)
+    """`scale_out`: the model's scale-out bound and the levers in effect."""
 
     @property
     def realtime(self) -> bool:
@@ -272,6 +277,7 @@ class Environment:
 
 __all__ = [
     "FLOW_CONTROL_METRICS",
+    "LEVERS",
     "ROUTER_METRICS",
     "AlertReceiver",
     "Autoscaling",
@@ -284,6 +290,7 @@ __all__ = [
     "Environment",
     "GpuPool",
     "LatencyClass",
+    "Lever",
     "LoadBalancer",
     "Lora",
     "LoraAdapter",
@@ -298,6 +305,7 @@ __all__ = [
     "ResponseCache",
     "Routing",
     "RoutingMode",
+    "ScaleOut",
     "ScheduleWindow",
     "Scheme",
     "SecretRef",

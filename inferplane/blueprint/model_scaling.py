@@ -7,8 +7,9 @@ Part of the resolved blueprint; import these from `inferplane.blueprint.model`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 Metric = Literal[
     "queue_depth",
@@ -130,3 +131,26 @@ class Traffic:
     items_per_request: int = 1
     """Batch items one request carries (a Triton model's profile counts items, e.g. the
     passages a reranker scores per query)."""
+
+
+Lever = Literal["compile_cache", "stream_weights", "lazy_image_pull", "standby"]
+LEVERS: Final[tuple[Lever, ...]] = ("compile_cache", "stream_weights", "lazy_image_pull", "standby")
+"""What shortens a scale-out, cheapest first (`inferplane.blueprint.derived.levers`)."""
+
+
+@dataclass(frozen=True)
+class ScaleOut:
+    """`models.<m>.scale_out`: the seconds a new replica may take and what buys them."""
+
+    budget_s: int | None = None
+    """The model's own bound on its scale-out budget; None: the platform's
+    (``scale-out-budget.max_total_s``). It may only tighten the platform's bound."""
+    requested: Literal["auto"] | tuple[Lever, ...] | None = None
+    """``auto``: the cheapest set of levers that meets the bound; a tuple: those levers;
+    None: the blueprint states no ``scale_out`` (only the free compile cache)."""
+    levers: tuple[Lever, ...] = ()
+    """The levers in effect, in `LEVERS` order (set by `levers.apply`)."""
+    options: Mapping[str, float | None] | None = None
+    """Every lever the model could use, with the US dollars per month it adds to the
+    blueprint's own pools (None: a price is missing); set by `levers.apply`, before a
+    ``standby`` raised the pool's spare GPUs."""

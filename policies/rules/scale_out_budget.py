@@ -6,7 +6,9 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+from inferplane.blueprint.derived import levers
 from inferplane.blueprint.derived.scale_out import (
+    DEFAULT_BOUND_S,
     Budget,
     Constants,
     ScaleOutInputs,
@@ -17,7 +19,7 @@ from inferplane.blueprint.errors import YamlPath
 from inferplane.policies.framework import ConfigKey, Finding, ResourceRef, Rule, RuleConfig
 from inferplane.policies.stack import Stack
 
-MAX_TOTAL_S = 120
+MAX_TOTAL_S = DEFAULT_BOUND_S
 
 
 def _config_keys() -> tuple[ConfigKey, ...]:
@@ -27,7 +29,8 @@ def _config_keys() -> tuple[ConfigKey, ...]:
             "max_total_s",
             MAX_TOTAL_S,
             {"type": "integer", "minimum": 1},
-            "Seconds from a traffic spike to one more ready replica a realtime model may need.",
+            "Seconds from a traffic spike to one more ready replica a realtime model may need "
+            "(a model's scale_out.budget_s may only tighten it).",
         )
     ]
     for f in dataclasses.fields(Constants):
@@ -74,7 +77,7 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     constants = Constants.from_values(config)
     bound = config["max_total_s"]
     for name, inputs in sorted(stack.facts.models.items()):
-        if inputs.latency_class != "realtime":
+        if inputs.latency_class != "realtime" and inputs.budget_s is None:
             continue
         view = stack.models.get(name)
         ref = view.workloads[0].ref if view and view.workloads else None
@@ -92,24 +95,54 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
                 ref,
             )
             continue
+        own = inputs.budget_s
+        limit = min(own, bound) if own else bound
         found = budget(inputs, constants, node_autoscaler=not stack.fixed_nodes)
-        if found.total_s <= bound:
+        if found.total_s <= limit:
             continue
-        yield _finding(name, inputs, found, bound, ref)
+        choice = levers.cheapest(inputs, limit, constants, node_autoscaler=not stack.fixed_nodes)
+        yield _finding(name, inputs, found, limit, ref, choice, whose=_whose(own, bound))
+
+
+def _whose(own: int | None, platform: int) -> str:
+    if own is None:
+        return "bound"
+    if own <= platform:
+        return "bound of its scale_out.budget_s"
+    return f"platform bound (scale_out.budget_s {own} s may only tighten it)"
 
 
 def _finding(
-    name: str, inputs: ScaleOutInputs, found: Budget, bound: int, ref: ResourceRef | None
+    name: str,
+    inputs: ScaleOutInputs,
+    found: Budget,
+    bound: int,
+    ref: ResourceRef | None,
+    choice: levers.Choice | None = None,
+    *,
+    whose: str = "bound",
 ) -> Finding:
-    """Names what the cheapest lever removes: a spare GPU, when the budget waits for a new
-    node (both that node and its image pull go); otherwise the dominant part and its fix."""
+    """Names the cheapest set of levers that would meet the bound, with what it adds per
+    month; when none would, what the cheapest lever removes: a spare GPU, when the budget
+    waits for a new node (both that node and its image pull go); otherwise the dominant
+    part and its fix."""
     needs = "at least" if found.unknown else "about"
     head = (
         f"a scale-out of {name} needs {needs} {found.total_s} s from a traffic spike to one "
-        f"more ready replica, over the {bound} s bound"
+        f"more ready replica, over the {bound} s {whose}"
     )
     if found.unknown:
         head += f" (not counting {', '.join(found.unknown)}: size unknown)"
+    if choice is not None and set(choice.levers) - set(inputs.levers) - {"standby"}:
+        listed = ", ".join(choice.levers)
+        return Finding(
+            f"models.{name}",
+            ("models", name, "scale_out", "levers"),
+            f"{head}; the levers {choice.described} would take it to "
+            f"{choice.budget.total_s} s: write scale_out: {{levers: [{listed}]}} on model "
+            f"{name} (or levers: auto, which chooses them)",
+            ref,
+        )
     new_node = [p for p in found.parts if p.name in NEW_NODE_PARTS]
     if new_node:
         removed = " and ".join(f"{p.name} {int(p.seconds)} s ({p.note})" for p in new_node)

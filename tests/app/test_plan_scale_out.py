@@ -14,7 +14,7 @@ from inferplane.app import plan
 # models) and none on the batch pool h100.
 CHAT_LINE = (
     "  scale-out chat: 158 s (weights 81 s, engine_load 47 s, hpa_reaction 15 s, "
-    "readiness 10 s, prometheus_scrape 5 s)"
+    "readiness 10 s, prometheus_scrape 5 s); levers compile_cache"
 )
 
 
@@ -31,7 +31,17 @@ def test_plan_prints_and_writes_every_models_budget(
     assert plan.run(_args(reference_blueprint, out)) == 0
     printed = capsys.readouterr().out.splitlines()
     start = printed.index("Scale-out budget (traffic spike to one more ready replica):")
-    assert printed[start + 1 : start + 5] == [
+    block = printed[start + 1 : printed.index("", start)]
+    # Under each model's line: its bound and levers, then a row per part in waiting order.
+    assert block[1:3] == [
+        "    158 s over 120 s (the platform's bound); levers compile_cache (free) "
+        "[no scale_out stated]",
+        "      prometheus_scrape      5 s  ServiceMonitor scrape interval",
+    ]
+    assert "      engine_load           47 s  [compile_cache] 16.06 GB at 6.4 GB/s + 44 s " in (
+        "\n".join(block)
+    )
+    assert [line for line in block if line.startswith("  scale-out")] == [
         CHAT_LINE,
         "  scale-out nightly-embed: at least 830 s, weights unknown (node 540 s, "
         "image_pull 250 s, metrics_poll 15 s, engine_load 10 s, readiness 10 s, "
@@ -76,7 +86,7 @@ def test_the_policy_config_corrects_the_estimates(
     printed = capsys.readouterr().out.splitlines()
     assert (
         "  scale-out chat: 134 s (weights 81 s, engine_load 23 s, hpa_reaction 15 s, "
-        "readiness 10 s, prometheus_scrape 5 s)"
+        "readiness 10 s, prometheus_scrape 5 s); levers compile_cache"
     ) in printed
     assert (
         "  scale-out nightly-embed: at least 390 s, weights unknown (image_pull 250 s, "

@@ -113,14 +113,14 @@ def test_a_missing_key_is_named(reference_env: Callable[[str], Environment]) -> 
     del data["zones"]
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: missing zones (facts version 4)"
+    assert str(err.value) == "environment facts: missing zones (facts version 5)"
 
 
 def test_an_unknown_key_is_named(reference_env: Callable[[str], Environment]) -> None:
     data = {**_data(reference_env), "units": "8"}
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == "environment facts: unknown units (facts version 4)"
+    assert str(err.value) == "environment facts: unknown units (facts version 5)"
 
 
 def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -131,7 +131,7 @@ def test_a_pool_without_a_key_is_named(reference_env: Callable[[str], Environmen
     data["pools"] = json.dumps(pools)
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
-    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 4)")
+    assert str(err.value) == ("pools.l4: missing units_per_node; unknown slices (facts version 5)")
 
 
 def test_a_wrong_type_is_named(reference_env: Callable[[str], Environment]) -> None:
@@ -149,7 +149,7 @@ def test_another_version_is_refused(reference_env: Callable[[str], Environment])
     with pytest.raises(FactsError) as err:
         facts.from_config_map(data)
     assert str(err.value) == (
-        "version: '0' is not the version this inferplane reads ('4'); "
+        "version: '0' is not the version this inferplane reads ('5'); "
         "check with the inferplane that deployed the stack"
     )
 
@@ -184,6 +184,10 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "from_zero": False,
         "compile_cache": True,
         "ort_trt_build": False,
+        "budget_s": None,
+        "levers": ["compile_cache"],
+        # The pool keeps a spare GPU already: standby adds no node.
+        "options": {"compile_cache": 0.0, "standby": 0.0},
     }
 
 

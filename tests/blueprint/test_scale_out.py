@@ -77,7 +77,7 @@ def test_vllm_8b_on_l4_with_a_spare_gpu_has_no_node_and_no_image_part(
     assert (found.total_s, found.dominant) == (158, "weights")
     assert found.line("chat") == (
         "scale-out chat: 158 s (weights 81 s, engine_load 47 s, hpa_reaction 15 s, "
-        "readiness 10 s, prometheus_scrape 5 s)"
+        "readiness 10 s, prometheus_scrape 5 s); levers compile_cache"
     )
     assert found.part("weights") is not None
     assert found.as_json()["notes"]["weights"] == (
@@ -291,7 +291,7 @@ def test_a_model_whose_size_nothing_states_is_unknown_never_eight_billion(
     # 5 + 15 + engine start 44 s + 10: the known parts, a lower bound.
     assert found.line("chat") == (
         "scale-out chat: at least 74 s, weights unknown (engine_load 44 s, hpa_reaction 15 s, "
-        "readiness 10 s, prometheus_scrape 5 s)"
+        "readiness 10 s, prometheus_scrape 5 s); levers compile_cache"
     )
 
 
@@ -309,7 +309,7 @@ def test_a_one_and_a_half_billion_model_no_longer_gets_an_eight_billion_budget(
     # 3 GB / 200 MB/s = 15 s; 3 GB / 6.4 GB/s + 44 s = 44.47 -> 45 s.
     assert scale_out.budgets(env)["chat"].line("chat") == (
         "scale-out chat: 90 s (engine_load 45 s, hpa_reaction 15 s, weights 15 s, "
-        "readiness 10 s, prometheus_scrape 5 s)"
+        "readiness 10 s, prometheus_scrape 5 s); levers compile_cache"
     )
 
 

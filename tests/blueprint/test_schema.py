@@ -359,7 +359,7 @@ def test_a_blueprint_name_with_two_hyphens_in_a_row_is_refused() -> None:
             "startup_timeout_s, max_request_s, replicas, autoscaling, slo, traffic, profile, "
             "budget, expose, secrets, vllm, model_info, tensorrt, tensorrt_llm, batching, "
             "response_cache, warmup, backend, accelerator, inputs, outputs, pipeline, shapes, "
-            "routing",
+            "routing, scale_out",
             id="unknown-key-lists-allowed-keys",
         ),
         pytest.param(

@@ -141,7 +141,7 @@ def test_environment_data_publishes_the_environments_waivers(
 def test_environment_data_of_prod(prod: Environment) -> None:
     data = environment_data(prod)
     assert {k: v for k, v in data.items() if k not in {"pools", "models"}} == {
-        "version": "4",
+        "version": "5",
         "blueprint": "support-assistant",
         "environment": "prod",
         "cloud": "gcp",

@@ -148,7 +148,7 @@ def test_facts_the_pack_cannot_read_are_a_violation() -> None:
     assert _stack_violations("warm-replicas", resources) == [
         (
             "inferplane-environment ConfigMap: waivers[0]: missing target, environments, "
-            "reason, expires, path (facts version 4)",
+            "reason, expires, path (facts version 5)",
             None,
         )
     ]

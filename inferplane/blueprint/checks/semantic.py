@@ -32,6 +32,7 @@ from inferplane.blueprint.checks import (
     semantic_pools,
     semantic_releases,
     semantic_routing,
+    semantic_scale_out,
     semantic_secrets,
     semantic_serving,
     semantic_spare,
@@ -90,6 +91,7 @@ CHECKS: list[Check] = [
     semantic_lazy_pull.check_lazy_image_pull,
     semantic_wake_path.check_wake_path,
     semantic_routing.check_routing,
+    semantic_scale_out.check_levers,
     semantic_kubernetes.check_kubernetes,
 ]
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from inferplane.blueprint.derived.scale_out import RUNTIMES, ScaleOutInputs, inputs_of
 from inferplane.blueprint.model import Environment, GpuPool, Waiver
 
-FACTS_VERSION = "4"
+FACTS_VERSION = "5"
 """Bump when a key changes meaning; a reader refuses any other version."""
 
 T = TypeVar("T")
@@ -128,6 +128,9 @@ _MODEL_KEYS = (
     "from_zero",
     "compile_cache",
     "ort_trt_build",
+    "budget_s",
+    "levers",
+    "options",
 )
 _KEYS = (
     "version",
@@ -160,6 +163,13 @@ def _waiver_json(waiver: Waiver) -> dict[str, Any]:
     }
 
 
+def _model_json(model: ScaleOutInputs) -> dict[str, Any]:
+    out = {key: getattr(model, key) for key in _MODEL_KEYS}
+    out["levers"] = list(model.levers)
+    out["options"] = dict(model.options)
+    return out
+
+
 def to_config_map(facts: EnvFacts) -> dict[str, str]:
     """The ConfigMap `data` (string values; structured ones as canonical JSON)."""
     return {
@@ -174,7 +184,7 @@ def to_config_map(facts: EnvFacts) -> dict[str, str]:
         ),
         "waivers": json.dumps([_waiver_json(w) for w in facts.waivers], sort_keys=True),
         "models": json.dumps(
-            {name: {k: getattr(m, k) for k in _MODEL_KEYS} for name, m in facts.models.items()},
+            {name: _model_json(m) for name, m in facts.models.items()},
             sort_keys=True,
         ),
     }
@@ -297,7 +307,15 @@ def _model(name: str, raw: Any) -> ScaleOutInputs:
         from_zero=_typed(f"{where}.from_zero", data["from_zero"], bool),
         compile_cache=_typed(f"{where}.compile_cache", data["compile_cache"], bool),
         ort_trt_build=_typed(f"{where}.ort_trt_build", data["ort_trt_build"], bool),
+        budget_s=None if data["budget_s"] is None else num("budget_s"),
+        levers=_strings(f"{where}.levers", data["levers"]),
+        options=_options(f"{where}.options", data["options"]),
     )
+
+
+def _options(where: str, raw: Any) -> dict[str, float | None]:
+    data = _typed(where, raw, dict)
+    return {str(k): None if v is None else _number(f"{where}.{k}", v) for k, v in data.items()}
 
 
 def from_config_map(data: Mapping[str, Any]) -> EnvFacts:

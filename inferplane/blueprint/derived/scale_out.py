@@ -40,6 +40,18 @@ order:
 - ``readiness``: the startup probe's period, then the readiness probe's period × its
   success threshold (`timing`).
 
+Levers (`models.<m>.scale_out.levers`, chosen by `inferplane.blueprint.derived.levers`)
+shorten parts, and each part says which lever shortened it (`Part.lever`):
+
+- ``standby``: the pool keeps a spare GPU per zone (placeholders a new replica preempts),
+  so no ``node`` or ``image_pull`` part is counted;
+- ``lazy_image_pull``: a new node starts the serving container before its image is whole
+  (`Constants.lazy_image_pull_s` replaces the pull);
+- ``stream_weights``: vLLM streams the weights from the model store straight into GPU
+  memory (`Constants.streamed_gb_per_s`), so ``weights`` is the stream and ``engine_load``
+  no longer reads them again from the node's disk;
+- ``compile_cache``: the staged ``torch.compile`` cache (above).
+
 Periodic waits count a full period (the spike may land just after a poll), and the node and
 image-pull estimates are the slow end of published measurements: the budget is a bound to
 plan with, not an average or a best case.
@@ -62,11 +74,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from inferplane.blueprint.derived import checkpoint, timing
-from inferplane.blueprint.model import Environment, Model
+from inferplane.blueprint.derived import checkpoint, lever_options, timing
+from inferplane.blueprint.derived.lever_options import compiles_vllm_graph
+from inferplane.blueprint.model import LEVERS, Environment, Lever, Model
 
 Runtime = Literal["vllm", "triton", "trtllm"]
 RUNTIMES: Final[tuple[Runtime, ...]] = ("vllm", "triton", "trtllm")
+
+DEFAULT_BOUND_S: Final = 120
+"""The ``scale-out-budget`` rule's ``max_total_s`` unless the platform sets another: the bound
+`levers` chooses for when a model states no ``scale_out.budget_s``."""
 
 PART_ORDER: Final = (
     "metrics_poll",
@@ -207,6 +224,25 @@ class Constants:
     """Triton's start with the TensorRT-LLM backend beyond the engine's bytes: the runtime,
     the KV-cache pool, the executor. Assumption."""
 
+    streamed_gb_per_s: float = 1.83
+    """Weights streamed from the model store into GPU memory by vLLM's Run:ai model streamer
+    (``--load-format runai_streamer``, the ``stream_weights`` lever), GB/s per serving
+    process, as a bound: "Overall time to stream 69.3 GiB of all files to cpu: 41.52s, 1.7
+    GiB/s" for one vLLM process (run-ai/runai-model-streamer#135, a node reading over NFS on
+    RDMA whose disks serve 40 GB/s). A store read over the network is not faster than that;
+    the streamer overlaps reading with the copy to the GPU, so the stream replaces both the
+    ``weights`` copy and the load from the node's disk."""
+
+    lazy_image_pull_s: float = 20
+    """A new node's serving container started from a lazily pulled image (the
+    ``lazy_image_pull`` lever: GKE image streaming), seconds: "the container is created in
+    just 20s, instead of 3m50s" for Google's deep learning image (Google Cloud blog,
+    "Introducing GKE image streaming for fast application startup and autoscaling",
+    2021-11-03,
+    https://cloud.google.com/blog/products/containers-kubernetes/introducing-container-image-streaming-in-gke).
+    Files the server reads at start arrive over the network then ("slightly higher latency
+    on reads while the image streams", the same post), which this bound does not add."""
+
     warmup_s_per_batch: float = 1
     """One ``model_warmup`` sample run by Triton before the model reports ready.
     Assumption (one batch through a realtime-sized model)."""
@@ -274,6 +310,26 @@ class ScaleOutInputs:
     ort_trt_build: bool = False
     """A Triton model on ONNX Runtime's TensorRT provider: a new replica builds its
     engines (`builds_ort_trt_engines`)."""
+    budget_s: int | None = None
+    """The model's own bound (`scale_out.budget_s`); None: the platform's."""
+    levers: tuple[str, ...] = ()
+    """The levers in effect (`ScaleOut.levers`)."""
+    options: Mapping[str, float | None] = dataclasses.field(default_factory=dict)
+    """Every lever the model could use, in effect or not, with its extra US dollars per
+    month (None: a price is missing), so the rule can name the cheapest set that would
+    pass (`lever_options.options`)."""
+
+    @property
+    def streams_weights(self) -> bool:
+        return "stream_weights" in self.levers
+
+    @property
+    def lazy_image_pull(self) -> bool:
+        return "lazy_image_pull" in self.levers
+
+    @property
+    def standby(self) -> bool:
+        return "standby" in self.levers
 
 
 @dataclass(frozen=True)
@@ -283,6 +339,8 @@ class Part:
     note: str
     known: bool = True
     """False: the part's size is unknown; `seconds` is 0 and the budget a lower bound."""
+    lever: Lever | None = None
+    """The lever that shortened (or removed) this part."""
 
 
 @dataclass(frozen=True)
@@ -318,6 +376,7 @@ class Budget:
             "dominant": self.dominant,
             "notes": {p.name: p.note for p in self.parts},
             "unknown": list(self.unknown),
+            "levers": {p.name: p.lever for p in self.parts if p.lever},
         }
 
     def line(self, model: str) -> str:
@@ -325,23 +384,22 @@ class Budget:
         ``at least 93 s, weights unknown (...)`` when a part's size is unknown."""
         ranked = sorted(self.parts, key=lambda p: -p.seconds)
         inner = ", ".join(f"{p.name} {int(p.seconds)} s" for p in ranked if p.seconds > 0)
+        used = {p.lever for p in self.parts if p.lever}
+        levers = [lever for lever in LEVERS if lever in used]
+        with_levers = f"; levers {', '.join(levers)}" if levers else ""
         if self.unknown:
             missing = ", ".join(self.unknown)
-            return f"scale-out {model}: at least {self.total_s} s, {missing} unknown ({inner})"
-        return f"scale-out {model}: {self.total_s} s ({inner})"
+            return (
+                f"scale-out {model}: at least {self.total_s} s, {missing} unknown "
+                f"({inner}){with_levers}"
+            )
+        return f"scale-out {model}: {self.total_s} s ({inner}){with_levers}"
 
 
 def runtime_of(model: Model) -> Runtime:
     if model.server == "vllm":
         return "vllm"
     return "trtllm" if model.tensorrt_llm is not None else "triton"
-
-
-def compiles_vllm_graph(model: Model) -> bool:
-    """A vLLM model that runs ``torch.compile`` (all but ``vllm.enforce_eager``): the stack
-    stages its compile cache in the model store
-    (`inferplane.components.serving.vllm.vllm_compile`)."""
-    return model.server == "vllm" and not (model.vllm is not None and model.vllm.enforce_eager)
 
 
 def builds_ort_trt_engines(model: Model) -> bool:
@@ -379,6 +437,11 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
         from_zero=model.replicas.min == 0,
         compile_cache=compiles_vllm_graph(model),
         ort_trt_build=builds_ort_trt_engines(model),
+        budget_s=model.scale_out.budget_s,
+        levers=tuple(model.scale_out.levers),
+        options=model.scale_out.options
+        if model.scale_out.options is not None
+        else lever_options.options(env, model),
     )
 
 
@@ -417,6 +480,13 @@ def budget(
     if not inputs.from_zero:
         parts.append(Part("hpa_reaction", _up(c.hpa_sync_period_s), "HPA sync period"))
     free = inputs.spare_units + inputs.idle_units
+    if node_autoscaler and free >= inputs.units_per_replica and inputs.standby:
+        held = (
+            f"pool {inputs.pool} keeps {inputs.spare_units} spare GPU unit(s) per zone: the "
+            "replica preempts a placeholder on a running node that holds the image"
+        )
+        parts.append(Part("node", 0, held, lever="standby"))
+        parts.append(Part("image_pull", 0, "the running node holds the image", lever="standby"))
     if node_autoscaler and free < inputs.units_per_replica:
         idle = f" and {inputs.idle_units} idle on its minimum nodes" if inputs.idle_units else ""
         why = (
@@ -425,23 +495,50 @@ def budget(
         )
         parts.append(Part("node", _up(c.node_provision_s), why))
         image_gb = c.image_gb(inputs.runtime)
-        parts.append(
-            Part(
-                "image_pull",
-                _up(image_gb * 1000 / c.image_pull_mb_per_s),
-                f"{image_gb:g} GB {inputs.runtime} image at {c.image_pull_mb_per_s:g} MB/s "
-                "on the new node",
+        if inputs.lazy_image_pull:
+            parts.append(
+                Part(
+                    "image_pull",
+                    _up(c.lazy_image_pull_s),
+                    f"{image_gb:g} GB {inputs.runtime} image pulled lazily: the container "
+                    f"starts after {c.lazy_image_pull_s:g} s",
+                    lever="lazy_image_pull",
+                )
             )
-        )
+        else:
+            parts.append(
+                Part(
+                    "image_pull",
+                    _up(image_gb * 1000 / c.image_pull_mb_per_s),
+                    f"{image_gb:g} GB {inputs.runtime} image at {c.image_pull_mb_per_s:g} "
+                    "MB/s on the new node",
+                )
+            )
     gb = inputs.weights_gb
+    streamed = inputs.streams_weights
     if gb is None:
+        how = (
+            f"streamed from the {inputs.store} model store at {c.streamed_gb_per_s:g} GB/s"
+            if streamed
+            else f"from the {inputs.store} model store at {c.store_read_mb_per_s:g} MB/s"
+        )
         parts.append(
             Part(
                 "weights",
                 0,
-                f"from the {inputs.store} model store at {c.store_read_mb_per_s:g} MB/s; "
-                f"{inputs.weights_basis}",
+                f"{how}; {inputs.weights_basis}",
                 known=False,
+                lever="stream_weights" if streamed else None,
+            )
+        )
+    elif streamed:
+        parts.append(
+            Part(
+                "weights",
+                _up(gb / c.streamed_gb_per_s),
+                f"{gb:g} GB streamed from the {inputs.store} model store into GPU memory at "
+                f"{c.streamed_gb_per_s:g} GB/s; {inputs.weights_basis}",
+                lever="stream_weights",
             )
         )
     else:
@@ -466,16 +563,19 @@ def budget(
     start = f"{inputs.runtime} start"
     if inputs.runtime == "vllm" and inputs.compile_cache:
         start += " with the staged torch.compile cache"
-    load = (
-        f"{gb:g} GB at {c.gpu_load_gb_per_s:g} GB/s"
-        if gb is not None
-        else "the weights' load (size unknown, not counted)"
-    )
+    if streamed:
+        load, load_s = "the weights already streamed", 0.0
+    elif gb is not None:
+        load, load_s = f"{gb:g} GB at {c.gpu_load_gb_per_s:g} GB/s", gb / c.gpu_load_gb_per_s
+    else:
+        load, load_s = "the weights' load (size unknown, not counted)", 0.0
+    cached = inputs.runtime == "vllm" and inputs.compile_cache
     parts.append(
         Part(
             "engine_load",
-            _up((gb or 0) / c.gpu_load_gb_per_s + init),
+            _up(load_s + init),
             f"{load} + {init:g} s {start}",
+            lever="compile_cache" if cached else None,
         )
     )
     if inputs.warmup_batches:

@@ -213,6 +213,9 @@ def resolve_planned(
         if env.get("model_store_secrets")
         else None,
     )
+    from inferplane.blueprint.derived import levers
+
+    resolved = levers.apply(resolved)
     derived = any(m.autoscaling_derived for m in resolved.models.values())
     if not (derived or (plan and any(m.traffic for m in resolved.models.values()))):
         return resolved, None

@@ -24,6 +24,7 @@ from inferplane.blueprint.model import (
     ModelSource,
     ResponseCache,
     Routing,
+    ScaleOut,
     ScheduleWindow,
     SecretRef,
     Signal,
@@ -135,6 +136,19 @@ def resolve_model(
         budget_usd_per_month=(spec.get("budget") or {}).get("usd_per_month"),
         autoscaling_derived="traffic" in spec and "autoscaling" not in spec,
         routing=_routing(spec.get("routing") or {}),
+        scale_out=_scale_out(spec.get("scale_out")),
+    )
+
+
+def _scale_out(spec: Mapping[str, Any] | None) -> ScaleOut:
+    """The model's bound and the levers it asks for; the levers in effect are chosen once
+    the environment is whole (`inferplane.blueprint.derived.levers.apply`)."""
+    if spec is None:
+        return ScaleOut()
+    levers = spec.get("levers", "auto")
+    return ScaleOut(
+        budget_s=spec.get("budget_s"),
+        requested="auto" if levers == "auto" else tuple(levers),
     )
 
 

@@ -1,0 +1,48 @@
+"""Semantic checks of `models.<m>.scale_out`: a listed lever must be one that can serve the
+model here (`inferplane.blueprint.derived.lever_options.unavailable`); ``levers: auto`` only
+chooses among those, so it needs no check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inferplane.blueprint import defaults
+from inferplane.blueprint.checks.semantic_env import EnvView
+from inferplane.blueprint.derived import lever_options
+
+
+def _image(env: EnvView, model: Mapping[str, Any]) -> str:
+    if model.get("image"):
+        return str(model["image"])
+    versions = {**defaults.VERSIONS, **(env.data.get("versions") or {})}
+    if model["server"] == "vllm":
+        return defaults.VLLM_IMAGE.format(version=versions["vllm"])
+    template = defaults.TRITON_TRTLLM_IMAGE if "tensorrt_llm" in model else defaults.TRITON_IMAGE
+    return template.format(release=versions["triton"])
+
+
+def check_levers(env: EnvView) -> None:
+    """Each listed lever against the model's server, image and cloud."""
+    cloud = env.spec["cloud"]
+    for name, model in (env.data.get("models") or {}).items():
+        listed = (model.get("scale_out") or {}).get("levers")
+        if not isinstance(listed, list):
+            continue
+        server = model["server"]
+        compiles = server == "vllm" and not (model.get("vllm") or {}).get("enforce_eager")
+        for i, lever in enumerate(listed):
+            why = lever_options.unavailable(
+                lever, cloud=cloud, server=server, compiles=compiles, image=_image(env, model)
+            )
+            if why is None:
+                continue
+            others = [x for x in listed if x != lever]
+            env.error(
+                ("models", name, "scale_out", "levers", i),
+                f"lever {lever} cannot serve model {name!r} in environment {env.name!r} "
+                f"({cloud}): {why}",
+                f"remove it (levers: [{', '.join(others)}]), or write levers: auto, which "
+                "chooses among the levers that can",
+            )
