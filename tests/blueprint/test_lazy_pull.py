@@ -1,7 +1,7 @@
 # ruff: noqa: E501  (exact diagnostics read best unwrapped)
-"""The ``lazy_image_pull`` lever: which pools can pull serving images lazily (GKE image
-streaming, SOCI parallel pull on EKS), what a new node's pull then costs, and every refusal
-with its exact diagnostic."""
+"""The ``lazy_image_pull`` lever: which models and pools can pull serving images lazily (GKE
+image streaming, SOCI parallel pull on EKS), what a new node's pull then costs, what the
+stack builds, and every refusal with its exact diagnostic."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from test_semantic import BASE, diagnostics, edit
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.derived import lazy_pull, scale_out
 from inferplane.blueprint.derived.lazy_pull import (
+    EKS_BUDGET_PENDING,
     image_host,
-    lazy_image_pull_s,
     lazy_pull_support,
+    lever_problem,
+    node_problem,
     serving_image,
     streaming_problem,
-    support_reason,
 )
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.model import Environment
@@ -60,20 +61,24 @@ def test_an_ngc_image_says_what_the_platform_sets_up() -> None:
     )
 
 
-def test_support_per_cloud() -> None:
-    assert support_reason("gcp", {"chat": VLLM, "rank": MIRRORED}, None) is None
-    assert support_reason("gcp", {"chat": VLLM, "rank": TRITON}, None) == (
-        f"model rank: {streaming_problem(TRITON)}"
-    )
-    # EKS: every registry; managed node groups run the newest AL2023 NVIDIA AMI.
-    assert support_reason("aws", {"rank": TRITON}, None) is None
-    assert support_reason("aws", {"rank": TRITON}, "al2023@v20250821") is None
-    assert support_reason("aws", {"rank": TRITON}, "al2023@v20250819") == (
+KARPENTER_OLD = "al2023@v20250819"
+
+
+def test_where_the_lever_can_act() -> None:
+    assert lever_problem("gcp", VLLM) is None
+    assert lever_problem("gcp", MIRRORED) is None
+    assert lever_problem("gcp", TRITON) == streaming_problem(TRITON)
+    # EKS: the nodes can (any registry), but the budget does not count SOCI's time yet.
+    assert node_problem("aws", None) is None
+    assert node_problem("aws", "al2023@v20250821") is None
+    assert lever_problem("aws", TRITON) == EKS_BUDGET_PENDING
+    assert node_problem("aws", KARPENTER_OLD) == (
         "the cluster's Karpenter launches the GPU nodes from al2023@v20250819, whose nodeadm "
         "has no FastImagePull feature gate (SOCI parallel pull): pin al2023@v20250821 or later "
         "in cluster.addons.karpenter.ami_alias"
     )
-    assert support_reason("kubernetes", {"chat": VLLM}, None) == (
+    assert lever_problem("aws", VLLM, KARPENTER_OLD) == node_problem("aws", KARPENTER_OLD)
+    assert lever_problem("kubernetes", VLLM) == (
         "a kubernetes environment's nodes exist already: no new node joins on scale-out, and "
         "inferplane configures no node's container runtime there"
     )
@@ -91,118 +96,124 @@ def test_pool_support_of_the_reference_blueprint(
     reference_env: Callable[[str], Environment],
 ) -> None:
     prod = reference_env("prod")
-    # GKE: the l4 pool serves Triton models from NGC; h100 too.
-    assert lazy_pull_support(prod, prod.pools["l4"]) == (
-        f"model ranker: {streaming_problem(TRITON)}"
+    # GKE: l4 serves vLLM (streams) beside Triton (pulled whole on the same nodes); h100
+    # serves Triton from NGC only.
+    assert lazy_pull_support(prod, prod.pools["l4"]) is None
+    assert lazy_pull_support(prod, prod.pools["h100"]) == (
+        f"model nightly-embed: {streaming_problem(TRITON)}"
     )
-    # EKS managed node groups: any image.
     staging = reference_env("staging")
-    assert lazy_pull_support(staging, staging.pools["l4"]) is None
+    assert lazy_pull_support(staging, staging.pools["l4"]) == EKS_BUDGET_PENDING
     old = dataclasses.replace(
         staging.cluster,
         addons=resolve_addons(
-            {"karpenter": {"mode": "existing", "node_role": "r", "ami_alias": "al2023@v20250715"}}
+            {"karpenter": {"mode": "existing", "node_role": "r", "ami_alias": KARPENTER_OLD}}
         ),
     )
     on_old = dataclasses.replace(staging, cluster=old)
-    assert "al2023@v20250715" in (lazy_pull_support(on_old, on_old.pools["l4"]) or "")
+    assert lazy_pull_support(on_old, on_old.pools["l4"]) == node_problem("aws", KARPENTER_OLD)
 
 
-def test_nothing_chooses_the_lever_yet(reference_env: Callable[[str], Environment]) -> None:
-    env = reference_env("staging")
-    assert not any(lazy_pull.enabled(env, p) for p in env.pools.values())
+def test_no_bundled_blueprint_pulls_lazily(reference_env: Callable[[str], Environment]) -> None:
+    for name in ("staging", "prod", "local"):
+        env = reference_env(name)
+        assert not any(lazy_pull.enabled(env, p) for p in env.pools.values())
 
 
 def test_what_a_new_node_s_pull_costs_with_the_lever() -> None:
     c = scale_out.Constants()
-    assert c.image_streaming_s == 20
+    assert c.lazy_image_pull_s == 20
     assert c.soci_parallel_pull_mb_per_s == 180
-    assert lazy_image_pull_s("gcp", "vllm") == 20
-    assert lazy_image_pull_s("gcp", "trtllm") == 20
+    assert c.lazy_pull_s("gcp", "vllm") == 20
+    assert c.lazy_pull_s("gcp", "trtllm") == 20
     # 12 GB of vLLM at 180 MB/s, against 300 s at the whole-pull bound of 40 MB/s.
-    assert lazy_image_pull_s("aws", "vllm") == pytest.approx(66.67, abs=0.01)
+    assert c.lazy_pull_s("aws", "vllm") == pytest.approx(66.67, abs=0.01)
     assert c.image_gb("vllm") * 1000 / c.image_pull_mb_per_s == 300
     faster = scale_out.Constants.from_values({"soci_parallel_pull_mb_per_s": 400})
-    assert lazy_image_pull_s("aws", "vllm", faster) == 30
+    assert faster.lazy_pull_s("aws", "vllm") == 30
     docs = scale_out.constant_docs()
-    assert "20s, instead of 3m50s" in docs["image_streaming_s"]
+    assert "20s, instead of 3m50s" in docs["lazy_image_pull_s"]
     assert "59.813 s" in docs["soci_parallel_pull_mb_per_s"]
 
 
 # --- validation ---------------------------------------------------------------------------
-LEVER = "    replicas: {min: 2, max: 4}\n    scale_out: {levers: [standby, lazy_image_pull]}\n"
-CHAT = "    pool: l4\n    replicas: {min: 2, max: 4}\n"
+def listing(model: str, levers: str, text: str = BASE) -> str:
+    """BASE with `model` (``chat``: vLLM; ``rank``: Triton from NGC; both on pool l4)
+    listing `levers`."""
+    if model == "chat":
+        old = "    pool: l4\n    replicas: {min: 2, max: 4}\n"
+    else:
+        old = "    pool: l4\n    tensorrt: {}\n"
+    return edit(old, old + f"    scale_out: {{levers: {levers}}}\n", text)
 
 
-def chosen(text: str = BASE) -> str:
-    """`chat` (vLLM, on pool l4 with the Triton model `rank`) names the lever."""
-    return edit(CHAT, "    pool: l4\n" + LEVER, text)
+def lever_errors(text: str) -> list[str]:
+    return [d for d in diagnostics(text) if "lazy_image_pull" in d]
 
 
-def test_a_gke_pool_with_an_ngc_image_refuses_the_lever_at_the_lever() -> None:
-    assert diagnostics(chosen()) == [
-        "bp.yaml:29:35: error: models.chat.scale_out.levers[1]: lazy_image_pull cannot act on pool l4 in environment prod: model rank: nvcr.io/nvidia/tritonserver:26.02-py3 is on NGC (nvcr.io), which GKE image streaming does not serve: the platform creates an Artifact Registry remote repository whose upstream is https://nvcr.io (with the NGC API key in Secret Manager) and the model names its image through it (image: <region>-docker.pkg.dev/<project>/<repo>/<path>, with base_release for Triton); remove lazy_image_pull from levers (or use levers: auto, which chooses only what the pool supports), or make the pool's nodes and images fit as said"
+def test_vllm_from_docker_hub_streams_on_gke_and_waits_for_the_budget_on_eks() -> None:
+    assert lever_errors(listing("chat", "[standby, lazy_image_pull]")) == [
+        "bp.yaml:29:35: error: models.chat.scale_out.levers[1]: lever lazy_image_pull cannot serve model 'chat' in environment 'stg' (aws): on EKS inferplane builds SOCI parallel pull into the nodes, but the scale-out budget counts a lazy pull as GKE image streaming's 20 s, and a whole image pulled in parallel takes longer; until the budget counts it, keep a spare GPU (standby) so that no new node pulls the image; remove it (levers: [standby]), or write levers: auto, which chooses among the levers that can"
     ]
 
 
-def test_a_mirrored_image_or_another_pool_is_accepted() -> None:
-    mirrored = edit(
+def test_an_ngc_image_refuses_the_lever_on_gke_at_the_lever() -> None:
+    found = [d for d in lever_errors(listing("rank", "[lazy_image_pull]")) if "'prod'" in d]
+    assert found == [
+        "bp.yaml:34:26: error: models.rank.scale_out.levers[0]: lever lazy_image_pull cannot serve model 'rank' in environment 'prod' (gcp): nvcr.io/nvidia/tritonserver:26.02-py3 is on NGC (nvcr.io), which GKE image streaming does not serve: the platform creates an Artifact Registry remote repository whose upstream is https://nvcr.io (with the NGC API key in Secret Manager) and the model names its image through it (image: <region>-docker.pkg.dev/<project>/<repo>/<path>, with base_release for Triton); remove it (levers: []), or write levers: auto, which chooses among the levers that can"
+    ]
+
+
+def test_an_image_mirrored_through_artifact_registry_streams() -> None:
+    text = listing("rank", "[lazy_image_pull]")
+    text = edit(
         "    tensorrt: {}\n",
         f"    image: {MIRRORED}\n    base_release: '26.02'\n    tensorrt: {{}}\n",
-        chosen(),
+        text,
     )
-    assert diagnostics(mirrored) == []
-    alone = edit(
-        "    source: rank/model.onnx\n    pool: l4\n",
-        "    source: rank/model.onnx\n    pool: t4\n",
-        chosen(),
-    )
-    alone = edit(
-        "gpu_pools:\n",
-        "gpu_pools:\n  t4:\n    gpu: nvidia-t4\n    nodes: {min: 1, max: 2}\n",
-        alone,
-    )
-    assert [d for d in diagnostics(alone) if "lazy_image_pull" in d] == []
+    assert [d for d in lever_errors(text) if "'prod'" in d] == []
 
 
 def test_an_old_karpenter_ami_refuses_the_lever_on_eks() -> None:
     text = edit(
         "cluster: {create: true}",
         "cluster:\n      existing: shared-eks\n      addons:\n        karpenter: {mode: existing, node_role: R, ami_alias: al2023@v20250813}\n",
-        chosen(),
+        listing("chat", "[lazy_image_pull]"),
     )
-    text = edit(
-        "cluster: {existing: prod-gke}",
-        "cluster: {existing: prod-gke}\n    overrides: {models: {rank: {image: "
-        + MIRRORED
-        + ", base_release: '26.02'}}}",
-        text,
+    (found,) = lever_errors(text)
+    assert (
+        "in environment 'stg' (aws): the cluster's Karpenter launches the GPU nodes from al2023@v20250813, whose nodeadm has no FastImagePull feature gate"
+        in found
     )
-    found = [d for d in diagnostics(text) if "lazy_image_pull" in d]
-    assert found == [
-        "bp.yaml:34:35: error: models.chat.scale_out.levers[1]: lazy_image_pull cannot act on pool l4 in environment stg: the cluster's Karpenter launches the GPU nodes from al2023@v20250813, whose nodeadm has no FastImagePull feature gate (SOCI parallel pull): pin al2023@v20250821 or later in cluster.addons.karpenter.ami_alias; remove lazy_image_pull from levers (or use levers: auto, which chooses only what the pool supports), or make the pool's nodes and images fit as said"
-    ]
 
 
 def test_the_kubernetes_environment_refuses_the_lever() -> None:
     text = edit(
         "  prod:\n",
         "  local:\n    cloud: kubernetes\n    region: local\n    zones: [zone-a]\n    model_store: s3://models/\n    model_store_endpoint: http://store.s.svc:9000\n    model_store_secrets: {reader: r}\n    cluster: {context: c}\n  prod:\n",
-        chosen(),
+        listing("chat", "[lazy_image_pull]"),
     )
-    found = [d for d in diagnostics(text) if "lazy_image_pull" in d and "environment local" in d]
+    found = [d for d in lever_errors(text) if "'local'" in d]
     assert len(found) == 1
-    assert "a kubernetes environment's nodes exist already" in found[0]
+    assert "(kubernetes): a kubernetes environment's nodes exist already" in found[0]
 
 
 def test_levers_auto_is_never_refused() -> None:
-    auto = edit(
-        CHAT, "    pool: l4\n    replicas: {min: 2, max: 4}\n    scale_out: {levers: auto}\n"
-    )
-    assert diagnostics(auto) == []
+    assert diagnostics(listing("chat", "auto")) == []
 
 
-def test_resolution_ignores_nothing_it_should_see() -> None:
-    """The base blueprint resolves with pools that pull whole images."""
-    env = resolve(load_text(BASE, "bp.yaml"), "prod")
-    assert lazy_pull_support(env, env.pools["l4"]) == f"model rank: {streaming_problem(TRITON)}"
+def test_auto_on_gke_takes_the_lazy_pull_where_a_new_node_is_waited_for() -> None:
+    """A 700 s bound: a new node's whole pull misses it (540 s node + 300 s pull + the rest),
+    a streamed one (20 s) meets it, for free; the stack then streams on the pool."""
+    text = listing("chat", "auto").replace("{levers: auto}", "{budget_s: 700, levers: auto}")
+    env = resolve(load_text(text, "bp.yaml"), "prod")
+    chat = env.models["chat"]
+    assert chat.scale_out.levers == ("compile_cache", "lazy_image_pull")
+    found = scale_out.budgets(env)["chat"]
+    assert found.as_json()["parts"]["image_pull"] == 20
+    assert found.as_json()["levers"]["image_pull"] == "lazy_image_pull"
+    assert lazy_pull.enabled(env, env.pools["l4"])
+    # On EKS (stg) auto never takes it.
+    stg = resolve(load_text(text, "bp.yaml"), "stg")
+    assert "lazy_image_pull" not in stg.models["chat"].scale_out.levers
+    assert not lazy_pull.enabled(stg, stg.pools["l4"])

@@ -1,12 +1,15 @@
 """The ``lazy_image_pull`` lever's node objects: GKE node pools with image streaming (and the
-nodes' service account's extra role), EKS managed node groups through a launch template with
-nodeadm's FastImagePull and a faster root volume, Karpenter's EC2NodeClass likewise; and the
-same objects without the lever."""
+nodes' service account's extra role) for a blueprint that lists the lever; EKS managed node
+groups through a launch template with nodeadm's FastImagePull and a faster root volume, and
+Karpenter's EC2NodeClass likewise, as the stack builds them for a pool that pulls lazily
+(validation still refuses the lever on EKS until the budget counts SOCI's own time,
+`lazy_pull.EKS_BUDGET_PENDING`); and the same objects without the lever."""
 
 from __future__ import annotations
 
 import base64
 import dataclasses
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,14 +40,29 @@ NODE_CONFIG = (
 
 @pytest.fixture
 def chosen(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every model chooses ``lazy_image_pull`` (until the blueprint field reaches the model,
-    the choice is this one function)."""
+    """Every pool with a model pulls lazily (on EKS the lever is refused before the stack
+    runs, so the stack's one switch is set here)."""
 
     def every_pool(env: Environment, pool: GpuPool) -> bool:
         return any(m.pool == pool.name for m in env.models.values())
 
-    monkeypatch.setattr(lazy_pull, "requested", every_pool)
+    monkeypatch.setattr(lazy_pull, "enabled", every_pool)
     yield
+
+
+def with_lever(path: Path, before: str, model: str, tmp_path: Path) -> Path:
+    """The bundled blueprint at `path` whose environment ending before the line `before`
+    lists ``lazy_image_pull`` for `model` in its overrides."""
+    text = path.read_text()
+    assert text.count(before) == 1
+    lever = (
+        f"    overrides: {{models: {{{model}: {{scale_out: {{levers: [lazy_image_pull]}}}}}}}}\n"
+    )
+    text = text.replace(before, lever + before)
+    out = tmp_path / path.name
+    out.write_text(text)
+    shutil.copytree(ROOT / "blueprints" / "schema", tmp_path / "schema")
+    return out
 
 
 def fresh(env: Environment) -> Environment:
@@ -78,14 +96,17 @@ def test_gke_pools_pull_whole_images_without_the_lever() -> None:
     assert image_pull.GKE_NODE_ROLE not in node_roles(rec)
 
 
-def test_gke_streams_images_on_the_pools_that_can(chosen: None) -> None:
-    rec = cloud_recording(fresh(llm_serving_prod()))
+def test_gke_streams_images_on_the_pool_whose_model_lists_the_lever(tmp_path: Path) -> None:
+    path = with_lever(ROOT / "blueprints" / "llm-serving.yaml", "  local:\n", "chat-8b", tmp_path)
+    env = resolve_file(path, "prod")
+    assert env.models["chat-8b"].scale_out.levers == ("compile_cache", "lazy_image_pull")
+    rec = cloud_recording(env)
     by_pool = pools_by_pool(rec)
     assert set(by_pool) == {"l4", "h100x4", "l4-classify"}
     for inputs in by_pool["l4"]:
         assert inputs["nodeConfig"]["gcfsConfig"] == {"enabled": True}
         assert inputs["nodeConfig"]["imageType"] == "COS_CONTAINERD"
-    # Triton from NGC: validation refuses the lever there; the stack never builds it.
+    # No model of these lists the lever (and their Triton images from NGC would not stream).
     for pool in ("h100x4", "l4-classify"):
         for inputs in by_pool[pool]:
             assert "gcfsConfig" not in inputs["nodeConfig"]

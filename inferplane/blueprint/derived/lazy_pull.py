@@ -43,18 +43,22 @@ A new node pulls the many-GB serving image while the replica waits (the budget's
   Bottlerocket also has the mode (``settings.container-runtime-plugins.soci-snapshotter``,
   since v1.44.0) but no GPU node here runs Bottlerocket.
 
-`lazy_pull_support` says whether a pool can have it, `lazy_image_pull_s` what a new node's
-pull then costs.
+`lever_problem` says why a model cannot have the lever (the check of a listed lever and the
+choice of ``levers: auto`` ask it through `inferplane.blueprint.derived.lever_options`),
+`lazy_pull_support` whether a pool's nodes can, `enabled` whether the stack builds them so;
+`inferplane.blueprint.derived.scale_out.Constants.lazy_pull_s` what a new node's pull then
+costs. On EKS the nodes are built (`inferplane.components.image_pull`), but the lever stays
+refused there until the scale-out budget counts SOCI parallel pull's own time
+(`EKS_BUDGET_PENDING`): the budget's lazy ``image_pull`` part is GKE's 20 s on every cloud,
+and a whole image pulled in parallel takes longer (about 67 s for vLLM's 12 GB).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from inferplane.blueprint import defaults
-from inferplane.blueprint.derived.scale_out import Constants, Runtime, runtime_of
 from inferplane.blueprint.model import Environment, GpuPool, Model
 
 LEVER: Final = "lazy_image_pull"
@@ -67,6 +71,13 @@ ARTIFACT_REGISTRY: Final = re.compile(r"^[a-z0-9-]+-docker\.pkg\.dev/[^/]+/[^/]+
 """An Artifact Registry Docker image: ``<location>-docker.pkg.dev/<project>/<repo>/<image>``
 (https://cloud.google.com/artifact-registry/docs/docker/names)."""
 DOCKER_HUB_HOSTS: Final = ("docker.io", "index.docker.io", "registry-1.docker.io")
+EKS_BUDGET_PENDING: Final = (
+    "on EKS inferplane builds SOCI parallel pull into the nodes, but the scale-out budget "
+    "counts a lazy pull as GKE image streaming's 20 s, and a whole image pulled in parallel "
+    "takes longer; until the budget counts it, keep a spare GPU (standby) so that no new node "
+    "pulls the image"
+)
+"""Why the lever is refused on EKS for now (see the module's docstring)."""
 _ALIAS: Final = re.compile(r"^al2023@(v[0-9]{8})$")
 
 
@@ -101,37 +112,16 @@ def streaming_problem(image: str) -> str | None:
     )
 
 
-def serving_image(env: Environment, model: Model) -> str:
-    """The image of `model`'s server container, as `inferplane.components.serving.
-    serving_pod.server_image` sets it: the model's own, else the pinned one of its runtime."""
-    if model.image:
-        return model.image
-    runtime: Runtime = runtime_of(model)
-    if runtime == "trtllm":
-        return defaults.TRITON_TRTLLM_IMAGE.format(release=env.versions.triton)
-    if runtime == "triton":
-        return defaults.TRITON_IMAGE.format(release=env.versions.triton)
-    return defaults.VLLM_IMAGE.format(version=env.versions.vllm)
-
-
-def support_reason(
-    cloud: str, images: Mapping[str, str], karpenter_ami_alias: str | None
-) -> str | None:
-    """Why a pool of `cloud` whose models run `images` (model name -> server image) cannot
-    pull lazily; None when it can. `karpenter_ami_alias`: the alias of a cluster's Karpenter
-    that launches the pool's nodes (AWS), None for managed node groups."""
+def node_problem(cloud: str, karpenter_ami_alias: str | None) -> str | None:
+    """Why new GPU nodes of `cloud` cannot pull lazily at all; None when they can.
+    `karpenter_ami_alias`: the alias of a cluster's Karpenter that launches the nodes (AWS),
+    None for managed node groups, which run the newest AL2023 NVIDIA AMI."""
     if cloud == "kubernetes":
         return (
             "a kubernetes environment's nodes exist already: no new node joins on scale-out, "
             "and inferplane configures no node's container runtime there"
         )
-    if cloud == "gcp":
-        for name in sorted(images):
-            problem = streaming_problem(images[name])
-            if problem is not None:
-                return f"model {name}: {problem}"
-        return None
-    if karpenter_ami_alias is None:
+    if cloud != "aws" or karpenter_ami_alias is None:
         return None
     match = _ALIAS.match(karpenter_ami_alias)
     if match is None or match.group(1) < AL2023_FAST_IMAGE_PULL_SINCE:
@@ -144,51 +134,80 @@ def support_reason(
     return None
 
 
-def lazy_pull_support(env: Environment, pool: GpuPool) -> str | None:
-    """None when `pool`'s new nodes of `env` can pull its models' serving images lazily (GKE
-    image streaming, SOCI parallel pull on EKS); otherwise the reason, in the user's terms."""
+def lever_problem(cloud: str, image: str, karpenter_ami_alias: str | None = None) -> str | None:
+    """Why a model whose server runs `image` cannot have the lever on `cloud`; None when it
+    can."""
+    found = node_problem(cloud, karpenter_ami_alias)
+    if found is not None:
+        return found
+    if cloud == "gcp":
+        return streaming_problem(image)
+    return EKS_BUDGET_PENDING
+
+
+def serving_image(env: Environment, model: Model) -> str:
+    """The image of `model`'s server container, as `inferplane.components.serving.
+    serving_pod.server_image` sets it: the model's own, else the pinned one of its runtime."""
+    if model.image:
+        return model.image
+    if model.server == "vllm":
+        return defaults.VLLM_IMAGE.format(version=env.versions.vllm)
+    template = defaults.TRITON_TRTLLM_IMAGE if model.tensorrt_llm else defaults.TRITON_IMAGE
+    return template.format(release=env.versions.triton)
+
+
+def karpenter_alias(env: Environment) -> str | None:
+    """The AMI alias of the cluster's Karpenter that launches `env`'s GPU nodes; None when
+    managed node groups (or no AWS) do."""
     karpenter = env.cluster.addons.karpenter
-    images = {m.name: serving_image(env, m) for m in env.models.values() if m.pool == pool.name}
-    alias = karpenter.ami_alias if env.cloud == "aws" and karpenter.existing else None
-    return support_reason(env.cloud, images, alias)
+    return karpenter.ami_alias if env.cloud == "aws" and karpenter.existing else None
+
+
+def lazy_pull_support(env: Environment, pool: GpuPool) -> str | None:
+    """None when `pool`'s new nodes in `env` can pull serving images lazily (GKE image
+    streaming, SOCI parallel pull on EKS); otherwise the reason, in the user's terms. On GKE
+    a pool can when one of its models' images can be streamed: the others are pulled whole
+    on the same nodes."""
+    found = node_problem(env.cloud, karpenter_alias(env))
+    if found is not None:
+        return found
+    if env.cloud != "gcp":
+        return EKS_BUDGET_PENDING
+    models = sorted((m for m in env.models.values() if m.pool == pool.name), key=_name)
+    problems = [(m.name, streaming_problem(serving_image(env, m))) for m in models]
+    if not problems or any(problem is None for _, problem in problems):
+        return None
+    name, problem = problems[0]
+    return f"model {name}: {problem}"
+
+
+def _name(model: Model) -> str:
+    return model.name
 
 
 def requested(env: Environment, pool: GpuPool) -> bool:
-    """Whether a model on `pool` chooses the lever (``scale_out.levers``)."""
-    return any(LEVER in _levers(m) for m in env.models.values() if m.pool == pool.name)
+    """Whether a model on `pool` has the lever in effect (``scale_out.levers``, listed or
+    chosen by ``levers: auto``)."""
+    return any(LEVER in m.scale_out.levers for m in env.models.values() if m.pool == pool.name)
 
 
 def enabled(env: Environment, pool: GpuPool) -> bool:
-    """The pool's nodes are built to pull lazily: a model on it chooses the lever and the
-    pool supports it (validation refuses a choice it does not support)."""
+    """The stack builds `pool`'s nodes to pull lazily: a model on it has the lever in effect
+    and the pool supports it (validation refuses a listed lever it does not support)."""
     return requested(env, pool) and lazy_pull_support(env, pool) is None
-
-
-def _levers(model: Model) -> tuple[str, ...]:
-    scale_out: Any = getattr(model, "scale_out", None)
-    levers = getattr(scale_out, "levers", ()) if scale_out is not None else ()
-    return tuple(levers) if isinstance(levers, (tuple, list)) else ()
-
-
-def lazy_image_pull_s(cloud: str, runtime: Runtime, c: Constants | None = None) -> float:
-    """Seconds a new node's pull of `runtime`'s serving image takes with the lever on:
-    `Constants.image_streaming_s` on GKE, the image at
-    `Constants.soci_parallel_pull_mb_per_s` on EKS."""
-    c = c or Constants()
-    if cloud == "gcp":
-        return float(c.image_streaming_s)
-    return c.image_gb(runtime) * 1000 / c.soci_parallel_pull_mb_per_s
 
 
 __all__ = [
     "AL2023_FAST_IMAGE_PULL_SINCE",
+    "EKS_BUDGET_PENDING",
     "LEVER",
     "enabled",
     "image_host",
-    "lazy_image_pull_s",
+    "karpenter_alias",
     "lazy_pull_support",
+    "lever_problem",
+    "node_problem",
     "requested",
     "serving_image",
     "streaming_problem",
-    "support_reason",
 ]
