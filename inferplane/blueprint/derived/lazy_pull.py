@@ -25,9 +25,11 @@ A new node pulls the many-GB serving image while the replica waits (the budget's
   --remote-password-secret-version=<the NGC key's secret version>``), and the model names
   its image through it (``image: <region>-docker.pkg.dev/<project>/<repo>/nvidia/
   tritonserver:<release>-py3`` with ``base_release``). GKE's secondary boot disks, which
-  hold an image on a disk made beforehand, are not built: the disk image is made per
-  serving release with ``gke-disk-image-builder`` outside any stack, and neither the
-  blueprint nor the platform's configuration names one yet.
+  hold an image on a disk made beforehand (pulumi-gcp 10.2.0
+  ``NodePoolNodeConfigSecondaryBootDiskArgs(disk_image, mode)``: "`gcfs_config` must be
+  `enabled=true` for this feature to work", GKE 1.28.3-gke.106700 or later), are not built:
+  the disk image is made per serving release with ``gke-disk-image-builder`` outside any
+  stack, and neither the blueprint nor the platform's configuration names one yet.
 - **SOCI parallel pull on EKS**: nodeadm's ``FastImagePull`` feature gate in the node's
   ``NodeConfig`` switches containerd to the SOCI snapshotter's ``parallel_pull_unpack`` mode
   (awslabs/amazon-eks-ami ``nodeadm/internal/containerd/config.go``, ``UseSOCISnapshotter``:
