@@ -44,6 +44,7 @@ import pulumi_aws as aws
 from inferplane.blueprint import naming
 from inferplane.blueprint.errors import format_path
 from inferplane.blueprint.model import CapacitySource
+from inferplane.components import image_pull
 
 EKS_CAPACITY_TYPES = {
     "reservation": "ON_DEMAND",
@@ -194,21 +195,29 @@ def eks_launch_template(
     name: str,
     source: CapacitySource,
     *,
-    reservation_id: pulumi.Input[str],
+    reservation_id: pulumi.Input[str] | None,
     disk_gib: int,
     tags: Mapping[str, str],
     opts: pulumi.ResourceOptions,
+    fast_image_pull: bool = False,
 ) -> aws.ec2.LaunchTemplate:
     """The launch template of a node group that launches into a reservation or a Capacity
-    Block: the reservation as ``capacityReservationSpecification.capacityReservationTarget``
-    (pulumi-aws 7.51.1 ``ec2.LaunchTemplateCapacityReservationSpecificationArgs``), a
-    Capacity Block's ``instanceMarketOptions.marketType: capacity-block``, and the root disk
+    Block, or whose nodes pull images in parallel (`fast_image_pull`), or both.
+
+    A reservation (`reservation_id`) becomes ``capacityReservationSpecification.
+    capacityReservationTarget`` (pulumi-aws 7.51.1
+    ``ec2.LaunchTemplateCapacityReservationSpecificationArgs``), a Capacity Block adds
+    ``instanceMarketOptions.marketType: capacity-block``; the template carries the root disk
     the node group may no longer size itself (`ROOT_DEVICE`: an encrypted gp3 volume of the
-    pool's size). No AMI, instance type or user data: EKS still picks the GPU AMI and
-    bootstraps the node from the node group's ``amiType``."""
+    pool's size). `fast_image_pull` adds nodeadm's ``FastImagePull`` gate as user data and
+    the faster volume it wants (`inferplane.components.image_pull`). No AMI or instance type:
+    EKS still picks the GPU AMI and bootstraps the node from the node group's ``amiType``."""
+    reserved = reservation_id is not None
     return aws.ec2.LaunchTemplate(
         name,
-        description=f"nodes launched into {source.label}",
+        description=f"nodes launched into {source.label}"
+        if reserved
+        else "GPU nodes that pull images in parallel (SOCI)",
         block_device_mappings=[
             aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name=ROOT_DEVICE,
@@ -217,6 +226,8 @@ def eks_launch_template(
                     volume_type="gp3",
                     encrypted="true",
                     delete_on_termination="true",
+                    throughput=image_pull.FAST_PULL_THROUGHPUT_MIBPS if fast_image_pull else None,
+                    iops=image_pull.FAST_PULL_IOPS if fast_image_pull else None,
                 ),
             )
         ],
@@ -224,12 +235,15 @@ def eks_launch_template(
             capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
                 capacity_reservation_id=reservation_id
             )
-        ),
+        )
+        if reserved
+        else None,
         instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
             market_type=CAPACITY_BLOCK_MARKET
         )
-        if source.kind == "capacity_block"
+        if reserved and source.kind == "capacity_block"
         else None,
+        user_data=image_pull.eks_user_data_base64() if fast_image_pull else None,
         tags=dict(tags),
         opts=opts,
     )

@@ -53,6 +53,8 @@ class ClusterArgs:
     """System nodes a created cluster starts with in each zone
     (`inferplane.blueprint.system_nodes.nodes_per_zone`). Default: one, for the add-ons.
     Unused when attaching."""
+    image_streaming: bool = False
+    """GCP: some GPU pool streams images (`GkeClusterArgs.image_streaming`). Default: none."""
     context: str | None = None
     """Kubernetes: the kubeconfig context of the cluster (required there; unused on AWS
     and GCP). The kubeconfig is the one the provider finds itself: ``KUBECONFIG``, else
@@ -191,6 +193,7 @@ class Cluster(pulumi.ComponentResource):
                 vpc_cidr=args.vpc_cidr,
                 internal_load_balancers=args.internal_load_balancers,
                 system_nodes_per_zone=args.system_nodes_per_zone,
+                image_streaming=args.image_streaming,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from inferplane.blueprint import defaults, system_nodes
+from inferplane.components import image_pull
 from inferplane.components.cloud import (
     Ownership,
     gcp_account_id,
@@ -46,6 +47,14 @@ NODE_OAUTH_SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
 NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
 """What a node's own identity needs: logs, metrics, image pulls. Workloads use their own
 identities through Workload Identity."""
+
+
+def node_roles(image_streaming: bool) -> tuple[str, ...]:
+    """The nodes' service account's roles: `NODE_ROLES`, and `image_pull.GKE_NODE_ROLE` where
+    a pool streams images."""
+    return (*NODE_ROLES, image_pull.GKE_NODE_ROLE) if image_streaming else NODE_ROLES
+
+
 PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
 ZONAL_AFFINITY_MIN_VERSION = "1.33.3-gke.1392000"
@@ -167,6 +176,10 @@ class GkeClusterArgs:
     system_nodes_per_zone: int = 1
     """System nodes per zone a created cluster starts with and keeps at least: one for the
     add-ons, more where llm-aware routing runs (`system_nodes.nodes_per_zone`)."""
+    image_streaming: bool = False
+    """Some GPU node pool streams images (`inferplane.components.image_pull`): the nodes'
+    service account also gets `image_pull.GKE_NODE_ROLE`, which image streaming needs for
+    nodes that do not run as the Compute default account. Default: no pool streams."""
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -238,7 +251,7 @@ class GkeCluster(pulumi.ComponentResource):
                 member=account.email.apply(lambda email: f"serviceAccount:{email}"),
                 opts=opts,
             )
-            for role in NODE_ROLES
+            for role in node_roles(args.image_streaming)
         ]
         return pulumi.Output.all(account.email, *[g.id for g in grants]).apply(lambda a: str(a[0]))
 

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inferplane.blueprint import naming
+from inferplane.components import image_pull
 
 API_GROUP = "karpenter.sh"
 NODE_POOL_API = f"{API_GROUP}/v1"
@@ -129,6 +130,7 @@ def node_class_spec(
     disk_gib: int,
     tags: Mapping[str, str],
     capacity_reservations: Sequence[Mapping[str, Any]] = (),
+    fast_image_pull: bool = False,
 ) -> dict[str, Any]:
     """The ``spec`` of one pool's EC2NodeClass: the pinned AMI alias, the node role, the
     environment's own subnets by id (never a tag another cluster may share), the security
@@ -138,7 +140,11 @@ def node_class_spec(
     credentials). `capacity_reservations`, when given, become
     ``capacityReservationSelectorTerms``: the reservations and Capacity Blocks its nodes may
     launch into (v1.14.1 EC2NodeClass CRD; Karpenter uses no reservation it does not select,
-    "Karpenter does **not** support open matching for ODCRs", Karpenter docs ``tasks/odcrs.md``)."""
+    "Karpenter does **not** support open matching for ODCRs", Karpenter docs ``tasks/odcrs.md``).
+    `fast_image_pull` adds nodeadm's ``FastImagePull`` ``NodeConfig`` as ``userData``, which
+    Karpenter merges before its own NodeConfig for AL2023 (Karpenter v1.14 docs,
+    ``concepts/nodeclasses.md``, "AL2023"), and the faster root volume
+    (`inferplane.components.image_pull`)."""
     spec: dict[str, Any] = {
         "role": node_role,
         "amiSelectorTerms": [{"alias": ami_alias}],
@@ -152,6 +158,14 @@ def node_class_spec(
                     "volumeType": "gp3",
                     "encrypted": True,
                     "deleteOnTermination": True,
+                    **(
+                        {
+                            "throughput": image_pull.FAST_PULL_THROUGHPUT_MIBPS,
+                            "iops": image_pull.FAST_PULL_IOPS,
+                        }
+                        if fast_image_pull
+                        else {}
+                    ),
                 },
             }
         ],
@@ -164,6 +178,8 @@ def node_class_spec(
     }
     if capacity_reservations:
         spec["capacityReservationSelectorTerms"] = [dict(t) for t in capacity_reservations]
+    if fast_image_pull:
+        spec["userData"] = image_pull.FAST_IMAGE_PULL_NODE_CONFIG
     return spec
 
 

@@ -134,6 +134,12 @@ class GpuNodePoolArgs:
     cluster's GPU Operator is `existing`): they carry `naming.DRIVER_INSTALLER_LABEL`, which
     that installer selects. Default: the installer beside the GPU Operator inferplane
     installs serves them."""
+    lazy_image_pull: bool = False
+    """New nodes start serving images before pulling all of them: GKE image streaming on
+    GCP, SOCI parallel pull (nodeadm's ``FastImagePull`` and a faster root volume) on AWS
+    (`inferplane.components.image_pull`). The caller has checked that the pool's images and
+    node image allow it (`inferplane.blueprint.derived.lazy_pull.lazy_pull_support`).
+    Default: images are pulled whole."""
 
     @property
     def slices_per_gpu(self) -> int:
@@ -356,6 +362,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 capacity_reservations=capacity_sources.karpenter_reservation_terms(
                     [s for z in args.zones for s in args.sources_in(z)]
                 ),
+                fast_image_pull=args.lazy_image_pull,
             ),
             opts=opts,
         )
@@ -402,7 +409,8 @@ class GpuNodePool(pulumi.ComponentResource):
         first: bool,
     ) -> aws.eks.NodeGroup:
         """One source's node group in `zone`: the first holds the zone's minimum, the others
-        start empty; a reservation or Capacity Block launches through its launch template."""
+        start empty; a reservation or Capacity Block launches through its launch template, as
+        does every group of a pool that pulls images lazily (its user data and root volume)."""
         if args.node_role_arn is None or not args.subnet_ids_by_zone:
             raise ValueError("GpuNodePool on AWS needs node_role_arn and subnet_ids_by_zone")
         if zone not in args.subnet_ids_by_zone:
@@ -411,8 +419,9 @@ class GpuNodePool(pulumi.ComponentResource):
         ca_tags = autoscaler_tags(args, zone)
         floor = source.floor(0 if first else 1, args.nodes_min_per_zone)
         template = None
+        reservation: pulumi.Input[str] | None = None
         if source.reserved:
-            reservation: pulumi.Input[str] = source.reservation or ""
+            reservation = source.reservation or ""
             if source.reservation is None:  # offering: auto, buy: true
                 reservation = capacity_sources.eks_bought_block(
                     f"{name}-block",
@@ -423,6 +432,7 @@ class GpuNodePool(pulumi.ComponentResource):
                     tags=aws_tags(args.owner, **{naming.POOL_LABEL: args.pool_name}),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
+        if source.reserved or args.lazy_image_pull:
             lt = capacity_sources.eks_launch_template(
                 f"{name}-template",
                 source,
@@ -430,6 +440,7 @@ class GpuNodePool(pulumi.ComponentResource):
                 disk_gib=args.disk_size_gib,
                 tags=aws_tags(args.owner, **{naming.POOL_LABEL: args.pool_name}),
                 opts=pulumi.ResourceOptions(parent=self),
+                fast_image_pull=args.lazy_image_pull,
             )
             template = aws.eks.NodeGroupLaunchTemplateArgs(
                 id=lt.id, version=lt.latest_version.apply(str)
@@ -548,6 +559,10 @@ class GpuNodePool(pulumi.ComponentResource):
                 ),
                 service_account=args.node_service_account,
                 oauth_scopes=list(NODE_OAUTH_SCOPES),
+                # Image streaming (`inferplane.components.image_pull`).
+                gcfs_config=gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=True)
+                if args.lazy_image_pull
+                else None,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self, ignore_changes=["initialNodeCount", "nodeCount"]

@@ -13,7 +13,7 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import long_requests, naming, system_nodes, wake
 from inferplane.blueprint.addons import discovery_terms
-from inferplane.blueprint.derived import scale_out
+from inferplane.blueprint.derived import lazy_pull, scale_out
 from inferplane.blueprint.model import Environment, GpuPool, Model
 from inferplane.blueprint.triton_model import engine_steps
 from inferplane.blueprint.upstream import gke_drivers
@@ -59,6 +59,8 @@ def cluster_args(env: Environment) -> ClusterArgs:
         vpc_cidr=spec.vpc_cidr,
         internal_load_balancers=env.load_balancer.scheme == "internal",
         system_nodes_per_zone=system_nodes.nodes_per_zone(env),
+        image_streaming=env.cloud == "gcp"
+        and any(lazy_pull.enabled(env, pool) for pool in env.pools.values()),
     )
 
 
@@ -110,6 +112,8 @@ def node_pool_args(
         provider=provider if karpenter.existing else None,
         # An existing GPU Operator brings GKE nodes no driver: the blueprint installs it.
         own_driver_installer=env.cloud == "gcp" and env.cluster.addons.gpu_operator.existing,
+        # A model on the pool chooses the lazy_image_pull lever (validated as supported).
+        lazy_image_pull=not env.kubernetes and lazy_pull.enabled(env, pool),
     )
 
 

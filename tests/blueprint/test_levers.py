@@ -182,21 +182,20 @@ def test_a_listed_lever_that_cannot_serve_is_a_located_error(tmp_path: Path) -> 
     assert first.path == ("models", "chat", "scale_out", "levers", 1)
     line = path.read_text().splitlines()[first.location.line - 1]
     assert "scale_out: {levers: [standby, lazy_image_pull]}" in line
-    assert "inferplane turns on lazy image pulls only on GKE" in first.message
+    assert "counts a lazy pull as GKE image streaming's 20 s" in first.message
     assert "levers: [standby]" in first.hint
 
 
 @pytest.mark.parametrize(
     ("image", "cloud", "said"),
     [
-        ("vllm/vllm-openai:v0.33.0", "aws", "only on GKE"),
-        ("nvcr.io/nvidia/tritonserver:26.02-py3", "gcp", "not nvcr.io"),
-        ("registry.internal:5000/vllm:1", "kubernetes", "an attached cluster's nodes"),
+        ("vllm/vllm-openai:v0.33.0", "aws", "keep a spare GPU (standby)"),
+        ("nvcr.io/nvidia/tritonserver:26.02-py3", "gcp", "is on NGC (nvcr.io)"),
+        ("registry.internal:5000/vllm:1", "gcp", "is on registry.internal:5000"),
+        ("registry.internal:5000/vllm:1", "kubernetes", "a kubernetes environment's nodes"),
     ],
 )
-def test_lazy_pulls_are_refused_where_nothing_turns_them_on(
-    image: str, cloud: str, said: str
-) -> None:
+def test_lazy_pulls_are_refused_where_they_cannot_act(image: str, cloud: str, said: str) -> None:
     why = lever_options.unavailable(
         "lazy_image_pull", cloud=cloud, server="vllm", compiles=True, image=image
     )
@@ -213,8 +212,12 @@ def test_an_ngc_image_is_not_streamable_on_gke_and_the_mirror_is_named() -> None
     )
     assert why is not None and "Artifact Registry remote repository" in why
     for image in ("vllm/vllm-openai:v0.33.0", "us-docker.pkg.dev/p/hub/vllm/vllm-openai:v1"):
-        assert lever_options.GKE_STREAMABLE.match(image), image
-    assert not lever_options.GKE_STREAMABLE.match("nvcr.io/nvidia/tritonserver:26.02-py3")
+        assert (
+            lever_options.unavailable(
+                "lazy_image_pull", cloud="gcp", server="vllm", compiles=True, image=image
+            )
+            is None
+        ), image
 
 
 def test_triton_never_streams_weights_and_only_a_compiling_vllm_stages_a_cache() -> None:

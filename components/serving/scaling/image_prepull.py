@@ -24,11 +24,12 @@ every scale-out.
 - No GPU is requested (the pool's GPUs are for replicas and spare-GPU placeholders), no
   ServiceAccount token, no network: the namespace's default-deny NetworkPolicy
   (`inferplane.components.hardening`) covers these pods, and pulls are the kubelet's.
-- GKE: inferplane's node pools do not enable image streaming (`node_pool.py` sets no
-  ``gcfs_config``), and image streaming serves only images in Artifact Registry or public
-  Docker Hub images (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming,
-  "Requirements"), so NGC images would be pulled whole anyway: the DaemonSet runs on both
-  clouds.
+- Lazy pulls (the ``lazy_image_pull`` lever: GKE image streaming, SOCI parallel pull on
+  EKS, `inferplane.components.image_pull`) keep the DaemonSet: image streaming serves only
+  Artifact Registry and public Docker Hub images
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming, "Requirements"),
+  so the pod's other images are pulled whole, and a streamed image is cached on the node's
+  disk in the background once a container uses it (same page, "Overview").
 """
 
 from __future__ import annotations

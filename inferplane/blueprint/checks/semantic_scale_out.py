@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inferplane.blueprint import defaults
+from inferplane.blueprint.addons import is_existing
 from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.derived import lever_options
 
@@ -33,9 +34,19 @@ def _weights_store(env: EnvView, model: Mapping[str, Any]) -> str | None:
     return str(store).split("://", 1)[0] if store else None
 
 
+def _karpenter_alias(env: EnvView) -> str | None:
+    """The AMI alias of the cluster's Karpenter that launches the GPU nodes (AWS)."""
+    karpenter = ((env.spec.get("cluster") or {}).get("addons") or {}).get("karpenter")
+    if env.spec["cloud"] != "aws" or karpenter is None or not is_existing(karpenter):
+        return None
+    return str(karpenter.get("ami_alias", ""))
+
+
 def check_levers(env: EnvView) -> None:
-    """Each listed lever against the model's server, image and cloud."""
+    """Each listed lever against the model's server, image and cloud, and the nodes that
+    the cluster's Karpenter launches."""
     cloud = env.spec["cloud"]
+    alias = _karpenter_alias(env)
     for name, model in (env.data.get("models") or {}).items():
         listed = (model.get("scale_out") or {}).get("levers")
         if not isinstance(listed, list):
@@ -52,6 +63,7 @@ def check_levers(env: EnvView) -> None:
                 image=_image(env, model),
                 vllm_release=versions["vllm"],
                 weights_store=_weights_store(env, model),
+                karpenter_ami_alias=alias,
             )
             if why is None:
                 continue

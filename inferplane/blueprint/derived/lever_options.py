@@ -20,12 +20,12 @@ The levers (`LEVERS`, cheapest first):
   (`inferplane.blueprint.upstream.vllm_streaming.streaming_refusal`). Triton copies its
   model repository: no streamer there.
 - ``lazy_image_pull``: a new node starts the serving container before the image is whole.
-  Free (the pulls are billed as before). GKE image streaming serves images from Artifact
-  Registry and public Docker Hub images (GKE docs, "Use Image streaming to pull container
-  images", Requirements): an NGC image (``nvcr.io``) is not eligible unless the platform
-  mirrors it through an Artifact Registry remote repository and the model names that
-  image. inferplane configures no lazy pulling on EKS nodes, nor on an attached cluster's
-  nodes, which are their owner's.
+  Free (the pulls are billed as before). Where it can serve is
+  `inferplane.blueprint.derived.lazy_pull.lever_problem`'s: GKE image streaming serves
+  images from Artifact Registry and public Docker Hub images (an NGC image, ``nvcr.io``,
+  only mirrored through an Artifact Registry remote repository that the model names); a
+  ``kubernetes`` environment's nodes are their owner's; on EKS it waits for the budget to
+  count SOCI parallel pull's time.
 - ``standby``: the pool keeps spare GPUs per zone (placeholder pods a new replica
   preempts). Billed: the whole nodes the spare GPUs add at the floor.
 """
@@ -33,21 +33,14 @@ The levers (`LEVERS`, cheapest first):
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Final
 
+from inferplane.blueprint.derived import lazy_pull
 from inferplane.blueprint.model import LEVERS, Environment, Lever, Model
 from inferplane.blueprint.upstream.vllm_streaming import streaming_refusal
 
 HOURS_PER_MONTH: Final = 730
-
-GKE_STREAMABLE: Final = re.compile(
-    r"^(?:[a-z0-9-]+-docker\.pkg\.dev/|docker\.io/|registry-1\.docker\.io/|(?![^/]*[.:])[^/]+/)"
-)
-"""Images GKE image streaming serves: Artifact Registry (``<location>-docker.pkg.dev``) and
-Docker Hub (an image whose first path segment is no host name, such as
-``vllm/vllm-openai``)."""
 
 
 def unavailable(
@@ -59,11 +52,13 @@ def unavailable(
     image: str,
     vllm_release: str | None = None,
     weights_store: str | None = None,
+    karpenter_ami_alias: str | None = None,
 ) -> str | None:
     """Why `lever` cannot serve a model (None: it can). `image` is the serving image the
     model runs (its own, or the pinned one); `vllm_release` the environment's vLLM and
     `weights_store` the scheme (``s3``, ``gs``) of the store replicas read the weights
-    from (`weights_store_of`), which ``stream_weights`` needs."""
+    from (`weights_store_of`), which ``stream_weights`` needs; `karpenter_ami_alias` the
+    AMI alias of the cluster's Karpenter that launches the GPU nodes (AWS), if one does."""
     if lever == "compile_cache":
         if compiles:
             return None
@@ -86,23 +81,7 @@ def unavailable(
             "Triton loads its model repository from the node's disk"
         )
     if lever == "lazy_image_pull":
-        if cloud == "gcp":
-            if GKE_STREAMABLE.match(image):
-                return "inferplane does not turn on GKE image streaming on its node pools yet"
-            return (
-                f"GKE image streaming serves images from Artifact Registry and Docker Hub, not "
-                f"{image.split('/', 1)[0]}: mirror {image} through an Artifact Registry remote "
-                "repository and name that image as the model's image"
-            )
-        if cloud == "aws":
-            return (
-                "inferplane turns on lazy image pulls only on GKE (image streaming); on EKS "
-                "keep a spare GPU (standby) so that no new node pulls the image"
-            )
-        return (
-            "an attached cluster's nodes are their owner's: inferplane cannot turn on lazy "
-            "image pulls there"
-        )
+        return lazy_pull.lever_problem(cloud, image, karpenter_ami_alias)
     return None  # standby: placeholders run on every cluster
 
 
@@ -138,14 +117,7 @@ def compiles_vllm_graph(model: Model) -> bool:
 
 def serving_image(env: Environment, model: Model) -> str:
     """The image a replica of `model` runs."""
-    from inferplane.blueprint import defaults
-
-    if model.image is not None:
-        return model.image
-    if model.server == "vllm":
-        return defaults.VLLM_IMAGE.format(version=env.versions.vllm)
-    template = defaults.TRITON_TRTLLM_IMAGE if model.tensorrt_llm else defaults.TRITON_IMAGE
-    return template.format(release=env.versions.triton)
+    return lazy_pull.serving_image(env, model)
 
 
 def unavailable_for(env: Environment, model: Model, lever: Lever) -> str | None:
@@ -157,6 +129,7 @@ def unavailable_for(env: Environment, model: Model, lever: Lever) -> str | None:
         image=serving_image(env, model),
         vllm_release=env.versions.vllm,
         weights_store=weights_store_of(env, model),
+        karpenter_ami_alias=lazy_pull.karpenter_alias(env),
     )
 
 

@@ -22,9 +22,8 @@ order:
   `scale-out-budget` that a spare GPU waits for the next one).
 - ``image_pull``: only on a new node. A node that already runs has the serving images of
   its pool's models (the pool's pre-pull DaemonSet pulls them when the node joins); a new
-  node pulls them while the replica waits for the same bytes. No pool enables GKE image
-  streaming or a secondary boot disk (`inferplane.components.node_pool`), which would
-  shorten this part on GKE.
+  node pulls them while the replica waits for the same bytes; a pool whose models choose
+  the ``lazy_image_pull`` lever pulls lazily (`inferplane.blueprint.derived.lazy_pull`).
 - ``weights``: the copy from the environment's model store (s3/gs in the region; an
   ``hf://`` source is staged there once and replicas read the staged copy) onto the node,
   at the checkpoint's bytes (`inferplane.blueprint.derived.checkpoint`: a checkpoint that vLLM
@@ -130,7 +129,7 @@ class Constants:
     minutes for a 10 GB image over overlayfs (https://tensorfuse.io/docs/blogs/snapshotter_graphs).
     Pull and unpack take "more than 75% of total startup time" of scaling workloads
     (https://aws.amazon.com/blogs/containers/introducing-seekable-oci-parallel-pull-mode-for-amazon-eks/);
-    no pool enables lazy pulling (GKE image streaming, SOCI), which would shorten it."""
+    the ``lazy_image_pull`` lever shortens it (`lazy_pull_s`)."""
 
     image_gb_vllm: float = 12
     """Compressed size of the pinned vLLM image, GB: "around 12 GB" for
@@ -144,6 +143,17 @@ class Constants:
     """Compressed size of the NGC Triton TensorRT-LLM image
     (``tritonserver:<release>-trtllm-python-py3``), GB. Assumption: the Triton image plus
     the TensorRT-LLM runtime and its Python stack."""
+
+    soci_parallel_pull_mb_per_s: float = 180
+    """Pulling and unpacking the serving image on a new EKS node with SOCI parallel pull
+    (the ``lazy_image_pull`` lever on EKS: nodeadm's ``FastImagePull``, a gp3 root volume of
+    1,000 MiB/s and 16,000 IOPS, `inferplane.components.image_pull`), MB/s: AWS's Karpenter
+    blueprint for the mode pulled the ~10 GB vLLM Deep Learning Container (10,778,400,361
+    bytes) from ECR in 59.813 s on AL2023, against 1m52.33s without it
+    (aws-samples/karpenter-blueprints ``blueprints/soci-snapshotter/README.md``, "Results",
+    at commit 1e0c62be; the same root volume), 180 MB/s. Parallel pull reads other registries
+    with HTTP range requests too (awslabs/soci-snapshotter ``docs/parallel-mode.md``);
+    their speed is unmeasured here. The mode and its settings: https://aws.amazon.com/blogs/containers/introducing-seekable-oci-parallel-pull-mode-for-amazon-eks/."""
 
     store_read_mb_per_s: float = 200
     """Copying weights from the same-region store onto the node (``aws s3 sync`` /
@@ -243,6 +253,14 @@ class Constants:
 
     def image_gb(self, runtime: Runtime) -> float:
         return float(getattr(self, f"image_gb_{runtime}"))
+
+    def lazy_pull_s(self, cloud: str, runtime: Runtime) -> float:
+        """A new node's pull of `runtime`'s serving image with the ``lazy_image_pull``
+        lever: `lazy_image_pull_s` on GKE (image streaming), the image at
+        `soci_parallel_pull_mb_per_s` on EKS (SOCI parallel pull: the whole image, faster)."""
+        if cloud == "gcp":
+            return float(self.lazy_image_pull_s)
+        return self.image_gb(runtime) * 1000 / self.soci_parallel_pull_mb_per_s
 
     def engine_init_s(self, runtime: Runtime, compile_cache: bool = False) -> float:
         init = float(getattr(self, f"engine_init_s_{runtime}"))

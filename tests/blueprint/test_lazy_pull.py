@@ -1,0 +1,219 @@
+# ruff: noqa: E501  (exact diagnostics read best unwrapped)
+"""The ``lazy_image_pull`` lever: which models and pools can pull serving images lazily (GKE
+image streaming, SOCI parallel pull on EKS), what a new node's pull then costs, what the
+stack builds, and every refusal with its exact diagnostic."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+from test_semantic import BASE, diagnostics, edit
+
+from inferplane.blueprint.addons import resolve_addons
+from inferplane.blueprint.derived import lazy_pull, scale_out
+from inferplane.blueprint.derived.lazy_pull import (
+    EKS_BUDGET_PENDING,
+    image_host,
+    lazy_pull_support,
+    lever_problem,
+    node_problem,
+    serving_image,
+    streaming_problem,
+)
+from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.model import Environment
+from inferplane.blueprint.resolution.resolve import resolve
+
+VLLM = "vllm/vllm-openai:v0.33.0"
+TRITON = "nvcr.io/nvidia/tritonserver:26.02-py3"
+MIRRORED = "us-central1-docker.pkg.dev/acme/ngc/nvidia/tritonserver:26.02-py3"
+
+
+@pytest.mark.parametrize(
+    ("image", "host", "streams"),
+    [
+        (VLLM, "docker.io", True),
+        ("docker.io/vllm/vllm-openai:v0.33.0", "docker.io", True),
+        ("registry-1.docker.io/library/ubuntu:24.04", "registry-1.docker.io", True),
+        (MIRRORED, "us-central1-docker.pkg.dev", True),
+        (TRITON, "nvcr.io", False),
+        ("ghcr.io/acme/server:1", "ghcr.io", False),
+        ("gcr.io/google.com/cloudsdktool/google-cloud-cli:530.0.0-slim", "gcr.io", False),
+        ("localhost:5000/server:1", "localhost:5000", False),
+    ],
+)
+def test_gke_streams_artifact_registry_and_docker_hub_images_only(
+    image: str, host: str, streams: bool
+) -> None:
+    assert image_host(image) == host
+    assert (streaming_problem(image) is None) is streams
+
+
+def test_an_ngc_image_says_what_the_platform_sets_up() -> None:
+    assert streaming_problem(TRITON) == (
+        "nvcr.io/nvidia/tritonserver:26.02-py3 is on NGC (nvcr.io), which GKE image streaming "
+        "does not serve: the platform creates an Artifact Registry remote repository whose "
+        "upstream is https://nvcr.io (with the NGC API key in Secret Manager) and the model "
+        "names its image through it (image: <region>-docker.pkg.dev/<project>/<repo>/<path>, "
+        "with base_release for Triton)"
+    )
+
+
+KARPENTER_OLD = "al2023@v20250819"
+
+
+def test_where_the_lever_can_act() -> None:
+    assert lever_problem("gcp", VLLM) is None
+    assert lever_problem("gcp", MIRRORED) is None
+    assert lever_problem("gcp", TRITON) == streaming_problem(TRITON)
+    # EKS: the nodes can (any registry), but the budget does not count SOCI's time yet.
+    assert node_problem("aws", None) is None
+    assert node_problem("aws", "al2023@v20250821") is None
+    assert lever_problem("aws", TRITON) == EKS_BUDGET_PENDING
+    assert node_problem("aws", KARPENTER_OLD) == (
+        "the cluster's Karpenter launches the GPU nodes from al2023@v20250819, whose nodeadm "
+        "has no FastImagePull feature gate (SOCI parallel pull): pin al2023@v20250821 or later "
+        "in cluster.addons.karpenter.ami_alias"
+    )
+    assert lever_problem("aws", VLLM, KARPENTER_OLD) == node_problem("aws", KARPENTER_OLD)
+    assert lever_problem("kubernetes", VLLM) == (
+        "a kubernetes environment's nodes exist already: no new node joins on scale-out, and "
+        "inferplane configures no node's container runtime there"
+    )
+
+
+def test_the_serving_image_is_the_pods(reference_env: Callable[[str], Environment]) -> None:
+    env = reference_env("staging")
+    assert serving_image(env, env.models["chat"]) == "vllm/vllm-openai:v0.33.0"
+    assert serving_image(env, env.models["ranker"]) == "nvcr.io/nvidia/tritonserver:26.02-py3"
+    own = dataclasses.replace(env.models["ranker"], image=MIRRORED)
+    assert serving_image(env, own) == MIRRORED
+
+
+def test_pool_support_of_the_reference_blueprint(
+    reference_env: Callable[[str], Environment],
+) -> None:
+    prod = reference_env("prod")
+    # GKE: l4 serves vLLM (streams) beside Triton (pulled whole on the same nodes); h100
+    # serves Triton from NGC only.
+    assert lazy_pull_support(prod, prod.pools["l4"]) is None
+    assert lazy_pull_support(prod, prod.pools["h100"]) == (
+        f"model nightly-embed: {streaming_problem(TRITON)}"
+    )
+    staging = reference_env("staging")
+    assert lazy_pull_support(staging, staging.pools["l4"]) == EKS_BUDGET_PENDING
+    old = dataclasses.replace(
+        staging.cluster,
+        addons=resolve_addons(
+            {"karpenter": {"mode": "existing", "node_role": "r", "ami_alias": KARPENTER_OLD}}
+        ),
+    )
+    on_old = dataclasses.replace(staging, cluster=old)
+    assert lazy_pull_support(on_old, on_old.pools["l4"]) == node_problem("aws", KARPENTER_OLD)
+
+
+def test_no_bundled_blueprint_pulls_lazily(reference_env: Callable[[str], Environment]) -> None:
+    for name in ("staging", "prod", "local"):
+        env = reference_env(name)
+        assert not any(lazy_pull.enabled(env, p) for p in env.pools.values())
+
+
+def test_what_a_new_node_s_pull_costs_with_the_lever() -> None:
+    c = scale_out.Constants()
+    assert c.lazy_image_pull_s == 20
+    assert c.soci_parallel_pull_mb_per_s == 180
+    assert c.lazy_pull_s("gcp", "vllm") == 20
+    assert c.lazy_pull_s("gcp", "trtllm") == 20
+    # 12 GB of vLLM at 180 MB/s, against 300 s at the whole-pull bound of 40 MB/s.
+    assert c.lazy_pull_s("aws", "vllm") == pytest.approx(66.67, abs=0.01)
+    assert c.image_gb("vllm") * 1000 / c.image_pull_mb_per_s == 300
+    faster = scale_out.Constants.from_values({"soci_parallel_pull_mb_per_s": 400})
+    assert faster.lazy_pull_s("aws", "vllm") == 30
+    docs = scale_out.constant_docs()
+    assert "20s, instead of 3m50s" in docs["lazy_image_pull_s"]
+    assert "59.813 s" in docs["soci_parallel_pull_mb_per_s"]
+
+
+# --- validation ---------------------------------------------------------------------------
+def listing(model: str, levers: str, text: str = BASE) -> str:
+    """BASE with `model` (``chat``: vLLM; ``rank``: Triton from NGC; both on pool l4)
+    listing `levers`."""
+    if model == "chat":
+        old = "    pool: l4\n    replicas: {min: 2, max: 4}\n"
+    else:
+        old = "    pool: l4\n    tensorrt: {}\n"
+    return edit(old, old + f"    scale_out: {{levers: {levers}}}\n", text)
+
+
+def lever_errors(text: str) -> list[str]:
+    return [d for d in diagnostics(text) if "lazy_image_pull" in d]
+
+
+def test_vllm_from_docker_hub_streams_on_gke_and_waits_for_the_budget_on_eks() -> None:
+    assert lever_errors(listing("chat", "[standby, lazy_image_pull]")) == [
+        "bp.yaml:29:35: error: models.chat.scale_out.levers[1]: lever lazy_image_pull cannot serve model 'chat' in environment 'stg' (aws): on EKS inferplane builds SOCI parallel pull into the nodes, but the scale-out budget counts a lazy pull as GKE image streaming's 20 s, and a whole image pulled in parallel takes longer; until the budget counts it, keep a spare GPU (standby) so that no new node pulls the image; remove it (levers: [standby]), or write levers: auto, which chooses among the levers that can"
+    ]
+
+
+def test_an_ngc_image_refuses_the_lever_on_gke_at_the_lever() -> None:
+    found = [d for d in lever_errors(listing("rank", "[lazy_image_pull]")) if "'prod'" in d]
+    assert found == [
+        "bp.yaml:34:26: error: models.rank.scale_out.levers[0]: lever lazy_image_pull cannot serve model 'rank' in environment 'prod' (gcp): nvcr.io/nvidia/tritonserver:26.02-py3 is on NGC (nvcr.io), which GKE image streaming does not serve: the platform creates an Artifact Registry remote repository whose upstream is https://nvcr.io (with the NGC API key in Secret Manager) and the model names its image through it (image: <region>-docker.pkg.dev/<project>/<repo>/<path>, with base_release for Triton); remove it (levers: []), or write levers: auto, which chooses among the levers that can"
+    ]
+
+
+def test_an_image_mirrored_through_artifact_registry_streams() -> None:
+    text = listing("rank", "[lazy_image_pull]")
+    text = edit(
+        "    tensorrt: {}\n",
+        f"    image: {MIRRORED}\n    base_release: '26.02'\n    tensorrt: {{}}\n",
+        text,
+    )
+    assert [d for d in lever_errors(text) if "'prod'" in d] == []
+
+
+def test_an_old_karpenter_ami_refuses_the_lever_on_eks() -> None:
+    text = edit(
+        "cluster: {create: true}",
+        "cluster:\n      existing: shared-eks\n      addons:\n        karpenter: {mode: existing, node_role: R, ami_alias: al2023@v20250813}\n",
+        listing("chat", "[lazy_image_pull]"),
+    )
+    (found,) = lever_errors(text)
+    assert (
+        "in environment 'stg' (aws): the cluster's Karpenter launches the GPU nodes from al2023@v20250813, whose nodeadm has no FastImagePull feature gate"
+        in found
+    )
+
+
+def test_the_kubernetes_environment_refuses_the_lever() -> None:
+    text = edit(
+        "  prod:\n",
+        "  local:\n    cloud: kubernetes\n    region: local\n    zones: [zone-a]\n    model_store: s3://models/\n    model_store_endpoint: http://store.s.svc:9000\n    model_store_secrets: {reader: r}\n    cluster: {context: c}\n  prod:\n",
+        listing("chat", "[lazy_image_pull]"),
+    )
+    found = [d for d in lever_errors(text) if "'local'" in d]
+    assert len(found) == 1
+    assert "(kubernetes): a kubernetes environment's nodes exist already" in found[0]
+
+
+def test_levers_auto_is_never_refused() -> None:
+    assert diagnostics(listing("chat", "auto")) == []
+
+
+def test_auto_on_gke_takes_the_lazy_pull_where_a_new_node_is_waited_for() -> None:
+    """A 700 s bound: a new node's whole pull misses it (540 s node + 300 s pull + the rest),
+    a streamed one (20 s) meets it, for free; the stack then streams on the pool."""
+    text = listing("chat", "auto").replace("{levers: auto}", "{budget_s: 700, levers: auto}")
+    env = resolve(load_text(text, "bp.yaml"), "prod")
+    chat = env.models["chat"]
+    assert chat.scale_out.levers == ("compile_cache", "lazy_image_pull")
+    found = scale_out.budgets(env)["chat"]
+    assert found.as_json()["parts"]["image_pull"] == 20
+    assert found.as_json()["levers"]["image_pull"] == "lazy_image_pull"
+    assert lazy_pull.enabled(env, env.pools["l4"])
+    # On EKS (stg) auto never takes it.
+    stg = resolve(load_text(text, "bp.yaml"), "stg")
+    assert "lazy_image_pull" not in stg.models["chat"].scale_out.levers
+    assert not lazy_pull.enabled(stg, stg.pools["l4"])

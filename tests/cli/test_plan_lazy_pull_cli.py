@@ -1,0 +1,92 @@
+"""`inferplane plan` of blueprints whose model lists the ``lazy_image_pull`` lever, as a user
+runs it: on GKE the plan counts the streamed pull and its node pool streams images; on EKS
+and in a kubernetes environment the lever is refused at the lever, with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from test_plan_cli import inferplane
+
+ROOT = Path(__file__).resolve().parents[2]
+LEVER = "{scale_out: {levers: [lazy_image_pull]}}"
+
+
+def blueprint(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    text = (ROOT / "blueprints" / name).read_text()
+    assert text.count(old) == 1, old
+    path = tmp_path / name
+    path.write_text(text.replace(old, new))
+    shutil.copytree(ROOT / "blueprints" / "schema", tmp_path / "schema")
+    return path
+
+
+def test_a_gke_plan_streams_the_pool_s_images_and_counts_the_streamed_pull(
+    tmp_path: Path,
+) -> None:
+    # prod's chat-8b lists the lever, and its pool keeps no spare GPU: a scale-out waits for
+    # a node, whose pull is streamed.
+    overrides = (
+        f"    overrides:\n      models: {{chat-8b: {LEVER}}}\n"
+        "      gpu_pools: {l4: {nodes: {min: 2, max: 7}, spare_gpus: 0}}\n  local:\n"
+    )
+    path = blueprint(tmp_path, "llm-serving.yaml", "  local:\n", overrides)
+    out = tmp_path / "out"
+    result = inferplane("plan", str(path), "--env", "prod", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  scale-out chat-8b:"))
+    assert "levers compile_cache, lazy_image_pull" in lines[at]
+    pull = next(line for line in lines[at:] if line.strip().startswith("image_pull"))
+    assert pull.split()[:3] == ["image_pull", "20", "s"]
+    assert "[lazy_image_pull]" in pull
+
+    resources: list[dict[str, Any]] = json.loads((out / "plan.json").read_text())["resources"]
+    pools = {
+        r["name"]: r["inputs"]["nodeConfig"].get("gcfsConfig")
+        for r in resources
+        if r["type"] == "gcp:container/nodePool:NodePool"
+    }
+    assert pools == {
+        "llm-serving-prod-system": None,
+        "llm-serving-prod-h100x4-a": None,
+        "llm-serving-prod-l4-a": {"enabled": True},
+        "llm-serving-prod-l4-classify-a": None,
+    }
+    roles = {
+        r["inputs"]["role"] for r in resources if r["type"] == "gcp:projects/iAMMember:IAMMember"
+    }
+    assert "roles/serviceusage.serviceUsageConsumer" in roles
+
+
+def test_an_eks_plan_refuses_the_lever_at_the_lever(tmp_path: Path) -> None:
+    slo = "    slo: {p95_ms: 2000, ttft_p95_ms: 400}\n"
+    path = blueprint(
+        tmp_path,
+        "chat-minimal.yaml",
+        slo,
+        slo + "    scale_out: {levers: [standby, lazy_image_pull]}\n",
+    )
+    result = inferplane("plan", str(path), "--env", "prod", "--out", str(tmp_path / "out"))
+    assert result.returncode == 2, result.stdout
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert errors == [
+        f"{path}:60:35: error: models.chat.scale_out.levers[1]: lever lazy_image_pull cannot "
+        "serve model 'chat' in environment 'prod' (aws): on EKS inferplane builds SOCI "
+        "parallel pull into the nodes, but the scale-out budget counts a lazy pull as GKE "
+        "image streaming's 20 s, and a whole image pulled in parallel takes longer; until the "
+        "budget counts it, keep a spare GPU (standby) so that no new node pulls the image; "
+        "remove it (levers: [standby]), or write levers: auto, which chooses among the levers "
+        "that can",
+        f"{path}:60:35: error: models.chat.scale_out.levers[1]: lever lazy_image_pull cannot "
+        "serve model 'chat' in environment 'local' (kubernetes): a kubernetes environment's "
+        "nodes exist already: no new node joins on scale-out, and inferplane configures no "
+        "node's container runtime there; remove it (levers: [standby]), or write levers: "
+        "auto, which chooses among the levers that can",
+    ]
+    assert not (tmp_path / "out").exists()
