@@ -7,13 +7,16 @@ Inside a network namespace of its own (e2e/netns.py), with the real local contro
 
 1. the five CRDs of the pinned release, the copies the add-on applies
    (components/crds/argo-rollouts/, `argo_rollouts.crd_files`);
-2. the controller, with ``--kubeconfig``, ``--leader-elect=false`` and its metrics and
-   health ports on loopback ports of its own (flags of ``cmd/rollouts-controller/main.go``:
-   ``--metricsPort``, ``--healthzPort``, ``--leader-elect``, and ``--kubeconfig`` from
-   ``addKubectlFlagsToCmd``; it listens on ``0.0.0.0:<port>``, ``controller/controller.go``
-   ``listenAddr``, which in this namespace is its loopback device alone). ``POD_NAMESPACE``
-   names the namespace it reads its notification settings from
-   (``utils/defaults/defaults.go`` `Namespace`);
+2. the controller with the arguments the add-on's chart gives it (`CHART_ARGS`: argo-helm
+   argo-rollouts 2.41.0 ``templates/controller/deployment.yaml`` with the values of
+   `addon_values.argo_rollouts_values`, two replicas, so ``--leader-elect``), its ports
+   free loopback ones, plus ``--kubeconfig`` (``addKubectlFlagsToCmd`` of
+   ``cmd/rollouts-controller/main.go``, where every other flag is declared). It listens on
+   ``0.0.0.0:<port>`` (``controller/controller.go`` ``listenAddr``), which in this namespace
+   is its loopback device alone. ``POD_NAMESPACE`` names the namespace of its leader
+   election lease and notification settings (``utils/defaults/defaults.go`` `Namespace`);
+   it must hold the lease, answer ``/healthz`` (the chart's liveness probe) and ``/metrics``
+   (its readiness probe) before anything else is created;
 3. a Deployment ``chat`` (4 KWOK pods) and a Rollout ``chat`` that takes its pod template
    by ``workloadRef`` (``scaleDown: onsuccess``: the Deployment is scaled to zero once the
    Rollout is healthy, docs/migrating.md) with a canary of two steps, ``setWeight: 50`` and
@@ -75,6 +78,7 @@ from inferplane.components import argo_rollouts  # noqa: E402
 NAMESPACE = "rollout-rehearsal"
 KEDA_NAMESPACE = "keda"
 WAKE_LABEL = "inferplane.dev/wake"
+LEASE = "argo-rollouts-controller-lock"
 CONTROLLER_NAMESPACE = "argo-rollouts"
 NAME = "chat"
 REPLICAS = 4
@@ -190,11 +194,28 @@ def healthy(client: Kube, pod_hash: str | None = None, replicas: int = REPLICAS)
     return status
 
 
-def start_controller(state: Path, kubeconfig: Path) -> dict[str, int]:
-    """The controller out of cluster; returns its ports once /healthz answers 200
-    (``controller/healthz.go``)."""
+def chart_args(healthz: int, metrics: int) -> list[str]:
+    """The controller's arguments as the chart renders them with the add-on's values
+    (``--healthzPort``, ``--metricsPort``, ``--loglevel``/``--logformat``/``--kloglevel``
+    of ``controller.logging`` at its defaults ``info``, ``text``, ``"0"``, and
+    ``--leader-elect`` since ``controller.replicas`` is 2), the ports free loopback ones
+    instead of the chart's 8080 and 8090."""
+    return [
+        f"--healthzPort={healthz}",
+        f"--metricsPort={metrics}",
+        "--loglevel=info",
+        "--logformat=text",
+        "--kloglevel=0",
+        "--leader-elect",
+    ]
+
+
+def start_controller(state: Path, client: Kube, kubeconfig: Path) -> dict[str, Any]:
+    """The controller out of cluster; returns its ports once it leads (its Lease,
+    ``argo-rollouts-controller-lock`` in `CONTROLLER_NAMESPACE`: ``controller/controller.go``
+    ``defaultLeaderElectionLeaseLockName``) and /healthz and /metrics answer 200."""
     bindir = REHEARSAL_TOOLS["argo-rollouts"]().bindir()
-    metrics, health = cluster.free_port(), cluster.free_port()
+    healthz, metrics = cluster.free_port(), cluster.free_port()
     cluster.spawn(
         state,
         "rollouts-controller",
@@ -202,26 +223,27 @@ def start_controller(state: Path, kubeconfig: Path) -> dict[str, int]:
             str(bindir / "rollouts-controller"),
             "--kubeconfig",
             str(kubeconfig),
-            "--leader-elect=false",
-            "--metricsPort",
-            str(metrics),
-            "--healthzPort",
-            str(health),
-            "--loglevel",
-            "info",
+            *chart_args(healthz, metrics),
         ],
         env={**os.environ, "POD_NAMESPACE": CONTROLLER_NAMESPACE},
     )
 
-    def answers() -> bool:
+    def answers(port: int, path: str) -> bool:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{health}/healthz", timeout=5) as r:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
                 return bool(r.status == 200)
         except OSError:
             return False
 
-    cluster_wait("the controller's /healthz", answers)
-    return {"metrics": metrics, "healthz": health}
+    lease = f"/apis/coordination.k8s.io/v1/namespaces/{CONTROLLER_NAMESPACE}/leases/{LEASE}"
+    holder = client.wait(
+        "the controller's Lease",
+        lambda: (client.get(lease).get("spec") or {}).get("holderIdentity"),
+        WAIT,
+    )
+    cluster_wait("the controller's /healthz", lambda: answers(healthz, "/healthz"))
+    cluster_wait("the controller's /metrics", lambda: answers(metrics, "/metrics"))
+    return {"healthz": healthz, "metrics": metrics, "lease_holder": holder}
 
 
 def cluster_wait(what: str, check: Any, timeout: float = WAIT) -> Any:
@@ -243,8 +265,8 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
     step("Argo Rollouts CRDs", lambda: addons.apply_crds(client, crds))
     addons.namespace(client, CONTROLLER_NAMESPACE)
     addons.namespace(client, NAMESPACE)
-    report["controller_ports"] = step(
-        "controller started", lambda: start_controller(state, cp.kubeconfig)
+    report["controller"] = step(
+        "controller started and leading", lambda: start_controller(state, client, cp.kubeconfig)
     )
     client.create(DEPLOYMENTS, deployment("v1"))
     client.create(ROLLOUTS, rollout())

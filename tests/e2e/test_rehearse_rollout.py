@@ -107,7 +107,7 @@ def test_the_real_controller_rolls_out_a_canary_promotes_it_and_scales_through_s
     assert [s["step"] for s in report["steps"]] == [
         "control plane up",
         "Argo Rollouts CRDs",
-        "controller started",
+        "controller started and leading",
         "the Rollout is Healthy on the Deployment's template",
         "scaleDown onsuccess scales the Deployment to zero",
         "the change stops at the canary pause with half the replicas on the new hash",
@@ -118,6 +118,7 @@ def test_the_real_controller_rolls_out_a_canary_promotes_it_and_scales_through_s
         "KEDA scales the Rollout to zero while no pod matches its trigger",
         "a matching pod: KEDA scales the Rollout from zero",
     ]
+    assert report["controller"]["lease_holder"]
     hashes = report["pod_hashes"]
     assert hashes["stable"] != hashes["canary"]
     paused = report["paused"]["status"]
