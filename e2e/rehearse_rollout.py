@@ -300,7 +300,13 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
         sets = replica_sets(client)
         if (sets.get(canary) or {}).get("ready") != REPLICAS // 2:
             return None
-        return {"status": summary(status), "replica_sets": sets}
+        pods = client.items(f"/api/v1/namespaces/{NAMESPACE}/pods", labelSelector=f"app={NAME}")
+        labels = sorted(
+            sorted((k, v) for k, v in p["metadata"]["labels"].items() if k != POD_HASH)
+            for p in pods
+            if p["metadata"].get("labels", {}).get(POD_HASH) == canary
+        )
+        return {"status": summary(status), "replica_sets": sets, "canary_pod_labels": labels}
 
     at_pause = step(
         "the change stops at the canary pause with half the replicas on the new hash",

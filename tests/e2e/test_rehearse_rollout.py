@@ -131,6 +131,8 @@ def test_the_real_controller_rolls_out_a_canary_promotes_it_and_scales_through_s
         hashes["stable"]: {"replicas": 2, "ready": 2},
         hashes["canary"]: {"replicas": 2, "ready": 2},
     }
+    # The canary's pods carry the Deployment template's labels, which the Service selects.
+    assert report["paused"]["canary_pod_labels"] == [[["app", "chat"]], [["app", "chat"]]]
     promoted = report["promoted"]
     assert (promoted["phase"], promoted["currentStepIndex"]) == ("Healthy", 2)
     assert promoted["stableRS"] == hashes["canary"]
