@@ -409,6 +409,18 @@ ARGO_CASES = [
         ],
         id="argo-existing-on-a-created-cluster",
     ),
+    pytest.param(
+        gke("        argo_rollouts: {mode: existing, namespace: demo}\n"),
+        [
+            "bp.yaml:21:52: error: environments.prod.cluster.addons.argo_rollouts.namespace: namespace 'demo' is the blueprint's own namespace, which it creates for its serving objects; give the namespace the add-on runs in; a blueprint and an add-on never share one"
+        ],
+        id="argo-in-the-blueprint-namespace",
+    ),
+    pytest.param(
+        gke("        argo_rollouts: {mode: existing, namespace: kube-system}\n"),
+        [],
+        id="argo-in-kube-system",
+    ),
 ]
 
 
