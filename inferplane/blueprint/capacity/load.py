@@ -85,6 +85,7 @@ def llm_load(
         gpu_memory_gib=pool.gpu.memory_gib,
         gpu_memory_utilization=util,
         kv_fraction=kv_fraction,
+        kv_per_head=facts.kv_per_head,
     )
     flops = peak.fp8_tflops if fp8 and peak.fp8_tflops else peak.bf16_tflops
     slo = model.slo
@@ -98,6 +99,9 @@ def llm_load(
         bandwidth=peak.bandwidth_gb_s * 1e9,
         layers=facts.layers,
         kernel=gpus.KERNEL_FLOORS.get(pool.gpu.id),
+        routed_parameters=facts.routed_parameters,
+        experts=facts.experts if facts.moe else 0,
+        experts_per_token=facts.experts_per_token if facts.moe else 0,
         input_tokens=traffic.input_tokens,
         output_tokens=traffic.output_tokens,
         cached_share=traffic.shared_prefix if prefix_cached(model) else 0.0,
@@ -107,37 +111,91 @@ def llm_load(
         batch_cap=cap,
     )
     # aiconfigurator's tables are used for checkpoints served as they are: this module does
-    # not map vLLM's quantization methods onto its quantization modes.
+    # not map vLLM's quantization methods onto its quantization modes. A checkpoint that is
+    # itself FP8 (its config.json's quantization_config, as aiconfigurator ships it) is timed
+    # as aiconfigurator times that checkpoint.
     settings = model.vllm
-    if (
-        settings is not None
-        and pinned_vllm is not None
-        and not settings.quantization
-        and kv == weight
-    ):
-        load = _with_aiconfigurator(model, pool, load, pinned_vllm)
+    if settings is not None and pinned_vllm is not None:
+        load = _with_aiconfigurator(model, pool, load, pinned_vllm, kv == weight)
     return load, ""
 
 
 def _with_aiconfigurator(
-    model: Model, pool: GpuPool, load: roofline.LlmLoad, pinned: str
+    model: Model, pool: GpuPool, load: roofline.LlmLoad, pinned: str, plain: bool
 ) -> roofline.LlmLoad:
+    """`load` timed by aiconfigurator where it has the GPU and the checkpoint as served:
+    `plain` (16-bit weights and KV cache, no quantization) for a 16-bit checkpoint; an FP8
+    checkpoint with no other quantization and a 16-bit KV cache."""
     repo = model.source.hf_repo or (
-        model.llm.source.split("huggingface.co/")[-1].rsplit("/blob/", 1)[0] if model.llm else None
+        model.llm.source.split("huggingface.co/")[-1].rsplit("/blob/", 1)[0]
+        if model.llm and "huggingface.co/" in model.llm.source
+        else None
     )
     source = aiconfigurator.source_for(pool.gpu.id, repo, "vllm", pinned)
-    if source is None:
+    if source is None or model.vllm is None:
+        return load
+    quant = aiconfigurator.checkpoint_quantization(source)
+    v = model.vllm
+    if quant is None:
+        served_as_is = plain and not v.quantization
+    else:
+        served_as_is = (
+            quant == "fp8"
+            and v.quantization in (None, "fp8")
+            and not (v.kv_cache_dtype or "").startswith("fp8")
+        )
+    if not served_as_is:
         return load
     tp, isl, osl = model.gpus, load.input_tokens, load.output_tokens
     cached = int(isl * load.cached_share)
+    moe = ("ep" if expert_parallel(model) else "tp") if load.experts else ""
 
     def timings(batch: int) -> tuple[float, float]:
         return (
-            aiconfigurator.prefill_ms(source, tp, isl, cached) / 1000,
-            aiconfigurator.step_ms(source, tp, batch, isl, osl) / 1000,
+            aiconfigurator.prefill_ms(source, tp, isl, cached, moe) / 1000,
+            aiconfigurator.step_ms(source, tp, batch, isl, osl, moe) / 1000,
         )
 
     return replace(load, timings=timings, band=aiconfigurator.BAND, engine_source=source)
+
+
+def expert_parallel(model: Model) -> bool:
+    """Whether vLLM runs the model's experts by expert parallelism (``--enable-expert-parallel``
+    in `vllm.extra_args`; `semantic_vllm.expert_parallel`)."""
+    if model.vllm is None:
+        return False
+    on = False
+    for arg in model.vllm.extra_args:
+        flag = arg.split("=", 1)[0]
+        if flag in ("--enable-expert-parallel", "-ep"):
+            on = True
+        elif flag == "--no-enable-expert-parallel":
+            on = False
+    return on
+
+
+def model_basis(model: Model) -> str:
+    """How the planner counts the model, for the plan: dense or a mixture of experts, and
+    where its description comes from."""
+    facts = model.llm
+    if facts is None:
+        return ""
+    text = f"{facts.basis()}; from {facts.copy or facts.source}"
+    if not facts.moe:
+        return text
+    if model.gpus > 1:
+        if expert_parallel(model):
+            per = facts.experts / model.gpus
+            split = f"expert parallel: each of {model.gpus} GPUs holds {per:g} whole experts"
+        else:
+            split = (
+                f"tensor parallel: each of {model.gpus} GPUs holds 1/{model.gpus} of every expert"
+            )
+        text += f"; {split}"
+    return (
+        text + "; memory holds every expert, prefill computes with the active parameters, a decode "
+        "step reads the shared weights and the experts its batch touches"
+    )
 
 
 def batch_setting(model: Model) -> str:

@@ -65,6 +65,7 @@ class _Estimate:
     """Requests in the planned batch where a request is several batch items (0: the batch)."""
     band_fast: float | None = None
     calibration: str = ""
+    model_basis: str = ""
 
 
 def _band_text(llm: roofline.LlmLoad) -> str:
@@ -170,6 +171,7 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
             None,
             band_fast=llm.fast_band,
             calibration=_calibration(llm, pool.gpu.id),
+            model_basis=load.model_basis(model),
         )
     if not model.profile:
         out.skipped[model.name] = "no profile (measured latency per batch size)"
@@ -288,6 +290,7 @@ def plan_model(
         cost_note=note,
         band_fast=got.band_fast,
         calibration=got.calibration,
+        model_basis=got.model_basis,
     )
     verdicts.judge(model, plan, out)
     return plan

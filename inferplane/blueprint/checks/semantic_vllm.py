@@ -191,6 +191,20 @@ def facts_of(model: Mapping[str, Any]) -> tuple[llm_catalog.LlmFacts | None, str
     return found, ""
 
 
+def expert_parallel(settings: Mapping[str, Any]) -> bool:
+    """Whether `vllm.extra_args` turns on expert parallelism (``--enable-expert-parallel``,
+    short ``-ep``: ``inferplane/facts/vllm/v0.33.0/serve_flags.txt``); the last of it and
+    ``--no-enable-expert-parallel`` wins, as argparse reads them."""
+    on = False
+    for arg in settings.get("extra_args") or ():
+        flag = str(arg).split("=", 1)[0]
+        if flag in ("--enable-expert-parallel", "-ep"):
+            on = True
+        elif flag == "--no-enable-expert-parallel":
+            on = False
+    return on
+
+
 def gpu_memory_gib(pool: Mapping[str, Any]) -> float:
     """Memory of the GPU unit a replica gets: the MIG slice on a MIG pool, else the GPU."""
     gpu = catalog.gpu(pool["gpu"])
@@ -248,6 +262,19 @@ def _fit(
             f"use gpus: one of {sizes}",
         )
         return
+    split = fit.expert_split_problem(
+        facts.moe_intermediate_size, facts.experts, gpus, expert_parallel(settings)
+    )
+    if split:
+        yield Finding(
+            "error",
+            _blame(env, path, (("gpus",), ("source",), ("model_info",)), ("gpus",)),
+            f"gpus: {gpus} cannot split the model's experts by tensor parallelism: {split} "
+            "(vLLM asserts it at start)",
+            "add --enable-expert-parallel to vllm.extra_args (each GPU then holds whole "
+            "experts), or use a number of GPUs that divides it",
+        )
+        return
     precision = model.get("precision", defaults.MODEL_PRECISION)
     # vLLM's default of the release that runs (inferplane/facts/vllm/<release>/defaults.txt).
     release = semantic_vllm_release.release_of(env, model)[0]
@@ -271,10 +298,14 @@ def _fit(
         gpus=gpus,
         gpu_memory_gib=gpu_memory_gib(pool),
         gpu_memory_utilization=util,
+        kv_per_head=facts.kv_per_head,
     )
-    what = f"{facts.parameters_billions:g}B parameters in {precision}"
+    held = f"{facts.parameters_billions:g}B parameters"
+    if facts.moe:
+        held += f" (all {facts.experts} experts)"
+    what = f"{held} in {precision}"
     if settings.get("quantization"):
-        what = f"{facts.parameters_billions:g}B parameters, {settings['quantization']}"
+        what = f"{held}, {settings['quantization']}"
     if not est.fits:
         kv = f" + KV cache {est.kv_one_gib:.1f} for 1 × {max_len} tokens" if max_len else ""
         fix = (
