@@ -25,12 +25,14 @@ that flow control is off to honour).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, llm_catalog, semantic_trtllm
+from inferplane.blueprint import catalog, defaults, llm_catalog, llm_config, semantic_trtllm
 from inferplane.blueprint.capacity import fit
 from inferplane.blueprint.checks import (
     semantic_hub,
@@ -49,6 +51,7 @@ from inferplane.blueprint.source import Document
 from inferplane.blueprint.upstream import vllm_owned
 
 _NUMBERS = ("parameters_billions", "layers", "heads", "kv_heads", "head_dim")
+_MOE = ("experts", "experts_per_token", "active_parameters_billions")
 _MIG_MEMORY = re.compile(r"(\d+)gb$")
 _TP_SIZES = 16
 
@@ -98,6 +101,11 @@ def advisories(doc: Document) -> list[Diagnostic]:
     return sorted(out, key=lambda d: d.location)
 
 
+def _here(env: EnvView) -> Path:
+    """The blueprint's directory (where `model_info.config` is read)."""
+    return Path(env.doc.source.file).parent
+
+
 def findings(env: EnvView) -> Iterator[Finding]:
     pools = env.data.get("gpu_pools") or {}
     for name, model in (env.data.get("models") or {}).items():
@@ -112,13 +120,13 @@ def findings(env: EnvView) -> Iterator[Finding]:
             )
             continue
         if model["server"] == "triton" and "tensorrt_llm" in model:
-            yield from _model_info_problems(path, model)
+            yield from _model_info_problems(path, model, _here(env))
             if model["pool"] in pools:
                 yield from _trtllm_fit(env, path, model, pools[model["pool"]])
             continue
         if model["server"] != "vllm":
             continue
-        yield from _model_info_problems(path, model)
+        yield from _model_info_problems(path, model, _here(env))
         settings = model.get("vllm") or {}
         yield from _speculative(path, settings)
         yield from _lora(env, path, name, model, settings)
@@ -129,28 +137,48 @@ def findings(env: EnvView) -> Iterator[Finding]:
 
 
 # --- model facts and the fit -------------------------------------------------------------
-def _model_info_problems(path: YamlPath, model: Mapping[str, Any]) -> Iterator[Finding]:
+def _model_info_problems(
+    path: YamlPath, model: Mapping[str, Any], here: Path | None = None
+) -> Iterator[Finding]:
     info = model.get("model_info")
     if not info:
+        yield from _active_in_the_name(path, model)
         return
     ipath = (*path, "model_info")
-    numbers = [k for k in _NUMBERS if k in info]
+    numbers = [k for k in (*_NUMBERS, *_MOE) if k in info]
+    given = [k for k in ("hf_repo", "config") if k in info]
+    if len(given) > 1 or (given and numbers):
+        yield Finding(
+            "error",
+            ipath,
+            "give one of `hf_repo`, `config` or the model's numbers, not "
+            + " and ".join(f"`{k}`" for k in [*given, *numbers[:1]]),
+            "keep hf_repo for a model of the built-in table, config for the checkpoint's own "
+            "config.json, or the numbers",
+        )
+        return
     if "hf_repo" in info:
-        if numbers:
-            yield Finding(
-                "error",
-                ipath,
-                "give either `hf_repo` or the model's numbers, not both",
-                "remove hf_repo to use your numbers, or the numbers to use the built-in table",
-            )
-        elif llm_catalog.lookup(info["hf_repo"]) is None:
+        if llm_catalog.lookup(info["hf_repo"]) is None:
             yield Finding(
                 "error",
                 (*ipath, "hf_repo"),
                 f"{info['hf_repo']!r} is not in the built-in model table",
-                "give its numbers instead: parameters_billions, layers, heads, kv_heads and "
-                "head_dim from its config.json",
+                "give its config.json instead (model_info.config, a copy beside the "
+                "blueprint), or its numbers: parameters_billions, layers, heads, kv_heads and "
+                "head_dim",
             )
+        return
+    if "config" in info:
+        if here is not None:
+            _facts, why = _facts_of_config(info["config"], here)
+            if why:
+                yield Finding(
+                    "error",
+                    (*ipath, "config"),
+                    why,
+                    "copy the checkpoint's config.json beside the blueprint and name it "
+                    "relative to the blueprint, or give the numbers instead",
+                )
         return
     missing = [k for k in _NUMBERS if k not in info]
     if missing:
@@ -161,26 +189,154 @@ def _model_info_problems(path: YamlPath, model: Mapping[str, Any]) -> Iterator[F
             "give all of parameters_billions, layers, heads, kv_heads and head_dim, or only "
             "hf_repo",
         )
-    elif info["heads"] % info["kv_heads"]:
+        return
+    if info["heads"] % info["kv_heads"]:
         yield Finding(
             "error",
             (*ipath, "kv_heads"),
             f"heads ({info['heads']}) is not a multiple of kv_heads ({info['kv_heads']})",
             "copy num_attention_heads and num_key_value_heads from the model's config.json",
         )
+        return
+    moe = [k for k in _MOE if k in info]
+    if moe and len(moe) < len(_MOE):
+        yield Finding(
+            "error",
+            ipath,
+            "a mixture-of-experts model_info is missing "
+            + ", ".join(k for k in _MOE if k not in info),
+            "give experts, experts_per_token and active_parameters_billions together (from "
+            "config.json and the model card), or none of them for a dense model",
+        )
+        return
+    if moe:
+        yield from _moe_problems(ipath, info)
+    else:
+        yield from _active_in_the_name(path, model)
 
 
-def facts_of(model: Mapping[str, Any]) -> tuple[llm_catalog.LlmFacts | None, str]:
-    """The model's facts, or None and why they are unknown."""
+def _moe_problems(ipath: YamlPath, info: Mapping[str, Any]) -> Iterator[Finding]:
+    """Plausibility of a mixture of experts given by its numbers."""
+    experts, per_token = info["experts"], info["experts_per_token"]
+    total, active = float(info["parameters_billions"]), float(info["active_parameters_billions"])
+    if per_token >= experts:
+        yield Finding(
+            "error",
+            (*ipath, "experts_per_token"),
+            f"experts_per_token ({per_token}) is not below experts ({experts}): every token "
+            "would run every expert",
+            "copy num_experts_per_tok and the number of routed experts (num_experts, "
+            "num_local_experts or n_routed_experts) from the model's config.json",
+        )
+    elif active >= total:
+        yield Finding(
+            "error",
+            (*ipath, "active_parameters_billions"),
+            f"active_parameters_billions ({active:g}) is not below parameters_billions "
+            f"({total:g}): a mixture of experts holds more weights than a token uses",
+            "parameters_billions counts all experts (the card's total), "
+            "active_parameters_billions those one token runs (its activated figure)",
+        )
+    elif active < total * per_token / experts:
+        yield Finding(
+            "error",
+            (*ipath, "active_parameters_billions"),
+            f"active_parameters_billions ({active:g}) is below what {per_token} of "
+            f"{experts} experts of a {total:g}B model use at least "
+            f"({total * per_token / experts:.2f}B, were every weight an expert)",
+            "check the three numbers against the model card: the total, the activated "
+            "figure and the experts per token",
+        )
+
+
+_ACTIVE_IN_NAME = re.compile(
+    r"(?<![0-9A-Za-z])(\d+(?:\.\d+)?)[Bb]-A(\d+(?:\.\d+)?)[Bb](?![0-9A-Za-z])"
+)
+"""``30B-A3B``: a mixture of experts' total and active sizes in a Qwen-style name."""
+
+
+def _active_in_the_name(path: YamlPath, model: Mapping[str, Any]) -> Iterator[Finding]:
+    """A name that says mixture of experts, on a model described as dense."""
+    facts, _ = facts_of(model)
+    if facts is None or facts.moe:
+        return
+    found = _ACTIVE_IN_NAME.search(str(model.get("source") or ""))
+    if not found:
+        return
+    yield Finding(
+        "warning",
+        (*path, "model_info") if model.get("model_info") else (*path, "source"),
+        f"the source's name ({found.group(0)}) says a mixture of experts with "
+        f"{found.group(2)}B active parameters, but the model is described as dense "
+        f"({facts.parameters_billions:g}B, every weight used by every token): memory is "
+        "right, the capacity plan is not",
+        "give model_info: experts, experts_per_token and active_parameters_billions (or "
+        "model_info.config, the checkpoint's config.json)",
+    )
+
+
+def _facts_of_config(name: str, here: Path) -> tuple[llm_catalog.LlmFacts | None, str]:
+    """The facts read from the config.json `name` beside the blueprint, or None and what is
+    wrong with it (a located message's text)."""
+    from inferplane.blueprint.capacity import profile
+
+    try:
+        text = profile.read_file(here, name)
+    except OSError as e:
+        return None, f"cannot read {name}: {e.strerror or e}"
+    except profile.FileRefused as e:
+        return None, str(e)
+    except UnicodeDecodeError:
+        return None, f"{name} is not UTF-8 text (a config.json is JSON)"
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        return None, f"{name} is not JSON: {e}"
+    if not isinstance(config, dict):
+        return None, f"{name} is not a JSON object (a config.json holds one)"
+    try:
+        shape = llm_config.read(config)
+    except llm_config.ConfigError as e:
+        return None, f"{name}: {e}"
+    if shape.heads % shape.kv_heads:
+        return None, (
+            f"{name}: num_attention_heads ({shape.heads}) is not a multiple of "
+            f"num_key_value_heads ({shape.kv_heads})"
+        )
+    if not 0.01 <= shape.parameters / 1e9 <= 10000:
+        return None, f"{name}: its shapes make {shape.parameters / 1e9:.3g}B parameters"
+    return llm_catalog.facts_from_shape(shape, f"models.<m>.model_info.config ({name})"), ""
+
+
+def facts_of(
+    model: Mapping[str, Any], here: Path | None = None
+) -> tuple[llm_catalog.LlmFacts | None, str]:
+    """The model's facts, or None and why they are unknown; `here` is the blueprint's
+    directory (where `model_info.config` is read)."""
     info = model.get("model_info") or {}
+    if "config" in info:
+        if here is None:
+            return None, "model_info.config is read beside the blueprint"
+        return _facts_of_config(info["config"], here)
     if all(k in info for k in _NUMBERS):
+        total = float(info["parameters_billions"])
+        moe: dict[str, Any] = {}
+        if all(k in info for k in _MOE) and info["experts_per_token"] < info["experts"]:
+            share = 1 - info["experts_per_token"] / info["experts"]
+            routed = (total - float(info["active_parameters_billions"])) / share
+            moe = {
+                "experts": info["experts"],
+                "experts_per_token": info["experts_per_token"],
+                "routed_parameters_billions": max(0.0, min(total, routed)),
+            }
         return llm_catalog.LlmFacts(
-            float(info["parameters_billions"]),
+            total,
             info["layers"],
             info["heads"],
             info["kv_heads"],
             info["head_dim"],
             "models.<m>.model_info",
+            **moe,
         ), ""
     repo = info.get("hf_repo") or llm_catalog.hf_repo_of(model["source"])
     if repo is None:
@@ -247,7 +403,7 @@ def _fit(
     settings: Mapping[str, Any],
     pool: Mapping[str, Any],
 ) -> Iterator[Finding]:
-    facts, why = facts_of(model)
+    facts, why = facts_of(model, _here(env))
     if facts is None:
         yield _unknown_facts(path, why)
         return
@@ -371,7 +527,7 @@ def _trtllm_fit(
     env: EnvView, path: YamlPath, model: Mapping[str, Any], pool: Mapping[str, Any]
 ) -> Iterator[Finding]:
     """The fit of a TensorRT-LLM model (`semantic_trtllm_fit`)."""
-    facts, why = facts_of(model)
+    facts, why = facts_of(model, _here(env))
     numbers = semantic_trtllm.fit_numbers(model, pool)
     if numbers is None:
         return

@@ -123,7 +123,9 @@ def resolve_model(
         wake=_wake(replicas.get("wake")),
         wake_hosts=tuple((replicas.get("wake") or {}).get("hosts") or ()),
         schedule=_schedule(replicas.get("schedule") or (), len(pool.zones)),
-        llm=semantic_vllm.facts_of(spec)[0] if server == "vllm" or "tensorrt_llm" in spec else None,
+        llm=semantic_vllm.facts_of(spec, here)[0]
+        if server == "vllm" or "tensorrt_llm" in spec
+        else None,
         backend=resolve_triton.backend_of(spec),
         accelerator=spec.get("accelerator", "cuda"),
         inputs=resolve_triton.tensors(spec.get("inputs")),
