@@ -5,12 +5,13 @@ experts its batch touches; pinned against aiconfigurator's measured MoE operatio
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 from test_capacity import BASE, edit, problems
 
 from inferplane.blueprint import llm_catalog
-from inferplane.blueprint.capacity import fit, gpus, load, roofline
+from inferplane.blueprint.capacity import aiconfigurator, fit, gpus, load, planner, roofline
 from inferplane.blueprint.loading.loader import load_text
 from inferplane.blueprint.resolution.resolve import resolve
 
@@ -163,3 +164,37 @@ def test_an_expert_split_tensor_parallelism_cannot_make() -> None:
     )
     assert fit.expert_split_problem(1000, 64, 8, expert_parallel=True) is None
     assert fit.expert_split_problem(0, 0, 8, expert_parallel=False) is None
+
+
+@pytest.mark.needs_tools
+@pytest.mark.parametrize("extra", ["", ", extra_args: [--enable-expert-parallel]"])
+def test_aiconfigurator_times_a_split_mixture_of_experts(extra: str) -> None:
+    # aiconfigurator asks for the MoE layers' own widths (moe_tp_size x moe_ep_size = tp):
+    # without them a mixture of experts on more than one GPU stopped the planner.
+    if os.environ.get("CI") != "true":  # CI installs the `capacity` extra (.ci/run)
+        pytest.importorskip(
+            "aiconfigurator_core", reason="the optional `capacity` extra is not installed"
+        )
+    text = edit(
+        "vllm: {max_model_len: 8192}",
+        f"gpus: 4\n    vllm: {{max_model_len: 8192{extra}}}",
+        H100_QWEN,
+    )
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    plan = planner.plan_env(env).plans["chat"]
+    assert plan.source == "aiconfigurator"
+    assert plan.rps[1] > 0
+
+
+@pytest.mark.needs_tools
+def test_aiconfigurator_is_never_asked_for_a_model_it_would_download() -> None:
+    if os.environ.get("CI") != "true":
+        pytest.importorskip(
+            "aiconfigurator_core", reason="the optional `capacity` extra is not installed"
+        )
+    root = aiconfigurator._root()
+    assert root is not None
+    # It ships Mixtral's config.json but reads it from the Hub (not in DefaultHFModels).
+    assert (root / "model_configs" / "mistralai--Mixtral-8x7B-v0.1_config.json").exists()
+    assert aiconfigurator.model_id(root, "mistralai/Mixtral-8x7B-Instruct-v0.1") is None
+    assert aiconfigurator.model_id(root, "Qwen/Qwen3-30B-A3B-FP8") == "Qwen/Qwen3-30B-A3B-FP8"

@@ -97,10 +97,27 @@ def model_id(root: Path, repo: str) -> str | None:
     names = [name, name.removesuffix("-Instruct")]
     if org == "meta-llama" and name.startswith("Llama-3.1"):
         names += [f"Meta-{n}" for n in names]
+    offline = _offline_models()
     for n in names:
-        if (root / "model_configs" / f"{org}--{n}_config.json").exists():
+        if (root / "model_configs" / f"{org}--{n}_config.json").exists() and (
+            f"{org}/{n}" in offline
+        ):
             return f"{org}/{n}"
     return None
+
+
+@functools.cache
+def _offline_models() -> frozenset[str]:
+    """The models aiconfigurator reads from its own copies: any other id, even one whose
+    config file it ships (mistralai/Mixtral-8x7B-v0.1), it downloads from the Hub
+    (``sdk/utils.py`` ``_load_model_config_from_model_path``: ``if model_path in
+    DefaultHFModels: ... _load_pre_downloaded_hf_config`` else ``_download_hf_config``), which
+    the planner never does."""
+    try:
+        from aiconfigurator_core.sdk.common import DefaultHFModels
+    except ImportError:
+        return frozenset()
+    return frozenset(DefaultHFModels)
 
 
 def source_for(gpu: str, repo: str | None, backend: str, pinned: str) -> Source | None:
