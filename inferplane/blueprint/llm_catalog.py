@@ -87,6 +87,17 @@ class LlmFacts:
     copy: str = ""
     """The vendored copy of `source` the numbers were read from, with its sha256; empty for
     a hand-entered row."""
+    encoder_parameters_billions: float = 0.0
+    """An encoder-decoder model (Whisper): its encoder's weights, in billions (part of
+    `parameters_billions`); the other fields describe its decoder."""
+    encoder_layers: int = 0
+    encoder_frames: int = 0
+    """Positions the encoder computes per 30 s audio clip, cached per sequence for the
+    decoder's cross-attention (`llm_config.read_whisper`)."""
+
+    @property
+    def encoder_decoder(self) -> bool:
+        return self.encoder_frames > 0
 
     @property
     def parameters(self) -> float:
@@ -111,6 +122,14 @@ class LlmFacts:
 
     def basis(self) -> str:
         """How the planner counts this model, for `inferplane plan`."""
+        if self.encoder_decoder:
+            decoder = self.parameters_billions - self.encoder_parameters_billions
+            return (
+                f"encoder-decoder: a {self.encoder_parameters_billions:.2f}B encoder computes "
+                f"{self.encoder_frames} frames per 30 s of audio, a {decoder:.2f}B decoder "
+                f"generates the text (max_model_len counts its tokens; its cross-attention "
+                f"caches the {self.encoder_frames} frames per sequence)"
+            )
         if not self.moe:
             return f"dense, {self.parameters_billions:.2f}B parameters"
         return (
@@ -217,6 +236,9 @@ def facts_from_shape(shape: llm_config.Shape, source: str, **kw: Any) -> LlmFact
         shared_experts=shape.shared_experts,
         routed_parameters_billions=round(shape.routed_parameters / 1e9, 2),
         moe_intermediate_size=shape.moe_intermediate_size,
+        encoder_parameters_billions=round(shape.encoder_parameters / 1e9, 3),
+        encoder_layers=shape.encoder_layers,
+        encoder_frames=shape.encoder_frames,
         **kw,
     )
 

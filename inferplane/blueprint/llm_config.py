@@ -33,6 +33,7 @@ layer that only speculative decoding loads (DeepSeek-V3's ``num_nextn_predict_la
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,12 @@ class Shape:
     shared_experts: int = 0
     moe_intermediate_size: int = 0
     moe_layers: int = 0
+    encoder_parameters: float = 0.0
+    """An encoder-decoder model's encoder weights (part of `parameters`); 0 for a decoder."""
+    encoder_layers: int = 0
+    encoder_frames: int = 0
+    """Positions the encoder computes per audio clip (Whisper's ``max_source_positions``);
+    the decoder's cross-attention caches as many per sequence."""
 
     @property
     def active_parameters(self) -> float:
@@ -109,7 +116,12 @@ def read(config: Mapping[str, Any]) -> Shape:
     if isinstance(config.get("text_config"), Mapping):
         cfg = config["text_config"]
     if config.get("is_encoder_decoder") or cfg.get("is_encoder_decoder"):
-        raise ConfigError("config.json describes an encoder-decoder model, not a decoder")
+        if cfg.get("model_type") == "whisper":
+            return read_whisper(cfg)
+        raise ConfigError(
+            "config.json describes an encoder-decoder model other than Whisper, which is not "
+            "read here"
+        )
     for key, plain in _UNREAD:
         if key in cfg and cfg[key] not in plain:
             raise ConfigError(
@@ -209,6 +221,84 @@ def read(config: Mapping[str, Any]) -> Shape:
         moe_intermediate_size=moe_inter,
         moe_layers=moe_layers,
     )
+
+
+WHISPER_CLIP_SECONDS = 30
+"""Seconds of audio one Whisper encoder pass reads: the feature extractor's
+``chunk_length`` (30, ``"nb_max_frames": 3000`` mel frames at ``hop_length`` 160 and 16 kHz:
+openai/whisper-large-v3's preprocessor_config.json as printed in Xianchao-Wu/distil-whisper
+``training/run_pseudo_labelling.py``), which vLLM v0.33.0 takes as the longest clip
+(``vllm/model_executor/models/whisper.py`` ``get_speech_to_text_config``:
+``max_audio_clip_s=processor.feature_extractor.chunk_length``)."""
+
+
+def read_whisper(cfg: Mapping[str, Any]) -> Shape:
+    """Whisper (``model_type`` ``whisper``): an audio encoder of ``encoder_layers`` over
+    ``max_source_positions`` frames per 30 s clip (two convolutions over ``num_mel_bins``,
+    learned positions) and a text decoder of ``decoder_layers`` with self- and
+    cross-attention over ``max_target_positions`` tokens, ``d_model`` wide. Every attention
+    has biases on q, v and out but not k; LayerNorms have weight and bias; the output
+    projection shares the token embedding (transformers ``WhisperForConditionalGeneration``,
+    the module tree printed with the config in Xianchao-Wu/distil-whisper
+    ``training/run_pseudo_labelling.py``). The shape's `layers`, heads and context are the
+    decoder's, which vLLM schedules and caches; `encoder_frames` per sequence are cached
+    for cross-attention (vLLM v0.33.0 ``vllm/v1/kv_cache_interface.py``
+    ``CrossAttentionSpec``: "we need to cache encoder states ... e.g., 1500 for Whisper")."""
+    d = _int(cfg, "d_model")
+    enc_layers, dec_layers = _int(cfg, "encoder_layers"), _int(cfg, "decoder_layers")
+    enc_heads = _int(cfg, "encoder_attention_heads")
+    dec_heads = _int(cfg, "decoder_attention_heads")
+    enc_ffn, dec_ffn = _int(cfg, "encoder_ffn_dim"), _int(cfg, "decoder_ffn_dim")
+    vocab, mels = _int(cfg, "vocab_size"), _int(cfg, "num_mel_bins")
+    frames, context = _int(cfg, "max_source_positions"), _int(cfg, "max_target_positions")
+    if min(d, enc_layers, dec_layers, enc_heads, dec_heads, frames, context) < 1:
+        raise ConfigError("config.json has a zero Whisper dimension")
+    if d % dec_heads:
+        raise ConfigError(
+            f"config.json: d_model ({d}) is not divisible by decoder_attention_heads ({dec_heads})"
+        )
+    attention = 4 * d * d + 3 * d
+    norm = 2 * d
+    ffn_enc = 2 * d * enc_ffn + enc_ffn + d
+    ffn_dec = 2 * d * dec_ffn + dec_ffn + d
+    encoder = (
+        mels * d * 3
+        + d
+        + d * d * 3
+        + d
+        + frames * d
+        + enc_layers * (attention + ffn_enc + 2 * norm)
+        + norm
+    )
+    decoder = vocab * d + context * d + dec_layers * (2 * attention + ffn_dec + 3 * norm) + norm
+    return Shape(
+        architecture="WhisperForConditionalGeneration",
+        layers=dec_layers,
+        hidden_size=d,
+        heads=dec_heads,
+        kv_heads=dec_heads,
+        head_dim=d // dec_heads,
+        kv_per_head=2,
+        vocab_size=vocab,
+        intermediate_size=dec_ffn,
+        context=context,
+        parameters=float(encoder + decoder),
+        encoder_parameters=float(encoder),
+        encoder_layers=enc_layers,
+        encoder_frames=frames,
+    )
+
+
+def clips(audio_seconds: float) -> int:
+    """Clips vLLM v0.33.0 cuts `audio_seconds` of audio into: one up to
+    `WHISPER_CLIP_SECONDS`, else each clip ends at the quietest point of the last second
+    before 30 s (``vllm/multimodal/audio.py`` ``split_audio``, ``overlap_chunk_second`` 1 of
+    ``vllm/config/speech_to_text.py``), so holds 29 s at least: at most
+    ``1 + ceil((s - 30) / 29)``."""
+    if audio_seconds <= WHISPER_CLIP_SECONDS:
+        return 1
+    step = WHISPER_CLIP_SECONDS - 1
+    return 1 + math.ceil((audio_seconds - WHISPER_CLIP_SECONDS) / step - 1e-9)
 
 
 def distinct_experts(experts: int, per_token: int, tokens: float) -> float:

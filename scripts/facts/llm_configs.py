@@ -13,7 +13,9 @@ sha256, so each row of the table is traceable to the bytes it was read from.
     python scripts/facts/llm_configs.py --check                      # compare, do not write
 
 Without ``--wheel`` it reads the installed ``aiconfigurator_core`` package. Each config is
-kept whole except ``quantization_config``, of which only ``quant_method`` is kept.
+kept whole except ``quantization_config``, of which only ``quant_method`` is kept. Whisper's
+config no package ships: `TRANSCRIBED` holds the keys that size it, copied from a public
+printout of the released file with that printout's address (sha256 of the keys as written).
 `inferplane.blueprint.llm_catalog` reads the file with `inferplane.blueprint.llm_config`;
 `tests/blueprint/test_llm_config.py` holds the counts read from it against the model cards.
 """
@@ -78,6 +80,47 @@ MODELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+# Configs no registry package ships, copied by hand from a public printout of the released
+# file, with that printout's address: (repository id, its other ids, source, the keys).
+_WHISPER_LARGE_V3 = {
+    # WhisperConfig.from_pretrained("openai/whisper-large-v3") (snapshot
+    # 06f233fe06e710322aca913c1bc4249a0d71fce1, transformers 4.43.2) as printed in the
+    # source below; the keys that size the model.
+    "architectures": ["WhisperForConditionalGeneration"],
+    "d_model": 1280,
+    "decoder_attention_heads": 20,
+    "decoder_ffn_dim": 5120,
+    "decoder_layers": 32,
+    "encoder_attention_heads": 20,
+    "encoder_ffn_dim": 5120,
+    "encoder_layers": 32,
+    "is_encoder_decoder": True,
+    "max_source_positions": 1500,
+    "max_target_positions": 448,
+    "model_type": "whisper",
+    "num_mel_bins": 128,
+    "vocab_size": 51866,
+}
+TRANSCRIBED: tuple[tuple[str, tuple[str, ...], str, dict[str, Any]], ...] = (
+    (
+        "openai/whisper-large-v3",
+        ("openai/whisper-large-v3",),
+        "https://github.com/Xianchao-Wu/distil-whisper/blob/"
+        "10c11aab0ddf6d3909c519d525f962d1f9f2e6f9/training/run_pseudo_labelling.py",
+        _WHISPER_LARGE_V3,
+    ),
+    (
+        # large-v3 with 4 decoder layers: "Whisper large-v3-turbo is a fine-tuned version of a
+        # pruned Whisper large-v3 ... with the number of decoding layers reduced from 32 to 4"
+        # (https://catalog.ngc.nvidia.com/orgs/nvidia/teams/riva/models/whisper_large_turbo)
+        "openai/whisper-large-v3-turbo",
+        ("openai/whisper-large-v3-turbo",),
+        "https://catalog.ngc.nvidia.com/orgs/nvidia/teams/riva/models/whisper_large_turbo",
+        {**_WHISPER_LARGE_V3, "decoder_layers": 4},
+    ),
+)
+
+
 def _read_files(wheel: Path | None) -> tuple[str, dict[str, bytes]]:
     """(where the files come from, file stem -> bytes)."""
     names = {stem: f"aiconfigurator_core/model_configs/{stem}_config.json" for stem, _ in MODELS}
@@ -109,6 +152,14 @@ def build(wheel: Path | None) -> str:
             "source": f"{PACKAGE} aiconfigurator_core/model_configs/{stem}_config.json",
             "sha256": hashlib.sha256(data).hexdigest(),
             "config": _slim(json.loads(data)),
+        }
+    for repo, repos, source, config in TRANSCRIBED:
+        text = json.dumps(config, sort_keys=True).encode()
+        rows[repo] = {
+            "repos": list(repos),
+            "source": f"transcribed from {source}",
+            "sha256": hashlib.sha256(text).hexdigest(),
+            "config": config,
         }
     doc = {
         "generated_by": f"scripts/facts/llm_configs.py v{VERSION} from {origin}",

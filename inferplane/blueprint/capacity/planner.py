@@ -149,11 +149,20 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
         else:
             slack = p.e2e_ms / 1000
         rps = (
-            low.point.rps if low.point else 0.0,
-            mid.point.rps if mid.point else 0.0,
-            high.point.rps,
+            roofline.request_rps(llm, low.point) if low.point else 0.0,
+            roofline.request_rps(llm, mid.point) if mid.point else 0.0,
+            roofline.request_rps(llm, high.point),
         )
         latency = f"TTFT {p.ttft_ms:.0f} ms, ITL {p.itl_ms:.1f} ms, request {p.e2e_ms:.0f} ms"
+        clips = load.clip_tokens(model)
+        if clips is not None:
+            latency += (
+                f"; a request of {model.traffic.audio_seconds:g} s of audio is "
+                f"{clips[0]} clip(s) of 30 s at most, each an engine sequence of "
+                f"{clips[1]} prompt + {clips[2]} output tokens"
+                if model.traffic and model.traffic.audio_seconds
+                else ""
+            )
         limited = (mid if mid.point else high).limited_by
         # Named as the profile's are: the blueprint field that stops the batch growing.
         if limited.endswith("_ms"):

@@ -143,6 +143,15 @@ class LlmLoad:
     `parameters`); 0 for a dense model."""
     experts: int = 0
     experts_per_token: int = 0
+    encoder_parameters: float = 0.0
+    """An encoder-decoder model (Whisper): the encoder's weights, which each sequence's
+    prefill computes over `encoder_tokens` frames; `parameters` are then the decoder's."""
+    encoder_layers: int = 0
+    encoder_tokens: int = 0
+    """Encoder frames per sequence, computed once and cached for cross-attention."""
+    sequences_per_request: int = 1
+    """Engine sequences one request becomes (a speech model's audio clips): requests per
+    second are the sequences' over this (`request_rps`)."""
 
     @property
     def fast_band(self) -> float:
@@ -215,22 +224,39 @@ def _floor(load: LlmLoad, batch: int) -> tuple[float, float]:
     the bandwidth its kernels reached plus the per-layer time."""
     flops, bandwidth = _scale(load)
     layer_s = load.layers * LAYER_TIME_S / load.speed
+    prefill_layers_s = layer_s + load.encoder_layers * LAYER_TIME_S / load.speed
     computed = load.input_tokens * (1 - load.cached_share)
-    weights = weights_read(load, max(1.0, computed))
+    weights = weights_read(load, max(1.0, computed)) + load.encoder_parameters * load.weight_bytes
     if load.kernel is None:
-        return max(layer_s, weights / bandwidth), layer_s
+        return max(prefill_layers_s, weights / bandwidth), layer_s
     tp_eff = TENSOR_PARALLEL_EFFICIENCY if load.gpus > 1 else 1.0
     kernel_bw = load.gpus * load.kernel.bandwidth_gb_s * 1e9 * tp_eff * load.speed
     active = active_parameters(load)
-    prefill = layer_s + max(2 * active * computed / flops, weights / kernel_bw)
+    prefill = prefill_layers_s + max(_prefill_flops(load) / flops, weights / kernel_bw)
     read = weights_read(load, batch) + batch * _context(load) * load.kv_bytes_per_token
     step = layer_s + max(read / kernel_bw, 2 * active * batch / flops)
     return prefill, step
 
 
+def _prefill_flops(load: LlmLoad) -> float:
+    """FLOPs of one sequence's prefill: the prompt tokens the prefix cache does not hold
+    through the active parameters, and an encoder's frames through the encoder."""
+    computed = load.input_tokens * (1 - load.cached_share)
+    return (
+        2 * active_parameters(load) * computed + 2 * load.encoder_parameters * load.encoder_tokens
+    )
+
+
 def _context(load: LlmLoad) -> float:
-    """Tokens a sequence holds on average while it decodes."""
-    return load.input_tokens + load.output_tokens / 2
+    """Tokens a sequence holds in the KV cache on average while it decodes (an
+    encoder-decoder's cross-attention holds its encoder frames as well)."""
+    return load.input_tokens + load.output_tokens / 2 + load.encoder_tokens
+
+
+def request_rps(load: LlmLoad, point: LlmPoint) -> float:
+    """Requests per second one replica completes at `point`: its sequences' over the
+    sequences a request becomes."""
+    return point.rps / load.sequences_per_request
 
 
 def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
@@ -239,9 +265,8 @@ def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
         prefill_s, step_s = (t / load.speed for t in load.timings(batch))
     else:
         flops, bandwidth = _scale(load)
-        computed = load.input_tokens * (1 - load.cached_share)
         active = active_parameters(load)
-        prefill_s = 2 * active * computed / flops
+        prefill_s = _prefill_flops(load) / flops
         read = weights_read(load, batch) + batch * _context(load) * load.kv_bytes_per_token
         step_s = max(read / bandwidth, 2 * active * batch / flops)
     floor_prefill, floor_step = _floor(load, batch)
@@ -266,7 +291,9 @@ def _missed(load: LlmLoad, p: LlmPoint) -> str | None:
 
 def estimate(load: LlmLoad) -> LlmEstimate:
     """The largest batch within the SLO, the KV cache and the engine's cap."""
-    per_seq = (load.input_tokens + load.output_tokens) * load.kv_bytes_per_token
+    per_seq = (
+        load.input_tokens + load.output_tokens + load.encoder_tokens
+    ) * load.kv_bytes_per_token
     kv_batch = int(load.kv_room_bytes // per_seq) if per_seq > 0 else MAX_BATCH
     first = at_batch(load, 1)
     limits = [(kv_batch, "KV cache"), (MAX_BATCH, "search limit")]

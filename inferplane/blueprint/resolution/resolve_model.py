@@ -159,6 +159,7 @@ def _traffic(spec: Mapping[str, Any] | None) -> Traffic | None:
         output_tokens=spec.get("output_tokens"),
         shared_prefix=float(spec.get("shared_prefix", 0.0)),
         items_per_request=int(spec.get("items_per_request", 1)),
+        audio_seconds=float(spec["audio_seconds"]) if "audio_seconds" in spec else None,
     )
 
 
