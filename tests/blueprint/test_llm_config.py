@@ -121,6 +121,7 @@ def test_vendored_configs_are_the_packages() -> None:
         [sys.executable, str(ROOT / "scripts" / "facts" / "llm_configs.py"), "--check"],
         capture_output=True,
         text=True,
+        timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stderr
