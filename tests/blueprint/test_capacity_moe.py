@@ -227,3 +227,16 @@ def test_a_quantized_mixture_of_experts_on_the_roofline_is_called_optimistic() -
     warned = [p for p in problems_ if "quantized MoE kernels" in p.message]
     assert len(warned) == 1, problems_
     assert warned[0].path == ("models", "chat", "traffic")
+
+
+def test_inferplane_plan_prints_and_writes_the_basis() -> None:
+    from inferplane.app import plan_capacity
+
+    env = resolve(load_text(H100_QWEN, "bp.yaml"), "stg")
+    env_plan = planner.plan_env(env)
+    lines = plan_capacity.render(env, env_plan)
+    assert any(
+        line.startswith("    model: mixture of experts: 30.53B parameters held") for line in lines
+    ), lines
+    doc = plan_capacity.as_json(env, env_plan.plans["chat"])
+    assert str(doc["model_basis"]).startswith("mixture of experts: 30.53B parameters held")

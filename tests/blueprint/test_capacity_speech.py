@@ -121,3 +121,21 @@ def test_the_encoder_is_computed_once_per_clip_and_cached_for_cross_attention() 
     assert (got.input_tokens, got.output_tokens, got.encoder_tokens) == (4, 60, 1500)
     # The decoder's weights: 1.54B in all, 0.637B of them the encoder's.
     assert got.parameters / 1e9 == pytest.approx(1.54 - 0.637, abs=0.001)
+
+
+def test_the_fit_counts_the_encoder_frames_each_sequence_caches() -> None:
+    # 1.54B fp16 weights (2.9 GiB) fit an L4; max_model_len 448 and Whisper's 1,500 frames
+    # of cross-attention make a sequence of 1,948 cached positions.
+    from inferplane.blueprint.checks.semantic_vllm import advisories
+
+    text = whisper("{peak_rps: 4, audio_seconds: 20, output_tokens: 60}")
+    text = edit(
+        "vllm: {max_model_len: 448}", "vllm: {max_model_len: 448, max_num_seqs: 4096}", text
+    )
+    found = [d.format() for d in advisories(load_text(text, "bp.yaml"))]
+    # 1,948 x 32 layers x 20 heads x 64 x 2 (K, V) x 2 bytes = 0.30 GiB (448 alone: 0.07).
+    assert any(
+        "the KV cache holds 59 sequences of 448 tokens at once (17.7 GiB after weights and "
+        "overhead, 0.30 GiB each)" in f
+        for f in found
+    ), found

@@ -449,7 +449,8 @@ def _fit(
         kv_heads=facts.kv_heads,
         head_dim=facts.head_dim,
         kv_bytes=fit.kv_cache_bytes(precision, settings.get("kv_cache_dtype")),
-        max_model_len=max_len,
+        # An encoder-decoder's sequence also caches its encoder frames for cross-attention.
+        max_model_len=max_len + facts.encoder_frames if max_len else None,
         max_num_seqs=settings.get("max_num_seqs"),
         gpus=gpus,
         gpu_memory_gib=gpu_memory_gib(pool),
@@ -463,7 +464,10 @@ def _fit(
     if settings.get("quantization"):
         what = f"{held}, {settings['quantization']}"
     if not est.fits:
-        kv = f" + KV cache {est.kv_one_gib:.1f} for 1 × {max_len} tokens" if max_len else ""
+        tokens = f"{max_len} tokens"
+        if facts.encoder_decoder:
+            tokens += f" and {facts.encoder_frames} encoder frames"
+        kv = f" + KV cache {est.kv_one_gib:.1f} for 1 × {tokens}" if max_len else ""
         fix = (
             "use more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter "
             "max_model_len"
