@@ -219,6 +219,61 @@ def keda_http_add_on_values(
     }
 
 
+ARGO_ROLLOUTS_IMAGE_TAG: Final = "v1.10.1"
+"""The controller the chart runs: the release built and rehearsed from its Go module
+(``bundled.argo_rollouts_controller`` of releases.json), newer than the chart's own
+``appVersion`` (v1.9.0 for chart 2.41.0)."""
+ARGO_ROLLOUTS_RESTRICTED: Final = MappingProxyType(
+    {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "warn", "audit")}
+)
+"""The controller's namespace enforces Pod Security ``restricted``: the chart's pods meet it
+as they come (argo-helm argo-rollouts 2.41.0 values.yaml: ``podSecurityContext.runAsNonRoot:
+true``; ``containerSecurityContext``: ``allowPrivilegeEscalation: false``, ``capabilities.drop:
+[ALL]``, ``readOnlyRootFilesystem: true``, ``seccompProfile.type: RuntimeDefault``;
+``templates/controller/deployment.yaml``: emptyDir volumes only)."""
+
+
+def argo_rollouts_values(prometheus_labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Argo Rollouts values (argo-helm ``charts/argo-rollouts/values.yaml`` at chart 2.41.0):
+
+    - ``controller.image.tag``: `ARGO_ROLLOUTS_IMAGE_TAG` (the chart's default ``""`` means
+      its ``appVersion``, ``templates/controller/deployment.yaml``);
+    - ``installCRDs: false`` (default true): the chart's CRDs are its appVersion's; the stack
+      applies v1.10.1's own (`inferplane.components.argo_rollouts`);
+    - ``providerRBAC.enabled: false`` (default true, with every traffic router on): the
+      ClusterRole gets no rules for Istio, SMI, Ambassador, the AWS Load Balancer Controller,
+      App Mesh, Traefik, APISIX, Contour, Gloo Platform or the Gateway API
+      (``templates/_helpers.tpl`` ``argo-rollouts.controller.roleRules``): canaries here are
+      shares of replicas, no traffic router is used;
+    - two replicas (the chart's default ``controller.replicas: 2``, which turns on
+      ``--leader-elect``) kept available through node drains by a PodDisruptionBudget
+      (``controller.pdb``, default off) of ``minAvailable: 1``;
+    - its metrics scraped (``controller.metrics.enabled``, ``serviceMonitor.enabled``, both
+      default false), labelled for the cluster's Prometheus (`monitor_labels`);
+    - ``resources.limits.ephemeral-storage: 1Gi``: the limit of the upstream Deployment
+      (argoproj/argo-rollouts v1.10.1 ``manifests/base/argo-rollouts-deployment.yaml``); the
+      chart sets none (``controller.resources: {}``).
+
+    The dashboard stays off (``dashboard.enabled``, default false)."""
+    return {
+        "installCRDs": False,
+        "controller": {
+            "image": {"tag": ARGO_ROLLOUTS_IMAGE_TAG},
+            "pdb": {"enabled": True, "minAvailable": 1},
+            "metrics": {
+                "enabled": True,
+                "serviceMonitor": {
+                    "enabled": True,
+                    "additionalLabels": monitor_labels(prometheus_labels),
+                },
+            },
+            "resources": {"limits": {"ephemeral-storage": "1Gi"}},
+        },
+        "providerRBAC": {"enabled": False},
+        "dashboard": {"enabled": False},
+    }
+
+
 UNEXPOSED_CONTROL_PLANE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd", "kubeProxy")
 """kube-prometheus-stack scrape targets (all ``enabled: true`` in the chart's values.yaml)
 that EKS and GKE do not let Prometheus reach, so they would only raise "down" alerts:

@@ -1,6 +1,7 @@
 """Cluster add-ons: NVIDIA GPU Operator, KEDA (and its HTTP add-on where a model at zero
-wakes on its own HTTP traffic), kube-prometheus-stack, and on EKS the AWS Load Balancer
-Controller and Cluster Autoscaler (each with its own IRSA role).
+wakes on its own HTTP traffic), kube-prometheus-stack, Argo Rollouts where the environment
+asks for it, and on EKS the AWS Load Balancer Controller and Cluster Autoscaler (each with
+its own IRSA role).
 
 An add-on the environment marks ``existing`` (`inferplane.blueprint.addons`) is skipped
 whole: no namespace, release or IAM role; the serving objects use its coordinates instead.
@@ -22,7 +23,14 @@ import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import defaults, long_requests, naming
 from inferplane.blueprint.upstream.gke_drivers import InstallerVersion
-from inferplane.components import addon_iam, addon_values, alerting, gke_driver, iam
+from inferplane.components import (
+    addon_iam,
+    addon_values,
+    alerting,
+    argo_rollouts,
+    gke_driver,
+    iam,
+)
 from inferplane.components.cloud import Cloud, Ownership, aws_tags
 from inferplane.components.gke_driver import GKE_DRIVER_INSTALLER
 
@@ -132,6 +140,12 @@ class ClusterAddonsArgs:
     """AWS with an installed Cluster Autoscaler: node group id patterns by priority, for a
     pool that lists several capacity sources (`capacity_sources.expander_priorities`).
     Default: none, and least-waste expansion alone."""
+    argo_rollouts: bool = False
+    """Install Argo Rollouts (`addon_values.argo_rollouts_values`) and its CRDs
+    (`argo_rollouts.rollouts_crds`): the environment names the add-on in ``install`` mode.
+    Default: not installed."""
+    argo_rollouts_version: str = defaults.VERSIONS["argo_rollouts"]
+    """Argo Rollouts chart version (``argo-rollouts``)."""
     install_cluster_autoscaler: bool = True
     """AWS: install the Cluster Autoscaler and its IRSA role. False: the cluster runs a
     Cluster Autoscaler of its own that discovers the GPU node groups by their tags
@@ -202,6 +216,8 @@ class ClusterAddons(pulumi.ComponentResource):
                 addon_values.keda_http_add_on_values(args.keda_http_drain_s, args.keda_http_zones),
                 keda,
             )
+        if args.argo_rollouts:
+            self._argo_rollouts(args, after_prometheus)
         if args.cloud == "aws":
             self._aws_controllers(args)
         self.register_outputs(
@@ -245,6 +261,24 @@ class ClusterAddons(pulumi.ComponentResource):
                 alertmanager=alertmanager,
             ),
             before_monitoring,
+        )
+
+    def _argo_rollouts(self, args: ClusterAddonsArgs, after: list[pulumi.Resource]) -> None:
+        """The controller's namespace (Pod Security ``restricted``), the pinned controller's
+        CRDs, then the release (its ServiceMonitor needs kube-prometheus-stack's CRD)."""
+        namespace = self._namespace(
+            naming.ARGO_ROLLOUTS_NAMESPACE, addon_values.ARGO_ROLLOUTS_RESTRICTED
+        )
+        crds = argo_rollouts.rollouts_crds(
+            f"{self._name}-argo-rollouts", self._provider, pulumi.ResourceOptions(parent=self)
+        )
+        self._release(
+            naming.ARGO_ROLLOUTS_RELEASE,
+            "argo-rollouts",
+            args.argo_rollouts_version,
+            naming.ARGO_ROLLOUTS_NAMESPACE,
+            addon_values.argo_rollouts_values(args.prometheus_labels),
+            [namespace, *crds, *after],
         )
 
     def _gpu_operator(self, args: ClusterAddonsArgs, after: list[pulumi.Resource]) -> None:

@@ -223,6 +223,8 @@ def addons_args(
         keda_namespace=addons.keda.namespace,
         install_keda_http_add_on=not addons.keda_http_add_on.existing,
         install_aws_load_balancer_controller=not addons.aws_load_balancer_controller.existing,
+        argo_rollouts=addons.argo_rollouts.enabled and not addons.argo_rollouts.existing,
+        argo_rollouts_version=versions.argo_rollouts,
         # With Karpenter there are no node groups for a Cluster Autoscaler to scale.
         install_cluster_autoscaler=not (
             addons.cluster_autoscaler.existing or addons.karpenter.existing

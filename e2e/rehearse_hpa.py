@@ -60,7 +60,9 @@ SCALE_WAIT = 120.0
 
 def not_built() -> list[str]:
     needed = [TOOLS[n] for n in ("kubernetes", "etcd", "kwok", "keda")]
-    needed += list(REHEARSAL_TOOLS.values())
+    needed += [
+        REHEARSAL_TOOLS[n] for n in ("prometheus", "prometheus-operator", "keda-metrics-apiserver")
+    ]
     return [tool.name for tool in (make() for make in needed) if not tool.built()]
 
 

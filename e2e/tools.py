@@ -7,7 +7,8 @@
 
 Two groups: ``e2e`` (the default: the control plane, Pulumi and its Kubernetes provider, the
 KEDA operator — what `./dev e2e` needs) and ``rehearsal`` (Prometheus, promtool, the
-Prometheus operator and KEDA's metrics API server — what the rehearsal adds beside them).
+Prometheus operator, KEDA's metrics API server and the Argo Rollouts controller — what the
+rehearsals add beside them).
 Every pin lives in e2e/tools.toml. A tool is cached under
 ``${XDG_CACHE_HOME:-~/.cache}/inferplane/tools/<name>-<version>-<recipe>/bin`` where
 ``<recipe>`` hashes everything that decides the build (module, version, replaces, flags), so a
@@ -269,6 +270,27 @@ def keda_metrics_tool() -> Tool:
     )
 
 
+def argo_rollouts_tool() -> Tool:
+    """The Argo Rollouts controller. Its go.mod (at the pin) pins every k8s.io module with
+    non-relative replaces (``k8s.io/api => k8s.io/api v0.34.5`` ...) and has no relative ones;
+    the wrapper repeats them all. Version stamp: the Makefile's ``LDFLAGS`` set
+    ``utils/version.version`` (the module's VERSION file is stale at 1.2.0, so the release
+    builds take it from the git tag)."""
+    ver = pins()["argo_rollouts"]["version"]
+    module = "github.com/argoproj/argo-rollouts"
+    gomod = upstream_gomod(module, ver)
+    replaces = [f"{o} => {n}" for o, n in gomod_replaces(gomod) if not n.startswith(".")]
+    return Tool(
+        name="argo-rollouts",
+        version=ver,
+        binaries={f"{module}/cmd/rollouts-controller": "rollouts-controller"},
+        requires=[(module, ver)],
+        replaces=replaces,
+        ldflags=[f"-X {module}/utils/version.version={ver.lstrip('v')}"],
+        module_files=[(f"{module}@{ver}", "manifests/crds/*-crd.yaml", "share/crds/")],
+    )
+
+
 # The e2e group: what `./dev e2e` needs (pulumi_cli.py puts every one of them on PATH).
 TOOLS: dict[str, Callable[[], Tool]] = {
     "kubernetes": kubernetes_tool,
@@ -284,6 +306,7 @@ REHEARSAL_TOOLS: dict[str, Callable[[], Tool]] = {
     "prometheus": prometheus_tool,
     "prometheus-operator": prometheus_operator_tool,
     "keda-metrics-apiserver": keda_metrics_tool,
+    "argo-rollouts": argo_rollouts_tool,
 }
 
 GROUPS: dict[str, dict[str, Callable[[], Tool]]] = {"e2e": TOOLS, "rehearsal": REHEARSAL_TOOLS}

@@ -57,6 +57,8 @@ def _model_lines(env: Environment, plan: Plan) -> list[str]:
         + (f"; {plan.calibration}" if plan.calibration else ""),
         f"  batch {plan.batch} ({_batch_max(plan)}; limited by {plan.limited_by}): {plan.latency}",
     ]
+    if plan.model_basis:
+        out.append(f"  model: {plan.model_basis}")
     pessimistic = (
         str(plan.replicas_pessimistic) if plan.replicas_pessimistic is not None else "none fits"
     )
@@ -105,6 +107,7 @@ def as_json(env: Environment, plan: Plan) -> dict[str, Any]:
         "band": plan.band,
         "band_optimistic": plan.band_fast if plan.band_fast is not None else plan.band,
         "calibration": plan.calibration or None,
+        "model_basis": plan.model_basis or None,
         "replica_rps": {
             "pessimistic": plan.rps[0],
             "central": plan.rps[1],

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inferplane.blueprint import long_requests, naming, wake
-from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, NEVER_INSTALLED
+from inferplane.blueprint.addons import ADDON_KEYS, AWS_ONLY, NEVER_INSTALLED, OPT_IN
 from inferplane.blueprint.errors import Diagnostic, YamlPath
 from inferplane.blueprint.model import Environment, Model
 
@@ -49,12 +49,15 @@ def cluster_key(env: Environment) -> tuple[str | None, ...] | None:
 
 def installs(env: Environment) -> list[str]:
     """The add-ons `env`'s stack installs (`components.stack_args`: each one not `existing`;
-    the AWS-only ones on AWS; the HTTP add-on when a model wakes on its own traffic)."""
+    the AWS-only ones on AWS; the HTTP add-on when a model wakes on its own traffic; an
+    `OPT_IN` one where the environment names it)."""
     addons = env.cluster.addons
     found = []
     for key in ADDON_KEYS:
         if getattr(addons, key).existing or key in NEVER_INSTALLED:
             continue
+        if key in OPT_IN and not getattr(addons, key).enabled:
+            continue  # not named by the environment: not used
         if key == "cluster_autoscaler" and addons.karpenter.existing:
             continue  # the cluster's Karpenter scales the GPU nodes
         if key in AWS_ONLY and env.cloud != "aws":

@@ -4,7 +4,8 @@
 pinned chart, at the fixed release name and namespace of `naming`) or ``mode: existing``
 with the coordinates the stack needs to use one the cluster already runs. `Addons` holds
 the result with the defaults filled in, so components read one set of coordinates whether
-the add-on is installed or not.
+the add-on is installed or not. Argo Rollouts is the exception (`OPT_IN`): used only where
+the environment names it.
 
 Installed once per cluster: a second blueprint on the same cluster sets the add-ons the
 first one installs to ``existing``. Everything else a blueprint creates is in its own
@@ -30,11 +31,15 @@ ADDON_KEYS: Final = (
     "aws_load_balancer_controller",
     "cluster_autoscaler",
     "karpenter",
+    "argo_rollouts",
 )
 AWS_ONLY: Final = ("aws_load_balancer_controller", "cluster_autoscaler", "karpenter")
 NEVER_INSTALLED: Final = ("karpenter",)
 """Add-ons a blueprint only ever uses as `existing`: inferplane does not install Karpenter
 (its controller needs an interruption queue, IAM and a node role set up with the cluster)."""
+OPT_IN: Final = ("argo_rollouts",)
+"""Add-ons an environment uses only where its ``cluster.addons`` names them (every other one is
+installed unless marked `existing`): nothing a blueprint deploys needs Argo Rollouts yet."""
 PROMETHEUS_SELECTOR: Final = MappingProxyType({"release": naming.PROMETHEUS_RELEASE})
 """kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by
 ``release: <release name>`` (chart values ``prometheus.prometheusSpec.
@@ -95,6 +100,23 @@ class KarpenterAddon:
 
 
 @dataclass(frozen=True)
+class ArgoRolloutsAddon:
+    """The Argo Rollouts controller (an `OPT_IN` add-on)."""
+
+    enabled: bool = False
+    """The environment names it: installed (the pinned chart) or `existing`."""
+    namespace: str = naming.ARGO_ROLLOUTS_NAMESPACE
+    """Where the controller runs (given for an existing one, else the fixed namespace)."""
+    instance_id: str | None = None
+    """An existing controller's ``--instance-id``: it reconciles only Rollouts whose
+    ``argo-rollouts.argoproj.io/controller-instance-id`` label has this value, and only those
+    without the label when started without it (argoproj/argo-rollouts v1.10.1
+    ``utils/controller/controller.go`` `InstanceIDRequirement`, label key
+    `LabelKeyControllerInstanceID` of ``pkg/apis/rollouts/v1alpha1/types.go``)."""
+    existing: bool = False
+
+
+@dataclass(frozen=True)
 class PrometheusAddon:
     """The Prometheus the models report to."""
 
@@ -124,6 +146,7 @@ class Addons:
     aws_load_balancer_controller: Addon = field(default_factory=Addon)
     cluster_autoscaler: Addon = field(default_factory=Addon)
     karpenter: KarpenterAddon = field(default_factory=KarpenterAddon)
+    argo_rollouts: ArgoRolloutsAddon = field(default_factory=ArgoRolloutsAddon)
 
     def existing_namespaces(self) -> dict[str, str]:
         """Add-on key -> namespace, for every `existing` add-on that names one."""
@@ -201,7 +224,21 @@ def resolve_addons(raw: Mapping[str, Any] | None, cluster: str | None = None) ->
         )
         if is_existing(raw.get("karpenter"))
         else KarpenterAddon(),
+        argo_rollouts=_argo_rollouts(raw.get("argo_rollouts")),
     )
+
+
+def _argo_rollouts(spec: Mapping[str, Any] | None) -> ArgoRolloutsAddon:
+    if spec is None:
+        return ArgoRolloutsAddon()
+    if is_existing(spec):
+        return ArgoRolloutsAddon(
+            enabled=True,
+            namespace=spec["namespace"],
+            instance_id=spec.get("instance_id"),
+            existing=True,
+        )
+    return ArgoRolloutsAddon(enabled=True)
 
 
 def _security_group_terms(

@@ -22,6 +22,7 @@ CHART_REPOSITORIES: Final[dict[str, str]] = {
     "kube-prometheus-stack": "https://prometheus-community.github.io/helm-charts",
     "aws-load-balancer-controller": "https://aws.github.io/eks-charts",
     "cluster-autoscaler": "https://kubernetes.github.io/autoscaler",
+    "argo-rollouts": "https://argoproj.github.io/argo-helm",
 }
 
 # --- images (tags pinned; the NGC release is shared by Triton and its TensorRT image) ----

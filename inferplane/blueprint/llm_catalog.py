@@ -28,16 +28,27 @@ Two facts per repository tell `validate` what vLLM and the Hub will refuse:
   account that accepted it (https://huggingface.co/docs/hub/models-gated). ``card`` is that
   model card, where the licence is accepted.
 
+Rows of released ``config.json`` files (``inferplane/facts/models/configs.json``, written by
+``scripts/facts/llm_configs.py`` from the copies aiconfigurator-core 0.12.0 ships, each with
+its sha256) replace the hand-entered shape of a repository they cover and add the current
+families (Qwen3 dense and MoE, Mixtral, gpt-oss, DeepSeek-V3/R1) with their experts: a
+mixture-of-experts row holds all experts' weights (`LlmFacts.parameters`) and says which of
+them a token computes with (`LlmFacts.active_parameters`); `llm_config` reads the shapes.
+
 A model not listed here gives its facts in the blueprint (`models.<m>.model_info`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
+from pathlib import Path
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
+
+from inferplane.blueprint import llm_config
 
 
 @dataclass(frozen=True)
@@ -60,10 +71,74 @@ class LlmFacts:
     """Whether the Hub serves the files only to accounts that accepted the model's licence."""
     card: str = ""
     """The model card on the Hub (where a gated licence is accepted)."""
+    kv_per_head: int = 2
+    """Cached vectors per KV head and token: 2 (K and V); 1 for multi-head latent attention,
+    whose one latent `kv_heads` 1 × `head_dim` holds (`llm_config`)."""
+    experts: int = 0
+    """Routed experts per MoE layer (0: a dense model)."""
+    experts_per_token: int = 0
+    shared_experts: int = 0
+    """Experts every token runs beside the routed ones (counted in the shared weights)."""
+    routed_parameters_billions: float = 0.0
+    """The routed experts' weights over all MoE layers, in billions (part of
+    `parameters_billions`)."""
+    moe_intermediate_size: int = 0
+    """One expert's intermediate size (tensor parallelism splits it: `fit`)."""
+    copy: str = ""
+    """The vendored copy of `source` the numbers were read from, with its sha256; empty for
+    a hand-entered row."""
+    encoder_parameters_billions: float = 0.0
+    """An encoder-decoder model (Whisper): its encoder's weights, in billions (part of
+    `parameters_billions`); the other fields describe its decoder."""
+    encoder_layers: int = 0
+    encoder_frames: int = 0
+    """Positions the encoder computes per 30 s audio clip, cached per sequence for the
+    decoder's cross-attention (`llm_config.read_whisper`)."""
+
+    @property
+    def encoder_decoder(self) -> bool:
+        return self.encoder_frames > 0
 
     @property
     def parameters(self) -> float:
         return self.parameters_billions * 1e9
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0 and self.experts_per_token > 0
+
+    @property
+    def routed_parameters(self) -> float:
+        return self.routed_parameters_billions * 1e9 if self.moe else 0.0
+
+    @property
+    def active_parameters(self) -> float:
+        """Weights one token computes with: all but the routed experts it does not choose."""
+        if not self.moe:
+            return self.parameters
+        return self.parameters - self.routed_parameters * (
+            1 - self.experts_per_token / self.experts
+        )
+
+    def basis(self) -> str:
+        """How the planner counts this model, for `inferplane plan`."""
+        if self.encoder_decoder:
+            decoder = self.parameters_billions - self.encoder_parameters_billions
+            return (
+                f"encoder-decoder: a {self.encoder_parameters_billions:.2f}B encoder computes "
+                f"{self.encoder_frames} frames per 30 s of audio, a {decoder:.2f}B decoder "
+                f"generates the text (max_model_len counts its tokens; its cross-attention "
+                f"caches the {self.encoder_frames} frames per sequence)"
+            )
+        if not self.moe:
+            return f"dense, {self.parameters_billions:.2f}B parameters"
+        return (
+            f"mixture of experts: {self.parameters_billions:.2f}B parameters held (all "
+            f"{self.experts} experts), {self.active_parameters / 1e9:.2f}B active per token "
+            f"({self.experts_per_token} of {self.experts} experts"
+            + (f" + {self.shared_experts} shared" if self.shared_experts else "")
+            + ")"
+        )
 
 
 def _cfg(repo: str) -> str:
@@ -136,6 +211,56 @@ _CONTEXT_OF_REPO: Final[Mapping[str, int]] = {
 }
 
 
+CONFIGS_FILE: Final = Path(__file__).resolve().parents[1] / "facts" / "models" / "configs.json"
+"""Released checkpoints' config.json (`scripts/facts/llm_configs.py`): each with its source
+and sha256."""
+
+_GATED_ORGS: Final = ("meta-llama/", "mistralai/", "google/gemma")
+"""Organisations whose cards gate the files (the rows above cite the gates)."""
+
+
+def facts_from_shape(shape: llm_config.Shape, source: str, **kw: Any) -> LlmFacts:
+    """The table's facts of a config.json's `shape`."""
+    return LlmFacts(
+        round(shape.parameters / 1e9, 2),
+        shape.layers,
+        shape.heads,
+        shape.kv_heads,
+        shape.head_dim,
+        source,
+        True,
+        context=shape.context,
+        kv_per_head=shape.kv_per_head,
+        experts=shape.experts,
+        experts_per_token=shape.experts_per_token,
+        shared_experts=shape.shared_experts,
+        routed_parameters_billions=round(shape.routed_parameters / 1e9, 2),
+        moe_intermediate_size=shape.moe_intermediate_size,
+        encoder_parameters_billions=round(shape.encoder_parameters / 1e9, 3),
+        encoder_layers=shape.encoder_layers,
+        encoder_frames=shape.encoder_frames,
+        **kw,
+    )
+
+
+def _from_configs() -> dict[str, LlmFacts]:
+    """Rows read from the vendored config.json files, keyed like `MODELS`."""
+    doc = json.loads(CONFIGS_FILE.read_text(encoding="utf-8"))
+    out = {}
+    for row in doc["models"].values():
+        shape = llm_config.read(row["config"])
+        copy = f"{row['source']} (sha256 {row['sha256']})"
+        for repo in row["repos"]:
+            out[repo.lower()] = facts_from_shape(
+                shape,
+                _cfg(row["repos"][0]),
+                gated=repo.startswith(_GATED_ORGS),
+                card=_card(repo),
+                copy=copy,
+            )
+    return out
+
+
 def _table() -> dict[str, LlmFacts]:
     out = {}
     for repos, params_b, layers, heads, kv_heads, head_dim, verified, context, gated in _ROWS:
@@ -152,6 +277,15 @@ def _table() -> dict[str, LlmFacts]:
                 gated=gated,
                 card=_card(repo),
             )
+    # A released config.json replaces a row's shape; the row keeps its gate and its
+    # context where a repository ships its own (`_CONTEXT_OF_REPO`).
+    for repo, facts in _from_configs().items():
+        old = out.get(repo)
+        if old is not None:
+            facts = replace(
+                facts, source=old.source, gated=old.gated, context=old.context or facts.context
+            )
+        out[repo] = facts
     return out
 
 

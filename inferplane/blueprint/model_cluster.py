@@ -244,6 +244,7 @@ class Versions:
     kube_prometheus_stack: str
     aws_load_balancer_controller: str
     cluster_autoscaler: str
+    argo_rollouts: str
 
 
 @dataclass(frozen=True)

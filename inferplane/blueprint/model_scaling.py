@@ -131,6 +131,8 @@ class Traffic:
     items_per_request: int = 1
     """Batch items one request carries (a Triton model's profile counts items, e.g. the
     passages a reranker scores per query)."""
+    audio_seconds: float | None = None
+    """Seconds of audio one request carries (a speech model's encoder reads them)."""
 
 
 Lever = Literal["compile_cache", "stream_weights", "lazy_image_pull", "standby"]

@@ -24,6 +24,11 @@ PROMETHEUS_URL = (
 )
 """In-cluster address of the Prometheus that kube-prometheus-stack runs (KEDA queries it)."""
 KUBE_SYSTEM_NAMESPACE = "kube-system"
+ARGO_ROLLOUTS_NAMESPACE = "argo-rollouts"
+ARGO_ROLLOUTS_RELEASE = "argo-rollouts"
+"""The Argo Rollouts controller's namespace and release (an installed add-on): the namespace
+its installation guide creates (argoproj/argo-rollouts v1.10.1 ``docs/installation.md``:
+``kubectl create namespace argo-rollouts``)."""
 KEDA_HTTP_RELEASE = "keda-add-ons-http"
 """The KEDA HTTP add-on's release, in `KEDA_NAMESPACE`. Its chart names its objects
 ``{{ .Chart.Name }}-<component>`` (kedacore/charts ``http-add-on/templates``), the chart's

@@ -21,6 +21,7 @@ CHART_VERSION_KEYS = {
     "kube-prometheus-stack": "kube_prometheus_stack",
     "aws-load-balancer-controller": "aws_load_balancer_controller",
     "cluster-autoscaler": "cluster_autoscaler",
+    "argo-rollouts": "argo_rollouts",
 }
 
 

@@ -244,3 +244,28 @@ def test_a_model_whose_joined_name_is_another_blueprint_s(tmp_path: Path) -> Non
     # With names that do not join alike, they pass together.
     renamed = edit("\n  prod-rerank:\n", "\n  prod-ranker:\n", other)
     assert invalid(tmp_path, a=SEARCH, b=renamed) == []
+
+
+def test_argo_rollouts_installed_by_two_blueprints_is_blamed_only_where_named(
+    tmp_path: Path,
+) -> None:
+    # shared-chat installs every add-on on shared-eks; shared-search uses them as existing.
+    chat = edit(
+        '      kubernetes_version: "1.33"\n',
+        '      kubernetes_version: "1.33"\n      addons: {argo_rollouts: {}}\n',
+        CHAT,
+    )
+    named = "keda: {mode: existing, namespace: keda}\n        argo_rollouts: {}\n"
+    search = edit("keda: {mode: existing, namespace: keda}\n", named, SEARCH)
+    # Named by one blueprint only: installed once.
+    assert invalid(tmp_path, a=chat, b=SEARCH) == []
+    existing = "argo_rollouts: {mode: existing, namespace: argo-rollouts}\n"
+    assert invalid(tmp_path, a=chat, b=edit("argo_rollouts: {}\n", existing, search)) == []
+    assert invalid(tmp_path, a=chat, b=search) == [
+        "b.yaml:23:24: error: environments.prod.cluster.addons.argo_rollouts: blueprint "
+        "'shared-search' environment 'prod' installs `argo_rollouts` on cluster 'shared-eks', "
+        "and blueprint 'shared-chat' environment 'prod' of a.yaml installs it there too: a "
+        "cluster runs one copy of each add-on; set it to `{mode: existing, ...}` under "
+        "environments.prod.cluster.addons, with the coordinates of the one blueprint "
+        "'shared-chat' installs"
+    ]

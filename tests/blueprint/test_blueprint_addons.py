@@ -368,3 +368,62 @@ def test_selector_labels_may_not_be_inferplane_s_own(label: str) -> None:
         "the label the existing Prometheus selects by (such as `release: "
         "kube-prometheus-stack`), not an inferplane.dev/ or app.kubernetes.io/ label"
     ]
+
+
+def test_argo_rollouts_is_used_only_where_the_environment_names_it() -> None:
+    assert not resolve(load_text(BASE, "bp.yaml"), "prod").cluster.addons.argo_rollouts.enabled
+    installed = resolve_addons({"argo_rollouts": {}}).argo_rollouts
+    assert (installed.enabled, installed.existing) == (True, False)
+    assert installed.namespace == naming.ARGO_ROLLOUTS_NAMESPACE == "argo-rollouts"
+    assert installed.instance_id is None
+    existing = resolve_addons(
+        {"argo_rollouts": {"mode": "existing", "namespace": "rollouts", "instance_id": "ml"}}
+    ).argo_rollouts
+    assert (existing.enabled, existing.existing) == (True, True)
+    assert (existing.namespace, existing.instance_id) == ("rollouts", "ml")
+    assert errors(gke("        argo_rollouts: {}\n")) == []
+    assert errors(gke("        argo_rollouts: {mode: existing, namespace: rollouts}\n")) == []
+
+
+ARGO_CASES = [
+    pytest.param(
+        gke("        argo_rollouts: {mode: existing}\n"),
+        [
+            "bp.yaml:21:9: error: environments.prod.cluster.addons.argo_rollouts: an `existing` add-on needs `namespace`; add `namespace: <the namespace it runs in>`"
+        ],
+        id="argo-namespace-missing",
+    ),
+    pytest.param(
+        gke("        argo_rollouts: {instance_id: ml}\n"),
+        [
+            "bp.yaml:21:25: error: environments.prod.cluster.addons.argo_rollouts.instance_id: `instance_id` describes an `existing` controller; add `mode: existing`, or remove it: the controller inferplane installs takes no instance id"
+        ],
+        id="argo-instance-id-with-install",
+    ),
+    pytest.param(
+        eks("        argo_rollouts: {mode: existing, namespace: argo}\n").replace(
+            "existing: shared-eks", "create: true"
+        ),
+        [
+            "bp.yaml:14:31: error: environments.stg.cluster.addons.argo_rollouts.mode: an `existing` add-on needs an attached cluster: a cluster this blueprint creates runs no add-ons before its first deploy; remove `mode: existing` (inferplane installs it), or attach to the cluster with `existing: <cluster name>`"
+        ],
+        id="argo-existing-on-a-created-cluster",
+    ),
+    pytest.param(
+        gke("        argo_rollouts: {mode: existing, namespace: demo}\n"),
+        [
+            "bp.yaml:21:52: error: environments.prod.cluster.addons.argo_rollouts.namespace: namespace 'demo' is the blueprint's own namespace, which it creates for its serving objects; give the namespace the add-on runs in; a blueprint and an add-on never share one"
+        ],
+        id="argo-in-the-blueprint-namespace",
+    ),
+    pytest.param(
+        gke("        argo_rollouts: {mode: existing, namespace: kube-system}\n"),
+        [],
+        id="argo-in-kube-system",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ARGO_CASES)
+def test_argo_rollouts_diagnostics(text: str, expected: list[str]) -> None:
+    assert errors(text) == expected

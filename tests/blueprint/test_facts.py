@@ -184,6 +184,7 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "from_zero": False,
         "compile_cache": True,
         "ort_trt_build": False,
+        "cloud": "gcp",
         "budget_s": None,
         "levers": ["compile_cache"],
         # The pool keeps a spare GPU already: standby adds no node. vLLM's image is on

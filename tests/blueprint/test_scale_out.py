@@ -251,11 +251,12 @@ def _from(env: Environment, uri: str, **changes: object) -> scale_out.ScaleOutIn
             "1.5B parameters x 2 B, bf16 (read from the name 'Qwen/Qwen2.5-1.5B-Instruct')",
         ),
         (
+            # The name is a repository of the built-in table (its own config.json).
             "gs://acme-models-usc1/neuralmagic/Qwen3-30B-A3B-FP8/",
             {},
-            30.0,
-            "30B parameters x 1 B, an FP8 checkpoint (read from the name "
-            "'neuralmagic/Qwen3-30B-A3B-FP8')",
+            30.53,
+            "30.53B parameters x 1 B, an FP8 checkpoint (the name 'Qwen3-30B-A3B-FP8': "
+            "https://huggingface.co/Qwen/Qwen3-30B-A3B-FP8/blob/main/config.json)",
         ),
         (
             "s3://models/mistral-7b-awq/",

@@ -223,15 +223,16 @@ def test_enough_room_for_max_num_seqs_is_silent() -> None:
         pytest.param(
             "{hf_repo: acme/unknown}",
             "bp.yaml:27:27: error: models.chat.model_info.hf_repo: 'acme/unknown' is not in the "
-            "built-in model table; give its numbers instead: parameters_billions, layers, "
-            "heads, kv_heads and head_dim from its config.json",
+            "built-in model table; give its config.json instead (model_info.config, a copy "
+            "beside the blueprint), or its numbers: parameters_billions, layers, heads, "
+            "kv_heads and head_dim",
             id="unknown-repo",
         ),
         pytest.param(
             "{hf_repo: meta-llama/Llama-3.2-1B-Instruct, layers: 16}",
-            "bp.yaml:27:17: error: models.chat.model_info: give either `hf_repo` or the model's "
-            "numbers, not both; remove hf_repo to use your numbers, or the numbers to use the "
-            "built-in table",
+            "bp.yaml:27:17: error: models.chat.model_info: give one of `hf_repo`, `config` or "
+            "the model's numbers, not `hf_repo` and `layers`; keep hf_repo for a model of the "
+            "built-in table, config for the checkpoint's own config.json, or the numbers",
             id="both",
         ),
         pytest.param(

@@ -1,6 +1,7 @@
 """`inferplane plan` of blueprints whose model lists the ``lazy_image_pull`` lever, as a user
-runs it: on GKE the plan counts the streamed pull and its node pool streams images; on EKS
-and in a kubernetes environment the lever is refused at the lever, with exit code 2."""
+runs it: on GKE the plan counts the streamed pull and its node pool streams images; on EKS it
+counts SOCI parallel pull's whole image at its rate and the nodes' launch template turns it
+on; in a kubernetes environment the lever is refused at the lever, with exit code 2."""
 
 from __future__ import annotations
 
@@ -63,7 +64,24 @@ def test_a_gke_plan_streams_the_pool_s_images_and_counts_the_streamed_pull(
     assert "roles/serviceusage.serviceUsageConsumer" in roles
 
 
-def test_an_eks_plan_refuses_the_lever_at_the_lever(tmp_path: Path) -> None:
+def test_an_eks_plan_counts_the_parallel_pull_of_the_whole_image(tmp_path: Path) -> None:
+    lever = f"    overrides: {{models: {{chat: {LEVER}}}}}\n  local:\n"
+    path = blueprint(tmp_path, "chat-minimal.yaml", "  local:\n", lever)
+    out = tmp_path / "out"
+    result = inferplane("plan", str(path), "--env", "prod", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  scale-out chat:"))
+    pull = next(line for line in lines[at:] if line.strip().startswith("image_pull"))
+    # 12 GB at 180 MB/s = 66.7 s: the whole image, faster; not GKE's 20 s.
+    assert pull.split()[:3] == ["image_pull", "67", "s"]
+    assert "[lazy_image_pull]" in pull and "SOCI parallel pull" in pull
+    resources: list[dict[str, Any]] = json.loads((out / "plan.json").read_text())["resources"]
+    templates = [r for r in resources if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert templates, "the GPU node groups start from a launch template that turns it on"
+
+
+def test_a_kubernetes_environment_refuses_the_lever_at_the_lever(tmp_path: Path) -> None:
     slo = "    slo: {p95_ms: 2000, ttft_p95_ms: 400}\n"
     path = blueprint(
         tmp_path,
@@ -76,13 +94,6 @@ def test_an_eks_plan_refuses_the_lever_at_the_lever(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "error:" in line]
     assert errors == [
-        f"{path}:60:35: error: models.chat.scale_out.levers[1]: lever lazy_image_pull cannot "
-        "serve model 'chat' in environment 'prod' (aws): on EKS inferplane builds SOCI "
-        "parallel pull into the nodes, but the scale-out budget counts a lazy pull as GKE "
-        "image streaming's 20 s, and a whole image pulled in parallel takes longer; until the "
-        "budget counts it, keep a spare GPU (standby) so that no new node pulls the image; "
-        "remove it (levers: [standby]), or write levers: auto, which chooses among the levers "
-        "that can",
         f"{path}:60:35: error: models.chat.scale_out.levers[1]: lever lazy_image_pull cannot "
         "serve model 'chat' in environment 'local' (kubernetes): a kubernetes environment's "
         "nodes exist already: no new node joins on scale-out, and inferplane configures no "

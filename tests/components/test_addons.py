@@ -16,10 +16,11 @@ from cloud_fixtures import attached, cloud_recording, parsed, with_pool
 
 from inferplane.app.offline import Recording
 from inferplane.blueprint import defaults, naming
+from inferplane.blueprint import releases as releases_table
 from inferplane.blueprint.addons import resolve_addons
 from inferplane.blueprint.model import Environment, Observability
 from inferplane.blueprint.upstream import gke_drivers
-from inferplane.components import addon_values, stack_args
+from inferplane.components import addon_values, argo_rollouts, stack_args
 from inferplane.components.addons import EBS_STORAGE_CLASS, GKE_DRIVER_INSTALLER
 
 REFERENCE = Path(
@@ -32,6 +33,7 @@ CHART_VALUES = {
     "kube-prometheus-stack": REFERENCE / "kube-prometheus-stack/values.yaml",
 }
 RELEASE = "kubernetes:helm.sh/v3:Release"
+CRD_PATCH = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch"
 
 
 def unknown_keys(values: dict[str, Any], chart: Any, path: str = "") -> list[str]:
@@ -665,3 +667,110 @@ def test_the_http_add_on_installs_beside_an_existing_keda(staging: Environment) 
     found = releases(cloud_recording(env))
     assert naming.KEDA_RELEASE not in found
     assert found[naming.KEDA_HTTP_RELEASE].inputs["namespace"] == "autoscaling"
+
+
+# --- Argo Rollouts -------------------------------------------------------------------------
+ARGO_ROLLOUTS_CHART_DEFAULTS = {
+    "installCRDs": True,
+    "controller.image.tag": "",
+    "controller.replicas": 2,
+    "controller.pdb.enabled": False,
+    "controller.pdb.minAvailable": None,
+    "controller.metrics.enabled": False,
+    "controller.metrics.serviceMonitor.enabled": False,
+    "controller.metrics.serviceMonitor.additionalLabels": {},
+    "controller.resources": {},
+    "providerRBAC.enabled": True,
+    "dashboard.enabled": False,
+}
+"""The defaults of every key `argo_rollouts_values` sets, as argo-helm's
+``charts/argo-rollouts/values.yaml`` has them at the tag ``argo-rollouts-2.41.0``: each key
+set is one the chart reads."""
+
+
+def leaf_paths(values: dict[str, Any], path: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        where = f"{path}.{key}" if path else key
+        if isinstance(value, dict) and where not in ARGO_ROLLOUTS_CHART_DEFAULTS:
+            out.update(leaf_paths(value, where))
+        else:
+            out[where] = value
+    return out
+
+
+def test_argo_rollouts_values_set_only_chart_keys_and_run_the_pinned_controller() -> None:
+    values = addon_values.argo_rollouts_values()
+    assert set(leaf_paths(values)) <= set(ARGO_ROLLOUTS_CHART_DEFAULTS)
+    assert values == {
+        "installCRDs": False,
+        "controller": {
+            "image": {"tag": "v1.10.1"},
+            "pdb": {"enabled": True, "minAvailable": 1},
+            "metrics": {
+                "enabled": True,
+                "serviceMonitor": {
+                    "enabled": True,
+                    "additionalLabels": {"release": "kube-prometheus-stack"},
+                },
+            },
+            "resources": {"limits": {"ephemeral-storage": "1Gi"}},
+        },
+        "providerRBAC": {"enabled": False},
+        "dashboard": {"enabled": False},
+    }
+    labels = addon_values.argo_rollouts_values({"prometheus": "platform"})
+    monitor = labels["controller"]["metrics"]["serviceMonitor"]
+    assert monitor["additionalLabels"] == {"prometheus": "platform"}
+    # The image the chart runs is the controller the rehearsal builds and the CRDs are of.
+    assert addon_values.ARGO_ROLLOUTS_IMAGE_TAG == argo_rollouts.VERSION
+    assert releases_table.bundled("argo_rollouts_controller") == argo_rollouts.VERSION
+
+
+def test_argo_rollouts_is_off_unless_the_environment_names_it(staging: Environment) -> None:
+    assert not staging.cluster.addons.argo_rollouts.enabled
+    assert naming.ARGO_ROLLOUTS_RELEASE not in releases(cloud_recording(staging))
+    existing = {"argo_rollouts": {"mode": "existing", "namespace": "rollouts"}}
+    rec = cloud_recording(with_addons(attached(staging, "shared-eks"), existing))
+    assert naming.ARGO_ROLLOUTS_RELEASE not in releases(rec)
+    assert not [
+        r for r in rec.of_type(CRD_PATCH) if r.inputs["metadata"]["name"].endswith("argoproj.io")
+    ]
+
+
+def test_an_installed_argo_rollouts_gets_its_crds_and_a_restricted_namespace_first(
+    staging: Environment,
+) -> None:
+    rec = cloud_recording(with_addons(staging, {"argo_rollouts": {}}))
+    release = releases(rec)[naming.ARGO_ROLLOUTS_RELEASE]
+    assert release.inputs["chart"] == "argo-rollouts"
+    assert release.inputs["version"] == "2.41.0" == defaults.VERSIONS["argo_rollouts"]
+    assert release.inputs["namespace"] == "argo-rollouts"
+    assert release.inputs["repositoryOpts"]["repo"] == "https://argoproj.github.io/argo-helm"
+    assert release.inputs["values"] == addon_values.argo_rollouts_values()
+    crds = {
+        r.inputs["metadata"]["name"]: r
+        for r in rec.of_type(CRD_PATCH)
+        if r.inputs["metadata"]["name"].endswith(".argoproj.io")
+    }
+    assert sorted(crds) == [
+        "analysisruns.argoproj.io",
+        "analysistemplates.argoproj.io",
+        "clusteranalysistemplates.argoproj.io",
+        "experiments.argoproj.io",
+        "rollouts.argoproj.io",
+    ]
+    for crd in crds.values():
+        assert crd.urn in release.depends_on
+    rollout = crds["rollouts.argoproj.io"].inputs["spec"]
+    assert rollout == argo_rollouts.crd_manifest("rollout-crd.yaml")["spec"]
+    (namespace,) = [
+        r
+        for r in rec.of_type("kubernetes:core/v1:Namespace")
+        if r.inputs["metadata"]["name"] == "argo-rollouts"
+    ]
+    assert namespace.urn in release.depends_on
+    assert releases(rec)[naming.PROMETHEUS_RELEASE].urn in release.depends_on
+    labels = namespace.inputs["metadata"]["labels"]
+    for mode in ("enforce", "warn", "audit"):
+        assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted"

@@ -1,9 +1,8 @@
 """The ``lazy_image_pull`` lever's node objects: GKE node pools with image streaming (and the
 nodes' service account's extra role) for a blueprint that lists the lever; EKS managed node
 groups through a launch template with nodeadm's FastImagePull and a faster root volume, and
-Karpenter's EC2NodeClass likewise, as the stack builds them for a pool that pulls lazily
-(validation still refuses the lever on EKS until the budget counts SOCI's own time,
-`lazy_pull.EKS_BUDGET_PENDING`); and the same objects without the lever."""
+Karpenter's EC2NodeClass likewise, as the stack builds them for a pool that pulls lazily;
+and the same objects without the lever."""
 
 from __future__ import annotations
 

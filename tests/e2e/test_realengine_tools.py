@@ -105,7 +105,7 @@ def test_cached_asks_for_the_e2e_group_only_and_the_rehearsal_group_on_request(
     )
     assert tools.main(["cached", "--group", "rehearsal"]) == 1
     assert capsys.readouterr().out == (
-        "not built: prometheus, prometheus-operator, keda-metrics-apiserver\n"
+        "not built: prometheus, prometheus-operator, keda-metrics-apiserver, argo-rollouts\n"
     )
     assert tools.main(["cached", "--group", "nightly"]) == 2
     assert capsys.readouterr().err == "error: unknown group 'nightly'; groups: e2e, rehearsal\n"
@@ -144,3 +144,32 @@ def test_keda_metrics_server_is_its_own_tool_beside_an_unchanged_operator(
     assert adapter.binaries == {"github.com/kedacore/keda/v2/cmd/adapter": "keda-metrics-apiserver"}
     assert (adapter.version, adapter.replaces) == (operator.version, operator.replaces)
     assert adapter.folder() != operator.folder()
+
+
+ROLLOUTS_GOMOD = """module github.com/argoproj/argo-rollouts
+
+go 1.26.1
+
+replace (
+\tgithub.com/go-check/check => github.com/go-check/check v0.0.0-20180628173108-788fd7840127
+\tk8s.io/api => k8s.io/api v0.34.5
+)
+"""
+
+
+def test_the_rollouts_controller_repeats_its_replaces_and_keeps_the_releases_crds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(tools, "upstream_gomod", lambda module, version: ROLLOUTS_GOMOD)
+    tool = tools.argo_rollouts_tool()
+    module = "github.com/argoproj/argo-rollouts"
+    assert tool.version == "v1.10.1"
+    assert tool.binaries == {f"{module}/cmd/rollouts-controller": "rollouts-controller"}
+    assert tool.replaces == [
+        "github.com/go-check/check => github.com/go-check/check v0.0.0-20180628173108-788fd7840127",
+        "k8s.io/api => k8s.io/api v0.34.5",
+    ]
+    assert tool.ldflags == [f"-X {module}/utils/version.version=1.10.1"]
+    assert tool.module_files == [(f"{module}@v1.10.1", "manifests/crds/*-crd.yaml", "share/crds/")]
+    # Built with the machines' own Go, as every other tool.
+    assert tools.pins()["go"]["toolchain"] == "local"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,10 +97,27 @@ def model_id(root: Path, repo: str) -> str | None:
     names = [name, name.removesuffix("-Instruct")]
     if org == "meta-llama" and name.startswith("Llama-3.1"):
         names += [f"Meta-{n}" for n in names]
+    offline = _offline_models()
     for n in names:
-        if (root / "model_configs" / f"{org}--{n}_config.json").exists():
+        if (root / "model_configs" / f"{org}--{n}_config.json").exists() and (
+            f"{org}/{n}" in offline
+        ):
             return f"{org}/{n}"
     return None
+
+
+@functools.cache
+def _offline_models() -> frozenset[str]:
+    """The models aiconfigurator reads from its own copies: any other id, even one whose
+    config file it ships (mistralai/Mixtral-8x7B-v0.1), it downloads from the Hub
+    (``sdk/utils.py`` ``_load_model_config_from_model_path``: ``if model_path in
+    DefaultHFModels: ... _load_pre_downloaded_hf_config`` else ``_download_hf_config``), which
+    the planner never does."""
+    try:
+        from aiconfigurator_core.sdk.common import DefaultHFModels
+    except ImportError:
+        return frozenset()
+    return frozenset(DefaultHFModels)
 
 
 def source_for(gpu: str, repo: str | None, backend: str, pinned: str) -> Source | None:
@@ -118,21 +136,51 @@ def source_for(gpu: str, repo: str | None, backend: str, pinned: str) -> Source 
     return Source(system, backend, version, name, pinned)
 
 
+def checkpoint_quantization(source: Source) -> str | None:
+    """The ``quant_method`` of the checkpoint's own config.json as aiconfigurator ships it
+    (``fp8`` for Qwen/Qwen3-30B-A3B-FP8); None for a 16-bit checkpoint."""
+    root = _root()
+    if root is None:
+        return None
+    path = root / "model_configs" / f"{source.model.replace('/', '--', 1)}_config.json"
+    try:
+        quant = json.loads(path.read_text(encoding="utf-8")).get("quantization_config")
+    except (OSError, ValueError):
+        return None
+    return str(quant.get("quant_method")) if isinstance(quant, dict) else None
+
+
 @functools.cache
-def _handle(source: Source, tp: int) -> Any:
+def _handle(source: Source, tp: int, moe: str) -> Any:
+    """`moe`: ``""`` for a dense model; ``tp`` or ``ep`` for a mixture of experts whose
+    experts are split as vLLM splits them (`fit.expert_split_problem`): aiconfigurator asks
+    for the MoE layers' own widths (``moe_tp_size × moe_ep_size`` = ``tp_size``, the
+    package's ``sdk/config.py``)."""
     from aiconfigurator_core.sdk.engine import EngineHandle
 
+    widths: dict[str, int] = {}
+    if moe:
+        widths = {"moe_tp_size": tp, "moe_ep_size": 1}
+        if moe == "ep":
+            widths = {"moe_tp_size": 1, "moe_ep_size": tp}
     return EngineHandle.compile(
-        source.model, source.system, source.backend, backend_version=source.version, tp_size=tp
+        source.model,
+        source.system,
+        source.backend,
+        backend_version=source.version,
+        tp_size=tp,
+        **widths,
     )
 
 
-def prefill_ms(source: Source, tp: int, input_tokens: int, cached: int) -> float:
-    return float(_handle(source, tp).predict_prefill_latency(1, input_tokens, cached))
+def prefill_ms(source: Source, tp: int, input_tokens: int, cached: int, moe: str = "") -> float:
+    return float(_handle(source, tp, moe).predict_prefill_latency(1, input_tokens, cached))
 
 
-def step_ms(source: Source, tp: int, batch: int, input_tokens: int, output_tokens: int) -> float:
+def step_ms(
+    source: Source, tp: int, batch: int, input_tokens: int, output_tokens: int, moe: str = ""
+) -> float:
     """One decode step of `batch` sequences: the decode of all output tokens over their
     count."""
-    total = _handle(source, tp).predict_decode_latency(batch, input_tokens, output_tokens)
+    total = _handle(source, tp, moe).predict_decode_latency(batch, input_tokens, output_tokens)
     return float(total) / output_tokens

@@ -161,10 +161,13 @@ def estimate(
     gpu_memory_utilization: float,
     overhead_gib_per_gpu: float = OVERHEAD_GIB_PER_GPU,
     kv_fraction: float = 1.0,
+    kv_per_head: int = 2,
 ) -> Fit:
-    """The fit of a model of `parameters` weights on `gpus` GPUs of `gpu_memory_gib` each."""
+    """The fit of a model of `parameters` weights on `gpus` GPUs of `gpu_memory_gib` each
+    (all experts of a mixture of experts: every one is loaded, whichever a token chooses);
+    `kv_per_head` vectors per KV head and token (2: K and V; 1: one MLA latent)."""
     kv_heads_total = max(1, kv_heads // gpus) * gpus
-    kv_bytes_per_token = layers * kv_heads_total * head_dim * 2 * kv_bytes
+    kv_bytes_per_token = layers * kv_heads_total * head_dim * kv_per_head * kv_bytes
     return Fit(
         weights_gib=parameters * bytes_per_weight / GIB,
         kv_gib_per_token=kv_bytes_per_token / GIB,
@@ -196,6 +199,29 @@ def tensor_parallel_problem(heads: int, kv_heads: int, gpus: int) -> str | None:
         return f"{kv_heads} KV heads are not divisible by tensor parallel size {gpus}"
     if gpus > kv_heads and gpus % kv_heads:
         return f"tensor parallel size {gpus} is not a multiple of the {kv_heads} KV heads"
+    return None
+
+
+def expert_split_problem(
+    moe_intermediate_size: int, experts: int, gpus: int, expert_parallel: bool
+) -> str | None:
+    """Why vLLM v0.33.0 cannot split a mixture of experts over `gpus` GPUs, or None.
+
+    Without ``--enable-expert-parallel`` every GPU of the tensor-parallel group holds
+    ``1/tp`` of every expert: ``vllm/model_executor/layers/fused_moe/config.py``
+    ``FusedMoEConfig.__post_init__`` asserts ``self.intermediate_size % tp_size == 0`` and
+    sets ``intermediate_size_per_partition = self.intermediate_size // tp_size``. With it,
+    the MoE layers run with ``tp_size=1`` and ``ep_size`` the tensor-parallel size ("In EP,
+    each device owns a set of experts fully", ``FusedMoEParallelConfig.make``), and
+    ``expert_map_manager.py`` ``determine_expert_map`` gives each GPU ``experts // ep_size``
+    experts, the remainder one more each: no divisibility is needed."""
+    if gpus <= 1 or expert_parallel or not experts or not moe_intermediate_size:
+        return None
+    if moe_intermediate_size % gpus:
+        return (
+            f"each expert's intermediate size ({moe_intermediate_size}) is not divisible by "
+            f"tensor parallel size {gpus}"
+        )
     return None
 
 

@@ -65,6 +65,7 @@ class _Estimate:
     """Requests in the planned batch where a request is several batch items (0: the batch)."""
     band_fast: float | None = None
     calibration: str = ""
+    model_basis: str = ""
 
 
 def _band_text(llm: roofline.LlmLoad) -> str:
@@ -111,6 +112,22 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
                     "measure the model on its own version (scripts/measure/measure_capacity.py)",
                 )
             )
+        if engine is None and llm.experts and llm.weight_bytes < 2:
+            out.problems.append(
+                Problem(
+                    "warning",
+                    (*path, "traffic"),
+                    f"the roofline reads this mixture of experts' {llm.weight_bytes:g}-byte "
+                    "weights at the GPU's bandwidth, and vLLM's quantized MoE kernels do not: "
+                    "aiconfigurator-core 0.12.0's measured vLLM 0.24.0 operations decode "
+                    "Qwen3-30B-A3B-FP8 on an H100 no faster than the 16-bit model (25.4 against "
+                    "28.3 ms a step of 128 sequences), and plan it at 19.6 requests/s where the "
+                    "roofline says 50: the estimate may be that optimistic",
+                    "install the capacity extra (pip install 'inferplane[capacity]') to time "
+                    "the checkpoint where aiconfigurator has it, or measure it "
+                    "(scripts/measure/measure_capacity.py)",
+                )
+            )
         if high.point is None:
             first = high.first
             if high.limited_by == "KV cache":
@@ -148,11 +165,20 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
         else:
             slack = p.e2e_ms / 1000
         rps = (
-            low.point.rps if low.point else 0.0,
-            mid.point.rps if mid.point else 0.0,
-            high.point.rps,
+            roofline.request_rps(llm, low.point) if low.point else 0.0,
+            roofline.request_rps(llm, mid.point) if mid.point else 0.0,
+            roofline.request_rps(llm, high.point),
         )
         latency = f"TTFT {p.ttft_ms:.0f} ms, ITL {p.itl_ms:.1f} ms, request {p.e2e_ms:.0f} ms"
+        clips = load.clip_tokens(model)
+        if clips is not None:
+            latency += (
+                f"; a request of {model.traffic.audio_seconds:g} s of audio is "
+                f"{clips[0]} clip(s) of 30 s at most, each an engine sequence of "
+                f"{clips[1]} prompt + {clips[2]} output tokens"
+                if model.traffic and model.traffic.audio_seconds
+                else ""
+            )
         limited = (mid if mid.point else high).limited_by
         # Named as the profile's are: the blueprint field that stops the batch growing.
         if limited.endswith("_ms"):
@@ -170,6 +196,7 @@ def _estimate(model: Model, env: Environment, out: EnvPlan) -> _Estimate | None:
             None,
             band_fast=llm.fast_band,
             calibration=_calibration(llm, pool.gpu.id),
+            model_basis=load.model_basis(model),
         )
     if not model.profile:
         out.skipped[model.name] = "no profile (measured latency per batch size)"
@@ -288,6 +315,7 @@ def plan_model(
         cost_note=note,
         band_fast=got.band_fast,
         calibration=got.calibration,
+        model_basis=got.model_basis,
     )
     verdicts.judge(model, plan, out)
     return plan

@@ -61,6 +61,9 @@ class Plan:
     """The band's optimistic end where it differs from `band` (a measured kernel floor)."""
     calibration: str = ""
     """What bounds a roofline estimate: the GPU's measured kernel floor, or that none does."""
+    model_basis: str = ""
+    """How an LLM is counted: dense, or a mixture of experts with the weights it holds, the
+    parameters a token computes with and how its experts are split over the GPUs."""
 
     @property
     def band_text(self) -> str:

@@ -60,6 +60,25 @@ weights, every layer in one CUDA graph, on an H200 — the floor under any engin
 ``scripts/calibration/h200/results-sizes.json`` is faster than the estimate at the H200's
 kernel bandwidth; the row that sets it is qwen2.5-1.5b's 1,024-token prefill (6.68 ms).
 
+A mixture of experts (Qwen3-MoE, Mixtral, gpt-oss, DeepSeek-V3) holds all its experts in
+memory (the fit check counts them all) but computes each token with its active parameters:
+the shared weights (attention, embeddings, shared experts, routers) and the ``k`` of ``E``
+routed experts the token chooses. So prefill computes ``2 × active parameters × prompt
+tokens`` FLOPs, and a pass over ``n`` tokens (a decode step of ``n`` sequences, a prompt
+of ``n`` tokens) reads the shared weights plus the experts those tokens touch, on average
+``E × (1 − (1 − k/E)^n)`` per layer (routing taken as uniform): one sequence reads ``k``
+experts, a batch of 32 on Qwen3-30B-A3B (``E`` 128, ``k`` 8) about 112 of 128. Tensor and
+expert parallelism (vLLM ``--enable-expert-parallel``) hold and read the same bytes over
+the replica's GPUs (`fit.expert_split_problem` cites how vLLM v0.33.0 splits them), so the
+estimate does not tell them apart; the imbalance between experts is not modelled. Against
+aiconfigurator-core 0.12.0's measured vLLM 0.24.0 operations for Qwen3-30B-A3B on one H100
+(``tests/blueprint/test_capacity_moe.py``), decode steps of 8 to 128 sequences lie 4-11%
+slower than its figures and a 1,024-token prefill 28% faster; one sequence alone takes
+4.6 ms there against 2.7 ms here, a gap the band does not cover (the planned batch is
+rarely one). Its FP8 checkpoint decodes no faster there than the 16-bit one, where the
+roofline halves the bytes: for a quantized mixture of experts the estimate errs fast, and
+the planner takes aiconfigurator's figures where it is installed.
+
 Attention FLOPs, sampling and the CPU side are not counted: the estimate errs fast, which
 the band's pessimistic end covers.
 """
@@ -71,6 +90,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from inferplane.blueprint.capacity.gpus import KernelFloor
+from inferplane.blueprint.llm_config import distinct_experts
 
 DECODE_BANDWIDTH_EFFICIENCY: Final = 0.75
 PREFILL_MFU: Final = 0.6
@@ -118,6 +138,20 @@ class LlmLoad:
     """Decoder layers (each takes `LAYER_TIME_S` at least)."""
     kernel: KernelFloor | None = None
     """The GPU's measured kernel floor (`gpus.KERNEL_FLOORS`); None: no calibration."""
+    routed_parameters: float = 0.0
+    """A mixture of experts: its routed experts' weights over all MoE layers (part of
+    `parameters`); 0 for a dense model."""
+    experts: int = 0
+    experts_per_token: int = 0
+    encoder_parameters: float = 0.0
+    """An encoder-decoder model (Whisper): the encoder's weights, which each sequence's
+    prefill computes over `encoder_tokens` frames; `parameters` are then the decoder's."""
+    encoder_layers: int = 0
+    encoder_tokens: int = 0
+    """Encoder frames per sequence, computed once and cached for cross-attention."""
+    sequences_per_request: int = 1
+    """Engine sequences one request becomes (a speech model's audio clips): requests per
+    second are the sequences' over this (`request_rps`)."""
 
     @property
     def fast_band(self) -> float:
@@ -159,6 +193,24 @@ class LlmEstimate:
     """The replica at batch 1 (what one request alone sees)."""
 
 
+def active_parameters(load: LlmLoad) -> float:
+    """Weights one token computes with: all but the routed experts it does not choose."""
+    if not load.experts:
+        return load.parameters
+    return load.parameters - load.routed_parameters * (1 - load.experts_per_token / load.experts)
+
+
+def weights_read(load: LlmLoad, tokens: float) -> float:
+    """Bytes of weights one forward pass over `tokens` tokens reads: every shared weight,
+    and of the routed experts those the tokens choose, on average ``E × (1 − (1 − k/E)^n)``
+    distinct experts per layer (`llm_config.distinct_experts`)."""
+    if not load.experts:
+        return load.parameters * load.weight_bytes
+    touched = distinct_experts(load.experts, load.experts_per_token, tokens) / load.experts
+    shared = load.parameters - load.routed_parameters
+    return (shared + load.routed_parameters * touched) * load.weight_bytes
+
+
 def _scale(load: LlmLoad) -> tuple[float, float]:
     tp_eff = TENSOR_PARALLEL_EFFICIENCY if load.gpus > 1 else 1.0
     flops = load.gpus * load.flops * PREFILL_MFU * tp_eff * load.speed
@@ -172,21 +224,39 @@ def _floor(load: LlmLoad, batch: int) -> tuple[float, float]:
     the bandwidth its kernels reached plus the per-layer time."""
     flops, bandwidth = _scale(load)
     layer_s = load.layers * LAYER_TIME_S / load.speed
-    weights = load.parameters * load.weight_bytes
+    prefill_layers_s = layer_s + load.encoder_layers * LAYER_TIME_S / load.speed
+    computed = load.input_tokens * (1 - load.cached_share)
+    weights = weights_read(load, max(1.0, computed)) + load.encoder_parameters * load.weight_bytes
     if load.kernel is None:
-        return max(layer_s, weights / bandwidth), layer_s
+        return max(prefill_layers_s, weights / bandwidth), layer_s
     tp_eff = TENSOR_PARALLEL_EFFICIENCY if load.gpus > 1 else 1.0
     kernel_bw = load.gpus * load.kernel.bandwidth_gb_s * 1e9 * tp_eff * load.speed
-    computed = load.input_tokens * (1 - load.cached_share)
-    prefill = layer_s + max(2 * load.parameters * computed / flops, weights / kernel_bw)
-    read = weights + batch * _context(load) * load.kv_bytes_per_token
-    step = layer_s + max(read / kernel_bw, 2 * load.parameters * batch / flops)
+    active = active_parameters(load)
+    prefill = prefill_layers_s + max(_prefill_flops(load) / flops, weights / kernel_bw)
+    read = weights_read(load, batch) + batch * _context(load) * load.kv_bytes_per_token
+    step = layer_s + max(read / kernel_bw, 2 * active * batch / flops)
     return prefill, step
 
 
+def _prefill_flops(load: LlmLoad) -> float:
+    """FLOPs of one sequence's prefill: the prompt tokens the prefix cache does not hold
+    through the active parameters, and an encoder's frames through the encoder."""
+    computed = load.input_tokens * (1 - load.cached_share)
+    return (
+        2 * active_parameters(load) * computed + 2 * load.encoder_parameters * load.encoder_tokens
+    )
+
+
 def _context(load: LlmLoad) -> float:
-    """Tokens a sequence holds on average while it decodes."""
-    return load.input_tokens + load.output_tokens / 2
+    """Tokens a sequence holds in the KV cache on average while it decodes (an
+    encoder-decoder's cross-attention holds its encoder frames as well)."""
+    return load.input_tokens + load.output_tokens / 2 + load.encoder_tokens
+
+
+def request_rps(load: LlmLoad, point: LlmPoint) -> float:
+    """Requests per second one replica completes at `point`: its sequences' over the
+    sequences a request becomes."""
+    return point.rps / load.sequences_per_request
 
 
 def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
@@ -195,12 +265,10 @@ def at_batch(load: LlmLoad, batch: int) -> LlmPoint:
         prefill_s, step_s = (t / load.speed for t in load.timings(batch))
     else:
         flops, bandwidth = _scale(load)
-        computed = load.input_tokens * (1 - load.cached_share)
-        prefill_s = 2 * load.parameters * computed / flops
-        read = (
-            load.parameters * load.weight_bytes + batch * _context(load) * load.kv_bytes_per_token
-        )
-        step_s = max(read / bandwidth, 2 * load.parameters * batch / flops)
+        active = active_parameters(load)
+        prefill_s = _prefill_flops(load) / flops
+        read = weights_read(load, batch) + batch * _context(load) * load.kv_bytes_per_token
+        step_s = max(read / bandwidth, 2 * active * batch / flops)
     floor_prefill, floor_step = _floor(load, batch)
     prefill_s, step_s = max(prefill_s, floor_prefill), max(step_s, floor_step)
     itl_s = step_s + batch * prefill_s / load.output_tokens
@@ -223,7 +291,9 @@ def _missed(load: LlmLoad, p: LlmPoint) -> str | None:
 
 def estimate(load: LlmLoad) -> LlmEstimate:
     """The largest batch within the SLO, the KV cache and the engine's cap."""
-    per_seq = (load.input_tokens + load.output_tokens) * load.kv_bytes_per_token
+    per_seq = (
+        load.input_tokens + load.output_tokens + load.encoder_tokens
+    ) * load.kv_bytes_per_token
     kv_batch = int(load.kv_room_bytes // per_seq) if per_seq > 0 else MAX_BATCH
     first = at_batch(load, 1)
     limits = [(kv_batch, "KV cache"), (MAX_BATCH, "search limit")]

@@ -147,9 +147,10 @@ def _check_namespaces(env: EnvView, addons: Mapping[str, Any]) -> None:
     ``restricted``): an add-on cannot already run in it. Nor in a namespace Kubernetes owns
     (`semantic_names.kubernetes_owns`): the blueprint creates objects in the add-ons'
     namespaces (the wake load balancer of a model goes beside the HTTP add-on), which must
-    never land among the cluster's system objects."""
+    never land among the cluster's system objects. The Argo Rollouts controller gets nothing
+    of the blueprint's in its namespace, so it may run in one of those."""
     own = naming.namespace(env.data["name"])
-    for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus"):
+    for key in ("gpu_operator", "keda", "keda_http_add_on", "prometheus", "argo_rollouts"):
         spec = addons.get(key) or {}
         if not is_existing(spec):
             continue
@@ -161,7 +162,11 @@ def _check_namespaces(env: EnvView, addons: Mapping[str, Any]) -> None:
                 "serving objects",
                 "give the namespace the add-on runs in; a blueprint and an add-on never share one",
             )
-        elif isinstance(namespace, str) and semantic_names.kubernetes_owns(namespace):
+        elif (
+            key != "argo_rollouts"
+            and isinstance(namespace, str)
+            and semantic_names.kubernetes_owns(namespace)
+        ):
             env.error(
                 _path(env, key, "namespace"),
                 f"namespace {namespace!r} belongs to Kubernetes, and the blueprint would place "

@@ -84,6 +84,19 @@ def _traffic(
             "LLM's request is its tokens",
             "remove it and state input_tokens and output_tokens per request",
         )
+    from inferplane.blueprint.checks import semantic_vllm
+
+    facts, _ = semantic_vllm.facts_of(model, Path(env.doc.source.file).parent)
+    if facts is not None and facts.encoder_decoder:
+        _speech_traffic(env, where, model, traffic, facts.encoder_frames)
+        return
+    if "audio_seconds" in traffic and facts is not None:
+        env.error(
+            (*where, "audio_seconds"),
+            "`audio_seconds` is what a speech model's encoder reads (Whisper); this model is a "
+            "decoder-only LLM, whose request is its tokens",
+            "remove it and state input_tokens and output_tokens per request",
+        )
     missing = [k for k in ("input_tokens", "output_tokens") if k not in traffic]
     if missing:
         env.error(
@@ -111,6 +124,45 @@ def _traffic(
             f"a prompt of {traffic['input_tokens']} tokens is longer than the engine's "
             f"tensorrt_llm.max_input_len ({trt['max_input_len']})",
             f"raise max_input_len to {traffic['input_tokens']} or more",
+        )
+
+
+def _speech_traffic(
+    env: EnvView,
+    where: YamlPath,
+    model: Mapping[str, Any],
+    traffic: Mapping[str, Any],
+    frames: int,
+) -> None:
+    """A speech model's traffic (Whisper on vLLM): the audio per request, and the decoder's
+    tokens of one clip within max_model_len (the encoder's frames are not counted there)."""
+    from inferplane.blueprint.capacity import load
+    from inferplane.blueprint.llm_config import clips
+
+    missing = [k for k in ("audio_seconds", "output_tokens") if k not in traffic]
+    if missing:
+        env.error(
+            where,
+            f"a speech model's traffic needs {' and '.join(f'`{k}`' for k in missing)} per "
+            f"request: its encoder computes {frames} frames per 30 s of audio, which are not "
+            "prompt tokens",
+            "add the average audio length and transcript, e.g. audio_seconds: 20, "
+            "output_tokens: 60 (input_tokens is the decoder's prompt, 4 tokens unless stated)",
+        )
+        return
+    limit = (model.get("vllm") or {}).get("max_model_len")
+    n = clips(float(traffic["audio_seconds"]))
+    prompt = traffic.get("input_tokens", load.DECODER_PROMPT_TOKENS)
+    per_clip = -(-traffic["output_tokens"] // n)
+    if limit and prompt + per_clip > limit:
+        key = "input_tokens" if "input_tokens" in traffic else "output_tokens"
+        env.error(
+            (*where, key),
+            f"one clip of the request (of {n}) holds {prompt} prompt + {per_clip} output "
+            f"tokens, more than vllm.max_model_len ({limit}), which counts the decoder's "
+            f"tokens only (the encoder's {frames} frames per clip are apart)",
+            "state the decoder prompt in input_tokens (4 for a plain transcription) and the "
+            "transcript's tokens in output_tokens; put the audio in audio_seconds",
         )
 
 

@@ -61,6 +61,7 @@ def estimate(facts: LlmFacts, n: TrtLlmFitNumbers) -> fit.Fit:
         gpu_memory_gib=n.gpu_memory_gib,
         gpu_memory_utilization=1.0,
         kv_fraction=n.kv_cache_free_gpu_mem_fraction,
+        kv_per_head=facts.kv_per_head,
     )
 
 

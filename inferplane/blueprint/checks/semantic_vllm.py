@@ -25,12 +25,14 @@ that flow control is off to honour).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from inferplane.blueprint import catalog, defaults, llm_catalog, semantic_trtllm
+from inferplane.blueprint import catalog, defaults, llm_catalog, llm_config, semantic_trtllm
 from inferplane.blueprint.capacity import fit
 from inferplane.blueprint.checks import (
     semantic_hub,
@@ -49,6 +51,7 @@ from inferplane.blueprint.source import Document
 from inferplane.blueprint.upstream import vllm_owned
 
 _NUMBERS = ("parameters_billions", "layers", "heads", "kv_heads", "head_dim")
+_MOE = ("experts", "experts_per_token", "active_parameters_billions")
 _MIG_MEMORY = re.compile(r"(\d+)gb$")
 _TP_SIZES = 16
 
@@ -98,6 +101,11 @@ def advisories(doc: Document) -> list[Diagnostic]:
     return sorted(out, key=lambda d: d.location)
 
 
+def _here(env: EnvView) -> Path:
+    """The blueprint's directory (where `model_info.config` is read)."""
+    return Path(env.doc.source.file).parent
+
+
 def findings(env: EnvView) -> Iterator[Finding]:
     pools = env.data.get("gpu_pools") or {}
     for name, model in (env.data.get("models") or {}).items():
@@ -112,13 +120,13 @@ def findings(env: EnvView) -> Iterator[Finding]:
             )
             continue
         if model["server"] == "triton" and "tensorrt_llm" in model:
-            yield from _model_info_problems(path, model)
+            yield from _model_info_problems(path, model, _here(env))
             if model["pool"] in pools:
                 yield from _trtllm_fit(env, path, model, pools[model["pool"]])
             continue
         if model["server"] != "vllm":
             continue
-        yield from _model_info_problems(path, model)
+        yield from _model_info_problems(path, model, _here(env))
         settings = model.get("vllm") or {}
         yield from _speculative(path, settings)
         yield from _lora(env, path, name, model, settings)
@@ -129,28 +137,48 @@ def findings(env: EnvView) -> Iterator[Finding]:
 
 
 # --- model facts and the fit -------------------------------------------------------------
-def _model_info_problems(path: YamlPath, model: Mapping[str, Any]) -> Iterator[Finding]:
+def _model_info_problems(
+    path: YamlPath, model: Mapping[str, Any], here: Path | None = None
+) -> Iterator[Finding]:
     info = model.get("model_info")
     if not info:
+        yield from _active_in_the_name(path, model)
         return
     ipath = (*path, "model_info")
-    numbers = [k for k in _NUMBERS if k in info]
+    numbers = [k for k in (*_NUMBERS, *_MOE) if k in info]
+    given = [k for k in ("hf_repo", "config") if k in info]
+    if len(given) > 1 or (given and numbers):
+        yield Finding(
+            "error",
+            ipath,
+            "give one of `hf_repo`, `config` or the model's numbers, not "
+            + " and ".join(f"`{k}`" for k in [*given, *numbers[:1]]),
+            "keep hf_repo for a model of the built-in table, config for the checkpoint's own "
+            "config.json, or the numbers",
+        )
+        return
     if "hf_repo" in info:
-        if numbers:
-            yield Finding(
-                "error",
-                ipath,
-                "give either `hf_repo` or the model's numbers, not both",
-                "remove hf_repo to use your numbers, or the numbers to use the built-in table",
-            )
-        elif llm_catalog.lookup(info["hf_repo"]) is None:
+        if llm_catalog.lookup(info["hf_repo"]) is None:
             yield Finding(
                 "error",
                 (*ipath, "hf_repo"),
                 f"{info['hf_repo']!r} is not in the built-in model table",
-                "give its numbers instead: parameters_billions, layers, heads, kv_heads and "
-                "head_dim from its config.json",
+                "give its config.json instead (model_info.config, a copy beside the "
+                "blueprint), or its numbers: parameters_billions, layers, heads, kv_heads and "
+                "head_dim",
             )
+        return
+    if "config" in info:
+        if here is not None:
+            _facts, why = _facts_of_config(info["config"], here)
+            if why:
+                yield Finding(
+                    "error",
+                    (*ipath, "config"),
+                    why,
+                    "copy the checkpoint's config.json beside the blueprint and name it "
+                    "relative to the blueprint, or give the numbers instead",
+                )
         return
     missing = [k for k in _NUMBERS if k not in info]
     if missing:
@@ -161,26 +189,154 @@ def _model_info_problems(path: YamlPath, model: Mapping[str, Any]) -> Iterator[F
             "give all of parameters_billions, layers, heads, kv_heads and head_dim, or only "
             "hf_repo",
         )
-    elif info["heads"] % info["kv_heads"]:
+        return
+    if info["heads"] % info["kv_heads"]:
         yield Finding(
             "error",
             (*ipath, "kv_heads"),
             f"heads ({info['heads']}) is not a multiple of kv_heads ({info['kv_heads']})",
             "copy num_attention_heads and num_key_value_heads from the model's config.json",
         )
+        return
+    moe = [k for k in _MOE if k in info]
+    if moe and len(moe) < len(_MOE):
+        yield Finding(
+            "error",
+            ipath,
+            "a mixture-of-experts model_info is missing "
+            + ", ".join(k for k in _MOE if k not in info),
+            "give experts, experts_per_token and active_parameters_billions together (from "
+            "config.json and the model card), or none of them for a dense model",
+        )
+        return
+    if moe:
+        yield from _moe_problems(ipath, info)
+    else:
+        yield from _active_in_the_name(path, model)
 
 
-def facts_of(model: Mapping[str, Any]) -> tuple[llm_catalog.LlmFacts | None, str]:
-    """The model's facts, or None and why they are unknown."""
+def _moe_problems(ipath: YamlPath, info: Mapping[str, Any]) -> Iterator[Finding]:
+    """Plausibility of a mixture of experts given by its numbers."""
+    experts, per_token = info["experts"], info["experts_per_token"]
+    total, active = float(info["parameters_billions"]), float(info["active_parameters_billions"])
+    if per_token >= experts:
+        yield Finding(
+            "error",
+            (*ipath, "experts_per_token"),
+            f"experts_per_token ({per_token}) is not below experts ({experts}): every token "
+            "would run every expert",
+            "copy num_experts_per_tok and the number of routed experts (num_experts, "
+            "num_local_experts or n_routed_experts) from the model's config.json",
+        )
+    elif active >= total:
+        yield Finding(
+            "error",
+            (*ipath, "active_parameters_billions"),
+            f"active_parameters_billions ({active:g}) is not below parameters_billions "
+            f"({total:g}): a mixture of experts holds more weights than a token uses",
+            "parameters_billions counts all experts (the card's total), "
+            "active_parameters_billions those one token runs (its activated figure)",
+        )
+    elif active < total * per_token / experts:
+        yield Finding(
+            "error",
+            (*ipath, "active_parameters_billions"),
+            f"active_parameters_billions ({active:g}) is below what {per_token} of "
+            f"{experts} experts of a {total:g}B model use at least "
+            f"({total * per_token / experts:.2f}B, were every weight an expert)",
+            "check the three numbers against the model card: the total, the activated "
+            "figure and the experts per token",
+        )
+
+
+_ACTIVE_IN_NAME = re.compile(
+    r"(?<![0-9A-Za-z])(\d+(?:\.\d+)?)[Bb]-A(\d+(?:\.\d+)?)[Bb](?![0-9A-Za-z])"
+)
+"""``30B-A3B``: a mixture of experts' total and active sizes in a Qwen-style name."""
+
+
+def _active_in_the_name(path: YamlPath, model: Mapping[str, Any]) -> Iterator[Finding]:
+    """A name that says mixture of experts, on a model described as dense."""
+    facts, _ = facts_of(model)
+    if facts is None or facts.moe:
+        return
+    found = _ACTIVE_IN_NAME.search(str(model.get("source") or ""))
+    if not found:
+        return
+    yield Finding(
+        "warning",
+        (*path, "model_info") if model.get("model_info") else (*path, "source"),
+        f"the source's name ({found.group(0)}) says a mixture of experts with "
+        f"{found.group(2)}B active parameters, but the model is described as dense "
+        f"({facts.parameters_billions:g}B, every weight used by every token): memory is "
+        "right, the capacity plan is not",
+        "give model_info: experts, experts_per_token and active_parameters_billions (or "
+        "model_info.config, the checkpoint's config.json)",
+    )
+
+
+def _facts_of_config(name: str, here: Path) -> tuple[llm_catalog.LlmFacts | None, str]:
+    """The facts read from the config.json `name` beside the blueprint, or None and what is
+    wrong with it (a located message's text)."""
+    from inferplane.blueprint.capacity import profile
+
+    try:
+        text = profile.read_file(here, name)
+    except OSError as e:
+        return None, f"cannot read {name}: {e.strerror or e}"
+    except profile.FileRefused as e:
+        return None, str(e)
+    except UnicodeDecodeError:
+        return None, f"{name} is not UTF-8 text (a config.json is JSON)"
+    try:
+        config = json.loads(text)
+    except ValueError as e:
+        return None, f"{name} is not JSON: {e}"
+    if not isinstance(config, dict):
+        return None, f"{name} is not a JSON object (a config.json holds one)"
+    try:
+        shape = llm_config.read(config)
+    except llm_config.ConfigError as e:
+        return None, f"{name}: {e}"
+    if shape.heads % shape.kv_heads:
+        return None, (
+            f"{name}: num_attention_heads ({shape.heads}) is not a multiple of "
+            f"num_key_value_heads ({shape.kv_heads})"
+        )
+    if not 0.01 <= shape.parameters / 1e9 <= 10000:
+        return None, f"{name}: its shapes make {shape.parameters / 1e9:.3g}B parameters"
+    return llm_catalog.facts_from_shape(shape, f"models.<m>.model_info.config ({name})"), ""
+
+
+def facts_of(
+    model: Mapping[str, Any], here: Path | None = None
+) -> tuple[llm_catalog.LlmFacts | None, str]:
+    """The model's facts, or None and why they are unknown; `here` is the blueprint's
+    directory (where `model_info.config` is read)."""
     info = model.get("model_info") or {}
+    if "config" in info:
+        if here is None:
+            return None, "model_info.config is read beside the blueprint"
+        return _facts_of_config(info["config"], here)
     if all(k in info for k in _NUMBERS):
+        total = float(info["parameters_billions"])
+        moe: dict[str, Any] = {}
+        if all(k in info for k in _MOE) and info["experts_per_token"] < info["experts"]:
+            share = 1 - info["experts_per_token"] / info["experts"]
+            routed = (total - float(info["active_parameters_billions"])) / share
+            moe = {
+                "experts": info["experts"],
+                "experts_per_token": info["experts_per_token"],
+                "routed_parameters_billions": max(0.0, min(total, routed)),
+            }
         return llm_catalog.LlmFacts(
-            float(info["parameters_billions"]),
+            total,
             info["layers"],
             info["heads"],
             info["kv_heads"],
             info["head_dim"],
             "models.<m>.model_info",
+            **moe,
         ), ""
     repo = info.get("hf_repo") or llm_catalog.hf_repo_of(model["source"])
     if repo is None:
@@ -189,6 +345,20 @@ def facts_of(model: Mapping[str, Any]) -> tuple[llm_catalog.LlmFacts | None, str
     if found is None:
         return None, f"{repo} is not in the built-in model table"
     return found, ""
+
+
+def expert_parallel(settings: Mapping[str, Any]) -> bool:
+    """Whether `vllm.extra_args` turns on expert parallelism (``--enable-expert-parallel``,
+    short ``-ep``: ``inferplane/facts/vllm/v0.33.0/serve_flags.txt``); the last of it and
+    ``--no-enable-expert-parallel`` wins, as argparse reads them."""
+    on = False
+    for arg in settings.get("extra_args") or ():
+        flag = str(arg).split("=", 1)[0]
+        if flag in ("--enable-expert-parallel", "-ep"):
+            on = True
+        elif flag == "--no-enable-expert-parallel":
+            on = False
+    return on
 
 
 def gpu_memory_gib(pool: Mapping[str, Any]) -> float:
@@ -233,7 +403,7 @@ def _fit(
     settings: Mapping[str, Any],
     pool: Mapping[str, Any],
 ) -> Iterator[Finding]:
-    facts, why = facts_of(model)
+    facts, why = facts_of(model, _here(env))
     if facts is None:
         yield _unknown_facts(path, why)
         return
@@ -246,6 +416,19 @@ def _fit(
             _blame(env, path, (("gpus",), ("source",), ("model_info",)), ("gpus",)),
             f"gpus: {gpus} cannot split the model across GPUs: {tp}",
             f"use gpus: one of {sizes}",
+        )
+        return
+    split = fit.expert_split_problem(
+        facts.moe_intermediate_size, facts.experts, gpus, expert_parallel(settings)
+    )
+    if split:
+        yield Finding(
+            "error",
+            _blame(env, path, (("gpus",), ("source",), ("model_info",)), ("gpus",)),
+            f"gpus: {gpus} cannot split the model's experts by tensor parallelism: {split} "
+            "(vLLM asserts it at start)",
+            "add --enable-expert-parallel to vllm.extra_args (each GPU then holds whole "
+            "experts), or use a number of GPUs that divides it",
         )
         return
     precision = model.get("precision", defaults.MODEL_PRECISION)
@@ -266,17 +449,25 @@ def _fit(
         kv_heads=facts.kv_heads,
         head_dim=facts.head_dim,
         kv_bytes=fit.kv_cache_bytes(precision, settings.get("kv_cache_dtype")),
-        max_model_len=max_len,
+        # An encoder-decoder's sequence also caches its encoder frames for cross-attention.
+        max_model_len=max_len + facts.encoder_frames if max_len else None,
         max_num_seqs=settings.get("max_num_seqs"),
         gpus=gpus,
         gpu_memory_gib=gpu_memory_gib(pool),
         gpu_memory_utilization=util,
+        kv_per_head=facts.kv_per_head,
     )
-    what = f"{facts.parameters_billions:g}B parameters in {precision}"
+    held = f"{facts.parameters_billions:g}B parameters"
+    if facts.moe:
+        held += f" (all {facts.experts} experts)"
+    what = f"{held} in {precision}"
     if settings.get("quantization"):
-        what = f"{facts.parameters_billions:g}B parameters, {settings['quantization']}"
+        what = f"{held}, {settings['quantization']}"
     if not est.fits:
-        kv = f" + KV cache {est.kv_one_gib:.1f} for 1 × {max_len} tokens" if max_len else ""
+        tokens = f"{max_len} tokens"
+        if facts.encoder_decoder:
+            tokens += f" and {facts.encoder_frames} encoder frames"
+        kv = f" + KV cache {est.kv_one_gib:.1f} for 1 × {tokens}" if max_len else ""
         fix = (
             "use more GPUs (tensor parallel), a quantization (fp8, int4), or a shorter "
             "max_model_len"
@@ -340,7 +531,7 @@ def _trtllm_fit(
     env: EnvView, path: YamlPath, model: Mapping[str, Any], pool: Mapping[str, Any]
 ) -> Iterator[Finding]:
     """The fit of a TensorRT-LLM model (`semantic_trtllm_fit`)."""
-    facts, why = facts_of(model)
+    facts, why = facts_of(model, _here(env))
     numbers = semantic_trtllm.fit_numbers(model, pool)
     if numbers is None:
         return

@@ -49,10 +49,10 @@ A new node pulls the many-GB serving image while the replica waits (the budget's
 choice of ``levers: auto`` ask it through `inferplane.blueprint.derived.lever_options`),
 `lazy_pull_support` whether a pool's nodes can, `enabled` whether the stack builds them so;
 `inferplane.blueprint.derived.scale_out.Constants.lazy_pull_s` what a new node's pull then
-costs. On EKS the nodes are built (`inferplane.components.image_pull`), but the lever stays
-refused there until the scale-out budget counts SOCI parallel pull's own time
-(`EKS_BUDGET_PENDING`): the budget's lazy ``image_pull`` part is GKE's 20 s on every cloud,
-and a whole image pulled in parallel takes longer (about 67 s for vLLM's 12 GB).
+costs. On EKS the nodes pull with SOCI parallel pull (`inferplane.components.image_pull`): the
+whole image still arrives before the container starts, only faster, so the budget counts
+the image at `Constants.soci_parallel_pull_mb_per_s` there (about 67 s for vLLM's 12 GB),
+and GKE image streaming's `Constants.lazy_image_pull_s` on GKE (`Constants.lazy_pull_s`).
 """
 
 from __future__ import annotations
@@ -73,13 +73,6 @@ ARTIFACT_REGISTRY: Final = re.compile(r"^[a-z0-9-]+-docker\.pkg\.dev/[^/]+/[^/]+
 """An Artifact Registry Docker image: ``<location>-docker.pkg.dev/<project>/<repo>/<image>``
 (https://cloud.google.com/artifact-registry/docs/docker/names)."""
 DOCKER_HUB_HOSTS: Final = ("docker.io", "index.docker.io", "registry-1.docker.io")
-EKS_BUDGET_PENDING: Final = (
-    "on EKS inferplane builds SOCI parallel pull into the nodes, but the scale-out budget "
-    "counts a lazy pull as GKE image streaming's 20 s, and a whole image pulled in parallel "
-    "takes longer; until the budget counts it, keep a spare GPU (standby) so that no new node "
-    "pulls the image"
-)
-"""Why the lever is refused on EKS for now (see the module's docstring)."""
 _ALIAS: Final = re.compile(r"^al2023@(v[0-9]{8})$")
 
 
@@ -144,7 +137,7 @@ def lever_problem(cloud: str, image: str, karpenter_ami_alias: str | None = None
         return found
     if cloud == "gcp":
         return streaming_problem(image)
-    return EKS_BUDGET_PENDING
+    return None
 
 
 def serving_image(env: Environment, model: Model) -> str:
@@ -174,7 +167,7 @@ def lazy_pull_support(env: Environment, pool: GpuPool) -> str | None:
     if found is not None:
         return found
     if env.cloud != "gcp":
-        return EKS_BUDGET_PENDING
+        return None
     models = sorted((m for m in env.models.values() if m.pool == pool.name), key=_name)
     problems = [(m.name, streaming_problem(serving_image(env, m))) for m in models]
     if not problems or any(problem is None for _, problem in problems):
@@ -201,7 +194,6 @@ def enabled(env: Environment, pool: GpuPool) -> bool:
 
 __all__ = [
     "AL2023_FAST_IMAGE_PULL_SINCE",
-    "EKS_BUDGET_PENDING",
     "LEVER",
     "enabled",
     "image_host",

@@ -315,6 +315,9 @@ class ScaleOutInputs:
     ort_trt_build: bool = False
     """A Triton model on ONNX Runtime's TensorRT provider: a new replica builds its
     engines (`builds_ort_trt_engines`)."""
+    cloud: str = "gcp"
+    """The environment's cloud: a lazy pull is GKE image streaming or EKS's SOCI parallel
+    pull (`Constants.lazy_pull_s`)."""
     budget_s: int | None = None
     """The model's own bound (`scale_out.budget_s`); None: the platform's."""
     levers: tuple[str, ...] = ()
@@ -442,6 +445,7 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
         from_zero=model.replicas.min == 0,
         compile_cache=compiles_vllm_graph(model),
         ort_trt_build=builds_ort_trt_engines(model),
+        cloud=env.cloud,
         budget_s=model.scale_out.budget_s,
         levers=tuple(model.scale_out.levers),
         options=model.scale_out.options
@@ -501,12 +505,18 @@ def budget(
         parts.append(Part("node", _up(c.node_provision_s), why))
         image_gb = c.image_gb(inputs.runtime)
         if inputs.lazy_image_pull:
+            how = (
+                f"{image_gb:g} GB {inputs.runtime} image streamed (GKE image streaming): the "
+                f"container starts after {c.lazy_image_pull_s:g} s"
+                if inputs.cloud == "gcp"
+                else f"{image_gb:g} GB {inputs.runtime} image by SOCI parallel pull at "
+                f"{c.soci_parallel_pull_mb_per_s:g} MB/s on the new node"
+            )
             parts.append(
                 Part(
                     "image_pull",
-                    _up(c.lazy_image_pull_s),
-                    f"{image_gb:g} GB {inputs.runtime} image pulled lazily: the container "
-                    f"starts after {c.lazy_image_pull_s:g} s",
+                    _up(c.lazy_pull_s(inputs.cloud, inputs.runtime)),
+                    how,
                     lever="lazy_image_pull",
                 )
             )

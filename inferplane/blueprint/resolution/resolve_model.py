@@ -124,7 +124,9 @@ def resolve_model(
         wake=_wake(replicas.get("wake")),
         wake_hosts=tuple((replicas.get("wake") or {}).get("hosts") or ()),
         schedule=_schedule(replicas.get("schedule") or (), len(pool.zones)),
-        llm=semantic_vllm.facts_of(spec)[0] if server == "vllm" or "tensorrt_llm" in spec else None,
+        llm=semantic_vllm.facts_of(spec, here)[0]
+        if server == "vllm" or "tensorrt_llm" in spec
+        else None,
         backend=resolve_triton.backend_of(spec),
         accelerator=spec.get("accelerator", "cuda"),
         inputs=resolve_triton.tensors(spec.get("inputs")),
@@ -171,6 +173,7 @@ def _traffic(spec: Mapping[str, Any] | None) -> Traffic | None:
         output_tokens=spec.get("output_tokens"),
         shared_prefix=float(spec.get("shared_prefix", 0.0)),
         items_per_request=int(spec.get("items_per_request", 1)),
+        audio_seconds=float(spec["audio_seconds"]) if "audio_seconds" in spec else None,
     )
 
 
