@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming
-from inferplane.blueprint.derived import router_wake, scale_out
+from inferplane.blueprint.derived import lever_options, router_wake, scale_out
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.components import stack_args
@@ -141,6 +141,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             pipeline=model.pipeline,
             routing=model.routing,
             wake_s=wake_s(env, model),
+            stream_weights=lever_options.streams_weights(model),
         )
 
 

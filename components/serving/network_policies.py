@@ -6,8 +6,8 @@ The blueprint's namespace denies all ingress and egress by default
 - every pod: DNS (`dns_egress_rule`), given once for the whole namespace;
 - serving pods (``<model>-egress``) and engine-build pods (``<model>-engine-build``): the
   model store and, on GKE, the metadata server that hands out Workload Identity tokens
-  (`store_egress_rules`). Every serving pod downloads its weights at start (an init
-  container copies them from s3/gs, or vLLM fetches an ``hf://`` repository itself).
+  (`store_egress_rules`). Every serving pod reads its weights at start (an init
+  container copies them from s3/gs, or vLLM streams them, `weight_streaming`).
 
 Ingress to the serving ports and the metrics port is the model's own NetworkPolicy
 (`inferplane.components.serving.routing.load_balancer`); build pods accept no ingress at all.

@@ -1,6 +1,8 @@
 """The manifests of one served model's own objects: the pod (its fetch and server
-containers, volumes and placement), the Deployment, the ClusterIP Service, the headless
-gRPC Service and the PodDisruptionBudget. `ModelServer` registers them."""
+containers, volumes and placement; a vLLM model that streams its weights,
+`weight_streaming`, fetches only what streaming does not replace), the Deployment, the
+ClusterIP Service, the headless gRPC Service and the PodDisruptionBudget. `ModelServer`
+registers them."""
 
 from __future__ import annotations
 
@@ -50,6 +52,12 @@ from inferplane.components.serving.vllm.vllm_compile import (
     compile_key,
     compiles,
 )
+from inferplane.components.serving.vllm.weight_streaming import (
+    config_volumes,
+    streamed_container,
+    streaming_fetch_container,
+    streams_weights,
+)
 
 GRPC_SUFFIX: Final = "-grpc"
 CONFIG_HASH_ANNOTATION: Final = "inferplane.dev/config-hash"
@@ -96,11 +104,17 @@ def serving_pod_spec(
             init.append(pip_requirements.install_container(env, model))
             volumes.append(pip_requirements.scripts(env, model))
     else:
-        server = vllm_container(env, model, image)
         staged = (
             cache_uri(env, compile_key(env, model), model.name) if compiles(model, env) else None
         )
-        init.append(vllm_fetch_container(env, model, compile_cache_uri=staged))
+        if streams_weights(model):
+            server = streamed_container(env, model, image)
+            fetch = streaming_fetch_container(env, model, compile_cache_uri=staged)
+            init += [fetch] if fetch is not None else []
+            volumes += config_volumes(model)
+        else:
+            server = vllm_container(env, model, image)
+            init.append(vllm_fetch_container(env, model, compile_cache_uri=staged))
         volumes.append(empty_dir(CACHE_VOLUME))
         volumes.append(route_guard_volume(model))
         if (template := chat_template_volume(model)) is not None:

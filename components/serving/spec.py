@@ -157,6 +157,11 @@ class ServedModel:
     """A model at zero: seconds from the request that wakes it to a ready first replica
     (`inferplane.blueprint.derived.router_wake.wake_s` of its scale-out budget). None: not known,
     and `startup_timeout_s` stands for it."""
+    stream_weights: bool = False
+    """vLLM: read the weights straight from the model store with the Run:ai streamer
+    (``--load-format runai_streamer``) instead of copying them onto the node first
+    (`inferplane.components.serving.vllm.weight_streaming`); off unless the model's
+    scale-out levers choose it."""
 
     @property
     def wake_bound_s(self) -> int:
@@ -207,6 +212,12 @@ class ServedModel:
         elif self.vllm is not None:
             self._fail(
                 ("vllm",), "a vLLM setting on a Triton model", "remove it, or serve with vllm"
+            )
+        if self.stream_weights and self.server != "vllm":
+            self._fail(
+                ("stream_weights",),
+                "only vLLM streams weights from the model store",
+                "turn it off, or serve with vllm",
             )
         if self.server == "triton" and self.source.scheme == "hf" and self.tensorrt_llm is None:
             self._fail(

@@ -1,6 +1,7 @@
 """Fetches the PyPI wheel of every supported vLLM release (`vllm_serve_flags.WHEELS`: file
 name and sha256), unpacks its ``vllm/`` sources once per version, and reads the facts again
-from them with ``scripts/facts/vllm_serve_flags.py --check``: stale facts fail.
+from them with ``scripts/facts/vllm_serve_flags.py --check`` and
+``scripts/facts/vllm_streaming.py --check``: stale facts fail.
 
     python scripts/facts/vllm_wheels.py [--cache DIR]
 
@@ -24,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import vllm_serve_flags
+import vllm_streaming
 
 DEFAULT_CACHE = Path.home() / ".cache" / "inferplane" / "vllm"
 SHARED_OBJECT = re.compile(r"\.so(\.[0-9]+)*$")
@@ -107,6 +109,7 @@ def main(argv: list[str]) -> int:
     for release in vllm_serve_flags.WHEELS:
         wheel, root = fetch(args.cache, release)
         status = vllm_serve_flags.main([str(wheel), str(root), "--check"])
+        status |= vllm_streaming.main([str(wheel), str(root), release, "--check"])
         print(f"vllm {release}: facts {'stale' if status else 'current'} ({wheel.name})")
         failed |= status
     return failed

@@ -188,8 +188,13 @@ def test_the_reference_publishes_each_models_scale_out_inputs(
         "budget_s": None,
         "levers": ["compile_cache"],
         # The pool keeps a spare GPU already: standby adds no node. vLLM's image is on
-        # Docker Hub, which GKE image streaming serves.
-        "options": {"compile_cache": 0.0, "lazy_image_pull": 0.0, "standby": 0.0},
+        # Docker Hub, which GKE image streaming serves, and v0.33.0 streams from gs://.
+        "options": {
+            "compile_cache": 0.0,
+            "stream_weights": 0.0,
+            "lazy_image_pull": 0.0,
+            "standby": 0.0,
+        },
     }
 
 

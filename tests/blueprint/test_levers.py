@@ -127,11 +127,12 @@ def _blueprint(tmp_path: Path, scale_out_yaml: str, spare: int = 0) -> Path:
 
 
 def test_auto_keeps_a_spare_gpu_only_when_it_buys_the_bound(tmp_path: Path) -> None:
-    # 154 s with a spare GPU (weights copied: 77 + 47 s): a 160 s bound is met by standby.
+    # No free set meets 160 s (a new node alone is 540 s): standby is bought, and the free
+    # stream kept, since it shortens the budget further.
     env = resolve_file(_blueprint(tmp_path, "{budget_s: 160}"), "prod")
     chat = env.models["chat"]
     assert chat.scale_out.requested == "auto"
-    assert chat.scale_out.levers == ("compile_cache", "standby")
+    assert chat.scale_out.levers == ("compile_cache", "stream_weights", "standby")
     # Placeholders hold one replica's GPU per zone: the pool's spare GPUs, for everyone.
     assert env.pools["l4"].spare_gpus == 1
     found = scale_out.budgets(env)["chat"]
@@ -294,3 +295,42 @@ def test_a_streamed_8b_reads_its_weights_once(
     assert found.part("weights").seconds == math.ceil(16.06 / 1.83)  # type: ignore[union-attr]
     # engine_load keeps vLLM's start only: 60 s less the staged compile cache's 16 s.
     assert found.part("engine_load").seconds == 44  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("release", "store", "image", "said"),
+    [
+        ("v0.33.0", "s3", "vllm/vllm-openai:v0.33.0", None),
+        ("v0.33.0", "gs", "us-docker.pkg.dev/p/hub/vllm/vllm-openai:v0.33.0", None),
+        ("v0.33.0", "s3", "registry.internal:5000/vllm:1", "runs its own image"),
+        ("v0.10.2", "s3", "vllm/vllm-openai:v0.10.2", "compile cache"),
+    ],
+)
+def test_vllm_streams_where_its_release_and_image_can(
+    release: str, store: str, image: str, said: str | None
+) -> None:
+    why = lever_options.unavailable(
+        "stream_weights",
+        cloud="aws",
+        server="vllm",
+        compiles=True,
+        image=image,
+        vllm_release=release,
+        weights_store=store,
+    )
+    assert why is None if said is None else (why is not None and said in why)
+
+
+def test_a_listed_stream_on_a_release_that_cannot_is_a_located_error(tmp_path: Path) -> None:
+    path = _blueprint(tmp_path, "{levers: [stream_weights]}")
+    text = path.read_text()
+    assert "\nversions:" not in text
+    path.write_text(
+        text.replace("\nenvironments:", "\nversions: {vllm: v0.10.2}\nenvironments:", 1)
+    )
+    with pytest.raises(BlueprintError) as err:
+        resolve_file(path, "prod")
+    found = [d for d in err.value.diagnostics if "stream_weights" in d.message]
+    assert found, err.value.diagnostics
+    assert found[0].path == ("models", "chat", "scale_out", "levers", 0)
+    assert "torch.compile cache key" in found[0].message

@@ -27,9 +27,13 @@ def test_the_reference_local_environment_passes_the_node_rules(reference_env: En
     for rule_id in ("capacity-headroom", "warm-replicas"):
         assert rule(rule_id).run(stack) == [], rule_id
     # No node finding (l4 keeps a spare GPU); only chat's 16 GB checkpoint, whose copy takes
-    # a scale-out over the bound whatever the nodes.
+    # a scale-out over the bound whatever the nodes: the finding names the levers that
+    # stream it instead.
     found = rule("scale-out-budget").run(stack)
-    assert [(f.target, f.field) for f in found] == [("models.chat", ("models", "chat", "source"))]
+    assert [(f.target, f.field) for f in found] == [
+        ("models.chat", ("models", "chat", "scale_out", "levers"))
+    ]
+    assert "stream_weights (free)" in found[0].message
 
 
 def without_spare(env: Environment) -> Environment:

@@ -23,11 +23,32 @@ def with_spare(env: Environment, pool: str, spare: int) -> Environment:
     return dataclasses.replace(env, pools=pools)
 
 
+def without_stream(env: Environment) -> Environment:
+    """`env` whose models are offered no ``stream_weights`` (as where a release cannot
+    stream): the rule then names the part that dominates and its fix."""
+    models = {}
+    for name, model in env.models.items():
+        offered = {
+            k: v for k, v in (model.scale_out.options or {}).items() if k != "stream_weights"
+        }
+        scale = dataclasses.replace(model.scale_out, options=offered)
+        models[name] = dataclasses.replace(model, scale_out=scale)
+    return dataclasses.replace(env, models=models)
+
+
 def test_without_spare_gpus_every_realtime_model_is_reported(
     reference_env: Callable[[str], Environment],
 ) -> None:
     env = with_spare(reference_env("prod"), "l4", 0)
     found = RULE.run(Stack.of([], env))
+    # chat, a vLLM model, is offered the stream: the rule names the free levers with it.
+    assert found[0].field == ("models", "chat", "scale_out", "levers")
+    assert found[0].message.endswith(
+        "the levers compile_cache (free), stream_weights (free), standby (free) would take it "
+        "to 83 s: write scale_out: {levers: [compile_cache, stream_weights, standby]} on model "
+        "chat (or levers: auto, which chooses them)"
+    )
+    found = RULE.run(Stack.of([], without_stream(env)))
     assert [(f.target, f.field) for f in found] == [
         ("models.chat", ("gpu_pools", "l4", "spare_gpus")),
         ("models.ranker", ("gpu_pools", "l4", "spare_gpus")),
@@ -57,6 +78,9 @@ def test_with_a_spare_gpu_only_the_reference_chat_waits_too_long_for_its_weights
         env = reference_env(name)
         assert env.pools["l4"].spare_gpus == 1
         [finding] = RULE.run(Stack.of([], env))
+        assert finding.field == ("models", "chat", "scale_out", "levers")
+        assert "stream_weights (free) would take it to 83 s" in finding.message
+        [finding] = RULE.run(Stack.of([], without_stream(env)))
         assert (finding.target, finding.field) == ("models.chat", ("models", "chat", "source"))
     # The checkpoint's bytes, not the fp8 that vLLM makes of them on load.
     assert finding.message == (
@@ -80,7 +104,7 @@ def test_a_large_known_model_is_reported_for_its_weights(
         env.models["chat"], llm=llm_catalog.lookup("Qwen/Qwen3-8B"), precision="bf16"
     )
     env = dataclasses.replace(env, models={**env.models, "chat": chat})
-    [finding] = RULE.run(Stack.of([], env))
+    [finding] = RULE.run(Stack.of([], without_stream(env)))
     assert finding.field == ("models", "chat", "source")
     assert finding.message == (
         "a scale-out of chat needs about 159 s from a traffic spike to one more ready "

@@ -45,12 +45,10 @@ cannot tell public addresses apart (`network_policies`). The serving pods keep t
 same 443 rule for the store: what keeps them off the hub is that they have no token, no
 ``hf://`` argument, and ``HF_HUB_OFFLINE=1``.
 
-Streaming instead of copying: vLLM's ``--load-format runai_streamer`` reads safetensors
-from ``s3://``/``gs://`` directly. It is not used: the stored ``docker/Dockerfile`` of
-vllm-project/vllm (commit 0000977e, before v0.10.2) installs ``runai-model-streamer
-runai-model-streamer[s3]`` into the ``vllm-openai`` image — no ``gcs`` extra — and the
-v0.10.2 tag's Dockerfile was not read, so GKE would need the copy anyway; one path, the
-copy, serves both clouds.
+Streaming instead of copying: a vLLM model whose scale-out levers choose ``stream_weights``
+reads the staged copy (or its s3:// or gs:// source) with vLLM's ``--load-format
+runai_streamer`` instead of copying it (`inferplane.components.serving.vllm.weight_streaming`):
+its init container then only resolves the folder the marker names and hands it to vLLM.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ is copied from the model store into the ``models`` volume by an init container a
 with the Hugging Face hub offline (``HF_HUB_OFFLINE=1``): an ``hf://org/name@revision``
 source is read from its staged copy (`weights.staged_uri`, written once per repository and
 revision by the staging Job), so the serving pod holds no Hub token and passes vLLM no
-``hf://`` name; ``--served-model-name`` keeps the name clients use.
+``hf://`` name; ``--served-model-name`` keeps the name clients use. A model whose scale-out
+levers choose ``stream_weights`` reads its own weights from the store instead
+(`weight_streaming`, built on this module).
 
 The image runs as root by default; here it runs as uid 10001 with ``HOME`` (and so every
 cache: Triton kernels, FlashInfer JIT, HF) on a writable emptyDir, so the root filesystem
@@ -310,7 +312,19 @@ def vllm_fetch_container(
     `COMPILE_CACHE_DIR` when its completion marker is there (a miss compiles as before).
     With `skip_file`, nothing is copied once that file exists (a compile-cache Job whose
     cache is already staged)."""
-    copies = weight_copies(env, model)
+    return fetch_container(env, model, weight_copies(env, model), compile_cache_uri, skip_file)
+
+
+def fetch_container(
+    env: ServingEnvironment,
+    model: ServedModel,
+    copies: list[WeightCopy],
+    compile_cache_uri: str | None = None,
+    skip_file: str | None = None,
+    more: tuple[list[str], list[Manifest], list[Manifest]] = ([], [], []),
+) -> Manifest:
+    """`vllm_fetch_container` copying `copies` only, then running `more`: (shell lines,
+    variables, mounts) of a caller (`weight_streaming` resolves a staged copy's folder)."""
     lines: list[str] = [f'if [ -f "{skip_file}" ]; then exit 0; fi'] if skip_file else []
     for copy in copies:
         # URIs go through the environment, never into the shell text.
@@ -318,8 +332,11 @@ def vllm_fetch_container(
             f'mkdir -p "{copy.target}"',
             *sync_published(env, copy.variable, f'"{copy.target}"', "staged copy", copy.staged),
         ]
+    more_lines, more_env, more_mounts = more
+    lines += more_lines
     uris = [{"name": copy.variable, "value": literal(copy.uri)} for copy in copies]
-    mounts = [mount("models", MODELS_DIR)]
+    uris += more_env
+    mounts = [mount("models", MODELS_DIR), *more_mounts]
     if compile_cache_uri is not None:
         lines += [
             f"if {published(env, 'COMPILE_CACHE_URI')}; then",

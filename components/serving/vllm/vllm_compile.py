@@ -100,6 +100,14 @@ from inferplane.components.serving.vllm.vllm import (
     vllm_fetch_container,
     weight_copies,
 )
+from inferplane.components.serving.vllm.weight_streaming import (
+    config_mounts,
+    config_volumes,
+    streamed_args,
+    streamed_env,
+    streaming_fetch_container,
+    streams_weights,
+)
 
 KEY_SCHEMA: Final = "2"
 """Part of every key: raising it recompiles every model (a changed procedure)."""
@@ -144,9 +152,27 @@ def compile_settings(env: ServingEnvironment, model: ServedModel) -> dict[str, A
         "gpu": model.pool.gpu_type,
         "gpu_resource": model.pool.gpu_resource,
         "tensor_parallel_size": model.gpus,
-        "args": vllm_args(model),
-        "env": [[e["name"], e["value"]] for e in vllm_env(model)],
+        "args": serve_args(env, model),
+        # A streaming model's keys come from a Secret (valueFrom): its reference is hashed.
+        "env": [
+            [e["name"], e.get("value", json.dumps(e.get("valueFrom"), sort_keys=True))]
+            for e in serve_env(env, model)
+        ],
     }
+
+
+def serve_args(env: ServingEnvironment, model: ServedModel) -> list[str]:
+    """``vllm serve``'s arguments, streaming (`weight_streaming.streamed_args`) or not."""
+    return streamed_args(env, model) if streams_weights(model) else vllm_args(model)
+
+
+def serve_env(env: ServingEnvironment, model: ServedModel) -> list[Manifest]:
+    """The vLLM container's variables, with the store's when it streams: the reader's keys
+    on kubernetes, as the fetch container has them (`vllm.fetch_container`), never the
+    compiler's, which may write."""
+    if not streams_weights(model):
+        return vllm_env(model)
+    return streamed_env(env, model, naming.MODEL_READER_SA)
 
 
 def compile_key(env: ServingEnvironment, model: ServedModel) -> str:
@@ -199,9 +225,9 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             f"--poll-s={HEALTH_POLL_S}",
             f"--skip-if={SKIP_FILE}",
             "--",
-            *(literal(a) for a in vllm_args(model)),
+            *(literal(a) for a in serve_args(env, model)),
         ],
-        "env": literal_env(vllm_env(model)),
+        "env": literal_env(serve_env(env, model)),
         "resources": serving_resources(model),
         "securityContext": container_security_context(),
         "volumeMounts": [
@@ -214,6 +240,7 @@ def _compile_container(env: ServingEnvironment, model: ServedModel) -> Manifest:
             scripts_mount(),
             route_guard_mount(),
             *chat_template_mounts(model),
+            *(config_mounts(model) if streams_weights(model) else []),
         ],
     }
 
@@ -233,7 +260,12 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
         uri_env,
         [work],
     )
-    fetch = vllm_fetch_container(env, model, skip_file=SKIP_FILE)
+    if streams_weights(model):
+        fetch = streaming_fetch_container(env, model, skip_file=SKIP_FILE, always=True)
+        assert fetch is not None
+        streamed = config_volumes(model)
+    else:
+        fetch, streamed = vllm_fetch_container(env, model, skip_file=SKIP_FILE), []
     fetch["volumeMounts"].append(work)
     upload = store_container(
         env,
@@ -268,6 +300,7 @@ def pod_spec(env: ServingEnvironment, model: ServedModel, key: str) -> Manifest:
             scripts_volume(job_name(model, key), [COMPILE_PROGRAM]),
             route_guard_volume(model),
             *([template] if (template := chat_template_volume(model)) else []),
+            *streamed,
         ],
     )
 

@@ -24,6 +24,16 @@ def _image(env: EnvView, model: Mapping[str, Any]) -> str:
     return template.format(release=versions["triton"])
 
 
+def _weights_store(env: EnvView, model: Mapping[str, Any]) -> str | None:
+    """The scheme of the store replicas read the weights from (`lever_options.
+    weights_store_of` on the raw blueprint); None where nothing says."""
+    source = str(model.get("source") or "")
+    if source.startswith(("s3://", "gs://")):
+        return source.split("://", 1)[0]
+    store = env.spec.get("model_store")
+    return str(store).split("://", 1)[0] if store else None
+
+
 def _karpenter_alias(env: EnvView) -> str | None:
     """The AMI alias of the cluster's Karpenter that launches the GPU nodes (AWS)."""
     karpenter = ((env.spec.get("cluster") or {}).get("addons") or {}).get("karpenter")
@@ -43,6 +53,7 @@ def check_levers(env: EnvView) -> None:
             continue
         server = model["server"]
         compiles = server == "vllm" and not (model.get("vllm") or {}).get("enforce_eager")
+        versions = {**defaults.VERSIONS, **(env.data.get("versions") or {})}
         for i, lever in enumerate(listed):
             why = lever_options.unavailable(
                 lever,
@@ -50,6 +61,8 @@ def check_levers(env: EnvView) -> None:
                 server=server,
                 compiles=compiles,
                 image=_image(env, model),
+                vllm_release=versions["vllm"],
+                weights_store=_weights_store(env, model),
                 karpenter_ami_alias=alias,
             )
             if why is None:

@@ -15,7 +15,10 @@ The levers (`LEVERS`, cheapest first):
   always on for a vLLM model that compiles.
 - ``stream_weights``: vLLM reads the weights from the model store straight into GPU memory
   with the Run:ai model streamer (``--load-format runai_streamer``) instead of copying them
-  to the node first. Free. Triton copies its model repository: no streamer there.
+  to the node first (`inferplane.components.serving.vllm.weight_streaming`). Free. Refused
+  where the vLLM release, its image or a custom image cannot stream from the model's store
+  (`inferplane.blueprint.upstream.vllm_streaming.streaming_refusal`). Triton copies its
+  model repository: no streamer there.
 - ``lazy_image_pull``: a new node starts the serving container before the image is whole.
   Free (the pulls are billed as before). Where it can serve is
   `inferplane.blueprint.derived.lazy_pull.lever_problem`'s: GKE image streaming serves
@@ -35,6 +38,7 @@ from typing import Final
 
 from inferplane.blueprint.derived import lazy_pull
 from inferplane.blueprint.model import LEVERS, Environment, Lever, Model
+from inferplane.blueprint.upstream.vllm_streaming import streaming_refusal
 
 HOURS_PER_MONTH: Final = 730
 
@@ -46,11 +50,15 @@ def unavailable(
     server: str,
     compiles: bool,
     image: str,
+    vllm_release: str | None = None,
+    weights_store: str | None = None,
     karpenter_ami_alias: str | None = None,
 ) -> str | None:
     """Why `lever` cannot serve a model (None: it can). `image` is the serving image the
-    model runs (its own, or the pinned one); `karpenter_ami_alias` the AMI alias of the
-    cluster's Karpenter that launches the GPU nodes (AWS), if one does."""
+    model runs (its own, or the pinned one); `vllm_release` the environment's vLLM and
+    `weights_store` the scheme (``s3``, ``gs``) of the store replicas read the weights
+    from (`weights_store_of`), which ``stream_weights`` needs; `karpenter_ami_alias` the
+    AMI alias of the cluster's Karpenter that launches the GPU nodes (AWS), if one does."""
     if lever == "compile_cache":
         if compiles:
             return None
@@ -60,9 +68,13 @@ def unavailable(
         )
     if lever == "stream_weights":
         if server == "vllm":
-            return (
-                "the serving pod copies the weights before vLLM starts: inferplane does not "
-                "generate vLLM's streamer wiring (--load-format runai_streamer) yet"
+            if vllm_release is None or weights_store is None:
+                return "the model's vLLM release and model store are not known here"
+            return streaming_refusal(
+                vllm_release,
+                weights_store,
+                custom_image=not is_vllm_image(image, vllm_release),
+                compiles=compiles,
             )
         return (
             "only vLLM streams weights from the model store (--load-format runai_streamer); "
@@ -71,6 +83,29 @@ def unavailable(
     if lever == "lazy_image_pull":
         return lazy_pull.lever_problem(cloud, image, karpenter_ami_alias)
     return None  # standby: placeholders run on every cluster
+
+
+def is_vllm_image(image: str, release: str) -> bool:
+    """`image` is the ``vllm/vllm-openai`` image of `release`, from Docker Hub or a mirror
+    that keeps its name and tag (an Artifact Registry remote repository, for GKE image
+    streaming): what the streaming facts of `release` describe."""
+    return image.rsplit("/", 1)[-1] == f"vllm-openai:{release}" and (
+        "/" not in image or image.rsplit("/", 2)[-2] == "vllm"
+    )
+
+
+def weights_store_of(env: Environment, model: Model) -> str:
+    """The scheme of the store a replica reads `model`'s weights from: an s3:// or gs://
+    source's own, else the environment's model store (relative sources, staged hf://)."""
+    if model.source.scheme in ("s3", "gs"):
+        return model.source.scheme
+    return env.model_store.split("://", 1)[0]
+
+
+def streams_weights(model: Model) -> bool:
+    """The model's levers in effect stream its weights from the model store
+    (`inferplane.components.serving.vllm.weight_streaming`)."""
+    return "stream_weights" in model.scale_out.levers
 
 
 def compiles_vllm_graph(model: Model) -> bool:
@@ -92,6 +127,8 @@ def unavailable_for(env: Environment, model: Model, lever: Lever) -> str | None:
         server=model.server,
         compiles=compiles_vllm_graph(model),
         image=serving_image(env, model),
+        vllm_release=env.versions.vllm,
+        weights_store=weights_store_of(env, model),
         karpenter_ami_alias=lazy_pull.karpenter_alias(env),
     )
 

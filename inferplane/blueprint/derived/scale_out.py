@@ -221,7 +221,14 @@ class Constants:
     GiB/s" for one vLLM process (run-ai/runai-model-streamer#135, a node reading over NFS on
     RDMA whose disks serve 40 GB/s). A store read over the network is not faster than that;
     the streamer overlaps reading with the copy to the GPU, so the stream replaces both the
-    ``weights`` copy and the load from the node's disk."""
+    ``weights`` copy and the load from the node's disk. The Run:ai benchmark read a 15 GB
+    checkpoint from a same-region S3 bucket in 4.88 s at the concurrency inferplane sets, 32
+    (3.1 GB/s; 28.24 s at 4: run-ai/runai-model-streamer ``docs/src/benchmarks.md``,
+    Figure 5). Slower store reads are published: 372.2 MiB/s from S3 at the streamer's
+    default concurrency (run-ai/runai-model-streamer#13), 593.2 MiB/s per process from GCS
+    with eight processes on one node (sgl-project/sglang#22749), 800 MiB/s from an
+    S3-compatible server on the same node (run-ai/runai-model-streamer#120); measure the
+    platform's own with ``scripts/measure/measure_weight_loading.py`` against its store."""
 
     lazy_image_pull_s: float = 20
     """A new node's serving container started from a lazily pulled image (the

@@ -8,6 +8,7 @@ publish, and the readers must read only a complete attempt."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -17,18 +18,20 @@ from typing import Any
 
 import pytest
 from fake_store_cli import install
-from serving_fixtures import DEPLOYMENT, JOB, container, k8s_object, serve, with_model
+from serving_fixtures import DEPLOYMENT, JOB, args_of, container, k8s_object, serve, with_model
 from test_weights import HF, staging_jobs
 
 from inferplane.blueprint.model import Environment
+from inferplane.components.serving.serving_pod import serving_pod_spec
 from inferplane.components.serving.store.store_cli import ATTEMPT_ENV, ATTEMPT_MARKER
+from inferplane.components.serving.vllm.weight_streaming import MODEL_CONFIG_FILE
 
 SH = shutil.which("sh")
 pytestmark = pytest.mark.skipif(
     SH is None and os.environ.get("CI") != "true", reason="needs a POSIX shell"
 )
 # The pod's absolute paths, moved under the test's folder.
-POD_PATHS = ("/build", "/models", "/vllm-cache", "/config")
+POD_PATHS = ("/build", "/models", "/vllm-cache", "/config", "/etc/inferplane/weights")
 
 
 class Pod:
@@ -241,3 +244,30 @@ def test_a_compile_cache_retried_after_a_partial_upload_publishes_and_replicas_r
         "a.bin": "graph a 2222",
         "b.bin": "graph b 2222",
     }
+
+
+@pytest.mark.parametrize(("env_name", "no_overwrite"), [("prod", True), ("staging", False)])
+def test_a_streaming_replica_hands_vllm_the_published_attempt(
+    env_name: str, no_overwrite: bool, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A staged source streams from the folder its marker names, which only the pod can
+    read: the init container writes it as vLLM's ``--config`` file and copies no weights."""
+    env = with_model(request.getfixturevalue(env_name), "chat", source=HF)
+    (job,) = staging_jobs(serve(env, ["chat"]))
+    store = tmp_path / "store"
+    store.mkdir()
+    stager = Pod(tmp_path / "stager", store, "0b1c2d3e-2222-4aaa-8bbb-000000000002")
+    _snapshot(stager, "published")
+    assert stager.run(container(job, "upload"), no_overwrite=no_overwrite).returncode == 0
+
+    serving_env, model = args_of(env, "chat")
+    model = dataclasses.replace(model, stream_weights=True)
+    spec = serving_pod_spec(serving_env, model, model.source.uri, with_secrets=False)
+    (fetch,) = spec["initContainers"]
+    replica = Pod(tmp_path / "replica", store, "r")
+    done = replica.run(fetch, no_overwrite=no_overwrite)
+    assert done.returncode == 0, done.stderr
+    uri = next(e["value"] for e in fetch["env"] if e["name"] == "MODEL_URI")
+    attempt = f"{uri}attempt-0b1c2d3e-2222-4aaa-8bbb-000000000002/"
+    assert replica.local(MODEL_CONFIG_FILE).read_text() == f'model: "{attempt}"\n'
+    assert not [p for p in replica.local("/models").rglob("*") if p.is_file()]
