@@ -45,7 +45,7 @@ def test_without_spare_gpus_every_realtime_model_is_reported(
     assert found[0].field == ("models", "chat", "scale_out", "levers")
     assert found[0].message.endswith(
         "the levers compile_cache (free), stream_weights (free), standby (free) would take it "
-        "to 83 s: write scale_out: {levers: [compile_cache, stream_weights, standby]} on model "
+        "to 116 s: write scale_out: {levers: [compile_cache, stream_weights, standby]} on model "
         "chat (or levers: auto, which chooses them)"
     )
     found = RULE.run(Stack.of([], without_stream(env)))
@@ -79,7 +79,7 @@ def test_with_a_spare_gpu_only_the_reference_chat_waits_too_long_for_its_weights
         assert env.pools["l4"].spare_gpus == 1
         [finding] = RULE.run(Stack.of([], env))
         assert finding.field == ("models", "chat", "scale_out", "levers")
-        assert "stream_weights (free) would take it to 83 s" in finding.message
+        assert "stream_weights (free) would take it to 116 s" in finding.message
         [finding] = RULE.run(Stack.of([], without_stream(env)))
         assert (finding.target, finding.field) == ("models.chat", ("models", "chat", "source"))
     # The checkpoint's bytes, not the fp8 that vLLM makes of them on load.

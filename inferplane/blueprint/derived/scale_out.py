@@ -214,21 +214,21 @@ class Constants:
     """Triton's start with the TensorRT-LLM backend beyond the engine's bytes: the runtime,
     the KV-cache pool, the executor. Assumption."""
 
-    streamed_gb_per_s: float = 1.83
+    streamed_gb_per_s: float = 0.39
     """Weights streamed from the model store into GPU memory by vLLM's Run:ai model streamer
     (``--load-format runai_streamer``, the ``stream_weights`` lever), GB/s per serving
-    process, as a bound: "Overall time to stream 69.3 GiB of all files to cpu: 41.52s, 1.7
-    GiB/s" for one vLLM process (run-ai/runai-model-streamer#135, a node reading over NFS on
-    RDMA whose disks serve 40 GB/s). A store read over the network is not faster than that;
-    the streamer overlaps reading with the copy to the GPU, so the stream replaces both the
-    ``weights`` copy and the load from the node's disk. The Run:ai benchmark read a 15 GB
-    checkpoint from a same-region S3 bucket in 4.88 s at the concurrency inferplane sets, 32
-    (3.1 GB/s; 28.24 s at 4: run-ai/runai-model-streamer ``docs/src/benchmarks.md``,
-    Figure 5). Slower store reads are published: 372.2 MiB/s from S3 at the streamer's
-    default concurrency (run-ai/runai-model-streamer#13), 593.2 MiB/s per process from GCS
-    with eight processes on one node (sgl-project/sglang#22749), 800 MiB/s from an
-    S3-compatible server on the same node (run-ai/runai-model-streamer#120); measure the
-    platform's own with ``scripts/measure/measure_weight_loading.py`` against its store."""
+    process, as a bound: the slowest published read from a cloud object store, 372.2 MiB/s
+    from S3 at the streamer's default concurrency for object storage, 8
+    (run-ai/runai-model-streamer#13). inferplane sets 32, at which the streamer's own
+    benchmark read a 15 GB checkpoint from a same-region S3 bucket in 4.88 s (3.1 GB/s; 28.24
+    s at 4: run-ai/runai-model-streamer ``docs/src/benchmarks.md``, Figure 5), the fast end.
+    Between them: 593.2 MiB/s per process from GCS with eight processes on one node
+    (sgl-project/sglang#22749), 800 MiB/s from an S3-compatible server on the same node
+    (run-ai/runai-model-streamer#120), 1.7 GiB/s per process over NFS on RDMA
+    (run-ai/runai-model-streamer#135). The streamer overlaps reading with the copy to the
+    GPU, so the stream replaces both the ``weights`` copy and the load from the node's disk.
+    Measure the platform's own store with ``scripts/measure/measure_weight_loading.py`` and
+    set this key."""
 
     lazy_image_pull_s: float = 20
     """A new node's serving container started from a lazily pulled image (the
