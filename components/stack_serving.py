@@ -58,6 +58,7 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         dashboard_labels=dict(addons.prometheus.dashboard_label),
         keda_http_namespace=addons.keda_http_add_on.namespace,
         keda_http_release=addons.keda_http_add_on.release,
+        argo_rollouts_instance_id=addons.argo_rollouts.instance_id,
         # An attached cluster's version and network are not known from the blueprint.
         kubernetes_version=env.cluster.kubernetes_version if created else None,
         vpc_cidr=env.cluster.vpc_cidr if created else None,
@@ -141,6 +142,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             pipeline=model.pipeline,
             routing=model.routing,
             wake_s=wake_s(env, model),
+            rollout=model.rollout,
         )
 
 

@@ -266,6 +266,15 @@ def ttft_p95_ms(scope: Scope, by: Sequence[str] = (), window: str = RATE_WINDOW)
     return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"
 
 
+def itl_p95_ms(scope: Scope, by: Sequence[str] = (), window: str = RATE_WINDOW) -> str:
+    """Inter-token latency, p95 in ms: vLLM's ``vllm:inter_token_latency_seconds``
+    histogram, a family of v0.10.2 and v0.33.0 alike (inferplane/facts/vllm/*/metrics.txt)."""
+    _require(scope, "vllm", "inter-token latency")
+    sel = scope.server_selector()
+    buckets = _rate(f"vllm:inter_token_latency_seconds_bucket{sel}", window)
+    return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"
+
+
 def queue_time_ms(scope: Scope, by: Sequence[str] = ()) -> str:
     """Mean time a request waited in the server's queue, ms."""
     sel = scope.server_selector()
