@@ -381,12 +381,28 @@ def gpu_memory_used_ratio(scope: Scope, by: Sequence[str] = ()) -> str:
 
 
 def spec_replicas(scope: Scope, by: Sequence[str] = ()) -> str:
+    if scope.rollout:
+        return _rollout_replicas(scope, "kube_replicaset_spec_replicas", by)
     return _agg("max", f"kube_deployment_spec_replicas{scope.deployment_selector()}", by)
 
 
 def ready_replicas(scope: Scope, by: Sequence[str] = ()) -> str:
+    if scope.rollout:
+        return _rollout_replicas(scope, "kube_replicaset_status_ready_replicas", by)
     sel = scope.deployment_selector()
     return _agg("max", f"kube_deployment_status_replicas_ready{sel}", by)
+
+
+def _rollout_replicas(scope: Scope, series: str, by: Sequence[str]) -> str:
+    """A model with a rollout: its Deployments sit at zero once their Rollouts are Healthy
+    (``scaleDown: onsuccess``), and kube-state-metrics exports no Rollout. The replicas are
+    its ReplicaSets' (the Rollout's stable and canary ones, and the Deployment's at zero),
+    summed per Deployment name (``<deployment>-<hash>`` read back into ``deployment``)."""
+    named = (
+        f"label_replace({series}{scope.replicasets_selector()}, "
+        '"deployment", "$1", "replicaset", "(.+)-[a-z0-9]+")'
+    )
+    return _agg("max", _agg("sum", named, ("namespace", "deployment")), by)
 
 
 def desired_replicas(scope: Scope, by: Sequence[str] = ()) -> str:

@@ -68,6 +68,9 @@ class Scope:
     are read from its pods only."""
     zones: tuple[str, ...] = ()
     """The whole of an llm-aware model: its Deployments are ``<deployment>-<zone>``."""
+    rollout: bool = False
+    """The model has a rollout: its pods are its Rollouts' ReplicaSets'
+    (``<deployment>-<template hash>``) and its Deployments stay at zero."""
     template_hash: str | None = None
     """The server's series of one pod template only: their ``rollouts_pod_template_hash``
     label (the pods' ``rollouts-pod-template-hash``, copied by the ServiceMonitor's
@@ -107,6 +110,7 @@ class Scope:
             router_service=router,
             zone=zone if routed else None,
             zones=model.pool.zones if routed and zone is None else (),
+            rollout=model.rollout is not None,
         )
 
     @property
@@ -139,6 +143,10 @@ class Scope:
     def pods_selector(self) -> str:
         # Anchored by Prometheus: `chat-…` cannot match the pods of a model named `chat-large`.
         return selector(namespace=self.namespace, pod=f"~{self._deployments()}-[a-z0-9]+-[a-z0-9]+")
+
+    def replicasets_selector(self) -> str:
+        """The ReplicaSets of the model's Deployments and Rollouts (``<name>-<hash>``)."""
+        return selector(namespace=self.namespace, replicaset=f"~{self._deployments()}-[a-z0-9]+")
 
     def deployment_selector(self) -> str:
         if self.zones:
