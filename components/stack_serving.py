@@ -58,6 +58,7 @@ def serving_environment(env: Environment) -> ServingEnvironment:
         dashboard_labels=dict(addons.prometheus.dashboard_label),
         keda_http_namespace=addons.keda_http_add_on.namespace,
         keda_http_release=addons.keda_http_add_on.release,
+        argo_rollouts_instance_id=addons.argo_rollouts.instance_id,
         # An attached cluster's version and network are not known from the blueprint.
         kubernetes_version=env.cluster.kubernetes_version if created else None,
         vpc_cidr=env.cluster.vpc_cidr if created else None,
@@ -142,6 +143,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             routing=model.routing,
             wake_s=wake_s(env, model),
             stream_weights=lever_options.streams_weights(model),
+            rollout=model.rollout,
         )
 
 

@@ -29,6 +29,8 @@ Children (Kubernetes names in `ModelServerArgs.namespace`; Pulumi names derive f
   `network_policies`).
 - ``ModelAutoscaler`` (ScaledObject ``<model>``) and ``ModelMonitoring`` (ServiceMonitor,
   PrometheusRule, dashboard).
+- A model with a ``rollout``: per Deployment a Rollout and an AnalysisTemplate of the
+  Deployment's name (`scaling.rollout`); its ScaledObject scales the Rollout.
 - ``ResponseCacheStore`` (Triton with ``response_cache.backend: redis``): a Valkey server
   per zone, its Service ``<model>-cache``, Secret and NetworkPolicies (`response_cache`);
   the Deployment waits for it.
@@ -74,6 +76,7 @@ from inferplane.components.serving.routing.router import (
     zone_model,
 )
 from inferplane.components.serving.scaling.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
+from inferplane.components.serving.scaling.rollout import model_rollout
 from inferplane.components.serving.serving_pod import (
     cluster_service_spec,
     deployment_spec,
@@ -214,6 +217,23 @@ class ModelServer(pulumi.ComponentResource):
                 )
             ]
         deployment = deployments[0]
+        rollouts = (
+            [
+                model_rollout(
+                    name,
+                    env,
+                    model,
+                    ns,
+                    model.name,
+                    labels,
+                    pulumi.ResourceOptions.merge(
+                        child, pulumi.ResourceOptions(depends_on=deployments)
+                    ),
+                )
+            ]
+            if model.rollout is not None and not model.routing.llm_aware
+            else []
+        )
         after_deployment = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=deployments, custom_timeouts=timeouts)
         )
@@ -303,7 +323,9 @@ class ModelServer(pulumi.ComponentResource):
                     if model.wakes_on_traffic
                     else None,
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment, service]),
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[deployment, service, *rollouts]
+                ),
             )
         model_network_policy(
             name,
@@ -383,6 +405,24 @@ class ModelServer(pulumi.ComponentResource):
                 spec=pdb_spec(env, zoned, zone),
                 opts=child,
             )
+            rollouts = (
+                [
+                    model_rollout(
+                        f"{name}-{zone}",
+                        env,
+                        zoned,
+                        ns,
+                        deployment_name,
+                        zone_labels,
+                        pulumi.ResourceOptions.merge(
+                            child, pulumi.ResourceOptions(depends_on=[deployment])
+                        ),
+                        zone=zone,
+                    )
+                ]
+                if model.rollout is not None
+                else []
+            )
             ModelAutoscaler(
                 f"{name}-{zone}-autoscaling",
                 ModelAutoscalerArgs(
@@ -394,7 +434,7 @@ class ModelServer(pulumi.ComponentResource):
                     object_name=deployment_name,
                     zone=zone,
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment]),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment, *rollouts]),
             )
             out.append(deployment)
         return out

@@ -33,6 +33,7 @@ from inferplane.blueprint.model import (
     Precision,
     Protocol,
     ResponseCache,
+    Rollout,
     Routing,
     ScheduleWindow,
     Scheme,
@@ -162,6 +163,10 @@ class ServedModel:
     (``--load-format runai_streamer``) instead of copying them onto the node first
     (`inferplane.components.serving.vllm.weight_streaming`); off unless the model's
     scale-out levers choose it."""
+    rollout: Rollout | None = None
+    """A changed pod template goes out as an Argo Rollouts canary: a Rollout beside each
+    Deployment takes its pods (`inferplane.components.serving.scaling.rollout`), and the
+    ScaledObject scales the Rollout. None: the Deployment rolls its pods itself."""
 
     @property
     def wake_bound_s(self) -> int:
@@ -374,7 +379,8 @@ class ServingEnvironment:
     """The cluster's KEDA release (the one inferplane installs unless set): KEDA before
     2.18 rejects fallback on ``Value`` triggers, so those go without."""
     prometheus_url: str = naming.PROMETHEUS_URL
-    """The Prometheus KEDA queries: the in-cluster kube-prometheus-stack unless set."""
+    """The Prometheus KEDA and a rollout's analysis query: the in-cluster
+    kube-prometheus-stack unless set."""
     prometheus_namespace: str = naming.MONITORING_NAMESPACE
     """Where Prometheus' pods run: the models' NetworkPolicies admit scrapes from there."""
     prometheus_labels: Mapping[str, str] = field(
@@ -425,6 +431,9 @@ class ServingEnvironment:
     """``kubernetes``: ServiceAccount name -> the existing Secret with that role's S3 keys
     (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``), given to store pods through
     ``secretKeyRef``."""
+    argo_rollouts_instance_id: str | None = None
+    """An existing Argo Rollouts controller's ``--instance-id``: every Rollout carries it as
+    the ``argo-rollouts.argoproj.io/controller-instance-id`` label. None: no label."""
     router_chart: str | None = None
     """A local directory holding the llm-d router chart's source at the pinned release
     (``llm-d-router-standalone`` beside its ``routerlib``), for a cluster that cannot reach

@@ -39,7 +39,7 @@ NEVER_INSTALLED: Final = ("karpenter",)
 (its controller needs an interruption queue, IAM and a node role set up with the cluster)."""
 OPT_IN: Final = ("argo_rollouts",)
 """Add-ons an environment uses only where its ``cluster.addons`` names them (every other one is
-installed unless marked `existing`): nothing a blueprint deploys needs Argo Rollouts yet."""
+installed unless marked `existing`): only a model's ``rollout`` needs Argo Rollouts."""
 PROMETHEUS_SELECTOR: Final = MappingProxyType({"release": naming.PROMETHEUS_RELEASE})
 """kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by
 ``release: <release name>`` (chart values ``prometheus.prometheusSpec.

@@ -76,6 +76,12 @@ ROUTING_PREFIX_CACHE: Final = "approximate"
 ROUTING_FLOW_CONTROL: Final = False
 # Two endpoint pickers per zone under leader election: one routes, one takes over.
 ROUTING_PICKERS: Final = 2
+# A model's `rollout` without its own steps: a tenth of the zone's replicas first, then half,
+# then all; five minutes a step gives a 5-minute p95 window of the new pods alone. An error
+# ratio of 1% is the guard's own default: the SLO states no error bound.
+ROLLOUT_STEPS: Final = (10, 50, 100)
+ROLLOUT_STEP_S: Final = 300
+ROLLOUT_ERROR_RATIO: Final = 0.01
 TENSORRT_BUILDER_OPTIMIZATION_LEVEL: Final = 3
 RESPONSE_CACHE_SIZE_MB: Final = 256
 RESPONSE_CACHE_BACKEND: Final = "local"

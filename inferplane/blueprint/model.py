@@ -74,6 +74,8 @@ from inferplane.blueprint.model_scaling import (
     Lever,
     Metric,
     PrefixCache,
+    Rollout,
+    RolloutGuard,
     Routing,
     RoutingMode,
     ScaleOut,
@@ -82,6 +84,7 @@ from inferplane.blueprint.model_scaling import (
     Slo,
     Traffic,
     Wake,
+    guarded_latencies,
 )
 from inferplane.blueprint.source import SourceMap
 from inferplane.blueprint.triton_model import (
@@ -158,6 +161,8 @@ class Model:
     """`routing`: round-robin unless the blueprint asks for LLM-aware routing."""
     scale_out: ScaleOut = field(default_factory=ScaleOut)
     """`scale_out`: the model's scale-out bound and the levers in effect."""
+    rollout: Rollout | None = None
+    """`rollout`: a changed pod template goes out as a canary; None: at once."""
 
     @property
     def realtime(self) -> bool:
@@ -303,6 +308,8 @@ __all__ = [
     "PrefixCache",
     "Protocol",
     "ResponseCache",
+    "Rollout",
+    "RolloutGuard",
     "Routing",
     "RoutingMode",
     "ScaleOut",
@@ -328,6 +335,7 @@ __all__ = [
     "Waiver",
     "Wake",
     "Warmup",
+    "guarded_latencies",
     "pool_gpu_resource",
     "pool_mig_config",
     "pool_slices_per_gpu",

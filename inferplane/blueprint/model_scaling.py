@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 Metric = Literal[
     "queue_depth",
@@ -156,3 +156,43 @@ class ScaleOut:
     """Every lever the model could use, with the US dollars per month it adds to the
     blueprint's own pools (None: a price is missing); set by `levers.apply`, before a
     ``standby`` raised the pool's spare GPUs."""
+
+
+@dataclass(frozen=True)
+class RolloutGuard:
+    """What the new pods of a rollout must meet at each step (`models.<m>.rollout.guard`).
+    None: no bound on that series."""
+
+    p95_ms: int | None = None
+    ttft_p95_ms: int | None = None
+    itl_p95_ms: int | None = None
+    error_ratio: float | None = None
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """`models.<m>.rollout`: a changed pod template goes out as a canary in steps."""
+
+    steps: tuple[int, ...]
+    """The canary's share of the replicas at each step, percent, increasing, ending at 100."""
+    step_s: int
+    """Seconds each step but the last pauses while the guard is measured."""
+    guard: RolloutGuard
+    """The bounds in effect: the blueprint's, else the model's SLO (those its server
+    measures) and the default error ratio."""
+
+
+def guarded_latencies(spec: Mapping[str, Any]) -> frozenset[str]:
+    """The latency bounds a rollout's guard can measure on a model's new pods (`spec`, the
+    model's blueprint mapping): the request p95 always, time to first token on vLLM and a
+    streaming TensorRT-LLM model (Triton's first-response histogram), inter-token latency
+    on vLLM (``vllm:inter_token_latency_seconds``, in vLLM v0.10.2 and v0.33.0 alike:
+    inferplane/facts/vllm/*/metrics.txt)."""
+    vllm = spec["server"] == "vllm"
+    streaming = bool((spec.get("tensorrt_llm") or {}).get("streaming"))
+    found = {"p95_ms"}
+    if vllm or streaming:
+        found.add("ttft_p95_ms")
+    if vllm:
+        found.add("itl_p95_ms")
+    return frozenset(found)

@@ -353,13 +353,13 @@ def test_a_blueprint_name_with_two_hyphens_in_a_row_is_refused() -> None:
         ),
         pytest.param(
             "    pool: l4\n    tensorrt:",
-            "    pool: l4\n    colour: blue\n    tensorrt:",
-            "bp.yaml:42:5: error: models.ranker.colour: unknown key `colour`; allowed here: "
+            "    pool: l4\n    flavour: blue\n    tensorrt:",
+            "bp.yaml:42:5: error: models.ranker.flavour: unknown key `flavour`; allowed here: "
             "server, source, pool, gpus, latency_class, precision, image, base_release, "
             "startup_timeout_s, max_request_s, replicas, autoscaling, slo, traffic, profile, "
             "budget, expose, secrets, vllm, model_info, tensorrt, tensorrt_llm, batching, "
             "response_cache, warmup, backend, accelerator, inputs, outputs, pipeline, shapes, "
-            "routing, scale_out",
+            "routing, scale_out, rollout",
             id="unknown-key-lists-allowed-keys",
         ),
         pytest.param(

@@ -46,6 +46,11 @@ def test_golden_is_clean(tmp_path: Path) -> None:
     }
 
 
+def test_golden_with_a_rollout_is_clean(tmp_path: Path) -> None:
+    golden = FIXTURES / "golden-rollout.yaml"
+    assert _violations(golden, config=placements_config(tmp_path)) == set()
+
+
 @pytest.mark.parametrize("fixture", ALL, ids=lambda f: f.id)
 def test_fixture(fixture: Fixture, tmp_path: Path) -> None:
     path = write(fixture, tmp_path)

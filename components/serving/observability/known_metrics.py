@@ -174,6 +174,10 @@ KNOWN_METRICS: Final[Mapping[str, str]] = MappingProxyType(
                 "kube_pod_status_phase",
                 "kube_pod_status_ready",
                 "kube_pod_status_ready_time",
+                # A model with a rollout counts its ReplicaSets' replicas
+                # (kube-state-metrics docs/metrics/workload/replicaset-metrics.md).
+                "kube_replicaset_spec_replicas",
+                "kube_replicaset_status_ready_replicas",
             ],
         ),
     }

@@ -26,6 +26,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming
 from inferplane.blueprint.derived import timing
 from inferplane.components.serving.observability import dashboards, rules
+from inferplane.components.serving.observability.promql_scope import TEMPLATE_HASH_POD_LABEL
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 SCRAPE_INTERVAL: Final = f"{timing.SCRAPE_INTERVAL_S}s"
@@ -67,8 +68,9 @@ def release_labels(env: ServingEnvironment, model: ServedModel) -> dict[str, str
 def service_monitor_spec(
     env: ServingEnvironment, model: ServedModel, namespace: str, service_name: str
 ) -> dict[str, Any]:
-    """The ServiceMonitor's ``spec`` (camelCase, as the CRD spells it)."""
-    return {
+    """The ServiceMonitor's ``spec`` (camelCase, as the CRD spells it). A model with a
+    rollout: every series also carries its pod's template hash (`TEMPLATE_HASH_LABEL`)."""
+    spec: dict[str, Any] = {
         "selector": {"matchLabels": naming.model_selector(env.part_of, model.name)},
         "namespaceSelector": {"matchNames": [namespace]},
         "endpoints": [
@@ -89,6 +91,9 @@ def service_monitor_spec(
             }
         ],
     }
+    if model.rollout is not None:
+        spec["podTargetLabels"] = [TEMPLATE_HASH_POD_LABEL]
+    return spec
 
 
 def prometheus_rule_spec(

@@ -266,6 +266,15 @@ def ttft_p95_ms(scope: Scope, by: Sequence[str] = (), window: str = RATE_WINDOW)
     return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"
 
 
+def itl_p95_ms(scope: Scope, by: Sequence[str] = (), window: str = RATE_WINDOW) -> str:
+    """Inter-token latency, p95 in ms: vLLM's ``vllm:inter_token_latency_seconds``
+    histogram, a family of v0.10.2 and v0.33.0 alike (inferplane/facts/vllm/*/metrics.txt)."""
+    _require(scope, "vllm", "inter-token latency")
+    sel = scope.server_selector()
+    buckets = _rate(f"vllm:inter_token_latency_seconds_bucket{sel}", window)
+    return f"histogram_quantile(0.95, {_agg('sum', buckets, ('le', *by))}) * 1000"
+
+
 def queue_time_ms(scope: Scope, by: Sequence[str] = ()) -> str:
     """Mean time a request waited in the server's queue, ms."""
     sel = scope.server_selector()
@@ -372,12 +381,28 @@ def gpu_memory_used_ratio(scope: Scope, by: Sequence[str] = ()) -> str:
 
 
 def spec_replicas(scope: Scope, by: Sequence[str] = ()) -> str:
+    if scope.rollout:
+        return _rollout_replicas(scope, "kube_replicaset_spec_replicas", by)
     return _agg("max", f"kube_deployment_spec_replicas{scope.deployment_selector()}", by)
 
 
 def ready_replicas(scope: Scope, by: Sequence[str] = ()) -> str:
+    if scope.rollout:
+        return _rollout_replicas(scope, "kube_replicaset_status_ready_replicas", by)
     sel = scope.deployment_selector()
     return _agg("max", f"kube_deployment_status_replicas_ready{sel}", by)
+
+
+def _rollout_replicas(scope: Scope, series: str, by: Sequence[str]) -> str:
+    """A model with a rollout: its Deployments sit at zero once their Rollouts are Healthy
+    (``scaleDown: onsuccess``), and kube-state-metrics exports no Rollout. The replicas are
+    its ReplicaSets' (the Rollout's stable and canary ones, and the Deployment's at zero),
+    summed per Deployment name (``<deployment>-<hash>`` read back into ``deployment``)."""
+    named = (
+        f"label_replace({series}{scope.replicasets_selector()}, "
+        '"deployment", "$1", "replicaset", "(.+)-[a-z0-9]+")'
+    )
+    return _agg("max", _agg("sum", named, ("namespace", "deployment")), by)
 
 
 def desired_replicas(scope: Scope, by: Sequence[str] = ()) -> str:

@@ -30,6 +30,15 @@ def streams_tokens(model: ServedModel) -> bool:
     return model.tensorrt_llm is not None and model.tensorrt_llm.streaming
 
 
+TEMPLATE_HASH_POD_LABEL = "rollouts-pod-template-hash"
+"""The label Argo Rollouts puts on every pod of a Rollout's ReplicaSets
+(``DefaultRolloutUniqueLabelKey``, pkg/apis/rollouts/v1alpha1/types.go, v1.10.1)."""
+TEMPLATE_HASH_LABEL = "rollouts_pod_template_hash"
+"""Argo Rollouts' ``rollouts-pod-template-hash`` pod label as a series label: the Prometheus
+Operator turns a ``podTargetLabels`` entry into a target label through ``sanitizeLabelName``
+(prometheus-operator ``pkg/prometheus/promcfg.go``), which replaces each ``-`` with ``_``."""
+
+
 @dataclass(frozen=True)
 class Scope:
     """What selects one model's series, and which series its server exposes."""
@@ -59,6 +68,13 @@ class Scope:
     are read from its pods only."""
     zones: tuple[str, ...] = ()
     """The whole of an llm-aware model: its Deployments are ``<deployment>-<zone>``."""
+    rollout: bool = False
+    """The model has a rollout: its pods are its Rollouts' ReplicaSets'
+    (``<deployment>-<template hash>``) and its Deployments stay at zero."""
+    template_hash: str | None = None
+    """The server's series of one pod template only: their ``rollouts_pod_template_hash``
+    label (the pods' ``rollouts-pod-template-hash``, copied by the ServiceMonitor's
+    ``podTargetLabels`` of a model with a rollout). None: every pod's."""
 
     @classmethod
     def of(
@@ -94,6 +110,7 @@ class Scope:
             router_service=router,
             zone=zone if routed else None,
             zones=model.pool.zones if routed and zone is None else (),
+            rollout=model.rollout is not None,
         )
 
     @property
@@ -111,6 +128,8 @@ class Scope:
 
     def server_selector(self, **extra: str) -> str:
         model_label = "model" if self.server == "triton" else "model_name"
+        if self.template_hash is not None:
+            extra = {**extra, TEMPLATE_HASH_LABEL: self.template_hash}
         if self.zone is not None and "pod" not in extra:
             # One zone's Deployment of a model that runs one per zone.
             extra = {**extra, "pod": f"~{self.deployment}-[a-z0-9]+-[a-z0-9]+"}
@@ -124,6 +143,10 @@ class Scope:
     def pods_selector(self) -> str:
         # Anchored by Prometheus: `chat-…` cannot match the pods of a model named `chat-large`.
         return selector(namespace=self.namespace, pod=f"~{self._deployments()}-[a-z0-9]+-[a-z0-9]+")
+
+    def replicasets_selector(self) -> str:
+        """The ReplicaSets of the model's Deployments and Rollouts (``<name>-<hash>``)."""
+        return selector(namespace=self.namespace, replicaset=f"~{self._deployments()}-[a-z0-9]+")
 
     def deployment_selector(self) -> str:
         if self.zones:

@@ -51,6 +51,7 @@ from inferplane.blueprint.wake import wakes_in_router_queue as _in_router_queue
 from inferplane.components.serving.observability import promql
 from inferplane.components.serving.observability.promql_scope import Scope
 from inferplane.components.serving.scaling import wake
+from inferplane.components.serving.scaling.rollout import scale_target
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 FALLBACK_FAILURE_THRESHOLD: Final = 3
@@ -217,7 +218,7 @@ def scaled_object_spec(
     found = triggers(env, model, namespace, deployment_name, zone)
 
     spec: dict[str, Any] = {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment_name},
+        "scaleTargetRef": scale_target(model.rollout is not None, deployment_name),
         "pollingInterval": POLLING_INTERVAL_S,
         "minReplicaCount": model.replicas.min,
         "maxReplicaCount": model.replicas.max,

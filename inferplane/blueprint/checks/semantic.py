@@ -30,6 +30,7 @@ from inferplane.blueprint.checks import (
     semantic_pipeline,
     semantic_pools,
     semantic_releases,
+    semantic_rollout,
     semantic_routing,
     semantic_scale_out,
     semantic_secrets,
@@ -90,6 +91,7 @@ CHECKS: list[Check] = [
     semantic_wake_path.check_wake_path,
     semantic_routing.check_routing,
     semantic_scale_out.check_levers,
+    semantic_rollout.check_rollouts,
     semantic_kubernetes.check_kubernetes,
 ]
 

@@ -23,6 +23,8 @@ from inferplane.blueprint.model import (
     Model,
     ModelSource,
     ResponseCache,
+    Rollout,
+    RolloutGuard,
     Routing,
     ScaleOut,
     ScheduleWindow,
@@ -37,6 +39,7 @@ from inferplane.blueprint.model import (
     VllmSettings,
     Wake,
     Warmup,
+    guarded_latencies,
 )
 
 
@@ -139,6 +142,30 @@ def resolve_model(
         autoscaling_derived="traffic" in spec and "autoscaling" not in spec,
         routing=_routing(spec.get("routing") or {}),
         scale_out=_scale_out(spec.get("scale_out")),
+        rollout=_rollout(spec.get("rollout"), slo, guarded_latencies(spec)),
+    )
+
+
+def _rollout(
+    spec: Mapping[str, Any] | None, slo: Mapping[str, Any] | None, measured: frozenset[str]
+) -> Rollout | None:
+    """The rollout in effect: its steps (default `defaults.ROLLOUT_STEPS`), and each bound
+    of its guard as written, else the SLO's where the guard can measure it
+    (`guarded_latencies`), and the default error ratio."""
+    if spec is None:
+        return None
+    given = spec.get("guard") or {}
+    bounds = {k: v for k, v in (slo or {}).items() if k in measured}
+    bounds.update({k: v for k, v in given.items() if k != "error_ratio"})
+    return Rollout(
+        steps=tuple(spec.get("steps") or defaults.ROLLOUT_STEPS),
+        step_s=spec.get("step_s", defaults.ROLLOUT_STEP_S),
+        guard=RolloutGuard(
+            p95_ms=bounds.get("p95_ms"),
+            ttft_p95_ms=bounds.get("ttft_p95_ms"),
+            itl_p95_ms=bounds.get("itl_p95_ms"),
+            error_ratio=float(given.get("error_ratio", defaults.ROLLOUT_ERROR_RATIO)),
+        ),
     )
 
 

@@ -21,6 +21,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT.parent / "shared" / "reference"
 VENDORED = ROOT / "tests" / "reference"
+ARGO_ROLLOUTS = ROOT / "components" / "crds" / "argo-rollouts"
 
 CRDS = {
     "ScaledObject": REFERENCE / "keda" / "crd" / "keda.sh_scaledobjects.yaml",
@@ -51,6 +52,9 @@ CRDS = {
     / "karpenter-v1.14.1"
     / "crds"
     / "karpenter.k8s.aws_ec2nodeclasses.yaml",
+    # Argo Rollouts' CRDs ship with the components (components/argo_rollouts.py).
+    "Rollout": ARGO_ROLLOUTS / "rollout-crd.yaml",
+    "AnalysisTemplate": ARGO_ROLLOUTS / "analysis-template-crd.yaml",
 }
 
 

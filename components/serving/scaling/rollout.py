@@ -1,0 +1,209 @@
+"""A model's `rollout`: an Argo Rollouts canary beside each of its Deployments.
+
+Per Deployment (``<model>``, or ``<model>-<zone>`` of an llm-aware model) the stack adds:
+
+- a ``Rollout`` (``argoproj.io/v1alpha1``) of the same name whose ``workloadRef`` names the
+  Deployment, with ``scaleDown: onsuccess``: the controller copies the Deployment's pod
+  template into its own ReplicaSets and sets the Deployment to zero once the Rollout is
+  Healthy; a later change to the Deployment's template starts a canary (argoproj/argo-rollouts
+  v1.10.1 ``pkg/apis/rollouts/v1alpha1/types.go`` ``ObjectRef.ScaleDown``, values
+  ``never``, ``onsuccess``, ``progressively``; proven against the pinned controller by
+  e2e/rehearse_rollout.py, docs/rollouts.md). The Rollout's pods are
+  ``<model>-<template hash>-<suffix>`` like the Deployment's, so every pod-name selector
+  of the model's queries still matches them. Its ``spec.replicas`` is KEDA's (the
+  ScaledObject targets the Rollout's ``/scale``), so Pulumi ignores later changes to it.
+- canary ``steps``: per share, ``setWeight`` and, but after the last, ``pause`` with the
+  step's duration (``CanaryStep.SetWeight``, ``RolloutPause.Duration``). Without a traffic
+  router the weight is a share of the replicas.
+- ``strategy.canary.analysis``: a background analysis from the first step on, from the
+  ``AnalysisTemplate`` of the same name, given the new and the stable pod-template hashes
+  (``valueFrom.podTemplateHashValue: Latest`` / ``Stable``; ``ArgumentValueFrom``,
+  ``ValueFromPodTemplateHash``). A failed analysis aborts the rollout: the stable pods come
+  back to full size and the canary's go.
+- the ``AnalysisTemplate``: one Prometheus metric per bound of the guard, each the query the
+  model's alerts and dashboard use (`promql`), restricted to one pod template by its
+  ``rollouts_pod_template_hash`` series label (`promql_scope.TEMPLATE_HASH_LABEL`). A
+  measurement fails when the new pods are above the bound unless the stable pods are as
+  slow or slower (a breach the whole model shares is the alerts' to report, not the
+  canary's): the query returns a sample only then, and ``failureCondition`` is
+  ``len(result) > 0``. Argo evaluates an empty vector as an empty ``result``
+  (metricproviders/prometheus/prometheus.go ``processResponse``), and without a
+  ``successCondition`` a measurement that is not a failure is a success
+  (utils/evaluate/evaluate.go ``EvaluateResult``): no traffic on the new pods is no breach.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, Final
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from inferplane.components.serving.observability import promql
+from inferplane.components.serving.observability.promql_scope import Scope
+from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+
+API_VERSION: Final = "argoproj.io/v1alpha1"
+INSTANCE_ID_LABEL: Final = "argo-rollouts.argoproj.io/controller-instance-id"
+"""``LabelKeyControllerInstanceID`` (pkg/apis/rollouts/v1alpha1/types.go, v1.10.1)."""
+SCALE_DOWN: Final = "onsuccess"
+CANARY_ARG: Final = "canary-hash"
+STABLE_ARG: Final = "stable-hash"
+INTERVAL: Final = "1m"
+"""One measurement a minute: a step of `rollout.step_s` (30 s at least) sees one or more."""
+FAILURE_LIMIT: Final = 1
+"""Measurements of one metric that may fail before the analysis fails: a single minute
+over the bound (one slow batch) does not abort; two do (``Metric.FailureLimit``)."""
+PROMETHEUS_TIMEOUT_S: Final = 30
+
+
+def scale_target(rollout: bool, name: str) -> dict[str, str]:
+    """What a ScaledObject scales: the Rollout of a model with a rollout, else the
+    Deployment (both named `name`)."""
+    if rollout:
+        return {"apiVersion": API_VERSION, "kind": "Rollout", "name": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}
+
+
+def rollout_labels(env: ServingEnvironment, labels: dict[str, str]) -> dict[str, str]:
+    """`labels`, and the controller's instance id where an existing controller has one."""
+    if env.argo_rollouts_instance_id is None:
+        return dict(labels)
+    return {**labels, INSTANCE_ID_LABEL: env.argo_rollouts_instance_id}
+
+
+def rollout_spec(model: ServedModel, deployment_name: str) -> dict[str, Any]:
+    """The Rollout's ``spec`` for the Deployment `deployment_name` of `model` (one zone's
+    `model` for an llm-aware one: its replica range is the zone's)."""
+    if model.rollout is None:
+        raise ValueError(f"model {model.name!r} has no rollout")
+    steps: list[dict[str, Any]] = []
+    last = len(model.rollout.steps) - 1
+    for i, share in enumerate(model.rollout.steps):
+        steps.append({"setWeight": share})
+        if i < last:
+            steps.append({"pause": {"duration": f"{model.rollout.step_s}s"}})
+    return {
+        "replicas": model.replicas.min,
+        "workloadRef": {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "name": deployment_name,
+            "scaleDown": SCALE_DOWN,
+        },
+        "strategy": {
+            "canary": {
+                "steps": steps,
+                "analysis": {
+                    "templates": [{"templateName": deployment_name}],
+                    "args": [
+                        {
+                            "name": CANARY_ARG,
+                            "valueFrom": {"podTemplateHashValue": "Latest"},
+                        },
+                        {
+                            "name": STABLE_ARG,
+                            "valueFrom": {"podTemplateHashValue": "Stable"},
+                        },
+                    ],
+                },
+            }
+        },
+    }
+
+
+def guard_queries(scope: Scope, model: ServedModel) -> list[tuple[str, str]]:
+    """(metric name, PromQL) per bound of the guard: a sample only while the new pods
+    breach it and the stable pods do not (module docstring)."""
+    if model.rollout is None:
+        return []
+    guard = model.rollout.guard
+    canary = dataclasses.replace(scope, template_hash=f"{{{{args.{CANARY_ARG}}}}}")
+    stable = dataclasses.replace(scope, template_hash=f"{{{{args.{STABLE_ARG}}}}}")
+    measures: list[tuple[str, Callable[[Scope], str], float]] = []
+    if guard.p95_ms is not None:
+        measures.append(("p95-ms", _p95_ms, guard.p95_ms))
+    if guard.ttft_p95_ms is not None:
+        measures.append(("ttft-p95-ms", promql.ttft_p95_ms, guard.ttft_p95_ms))
+    if guard.itl_p95_ms is not None:
+        measures.append(("itl-p95-ms", promql.itl_p95_ms, guard.itl_p95_ms))
+    if guard.error_ratio is not None:
+        measures.append(("error-ratio", promql.error_ratio, guard.error_ratio))
+    out = []
+    for name, query, bound in measures:
+        new, old = query(canary), query(stable)
+        out.append((name, f"({new}) > {promql.threshold(bound)} unless ({new}) <= ({old})"))
+    return out
+
+
+def _p95_ms(scope: Scope) -> str:
+    return promql.latency_quantile_ms(scope, 0.95)
+
+
+def analysis_template_spec(
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    deployment_name: str,
+    zone: str | None = None,
+) -> dict[str, Any]:
+    """The AnalysisTemplate's ``spec``: the two hash arguments and one metric per bound."""
+    scope = Scope.of(env, model, namespace, deployment_name, zone)
+    return {
+        "args": [{"name": CANARY_ARG}, {"name": STABLE_ARG}],
+        "metrics": [
+            {
+                "name": name,
+                "interval": INTERVAL,
+                "failureLimit": FAILURE_LIMIT,
+                "failureCondition": "len(result) > 0",
+                "provider": {
+                    "prometheus": {
+                        "address": env.prometheus_url,
+                        "query": query,
+                        "timeout": PROMETHEUS_TIMEOUT_S,
+                    }
+                },
+            }
+            for name, query in guard_queries(scope, model)
+        ],
+    }
+
+
+def model_rollout(
+    name: str,
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    deployment_name: str,
+    labels: dict[str, str],
+    opts: pulumi.ResourceOptions,
+    zone: str | None = None,
+) -> k8s.apiextensions.CustomResource:
+    """The AnalysisTemplate and the Rollout of one Deployment (`opts`: its parent, provider
+    and what they wait for: the Deployment). Returns the Rollout."""
+    template = k8s.apiextensions.CustomResource(
+        f"{name}-analysis",
+        api_version=API_VERSION,
+        kind="AnalysisTemplate",
+        metadata={"name": deployment_name, "namespace": namespace, "labels": labels},
+        spec=analysis_template_spec(env, model, namespace, deployment_name, zone),
+        opts=opts,
+    )
+    return k8s.apiextensions.CustomResource(
+        f"{name}-rollout",
+        api_version=API_VERSION,
+        kind="Rollout",
+        metadata={
+            "name": deployment_name,
+            "namespace": namespace,
+            "labels": rollout_labels(env, labels),
+        },
+        spec=rollout_spec(model, deployment_name),
+        # KEDA owns the replicas once the Rollout exists, as it owns the Deployment's.
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(ignore_changes=["spec.replicas"], depends_on=[template])
+        ),
+    )

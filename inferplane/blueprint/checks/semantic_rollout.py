@@ -1,0 +1,74 @@
+"""Semantic checks of `models.<m>.rollout`: steps that grow to the whole zone, the Argo
+Rollouts add-on that carries them out, and guard bounds the model's server can measure.
+Schema validation has checked each value's type and range already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inferplane.blueprint.checks.semantic_env import EnvView
+from inferplane.blueprint.model import guarded_latencies
+
+_SERIES = {
+    "ttft_p95_ms": "time to first token (vLLM, or TensorRT-LLM with streaming)",
+    "itl_p95_ms": "inter-token latency (vLLM)",
+}
+
+
+def check_rollouts(env: EnvView) -> None:
+    """Every model of the environment with a ``rollout``."""
+    addons = (env.spec.get("cluster") or {}).get("addons") or {}
+    for name, model in (env.data.get("models") or {}).items():
+        rollout = model.get("rollout")
+        if rollout is None:
+            continue
+        where = ("models", name, "rollout")
+        if "argo_rollouts" not in addons:
+            env.error(
+                where,
+                f"model {name!r} rolls out in canary steps, but environment {env.name!r} "
+                "has no Argo Rollouts controller to take them",
+                f"add `argo_rollouts: {{}}` under environments.{env.name}.cluster.addons "
+                "(or `mode: existing` with its namespace where the cluster runs one), or "
+                "remove the model's rollout",
+            )
+        _check_steps(env, name, rollout.get("steps"))
+        _check_guard(env, name, model, rollout.get("guard") or {})
+
+
+def _check_steps(env: EnvView, name: str, steps: list[int] | None) -> None:
+    if not steps:
+        return
+    path = ("models", name, "rollout", "steps")
+    for i in range(1, len(steps)):
+        if steps[i] <= steps[i - 1]:
+            env.error(
+                (*path, i),
+                f"step {i + 1} of model {name!r}'s rollout ({steps[i]}%) does not grow on "
+                f"the step before it ({steps[i - 1]}%)",
+                "list the canary's shares in increasing order, e.g. [10, 50, 100]",
+            )
+            return
+    if steps[-1] != 100:
+        env.error(
+            (*path, len(steps) - 1),
+            f"model {name!r}'s rollout ends at {steps[-1]}% of the replicas: the new "
+            "version would never replace the old one",
+            f"end the steps at 100, e.g. [{', '.join(str(s) for s in steps)}, 100]",
+        )
+
+
+def _check_guard(
+    env: EnvView, name: str, model: Mapping[str, Any], guard: Mapping[str, Any]
+) -> None:
+    measured = guarded_latencies(model)
+    for key, what in _SERIES.items():
+        if key in guard and key not in measured:
+            env.error(
+                ("models", name, "rollout", "guard", key),
+                f"model {name!r} ({model['server']}) exports no {what}: the guard cannot "
+                "measure its new pods against this bound",
+                "remove it (p95_ms and error_ratio are measured on every server)",
+            )
