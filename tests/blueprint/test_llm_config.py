@@ -150,6 +150,17 @@ def test_distinct_experts() -> None:
             },
             "4 experts and 9 experts per token",
         ),
+        (
+            {
+                "num_hidden_layers": 2,
+                "hidden_size": 8,
+                "num_attention_heads": 2,
+                "num_key_value_heads": 0,
+                "vocab_size": 10,
+                "intermediate_size": 16,
+            },
+            "num_key_value_heads (0) does not divide num_attention_heads (2)",
+        ),
         ({"is_encoder_decoder": True}, "encoder-decoder"),
         ({"interleave_moe_layer_step": 2}, "interleave_moe_layer_step (2)"),
     ],

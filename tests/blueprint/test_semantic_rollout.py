@@ -146,3 +146,15 @@ def test_schema_bounds_step_s_and_the_shares() -> None:
             edit("step_s: 600\n", "step_s: 600\n      guard: {error_ratio: 0.6}\n")
         )
     )
+
+
+def test_a_model_that_wakes_on_traffic_cannot_roll_out_through_argo() -> None:
+    # The HTTP add-on would scale the Deployment that the Rollout holds at zero.
+    text = edit(
+        "    replicas: {min: 2, max: 4}\n    slo: {ttft",
+        "    replicas: {min: 0, max: 4, wake: {hosts: [chat.example.internal]}}\n    slo: {ttft",
+    )
+    found = [d for d in diagnostics(text) if "wakes on traffic" in d]
+    assert len(found) == 1, diagnostics(text)
+    assert "models.chat.rollout: model 'chat' rolls out through an Argo Rollout" in found[0]
+    assert "remove the model's rollout, or its replicas.wake.hosts" in found[0]

@@ -34,6 +34,16 @@ def check_rollouts(env: EnvView) -> None:
                 "(or `mode: existing` with its namespace where the cluster runs one), or "
                 "remove the model's rollout",
             )
+        if ((model.get("replicas") or {}).get("wake") or {}).get("hosts"):
+            env.error(
+                where,
+                f"model {name!r} rolls out through an Argo Rollout, which holds the model's "
+                "Deployment at zero replicas, but it also wakes on traffic "
+                "(replicas.wake.hosts), whose HTTP add-on scales that Deployment: a woken "
+                "replica would be scaled straight back to zero",
+                "remove the model's rollout, or its replicas.wake.hosts (keep one warm "
+                "replica, replicas.min: 1)",
+            )
         _check_steps(env, name, rollout.get("steps"))
         _check_guard(env, name, model, rollout.get("guard") or {})
 

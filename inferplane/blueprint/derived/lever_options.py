@@ -20,7 +20,9 @@ The levers (`LEVERS`, cheapest first):
   (`inferplane.blueprint.upstream.vllm_streaming.streaming_refusal`). Triton copies its
   model repository: no streamer there.
 - ``lazy_image_pull``: a new node starts the serving container before the image is whole.
-  Free (the pulls are billed as before). Where it can serve is
+  Free on GKE (the pulls are billed as before); on EKS its faster gp3 root volume is billed
+  and not priced here, so `levers: auto` takes it only where no priced set meets the
+  bound. Where it can serve is
   `inferplane.blueprint.derived.lazy_pull.lever_problem`'s: GKE image streaming serves
   images from Artifact Registry and public Docker Hub images (an NGC image, ``nvcr.io``,
   only mirrored through an Artifact Registry remote repository that the model names); a
@@ -175,5 +177,13 @@ def options(env: Environment, model: Model) -> Mapping[str, float | None]:
     for lever in LEVERS:
         if unavailable_for(env, model, lever) is not None:
             continue
-        out[lever] = standby_usd_month(env, model) if lever == "standby" else 0.0
+        if lever == "standby":
+            out[lever] = standby_usd_month(env, model)
+        elif lever == "lazy_image_pull" and env.cloud == "aws":
+            # SOCI parallel pull comes with a faster gp3 root volume on every GPU node
+            # (`inferplane.components.image_pull`), billed per provisioned IOPS and MiB/s,
+            # which the price table does not hold: not free, and not priced.
+            out[lever] = None
+        else:
+            out[lever] = 0.0
     return out

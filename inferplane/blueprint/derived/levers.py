@@ -49,6 +49,8 @@ class Choice:
 
 
 def _cost_word(lever: str, usd: float | None) -> str:
+    if usd is None and lever == "lazy_image_pull":
+        return f"{lever} (a faster gp3 root volume on every GPU node, not priced)"
     if usd is None:
         return f"{lever} (its node price is missing from the price table)"
     return f"{lever} (+${usd:,.0f}/month)" if usd else f"{lever} (free)"
