@@ -137,10 +137,10 @@ def read(config: Mapping[str, Any]) -> Shape:
     if layers < 1 or hidden < 1 or heads < 1:
         raise ConfigError("config.json has a zero num_hidden_layers, hidden_size or heads")
     kv_heads = _int(cfg, "num_key_value_heads", default=heads)
-    if kv_heads < 1 or heads % kv_heads:
+    if kv_heads < 1:
         raise ConfigError(
-            f"config.json's num_key_value_heads ({kv_heads}) does not divide "
-            f"num_attention_heads ({heads}): attention groups query heads over KV heads"
+            f"config.json's num_key_value_heads ({kv_heads}) is not a positive number of "
+            "attention heads"
         )
     head_dim = cfg.get("head_dim")
     if not isinstance(head_dim, int) or head_dim <= 0:

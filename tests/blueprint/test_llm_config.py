@@ -159,7 +159,7 @@ def test_distinct_experts() -> None:
                 "vocab_size": 10,
                 "intermediate_size": 16,
             },
-            "num_key_value_heads (0) does not divide num_attention_heads (2)",
+            "num_key_value_heads (0) is not a positive number of attention heads",
         ),
         ({"is_encoder_decoder": True}, "encoder-decoder"),
         ({"interleave_moe_layer_step": 2}, "interleave_moe_layer_step (2)"),
