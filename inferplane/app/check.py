@@ -23,6 +23,8 @@ import pickle
 import sys
 import traceback
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -154,8 +156,14 @@ def evaluate_environments(
         return first + [evaluate(stack_of(env), config) for env in rest]
     _PENDING[:] = [(env, config) for env in rest]
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            outcomes = pool.map(_evaluate_one, range(len(rest)), chunksize=1)
+        try:
+            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+                outcomes = list(pool.map(_evaluate_one, range(len(rest))))
+        except BrokenProcessPool:
+            # A forked worker died (a fork of a process that runs threads can crash in the
+            # child). The executor notices, where a Pool would wait for it forever: the
+            # environments run here instead, one after the other.
+            outcomes = [_evaluate_one(i) for i in range(len(rest))]
     finally:
         _PENDING.clear()
     out = first
