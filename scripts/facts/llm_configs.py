@@ -8,8 +8,8 @@ of the models it times, as ``aiconfigurator_core/model_configs/<org>--<name>_con
 this script copies those of `MODELS` with the wheel's name, the file's path in it and its
 sha256, so each row of the table is traceable to the bytes it was read from.
 
-    pip download --no-deps aiconfigurator-core==0.12.0 -d /tmp/aic   # or install the extra
-    python scripts/facts/llm_configs.py [--wheel /tmp/aic/aiconfigurator_core-0.12.0-*.whl]
+    pip download --no-deps aiconfigurator-core==0.12.0 -d build/aic   # or install the extra
+    python scripts/facts/llm_configs.py [--wheel build/aic/aiconfigurator_core-0.12.0-*.whl]
     python scripts/facts/llm_configs.py --check                      # compare, do not write
 
 Without ``--wheel`` it reads the installed ``aiconfigurator_core`` package. Each config is

@@ -97,7 +97,8 @@ MISSING = rehearse_rollout.not_built()
 
 @pytest.mark.needs_tools
 @pytest.mark.skipif(
-    bool(MISSING), reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}"
+    bool(MISSING) and os.environ.get("CI") != "true",  # CI builds them first: a fail there
+    reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}",
 )
 def test_the_real_controller_rolls_out_a_canary_promotes_it_and_scales_through_scale() -> None:
     code, report = run()
