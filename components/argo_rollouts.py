@@ -19,6 +19,7 @@ in them.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
@@ -52,9 +53,12 @@ def crd_path(file: str) -> Path:
     return Path(str(resources.files("inferplane.components").joinpath(CRD_DIR, file)))
 
 
+@functools.cache
 def crd_manifest(file: str) -> dict[str, Any]:
-    """One vendored CRD, parsed."""
-    loaded: dict[str, Any] = yaml.safe_load(crd_path(file).read_text())
+    """One vendored CRD, parsed once per process (3 MB of YAML in all: libyaml's parser
+    where PyYAML has it). Shared between callers: read it, never change it."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loaded: dict[str, Any] = yaml.load(crd_path(file).read_text(), Loader=loader)
     return loaded
 
 

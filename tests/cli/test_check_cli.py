@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import inprocess
 import pytest
 import yaml
 
@@ -30,14 +31,12 @@ TODAY = "2026-06-01"
 def check(
     *args: str, env: dict[str, str] | None = None, timeout: int = 300
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inferplane", "check", *args],
+    del timeout  # in this process: the test runner's own timeout applies
+    return inprocess.run(
+        "check",
+        *args,
         cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**os.environ, "HF_TOKEN": "hf_e2e_check", "INFERPLANE_TODAY": TODAY, **(env or {})},
+        env={"HF_TOKEN": "hf_e2e_check", "INFERPLANE_TODAY": TODAY, **(env or {})},
     )
 
 

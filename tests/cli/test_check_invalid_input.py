@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import inprocess
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,14 +50,14 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_check(workdir: Path, fmt: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inferplane", "check", "bad.yaml", "good.yaml", *FLAGS, fmt],
+    return inprocess.run(
+        "check",
+        "bad.yaml",
+        "good.yaml",
+        *FLAGS,
+        fmt,
         cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "HF_TOKEN": "hf_e2e_check", "INFERPLANE_TODAY": TODAY},
+        env={"HF_TOKEN": "hf_e2e_check", "INFERPLANE_TODAY": TODAY},
     )
 
 

@@ -4,11 +4,10 @@ sees them: in the printed plan, in the ScaledObject manifest and in `inferplane 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
+import inprocess
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,15 +16,7 @@ SCALED = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 
 
 def inferplane(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inferplane", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-    )
+    return inprocess.run(*args, cwd=ROOT)
 
 
 # Every test here reads the plans of one module fixture: one worker makes them once.

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import inprocess
 import pytest
 import yaml
 
@@ -21,15 +22,7 @@ HF_TOKEN = "hf_e2e_plan_7d1f0c9a5b"  # the value `from_env: HF_TOKEN` reads
 def inferplane(
     *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "inferplane", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "HF_TOKEN": HF_TOKEN, **(env or {})},
-    )
+    return inprocess.run(*args, cwd=cwd, env={"HF_TOKEN": HF_TOKEN, **(env or {})})
 
 
 def all_text(directory: Path) -> str:

@@ -29,6 +29,7 @@ up`` (not forced), which is the signal to align the pins.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from typing import Any, Final
 
@@ -46,8 +47,10 @@ CRD_SHA256: Final = {
 }
 
 
+@functools.cache
 def crd_manifest(file: str) -> dict[str, Any]:
-    """One vendored CRD, parsed."""
+    """One vendored CRD, parsed once per process. Shared between callers: read it, never
+    change it."""
     text = (
         resources.files("inferplane.components.serving.routing").joinpath("crds", file).read_text()
     )
