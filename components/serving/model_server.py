@@ -51,7 +51,6 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
 from inferplane.components.serving.containers import (
     await_timeout_s,
     model_object_labels,
@@ -71,12 +70,10 @@ from inferplane.components.serving.routing.load_balancer import (
 from inferplane.components.serving.routing.router import (
     ModelRouter,
     ModelRouterArgs,
-    release_name,
     router_ingress,
-    zone_model,
 )
 from inferplane.components.serving.scaling.autoscaling import ModelAutoscaler, ModelAutoscalerArgs
-from inferplane.components.serving.scaling.rollout import model_rollout
+from inferplane.components.serving.scaling.rollout import model_rollout, revision, with_revision
 from inferplane.components.serving.serving_pod import (
     cluster_service_spec,
     deployment_spec,
@@ -84,12 +81,14 @@ from inferplane.components.serving.serving_pod import (
     grpc_service_spec,
     grpc_target,
     pdb_spec,
+    precision_annotation,
     serves_grpc,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 from inferplane.components.serving.store.weights import HubSource
 from inferplane.components.serving.store.weights_job import WeightsStaging
 from inferplane.components.serving.triton.response_cache import with_password_revision
+from inferplane.components.serving.zone_deployments import zone_deployments
 
 
 def _minutes(seconds: int) -> str:
@@ -102,9 +101,12 @@ def pod_spec_of(spec: dict, cache_revision: pulumi.Output[str] | None) -> dict:
     return spec if cache_revision is None else with_password_revision(spec, cache_revision)
 
 
-def precision_annotation(model: ServedModel) -> dict[str, str]:
-    """The model's precision on its Deployment (`naming.PRECISION_ANNOTATION`)."""
-    return {naming.PRECISION_ANNOTATION: model.precision}
+def _versioned(model: ServedModel, spec: dict) -> dict:
+    """A Deployment `spec` of a model with a rollout carries its version
+    (`rollout.REVISION_POD_LABEL`); others are left as they are."""
+    if model.rollout is None:
+        return spec
+    return with_revision(spec, revision(spec["template"]))
 
 
 @dataclass(frozen=True)
@@ -188,9 +190,19 @@ class ModelServer(pulumi.ComponentResource):
         # fail on a first load that takes longer than pulumi-kubernetes' 10-minute default.
         await_timeout = _minutes(await_timeout_s(model))
         timeouts = pulumi.CustomTimeouts(create=await_timeout, update=await_timeout)
-        if model.routing.llm_aware:
-            deployments = self._zone_deployments(
-                name, args, labels, before_pods, model_uri, config_text, timeouts
+        if model.zoned:
+            deployments = zone_deployments(
+                self,
+                name,
+                env,
+                model,
+                ns,
+                args.provider,
+                labels,
+                before_pods,
+                model_uri,
+                config_text,
+                timeouts,
             )
         else:
             deployments = [
@@ -203,7 +215,12 @@ class ModelServer(pulumi.ComponentResource):
                         "annotations": precision_annotation(model),
                     },
                     spec=pod_spec_of(
-                        deployment_spec(env, model, model_uri, bool(model.secrets), config_text),
+                        _versioned(
+                            model,
+                            deployment_spec(
+                                env, model, model_uri, bool(model.secrets), config_text
+                            ),
+                        ),
                         prerequisites.cache_password_revision,
                     ),
                     opts=pulumi.ResourceOptions.merge(
@@ -231,7 +248,7 @@ class ModelServer(pulumi.ComponentResource):
                     ),
                 )
             ]
-            if model.rollout is not None and not model.routing.llm_aware
+            if model.rollout is not None and not model.zoned
             else []
         )
         after_deployment = pulumi.ResourceOptions.merge(
@@ -302,7 +319,7 @@ class ModelServer(pulumi.ComponentResource):
                 opts=child,
             )
             self.grpc_endpoint = grpc_target(model, ns)
-        if not model.routing.llm_aware:
+        if not model.zoned:
             k8s.policy.v1.PodDisruptionBudget(
                 name,
                 metadata={"name": model.name, "namespace": ns, "labels": labels},
@@ -359,85 +376,6 @@ class ModelServer(pulumi.ComponentResource):
                 "engine_uri": self.engine_uri,
             }
         )
-
-    def _zone_deployments(
-        self,
-        name: str,
-        args: ModelServerArgs,
-        labels: dict[str, str],
-        before_pods: list[pulumi.Resource],
-        model_uri: str,
-        config_text: str | None,
-        timeouts: pulumi.CustomTimeouts,
-    ) -> list[k8s.apps.v1.Deployment]:
-        """An llm-aware model: per zone a Deployment ``<model>-<zone>`` of that zone's
-        replicas, its disruption budget and its ScaledObject (`router.zone_model`)."""
-        env, model, ns = args.env, args.model, args.namespace
-        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        out = []
-        for zone in model.pool.zones:
-            zoned = zone_model(model, zone)
-            deployment_name = release_name(model, zone)
-            zone_labels = {**labels, naming.ZONE_LABEL: zone}
-            deployment = k8s.apps.v1.Deployment(
-                f"{name}-{zone}",
-                metadata={
-                    "name": deployment_name,
-                    "namespace": ns,
-                    "labels": zone_labels,
-                    "annotations": precision_annotation(model),
-                },
-                spec=deployment_spec(
-                    env, zoned, model_uri, bool(model.secrets), config_text, zone=zone
-                ),
-                opts=pulumi.ResourceOptions.merge(
-                    child,
-                    pulumi.ResourceOptions(
-                        depends_on=before_pods,
-                        ignore_changes=["spec.replicas"],
-                        custom_timeouts=timeouts,
-                    ),
-                ),
-            )
-            k8s.policy.v1.PodDisruptionBudget(
-                f"{name}-{zone}",
-                metadata={"name": deployment_name, "namespace": ns, "labels": zone_labels},
-                spec=pdb_spec(env, zoned, zone),
-                opts=child,
-            )
-            rollouts = (
-                [
-                    model_rollout(
-                        f"{name}-{zone}",
-                        env,
-                        zoned,
-                        ns,
-                        deployment_name,
-                        zone_labels,
-                        pulumi.ResourceOptions.merge(
-                            child, pulumi.ResourceOptions(depends_on=[deployment])
-                        ),
-                        zone=zone,
-                    )
-                ]
-                if model.rollout is not None
-                else []
-            )
-            ModelAutoscaler(
-                f"{name}-{zone}-autoscaling",
-                ModelAutoscalerArgs(
-                    zoned,
-                    env,
-                    ns,
-                    args.provider,
-                    deployment_name=deployment_name,
-                    object_name=deployment_name,
-                    zone=zone,
-                ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[deployment, *rollouts]),
-            )
-            out.append(deployment)
-        return out
 
 
 def _lb_address(status: k8s.core.v1.outputs.ServiceStatus | None) -> str | None:

@@ -234,3 +234,8 @@ def pdb_spec(env: ServingEnvironment, model: ServedModel, zone: str | None = Non
         "selector": {"matchLabels": pod_selector(env, model, zone)},
         "unhealthyPodEvictionPolicy": "AlwaysAllow",
     }
+
+
+def precision_annotation(model: ServedModel) -> dict[str, str]:
+    """The model's precision on its Deployment (`naming.PRECISION_ANNOTATION`)."""
+    return {naming.PRECISION_ANNOTATION: model.precision}

@@ -169,6 +169,14 @@ class ServedModel:
     ScaledObject scales the Rollout. None: the Deployment rolls its pods itself."""
 
     @property
+    def zoned(self) -> bool:
+        """The model runs one Deployment per zone of its pool (``<model>-<zone>``), each with
+        its share of the replicas: an llm-aware model (a router and an InferencePool per
+        zone), and a model of several zones that rolls out (one zone at a time,
+        `inferplane.components.serving.scaling.rollout`)."""
+        return self.routing.llm_aware or (self.rollout is not None and len(self.pool.zones) > 1)
+
+    @property
     def wake_bound_s(self) -> int:
         """`wake_s`, or `startup_timeout_s` where it is not known."""
         return self.startup_timeout_s if self.wake_s is None else self.wake_s
@@ -279,7 +287,7 @@ class ServedModel:
         if routing.prefix_cache == "precise":
             # Why: `inferplane.blueprint.checks.semantic_routing`, which validation runs first.
             self._fail(("routing", "prefix_cache"), PRECISE_REFUSAL, PRECISE_FIX)
-        if routing.llm_aware:
+        if self.zoned:
             low, high = self.replicas.min, self.replicas.max
             if low % zones or high % zones or high < zones:
                 self._fail(
@@ -288,7 +296,7 @@ class ServedModel:
                     "Deployment per zone)",
                     f"give multiples of {zones}",
                 )
-            if low == 0 and not routing.flow_control:
+            if routing.llm_aware and low == 0 and not routing.flow_control:
                 self._fail(
                     ("replicas", "min"),
                     "at 0 replicas only the router's flow control holds requests",

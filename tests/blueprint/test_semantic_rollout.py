@@ -158,3 +158,30 @@ def test_a_model_that_wakes_on_traffic_cannot_roll_out_through_argo() -> None:
     assert len(found) == 1, diagnostics(text)
     assert "models.chat.rollout: model 'chat' rolls out through an Argo Rollout" in found[0]
     assert "remove the model's rollout, or its replicas.wake.hosts" in found[0]
+
+
+def test_a_rollout_over_several_zones_splits_the_replicas_evenly() -> None:
+    # One Deployment and Rollout per zone: 3 replicas do not split over 2 zones.
+    text = edit(
+        "    replicas: {min: 2, max: 4}\n    slo: {ttft",
+        "    replicas: {min: 3, max: 4}\n    slo: {ttft",
+    )
+    assert diagnostics(text) == [
+        "bp.yaml:23:21: error: models.chat.replicas.min: replicas.min 3 does not split evenly "
+        "over the pool's 2 zones: a model that rolls out zone by zone runs one Deployment per "
+        "zone; give replicas.min as a multiple of 2"
+    ]
+    # In one zone there is nothing to split.
+    one = edit("zones: [us-east-1a, us-east-1b]", "zones: [us-east-1a]", text)
+    assert diagnostics(one) == []
+
+
+def test_a_rollout_over_several_zones_does_not_wake_on_traffic() -> None:
+    text = edit(
+        "    replicas: {min: 2, max: 4}\n    slo: {ttft",
+        "    replicas: {min: 0, max: 4}\n    slo: {ttft",
+    )
+    found = [d for d in diagnostics(text) if "zone by zone" in d]
+    assert len(found) == 1, diagnostics(text)
+    assert found[0].startswith("bp.yaml:26:7: error: models.chat.rollout: model 'chat' rolls out")
+    assert "keep one warm replica per zone" in found[0]

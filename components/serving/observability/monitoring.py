@@ -26,7 +26,10 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming
 from inferplane.blueprint.derived import timing
 from inferplane.components.serving.observability import dashboards, rules
-from inferplane.components.serving.observability.promql_scope import TEMPLATE_HASH_POD_LABEL
+from inferplane.components.serving.observability.promql_scope import (
+    REVISION_POD_LABEL,
+    TEMPLATE_HASH_POD_LABEL,
+)
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 SCRAPE_INTERVAL: Final = f"{timing.SCRAPE_INTERVAL_S}s"
@@ -92,7 +95,7 @@ def service_monitor_spec(
         ],
     }
     if model.rollout is not None:
-        spec["podTargetLabels"] = [TEMPLATE_HASH_POD_LABEL]
+        spec["podTargetLabels"] = [TEMPLATE_HASH_POD_LABEL, REVISION_POD_LABEL]
     return spec
 
 

@@ -38,6 +38,14 @@ TEMPLATE_HASH_LABEL = "rollouts_pod_template_hash"
 Operator turns a ``podTargetLabels`` entry into a target label through ``sanitizeLabelName``
 (prometheus-operator ``pkg/prometheus/promcfg.go``), which replaces each ``-`` with ``_``."""
 
+REVISION_POD_LABEL = "inferplane.dev/revision"
+"""On the pod template of every Deployment of a model with a rollout: the template's digest
+with the zone's name taken out (`revision`), the same in every zone for one version."""
+REVISION_LABEL = "inferplane_dev_revision"
+"""`REVISION_POD_LABEL` as a series label: the ServiceMonitor's ``podTargetLabels`` copy it,
+and the Prometheus Operator's ``sanitizeLabelName`` turns each ``.`` and ``/`` into ``_``
+(prometheus-operator ``pkg/prometheus/promcfg.go``)."""
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -64,10 +72,11 @@ class Scope:
     ``~``-regex over the zones for the whole model), the ``service`` label their scraped
     series carry. None: no router."""
     zone: str | None = None
-    """One zone of an llm-aware model: `deployment` is that zone's, and the server's series
-    are read from its pods only."""
+    """One zone of a model that runs one Deployment per zone (`ServedModel.zoned`):
+    `deployment` is that zone's, and the server's series are read from its pods only."""
     zones: tuple[str, ...] = ()
-    """The whole of an llm-aware model: its Deployments are ``<deployment>-<zone>``."""
+    """The whole of a model that runs one Deployment per zone: its Deployments are
+    ``<deployment>-<zone>``."""
     rollout: bool = False
     """The model has a rollout: its pods are its Rollouts' ReplicaSets'
     (``<deployment>-<template hash>``) and its Deployments stay at zero."""
@@ -85,11 +94,13 @@ class Scope:
         deployment: str | None = None,
         zone: str | None = None,
     ) -> Scope:
-        """The model's scope; with `zone`, that zone's Deployment of an llm-aware model."""
-        routed = model.routing.llm_aware
+        """The model's scope; with `zone`, that zone's Deployment of a model that runs one
+        per zone."""
+        routed, zoned = model.routing.llm_aware, model.zoned
+        if zoned and zone is not None:
+            deployment = naming.zone_deployment(model.name, zone)
         if routed and zone is not None:
             router: str | None = naming.router_epp(model.name, zone)
-            deployment = naming.zone_deployment(model.name, zone)
         elif routed:
             epps = "|".join(naming.router_epp(model.name, z) for z in model.pool.zones)
             router = f"~{epps}" if len(model.pool.zones) > 1 else epps
@@ -108,8 +119,8 @@ class Scope:
             if model.pipeline is not None
             else "",
             router_service=router,
-            zone=zone if routed else None,
-            zones=model.pool.zones if routed and zone is None else (),
+            zone=zone if zoned else None,
+            zones=model.pool.zones if zoned and zone is None else (),
             rollout=model.rollout is not None,
         )
 

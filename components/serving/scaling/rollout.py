@@ -35,14 +35,21 @@ Per Deployment (``<model>``, or ``<model>-<zone>`` of an llm-aware model) the st
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.components.serving.observability import promql
-from inferplane.components.serving.observability.promql_scope import Scope
+from inferplane.components.serving.observability.promql_scope import (
+    REVISION_LABEL,
+    REVISION_POD_LABEL,
+    Scope,
+)
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 
 API_VERSION: Final = "argoproj.io/v1alpha1"
@@ -57,6 +64,13 @@ FAILURE_LIMIT: Final = 1
 """Measurements of one metric that may fail before the analysis fails: a single minute
 over the bound (one slow batch) does not abort; two do (``Metric.FailureLimit``)."""
 PROMETHEUS_TIMEOUT_S: Final = 30
+
+GATE_INTERVAL_S: Final = 30
+GATE_CONSECUTIVE: Final = 2
+"""A zone's gate opens after two measurements in a row, a minute apart at most, see the
+zone before it wholly on the new version: one scrape that lost an old pod's last series is
+not enough (``Metric.ConsecutiveSuccessLimit``, v1.10.1 ``analysis/analysis.go``
+``assessMetricStatus``)."""
 
 
 def scale_target(rollout: bool, name: str) -> dict[str, str]:
@@ -74,12 +88,114 @@ def rollout_labels(env: ServingEnvironment, labels: dict[str, str]) -> dict[str,
     return {**labels, INSTANCE_ID_LABEL: env.argo_rollouts_instance_id}
 
 
-def rollout_spec(model: ServedModel, deployment_name: str) -> dict[str, Any]:
+def revision(template: Mapping[str, Any], zone: str | None = None) -> str:
+    """The version a pod template runs, the same in every zone: the first 10 hex digits of
+    the SHA-256 of its canonical JSON, with `zone`'s name replaced wherever it appears (the
+    zone label, node selectors and affinity of one zone's Deployment)."""
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(zone, "<zone>") if zone else value
+        if isinstance(value, Mapping):
+            return {scrub(str(k)): scrub(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [scrub(v) for v in value]
+        if isinstance(value, bool | int | float) or value is None:
+            return value
+        raise TypeError(f"a pod template holds {type(value).__name__}, not plain data")
+
+    text = json.dumps(scrub(template), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def with_revision(spec: dict[str, Any], version: str) -> dict[str, Any]:
+    """A Deployment's `spec` whose pod template carries `REVISION_POD_LABEL`."""
+    template = dict(spec["template"])
+    metadata = dict(template.get("metadata") or {})
+    metadata["labels"] = {**(metadata.get("labels") or {}), REVISION_POD_LABEL: version}
+    return {**spec, "template": {**template, "metadata": metadata}}
+
+
+def zone_order(model: ServedModel) -> tuple[str, ...]:
+    """The order a zoned model's rollout takes its zones in: the pool's. Each zone holds an
+    even share of the replicas (validation requires the split), so no zone carries less
+    load than another for the first canary; the first zone the blueprint names goes first."""
+    return model.pool.zones
+
+
+def zone_wait_s(model: ServedModel, position: int) -> int:
+    """The longest the zone at `position` (0: the first) waits for the zones before it:
+    each takes its pauses and, per step, a new pod's start (`startup_timeout_s`), doubled."""
+    if model.rollout is None or position == 0:
+        return 0
+    steps = len(model.rollout.steps)
+    one_zone = (steps - 1) * model.rollout.step_s + steps * model.startup_timeout_s
+    return 2 * position * one_zone
+
+
+def gate_name(deployment_name: str) -> str:
+    return f"{deployment_name}-after-zone"
+
+
+def gate_query(namespace: str, previous: str, version: str) -> str:
+    """A sample while the Deployment `previous` runs `version` alone: one of its pods or
+    more on it answer scrapes, and none of them runs another version."""
+    pods = f'namespace="{namespace}", pod=~"{previous}-[a-z0-9]+-[a-z0-9]+"'
+    on = f'up{{{pods}, {REVISION_LABEL}="{version}"}} == 1'
+    other = f'up{{{pods}, {REVISION_LABEL}!="", {REVISION_LABEL}!="{version}"}}'
+    return f"count({on}) unless on() count({other})"
+
+
+def gate_template_spec(
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    previous: str,
+    version: str,
+    position: int,
+) -> dict[str, Any]:
+    """The AnalysisTemplate a zone's canary waits on before its first step: the zone
+    before it (its Deployment `previous`) wholly on `version`. A measurement succeeds when
+    the query returns a sample (``successCondition``, no ``failureCondition``: an empty
+    result fails it); ``failureLimit: -1`` lets it fail as often as it must while the zone
+    before rolls out; `GATE_CONSECUTIVE` successes in a row pass the gate; after
+    `zone_wait_s` worth of measurements without them the analysis fails and this zone's
+    rollout aborts untouched (``assessMetricStatus``: the count reached, the successes
+    not, and no failure limit in effect, is Failed)."""
+    count = max(GATE_CONSECUTIVE, math.ceil(zone_wait_s(model, position) / GATE_INTERVAL_S))
+    return {
+        "metrics": [
+            {
+                "name": "zone-before",
+                "interval": f"{GATE_INTERVAL_S}s",
+                "count": count,
+                "failureLimit": -1,
+                "consecutiveSuccessLimit": GATE_CONSECUTIVE,
+                "successCondition": "len(result) > 0",
+                "provider": {
+                    "prometheus": {
+                        "address": env.prometheus_url,
+                        "query": gate_query(namespace, previous, version),
+                        "timeout": PROMETHEUS_TIMEOUT_S,
+                    }
+                },
+            }
+        ]
+    }
+
+
+def rollout_spec(
+    model: ServedModel, deployment_name: str, gate: str | None = None
+) -> dict[str, Any]:
     """The Rollout's ``spec`` for the Deployment `deployment_name` of `model` (one zone's
-    `model` for an llm-aware one: its replica range is the zone's)."""
+    `model` for a zoned one: its replica range is the zone's). `gate`: the AnalysisTemplate
+    the canary waits on before its first step (a later zone's, `gate_template_spec`); the
+    guard's background analysis then starts with the first share."""
     if model.rollout is None:
         raise ValueError(f"model {model.name!r} has no rollout")
     steps: list[dict[str, Any]] = []
+    if gate is not None:
+        steps.append({"analysis": {"templates": [{"templateName": gate}]}})
     last = len(model.rollout.steps) - 1
     for i, share in enumerate(model.rollout.steps):
         steps.append({"setWeight": share})
@@ -97,6 +213,7 @@ def rollout_spec(model: ServedModel, deployment_name: str) -> dict[str, Any]:
             "canary": {
                 "steps": steps,
                 "analysis": {
+                    **({"startingStep": 1} if gate is not None else {}),
                     "templates": [{"templateName": deployment_name}],
                     "args": [
                         {
@@ -172,6 +289,32 @@ def analysis_template_spec(
     }
 
 
+def zone_gate(
+    name: str,
+    env: ServingEnvironment,
+    model: ServedModel,
+    namespace: str,
+    deployment_name: str,
+    previous: str,
+    version: str,
+    position: int,
+    labels: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.apiextensions.CustomResource:
+    """The AnalysisTemplate of the zone at `position` of a zoned model's rollout
+    (`gate_template_spec`), named after that zone's Deployment. The Deployment must
+    wait for it: the controller copies the template into the analysis when the new pod
+    template reaches it, so the gate must name the new version by then."""
+    return k8s.apiextensions.CustomResource(
+        f"{name}-gate",
+        api_version=API_VERSION,
+        kind="AnalysisTemplate",
+        metadata={"name": gate_name(deployment_name), "namespace": namespace, "labels": labels},
+        spec=gate_template_spec(env, model, namespace, previous, version, position),
+        opts=opts,
+    )
+
+
 def model_rollout(
     name: str,
     env: ServingEnvironment,
@@ -181,9 +324,11 @@ def model_rollout(
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,
     zone: str | None = None,
+    gate: str | None = None,
 ) -> k8s.apiextensions.CustomResource:
     """The AnalysisTemplate and the Rollout of one Deployment (`opts`: its parent, provider
-    and what they wait for: the Deployment). Returns the Rollout."""
+    and what they wait for: the Deployment). `gate`: the name of the zone gate its canary
+    waits on first (`zone_gate`). Returns the Rollout."""
     template = k8s.apiextensions.CustomResource(
         f"{name}-analysis",
         api_version=API_VERSION,
@@ -201,7 +346,7 @@ def model_rollout(
             "namespace": namespace,
             "labels": rollout_labels(env, labels),
         },
-        spec=rollout_spec(model, deployment_name),
+        spec=rollout_spec(model, deployment_name, gate),
         # KEDA owns the replicas once the Rollout exists, as it owns the Deployment's.
         opts=pulumi.ResourceOptions.merge(
             opts, pulumi.ResourceOptions(ignore_changes=["spec.replicas"], depends_on=[template])

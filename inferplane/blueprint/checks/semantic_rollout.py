@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from inferplane.blueprint import wake
+from inferplane.blueprint.checks import semantic_routing
 from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.model import guarded_latencies
 
@@ -44,6 +46,24 @@ def check_rollouts(env: EnvView) -> None:
                 "remove the model's rollout, or its replicas.wake.hosts (keep one warm "
                 "replica, replicas.min: 1)",
             )
+        if not semantic_routing.llm_aware(model) and semantic_routing.pool_zones(env, model) > 1:
+            # An llm-aware model's split is checked with its routing.
+            semantic_routing.check_zone_split(
+                env, ("models", name), model, "a model that rolls out zone by zone"
+            )
+            if wake.wakes_on_traffic(
+                model["server"],
+                model.get("expose") or ("http" if model["server"] == "vllm" else "both"),
+                semantic_routing.replica_bounds(env, model)[0],
+            ):
+                env.error(
+                    where,
+                    f"model {name!r} rolls out zone by zone, one Deployment and Rollout per "
+                    "zone, but at zero replicas it wakes on its own traffic through the KEDA "
+                    "HTTP add-on, which counts the requests of one workload",
+                    "keep one warm replica per zone (replicas.min: a multiple of the zones), "
+                    "or remove the model's rollout",
+                )
         _check_steps(env, name, rollout.get("steps"))
         _check_guard(env, name, model, rollout.get("guard") or {})
 

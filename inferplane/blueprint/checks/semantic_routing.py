@@ -185,22 +185,35 @@ def _signals(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
             )
 
 
-def _zones(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
+def pool_zones(env: EnvView, model: Mapping[str, Any]) -> int:
+    """How many zones the model's pool spans (its own, else the environment's)."""
     pool = (env.data.get("gpu_pools") or {}).get(model["pool"]) or {}
-    zones = len(pool.get("zones") or env.spec["zones"])
+    return len(pool.get("zones") or env.spec["zones"])
+
+
+def replica_bounds(env: EnvView, model: Mapping[str, Any]) -> tuple[int, int]:
+    """`replicas.min` and `replicas.max`, or their defaults for the model's pool."""
     realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
-    low, high = defaults.default_replicas(realtime, zones)
+    low, high = defaults.default_replicas(realtime, pool_zones(env, model))
     replicas = model.get("replicas") or {}
     minimum = replicas.get("min", low)
-    maximum = replicas.get("max", max(high, minimum))
+    return minimum, replicas.get("max", max(high, minimum))
+
+
+def check_zone_split(env: EnvView, path: YamlPath, model: Mapping[str, Any], why: str) -> None:
+    """A model that runs one Deployment per zone (`why`: what makes it) splits its replica
+    bounds evenly over its pool's zones, and keeps a replica in each."""
+    zones = pool_zones(env, model)
+    minimum, maximum = replica_bounds(env, model)
+    replicas = model.get("replicas") or {}
     rpath: YamlPath = (*path, "replicas")
     each = f"{zones} zone{'s' if zones != 1 else ''}"
     for key, value in (("min", minimum), ("max", maximum)):
         if value % zones:
             env.error(
                 (*rpath, key) if key in replicas else path,
-                f"replicas.{key} {value} does not split evenly over the pool's {each}: an "
-                "llm-aware model runs one Deployment per zone",
+                f"replicas.{key} {value} does not split evenly over the pool's {each}: {why} "
+                "runs one Deployment per zone",
                 f"give replicas.{key} as a multiple of {zones}",
             )
     if maximum < zones:
@@ -209,6 +222,13 @@ def _zones(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
             f"replicas.max {maximum} leaves a zone of the pool's {each} without a replica",
             f"give replicas.max {zones} or more",
         )
+
+
+def _zones(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
+    check_zone_split(env, path, model, "an llm-aware model")
+    replicas = model.get("replicas") or {}
+    rpath: YamlPath = (*path, "replicas")
+    minimum = replica_bounds(env, model)[0]
     flow_control = (model.get("routing") or {}).get("flow_control", defaults.ROUTING_FLOW_CONTROL)
     if minimum == 0 and not flow_control:
         env.error(

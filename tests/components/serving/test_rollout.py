@@ -5,11 +5,12 @@ ModelServer records (one Rollout per Deployment, per zone for an llm-aware model
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Any
 
 from crd_schema import errors
 from promql_checks import parse, single_element, unknown_metrics
-from serving_fixtures import args_of, serve, with_model
+from serving_fixtures import args_of, serve, with_model, with_pool
 
 from inferplane.blueprint.model import Autoscaling, Environment, Rollout, RolloutGuard, Routing
 from inferplane.components.serving.observability import monitoring
@@ -27,6 +28,12 @@ TEMPLATE_TYPE = "kubernetes:argoproj.io/v1alpha1:AnalysisTemplate"
 
 def with_rollout(env: Environment, **changes: Any) -> Environment:
     return with_model(env, "chat", rollout=ROLLOUT, **changes)
+
+
+def one_zone(env: Environment) -> Environment:
+    """`env` with chat's pool narrowed to its first zone."""
+    pool = env.pool_of(env.models["chat"])
+    return with_pool(env, pool.name, zones=pool.zones[:1])
 
 
 def obj(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +134,7 @@ def test_the_scaled_object_scales_the_rollout(prod: Environment) -> None:
 def test_the_service_monitor_copies_the_template_hash(prod: Environment) -> None:
     env, model = args_of(with_rollout(prod), "chat")
     spec = monitoring.service_monitor_spec(env, model, NS, "chat")
-    assert spec["podTargetLabels"] == ["rollouts-pod-template-hash"]
+    assert spec["podTargetLabels"] == ["rollouts-pod-template-hash", "inferplane.dev/revision"]
     body = {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "spec": spec}
     assert errors(body) == []
     env, plain = args_of(prod, "chat")
@@ -144,14 +151,82 @@ def test_an_existing_controller_s_instance_id_labels_the_rollout(prod: Environme
     }
 
 
-def test_the_model_server_records_a_rollout_beside_its_deployment(prod: Environment) -> None:
-    rec = serve(with_rollout(prod), ["chat"])
-    rollouts = rec.of_type(ROLLOUT_TYPE)
-    templates = rec.of_type(TEMPLATE_TYPE)
-    assert [r.get("metadata", "name") for r in rollouts] == ["chat"]
-    assert [t.get("metadata", "name") for t in templates] == ["chat"]
+def test_a_one_zone_model_rolls_out_its_one_deployment(prod: Environment) -> None:
+    env = with_rollout(one_zone(prod))
+    rec = serve(env, ["chat"])
+    (ro,) = rec.of_type(ROLLOUT_TYPE)
+    assert ro.get("metadata", "name") == "chat"
+    assert [t.get("metadata", "name") for t in rec.of_type(TEMPLATE_TYPE)] == ["chat"]
+    assert [s for s in ro.get("spec", "strategy", "canary", "steps") if "analysis" in s] == []
     (scaled,) = rec.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")
     assert scaled.get("spec", "scaleTargetRef", "kind") == "Rollout"
+    (deployment,) = rec.of_type("kubernetes:apps/v1:Deployment")
+    labels = deployment.get("spec", "template", "metadata", "labels")
+    assert len(labels["inferplane.dev/revision"]) == 10
+
+
+def test_a_model_of_several_zones_rolls_out_one_zone_after_the_other(prod: Environment) -> None:
+    env = with_rollout(prod)
+    zones = env.pool_of(env.models["chat"]).zones
+    assert len(zones) > 1
+    rec = serve(env, ["chat"])
+    deployments = {
+        d.get("metadata", "name"): d for d in rec.of_type("kubernetes:apps/v1:Deployment")
+    }
+    assert sorted(deployments) == sorted(f"chat-{z}" for z in zones)
+    # One version in every zone: the templates differ by their zone only.
+    versions = {
+        d.get("spec", "template", "metadata", "labels")["inferplane.dev/revision"]
+        for d in deployments.values()
+    }
+    assert len(versions) == 1
+    (version,) = versions
+    rollouts = {r.get("metadata", "name"): r for r in rec.of_type(ROLLOUT_TYPE)}
+    assert sorted(rollouts) == sorted(deployments)
+    templates = {t.get("metadata", "name"): t for t in rec.of_type(TEMPLATE_TYPE)}
+    # The first zone starts at once; each later one waits on a gate for the zone before it.
+    first = rollouts[f"chat-{zones[0]}"].get("spec", "strategy", "canary")
+    assert "analysis" not in first["steps"][0]
+    assert "startingStep" not in first["analysis"]
+    for before, zone in itertools.pairwise(zones):
+        canary = rollouts[f"chat-{zone}"].get("spec", "strategy", "canary")
+        gate = f"chat-{zone}-after-zone"
+        assert canary["steps"][0] == {"analysis": {"templates": [{"templateName": gate}]}}
+        assert canary["analysis"]["startingStep"] == 1
+        assert canary["steps"][1] == {"setWeight": 10}
+        (metric,) = templates[gate].get("spec", "metrics")
+        query = metric["provider"]["prometheus"]["query"]
+        parse(query)
+        assert f'pod=~"chat-{before}-[a-z0-9]+-[a-z0-9]+"' in query
+        assert f'inferplane_dev_revision="{version}"' in query
+        assert metric["failureLimit"] == -1
+        assert metric["consecutiveSuccessLimit"] == 2
+        assert metric["successCondition"] == "len(result) > 0"
+        assert errors(obj("AnalysisTemplate", templates[gate].get("spec"))) == []
+        assert errors(obj("Rollout", rollouts[f"chat-{zone}"].get("spec"))) == []
+    scaled = rec.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    assert sorted(s.get("spec", "scaleTargetRef", "name") for s in scaled) == sorted(deployments)
+
+
+def test_a_later_zone_waits_longer_than_the_zones_before_it_take(prod: Environment) -> None:
+    env, model = args_of(with_rollout(prod), "chat")
+    steps = len(ROLLOUT.steps)
+    one_zone = (steps - 1) * ROLLOUT.step_s + steps * model.startup_timeout_s
+    assert rollout.zone_wait_s(model, 0) == 0
+    assert rollout.zone_wait_s(model, 1) == 2 * one_zone
+    assert rollout.zone_wait_s(model, 2) == 4 * one_zone
+    spec = rollout.gate_template_spec(env, model, NS, "chat-a", "0123456789", 2)
+    (metric,) = spec["metrics"]
+    assert metric["count"] * rollout.GATE_INTERVAL_S >= 4 * one_zone
+
+
+def test_the_version_ignores_the_zone_and_follows_the_template() -> None:
+    a = {"metadata": {"labels": {"z": "us-east-1a"}}, "spec": {"image": "x:1"}}
+    b = {"metadata": {"labels": {"z": "us-east-1b"}}, "spec": {"image": "x:1"}}
+    c = {"metadata": {"labels": {"z": "us-east-1b"}}, "spec": {"image": "x:2"}}
+    assert rollout.revision(a, "us-east-1a") == rollout.revision(b, "us-east-1b")
+    assert rollout.revision(b, "us-east-1b") != rollout.revision(c, "us-east-1b")
+    assert rollout.revision(a) != rollout.revision(b)
 
 
 def test_an_llm_aware_model_rolls_out_each_zone_s_deployment(prod: Environment) -> None:
@@ -164,5 +239,8 @@ def test_an_llm_aware_model_rolls_out_each_zone_s_deployment(prod: Environment) 
     for r in rec.of_type(ROLLOUT_TYPE):
         assert r.get("spec", "workloadRef", "name") == r.get("metadata", "name")
     for t in rec.of_type(TEMPLATE_TYPE):
+        name = t.get("metadata", "name")
+        if name.endswith("-after-zone"):
+            continue
         query = t.get("spec", "metrics")[0]["provider"]["prometheus"]["query"]
-        assert f'pod=~"{t.get("metadata", "name")}-[a-z0-9]+-[a-z0-9]+"' in query
+        assert f'pod=~"{name}-[a-z0-9]+-[a-z0-9]+"' in query

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from serving_fixtures import args_of, with_model
+from serving_fixtures import args_of, with_model, with_pool
 from test_promtool import promtool, run  # noqa: F401 (the fixture)
 
 from inferplane.blueprint.model import Environment, Rollout, RolloutGuard
@@ -49,7 +49,10 @@ def test_no_ready_replica_reads_the_rollout_s_replicasets(
     tmp_path: Path,
     prod: Environment,
 ) -> None:
-    groups = rules.rule_groups(*args_of(with_model(prod, "chat", rollout=ROLLOUT), "chat"), NS)
+    # One zone: the model runs one Deployment, `chat` (several zones run one each).
+    pool = prod.pool_of(prod.models["chat"])
+    one_zone = with_pool(prod, pool.name, zones=pool.zones[:1])
+    groups = rules.rule_groups(*args_of(with_model(one_zone, "chat", rollout=ROLLOUT), "chat"), NS)
     for group in groups:
         for rule in group["rules"]:
             rule.pop("annotations", None)
@@ -157,5 +160,59 @@ def test_each_guard_query_blames_the_new_pods_only(
         case([*_ttft(CANARY, False), *_ttft(STABLE, False)], "ttft-p95-ms", False),
         # The new pods alone, at the last step (no stable pods left): judged on the bound.
         case(_ttft(CANARY, True), "ttft-p95-ms", True),
+    ]
+    run_tests(promtool, tmp_path, [], tests)
+
+
+def _up(pod: str, version: str, values: str) -> dict[str, str]:
+    labels = f'namespace="{NS}", pod="{pod}", job="chat", rollouts_pod_template_hash="x"'
+    return {
+        "series": f'up{{{labels}, inferplane_dev_revision="{version}"}}',
+        "values": values,
+    }
+
+
+def test_a_zone_gate_opens_once_the_zone_before_runs_the_new_version_alone(
+    promtool: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    new, old = "0123456789", "9876543210"
+    query = rollout.gate_query(NS, "chat-us-east-1a", new)
+
+    def case(series: list[dict[str, str]], opens: bool) -> dict[str, Any]:
+        check: dict[str, Any] = {"eval_time": "5m", "expr": query}
+        check["exp_samples"] = [{"value": 1}] if opens else []
+        return {"interval": "1m", "input_series": series, "promql_expr_test": [check]}
+
+    tests = [
+        # The zone before is still on the old version: closed.
+        case([_up("chat-us-east-1a-5d8f6c7b9-abcde", old, "1x10")], False),
+        # Its canary runs the new version beside the old: closed.
+        case(
+            [
+                _up("chat-us-east-1a-5d8f6c7b9-abcde", old, "1x10"),
+                _up("chat-us-east-1a-77c4d9e8f-fghij", new, "1x10"),
+            ],
+            False,
+        ),
+        # The new version alone, answering scrapes: open.
+        case([_up("chat-us-east-1a-77c4d9e8f-fghij", new, "1x10")], True),
+        # The new version's pod does not answer (still loading): closed.
+        case([_up("chat-us-east-1a-77c4d9e8f-fghij", new, "0x10")], False),
+        # Another zone's new pods do not open this gate, nor its old ones close it.
+        case(
+            [
+                _up("chat-us-east-1b-77c4d9e8f-fghij", new, "1x10"),
+                _up("chat-us-east-1a-5d8f6c7b9-abcde", old, "1x10"),
+            ],
+            False,
+        ),
+        case(
+            [
+                _up("chat-us-east-1a-77c4d9e8f-fghij", new, "1x10"),
+                _up("chat-us-east-1b-5d8f6c7b9-abcde", old, "1x10"),
+            ],
+            True,
+        ),
     ]
     run_tests(promtool, tmp_path, [], tests)
