@@ -202,9 +202,11 @@ def routing_sizes(env: Environment, model: Model) -> RoutingSizes:
     zones = max(1, len(env.pool_of(model).zones))
     pods = model.replicas.max // zones
     traffic = model.traffic
-    rps = traffic.peak_rps / zones if traffic is not None else None
-    prompt = rps * traffic.input_tokens if rps is not None and traffic.input_tokens else None
-    output = rps * traffic.output_tokens if rps is not None and traffic.output_tokens else None
+    rps = prompt = output = None
+    if traffic is not None:
+        rps = traffic.peak_rps / zones
+        prompt = rps * traffic.input_tokens if traffic.input_tokens else None
+        output = rps * traffic.output_tokens if traffic.output_tokens else None
     picker_cpu = PICKER_IDLE_MILLIS_PER_POD * pods + PICKER_MILLIS_PER_MTOK * (prompt or 0) / 1e6
     picker_mib = PICKER_MIB_PER_KTOK * (output or 0) / 1e3
     proxy_cpu = PROXY_MILLIS_PER_MTOK * (prompt or 0) / 1e6
