@@ -18,7 +18,8 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   `routing.pickers` replicas (two by default; above one the chart adds
   ``--ha-enable-leader-election``: one active, the other not ready,
   ``routerlib/templates/_deployment.yaml``), spread over the zone's nodes, container sizes
-  that fit the system nodes, its scorers (`plugins_config`; for a model at zero, flow
+  from the llm-d router's sizing guide for the model's traffic (`epp_resources`,
+  `system_nodes.routing_sizes`), its scorers (`plugins_config`; for a model at zero, flow
   control's queue TTL from its scale-out budget, `inferplane.blueprint.derived.router_wake`), the
   proxy as a Deployment of its own with an Envoy configuration of inferplane's
   (`router_proxy`: it fails open to the model's Service, and a client cannot choose the
