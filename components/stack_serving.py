@@ -16,10 +16,11 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from inferplane.blueprint import naming
+from inferplane.blueprint import naming, system_nodes
 from inferplane.blueprint.derived import lever_options, router_wake, scale_out
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
+from inferplane.blueprint.system_nodes import SystemPod
 from inferplane.components import stack_args
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
 from inferplane.components.serving.scaling.image_prepull import ImagePrePullArgs
@@ -141,10 +142,20 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             shapes=model.shapes,
             pipeline=model.pipeline,
             routing=model.routing,
+            router_pods=router_pods(env, model),
             wake_s=wake_s(env, model),
             stream_weights=lever_options.streams_weights(model),
             rollout=model.rollout,
         )
+
+
+def router_pods(env: Environment, model: Model) -> tuple[SystemPod, SystemPod]:
+    """An llm-aware model's picker and Envoy as `system_nodes.routing_sizes` sizes them (the
+    same sizes the system nodes are counted for); the floors for any other model."""
+    if not model.routing.llm_aware:
+        return system_nodes.PICKER, system_nodes.PROXY
+    sizes = system_nodes.routing_sizes(env, model)
+    return sizes.picker, sizes.proxy
 
 
 def wake_s(env: Environment, model: Model) -> int | None:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inferplane.blueprint import addons, defaults, naming, triton_model
+from inferplane.blueprint import addons, defaults, naming, system_nodes, triton_model
 from inferplane.blueprint import wake as wake_paths
 from inferplane.blueprint.checks.semantic_routing import PRECISE_FIX, PRECISE_REFUSAL
 from inferplane.blueprint.model import (
@@ -45,6 +45,7 @@ from inferplane.blueprint.model import (
     Wake,
     Warmup,
 )
+from inferplane.blueprint.system_nodes import SystemPod
 from inferplane.components.serving.spec_parts import ModelSecret, ServingPool
 
 FieldPath = tuple[str, ...]
@@ -154,6 +155,9 @@ class ServedModel:
     """How requests reach the replicas: round-robin through the load balancer unless
     ``llm_aware`` (vLLM only), which runs one Deployment, InferencePool and llm-d router
     per zone (`inferplane.components.serving.routing.router`)."""
+    router_pods: tuple[SystemPod, SystemPod] = (system_nodes.PICKER, system_nodes.PROXY)
+    """``llm_aware``: what each endpoint picker and each Envoy of a zone request
+    (`system_nodes.routing_sizes` of the model's traffic); the floors unless set."""
     wake_s: int | None = None
     """A model at zero: seconds from the request that wakes it to a ready first replica
     (`inferplane.blueprint.derived.router_wake.wake_s` of its scale-out budget). None: not known,

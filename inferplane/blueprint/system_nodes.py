@@ -1,11 +1,13 @@
 """The system nodes of a cluster inferplane creates, and what the blueprint places on them.
 
-System nodes run the add-ons (operators, Prometheus, Grafana) and the Valkey servers of
-Redis response caches, never model servers. Their machine types live here, not in the
-cluster components, because validation checks what fits on them: the components import
-them (`inferplane.components.cluster_eks`, `inferplane.components.cluster_gke`), and the
-Valkey memory formula (`valkey_memory_mib`) is the one the response-cache component sets
-as the container's request and limit (`inferplane.components.serving.triton.response_cache`).
+System nodes run the add-ons (operators, Prometheus, Grafana), the Valkey servers of Redis
+response caches and the llm-aware models' routers (pickers and Envoys, sized from the llm-d
+router's sizing guide by `routing_sizes`), never model servers. Their machine types live
+here, not in the cluster components, because validation checks what fits on them: the
+components import them (`inferplane.components.cluster_eks`,
+`inferplane.components.cluster_gke`), and the Valkey memory formula (`valkey_memory_mib`) is
+the one the response-cache component sets as the container's request and limit
+(`inferplane.components.serving.triton.response_cache`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from inferplane.blueprint.model import Environment
+    from inferplane.blueprint.model import Environment, Model
 
 EKS_INSTANCE_TYPE: Final = "m6i.xlarge"
 """4 vCPU, 16 GiB (https://aws.amazon.com/ec2/instance-types/m6i/)."""
@@ -96,33 +98,156 @@ class SystemPod:
     def requests(self) -> dict[str, str]:
         """Its container's requests as Kubernetes quantities (``1``, ``500m``, ``2Gi``)."""
         cpu = f"{self.cpu_millis // 1000}" if self.cpu_millis % 1000 == 0 else f"{self.cpu_millis}m"
-        memory = (
-            f"{self.memory_mib // 1024}Gi"
-            if self.memory_mib % 1024 == 0
-            else f"{self.memory_mib}Mi"
-        )
-        return {"cpu": cpu, "memory": memory}
+        return {"cpu": cpu, "memory": memory_quantity(self.memory_mib)}
+
+
+def memory_quantity(mib: int) -> str:
+    """`mib` as a Kubernetes quantity: ``2Gi``, ``1536Mi``."""
+    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
 
 
 PICKER: Final = SystemPod("endpoint picker", 1000, 2048)
-"""One endpoint picker of an llm-aware model's zone (`inferplane.components.serving.routing.router`:
-the chart's own 8 CPUs and 8 GiB do not fit a 4-vCPU system node)."""
+"""The least one endpoint picker of an llm-aware model's zone requests, and all it requests
+where the model states no ``traffic`` with ``input_tokens``: the guide sizes the picker by
+request rate and prompt size, which are then unknown, and the chart's own 8 CPUs and 8 GiB
+(``routerlib/values.yaml``) do not fit a 4-vCPU system node (`routing_sizes`)."""
 PROXY: Final = SystemPod("router proxy", 500, 512)
-"""One Envoy in front of a zone's pickers (`inferplane.components.serving.routing.router_proxy`)."""
+"""The least one Envoy in front of a zone's pickers requests, and all it requests without
+``traffic`` with ``input_tokens`` (`routing_sizes`)."""
 PROXY_REPLICAS: Final = 2
 """Envoys per zone of an llm-aware model (the chart's own ``router.proxy.replicas``)."""
 
+# The llm-d router's sizing guide, "llm-d Router Container Sizing Guide" (llm-d-router
+# ``docs/operations.md``, shipped with the pinned release v0.10.0; its figures were measured
+# on the 0.9.0 EPP image, 100 simulated Qwen3-8B pods).
+PICKER_IDLE_MILLIS_PER_POD: Final = 75
+"""Picker CPU per serving pod of its zone, busy or not: "in a cluster with 100 model-serving
+pods, the idle CPU usage of the EPP container grows to approximately 7.5 cores" (metric
+scraping), 7.5 cores / 100 pods. The guide's own 5 req/s rows peak at 1.19 and 3.82 cores
+with those 100 pods, below it: an upper figure, kept."""
+PICKER_MILLIS_PER_MTOK: Final = 4710
+"""Picker CPU per million prompt tokens/s of its zone. The guide's busy CPU "scales linearly
+with the request rate, and increases with both the input prompt size" and the prefix limit:
+the prefix producer hashes each prompt's tokens (v0.10.0 ``approximateprefix/plugin.go``,
+after a token producer tokenized it), so the cost is taken as linear in prompt tokens/s
+(req/s x input tokens). The release's default prefix limit is 131,072 tokens (v0.10.0
+``approximateprefix/types.go``, ``defaultMaxPrefixTokens``), at least the guide's "Large
+Prefix Match" (100,000), whose busy row reads 46.50 cores at 98.8 req/s of 100k-token
+prompts: 46.50 / 9.88 million tokens/s = 4.706 cores per million, rounded up. Through the
+origin it covers the row's 5 req/s peak too (2.35 cores beside the idle term) and the
+smaller limit's rows (35.17 cores at 98.7 req/s, 1.19 at 5)."""
+PICKER_MIB_PER_KTOK: Final = 123
+"""Picker memory per thousand output tokens/s of its zone: memory grows with the requests
+in flight, so with req/s x output tokens; "for a request rate of 50 to 100 requests/second
+with 1k output tokens, EPP requires between 4 GiB and 6 GiB", and the upper 6 GiB at the
+lower 50 req/s is 6,144 MiB / 50 thousand output tokens/s = 122.9 MiB, rounded up (5k
+output tokens at 50 req/s gives 30 GiB, above the guide's "20+ GiB")."""
+PROXY_MILLIS_PER_MTOK: Final = 985
+"""Envoy CPU per million prompt tokens/s: CPU "scales linearly with the total throughput";
+of the guide's busy rows, 7.27 cores at 100 req/s x 100k tokens (0.727 per million tokens/s)
+and 8.78 cores at 892 req/s x 10k tokens (0.984), the larger, rounded up. Its 10 req/s row
+(1.20 cores at 1 million tokens/s) sits above the line: a fixed cost at low load that
+neither the floor (`PROXY`) nor the line holds; Envoy has no CPU limit and takes it from
+the node's slack."""
+PROXY_SIZED_MIB: Final = 2048
+"""Envoy memory once traffic is stated: "Allocate at least 2 GiB of memory (peak memory
+usage is stable between 1.3 and 1.4 GiB across all tested throughputs and context
+lengths)"."""
+
+
+@dataclass(frozen=True)
+class RoutingSizes:
+    """What each picker and each Envoy of one llm-aware model requests in each zone, and the
+    guide's figures it comes from (`routing_sizes`)."""
+
+    picker: SystemPod
+    proxy: SystemPod
+    picker_need: SystemPod
+    """The picker as the guide sizes it (never below `PICKER`), before a system node's cap."""
+    proxy_need: SystemPod
+    pods: int
+    """Serving pods of one zone (the replicas' maximum split over the pool's zones)."""
+    rps: float | None = None
+    """Requests/s per zone (``traffic.peak_rps`` split evenly); None without traffic."""
+    prompt_tokens_s: float | None = None
+    """Prompt tokens/s per zone (rps x ``traffic.input_tokens``); None without them."""
+    output_tokens_s: float | None = None
+
+    @property
+    def capped(self) -> bool:
+        """A container is requested below the guide's size: no system node holds that."""
+        return self.picker != self.picker_need or self.proxy != self.proxy_need
+
+
+def _ceil_to(value: float, step: int) -> int:
+    return int(-(-value // step) * step)
+
+
+def routing_sizes(env: Environment, model: Model) -> RoutingSizes:
+    """Each picker's and Envoy's requests for `model` (llm-aware) in each zone of its pool.
+
+    The zone's whole load reaches every container: only the leading picker serves
+    (active-passive; "scaling the replica count does not increase the overall EPP
+    throughput capacity", the guide's "Scaling Modes"), any picker may lead, and one Envoy
+    carries the zone while the other is replaced. The load of a zone is the model's peak
+    split evenly over its pool's zones (each zone's Deployment holds an equal share of the
+    replicas and takes its own callers). Picker CPU: `PICKER_IDLE_MILLIS_PER_POD` per
+    serving pod plus `PICKER_MILLIS_PER_MTOK` per million prompt tokens/s; picker memory:
+    `PICKER_MIB_PER_KTOK` per thousand output tokens/s; Envoy CPU `PROXY_MILLIS_PER_MTOK`,
+    memory `PROXY_SIZED_MIB`; never below `PICKER` and `PROXY`. Without ``input_tokens``
+    (or ``output_tokens``) the load is unknown and the floor stands. A cluster inferplane
+    creates holds each request within one system node beside its DaemonSets: a larger one
+    would stay Pending, so it is cut to that (`capped`; the ``router-sizing`` rule reports
+    it)."""
+    zones = max(1, len(env.pool_of(model).zones))
+    pods = model.replicas.max // zones
+    traffic = model.traffic
+    rps = prompt = output = None
+    if traffic is not None:
+        rps = traffic.peak_rps / zones
+        prompt = rps * traffic.input_tokens if traffic.input_tokens else None
+        output = rps * traffic.output_tokens if traffic.output_tokens else None
+    picker_cpu = PICKER_IDLE_MILLIS_PER_POD * pods + PICKER_MILLIS_PER_MTOK * (prompt or 0) / 1e6
+    picker_mib = PICKER_MIB_PER_KTOK * (output or 0) / 1e3
+    proxy_cpu = PROXY_MILLIS_PER_MTOK * (prompt or 0) / 1e6
+    picker_need = SystemPod(
+        PICKER.name,
+        max(PICKER.cpu_millis, _ceil_to(picker_cpu, 100)),
+        max(PICKER.memory_mib, _ceil_to(picker_mib, 256)),
+    )
+    proxy_need = SystemPod(
+        PROXY.name,
+        max(PROXY.cpu_millis, _ceil_to(proxy_cpu, 100)),
+        PROXY_SIZED_MIB if prompt is not None else PROXY.memory_mib,
+    )
+    picker, proxy = picker_need, proxy_need
+    if env.cluster.create and env.cloud in ALLOCATABLE_MIB:
+        cpu, memory = node_room(env.cloud)
+        picker = SystemPod(picker.name, min(picker.cpu_millis, cpu), min(picker.memory_mib, memory))
+        proxy = SystemPod(proxy.name, min(proxy.cpu_millis, cpu), min(proxy.memory_mib, memory))
+    return RoutingSizes(picker, proxy, picker_need, proxy_need, pods, rps, prompt, output)
+
+
+def node_room(cloud: str) -> tuple[int, int]:
+    """Millicores and MiB one system node of `cloud` holds beside its DaemonSets."""
+    return (
+        ALLOCATABLE_CPU_MILLIS - DAEMONSET_RESERVE_CPU_MILLIS,
+        ALLOCATABLE_MIB[cloud] - DAEMONSET_RESERVE_MIB,
+    )
+
 
 def routing_pods(env: Environment) -> dict[str, list[SystemPod]]:
-    """Per zone, the pickers and proxies the llm-aware models of `env` run there: each such
-    model routes in every zone of its pool (`inferplane.components.serving.routing.router`)."""
+    """Per zone, the pickers and proxies the llm-aware models of `env` run there, as
+    `routing_sizes` sizes them: each such model routes in every zone of its pool
+    (`inferplane.components.serving.routing.router`)."""
     pods: dict[str, list[SystemPod]] = {}
     for model in env.models.values():
         if not model.routing.llm_aware:
             continue
+        sizes = routing_sizes(env, model)
         for zone in env.pool_of(model).zones:
             pods.setdefault(zone, []).extend(
-                [PICKER] * model.routing.pickers + [PROXY] * PROXY_REPLICAS
+                [sizes.picker] * model.routing.pickers + [sizes.proxy] * PROXY_REPLICAS
             )
     return pods
 
@@ -131,8 +256,7 @@ def nodes_for(pods: list[SystemPod], cloud: str) -> int:
     """How many system nodes hold `pods` beside the DaemonSets: first fit, largest first, by
     CPU and memory together (the scheduler places each pod on one node, so the sum of the
     requests is not enough)."""
-    cpu = ALLOCATABLE_CPU_MILLIS - DAEMONSET_RESERVE_CPU_MILLIS
-    memory = ALLOCATABLE_MIB[cloud] - DAEMONSET_RESERVE_MIB
+    cpu, memory = node_room(cloud)
     free: list[list[int]] = []
     for pod in sorted(pods, key=lambda p: (p.cpu_millis, p.memory_mib), reverse=True):
         for node in free:
@@ -176,15 +300,24 @@ __all__ = [
     "EKS_SYSTEM_NODES_MIN",
     "GKE_MACHINE_TYPE",
     "PICKER",
+    "PICKER_IDLE_MILLIS_PER_POD",
+    "PICKER_MIB_PER_KTOK",
+    "PICKER_MILLIS_PER_MTOK",
     "PROXY",
+    "PROXY_MILLIS_PER_MTOK",
     "PROXY_REPLICAS",
+    "PROXY_SIZED_MIB",
     "SYSTEM_DESCRIPTION",
     "VALKEY_BASE_MIB",
     "VALKEY_OVERHEAD_FACTOR",
+    "RoutingSizes",
     "SystemPod",
+    "memory_quantity",
+    "node_room",
     "nodes_for",
     "nodes_per_zone",
     "routing_pods",
+    "routing_sizes",
     "system_nodes",
     "valkey_memory_mib",
 ]

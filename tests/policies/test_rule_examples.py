@@ -105,6 +105,7 @@ def test_the_offline_only_rules_are_the_ones_that_read_the_blueprint() -> None:
         "karpenter-security-groups",
         "model-store-reads",
         "rollout-guard",
+        "router-sizing",
         "secret-sources",
     }
     assert all("offline only" in r.sources.lower() for r in OFFLINE_ONLY)

@@ -18,7 +18,8 @@ Per zone (release ``<model>-<zone>``, in the model's namespace):
   `routing.pickers` replicas (two by default; above one the chart adds
   ``--ha-enable-leader-election``: one active, the other not ready,
   ``routerlib/templates/_deployment.yaml``), spread over the zone's nodes, container sizes
-  that fit the system nodes, its scorers (`plugins_config`; for a model at zero, flow
+  from the llm-d router's sizing guide for the model's traffic (`epp_resources`,
+  `system_nodes.routing_sizes`), its scorers (`plugins_config`; for a model at zero, flow
   control's queue TTL from its scale-out budget, `inferplane.blueprint.derived.router_wake`), the
   proxy as a Deployment of its own with an Envoy configuration of inferplane's
   (`router_proxy`: it fails open to the model's Service, and a client cannot choose the
@@ -89,15 +90,24 @@ EPP_IMAGE: Final = {
     "tag": ROUTER_VERSION,
     "pullPolicy": "IfNotPresent",
 }
-EPP_RESOURCES: Final = {
-    "requests": system_nodes.PICKER.requests(),
-    "limits": {"memory": "4Gi"},
-}
-"""The picker's container. The chart's default (8 CPUs and 8 GiB requested, 16 GiB limit,
-``routerlib/values.yaml``) does not fit the 4-vCPU, 16-GiB system nodes
-(`inferplane.blueprint.system_nodes`) twice per zone; this is a sizing choice, not a
-measurement: raise it for heavy traffic. A created cluster's system nodes are sized for it
-(`system_nodes.nodes_per_zone`)."""
+EPP_MEMORY_LIMIT_MIB: Final = 4096
+"""The picker container's memory limit, or its request where that is larger."""
+
+
+def epp_resources(model: ServedModel) -> Manifest:
+    """The picker's container: its requests sized from the model's traffic by the llm-d
+    router's sizing guide (`system_nodes.routing_sizes`, which also counts the system nodes
+    of a created cluster for them), never below 1 CPU and 2 GiB. The chart's default (8
+    CPUs and 8 GiB requested, 16 GiB limit, ``routerlib/values.yaml``) does not fit the
+    4-vCPU, 16-GiB system nodes (`inferplane.blueprint.system_nodes`) twice per zone."""
+    picker = model.router_pods[0]
+    limit = max(EPP_MEMORY_LIMIT_MIB, picker.memory_mib)
+    return {
+        "requests": picker.requests(),
+        "limits": {"memory": system_nodes.memory_quantity(limit)},
+    }
+
+
 PLUGINS_FILE: Final = "inferplane-plugins.yaml"
 CONFIG_CHECKSUM: Final = router_proxy.CONFIG_CHECKSUM
 FLOW_CONTROL_GATE: Final = "flowControl"
@@ -256,7 +266,7 @@ def router_values(
     epp: dict[str, Any] = {
         "replicas": model.routing.pickers,
         "image": dict(EPP_IMAGE),
-        "resources": EPP_RESOURCES,
+        "resources": epp_resources(model),
         # The zone, and the pickers spread over its nodes (`router_proxy.spread_by_host`).
         "affinity": {
             **zone_affinity(zone),

@@ -86,7 +86,7 @@ def proxy_values(model: ServedModel, release: str, namespace: str, config_map: s
         "mode": "service",
         "replicas": PROXY_REPLICAS,
         "failOpen": True,
-        "resources": PROXY_RESOURCES,
+        "resources": proxy_resources(model),
         "configMap": {"name": config_map, "data": {"envoy.yaml": text}},
         "volumes": [
             {
@@ -100,12 +100,21 @@ def proxy_values(model: ServedModel, release: str, namespace: str, config_map: s
     }
 
 
-PROXY_RESOURCES: Final = {
-    "requests": system_nodes.PROXY.requests(),
-    "limits": {"memory": "2Gi"},
-}
-"""The Envoy container (the chart asks 4 CPUs and 8 GiB); a sizing choice, not a
-measurement. The system nodes are sized for it (`system_nodes.PROXY`)."""
+PROXY_MEMORY_LIMIT_MIB: Final = 2048
+"""The Envoy container's memory limit, or its request where that is larger."""
+
+
+def proxy_resources(model: ServedModel) -> Manifest:
+    """The Envoy container (the chart asks 4 CPUs and 8 GiB): its requests sized from the
+    model's traffic by the llm-d router's sizing guide (`system_nodes.routing_sizes`, which
+    also counts the system nodes of a created cluster for them), never below 0.5 CPU and
+    512 MiB."""
+    proxy = model.router_pods[1]
+    limit = max(PROXY_MEMORY_LIMIT_MIB, proxy.memory_mib)
+    return {
+        "requests": proxy.requests(),
+        "limits": {"memory": system_nodes.memory_quantity(limit)},
+    }
 
 
 def spread_by_host(labels: dict[str, str]) -> Manifest:

@@ -31,6 +31,7 @@ from serving_fixtures import with_model as with_model_base
 from inferplane.blueprint import naming
 from inferplane.blueprint.checks import semantic_routing
 from inferplane.blueprint.model import Autoscaling, Environment, MinMax, Routing, Signal
+from inferplane.blueprint.model_scaling import Traffic
 from inferplane.components.serving.observability import dashboards, rules
 from inferplane.components.serving.routing import router
 from inferplane.components.serving.scaling import autoscaling
@@ -207,6 +208,39 @@ def test_the_values_of_one_zone(prod: Environment) -> None:
         "kv-cache-utilization-scorer",
         "prefix-cache-scorer",
     ]
+
+
+def test_the_pickers_and_envoys_are_sized_from_the_models_traffic(prod: Environment) -> None:
+    # Without traffic: the floors. With 100 req/s of 4,000-token prompts and 500-token
+    # answers over two zones (`system_nodes.routing_sizes`): 1.3 CPU and 3.25 GiB per
+    # picker, 2 GiB per Envoy, the memory limits never below the requests.
+    env, model = args_of(routed(prod), "chat")
+    values = router.router_values(env, model, "us-central1-a")["router"]
+    assert values["epp"]["resources"] == {
+        "requests": {"cpu": "1", "memory": "2Gi"},
+        "limits": {"memory": "4Gi"},
+    }
+    assert values["proxy"]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "512Mi"},
+        "limits": {"memory": "2Gi"},
+    }
+    busy = with_model_base(routed(prod), "chat", traffic=Traffic(100, 4000, 500))
+    env, model = args_of(busy, "chat")
+    values = router.router_values(env, model, "us-central1-a")["router"]
+    assert values["epp"]["resources"] == {
+        "requests": {"cpu": "1300m", "memory": "3328Mi"},
+        "limits": {"memory": "4Gi"},
+    }
+    assert values["proxy"]["resources"] == {
+        "requests": {"cpu": "500m", "memory": "2Gi"},
+        "limits": {"memory": "2Gi"},
+    }
+    # A picker asking more memory than the limit gets its request as the limit.
+    heavy = with_model_base(routed(prod), "chat", traffic=Traffic(200, 8000, 1000))
+    env, model = args_of(heavy, "chat")
+    epp = router.router_values(env, model, "us-central1-a")["router"]["epp"]["resources"]
+    assert epp["requests"] == {"cpu": "4100m", "memory": "12544Mi"}  # attached: not capped
+    assert epp["limits"] == {"memory": "12544Mi"}
 
 
 def test_the_charts_own_scorers_serve_the_default_and_off_drops_the_prefix_scorer(
