@@ -12,6 +12,15 @@ flag (``--flag value...`` and ``--flag=value``), so a setting that moves the fla
 shows as that one flag changed, not as every position after it; a flag only on one side is
 ``+ --flag value`` or ``- --flag value``.
 
+A Deployment whose pod template changes says how the change reaches its pods: through the
+Argo Rollout that takes the Deployment's pods (a canary in steps, guarded by the model's
+SLO, after the zone before it where a gate holds it), or every pod at once by the
+Deployment's own rolling update. Every other change applies at once::
+
+    ~ kubernetes:apps/v1:Deployment shop-prod-chat-us-east-1b
+        inputs.spec.template.metadata.labels.inferplane.dev/revision: "0a1b…" → "9f8e…"
+        rolls out: Rollout chat-us-east-1b, canary 10% → 50% → 100%, after chat-us-east-1a
+
 Resources are matched by type, name and parent. Secret values never appear: the plan holds
 them as ``"[secret]"`` already, and any field or flag whose name says it is a credential,
 or that lies in a Kubernetes Secret's data, is shown only as changed.
@@ -40,6 +49,12 @@ _SENSITIVE = re.compile(
     r"password|passwd|token|secret|credential|private[_-]?key|api[_-]?key|access[_-]?key", re.I
 )
 _SECRET_TYPES = ("kubernetes:core/v1:Secret",)
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+ROLLOUT = "kubernetes:argoproj.io/v1alpha1:Rollout"
+ANALYSIS_TEMPLATE = "kubernetes:argoproj.io/v1alpha1:AnalysisTemplate"
+_TEMPLATE = "inputs.spec.template"
+_GATE_PODS = re.compile(r'pod=~"(.+?)-\[a-z0-9\]\+-\[a-z0-9\]\+"')
+"""The Deployment a zone gate waits on, in its query (`rollout.gate_query`)."""
 
 Key = tuple[str, str, str]
 """(type, name, parent name)."""
@@ -195,6 +210,62 @@ def show_flag(old: Flag, new: Flag, arrow: str) -> str:
     return f"{old.flag} {old.text() or '(no value)'} {arrow} {new.text() or '(no value)'}"
 
 
+def _inputs(res: Mapping[str, Any], *path: str) -> Any:
+    value: Any = res.get("inputs")
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _object(res: Mapping[str, Any]) -> tuple[str, str]:
+    """(namespace, name) of a Kubernetes resource of a plan."""
+    return (
+        str(_inputs(res, "metadata", "namespace") or ""),
+        str(_inputs(res, "metadata", "name") or ""),
+    )
+
+
+def how_it_rolls(plan: Mapping[Key, Mapping[str, Any]], deployment: Mapping[str, Any]) -> str:
+    """How a change of `deployment`'s pod template reaches its pods, in `plan` (the new)."""
+    namespace, name = _object(deployment)
+    rollout = next(
+        (
+            r
+            for (type_, _, _), r in plan.items()
+            if type_ == ROLLOUT
+            and _object(r)[0] == namespace
+            and _inputs(r, "spec", "workloadRef", "kind") == "Deployment"
+            and _inputs(r, "spec", "workloadRef", "name") == name
+        ),
+        None,
+    )
+    if rollout is None:
+        return "rolls every pod now: the Deployment's own rolling update, no canary"
+    steps = _inputs(rollout, "spec", "strategy", "canary", "steps") or []
+    shares = [f"{s['setWeight']}%" for s in steps if isinstance(s, Mapping) and "setWeight" in s]
+    text = f"rolls out: Rollout {_object(rollout)[1]}, canary {' → '.join(shares)}"
+    gates = [
+        t["templateName"]
+        for s in steps
+        if isinstance(s, Mapping) and isinstance(s.get("analysis"), Mapping)
+        for t in s["analysis"].get("templates") or []
+        if isinstance(t, Mapping) and "templateName" in t
+    ]
+    for gate in gates:
+        template = next(
+            (
+                r
+                for (type_, _, _), r in plan.items()
+                if type_ == ANALYSIS_TEMPLATE and _object(r) == (namespace, gate)
+            ),
+            None,
+        )
+        query = json.dumps(_inputs(template, "spec") if template else None)
+        before = _GATE_PODS.search(query.replace('\\"', '"'))
+        text += f", after {before.group(1)}" if before else f", after gate {gate}"
+    return text
+
+
 def render(
     old: dict[Key, dict[str, Any]], new: dict[Key, dict[str, Any]], arrow: str = "→"
 ) -> list[str]:
@@ -209,7 +280,7 @@ def render(
             changed.append((key, fields))
     lines += [f"- {t} {n}" for t, n, _ in removed]
     lines += [f"+ {t} {n}" for t, n, _ in added]
-    for (type_, name, _), fields in changed:
+    for (type_, name, _parent), fields in changed:
         lines.append(f"~ {type_} {name}")
         for path, a, b in fields:
             if isinstance(a, Flag) and isinstance(b, Flag):
@@ -222,6 +293,9 @@ def render(
                 lines.append(f"    {path}: {SECRET} (changed)")
             else:
                 lines.append(f"    {path}: {show(a)} {arrow} {show(b)}")
+        if type_ == DEPLOYMENT and any(p.startswith(_TEMPLATE) for p, _, _ in fields):
+            rolls = how_it_rolls(new, new[(type_, name, _parent)])
+            lines.append(f"    {rolls if arrow == '→' else rolls.replace('→', arrow)}")
     unchanged = len(set(old) & set(new)) - len(changed)
     lines.append(
         f"{len(added)} to add, {len(removed)} to remove, {len(changed)} to change, "

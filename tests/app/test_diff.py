@@ -22,6 +22,7 @@ def plan(args: list[str], **extra: Any) -> dict[Key, dict[str, Any]]:
 
 
 ARGS = "inputs.spec.template.spec.containers[0].args"
+NOW = "rolls every pod now: the Deployment's own rolling update, no canary"
 BASE = [
     "/models/chat",
     "--port",
@@ -59,6 +60,7 @@ def test_a_changed_value_is_one_flag_not_every_position_after_it() -> None:
         "~ kubernetes:apps/v1:Deployment shop-prod-chat",
         f"    {ARGS}: --max-num-seqs 16 → 24",
         f"    {ARGS}: + --kv-cache-dtype fp8",
+        f"    {NOW}",
         "0 to add, 0 to remove, 1 to change, 0 unchanged",
     ]
 
@@ -71,6 +73,7 @@ def test_removed_flags_several_values_and_positionals() -> None:
         f'    {ARGS}[0]: "/models/chat" -> "/models/chat-v2"',
         f"    {ARGS}: --served-model-name chat assistant -> chat",
         f"    {ARGS}: - --enforce-eager",
+        f"    {NOW}",
     ]
 
 
@@ -93,7 +96,8 @@ def test_a_changed_script_stays_on_one_line() -> None:
     new = plan([], command=["sh", "-eu", "-c", "echo one\naws s3 sync a c"])
     assert render(old, new)[1:-1] == [
         "    inputs.spec.template.spec.containers[0].command: -c "
-        '"echo one\\naws s3 sync a b" → "echo one\\naws s3 sync a c"'
+        '"echo one\\naws s3 sync a b" → "echo one\\naws s3 sync a c"',
+        f"    {NOW}",
     ]
 
 
@@ -106,3 +110,59 @@ def test_a_reordered_command_line_is_still_a_change() -> None:
     assert lines[1].startswith(f"    {ARGS}: ")
     assert "--max-num-seqs" in lines[1]
     assert lines[-1] == "0 to add, 0 to remove, 1 to change, 0 unchanged"
+
+
+def _zoned(image: str) -> dict[Key, dict[str, Any]]:
+    """Two zones' Deployments of chat, each taken by a Rollout; the second zone's canary
+    waits on a gate for the first (`rollout.gate_query`)."""
+    out: dict[Key, dict[str, Any]] = {}
+    for zone, gate in (("a", None), ("b", "chat-b-after-zone")):
+        meta = {"name": f"chat-{zone}", "namespace": "shop"}
+        out[(DEPLOYMENT[0], f"shop-prod-chat-{zone}", "p")] = {
+            "inputs": {
+                "metadata": meta,
+                "spec": {"template": {"spec": {"containers": [{"image": image}]}}},
+            }
+        }
+        steps: list[dict[str, Any]] = [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]
+        if gate:
+            steps.insert(0, {"analysis": {"templates": [{"templateName": gate}]}})
+            query = 'count(up{namespace="shop", pod=~"chat-a-[a-z0-9]+-[a-z0-9]+"} == 1)'
+            out[("kubernetes:argoproj.io/v1alpha1:AnalysisTemplate", f"gate-{zone}", "p")] = {
+                "inputs": {
+                    "metadata": {"name": gate, "namespace": "shop"},
+                    "spec": {"metrics": [{"provider": {"prometheus": {"query": query}}}]},
+                }
+            }
+        out[("kubernetes:argoproj.io/v1alpha1:Rollout", f"shop-prod-chat-{zone}-rollout", "p")] = {
+            "inputs": {
+                "metadata": meta,
+                "spec": {
+                    "workloadRef": {"kind": "Deployment", "name": f"chat-{zone}"},
+                    "strategy": {"canary": {"steps": steps}},
+                },
+            }
+        }
+    return out
+
+
+def test_a_template_change_says_which_rollout_takes_it_and_after_which_zone() -> None:
+    lines = render(_zoned("vllm:1"), _zoned("vllm:2"))
+    i = lines.index("~ kubernetes:apps/v1:Deployment shop-prod-chat-a")
+    assert lines[i + 2] == "    rolls out: Rollout chat-a, canary 10% → 100%"
+    i = lines.index("~ kubernetes:apps/v1:Deployment shop-prod-chat-b")
+    assert lines[i + 2] == "    rolls out: Rollout chat-b, canary 10% → 100%, after chat-a"
+    ascii_lines = render(_zoned("vllm:1"), _zoned("vllm:2"), arrow="->")
+    assert "    rolls out: Rollout chat-b, canary 10% -> 100%, after chat-a" in ascii_lines
+
+
+def test_a_change_outside_the_pod_template_applies_at_once() -> None:
+    old, new = _zoned("vllm:1"), _zoned("vllm:1")
+    key = (DEPLOYMENT[0], "shop-prod-chat-a", "p")
+    new[key]["inputs"]["spec"]["minReadySeconds"] = 5
+    lines = render(old, new)
+    assert lines[:2] == [
+        "~ kubernetes:apps/v1:Deployment shop-prod-chat-a",
+        "    inputs.spec.minReadySeconds: (absent) → 5",
+    ]
+    assert not any("rolls" in line for line in lines)

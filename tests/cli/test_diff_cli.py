@@ -73,6 +73,9 @@ def test_diff_lists_added_removed_and_changed_fields(plans: tuple[Path, Path]) -
     # The serving container's command line, in the blueprint's terms.
     i = lines.index("~ kubernetes:apps/v1:Deployment support-assistant-prod-chat")
     assert "    inputs.spec.template.spec.containers[0].args: --max-num-seqs 64 → 96" in lines[i:]
+    # chat has no rollout: its pods all roll now, and the diff says so.
+    j = next(k for k in range(i + 1, len(lines)) if not lines[k].startswith("    "))
+    assert "    rolls every pod now: the Deployment's own rolling update, no canary" in lines[i:j]
     assert not any("args[" in line for line in lines)
     # Secrets are masked, whatever a plan file holds.
     assert "plaintext_must_not_show" not in run.stdout
