@@ -104,6 +104,7 @@ def test_the_offline_only_rules_are_the_ones_that_read_the_blueprint() -> None:
         "karpenter-node-role",
         "karpenter-security-groups",
         "model-store-reads",
+        "realtime-rollout",
         "rollout-guard",
         "router-sizing",
         "secret-sources",
