@@ -9,10 +9,12 @@ import itertools
 from typing import Any
 
 from crd_schema import errors
-from promql_checks import parse, single_element, unknown_metrics
+from promql_checks import metric_names, parse, single_element, unknown_metrics
 from serving_fixtures import args_of, serve, with_model, with_pool
 
+from inferplane.blueprint import releases
 from inferplane.blueprint.model import Autoscaling, Environment, Rollout, RolloutGuard, Routing
+from inferplane.blueprint.upstream import vllm_owned
 from inferplane.components.serving.observability import monitoring
 from inferplane.components.serving.scaling import autoscaling, rollout
 
@@ -244,3 +246,20 @@ def test_an_llm_aware_model_rolls_out_each_zone_s_deployment(prod: Environment) 
             continue
         query = t.get("spec", "metrics")[0]["provider"]["prometheus"]["query"]
         assert f'pod=~"{name}-[a-z0-9]+-[a-z0-9]+"' in query
+
+
+def test_the_guard_reads_series_every_supported_vllm_release_exports(prod: Environment) -> None:
+    """An engine upgrade under a rollout runs two releases side by side: the guard compares
+    the new pods' series with the stable pods', so each series must exist in both (the
+    families of each release's wheel, inferplane/facts/vllm/<release>/metrics.txt)."""
+    env, model = args_of(with_rollout(prod), "chat")
+    spec = rollout.analysis_template_spec(env, model, NS, "chat")
+    used = {
+        name
+        for m in spec["metrics"]
+        for name in metric_names(m["provider"]["prometheus"]["query"])
+        if name.startswith("vllm:")
+    }
+    assert "vllm:time_to_first_token_seconds_bucket" in used
+    for release in releases.engine_releases("vllm"):
+        assert used - vllm_owned.metric_series(release.release) == set(), release.release
