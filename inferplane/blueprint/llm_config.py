@@ -33,6 +33,7 @@ layer that only speculative decoding loads (DeepSeek-V3's ``num_nextn_predict_la
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -99,12 +100,22 @@ class Shape:
 
 
 def _int(cfg: Mapping[str, Any], *keys: str, default: int | None = None) -> int:
+    """The first of `keys` that `cfg` has, as a count; `default` when it has none. A key
+    that is there with another value (``8.5``, ``"128"``, ``true``, ``-1``) is an error, not
+    absent: a mixture of experts whose ``num_experts`` is written ``"128"`` would otherwise be
+    read as a dense model. ``None`` counts as absent, and ``128.0`` as 128."""
     for key in keys:
-        value = cfg.get(key)
-        if isinstance(value, bool):
+        if key not in cfg or cfg[key] is None:
             continue
-        if isinstance(value, int) and value >= 0:
+        value = cfg[key]
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             return value
+        raise ConfigError(
+            f"config.json's {key} is {json.dumps(value)}, not a count (a non-negative "
+            "integer); copy the released config.json unchanged"
+        )
     if default is not None:
         return default
     raise ConfigError(f"config.json has no {' or '.join(keys)} (a non-negative integer)")

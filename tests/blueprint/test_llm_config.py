@@ -172,3 +172,27 @@ def test_a_config_it_cannot_read_says_which_key(config: dict[str, object], messa
         llm_config.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")
     ):
         llm_config.read(config)
+
+
+SMALL_MOE = {
+    "num_hidden_layers": 2,
+    "hidden_size": 8,
+    "num_attention_heads": 2,
+    "vocab_size": 10,
+    "intermediate_size": 16,
+    "num_experts_per_tok": 2,
+}
+
+
+@pytest.mark.parametrize("written", ["128", 8.5, True, -4])
+def test_experts_written_as_anything_but_a_count_are_refused_not_read_as_dense(
+    written: object,
+) -> None:
+    with pytest.raises(llm_config.ConfigError, match="config.json's num_experts is "):
+        llm_config.read({**SMALL_MOE, "num_experts": written})
+
+
+def test_a_whole_float_count_reads_as_the_count() -> None:
+    as_float = llm_config.read({**SMALL_MOE, "num_experts": 8.0})
+    assert as_float == llm_config.read({**SMALL_MOE, "num_experts": 8})
+    assert as_float.experts == 8
