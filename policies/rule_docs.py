@@ -62,7 +62,7 @@ def readme() -> str:
             f"## {r.id}",
             "",
             f"**{r.title}.** Default level: **{r.level}**. "
-            f"Module: `policies/{r.id.replace('-', '_')}.py`.",
+            f"Module: `policies/rules/{r.id.replace('-', '_')}.py`.",
             "",
             r.rationale,
             "",

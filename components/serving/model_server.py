@@ -203,6 +203,7 @@ class ModelServer(pulumi.ComponentResource):
                 model_uri,
                 config_text,
                 timeouts,
+                prerequisites.cache_password_revision,
             )
         else:
             deployments = [

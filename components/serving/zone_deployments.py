@@ -27,6 +27,7 @@ from inferplane.components.serving.serving_pod import (
     precision_annotation,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
+from inferplane.components.serving.triton.response_cache import with_password_revision
 
 
 def zone_deployments(
@@ -41,10 +42,13 @@ def zone_deployments(
     model_uri: str,
     config_text: str | None,
     timeouts: pulumi.CustomTimeouts,
+    cache_revision: pulumi.Output[str] | None = None,
 ) -> list[k8s.apps.v1.Deployment]:
     """A model that runs one Deployment per zone (`ServedModel.zoned`): per zone a
     Deployment ``<model>-<zone>`` of that zone's replicas, its disruption budget and its
-    ScaledObject (`router.zone_model`)."""
+    ScaledObject (`router.zone_model`). `cache_revision`: a Redis response cache's password
+    revision, which rolls the pods when the password changes (and is part of the version a
+    rollout's zones wait on, so a new password also goes zone by zone)."""
     child = pulumi.ResourceOptions(parent=parent, provider=provider)
     zones = zone_order(model)
     specs = {
@@ -54,7 +58,12 @@ def zone_deployments(
         for zone in zones
     }
     # One version for every zone: the first zone's template without its zone's name.
-    version = revision(specs[zones[0]]["template"], zones[0])
+    first = specs[zones[0]]["template"]
+    version: pulumi.Input[str] = (
+        revision(first, zones[0])
+        if cache_revision is None
+        else cache_revision.apply(lambda r: revision({"template": first, "cache": r}, zones[0]))
+    )
     out: list[k8s.apps.v1.Deployment] = []
     for position, zone in enumerate(zones):
         zoned = zone_model(model, zone)
@@ -64,22 +73,24 @@ def zone_deployments(
         gates: list[pulumi.Resource] = []
         if model.rollout is not None:
             spec = with_revision(spec, version)
-            if position > 0:
-                # The zone's canary waits for the zone before it (`rollout.zone_gate`).
-                gates.append(
-                    zone_gate(
-                        f"{name}-{zone}",
-                        env,
-                        zoned,
-                        ns,
-                        deployment_name,
-                        release_name(model, zones[position - 1]),
-                        version,
-                        position,
-                        zone_labels,
-                        child,
-                    )
+        if cache_revision is not None:
+            spec = with_password_revision(spec, cache_revision)
+        if model.rollout is not None and position > 0:
+            # The zone's canary waits for the zone before it (`rollout.zone_gate`).
+            gates.append(
+                zone_gate(
+                    f"{name}-{zone}",
+                    env,
+                    zoned,
+                    ns,
+                    deployment_name,
+                    release_name(model, zones[position - 1]),
+                    version,
+                    position,
+                    zone_labels,
+                    child,
                 )
+            )
         deployment = k8s.apps.v1.Deployment(
             f"{name}-{zone}",
             metadata={

@@ -225,22 +225,42 @@ def _object(res: Mapping[str, Any]) -> tuple[str, str]:
     )
 
 
-def how_it_rolls(plan: Mapping[Key, Mapping[str, Any]], deployment: Mapping[str, Any]) -> str:
-    """How a change of `deployment`'s pod template reaches its pods, in `plan` (the new)."""
-    namespace, name = _object(deployment)
-    rollout = next(
-        (
-            r
-            for (type_, _, _), r in plan.items()
-            if type_ == ROLLOUT
+def _rollout_of(
+    plan: Mapping[Key, Mapping[str, Any]], namespace: str, name: str
+) -> tuple[Key, Mapping[str, Any]] | None:
+    """The Rollout of `plan` whose ``workloadRef`` is the Deployment `name`."""
+    for key, r in plan.items():
+        if (
+            key[0] == ROLLOUT
             and _object(r)[0] == namespace
             and _inputs(r, "spec", "workloadRef", "kind") == "Deployment"
             and _inputs(r, "spec", "workloadRef", "name") == name
-        ),
-        None,
-    )
-    if rollout is None:
+        ):
+            return key, r
+    return None
+
+
+def how_it_rolls(
+    old: Mapping[Key, Mapping[str, Any]],
+    plan: Mapping[Key, Mapping[str, Any]],
+    deployment: Mapping[str, Any],
+) -> str:
+    """How a change of `deployment`'s pod template reaches its pods: `plan` is the new
+    plan, `old` the one before (a Rollout new in this plan runs no canary yet)."""
+    namespace, name = _object(deployment)
+    found = _rollout_of(plan, namespace, name)
+    if found is None:
         return "rolls every pod now: the Deployment's own rolling update, no canary"
+    key, rollout = found
+    if key not in old:
+        # A Rollout's first revision has no stable ReplicaSet, and then the controller
+        # takes the pods to full size without its steps (argo-rollouts v1.10.1
+        # utils/replicaset/canary.go, `CalculateReplicaCountsForBasicCanary`).
+        return (
+            "rolls every pod now: the Deployment's own rolling update; the new Rollout "
+            f"{_object(rollout)[1]} then takes the pods without steps, and canaries start "
+            "with the next change"
+        )
     steps = _inputs(rollout, "spec", "strategy", "canary", "steps") or []
     shares = [f"{s['setWeight']}%" for s in steps if isinstance(s, Mapping) and "setWeight" in s]
     text = f"rolls out: Rollout {_object(rollout)[1]}, canary {' → '.join(shares)}"
@@ -294,7 +314,7 @@ def render(
             else:
                 lines.append(f"    {path}: {show(a)} {arrow} {show(b)}")
         if type_ == DEPLOYMENT and any(p.startswith(_TEMPLATE) for p, _, _ in fields):
-            rolls = how_it_rolls(new, new[(type_, name, _parent)])
+            rolls = how_it_rolls(old, new, new[(type_, name, _parent)])
             lines.append(f"    {rolls if arrow == '→' else rolls.replace('→', arrow)}")
     unchanged = len(set(old) & set(new)) - len(changed)
     lines.append(

@@ -136,19 +136,28 @@ Prefix Match" (100,000), whose busy row reads 46.50 cores at 98.8 req/s of 100k-
 prompts: 46.50 / 9.88 million tokens/s = 4.706 cores per million, rounded up. Through the
 origin it covers the row's 5 req/s peak too (2.35 cores beside the idle term) and the
 smaller limit's rows (35.17 cores at 98.7 req/s, 1.19 at 5)."""
-PICKER_MIB_PER_KTOK: Final = 123
+PICKER_MIB_PER_KTOK: Final = 154
 """Picker memory per thousand output tokens/s of its zone: memory grows with the requests
-in flight, so with req/s x output tokens; "for a request rate of 50 to 100 requests/second
-with 1k output tokens, EPP requires between 4 GiB and 6 GiB", and the upper 6 GiB at the
-lower 50 req/s is 6,144 MiB / 50 thousand output tokens/s = 122.9 MiB, rounded up (5k
-output tokens at 50 req/s gives 30 GiB, above the guide's "20+ GiB")."""
+in flight, so with req/s x output tokens. Of the guide's figures per thousand output
+tokens/s the largest: its output-length row of 100k-token prompts, 500 output tokens and a
+32,768-token prefix limit peaks at 3.76 GiB at 50 req/s, 3,850 MiB / 25 thousand output
+tokens/s = 154 MiB (the text's "4 GiB and 6 GiB" at 50 to 100 req/s with 1k output tokens
+gives at most 123). The guide's 5k- and 10k-output rows (12.54 GiB at 250 and 500 thousand
+output tokens/s) lie far below the line. Output length adds picker CPU too, which the
+picker's CPU here does not count: the guide's 5k- and 10k-output rows at 50 req/s (30.95
+and 32.53 cores) exceed the prompt term (23.55) below about 120 serving pods per zone."""
 PROXY_MILLIS_PER_MTOK: Final = 985
-"""Envoy CPU per million prompt tokens/s: CPU "scales linearly with the total throughput";
-of the guide's busy rows, 7.27 cores at 100 req/s x 100k tokens (0.727 per million tokens/s)
-and 8.78 cores at 892 req/s x 10k tokens (0.984), the larger, rounded up. Its 10 req/s row
-(1.20 cores at 1 million tokens/s) sits above the line: a fixed cost at low load that
-neither the floor (`PROXY`) nor the line holds; Envoy has no CPU limit and takes it from
-the node's slack."""
+"""Envoy CPU per million prompt tokens/s: "Envoy's CPU usage scales linearly with the total
+throughput (requests/second)" and with the payload; of the guide's busy rows, 7.27 cores at
+100 req/s x 100k tokens (0.727 per million tokens/s) and 8.78 cores at 892 req/s x 10k
+tokens (0.984), the larger, rounded up."""
+PROXY_MILLIS_PER_RPS: Final = 10
+"""Envoy CPU per request/s, whatever the prompt: 8.78 cores at 892 req/s = 9.8 millicores,
+rounded up. An Envoy is sized by the larger of the two: short prompts at a high rate cost
+per request (892 req/s of 500-token prompts still need the row's 8.78 cores, where the token
+term alone gives 0.44), long ones per token. The guide's 10 req/s row (1.20 cores at 1
+million tokens/s) sits above both: a fixed cost at low load that neither the floor
+(`PROXY`) nor the lines hold; Envoy has no CPU limit and takes it from the node's slack."""
 PROXY_SIZED_MIB: Final = 2048
 """Envoy memory once traffic is stated: "Allocate at least 2 GiB of memory (peak memory
 usage is stable between 1.3 and 1.4 GiB across all tested throughputs and context
@@ -209,7 +218,7 @@ def routing_sizes(env: Environment, model: Model) -> RoutingSizes:
         output = rps * traffic.output_tokens if traffic.output_tokens else None
     picker_cpu = PICKER_IDLE_MILLIS_PER_POD * pods + PICKER_MILLIS_PER_MTOK * (prompt or 0) / 1e6
     picker_mib = PICKER_MIB_PER_KTOK * (output or 0) / 1e3
-    proxy_cpu = PROXY_MILLIS_PER_MTOK * (prompt or 0) / 1e6
+    proxy_cpu = max(PROXY_MILLIS_PER_MTOK * (prompt or 0) / 1e6, PROXY_MILLIS_PER_RPS * (rps or 0))
     picker_need = SystemPod(
         PICKER.name,
         max(PICKER.cpu_millis, _ceil_to(picker_cpu, 100)),

@@ -23,11 +23,13 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             f"models.{model.name}",
             ("models", model.name),
             f"environment {env.name} runs Argo Rollouts, but realtime model {model.name} has "
-            "no rollout: a change of its image, engine release, weights or flags reaches "
-            "every replica of every zone at once at `pulumi up`, with nothing to stop a "
-            f"version that misses its SLO; add `rollout: {{}}` to models.{model.name} (a "
-            "canary of 10, 50 and 100% of the replicas, zone by zone, judged against its "
-            "SLO), or waive this rule for it",
+            "no rollout: a change of its image, engine release, weights or flags rolls "
+            "through every zone at the same time at `pulumi up` (each Deployment's own "
+            "rolling update), with nothing to stop a version that misses its SLO; add "
+            f"`rollout: {{}}` to models.{model.name} (a canary of 10, 50 and 100% of the "
+            "replicas, zone by zone, judged against its SLO; over several zones it then runs "
+            "one Deployment per zone, so its replicas must split evenly and keep one per "
+            "zone), or waive this rule for it",
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from inferplane.app.diff import Key, parse_argv, render
+from inferplane.components.serving.scaling import rollout
 
 DEPLOYMENT: Key = ("kubernetes:apps/v1:Deployment", "shop-prod-chat", "shop-prod-chat-server")
 
@@ -127,7 +128,7 @@ def _zoned(image: str) -> dict[Key, dict[str, Any]]:
         steps: list[dict[str, Any]] = [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]
         if gate:
             steps.insert(0, {"analysis": {"templates": [{"templateName": gate}]}})
-            query = 'count(up{namespace="shop", pod=~"chat-a-[a-z0-9]+-[a-z0-9]+"} == 1)'
+            query = rollout.gate_query("shop", "chat-a", "0123456789")
             out[("kubernetes:argoproj.io/v1alpha1:AnalysisTemplate", f"gate-{zone}", "p")] = {
                 "inputs": {
                     "metadata": {"name": gate, "namespace": "shop"},
@@ -166,3 +167,13 @@ def test_a_change_outside_the_pod_template_applies_at_once() -> None:
         "    inputs.spec.minReadySeconds: (absent) → 5",
     ]
     assert not any("rolls" in line for line in lines)
+
+
+def test_a_rollout_new_in_this_plan_runs_no_canary_yet() -> None:
+    old = {k: v for k, v in _zoned("vllm:1").items() if "Rollout" not in k[0]}
+    lines = render(old, _zoned("vllm:2"))
+    i = lines.index("~ kubernetes:apps/v1:Deployment shop-prod-chat-b")
+    assert lines[i + 2] == (
+        "    rolls every pod now: the Deployment's own rolling update; the new Rollout "
+        "chat-b then takes the pods without steps, and canaries start with the next change"
+    )

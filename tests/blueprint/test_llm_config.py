@@ -188,7 +188,7 @@ SMALL_MOE = {
 def test_experts_written_as_anything_but_a_count_are_refused_not_read_as_dense(
     written: object,
 ) -> None:
-    with pytest.raises(llm_config.ConfigError, match="config.json's num_experts is "):
+    with pytest.raises(llm_config.ConfigError, match=r"config\.json's num_experts is "):
         llm_config.read({**SMALL_MOE, "num_experts": written})
 
 

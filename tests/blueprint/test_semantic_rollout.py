@@ -176,12 +176,28 @@ def test_a_rollout_over_several_zones_splits_the_replicas_evenly() -> None:
     assert diagnostics(one) == []
 
 
-def test_a_rollout_over_several_zones_does_not_wake_on_traffic() -> None:
+def test_a_rollout_over_several_zones_keeps_a_replica_in_each_zone() -> None:
     text = edit(
         "    replicas: {min: 2, max: 4}\n    slo: {ttft",
         "    replicas: {min: 0, max: 4}\n    slo: {ttft",
     )
     found = [d for d in diagnostics(text) if "zone by zone" in d]
-    assert len(found) == 1, diagnostics(text)
-    assert found[0].startswith("bp.yaml:26:7: error: models.chat.rollout: model 'chat' rolls out")
-    assert "keep one warm replica per zone" in found[0]
+    assert found == [
+        "bp.yaml:23:21: error: models.chat.replicas.min: model 'chat' rolls out zone by zone, "
+        "and each zone's canary waits until the zone before serves the new version; at "
+        "replicas.min 0 a zone may have no replica to serve it, and the next zone's rollout "
+        "would abort (nor can one HTTP add-on wake a model of one Deployment per zone); keep "
+        "a replica per zone (replicas.min: 2 or a multiple of it), or remove the model's "
+        "rollout"
+    ], diagnostics(text)
+
+
+def test_a_triton_rollout_over_several_zones_at_zero_is_refused_too() -> None:
+    # Triton states its protocol under expose: the refusal does not depend on it.
+    text = edit(
+        "    replicas: {min: 2, max: 2}\n    slo: {p95_ms: 50}\n",
+        "    replicas: {min: 0, max: 2}\n    slo: {p95_ms: 50}\n    expose: {protocol: http}\n"
+        "    rollout: {}\n",
+    )
+    found = [d for d in diagnostics(text) if "zone by zone" in d]
+    assert len(found) == 1 and "models.embed.replicas.min" in found[0], diagnostics(text)

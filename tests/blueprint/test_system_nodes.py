@@ -151,10 +151,10 @@ def test_the_guides_own_rows_are_covered(
 
 def test_a_zones_share_of_100_rps_of_4000_tokens(routed: Environment) -> None:
     # 50 req/s x 4,000 tokens = 200k prompt tokens/s per zone, 25k output tokens/s:
-    # picker 4 pods x 75m + 0.2 x 4710m = 1242m -> 1300m, 25 x 123 MiB = 3075 -> 3328 MiB;
-    # Envoy 0.2 x 985m = 197m, below its floor.
+    # picker 4 pods x 75m + 0.2 x 4710m = 1242m -> 1300m, 25 x 154 MiB = 3850 -> 4096 MiB;
+    # Envoy max(0.2 x 985m, 50 x 10m) = 500m, its floor.
     found = sizes(with_traffic(routed, Traffic(100, 4000, 500)))
-    assert found.picker == SystemPod("endpoint picker", 1300, 3328)
+    assert found.picker == SystemPod("endpoint picker", 1300, 4096)
     assert found.proxy == SystemPod("router proxy", 500, 2048)
     assert not found.capped
 
@@ -166,8 +166,10 @@ def test_more_zones_share_the_load(routed: Environment) -> None:
     env = with_traffic(routed, Traffic(100, 4000, 500))
     one = sizes(dataclasses.replace(env, pools={"l4": one_zone}))
     assert one.rps == 2 * two.rps
-    assert one.picker == SystemPod("endpoint picker", 2500, 6400)  # 600m + 1884m
-    assert two.picker == SystemPod("endpoint picker", 1300, 3328)
+    assert one.picker == SystemPod("endpoint picker", 2500, 7936)  # 600m + 1884m; 50 x 154
+    assert two.picker == SystemPod("endpoint picker", 1300, 4096)
+    # Envoy: 100 req/s of 4,000 tokens costs more per request (1 CPU) than per token.
+    assert one.proxy == SystemPod("router proxy", 1000, 2048)
 
 
 def test_the_system_nodes_grow_with_the_traffic(routed: Environment) -> None:
@@ -175,10 +177,10 @@ def test_the_system_nodes_grow_with_the_traffic(routed: Environment) -> None:
         system_nodes.nodes_per_zone(with_traffic(routed, traffic))
         for traffic in (None, Traffic(100, 4000, 500), Traffic(400, 4000, 500))
     ]
-    # Floors: one routing node. 1.3 CPU, 3.25 GiB pickers and 0.5 CPU, 2 GiB Envoys: two.
+    # Floors: one routing node. 1.3 CPU, 4 GiB pickers and 0.5 CPU, 2 GiB Envoys: two.
     # 200 req/s per zone: each picker asks 4.1 CPU, capped to a node of its own, and the
-    # 1.6 CPU Envoys take a third.
-    assert counts == [2, 3, 4]
+    # 2 CPU Envoys (10m per request/s) one each.
+    assert counts == [2, 3, 5]
 
 
 def test_a_created_cluster_caps_a_pod_at_one_system_node(routed: Environment) -> None:
@@ -187,7 +189,7 @@ def test_a_created_cluster_caps_a_pod_at_one_system_node(routed: Environment) ->
     found = sizes(with_traffic(routed, traffic))
     assert found.capped
     assert found.picker_need.cpu_millis >= 35_170
-    assert found.picker == SystemPod("endpoint picker", 3520, 12288)
+    assert found.picker == SystemPod("endpoint picker", 3520, 15391 - 1024)
     assert found.proxy == SystemPod("router proxy", 3520, 2048)
     assert found.proxy_need.cpu_millis >= 7270
     # What the cap leaves fits: each routing pod on a node of its own.

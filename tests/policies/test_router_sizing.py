@@ -42,7 +42,8 @@ def test_a_zones_prompt_tokens_past_a_node_are_reported_at_the_traffic(
     assert (found.target, found.field) == ("models.chat", ("models", "chat", "traffic"))
     assert found.message.startswith(
         "by the llm-d router's sizing guide, chat's router in each zone is too large: its "
-        "endpoint pickers need 46.8 CPU each (requested at 3.52 CPU and 12.0 GiB) and its "
+        "endpoint pickers need 46.8 CPU and 15.0 GiB each (requested at 3.52 CPU and 14.0 "
+        "GiB) and its "
         "Envoy proxies need 9.8 CPU each (requested at 3.52 CPU and 2.0 GiB) for the zone's "
         "98.7 requests/s x 100,000 prompt tokens = 9,870,000 prompt tokens/s, 98,700 output "
         "tokens/s, 4 serving pods to scrape; more than the 3.52 CPU and 14.0 GiB one "

@@ -95,9 +95,10 @@ class Scope:
         zone: str | None = None,
     ) -> Scope:
         """The model's scope; with `zone`, that zone's Deployment of a model that runs one
-        per zone."""
+        per zone (`model` is then the zone's, `router.zone_model`, whose pool holds that
+        zone alone: the zone passed, not `model.zoned`, says which Deployment it is)."""
         routed, zoned = model.routing.llm_aware, model.zoned
-        if zoned and zone is not None:
+        if zone is not None:
             deployment = naming.zone_deployment(model.name, zone)
         if routed and zone is not None:
             router: str | None = naming.router_epp(model.name, zone)
@@ -119,7 +120,7 @@ class Scope:
             if model.pipeline is not None
             else "",
             router_service=router,
-            zone=zone if zoned else None,
+            zone=zone,
             zones=model.pool.zones if zoned and zone is None else (),
             rollout=model.rollout is not None,
         )

@@ -48,6 +48,7 @@ from inferplane.components.serving.observability import promql
 from inferplane.components.serving.observability.promql_scope import (
     REVISION_LABEL,
     REVISION_POD_LABEL,
+    TEMPLATE_HASH_LABEL,
     Scope,
 )
 from inferplane.components.serving.spec import ServedModel, ServingEnvironment
@@ -91,15 +92,18 @@ def rollout_labels(env: ServingEnvironment, labels: dict[str, str]) -> dict[str,
 def revision(template: Mapping[str, Any], zone: str | None = None) -> str:
     """The version a pod template runs, the same in every zone: the first 10 hex digits of
     the SHA-256 of its canonical JSON, with `zone`'s name replaced wherever it appears (the
-    zone label, node selectors and affinity of one zone's Deployment)."""
+    zone label, node selectors and affinity of one zone's Deployment). A field set to None
+    counts as absent and a whole float as its integer, as the template reads once applied."""
 
     def scrub(value: Any) -> Any:
         if isinstance(value, str):
             return value.replace(zone, "<zone>") if zone else value
         if isinstance(value, Mapping):
-            return {scrub(str(k)): scrub(v) for k, v in value.items()}
+            return {scrub(str(k)): scrub(v) for k, v in value.items() if v is not None}
         if isinstance(value, list | tuple):
             return [scrub(v) for v in value]
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
         if isinstance(value, bool | int | float) or value is None:
             return value
         raise TypeError(f"a pod template holds {type(value).__name__}, not plain data")
@@ -108,7 +112,7 @@ def revision(template: Mapping[str, Any], zone: str | None = None) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
-def with_revision(spec: dict[str, Any], version: str) -> dict[str, Any]:
+def with_revision(spec: dict[str, Any], version: pulumi.Input[str]) -> dict[str, Any]:
     """A Deployment's `spec` whose pod template carries `REVISION_POD_LABEL`."""
     template = dict(spec["template"])
     metadata = dict(template.get("metadata") or {})
@@ -139,10 +143,16 @@ def gate_name(deployment_name: str) -> str:
 
 def gate_query(namespace: str, previous: str, version: str) -> str:
     """A sample while the Deployment `previous` runs `version` alone: one of its pods or
-    more on it answer scrapes, and none of them runs another version."""
-    pods = f'namespace="{namespace}", pod=~"{previous}-[a-z0-9]+-[a-z0-9]+"'
+    more on it answer scrapes, and none of them runs another version. "Another version"
+    is any other value of the version label, or none: a pod of a Rollout made before the
+    label existed is an old version too. Only the model's own scrape targets count (those
+    that carry the Rollout's template hash, `TEMPLATE_HASH_LABEL`, which the model's
+    ServiceMonitor alone copies), so another scrape of the same pods cannot hold the gate."""
+    pods = (
+        f'namespace="{namespace}", pod=~"{previous}-[a-z0-9]+-[a-z0-9]+", {TEMPLATE_HASH_LABEL}!=""'
+    )
     on = f'up{{{pods}, {REVISION_LABEL}="{version}"}} == 1'
-    other = f'up{{{pods}, {REVISION_LABEL}!="", {REVISION_LABEL}!="{version}"}}'
+    other = f'up{{{pods}, {REVISION_LABEL}!="{version}"}}'
     return f"count({on}) unless on() count({other})"
 
 
@@ -171,6 +181,10 @@ def gate_template_spec(
                 "count": count,
                 "failureLimit": -1,
                 "consecutiveSuccessLimit": GATE_CONSECUTIVE,
+                # Prometheus away for a minute (a restart) must not abort the zone: the
+                # default of 4 errors in a row (``DefaultConsecutiveErrorLimit``,
+                # utils/defaults/defaults.go) would.
+                "consecutiveErrorLimit": count,
                 "successCondition": "len(result) > 0",
                 "provider": {
                     "prometheus": {
@@ -296,7 +310,7 @@ def zone_gate(
     namespace: str,
     deployment_name: str,
     previous: str,
-    version: str,
+    version: pulumi.Input[str],
     position: int,
     labels: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -310,7 +324,9 @@ def zone_gate(
         api_version=API_VERSION,
         kind="AnalysisTemplate",
         metadata={"name": gate_name(deployment_name), "namespace": namespace, "labels": labels},
-        spec=gate_template_spec(env, model, namespace, previous, version, position),
+        spec=pulumi.Output.from_input(version).apply(
+            lambda v: gate_template_spec(env, model, namespace, previous, v, position)
+        ),
         opts=opts,
     )
 

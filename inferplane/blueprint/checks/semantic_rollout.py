@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inferplane.blueprint import wake
 from inferplane.blueprint.checks import semantic_routing
 from inferplane.blueprint.checks.semantic_env import EnvView
 from inferplane.blueprint.model import guarded_latencies
@@ -46,23 +45,25 @@ def check_rollouts(env: EnvView) -> None:
                 "remove the model's rollout, or its replicas.wake.hosts (keep one warm "
                 "replica, replicas.min: 1)",
             )
-        if not semantic_routing.llm_aware(model) and semantic_routing.pool_zones(env, model) > 1:
+        zones = semantic_routing.pool_zones(env, model)
+        if not semantic_routing.llm_aware(model) and zones > 1:
             # An llm-aware model's split is checked with its routing.
             semantic_routing.check_zone_split(
                 env, ("models", name), model, "a model that rolls out zone by zone"
             )
-            if wake.wakes_on_traffic(
-                model["server"],
-                model.get("expose") or ("http" if model["server"] == "vllm" else "both"),
-                semantic_routing.replica_bounds(env, model)[0],
-            ):
+        if zones > 1:
+            minimum = semantic_routing.replica_bounds(env, model)[0]
+            if minimum == 0:
+                replicas = model.get("replicas") or {}
                 env.error(
-                    where,
-                    f"model {name!r} rolls out zone by zone, one Deployment and Rollout per "
-                    "zone, but at zero replicas it wakes on its own traffic through the KEDA "
-                    "HTTP add-on, which counts the requests of one workload",
-                    "keep one warm replica per zone (replicas.min: a multiple of the zones), "
-                    "or remove the model's rollout",
+                    ("models", name, "replicas", "min") if "min" in replicas else where,
+                    f"model {name!r} rolls out zone by zone, and each zone's canary waits "
+                    "until the zone before serves the new version; at replicas.min 0 a zone "
+                    "may have no replica to serve it, and the next zone's rollout would "
+                    "abort (nor can one HTTP add-on wake a model of one Deployment per "
+                    "zone)",
+                    f"keep a replica per zone (replicas.min: {zones} or a multiple of it), or "
+                    "remove the model's rollout",
                 )
         _check_steps(env, name, rollout.get("steps"))
         _check_guard(env, name, model, rollout.get("guard") or {})

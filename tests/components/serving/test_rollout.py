@@ -4,6 +4,7 @@ ModelServer records (one Rollout per Deployment, per zone for an llm-aware model
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 from typing import Any
@@ -183,6 +184,12 @@ def test_a_model_of_several_zones_rolls_out_one_zone_after_the_other(prod: Envir
     }
     assert len(versions) == 1
     (version,) = versions
+    # ... and each zone's own template, its version label taken off, gives that version:
+    # the zones' templates differ by their zone's name alone.
+    for zone in zones:
+        template = copy.deepcopy(deployments[f"chat-{zone}"].get("spec", "template"))
+        del template["metadata"]["labels"]["inferplane.dev/revision"]
+        assert rollout.revision(template, zone) == version, zone
     rollouts = {r.get("metadata", "name"): r for r in rec.of_type(ROLLOUT_TYPE)}
     assert sorted(rollouts) == sorted(deployments)
     templates = {t.get("metadata", "name"): t for t in rec.of_type(TEMPLATE_TYPE)}
@@ -203,6 +210,7 @@ def test_a_model_of_several_zones_rolls_out_one_zone_after_the_other(prod: Envir
         assert f'inferplane_dev_revision="{version}"' in query
         assert metric["failureLimit"] == -1
         assert metric["consecutiveSuccessLimit"] == 2
+        assert metric["consecutiveErrorLimit"] == metric["count"]
         assert metric["successCondition"] == "len(result) > 0"
         assert errors(obj("AnalysisTemplate", templates[gate].get("spec"))) == []
         assert errors(obj("Rollout", rollouts[f"chat-{zone}"].get("spec"))) == []
@@ -263,3 +271,21 @@ def test_the_guard_reads_series_every_supported_vllm_release_exports(prod: Envir
     assert "vllm:time_to_first_token_seconds_bucket" in used
     for release in releases.engine_releases("vllm"):
         assert used - vllm_owned.metric_series(release.release) == set(), release.release
+
+
+def test_each_zone_of_a_round_robin_rollout_scales_on_its_own_pods(prod: Environment) -> None:
+    env = with_rollout(prod)
+    zones = env.pool_of(env.models["chat"]).zones
+    rec = serve(env, ["chat"])
+    scaled = {
+        s.get("metadata", "name"): s
+        for s in rec.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    }
+    templates = {t.get("metadata", "name"): t for t in rec.of_type(TEMPLATE_TYPE)}
+    for zone in zones:
+        own = f'pod=~"chat-{zone}-[a-z0-9]+-[a-z0-9]+"'
+        for trigger in scaled[f"chat-{zone}"].get("spec", "triggers"):
+            if trigger["type"] == "prometheus":
+                assert own in trigger["metadata"]["query"], trigger["metadata"]["query"]
+        for metric in templates[f"chat-{zone}"].get("spec", "metrics"):
+            assert own in metric["provider"]["prometheus"]["query"]

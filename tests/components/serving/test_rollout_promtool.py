@@ -172,6 +172,11 @@ def _up(pod: str, version: str, values: str) -> dict[str, str]:
     }
 
 
+def _unlabelled(pod: str, values: str) -> dict[str, str]:
+    labels = f'namespace="{NS}", pod="{pod}", job="chat", rollouts_pod_template_hash="y"'
+    return {"series": f"up{{{labels}}}", "values": values}
+
+
 def test_a_zone_gate_opens_once_the_zone_before_runs_the_new_version_alone(
     promtool: str,  # noqa: F811
     tmp_path: Path,
@@ -211,6 +216,35 @@ def test_a_zone_gate_opens_once_the_zone_before_runs_the_new_version_alone(
             [
                 _up("chat-us-east-1a-77c4d9e8f-fghij", new, "1x10"),
                 _up("chat-us-east-1b-5d8f6c7b9-abcde", old, "1x10"),
+            ],
+            True,
+        ),
+        # An old pod from before the version label (its Rollout's pods carried none): closed.
+        case(
+            [
+                _unlabelled("chat-us-east-1a-5d8f6c7b9-abcde", "1x10"),
+                _up("chat-us-east-1a-77c4d9e8f-fghij", new, "1x10"),
+            ],
+            False,
+        ),
+        # An old pod still there but no longer answering (terminating): closed.
+        case(
+            [
+                _up("chat-us-east-1a-5d8f6c7b9-abcde", old, "0x10"),
+                _up("chat-us-east-1a-77c4d9e8f-fghij", new, "1x10"),
+            ],
+            False,
+        ),
+        # Another scrape of the same pods (no template-hash label: not the model's own
+        # ServiceMonitor) neither holds the gate nor opens it.
+        case(
+            [
+                _up("chat-us-east-1a-77c4d9e8f-fghij", new, "1x10"),
+                {
+                    "series": f'up{{namespace="{NS}", pod="chat-us-east-1a-77c4d9e8f-fghij", '
+                    'job="other"}',
+                    "values": "1x10",
+                },
             ],
             True,
         ),

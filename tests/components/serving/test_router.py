@@ -212,7 +212,7 @@ def test_the_values_of_one_zone(prod: Environment) -> None:
 
 def test_the_pickers_and_envoys_are_sized_from_the_models_traffic(prod: Environment) -> None:
     # Without traffic: the floors. With 100 req/s of 4,000-token prompts and 500-token
-    # answers over two zones (`system_nodes.routing_sizes`): 1.3 CPU and 3.25 GiB per
+    # answers over two zones (`system_nodes.routing_sizes`): 1.3 CPU and 4 GiB per
     # picker, 2 GiB per Envoy, the memory limits never below the requests.
     env, model = args_of(routed(prod), "chat")
     values = router.router_values(env, model, "us-central1-a")["router"]
@@ -228,7 +228,7 @@ def test_the_pickers_and_envoys_are_sized_from_the_models_traffic(prod: Environm
     env, model = args_of(busy, "chat")
     values = router.router_values(env, model, "us-central1-a")["router"]
     assert values["epp"]["resources"] == {
-        "requests": {"cpu": "1300m", "memory": "3328Mi"},
+        "requests": {"cpu": "1300m", "memory": "4Gi"},
         "limits": {"memory": "4Gi"},
     }
     assert values["proxy"]["resources"] == {
@@ -239,8 +239,9 @@ def test_the_pickers_and_envoys_are_sized_from_the_models_traffic(prod: Environm
     heavy = with_model_base(routed(prod), "chat", traffic=Traffic(200, 8000, 1000))
     env, model = args_of(heavy, "chat")
     epp = router.router_values(env, model, "us-central1-a")["router"]["epp"]["resources"]
-    assert epp["requests"] == {"cpu": "4100m", "memory": "12544Mi"}  # attached: not capped
-    assert epp["limits"] == {"memory": "12544Mi"}
+    # 100 req/s x 1,000 output tokens per zone: 100 x 154 MiB = 15,400 -> 15,616 MiB.
+    assert epp["requests"] == {"cpu": "4100m", "memory": "15616Mi"}  # attached: not capped
+    assert epp["limits"] == {"memory": "15616Mi"}
 
 
 def test_the_charts_own_scorers_serve_the_default_and_off_drops_the_prefix_scorer(
