@@ -142,6 +142,7 @@ def apply_version(client: Kube, objs: dict[str, Any]) -> None:
 
 
 def healthy_on(states: dict[str, dict[str, Any]], replicas: int, old: set[str]) -> bool:
+    """Every zone Healthy on a template not in `old`, at `replicas` pods, no other pod left."""
     return all(
         s["phase"] == "Healthy"
         and s["stable"] == s["current"]
@@ -154,7 +155,8 @@ def healthy_on(states: dict[str, dict[str, Any]], replicas: int, old: set[str]) 
 
 def p95s(port: int, objs: dict[str, Any], zone: str, hashes: dict[str, str]) -> dict[str, Any]:
     """The TTFT p95 (ms) of each pod template of `zone`: the guard's own expression."""
-    query = objs["guards"][zone]["spec"]["metrics"][0]["provider"]["prometheus"]["query"]
+    metrics = objs["guards"][zone]["spec"]["metrics"]
+    (query,) = [m["provider"]["prometheus"]["query"] for m in metrics if m["name"] == "ttft-p95-ms"]
     out: dict[str, Any] = {}
     for role, h in hashes.items():
         try:
