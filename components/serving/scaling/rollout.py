@@ -59,11 +59,16 @@ INSTANCE_ID_LABEL: Final = "argo-rollouts.argoproj.io/controller-instance-id"
 SCALE_DOWN: Final = "onsuccess"
 CANARY_ARG: Final = "canary-hash"
 STABLE_ARG: Final = "stable-hash"
-INTERVAL: Final = "1m"
-"""One measurement a minute: a step of `rollout.step_s` (30 s at least) sees one or more."""
+INTERVAL_S: Final = 60
+"""At most one measurement a minute (`guard_interval_s`)."""
+MIN_INTERVAL_S: Final = 10
 FAILURE_LIMIT: Final = 1
-"""Measurements of one metric that may fail before the analysis fails: a single minute
-over the bound (one slow batch) does not abort; two do (``Metric.FailureLimit``)."""
+"""Measurements of one metric that may fail before the analysis fails: a single
+measurement over the bound (one slow batch) does not abort; two do (``Metric.FailureLimit``)."""
+GUARD_MEASUREMENTS: Final = 4
+"""Measurements that must fit in the canary's pauses: the first, taken as the canary
+starts, sees no series of it yet; the next may still miss its first scrapes; then
+``FAILURE_LIMIT + 1`` failures abort."""
 PROMETHEUS_TIMEOUT_S: Final = 30
 
 GATE_INTERVAL_S: Final = 30
@@ -273,6 +278,20 @@ def _p95_ms(scope: Scope) -> str:
     return promql.latency_quantile_ms(scope, 0.95)
 
 
+def guard_interval_s(model: ServedModel) -> int:
+    """Seconds between two measurements of the guard: `GUARD_MEASUREMENTS` of them fit in
+    the canary's pauses (``(len(steps) - 1) * step_s``), at most one a minute, at least
+    one per `MIN_INTERVAL_S`. The controller cancels the background analysis once the
+    last step is reached (v1.10.1 rollout/analysis.go ``reconcileAnalysisRuns``:
+    ``IsFullyPromoted``), so a guard that cannot fail twice within the pauses lets a bad
+    version through: with one measurement a minute, the one pause of ``steps: [50, 100]``
+    ends before the second failure when ``step_s`` is under about 150 s."""
+    if model.rollout is None:
+        raise ValueError(f"model {model.name!r} has no rollout")
+    pauses = (len(model.rollout.steps) - 1) * model.rollout.step_s
+    return max(MIN_INTERVAL_S, min(INTERVAL_S, pauses // GUARD_MEASUREMENTS))
+
+
 def analysis_template_spec(
     env: ServingEnvironment,
     model: ServedModel,
@@ -287,7 +306,7 @@ def analysis_template_spec(
         "metrics": [
             {
                 "name": name,
-                "interval": INTERVAL,
+                "interval": f"{guard_interval_s(model)}s",
                 "failureLimit": FAILURE_LIMIT,
                 "failureCondition": "len(result) > 0",
                 "provider": {

@@ -87,6 +87,33 @@ def test_the_analysis_template_holds_one_metric_per_bound(prod: Environment) -> 
         assert metric["provider"]["prometheus"]["address"] == env.prometheus_url
 
 
+def test_the_guard_can_fail_twice_before_the_last_step(prod: Environment) -> None:
+    """The controller cancels the background analysis once the last step is reached: the
+    guard's measurements must fit in the pauses, or a bad version goes through."""
+    for steps, step_s, interval in (
+        ((10, 50, 100), 300, 60),
+        ((50, 100), 300, 60),
+        ((50, 100), 120, 30),
+        ((50, 100), 60, 15),
+        ((50, 100), 30, 10),
+        ((100,), 30, 10),
+    ):
+        env, model = args_of(
+            with_model(
+                prod, "chat", rollout=dataclasses.replace(ROLLOUT, steps=steps, step_s=step_s)
+            ),
+            "chat",
+        )
+        assert rollout.guard_interval_s(model) == interval, (steps, step_s)
+        spec = rollout.analysis_template_spec(env, model, NS, "chat")
+        assert {m["interval"] for m in spec["metrics"]} == {f"{interval}s"}
+        assert errors(obj("AnalysisTemplate", spec)) == []
+        pauses = (len(steps) - 1) * step_s
+        if pauses >= rollout.GUARD_MEASUREMENTS * rollout.MIN_INTERVAL_S:
+            # The start, one that may miss the canary's first scrapes, and the two failures.
+            assert (rollout.FAILURE_LIMIT + 3) * interval <= pauses
+
+
 def test_each_guard_query_compares_the_new_pods_with_the_stable_ones(prod: Environment) -> None:
     env, model = args_of(with_rollout(prod), "chat")
     spec = rollout.analysis_template_spec(env, model, NS, "chat")
