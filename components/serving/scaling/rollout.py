@@ -30,6 +30,13 @@ Per Deployment (``<model>``, or ``<model>-<zone>`` of an llm-aware model) the st
   (metricproviders/prometheus/prometheus.go ``processResponse``), and without a
   ``successCondition`` a measurement that is not a failure is a success
   (utils/evaluate/evaluate.go ``EvaluateResult``): no traffic on the new pods is no breach.
+
+A model of several zones runs one Deployment per zone (`ServedModel.zoned`,
+`inferplane.components.serving.zone_deployments`), and its zones roll out one after the
+other: every pod template carries its version (`revision`, `REVISION_POD_LABEL`), and each
+later zone's canary first waits on a gate (`zone_gate`, `gate_template_spec`) that opens once
+the zone before runs the new version alone. docs/rollouts.md has the whole story and the
+rehearsal that ran it (e2e/rehearse_rollout_run.py).
 """
 
 from __future__ import annotations
