@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ci_gate import cannot_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "e2e" / "rehearse_rollout.py"
@@ -103,7 +104,7 @@ MISSING = rehearse_rollout.not_built()
 def test_the_real_controller_rolls_out_a_canary_promotes_it_and_scales_through_scale() -> None:
     code, report = run()
     if code == 2:
-        pytest.skip(report["not_run"])
+        cannot_run(report["not_run"])
     assert code == 0, report.get("error", "") + json.dumps(report.get("log_tails"), indent=1)
     assert [s["step"] for s in report["steps"]] == [
         "control plane up",

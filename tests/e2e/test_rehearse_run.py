@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ci_gate import cannot_run
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "e2e"))
@@ -50,7 +51,7 @@ def test_a_short_spike_on_chat_minimal_breaches_before_anything_waits(
         timeout=900,
     )
     if res.returncode == 2 and "cannot run here" in res.stderr:
-        pytest.skip(res.stderr.strip().splitlines()[-1])
+        cannot_run(res.stderr.strip().splitlines()[-1])
     assert res.returncode == 1, res.stdout + res.stderr[-3000:]
     assert "chat: BREACHED its SLO" in res.stdout
     verdict = json.loads((tmp_path / "verdict.json").read_text())
