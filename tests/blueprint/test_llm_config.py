@@ -188,8 +188,12 @@ SMALL_MOE = {
 def test_experts_written_as_anything_but_a_count_are_refused_not_read_as_dense(
     written: object,
 ) -> None:
-    with pytest.raises(llm_config.ConfigError, match=r"config\.json's num_experts is "):
+    with pytest.raises(llm_config.ConfigError) as raised:
         llm_config.read({**SMALL_MOE, "num_experts": written})
+    assert str(raised.value) == (
+        f"config.json's num_experts is {json.dumps(written)}, not a count (a non-negative "
+        "integer); copy the released config.json unchanged"
+    )
 
 
 def test_a_whole_float_count_reads_as_the_count() -> None:

@@ -9,6 +9,7 @@ import pytest
 from inferplane.blueprint.checks.semantic import check
 from inferplane.blueprint.errors import BlueprintError
 from inferplane.blueprint.loading.loader import load_text
+from inferplane.blueprint.loading.schema import validate_document
 
 BASE = """\
 apiVersion: inferplane/v1
@@ -50,6 +51,11 @@ models:
 
 def diagnostics(text: str) -> list[str]:
     return [d.format() for d in check(load_text(text, "bp.yaml"))]
+
+
+def schema_errors(text: str) -> list[str]:
+    """The schema's diagnostics of `text` (the semantic checks run only on a valid one)."""
+    return [d.format() for d in validate_document(load_text(text, "bp.yaml"))]
 
 
 def edit(old: str, new: str, text: str = BASE) -> str:

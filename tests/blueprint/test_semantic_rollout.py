@@ -3,11 +3,10 @@ exact located diagnostics, and the rollout the model resolves to."""
 
 from __future__ import annotations
 
-from test_semantic import diagnostics
+from test_semantic import diagnostics, schema_errors
 from test_semantic import edit as edit_base
 
 from inferplane.blueprint.loading.loader import load_text
-from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.model import Rollout, RolloutGuard
 from inferplane.blueprint.resolution.resolve import resolve
 
@@ -50,10 +49,6 @@ models:
 
 def edit(old: str, new: str, text: str = BASE) -> str:
     return edit_base(old, new, text)
-
-
-def schema_errors(text: str) -> list[str]:
-    return [d.format() for d in validate_document(load_text(text, "bp.yaml"))]
 
 
 def rollout_of(text: str, model: str) -> Rollout | None:

@@ -3,13 +3,12 @@ diagnostics, each at the value to blame (the override's line when an override se
 
 from __future__ import annotations
 
-from test_semantic import diagnostics
+from test_semantic import diagnostics, schema_errors
 from test_semantic import edit as edit_base
 
 from inferplane.blueprint import wake
 from inferplane.blueprint.checks.semantic_vllm import advisories
 from inferplane.blueprint.loading.loader import load_text
-from inferplane.blueprint.loading.schema import validate_document
 from inferplane.blueprint.resolution.resolve import resolve
 from inferplane.blueprint.upstream.vllm_owned import extra_args_problems
 
@@ -51,10 +50,6 @@ models:
 
 def edit(old: str, new: str, text: str = BASE) -> str:
     return edit_base(old, new, text)
-
-
-def schema_errors(text: str) -> list[str]:
-    return [d.format() for d in validate_document(load_text(text, "bp.yaml"))]
 
 
 def test_base_is_valid_and_resolves_the_routing() -> None:

@@ -6,12 +6,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_semantic import diagnostics
+from test_semantic import diagnostics, schema_errors
 from test_semantic import edit as edit_base
 
 from inferplane.blueprint import wake
-from inferplane.blueprint.loading.loader import load_text
-from inferplane.blueprint.loading.schema import validate_document
 
 BASE = """\
 apiVersion: inferplane/v1
@@ -49,10 +47,6 @@ models:
       wake: {schedule: "0 2 * * *", duration: 3h}
     autoscaling: {metric: queue_depth, target: 64}
 """
-
-
-def schema_errors(text: str) -> list[str]:
-    return [d.format() for d in validate_document(load_text(text, "bp.yaml"))]
 
 
 def edit(old: str, new: str, text: str = BASE) -> str:
