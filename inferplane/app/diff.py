@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from inferplane.blueprint import naming
+
 EXIT_OK, EXIT_INVALID = 0, 2
 PLAN_FILE = "plan.json"  # `plan_output.PLAN_FILE`; not imported: plan_output loads yaml
 SECRET = "[secret]"
@@ -53,8 +55,6 @@ DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 ROLLOUT = "kubernetes:argoproj.io/v1alpha1:Rollout"
 ANALYSIS_TEMPLATE = "kubernetes:argoproj.io/v1alpha1:AnalysisTemplate"
 _TEMPLATE = "inputs.spec.template"
-_GATE_PODS = re.compile(r'pod=~"(.+?)-\[a-z0-9\]\+-\[a-z0-9\]\+"')
-"""The Deployment a zone gate waits on, in its query (`rollout.gate_query`)."""
 
 Key = tuple[str, str, str]
 """(type, name, parent name)."""
@@ -280,9 +280,9 @@ def how_it_rolls(
             ),
             None,
         )
-        query = json.dumps(_inputs(template, "spec") if template else None)
-        before = _GATE_PODS.search(query.replace('\\"', '"'))
-        text += f", after {before.group(1)}" if before else f", after gate {gate}"
+        annotations = _inputs(template, "metadata", "annotations") if template else None
+        before = (annotations or {}).get(naming.AFTER_ANNOTATION)
+        text += f", after {before}" if before else f", after gate {gate}"
     return text
 
 

@@ -75,6 +75,9 @@ MODEL_LABEL = "inferplane.dev/model"
 ENVIRONMENT_LABEL = "inferplane.dev/environment"
 LATENCY_CLASS_LABEL = "inferplane.dev/latency-class"
 """``realtime`` or ``batch``: on each model's Deployment, ScaledObject and Services."""
+AFTER_ANNOTATION = "inferplane.dev/after"
+"""On a zone gate (an AnalysisTemplate of a rollout): the Deployment of the zone it waits
+for, which `inferplane diff` names (`inferplane.components.serving.scaling.rollout`)."""
 PRECISION_ANNOTATION = "inferplane.dev/precision"
 """The model's ``precision`` (``fp32``, ``fp16``, ...), on its Deployments' own metadata (not
 the pod template, so it restarts nothing): what CrossGuard, which has no blueprint, reads

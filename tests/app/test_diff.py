@@ -131,7 +131,11 @@ def _zoned(image: str) -> dict[Key, dict[str, Any]]:
             query = rollout.gate_query("shop", "chat-a", "0123456789")
             out[("kubernetes:argoproj.io/v1alpha1:AnalysisTemplate", f"gate-{zone}", "p")] = {
                 "inputs": {
-                    "metadata": {"name": gate, "namespace": "shop"},
+                    "metadata": {
+                        "name": gate,
+                        "namespace": "shop",
+                        "annotations": {"inferplane.dev/after": "chat-a"},
+                    },
                     "spec": {"metrics": [{"provider": {"prometheus": {"query": query}}}]},
                 }
             }

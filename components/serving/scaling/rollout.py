@@ -51,6 +51,7 @@ from typing import Any, Final
 import pulumi
 import pulumi_kubernetes as k8s
 
+from inferplane.blueprint import naming
 from inferplane.components.serving.observability import promql
 from inferplane.components.serving.observability.promql_scope import (
     REVISION_LABEL,
@@ -349,7 +350,12 @@ def zone_gate(
         f"{name}-gate",
         api_version=API_VERSION,
         kind="AnalysisTemplate",
-        metadata={"name": gate_name(deployment_name), "namespace": namespace, "labels": labels},
+        metadata={
+            "name": gate_name(deployment_name),
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {naming.AFTER_ANNOTATION: previous},
+        },
         spec=pulumi.Output.from_input(version).apply(
             lambda v: gate_template_spec(env, model, namespace, previous, v, position)
         ),

@@ -230,6 +230,9 @@ def test_a_model_of_several_zones_rolls_out_one_zone_after_the_other(prod: Envir
         assert canary["steps"][0] == {"analysis": {"templates": [{"templateName": gate}]}}
         assert canary["analysis"]["startingStep"] == 1
         assert canary["steps"][1] == {"setWeight": 10}
+        assert templates[gate].get("metadata", "annotations") == {
+            "inferplane.dev/after": f"chat-{before}"
+        }
         (metric,) = templates[gate].get("spec", "metrics")
         query = metric["provider"]["prometheus"]["query"]
         parse(query)
