@@ -144,7 +144,9 @@ def judge(
             # The plan's count for this profile's peak, not the blueprint's traffic.peak_rps.
             zones = max(1, len(plan.zones))
             per_zone = math.ceil(plan.peak_offered / zones / exp.replica_rps)
-            planned = min(exp.replicas_max, max(exp.replicas_min, per_zone * zones))
+            # Not capped at replicas.max: a max below the plan's count is what the verdict
+            # must show, not hide.
+            planned = max(exp.replicas_min, per_zone * zones)
             exp = dataclasses.replace(exp, planned_replicas=planned)
         verdicts.append(verdict.judge(rows[name], exp))
     return rows, verdicts

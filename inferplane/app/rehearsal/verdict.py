@@ -134,6 +134,8 @@ class Verdict:
             if rp["planned"] is not None
             else "no capacity plan (the model has no traffic)"
         )
+        if rp["planned"] is not None and rp["planned"] > rp.get("max", rp["planned"]):
+            planned += f", above replicas.max {rp['max']}"
         out.append(f"  replicas at peak: {rp['ready']} ready; {planned} ({rp['source']})")
         al = self.alerts
         out.append(
@@ -215,6 +217,7 @@ def _at_peak(rows: Sequence[Row], exp: Expectation) -> dict[str, Any]:
         "ready": ready,
         "desired": desired,
         "planned": exp.planned_replicas,
+        "max": exp.replicas_max,
         "at_max": ready is not None and ready >= exp.replicas_max,
         "source": REAL_LOOPS,
     }

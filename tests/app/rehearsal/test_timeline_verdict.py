@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 from inferplane.app.rehearsal import timeline, verdict
@@ -124,6 +126,7 @@ def test_a_model_that_stays_under_its_slo_holds() -> None:
         "ready": 4,
         "desired": 4,
         "planned": 4,
+        "max": 8,
         "at_max": False,
         "source": verdict.REAL_LOOPS,
     }
@@ -158,6 +161,16 @@ def test_an_slo_alert_that_fires_while_the_slo_holds_is_unexpected() -> None:
 def test_a_breach_whose_alert_never_fired_is_reported_missing() -> None:
     got = verdict.judge(spike(ttft_during=900.0, ready_after=3), EXP)
     assert got.alerts["missing"] == ["InferenceTTFTAboveSLO"]
+
+
+def test_a_plan_above_replicas_max_is_shown_not_capped() -> None:
+    # The plan needs 4 at the peak and replicas.max is 2: the verdict names both numbers
+    # instead of the plan's count capped at the max, so the reader sees why it breached.
+    capped = dataclasses.replace(EXP, replicas_max=2)
+    got = verdict.judge(spike(ttft_during=900.0, ready_after=2), capped)
+    assert got.replicas_at_peak["planned"] == 4 and got.replicas_at_peak["at_max"]
+    text = "\n".join(got.lines())
+    assert "ready; the capacity plan says 4, above replicas.max 2 (" in text
 
 
 def test_no_new_replica_and_no_scale_in_are_said_plainly() -> None:
