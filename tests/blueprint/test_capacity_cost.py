@@ -188,24 +188,9 @@ def test_every_catalog_type_has_a_row_or_is_one_the_docstring_names_missing() ->
     for gpu in catalog.GPUS.values():
         unpriced |= {t for t in gpu.aws_instances.values() if not prices.price(t, "us-east-1")}
         unpriced |= {t for t in gpu.gcp_machines.values() if not prices.price(t, "us-central1")}
-    assert unpriced == {
-        "n1-standard-8",
-        "n1-standard-16",
-        "n1-standard-32",
-        "a3-ultragpu-8g",
-        "a4-highgpu-8g",
-    }
+    assert unpriced == {"a3-ultragpu-8g", "a4-highgpu-8g"}
 
 
-GCP_REGIONS = {
-    "us-central1",
-    "us-east1",
-    "us-east4",
-    "us-west1",
-    "europe-west1",
-    "europe-west3",
-    "europe-west4",
-}
 MISSING = {
     # The regions SkyPilot's AWS catalog (SKYPILOT_AWS_E385) does not list the type in
     "g5.2xlarge": {"us-west-1", "eu-west-3"},
@@ -240,9 +225,6 @@ MISSING = {
     # No list read prices them (`prices` says why), in every region that offers the GPU
     "a3-ultragpu-8g": {"us-central1", "us-east4", "us-west1", "europe-west1", "europe-west4"},
     "a4-highgpu-8g": {"us-central1", "us-east1", "us-east4", "europe-west4"},
-    "n1-standard-8": GCP_REGIONS,
-    "n1-standard-16": GCP_REGIONS,
-    "n1-standard-32": GCP_REGIONS,
 }
 """The rows the table lacks in the regions it prices the system nodes in: every one either a
 region the price list does not list the type in, or a type no list prices."""
@@ -276,7 +258,7 @@ def test_the_rows_missing_where_the_system_nodes_are_priced_are_exactly_these() 
     assert missing == MISSING
 
 
-def test_rows_of_other_regions_and_p4de_are_sourced_rows() -> None:
+def test_rows_of_other_regions_n1_with_t4_and_p4de_are_sourced_rows() -> None:
     listed_on_05 = "listed; the catalog states no date, read on 2026-12-05"
     assert prices.price("p4de.24xlarge", "us-east-1") == prices.Price(
         27.44705, prices.SKYPILOT_AWS_E385, "2026-12-05", listed_on_05
@@ -293,6 +275,16 @@ def test_rows_of_other_regions_and_p4de_are_sourced_rows() -> None:
     assert prices.price("a3-highgpu-8g", "europe-west3") == prices.Price(
         104.43135208789, prices.CYCLENERD_GCP, "2025-03-06"
     )
+    # N1 with T4s: the machine type plus the T4 row for the node's GPU count
+    assert prices.price("n1-standard-8", "us-central1") == prices.Price(
+        0.729998,
+        f"{prices.CYCLENERD_GCP_2026} + {prices.SKYPILOT_GCP}",
+        "2026-07-30",
+        "derived: the machine type $0.379998/h (Cyclenerd, generated 2026-07-30) + 1 x T4 "
+        "$0.35/h (SkyPilot's GCP catalog, which states no date, read on 2026-12-05)",
+    )
+    n1_32 = prices.price("n1-standard-32", "europe-west4")
+    assert n1_32 is not None and n1_32.usd_per_hour == 3.143344  # 1.673344 + 4 x T4 1.47
     assert prices.price("a2-highgpu-1g", "us-central1") == prices.Price(
         3.673385, prices.CYCLENERD_GCP, "2025-03-06"
     )

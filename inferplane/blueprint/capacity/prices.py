@@ -9,7 +9,7 @@ that by as much as their own dates say. A row whose price no readable page state
 out: a missing row gives no cost rather than a guess, and the plan names it and how the
 platform adds it (``capacity-estimate.prices`` in its policy config, `platform_rows`).
 
-The rows come from three machine-readable price lists, each built from the provider's own
+The rows come from four machine-readable price lists, each built from the provider's own
 price API rather than typed from its pricing page:
 
 - AWS g4dn, g5, g6, g6e: SkyPilot's AWS catalog (`SKYPILOT_AWS`), column ``Price`` of the
@@ -29,18 +29,22 @@ price API rather than typed from its pricing page:
   ``compute.instance.<machine type>.cost.<region>.hour``, which adds the machine type's
   GPUs, vCPUs and memory SKUs from the Cloud Billing Catalog. Rows only where
   upstream/gcp_zones.json has the GPU in the region (the list also prices machine types in
-  regions that do not offer them).
+  regions that do not offer them). The list at a later commit (`CYCLENERD_GCP_2026`,
+  generated 2026-07-30) states the same figure for every one of these rows.
+- GCP N1 machine types with T4s: ``derived`` (`_n1_t4`), since GCE bills the GPUs of an N1
+  machine apart and Cyclenerd prices machine types only: the machine type from
+  `CYCLENERD_GCP_2026` plus the T4 row for the node's GPU count from SkyPilot's GCP catalog
+  (`SKYPILOT_GCP`), which lists accelerators apart.
 
-Not in any list read: the N1 machine types of the T4 (their GPU is billed apart from the
-machine type, and the list prices machine types only), a3-ultragpu-8g and a4-highgpu-8g.
-Cyclenerd lists neither of the last two. SkyPilot's GCP catalog prices their GPUs apart, but
-its rows for these GPU generations are not on-demand prices throughout: four H100s are
-$16.80304/h in us-central1 and $39.1862/h in us-east4, where Cyclenerd prices a3-highgpu-4g
-alike ($44.245 and $44.278), and eight H200s are $74.49392/h in us-central1 but $36.60258/h in
-europe-west4. A plan on a missing row names the missing price and how the platform adds it.
+Not in any list read: a3-ultragpu-8g and a4-highgpu-8g. Cyclenerd lists neither. SkyPilot's
+GCP catalog prices their GPUs apart, but its rows for these GPU generations are not on-demand
+prices throughout: four H100s are $16.80304/h in us-central1 and $39.1862/h in us-east4, where
+Cyclenerd prices a3-highgpu-4g alike ($44.245 and $44.278), and eight H200s are $74.49392/h in
+us-central1 but $36.60258/h in europe-west4. A plan on a missing row names the missing price
+and how the platform adds it.
 
-``derived`` rows (none at present) would not be listed as such by any source: their basis
-would say how they follow from a listed row.
+``derived`` rows are listed as such by no source: their basis says how they follow from
+listed rows.
 
 A GKE node pays for its machine type only (the GPUs are part of A2/A3/G2 machine types); an
 EKS node pays for its instance. The system nodes' machine types (m6i.xlarge, e2-standard-4)
@@ -133,6 +137,37 @@ def _aws_regions(usd: float) -> Price:
 
 def _gcp(usd: float) -> Price:
     return Price(usd, CYCLENERD_GCP, _GENERATED)
+
+
+CYCLENERD_GCP_2026: Final = (
+    "https://raw.githubusercontent.com/Cyclenerd/google-cloud-pricing-cost-calculator/"
+    "fd66b26ff84fee5cdd94f341ea89206e76c06b99/pricing.yml"
+)
+"""The same list at a later commit, ``about.generated`` Thu Jul 30 06:13:17 2026; it states the
+same figure as `CYCLENERD_GCP` for every GCP row of the table."""
+_GENERATED_2026: Final = "2026-07-30"
+SKYPILOT_GCP: Final = (
+    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/"
+    "006059e0f18acb1341e22a27751e9f80df6ba92f/catalogs/v8/gcp/vms.csv"
+)
+"""SkyPilot's GCP catalog, the commit upstream/gcp_zones.json reads its zones from. It prices an
+accelerator apart from any machine type: a row with no ``InstanceType``, ``AcceleratorName``
+T4 and ``AcceleratorCount`` 1, 2 or 4 gives ``Price`` for that many T4s in a zone."""
+_READ_GCP: Final = "2026-12-05"
+
+
+def _n1_t4(machine_usd: float, gpus: int, gpus_usd: float) -> Price:
+    """An N1 node with T4s: GCE bills the machine type and the attached GPUs apart, so the
+    node costs the machine type's row plus the T4 row for its GPU count; dated by the older
+    of the two lists."""
+    return Price(
+        round(machine_usd + gpus_usd, 9),
+        f"{CYCLENERD_GCP_2026} + {SKYPILOT_GCP}",
+        _GENERATED_2026,
+        f"derived: the machine type ${machine_usd}/h (Cyclenerd, generated {_GENERATED_2026}) "
+        f"+ {gpus} x T4 ${gpus_usd}/h (SkyPilot's GCP catalog, which states no date, read on "
+        f"{_READ_GCP})",
+    )
 
 
 _ROWS: Final[dict[tuple[str, str], Price]] = {
@@ -268,6 +303,28 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("e2-standard-4", "europe-west1"): _gcp(0.14743092),
     ("e2-standard-4", "europe-west3"): _gcp(0.17267112),
     ("e2-standard-4", "europe-west4"): _gcp(0.14754408),
+    # GCP, N1 machine types with T4s attached (the catalog's nvidia-t4 on GKE), `_n1_t4`
+    ("n1-standard-8", "us-central1"): _n1_t4(0.379998, 1, 0.35),
+    ("n1-standard-8", "us-east1"): _n1_t4(0.379998, 1, 0.35),
+    ("n1-standard-8", "us-east4"): _n1_t4(0.42797, 1, 0.37),
+    ("n1-standard-8", "us-west1"): _n1_t4(0.379998, 1, 0.35),
+    ("n1-standard-8", "europe-west1"): _n1_t4(0.418014, 1, 0.35),
+    ("n1-standard-8", "europe-west3"): _n1_t4(0.48958, 1, 0.41),
+    ("n1-standard-8", "europe-west4"): _n1_t4(0.418336, 1, 0.3675),
+    ("n1-standard-16", "us-central1"): _n1_t4(0.759996, 2, 0.7),
+    ("n1-standard-16", "us-east1"): _n1_t4(0.759996, 2, 0.7),
+    ("n1-standard-16", "us-east4"): _n1_t4(0.85594, 2, 0.74),
+    ("n1-standard-16", "us-west1"): _n1_t4(0.759996, 2, 0.7),
+    ("n1-standard-16", "europe-west1"): _n1_t4(0.836028, 2, 0.7),
+    ("n1-standard-16", "europe-west3"): _n1_t4(0.97916, 2, 0.82),
+    ("n1-standard-16", "europe-west4"): _n1_t4(0.836672, 2, 0.735),
+    ("n1-standard-32", "us-central1"): _n1_t4(1.519992, 4, 1.4),
+    ("n1-standard-32", "us-east1"): _n1_t4(1.519992, 4, 1.4),
+    ("n1-standard-32", "us-east4"): _n1_t4(1.71188, 4, 1.48),
+    ("n1-standard-32", "us-west1"): _n1_t4(1.519992, 4, 1.4),
+    ("n1-standard-32", "europe-west1"): _n1_t4(1.672056, 4, 1.4),
+    ("n1-standard-32", "europe-west3"): _n1_t4(1.95832, 4, 1.64),
+    ("n1-standard-32", "europe-west4"): _n1_t4(1.673344, 4, 1.47),
     # GCP, on-demand machine types (GPUs included in A3 and G2)
     ("g2-standard-8", "us-central1"): _gcp(0.853624271),
     ("g2-standard-24", "us-central1"): _gcp(2.000832574),
