@@ -493,7 +493,12 @@ def test_price_rows_are_dated_and_sourced() -> None:
         assert date.fromisoformat(row.read_on) <= compiled, instance
         assert region.count("-") >= 1
         # a row read on the compilation day has a source that states no date: it says so
-        if row.source.startswith("https://raw.githubusercontent.com/skypilot-org/"):
+        if row.basis.startswith("derived: "):
+            # N1 with T4s: a machine type row plus a T4 row, each with its own list
+            assert instance.startswith("n1-standard-"), instance
+            assert row.source == f"{prices.CYCLENERD_GCP_2026} + {prices.SKYPILOT_GCP}"
+            assert " x T4 $" in row.basis and "read on 2026-12-05" in row.basis
+        elif row.source.startswith("https://raw.githubusercontent.com/skypilot-org/"):
             assert row.basis == f"listed; the catalog states no date, read on {row.read_on}"
         else:
             assert row.basis == "listed", instance

@@ -188,14 +188,103 @@ def test_every_catalog_type_has_a_row_or_is_one_the_docstring_names_missing() ->
     for gpu in catalog.GPUS.values():
         unpriced |= {t for t in gpu.aws_instances.values() if not prices.price(t, "us-east-1")}
         unpriced |= {t for t in gpu.gcp_machines.values() if not prices.price(t, "us-central1")}
-    assert unpriced == {
-        "n1-standard-8",
-        "n1-standard-16",
-        "n1-standard-32",
-        "p4de.24xlarge",
-        "a3-ultragpu-8g",
-        "a4-highgpu-8g",
-    }
+    assert unpriced == {"a3-ultragpu-8g", "a4-highgpu-8g"}
+
+
+MISSING = {
+    # The regions SkyPilot's AWS catalog (SKYPILOT_AWS_E385) does not list the type in
+    "g5.2xlarge": {"us-west-1", "eu-west-3"},
+    "g5.12xlarge": {"us-west-1", "eu-west-3"},
+    "g5.48xlarge": {"us-west-1", "eu-west-3"},
+    "g6.2xlarge": {"us-west-1", "eu-west-1"},
+    "g6.12xlarge": {"us-west-1", "eu-west-1"},
+    "g6.48xlarge": {"us-west-1", "eu-west-1"},
+    "g6e.2xlarge": {"us-west-1", "eu-west-1", "eu-west-2", "eu-west-3"},
+    "g6e.12xlarge": {"us-west-1", "eu-west-1", "eu-west-2", "eu-west-3"},
+    "g6e.48xlarge": {"us-west-1", "eu-west-1", "eu-west-2", "eu-west-3"},
+    "p4d.24xlarge": {"us-west-1", "eu-north-1", "eu-west-2", "eu-west-3"},
+    "p4de.24xlarge": {
+        "us-east-2",
+        "us-west-1",
+        "eu-north-1",
+        "eu-west-1",
+        "eu-west-2",
+        "eu-west-3",
+    },
+    "p5.4xlarge": {"us-west-1", "eu-central-1", "eu-north-1", "eu-west-1", "eu-west-3"},
+    "p5.48xlarge": {"eu-central-1", "eu-west-1", "eu-west-3"},
+    "p5en.48xlarge": {"eu-central-1", "eu-west-1", "eu-west-2", "eu-west-3"},
+    "p6-b200.48xlarge": {
+        "us-west-1",
+        "eu-central-1",
+        "eu-north-1",
+        "eu-west-1",
+        "eu-west-2",
+        "eu-west-3",
+    },
+    # No list read prices them (`prices` says why), in every region that offers the GPU
+    "a3-ultragpu-8g": {"us-central1", "us-east4", "us-west1", "europe-west1", "europe-west4"},
+    "a4-highgpu-8g": {"us-central1", "us-east1", "us-east4", "europe-west4"},
+}
+"""The rows the table lacks in the regions it prices the system nodes in: every one either a
+region the price list does not list the type in, or a type no list prices."""
+
+
+def test_the_rows_missing_where_the_system_nodes_are_priced_are_exactly_these() -> None:
+    """Across the regions the table prices the system nodes in (m6i.xlarge on AWS,
+    e2-standard-4 on GCP), every instance type the catalog picks has a row, except `MISSING`.
+    On GCP only the regions upstream/gcp_zones.json offers the GPU in count (it lists no
+    zones for the T4, which every region here offers in SkyPilot's GCP catalog)."""
+    import json
+    from pathlib import Path
+
+    from inferplane.blueprint import catalog
+
+    aws = {r for t, r in prices.PRICES if t == "m6i.xlarge"}
+    gcp = {r for t, r in prices.PRICES if t == "e2-standard-4"}
+    zones_file = Path(catalog.__file__).parent / "upstream" / "gcp_zones.json"
+    offered = json.loads(zones_file.read_text())["gpus"]
+    missing: dict[str, set[str]] = {}
+    for gpu in catalog.GPUS.values():
+        gcp_regions = (
+            {z.rsplit("-", 1)[0] for z in offered[gpu.id]["zones"]} & gcp
+            if gpu.id in offered
+            else gcp
+        )
+        for types, regions in ((gpu.aws_instances, aws), (gpu.gcp_machines, gcp_regions)):
+            for t in types.values():
+                if lacking := {r for r in regions if prices.price(t, r) is None}:
+                    missing[t] = lacking
+    assert missing == MISSING
+
+
+def test_rows_of_other_regions_n1_with_t4_and_p4de_are_sourced_rows() -> None:
+    listed_on_05 = "listed; the catalog states no date, read on 2026-12-05"
+    assert prices.price("p4de.24xlarge", "us-east-1") == prices.Price(
+        27.44705, prices.SKYPILOT_AWS_E385, "2026-12-05", listed_on_05
+    )
+    assert prices.price("g4dn.2xlarge", "eu-central-1") == prices.Price(
+        0.94, prices.SKYPILOT_AWS_E385, "2026-12-05", listed_on_05
+    )
+    assert prices.price("g6.2xlarge", "eu-central-1") == prices.Price(
+        1.22249, prices.SKYPILOT_AWS_E385, "2026-12-05", listed_on_05
+    )
+    assert prices.price("g2-standard-8", "europe-west4") == prices.Price(
+        0.897201806, prices.CYCLENERD_GCP, "2025-03-06"
+    )
+    assert prices.price("a3-highgpu-8g", "europe-west3") == prices.Price(
+        104.43135208789, prices.CYCLENERD_GCP, "2025-03-06"
+    )
+    # N1 with T4s: the machine type plus the T4 row for the node's GPU count
+    assert prices.price("n1-standard-8", "us-central1") == prices.Price(
+        0.729998,
+        f"{prices.CYCLENERD_GCP_2026} + {prices.SKYPILOT_GCP}",
+        "2026-07-30",
+        "derived: the machine type $0.379998/h (Cyclenerd, generated 2026-07-30) + 1 x T4 "
+        "$0.35/h (SkyPilot's GCP catalog, which states no date, read on 2026-12-05)",
+    )
+    n1_32 = prices.price("n1-standard-32", "europe-west4")
+    assert n1_32 is not None and n1_32.usd_per_hour == 3.143344  # 1.673344 + 4 x T4 1.47
     assert prices.price("a2-highgpu-1g", "us-central1") == prices.Price(
         3.673385, prices.CYCLENERD_GCP, "2025-03-06"
     )

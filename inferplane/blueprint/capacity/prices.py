@@ -9,7 +9,7 @@ that by as much as their own dates say. A row whose price no readable page state
 out: a missing row gives no cost rather than a guess, and the plan names it and how the
 platform adds it (``capacity-estimate.prices`` in its policy config, `platform_rows`).
 
-The rows come from three machine-readable price lists, each built from the provider's own
+The rows come from four machine-readable price lists, each built from the provider's own
 price API rather than typed from its pricing page:
 
 - AWS g4dn, g5, g6, g6e: SkyPilot's AWS catalog (`SKYPILOT_AWS`), column ``Price`` of the
@@ -18,19 +18,33 @@ price API rather than typed from its pricing page:
   its P4d and P5 on-demand prices by up to 45% in June 2025
   (https://www.usage.ai/blogs/aws/ai-ml-cost/llm-cost-optimization-aws/); these rows were
   retrieved after the cut.
-- AWS p5.4xlarge, p5en, p6-b200 and the regions beyond us-east-1: the same SkyPilot
-  catalog at a later commit (`SKYPILOT_AWS_E385`). A region it does not list for a type
-  (p5.48xlarge in eu-central-1, g6 in eu-west-1) has no row.
+- AWS p5.4xlarge, p5en, p6-b200, p4de and the regions beyond us-east-1: the same SkyPilot
+  catalog at a later commit (`SKYPILOT_AWS_E385`). A region it does not list for a type has
+  no row: g5 in us-west-1 and eu-west-3; g6 in us-west-1 and eu-west-1; g6e in us-west-1 and
+  eu-west-1/2/3; p4d in us-west-1, eu-north-1, eu-west-2/3; p4de beyond us-east-1, us-west-2
+  and eu-central-1; p5.48xlarge in eu-central-1, eu-west-1/3; p5.4xlarge beyond us-east-1/2,
+  us-west-2 and eu-west-2; p5en in eu-central-1 and eu-west-1/2/3; p6-b200 beyond us-east-1/2
+  and us-west-2.
 - GCP g2-standard-*, a2-*, a3-highgpu-*: Cyclenerd's Compute Engine price list (`CYCLENERD_GCP`),
-  ``compute.instance.<machine type>.cost.us-central1.hour``, which adds the machine type's
-  GPUs, vCPUs and memory SKUs from the Cloud Billing Catalog.
+  ``compute.instance.<machine type>.cost.<region>.hour``, which adds the machine type's
+  GPUs, vCPUs and memory SKUs from the Cloud Billing Catalog. Rows only where
+  upstream/gcp_zones.json has the GPU in the region (the list also prices machine types in
+  regions that do not offer them). The list at a later commit (`CYCLENERD_GCP_2026`,
+  generated 2026-07-30) states the same figure for every one of these rows.
+- GCP N1 machine types with T4s: ``derived`` (`_n1_t4`), since GCE bills the GPUs of an N1
+  machine apart and Cyclenerd prices machine types only: the machine type from
+  `CYCLENERD_GCP_2026` plus the T4 row for the node's GPU count from SkyPilot's GCP catalog
+  (`SKYPILOT_GCP`), which lists accelerators apart.
 
-Not in any list read: the N1 machine types of the T4 (their GPU is billed apart from the
-machine type, and the list prices machine types only), p4de.24xlarge, a3-ultragpu-8g and
-a4-highgpu-8g; a plan on one of them names the missing price and how the platform adds it.
+Not in any list read: a3-ultragpu-8g and a4-highgpu-8g. Cyclenerd lists neither. SkyPilot's
+GCP catalog prices their GPUs apart, but its rows for these GPU generations are not on-demand
+prices throughout: four H100s are $16.80304/h in us-central1 and $39.1862/h in us-east4, where
+Cyclenerd prices a3-highgpu-4g alike ($44.245 and $44.278), and eight H200s are $74.49392/h in
+us-central1 but $36.60258/h in europe-west4. A plan on a missing row names the missing price
+and how the platform adds it.
 
-``derived`` rows (none at present) would not be listed as such by any source: their basis
-would say how they follow from a listed row.
+``derived`` rows are listed as such by no source: their basis says how they follow from
+listed rows.
 
 A GKE node pays for its machine type only (the GPUs are part of A2/A3/G2 machine types); an
 EKS node pays for its instance. The system nodes' machine types (m6i.xlarge, e2-standard-4)
@@ -107,8 +121,53 @@ def _aws_system(usd: float) -> Price:
     )
 
 
+_READ_REGIONS: Final = "2026-12-05"
+"""When the rows of the catalog's AWS types beyond those above (other regions, p4de) were
+read from the same commit."""
+
+
+def _aws_regions(usd: float) -> Price:
+    return Price(
+        usd,
+        SKYPILOT_AWS_E385,
+        _READ_REGIONS,
+        f"listed; the catalog states no date, read on {_READ_REGIONS}",
+    )
+
+
 def _gcp(usd: float) -> Price:
     return Price(usd, CYCLENERD_GCP, _GENERATED)
+
+
+CYCLENERD_GCP_2026: Final = (
+    "https://raw.githubusercontent.com/Cyclenerd/google-cloud-pricing-cost-calculator/"
+    "fd66b26ff84fee5cdd94f341ea89206e76c06b99/pricing.yml"
+)
+"""The same list at a later commit, ``about.generated`` Thu Jul 30 06:13:17 2026; it states the
+same figure as `CYCLENERD_GCP` for every GCP row of the table."""
+_GENERATED_2026: Final = "2026-07-30"
+SKYPILOT_GCP: Final = (
+    "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/"
+    "006059e0f18acb1341e22a27751e9f80df6ba92f/catalogs/v8/gcp/vms.csv"
+)
+"""SkyPilot's GCP catalog, the commit upstream/gcp_zones.json reads its zones from. It prices an
+accelerator apart from any machine type: a row with no ``InstanceType``, ``AcceleratorName``
+T4 and ``AcceleratorCount`` 1, 2 or 4 gives ``Price`` for that many T4s in a zone."""
+_READ_GCP: Final = "2026-12-05"
+
+
+def _n1_t4(machine_usd: float, gpus: int, gpus_usd: float) -> Price:
+    """An N1 node with T4s: GCE bills the machine type and the attached GPUs apart, so the
+    node costs the machine type's row plus the T4 row for its GPU count; dated by the older
+    of the two lists."""
+    return Price(
+        round(machine_usd + gpus_usd, 9),
+        f"{CYCLENERD_GCP_2026} + {SKYPILOT_GCP}",
+        _GENERATED_2026,
+        f"derived: the machine type ${machine_usd}/h (Cyclenerd, generated {_GENERATED_2026}) "
+        f"+ {gpus} x T4 ${gpus_usd}/h (SkyPilot's GCP catalog, which states no date, read on "
+        f"{_READ_GCP})",
+    )
 
 
 _ROWS: Final[dict[tuple[str, str], Price]] = {
@@ -153,6 +212,79 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("p6-b200.48xlarge", "us-east-1"): _aws2(113.9328),
     ("p6-b200.48xlarge", "us-east-2"): _aws2(113.9328),
     ("p6-b200.48xlarge", "us-west-2"): _aws2(113.9328),
+    # The catalog's AWS types in the other regions that the same commit lists them in, and
+    # p4de.24xlarge (read on 2026-12-05, `_aws_regions`)
+    ("g4dn.2xlarge", "us-east-2"): _aws_regions(0.752),
+    ("g4dn.2xlarge", "us-west-1"): _aws_regions(0.902),
+    ("g4dn.2xlarge", "us-west-2"): _aws_regions(0.752),
+    ("g4dn.2xlarge", "eu-central-1"): _aws_regions(0.94),
+    ("g4dn.2xlarge", "eu-north-1"): _aws_regions(0.798),
+    ("g4dn.2xlarge", "eu-west-1"): _aws_regions(0.838),
+    ("g4dn.2xlarge", "eu-west-2"): _aws_regions(0.88),
+    ("g4dn.2xlarge", "eu-west-3"): _aws_regions(0.879),
+    ("g4dn.12xlarge", "us-east-2"): _aws_regions(3.912),
+    ("g4dn.12xlarge", "us-west-1"): _aws_regions(4.694),
+    ("g4dn.12xlarge", "us-west-2"): _aws_regions(3.912),
+    ("g4dn.12xlarge", "eu-central-1"): _aws_regions(4.89),
+    ("g4dn.12xlarge", "eu-north-1"): _aws_regions(4.15),
+    ("g4dn.12xlarge", "eu-west-1"): _aws_regions(4.362),
+    ("g4dn.12xlarge", "eu-west-2"): _aws_regions(4.577),
+    ("g4dn.12xlarge", "eu-west-3"): _aws_regions(4.574),
+    ("g4dn.metal", "us-east-2"): _aws_regions(7.824),
+    ("g4dn.metal", "us-west-1"): _aws_regions(9.389),
+    ("g4dn.metal", "us-west-2"): _aws_regions(7.824),
+    ("g4dn.metal", "eu-central-1"): _aws_regions(9.78),
+    ("g4dn.metal", "eu-north-1"): _aws_regions(8.3),
+    ("g4dn.metal", "eu-west-1"): _aws_regions(8.724),
+    ("g4dn.metal", "eu-west-2"): _aws_regions(9.154),
+    ("g4dn.metal", "eu-west-3"): _aws_regions(9.148),
+    ("g5.2xlarge", "us-east-2"): _aws_regions(1.212),
+    ("g5.2xlarge", "us-west-2"): _aws_regions(1.212),
+    ("g5.2xlarge", "eu-central-1"): _aws_regions(1.5156),
+    ("g5.2xlarge", "eu-north-1"): _aws_regions(1.28549),
+    ("g5.2xlarge", "eu-west-1"): _aws_regions(1.35296),
+    ("g5.2xlarge", "eu-west-2"): _aws_regions(1.53849),
+    ("g5.12xlarge", "us-east-2"): _aws_regions(5.672),
+    ("g5.12xlarge", "us-west-2"): _aws_regions(5.672),
+    ("g5.12xlarge", "eu-central-1"): _aws_regions(7.09282),
+    ("g5.12xlarge", "eu-north-1"): _aws_regions(6.01593),
+    ("g5.12xlarge", "eu-west-1"): _aws_regions(6.33167),
+    ("g5.12xlarge", "eu-west-2"): _aws_regions(7.19994),
+    ("g5.48xlarge", "us-east-2"): _aws_regions(16.288),
+    ("g5.48xlarge", "us-west-2"): _aws_regions(16.288),
+    ("g5.48xlarge", "eu-central-1"): _aws_regions(20.3681),
+    ("g5.48xlarge", "eu-north-1"): _aws_regions(17.27564),
+    ("g5.48xlarge", "eu-west-1"): _aws_regions(18.18233),
+    ("g5.48xlarge", "eu-west-2"): _aws_regions(20.67572),
+    ("g6.2xlarge", "us-east-2"): _aws_regions(0.9776),
+    ("g6.2xlarge", "eu-central-1"): _aws_regions(1.22249),
+    ("g6.2xlarge", "eu-north-1"): _aws_regions(1.03688),
+    ("g6.2xlarge", "eu-west-2"): _aws_regions(1.24095),
+    ("g6.2xlarge", "eu-west-3"): _aws_regions(1.24095),
+    ("g6.12xlarge", "us-east-2"): _aws_regions(4.6016),
+    ("g6.12xlarge", "us-west-2"): _aws_regions(4.6016),
+    ("g6.12xlarge", "eu-central-1"): _aws_regions(5.75429),
+    ("g6.12xlarge", "eu-north-1"): _aws_regions(4.88062),
+    ("g6.12xlarge", "eu-west-2"): _aws_regions(5.8412),
+    ("g6.12xlarge", "eu-west-3"): _aws_regions(5.8412),
+    ("g6.48xlarge", "eu-north-1"): _aws_regions(14.15992),
+    ("g6.48xlarge", "eu-west-3"): _aws_regions(16.94678),
+    ("g6e.2xlarge", "us-east-2"): _aws_regions(2.24208),
+    ("g6e.2xlarge", "us-west-2"): _aws_regions(2.24208),
+    ("g6e.2xlarge", "eu-central-1"): _aws_regions(2.8035),
+    ("g6e.2xlarge", "eu-north-1"): _aws_regions(2.37822),
+    ("g6e.12xlarge", "eu-north-1"): _aws_regions(11.12975),
+    ("g6e.48xlarge", "us-east-2"): _aws_regions(30.13118),
+    ("g6e.48xlarge", "us-west-2"): _aws_regions(30.13118),
+    ("g6e.48xlarge", "eu-central-1"): _aws_regions(37.67612),
+    ("g6e.48xlarge", "eu-north-1"): _aws_regions(31.96075),
+    ("p4d.24xlarge", "us-east-2"): _aws_regions(21.95764),
+    ("p4d.24xlarge", "us-west-2"): _aws_regions(21.95764),
+    ("p4d.24xlarge", "eu-central-1"): _aws_regions(27.43298),
+    ("p4d.24xlarge", "eu-west-1"): _aws_regions(23.71569),
+    ("p4de.24xlarge", "us-east-1"): _aws_regions(27.44705),
+    ("p4de.24xlarge", "us-west-2"): _aws_regions(27.44705),
+    ("p4de.24xlarge", "eu-central-1"): _aws_regions(34.29122),
     # The EKS system nodes (`system_nodes.EKS_INSTANCE_TYPE`), m6i.xlarge
     ("m6i.xlarge", "us-east-1"): _aws_system(0.192),
     ("m6i.xlarge", "us-east-2"): _aws_system(0.192),
@@ -171,6 +303,28 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("e2-standard-4", "europe-west1"): _gcp(0.14743092),
     ("e2-standard-4", "europe-west3"): _gcp(0.17267112),
     ("e2-standard-4", "europe-west4"): _gcp(0.14754408),
+    # GCP, N1 machine types with T4s attached (the catalog's nvidia-t4 on GKE), `_n1_t4`
+    ("n1-standard-8", "us-central1"): _n1_t4(0.379998, 1, 0.35),
+    ("n1-standard-8", "us-east1"): _n1_t4(0.379998, 1, 0.35),
+    ("n1-standard-8", "us-east4"): _n1_t4(0.42797, 1, 0.37),
+    ("n1-standard-8", "us-west1"): _n1_t4(0.379998, 1, 0.35),
+    ("n1-standard-8", "europe-west1"): _n1_t4(0.418014, 1, 0.35),
+    ("n1-standard-8", "europe-west3"): _n1_t4(0.48958, 1, 0.41),
+    ("n1-standard-8", "europe-west4"): _n1_t4(0.418336, 1, 0.3675),
+    ("n1-standard-16", "us-central1"): _n1_t4(0.759996, 2, 0.7),
+    ("n1-standard-16", "us-east1"): _n1_t4(0.759996, 2, 0.7),
+    ("n1-standard-16", "us-east4"): _n1_t4(0.85594, 2, 0.74),
+    ("n1-standard-16", "us-west1"): _n1_t4(0.759996, 2, 0.7),
+    ("n1-standard-16", "europe-west1"): _n1_t4(0.836028, 2, 0.7),
+    ("n1-standard-16", "europe-west3"): _n1_t4(0.97916, 2, 0.82),
+    ("n1-standard-16", "europe-west4"): _n1_t4(0.836672, 2, 0.735),
+    ("n1-standard-32", "us-central1"): _n1_t4(1.519992, 4, 1.4),
+    ("n1-standard-32", "us-east1"): _n1_t4(1.519992, 4, 1.4),
+    ("n1-standard-32", "us-east4"): _n1_t4(1.71188, 4, 1.48),
+    ("n1-standard-32", "us-west1"): _n1_t4(1.519992, 4, 1.4),
+    ("n1-standard-32", "europe-west1"): _n1_t4(1.672056, 4, 1.4),
+    ("n1-standard-32", "europe-west3"): _n1_t4(1.95832, 4, 1.64),
+    ("n1-standard-32", "europe-west4"): _n1_t4(1.673344, 4, 1.47),
     # GCP, on-demand machine types (GPUs included in A3 and G2)
     ("g2-standard-8", "us-central1"): _gcp(0.853624271),
     ("g2-standard-24", "us-central1"): _gcp(2.000832574),
@@ -253,6 +407,39 @@ _ROWS: Final[dict[tuple[str, str], Price]] = {
     ("a3-highgpu-2g", "us-west1"): _gcp(22.1224999756438),
     ("a3-highgpu-2g", "europe-west1"): _gcp(24.3424616496438),
     ("a3-highgpu-2g", "europe-west4"): _gcp(28.1351197938082),
+    # L4 (G2) in the regions above that offer it, and H100 (A3) in us-west1 and
+    # europe-west3, which offer it (upstream/gcp_zones.json)
+    ("g2-standard-8", "us-east1"): _gcp(0.853624271),
+    ("g2-standard-8", "us-east4"): _gcp(0.850829156),
+    ("g2-standard-8", "us-west1"): _gcp(0.853624271),
+    ("g2-standard-8", "europe-west1"): _gcp(0.939925708),
+    ("g2-standard-8", "europe-west3"): _gcp(1.006027274),
+    ("g2-standard-8", "europe-west4"): _gcp(0.897201806),
+    ("g2-standard-24", "us-east1"): _gcp(2.000832574),
+    ("g2-standard-24", "us-east4"): _gcp(1.994281008),
+    ("g2-standard-24", "us-west1"): _gcp(2.000832574),
+    ("g2-standard-24", "europe-west1"): _gcp(2.203116824),
+    ("g2-standard-24", "europe-west3"): _gcp(2.358054036),
+    ("g2-standard-24", "europe-west4"): _gcp(2.102975132),
+    ("g2-standard-48", "us-east1"): _gcp(4.001665148),
+    ("g2-standard-48", "us-east4"): _gcp(3.988562016),
+    ("g2-standard-48", "us-west1"): _gcp(4.001665148),
+    ("g2-standard-48", "europe-west1"): _gcp(4.406233648),
+    ("g2-standard-48", "europe-west3"): _gcp(4.716108072),
+    ("g2-standard-48", "europe-west4"): _gcp(4.205950264),
+    ("g2-standard-96", "us-east1"): _gcp(8.003330296),
+    ("g2-standard-96", "us-east4"): _gcp(7.977124032),
+    ("g2-standard-96", "us-west1"): _gcp(8.003330296),
+    ("g2-standard-96", "europe-west1"): _gcp(8.812467296),
+    ("g2-standard-96", "europe-west3"): _gcp(9.432216144),
+    ("g2-standard-96", "europe-west4"): _gcp(8.411900528),
+    ("a3-highgpu-1g", "us-west1"): _gcp(11.0612499878219),
+    ("a3-highgpu-1g", "europe-west3"): _gcp(13.0539190109863),
+    ("a3-highgpu-2g", "europe-west3"): _gcp(26.1078380219726),
+    ("a3-highgpu-4g", "us-west1"): _gcp(44.2449999512877),
+    ("a3-highgpu-4g", "europe-west3"): _gcp(52.2156760439452),
+    ("a3-highgpu-8g", "us-west1"): _gcp(88.4899999025753),
+    ("a3-highgpu-8g", "europe-west3"): _gcp(104.43135208789),
 }
 
 PRICES: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(_ROWS)
