@@ -299,7 +299,10 @@ def run(args: argparse.Namespace) -> int:
     slo = {n: verdict.expectation(env, n).slo_ms for n in rows}
     blocks = [picture.model_block(rows[v.model], v, slo[v.model]) for v in verdicts]
     title = f"Rehearsal of {env.blueprint} / {args.env} under {profile.name}"
-    (out / "rehearsal.html").write_text(picture.page(title, notes(args, plans), blocks))
+    said = notes(args, plans)
+    (out / "rehearsal.html").write_text(picture.page(title, said, blocks))
+    # What is a stand-in and what was shortened or slowed, above the verdicts that rest on it.
+    print("\n".join(said[1:3]))
     for v in verdicts:
         print("\n".join(v.lines()))
     for entry in not_rehearsed(env):
