@@ -21,6 +21,7 @@ from inferplane.blueprint.derived import lever_options, router_wake, scale_out
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.blueprint.system_nodes import SystemPod
+from inferplane.blueprint.upstream import vllm_buckets
 from inferplane.components import stack_args
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
 from inferplane.components.serving.scaling.image_prepull import ImagePrePullArgs
@@ -145,6 +146,7 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             router_pods=router_pods(env, model),
             wake_s=wake_s(env, model),
             stream_weights=lever_options.streams_weights(model),
+            histogram_buckets=tuple(sorted(vllm_buckets.custom(model, env.versions.vllm).items())),
             rollout=model.rollout,
         )
 

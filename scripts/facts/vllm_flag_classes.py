@@ -57,6 +57,10 @@ OWNED_FLAGS: dict[str, str] = {
     "--enable-auto-tool-choice": "set models.<m>.vllm.tool_call_parser instead (it turns this on)",
     "--download-dir": "remove it: inferplane stages the weights (models.<m>.source)",
     "--data-parallel-size": "scale with models.<m>.replicas instead",
+    # 0.33.0 ObservabilityConfig.custom_histogram_buckets: the bounds the SLO alerts, the
+    # triggers and the rollout guard compute their p95 from (vllm/config/observability.py).
+    "--custom-histogram-buckets": "set models.<m>.slo instead: inferplane adds each SLO "
+    "line to vLLM's default bounds, so the p95 the alerts and triggers read is exact there",
     # 0.33.0 (vllm/engine/arg_utils.py): --device-memory-utilization is a second name of
     # --gpu-memory-utilization (same dest); --spec-method/--spec-model/--spec-tokens are
     # shorthands of speculative_config; quantization_config carries the quantization.
@@ -293,7 +297,7 @@ ALLOWED_FLAGS_0_33: frozenset[str] = names(
     --allowed-media-domains --anthropic-disabled-thinking-effort --attention-backend
     --attention-config --aux-output-config --cohere-format --cohere-is-reasoning-model
     --cp-kv-cache-interleave-size --cpu-distributed-timeout-seconds --cpu-offload-params
-    --cudagraph-capture-sizes --cudagraph-metrics --custom-histogram-buckets
+    --cudagraph-capture-sizes --cudagraph-metrics
     --dbo-decode-token-threshold --dbo-prefill-token-threshold --dcp-comm-backend
     --dcp-kv-cache-interleave-size --dcp-q-replicate --default-chat-template-kwargs
     --diffusion-config --disable-access-log-for-endpoints

@@ -421,3 +421,57 @@ def deprecations(root: Path) -> dict[str, tuple[str, str]]:
                 where = f"vllm/{path.relative_to(root).as_posix()}:{node.lineno}"
                 out[old.group(1)] = (new.group(1), where)
     return out
+
+
+def histogram_buckets(root: Path) -> tuple[dict[str, tuple[float, ...]], dict[str, str]]:
+    """The default bucket bounds of each histogram family and the family of each histogram,
+    where the release has bucket families (0.33.0 vllm/v1/metrics/buckets.py
+    ``_STATIC_FAMILY_DEFAULTS``, each family's tuple of numbers; vllm/v1/metrics/loggers.py
+    gives a histogram ``buckets=<var>`` where ``<var> = histogram_buckets("<family>", ...)``).
+    Both empty for a release without them (0.10.2 writes its bounds inline and has no
+    ``--custom-histogram-buckets``). ``request_tokens`` has no static default (its bounds
+    follow ``max_model_len``) and is left out."""
+    path = root / "v1" / "metrics" / "buckets.py"
+    if not path.exists():
+        return {}, {}
+    tree = ast.parse(path.read_text())
+    tuples: dict[str, tuple[float, ...]] = {}
+    families: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
+            continue
+        if isinstance(node.value, ast.Tuple):
+            tuples[node.target.id] = tuple(float(ast.literal_eval(e)) for e in node.value.elts)
+        elif node.target.id == "_STATIC_FAMILY_DEFAULTS" and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                assert isinstance(key, ast.Constant) and isinstance(value, ast.Name)
+                families[str(key.value)] = value.id
+    bounds = {family: tuples[name] for family, name in families.items()}
+    uses: dict[str, str] = {}
+    for fn in ast.walk(ast.parse((root / "v1" / "metrics" / "loggers.py").read_text())):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        var_family: dict[str, str] = {}
+        for node in ast.walk(fn):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and ast.unparse(node.value.func) == "histogram_buckets"
+                and isinstance(node.value.args[0], ast.Constant)
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        var_family[target.id] = str(node.value.args[0].value)
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            name, buckets = kw.get("name"), kw.get("buckets")
+            if (
+                isinstance(name, ast.Constant)
+                and isinstance(buckets, ast.Name)
+                and buckets.id in var_family
+                and var_family[buckets.id] in bounds
+            ):
+                uses[str(name.value)] = var_family[buckets.id]
+    return bounds, uses

@@ -16,6 +16,8 @@ and choices the allowed JSON and choice options take, read from the config class
 Literals of the release, and what each key of a plain-dict option takes:
 `vllm_value_classes.JSON_CONFIG_FLAGS` / `CHOICE_FLAGS` / `DICT_FLAGS`);
 `routes.txt` (every HTTP route of the API server, classified: `vllm_routes.py`);
+`histogram_buckets.txt` (the default bounds of each histogram bucket family and the family
+each histogram draws from, where the release has families: `vllm_read.histogram_buckets`);
 `--check` compares instead of writing. Every name the wheel defines must be classified (in
 `vllm_flag_classes.py` / `vllm_env_classes.py`), and every name classified there must exist
 in at least one supported release: a new release has no facts until a person has decided
@@ -57,7 +59,7 @@ import vllm_read
 import vllm_routes
 import vllm_value_classes as value_classes
 
-SCRIPT_VERSION = "7"
+SCRIPT_VERSION = "8"
 """Written into every table; raise it whenever a change here or in the classification
 modules changes what the tables say, so tables of the previous version read as stale."""
 
@@ -69,6 +71,7 @@ DEFAULTS_FILE = "defaults.txt"
 METRICS_FILE = "metrics.txt"
 VALUES_FILE = "flag_values.txt"
 DEPRECATIONS_FILE = "deprecations.txt"
+BUCKETS_FILE = "histogram_buckets.txt"
 
 # The wheels classified: release -> (file, sha256 of the PyPI wheel,
 # https://pypi.org/project/vllm/<version>/#files). A wheel not listed here is refused, so
@@ -218,6 +221,30 @@ def metrics_table(release: str, families: dict[str, tuple[str, str]]) -> str:
         "\n# its documentation says DEPRECATED: Use NEW instead). prometheus_client exposes a"
         "\n# counter as NAME_total and a histogram as NAME_bucket, NAME_sum and NAME_count.\n"
     )
+    return head + note + "".join(lines)
+
+
+def buckets_table(
+    release: str, bounds: dict[str, tuple[float, ...]], uses: dict[str, str]
+) -> str | None:
+    """Each bucket family's default bounds and each histogram's family; None for a release
+    without families."""
+    if not bounds:
+        return None
+    head = _header(
+        "Histogram bucket bounds", release, "vllm/v1/metrics/{buckets,loggers}.py", "", how=""
+    )
+    head = head.rsplit("\n", 2)[0]
+    note = (
+        "\n# family<TAB>NAME<TAB>bound,bound,...: a bucket family's default upper bounds, in"
+        "\n# increasing order (--custom-histogram-buckets replaces a family's list);"
+        "\n# histogram<TAB>METRIC<TAB>FAMILY: the family a histogram draws its bounds from.\n"
+    )
+    lines = [
+        f"family\t{name}\t{','.join(format(b, 'g') for b in values)}\n"
+        for name, values in sorted(bounds.items())
+    ]
+    lines += [f"histogram\t{metric}\t{family}\n" for metric, family in sorted(uses.items())]
     return head + note + "".join(lines)
 
 
@@ -372,6 +399,9 @@ def main(argv: list[str]) -> int:
         out / DEPRECATIONS_FILE: deprecations_table(release, vllm_read.deprecations(root)),
         out / vllm_routes.ROUTES_FILE: routes_table(root, release, stored_routes(release)),
     }
+    buckets = buckets_table(release, *vllm_read.histogram_buckets(root))
+    if buckets is not None:
+        tables[out / BUCKETS_FILE] = buckets
     stale = [str(p) for p, text in tables.items() if not p.exists() or p.read_text() != text]
     if check:
         if stale:

@@ -147,15 +147,6 @@ DICT_FLAGS: dict[str, tuple[str, tuple[str, ...], str, str]] = {
         "MultiModalDataBuiltins",
         "names",
     ),
-    # ObservabilityConfig.custom_histogram_buckets: family -> bounds, the families of
-    # BucketFamilyKey (0.33.0 vllm/config/observability.py _validate_custom_histogram_buckets
-    # refuses any other, and bounds that are not finite, positive and increasing).
-    "--custom-histogram-buckets": (
-        "literal",
-        ("v1/metrics/buckets.py",),
-        "BucketFamilyKey",
-        "numbers",
-    ),
     # FrontendArgs.reasoning_effort_map: effort -> the effort the chat template is given; the
     # keys are ReasoningEffort's (0.33.0 vllm/entrypoints/common/cli_args.py,
     # validate_reasoning_effort_map; vllm/renderers/params.py), the values strings.

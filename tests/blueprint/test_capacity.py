@@ -336,16 +336,28 @@ def test_derived_autoscaling_targets_act_before_the_slo() -> None:
     )
 
 
-def test_derived_ttft_target_acts_by_the_histogram_boundary_below_the_slo() -> None:
-    # 80% of 300 ms acts at 264 ms, inside vLLM's (250, 500] ms bucket, where an estimated
-    # p95 may stay below 264 while the true one is past 300: act at 250 instead.
+def test_derived_ttft_target_acts_by_the_slo_once_it_is_a_histogram_boundary() -> None:
+    # vLLM v0.33.0 replicas export the SLO itself as a TTFT bucket boundary
+    # (`vllm_buckets`): an estimated p95 above 300 ms proves the true one is, so 80% of it
+    # (acting at 264 ms) is the target.
     text = edit("ttft_p95_ms: 500", "ttft_p95_ms: 300")
+    env = resolve(load_text(text, "bp.yaml"), "stg")
+    assert env.models["chat"].autoscaling.target_of("ttft_p95_ms") == 240.0
+    basis = planner.plan_env(env).plans["chat"].target_basis[1]
+    assert basis.startswith("ttft_p95_ms 240: 80% of slo.ttft_p95_ms 300; the HPA acts above 264")
+
+
+def test_on_fixed_buckets_the_derived_ttft_target_acts_by_the_boundary_below_the_slo() -> None:
+    # v0.10.2 has fixed bounds: 80% of 300 ms acts at 264 ms, inside its (250, 500] ms bucket,
+    # where an estimated p95 may stay below 264 while the true one is past 300: act at 250.
+    text = edit("ttft_p95_ms: 500", "ttft_p95_ms: 300")
+    text = text.replace("\nenvironments:", "\nversions: {vllm: v0.10.2}\nenvironments:", 1)
     env = resolve(load_text(text, "bp.yaml"), "stg")
     assert env.models["chat"].autoscaling.target_of("ttft_p95_ms") == 227.0
     assert planner.plan_env(env).plans["chat"].target_basis[1] == (
-        "ttft_p95_ms 227: the HPA must act by the histogram's 250 ms bucket boundary below "
-        "slo.ttft_p95_ms 300; the HPA acts above 249.7 ms, before the SLO, on the p95 of "
-        "the last 30 s (the alert judges the SLO itself over 2 m)"
+        "ttft_p95_ms 227: the HPA must act by the histogram's 250 ms bucket boundary at or "
+        "below slo.ttft_p95_ms 300; the HPA acts above 249.7 ms, before the SLO, on the p95 "
+        "of the last 30 s (the alert judges the SLO itself over 2 m)"
     )
 
 

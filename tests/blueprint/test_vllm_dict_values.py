@@ -135,23 +135,6 @@ def test_hf_overrides_is_refused_one_key_at_a_time(release: str) -> None:
             id="limit-key-naming-a-class",
         ),
         pytest.param(
-            "--custom-histogram-buckets",
-            '{"request_latency": ["buckets/latency.txt"]}',
-            typed(
-                "--custom-histogram-buckets",
-                "request_latency",
-                '["buckets/latency.txt"]',
-                "a non-empty JSON list of numbers",
-            ),
-            id="buckets-path",
-        ),
-        pytest.param(
-            "--custom-histogram-buckets",
-            '{"my_metric": [1, 2]}',
-            not_a_key("my_metric", "--custom-histogram-buckets"),
-            id="buckets-unknown-family",
-        ),
-        pytest.param(
             "--override-generation-config",
             '{"temperature": "https://evil.example/t"}',
             typed(
@@ -240,8 +223,6 @@ def test_the_values_vllm_documents_pass() -> None:
             '{"enable_thinking": false}',
             "--reasoning-effort-map",
             '{"medium": "low", "xhigh": "max"}',
-            "--custom-histogram-buckets",
-            '{"request_latency": [0.01, 0.05, 0.1, 0.5]}',
             "--override-generation-config",
             '{"temperature": 0.5, "top_p": 0.9, "skip_special_tokens": false}',
         )
@@ -281,10 +262,12 @@ def test_one_key_at_a_time_is_judged_as_the_whole_object() -> None:
         "Python code named by the blueprint or a model repository (the model repository's "
         "processor .py files); remove it"
     ]
-    assert refused("--custom-histogram-buckets.request_latency", '"buckets/x.txt"') == [
-        AT + typed("--custom-histogram-buckets", "request_latency", '"buckets/x.txt"',
-                   "a non-empty JSON list of numbers")
-    ]  # fmt: skip
+    # A key of an option inferplane owns is the option: refused as the blueprint's.
+    assert refused("--custom-histogram-buckets.request_latency", "[0.1]") == [
+        AT_FLAG + "`--custom-histogram-buckets` is set by the blueprint; set models.chat.slo "
+        "instead: inferplane adds each SLO line to vLLM's default bounds, so the p95 the "
+        "alerts and triggers read is exact there"
+    ]
     assert refused("--limit-mm-per-prompt.video.count", "1") == []
 
 

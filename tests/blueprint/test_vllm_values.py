@@ -171,7 +171,6 @@ def test_the_rules_are_those_of_the_release_that_runs() -> None:
         "--watermark-config",
         "--kv-offloading-backend",
         "--prefix-caching-hash-algo",
-        "--custom-histogram-buckets",
         "--default-chat-template-kwargs",
         "--limit-mm-per-prompt",
         "--media-io-kwargs",

@@ -207,6 +207,7 @@ def vllm_args(model: ServedModel) -> list[str]:
         if (name := chat_template_file(model))
         else None,
         tool_call_parser=s.tool_call_parser,
+        histogram_buckets=dict(model.histogram_buckets),
     )
     return [*flags, "--middleware", f"{ROUTE_GUARD_MODULE}.RouteGuard", *s.extra_args]
 

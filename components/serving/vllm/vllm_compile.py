@@ -100,6 +100,7 @@ from inferplane.components.serving.vllm.vllm import (
     vllm_fetch_container,
     weight_copies,
 )
+from inferplane.components.serving.vllm.vllm_flags import HISTOGRAM_FLAG
 from inferplane.components.serving.vllm.weight_streaming import (
     config_mounts,
     config_volumes,
@@ -162,8 +163,27 @@ def compile_settings(env: ServingEnvironment, model: ServedModel) -> dict[str, A
 
 
 def serve_args(env: ServingEnvironment, model: ServedModel) -> list[str]:
-    """``vllm serve``'s arguments, streaming (`weight_streaming.streamed_args`) or not."""
-    return streamed_args(env, model) if streams_weights(model) else vllm_args(model)
+    """``vllm serve``'s arguments, streaming (`weight_streaming.streamed_args`) or not, less
+    the histogram bounds: ObservabilityConfig adds nothing to vLLM's hash ("this config will
+    not affect the computation graph", 0.33.0 vllm/config/observability.py
+    ``compute_hash``), so an SLO changed in the blueprint neither changes the key nor
+    replaces the Job."""
+    args = streamed_args(env, model) if streams_weights(model) else vllm_args(model)
+    return _without(args, HISTOGRAM_FLAG)
+
+
+def _without(args: list[str], flag: str) -> list[str]:
+    """`args` less `flag` and the value after it."""
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == flag:
+            skip = True
+        else:
+            out.append(arg)
+    return out
 
 
 def serve_env(env: ServingEnvironment, model: ServedModel) -> list[Manifest]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 
 def speculative_config(
@@ -40,6 +40,9 @@ def speculative_config(
     return out
 
 
+HISTOGRAM_FLAG: Final = "--custom-histogram-buckets"
+
+
 def vllm_flags(
     *,
     weights: str,
@@ -63,6 +66,7 @@ def vllm_flags(
     max_lora_rank: int | None = None,
     chat_template: str | None = None,
     tool_call_parser: str | None = None,
+    histogram_buckets: Mapping[str, Sequence[float]] | None = None,
     extra_args: Sequence[str] = (),
 ) -> list[str]:
     """Arguments of ``vllm serve``. None keeps vLLM's default; booleans become ``--x`` or
@@ -104,4 +108,10 @@ def vllm_flags(
     if tool_call_parser is not None:
         # vLLM requires the parser for auto tool choice (cli_args.validate_parsed_serve_args).
         args += ["--tool-call-parser", tool_call_parser, "--enable-auto-tool-choice"]
+    if histogram_buckets:
+        # ObservabilityConfig.custom_histogram_buckets (0.33.0 vllm/config/observability.py):
+        # a JSON mapping of bucket family -> increasing bounds, each replacing that family's
+        # defaults.
+        bounds = {family: list(values) for family, values in sorted(histogram_buckets.items())}
+        args += [HISTOGRAM_FLAG, json.dumps(bounds, separators=(",", ":"))]
     return [*args, *extra_args]

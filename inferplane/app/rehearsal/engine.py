@@ -21,8 +21,9 @@ How a replica is modelled:
 - ``--slower F`` divides every rate by F (the planner's ``speed`` = 1 / F): 1.3 shows what
   the estimate's slow end would do.
 
-The histograms use the bucket boundaries of the pinned vLLM release (`VLLM_BUCKETS`), so the
-quantiles Prometheus computes from the stand-in are interpolated exactly as from vLLM.
+The histograms use the bucket bounds a replica of the model would export (`bounds`: the vLLM
+release's defaults with the model's SLO lines added), so the quantiles Prometheus computes from
+the stand-in are interpolated exactly as from vLLM.
 """
 
 from __future__ import annotations
@@ -35,40 +36,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
 
+from inferplane.blueprint import defaults
 from inferplane.blueprint.capacity import load as capacity_load
 from inferplane.blueprint.capacity import roofline
 from inferplane.blueprint.model import GpuPool, Model
 from inferplane.blueprint.model_scaling import Traffic
+from inferplane.blueprint.upstream import vllm_buckets
 
 STAND_IN: Final = "stand-in"
 """The label every stand-in figure carries (``source``) and the reports print."""
 
-# vLLM v0.33.0 (the wheel of inferplane/facts/vllm/v0.33.0/metrics.txt, sha256 4b6bdec4...),
-# vllm/v1/metrics/buckets.py: `REQUEST_LATENCY_BUCKETS` (lines 30-52),
-# `TIME_TO_FIRST_TOKEN_BUCKETS` (57-80), `INTER_TOKEN_LATENCY_BUCKETS` (84-104); the stat
-# logger (vllm/v1/metrics/loggers.py, lines 837-839 and 929-965) gives them to
-# vllm:e2e_request_latency_seconds, vllm:time_to_first_token_seconds and
-# vllm:inter_token_latency_seconds, with labelnames ["model_name", "engine"] (line 499).
-REQUEST_LATENCY_BUCKETS: Final = (
-    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0,
-    240.0, 480.0, 960.0, 1920.0, 7680.0,
-)  # fmt: skip
-TIME_TO_FIRST_TOKEN_BUCKETS: Final = (
-    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
-    10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
-)  # fmt: skip
-INTER_TOKEN_LATENCY_BUCKETS: Final = (
-    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
-    20.0, 40.0, 80.0,
-)  # fmt: skip
 TTFT: Final = "vllm:time_to_first_token_seconds"
 ITL: Final = "vllm:inter_token_latency_seconds"
 E2E: Final = "vllm:e2e_request_latency_seconds"
-VLLM_BUCKETS: Final = {
-    TTFT: TIME_TO_FIRST_TOKEN_BUCKETS,
-    ITL: INTER_TOKEN_LATENCY_BUCKETS,
-    E2E: REQUEST_LATENCY_BUCKETS,
-}
+EXPORTED: Final = (TTFT, ITL, E2E)
+"""The histograms a stand-in exports, with labelnames ["model_name", "engine"] (vLLM v0.33.0
+vllm/v1/metrics/loggers.py, line 499)."""
+
+
+def bounds(release: str, model: Model | None = None) -> dict[str, tuple[float, ...]]:
+    """The bucket bounds of each `EXPORTED` histogram of a replica of vLLM `release`: the
+    release's defaults (inferplane/facts/vllm/<release>/histogram_buckets.txt, read from its
+    wheel), with `model`'s SLO lines added as its pods are told to
+    (`vllm_buckets.custom`)."""
+    custom = vllm_buckets.custom(model, release) if model is not None else {}
+    every = vllm_buckets.exported(release, custom)
+    if not every:
+        raise ValueError(f"vLLM {release} has no histogram bucket facts")
+    return {name: every[name] for name in EXPORTED}
+
+
+VLLM_BUCKETS: Final = bounds(defaults.VERSIONS["vllm"])
+"""The pinned release's default bounds."""
 LABELS: Final = ("model_name", "engine")
 
 
@@ -185,7 +184,15 @@ class ReplicaEngine:
         engine_cap = capacity_load.batch_limit(model) or default_max_num_seqs(
             pool.gpu.memory_gib, pool.gpu.id
         )
-        return cls(load, max(1, min(engine_cap, kv_batch)), model.name, output_tokens, slower)
+        release = pinned_vllm or defaults.VERSIONS["vllm"]
+        return cls(
+            load,
+            max(1, min(engine_cap, kv_batch)),
+            model.name,
+            output_tokens,
+            slower,
+            histograms={n: Histogram(b) for n, b in bounds(release, model).items()},
+        )
 
     def point(self, batch: int) -> roofline.LlmPoint:
         if batch not in self._points:

@@ -281,7 +281,9 @@ def plan_model(
     windows = tuple(
         Window(w.schedule, w.duration_s, w.replicas, w.replicas * rps[1]) for w in model.schedule
     )
-    found = targets.derived(model, rps[1], got.requests or got.batch, got.slack_s)
+    found = targets.derived(
+        model, rps[1], got.requests or got.batch, got.slack_s, env.versions.vllm
+    )
     cost, note = costs.model_cost(
         env,
         model,

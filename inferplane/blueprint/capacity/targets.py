@@ -15,15 +15,15 @@ Each must make the HPA act *before* the SLO breaks, which rests on three upstrea
   LLMs therefore scale on ``concurrency``, running plus waiting (`promql.concurrency`),
   against the planned batch: at the plan's throughput Little's law makes a replica's
   concurrency its batch (the roofline's requests/s are batch / request latency).
-- vLLM's TTFT histogram has the buckets 0.001 0.005 0.01 0.02 0.04 0.06 0.08 0.1 0.25 0.5
-  0.75 1.0 2.5 5.0 ... s (v0.33.0 ``vllm/v1/metrics/buckets.py``,
-  ``TIME_TO_FIRST_TOKEN_BUCKETS``; v0.10.2 ``vllm/v1/metrics/loggers.py``, the same list),
-  and ``histogram_quantile`` answers inside the bucket that holds the true quantile. So an
+- ``histogram_quantile`` answers inside the bucket that holds the true quantile. So an
   estimated p95 above a bucket boundary B proves the true p95 is above B, and a true p95
   above the SLO lifts the estimate above the largest boundary at or below the SLO. The TTFT
   target acts at no more than that boundary, and at no more than `TTFT_ACT_SHARE` of the
   SLO: the 12% left is the time a new replica (minutes: `inferplane.blueprint.derived.scale_out`)
   is already starting while requests still meet the SLO. The alerts keep the SLO itself.
+  The boundaries are those the model's replicas export (`vllm_buckets`): vLLM v0.33.0's
+  defaults with the SLO itself added, so the boundary is the SLO; v0.10.2 has fixed
+  boundaries (`TTFT_BUCKETS_MS_0_10`), where an SLO of 400 ms acts by 250 ms.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import Final
 
 from inferplane.blueprint.capacity import load
 from inferplane.blueprint.model import Model, Signal
+from inferplane.blueprint.upstream import vllm_buckets
 
 HPA_TOLERANCE: Final = 0.1
 """kube-controller-manager ``--horizontal-pod-autoscaler-tolerance``, default 0.1."""
@@ -43,8 +44,18 @@ TTFT_TARGET_SHARE: Final = 0.8
 
 TTFT_ACT_SHARE: Final = TTFT_TARGET_SHARE * (1 + HPA_TOLERANCE)
 
-TTFT_BUCKETS_MS: Final = (1, 5, 10, 20, 40, 60, 80, 100, 250, 500, 750, 1000, 2500, 5000)
-"""vLLM's default TTFT bucket boundaries up to 5 s, in ms (module docstring)."""
+TTFT_BUCKETS_MS_0_10: Final = (1, 5, 10, 20, 40, 60, 80, 100, 250, 500, 750, 1000, 2500, 5000)
+"""vLLM v0.10.2's TTFT bucket boundaries up to 5 s, in ms (``vllm/v1/metrics/loggers.py``,
+the buckets of ``vllm:time_to_first_token_seconds``); a release with bucket families has them
+in its facts (`vllm_buckets`)."""
+
+
+def ttft_bounds_ms(model: Model, release: str) -> tuple[float, ...]:
+    """The TTFT bucket boundaries the replicas of `model` on vLLM `release` export, in ms."""
+    every = vllm_buckets.exported(release, vllm_buckets.custom(model, release))
+    if not every:
+        return TTFT_BUCKETS_MS_0_10
+    return tuple(round(b * 1000, 3) for b in every["vllm:time_to_first_token_seconds"])
 
 
 @dataclass(frozen=True)
@@ -81,15 +92,15 @@ def concurrency(batch: int, setting: str, limit: int | None) -> Target:
     )
 
 
-def ttft(slo_ms: int) -> Target:
-    boundary = max((b for b in TTFT_BUCKETS_MS if b <= slo_ms), default=None)
+def ttft(slo_ms: int, bounds_ms: tuple[float, ...]) -> Target:
+    boundary = max((b for b in bounds_ms if b <= slo_ms), default=None)
     share = math.floor(slo_ms * TTFT_TARGET_SHARE)
     target = share if boundary is None else max(1, min(share, _under_tolerance(boundary)))
     why = (
         f"{TTFT_TARGET_SHARE:.0%} of slo.ttft_p95_ms {slo_ms}"
         if target == share
-        else f"the HPA must act by the histogram's {boundary} ms bucket boundary below "
-        f"slo.ttft_p95_ms {slo_ms}"
+        else f"the HPA must act by the histogram's {boundary:g} ms bucket boundary at or "
+        f"below slo.ttft_p95_ms {slo_ms}"
     )
     return Target(
         Signal("ttft_p95_ms", float(target)),
@@ -112,12 +123,14 @@ def queue(rps: float, slack_s: float, batch: int) -> Target:
     return Target(Signal("queue_depth", float(target)), f"queue_depth {target}: {why}")
 
 
-def derived(model: Model, rps: float, batch: int, slack_s: float) -> tuple[Target, ...]:
+def derived(
+    model: Model, rps: float, batch: int, slack_s: float, release: str
+) -> tuple[Target, ...]:
     """The ScaledObject targets that follow from one replica's planned batch and throughput."""
     if in_flight_batching(model):
         found = [concurrency(batch, load.batch_setting(model), load.batch_limit(model))]
     else:
         found = [queue(rps, slack_s, batch)]
     if model.server == "vllm" and model.slo is not None and model.slo.ttft_p95_ms:
-        found.append(ttft(model.slo.ttft_p95_ms))
+        found.append(ttft(model.slo.ttft_p95_ms, ttft_bounds_ms(model, release)))
     return tuple(found)

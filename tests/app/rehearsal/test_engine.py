@@ -110,7 +110,10 @@ def test_the_exposition_is_vllms_families_labels_and_buckets_marked_stand_in() -
     assert 'vllm:num_requests_waiting{model_name="chat",engine="0"} 0' in text
     les = re.findall(r'vllm:time_to_first_token_seconds_bucket\{[^}]*le="([^"]+)"\}', text)
     assert les[:3] == ["0.001", "0.005", "0.01"] and les[-1] == "+Inf"
-    assert len(les) == len(engine.TIME_TO_FIRST_TOKEN_BUCKETS) + 1
+    # The release's bounds with chat-minimal's slo.ttft_p95_ms of 400 ms added, as its pods
+    # are told (`vllm_buckets.custom`).
+    assert len(les) == len(engine.VLLM_BUCKETS[engine.TTFT]) + 2
+    assert les[les.index("0.25") : les.index("0.25") + 3] == ["0.25", "0.4", "0.5"]
     assert 'vllm:e2e_request_latency_seconds_count{model_name="chat",engine="0"} 1' in text
 
 
@@ -133,6 +136,6 @@ def test_the_buckets_are_the_pinned_releases() -> None:
     ns: dict[str, object] = {}
     source = (VLLM / "v1" / "metrics" / "buckets.py").read_text()
     exec(compile(source.split("_STATIC_FAMILY_DEFAULTS")[0], "buckets.py", "exec"), ns)
-    assert ns["REQUEST_LATENCY_BUCKETS"] == engine.REQUEST_LATENCY_BUCKETS
-    assert ns["TIME_TO_FIRST_TOKEN_BUCKETS"] == engine.TIME_TO_FIRST_TOKEN_BUCKETS
-    assert ns["INTER_TOKEN_LATENCY_BUCKETS"] == engine.INTER_TOKEN_LATENCY_BUCKETS
+    assert ns["REQUEST_LATENCY_BUCKETS"] == engine.VLLM_BUCKETS[engine.E2E]
+    assert ns["TIME_TO_FIRST_TOKEN_BUCKETS"] == engine.VLLM_BUCKETS[engine.TTFT]
+    assert ns["INTER_TOKEN_LATENCY_BUCKETS"] == engine.VLLM_BUCKETS[engine.ITL]

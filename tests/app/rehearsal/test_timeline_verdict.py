@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 from pathlib import Path
 
 from inferplane.app.rehearsal import timeline, verdict

@@ -207,6 +207,12 @@ def test_gcp_fetch_uses_gcloud(served):
     assert env["CLOUDSDK_CONFIG"] == "/home/inferplane/gcloud"
 
 
+TTFT_300 = (
+    '{"time_to_first_token":[0.001,0.005,0.01,0.02,0.04,0.06,0.08,0.1,0.25,0.3,0.5,0.75,1.0,'
+    "2.5,5.0,7.5,10.0,20.0,40.0,80.0,160.0,640.0,2560.0]}"
+)
+
+
 @pytest.mark.parametrize("env_name", ["staging", "prod"])
 def test_vllm_command_line(served, env_name):
     c = container(k8s_object(served(env_name), DEPLOYMENT, "chat"), "vllm")
@@ -218,6 +224,9 @@ def test_vllm_command_line(served, env_name):
         "--quantization", "fp8",  # precision: fp8
         "--max-model-len", "8192", "--max-num-seqs", "64", "--gpu-memory-utilization", "0.9",
         "--enable-prefix-caching",
+        # slo.ttft_p95_ms 300 as a bound between vLLM's 0.25 and 0.5 s (vllm_buckets.custom);
+        # slo.p95_ms 1500 is a default bound already.
+        "--custom-histogram-buckets", TTFT_300,
         "--middleware", "inferplane_route_guard.RouteGuard",
     ]  # fmt: skip
     env = {e["name"]: e.get("value") for e in c["env"]}
@@ -251,10 +260,11 @@ def test_vllm_hf_source_precision_and_settings(staging):
         "--tensor-parallel-size", "2", "--dtype", "bfloat16",
         "--max-num-batched-tokens", "4096", "--kv-cache-dtype", "fp8",
         "--no-enable-prefix-caching", "--enable-chunked-prefill", "--enforce-eager",
+        "--custom-histogram-buckets", TTFT_300,
         "--middleware", "inferplane_route_guard.RouteGuard",
     ]  # fmt: skip
     quantized = with_model(env, "chat", precision="int4", vllm=VllmSettings(quantization="awq"))
-    assert vllm_args(args_of(quantized, "chat")[1])[-4:-2] == ["--quantization", "awq"]
+    assert vllm_args(args_of(quantized, "chat")[1])[-6:-4] == ["--quantization", "awq"]
     checkpoint = with_model(env, "chat", precision="int8", vllm=None)
     assert "--quantization" not in vllm_args(args_of(checkpoint, "chat")[1])
     assert "--dtype" not in vllm_args(args_of(checkpoint, "chat")[1])

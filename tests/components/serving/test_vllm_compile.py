@@ -4,6 +4,7 @@ serving pod's copy of the staged cache, and the Deployment's wait for the Job.""
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -37,6 +38,7 @@ from inferplane.components.serving.vllm.vllm_compile import (
     compiles,
     job_name,
 )
+from inferplane.components.serving.vllm.vllm_flags import HISTOGRAM_FLAG
 
 
 def _key(env: Environment, model: str = "chat") -> str:
@@ -47,6 +49,14 @@ def _vllm(blueprint_env: Environment, **changes: Any) -> Environment:
     settings = blueprint_env.models["chat"].vllm
     assert settings is not None
     return with_model(blueprint_env, "chat", vllm=dataclasses.replace(settings, **changes))
+
+
+def _without_bounds(args: list[str]) -> list[str]:
+    """`args` less ``--custom-histogram-buckets`` and its value."""
+    if HISTOGRAM_FLAG not in args:
+        return args
+    at = args.index(HISTOGRAM_FLAG)
+    return args[:at] + args[at + 2 :]
 
 
 def _job(rec: Any, env: Environment) -> Any:
@@ -123,7 +133,8 @@ def test_the_job_runs_the_serving_container_on_the_serving_pool(served) -> None:
             "--skip-if=/build/already-staged",
             "--",
         ]
-        assert compile_["command"][7:] == server["args"]
+        # The serving arguments less the histogram bounds, which compile nothing.
+        assert compile_["command"][7:] == _without_bounds(server["args"])
         assert "vllm" in job_program(rec, job, "compile", "compile_cache")
         assert server["command"] == ["vllm", "serve"]
         assert compile_["env"] == server["env"]
@@ -236,7 +247,7 @@ def test_job_args_are_the_serving_args(staging: Environment) -> None:
     serving_env, model = args_of(staging, "chat")
     rec = serve(staging, ["chat"])
     compile_ = container(_job(rec, staging), "compile", init=True)
-    assert compile_["command"][7:] == vllm_args(model)
+    assert compile_["command"][7:] == _without_bounds(vllm_args(model))
     assert compile_["env"] == vllm_env(model)
     assert serving_env.model_store_uri
 
@@ -273,3 +284,23 @@ def test_blueprint_text_reaches_vllm_verbatim_never_expanded_by_the_kubelet(
         assert "--reasoning-config.reasoning_start_str=$(HF_TOKEN)" not in args
         values = {e["name"]: e.get("value") for e in c["env"]}
         assert values["VLLM_LOGGING_PREFIX"] == "$$(HF_TOKEN) $$$$ costs $$5"
+
+
+def test_an_slo_line_is_a_serving_argument_but_not_part_of_the_compile_key(
+    staging: Environment,
+) -> None:
+    """The replicas export the SLO as a histogram bound (``--custom-histogram-buckets``);
+    vLLM's hash leaves its observability config out, and so does the key: changing the SLO
+    neither recompiles nor replaces the Job."""
+    chat = staging.models["chat"]
+    assert chat.slo is not None
+    moved = with_model(staging, "chat", slo=dataclasses.replace(chat.slo, ttft_p95_ms=333))
+    _, model = args_of(moved, "chat")
+    args = vllm_args(model)
+    bounds = json.loads(args[args.index(HISTOGRAM_FLAG) + 1])
+    assert 0.333 in bounds["time_to_first_token"]
+    assert _key(moved) == _key(staging)
+    rec = serve(moved, ["chat"])
+    compile_ = container(_job(rec, moved), "compile", init=True)
+    assert HISTOGRAM_FLAG not in compile_["command"]
+    assert compile_["command"][7:] == _without_bounds(args)

@@ -15,7 +15,11 @@ from inferplane.blueprint import defaults, releases
 from inferplane.blueprint.model import Lora, LoraAdapter, ModelSource, Speculative, VllmSettings
 from inferplane.blueprint.upstream import vllm_owned
 from inferplane.components.serving.vllm.vllm import vllm_args, vllm_env, vllm_fetch_container
-from inferplane.components.serving.vllm.vllm_flags import speculative_config, vllm_flags
+from inferplane.components.serving.vllm.vllm_flags import (
+    HISTOGRAM_FLAG,
+    speculative_config,
+    vllm_flags,
+)
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 TEMPLATE_SHA = hashlib.sha256(b"{{ messages }}").hexdigest()[:12]
@@ -97,7 +101,7 @@ def test_latency_features_become_flags(staging) -> None:
         extra_args=("--swap-space", "8"),
     )
     env = with_model(staging, "chat", vllm=settings)
-    args = vllm_args(env.models["chat"])
+    args = vllm_args(args_of(env, "chat")[1])
     assert args[:5] == ["/models/chat", "--port", "8000", "--served-model-name", "chat"]
     assert args[5] == "gpt-small"
     spec = args[args.index("--speculative-config") + 1]
@@ -109,9 +113,12 @@ def test_latency_features_become_flags(staging) -> None:
         "--lora-modules", "tone=/models/.lora/tone",
         "--chat-template", f"/etc/inferplane/chat-template/chat-template-{TEMPLATE_SHA}.jinja",
         "--tool-call-parser", "llama3_json", "--enable-auto-tool-choice",
+        HISTOGRAM_FLAG, args[args.index(HISTOGRAM_FLAG) + 1],
         "--middleware", "inferplane_route_guard.RouteGuard",
         "--swap-space", "8",
     ]  # fmt: skip
+    # The model's slo.ttft_p95_ms of 300 ms as a bound of vLLM's TTFT histogram.
+    assert 0.3 in json.loads(args[args.index(HISTOGRAM_FLAG) + 1])["time_to_first_token"]
 
 
 def test_weights_given_without_their_slash_are_copied_as_folders(staging) -> None:
@@ -188,7 +195,8 @@ def test_rendered_deployment_carries_the_flags(staging, env_name) -> None:
     )
     env = with_model(staging, "chat", vllm=settings)
     c = container(k8s_object(serve(env, ["chat"]), DEPLOYMENT, "chat"), "vllm")
-    assert c["args"][-7:] == ["--tool-call-parser", "hermes", "--enable-auto-tool-choice",
+    assert c["args"][-9:] == ["--tool-call-parser", "hermes", "--enable-auto-tool-choice",
+                              HISTOGRAM_FLAG, c["args"][-5],
                               "--middleware", "inferplane_route_guard.RouteGuard",
                               "--swap-space", "8"]  # fmt: skip
 
