@@ -17,11 +17,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from inferplane.blueprint import naming, system_nodes
+from inferplane.blueprint.capacity import targets
 from inferplane.blueprint.derived import lever_options, router_wake, scale_out
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_path
 from inferplane.blueprint.model import Environment, GpuPool, Model, SecretRef
 from inferplane.blueprint.system_nodes import SystemPod
-from inferplane.blueprint.upstream import vllm_buckets
 from inferplane.components import stack_args
 from inferplane.components.serving.model_server import ModelServer, ModelServerArgs
 from inferplane.components.serving.scaling.image_prepull import ImagePrePullArgs
@@ -146,7 +146,9 @@ def served_model(env: Environment, model: Model) -> ServedModel:
             router_pods=router_pods(env, model),
             wake_s=wake_s(env, model),
             stream_weights=lever_options.streams_weights(model),
-            histogram_buckets=tuple(sorted(vllm_buckets.custom(model, env.versions.vllm).items())),
+            histogram_buckets=tuple(
+                sorted(targets.histogram_buckets(model, env.versions.vllm).items())
+            ),
             rollout=model.rollout,
         )
 

@@ -170,7 +170,7 @@ class ServedModel:
     histogram_buckets: tuple[tuple[str, tuple[float, ...]], ...] = ()
     """vLLM: the histogram bucket families whose bounds differ from the release's defaults
     (``--custom-histogram-buckets``): the defaults with the model's latency lines added
-    (`inferplane.blueprint.upstream.vllm_buckets.custom`); none unless set."""
+    (`inferplane.blueprint.capacity.targets.histogram_buckets`); none unless set."""
     rollout: Rollout | None = None
     """A changed pod template goes out as an Argo Rollouts canary: a Rollout beside each
     Deployment takes its pods (`inferplane.components.serving.scaling.rollout`), and the

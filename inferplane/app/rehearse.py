@@ -302,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
     said = notes(args, plans)
     (out / "rehearsal.html").write_text(picture.page(title, said, blocks))
     # What is a stand-in and what was shortened or slowed, above the verdicts that rest on it.
-    print("\n".join(said[1:3]))
+    print("\n".join(line for line in said if line.startswith(("STAND-IN", "A new replica"))))
     for v in verdicts:
         print("\n".join(v.lines()))
     for entry in not_rehearsed(env):

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from inferplane.blueprint import catalog, naming
+from inferplane.blueprint import catalog, naming, releases
 from inferplane.blueprint.errors import Location, YamlPath
 from inferplane.blueprint.llm_catalog import LlmFacts
 from inferplane.blueprint.model_cluster import (
@@ -167,6 +167,13 @@ class Model:
     @property
     def realtime(self) -> bool:
         return self.latency_class == "realtime"
+
+    def vllm_release(self, versions_vllm: str) -> str:
+        """vLLM: the release the model runs: its own image's (the tag of vLLM's own image,
+        else `base_release`), else the environment's `versions.vllm`."""
+        if self.image is None:
+            return versions_vllm
+        return releases.vllm_image_tag(self.image) or self.base_release or versions_vllm
 
     @property
     def triton_release(self) -> str | None:

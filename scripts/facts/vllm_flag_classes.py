@@ -60,7 +60,7 @@ OWNED_FLAGS: dict[str, str] = {
     # 0.33.0 ObservabilityConfig.custom_histogram_buckets: the bounds the SLO alerts, the
     # triggers and the rollout guard compute their p95 from (vllm/config/observability.py).
     "--custom-histogram-buckets": "set models.<m>.slo instead: inferplane adds each SLO "
-    "line to vLLM's default bounds, so the p95 the alerts and triggers read is exact there",
+    "line to vLLM's default bounds, so the SLO alerts compare the p95 with a bound",
     # 0.33.0 (vllm/engine/arg_utils.py): --device-memory-utilization is a second name of
     # --gpu-memory-utilization (same dest); --spec-method/--spec-model/--spec-tokens are
     # shorthands of speculative_config; quantization_config carries the quantization.

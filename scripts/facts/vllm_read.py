@@ -423,17 +423,26 @@ def deprecations(root: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def histogram_buckets(root: Path) -> tuple[dict[str, tuple[float, ...]], dict[str, str]]:
-    """The default bucket bounds of each histogram family and the family of each histogram,
-    where the release has bucket families (0.33.0 vllm/v1/metrics/buckets.py
-    ``_STATIC_FAMILY_DEFAULTS``, each family's tuple of numbers; vllm/v1/metrics/loggers.py
-    gives a histogram ``buckets=<var>`` where ``<var> = histogram_buckets("<family>", ...)``).
-    Both empty for a release without them (0.10.2 writes its bounds inline and has no
-    ``--custom-histogram-buckets``). ``request_tokens`` has no static default (its bounds
-    follow ``max_model_len``) and is left out."""
+def histogram_buckets(
+    root: Path,
+) -> tuple[dict[str, tuple[float, ...]], dict[str, str], dict[str, tuple[float, ...]]]:
+    """The histogram bucket bounds of a release: (the default bounds of each bucket family,
+    the family of each histogram, the fixed bounds of each histogram of a release without
+    families).
+
+    A release with families (0.33.0): vllm/v1/metrics/buckets.py ``_STATIC_FAMILY_DEFAULTS``
+    maps each family to a module-level tuple of numbers, and vllm/v1/metrics/loggers.py gives
+    a histogram ``buckets=<var>`` where ``<var> = histogram_buckets("<family>", ...)``;
+    ``--custom-histogram-buckets`` replaces a family's bounds. ``request_tokens`` has no
+    static default (its bounds follow ``max_model_len``) and is left out.
+
+    A release without (0.10.2): vllm/v1/metrics/loggers.py writes each histogram's bounds
+    inline, ``buckets=[...]`` or ``buckets=<var>`` where ``<var> = [...]`` in the same
+    function; they are fixed. Bounds built from ``max_model_len`` are left out."""
+    loggers = ast.parse((root / "v1" / "metrics" / "loggers.py").read_text())
     path = root / "v1" / "metrics" / "buckets.py"
     if not path.exists():
-        return {}, {}
+        return {}, {}, _inline_buckets(loggers)
     tree = ast.parse(path.read_text())
     tuples: dict[str, tuple[float, ...]] = {}
     families: dict[str, str] = {}
@@ -448,7 +457,7 @@ def histogram_buckets(root: Path) -> tuple[dict[str, tuple[float, ...]], dict[st
                 families[str(key.value)] = value.id
     bounds = {family: tuples[name] for family, name in families.items()}
     uses: dict[str, str] = {}
-    for fn in ast.walk(ast.parse((root / "v1" / "metrics" / "loggers.py").read_text())):
+    for fn in ast.walk(loggers):
         if not isinstance(fn, ast.FunctionDef):
             continue
         var_family: dict[str, str] = {}
@@ -462,16 +471,39 @@ def histogram_buckets(root: Path) -> tuple[dict[str, tuple[float, ...]], dict[st
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         var_family[target.id] = str(node.value.args[0].value)
-        for node in ast.walk(fn):
-            if not isinstance(node, ast.Call):
-                continue
+        for name, buckets in _histogram_calls(fn):
+            if isinstance(buckets, ast.Name) and var_family.get(buckets.id) in bounds:
+                uses[name] = var_family[buckets.id]
+    return bounds, uses, {}
+
+
+def _histogram_calls(fn: ast.FunctionDef) -> list[tuple[str, ast.expr]]:
+    """(metric name, the ``buckets=`` expression) of every call in `fn` with both."""
+    out = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
             kw = {k.arg: k.value for k in node.keywords}
             name, buckets = kw.get("name"), kw.get("buckets")
-            if (
-                isinstance(name, ast.Constant)
-                and isinstance(buckets, ast.Name)
-                and buckets.id in var_family
-                and var_family[buckets.id] in bounds
-            ):
-                uses[str(name.value)] = var_family[buckets.id]
-    return bounds, uses
+            if isinstance(name, ast.Constant) and buckets is not None:
+                out.append((str(name.value), buckets))
+    return out
+
+
+def _inline_buckets(loggers: ast.Module) -> dict[str, tuple[float, ...]]:
+    """Each histogram's bounds written as a list literal, directly or through a variable of
+    the same function."""
+    out: dict[str, tuple[float, ...]] = {}
+    for fn in ast.walk(loggers):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        lists: dict[str, ast.List] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        lists[target.id] = node.value
+        for name, buckets in _histogram_calls(fn):
+            found = lists.get(buckets.id) if isinstance(buckets, ast.Name) else buckets
+            if isinstance(found, ast.List):
+                out[name] = tuple(float(ast.literal_eval(e)) for e in found.elts)
+    return out

@@ -17,7 +17,7 @@ Literals of the release, and what each key of a plain-dict option takes:
 `vllm_value_classes.JSON_CONFIG_FLAGS` / `CHOICE_FLAGS` / `DICT_FLAGS`);
 `routes.txt` (every HTTP route of the API server, classified: `vllm_routes.py`);
 `histogram_buckets.txt` (the default bounds of each histogram bucket family and the family
-each histogram draws from, where the release has families: `vllm_read.histogram_buckets`);
+each histogram draws from, or a release's fixed bounds: `vllm_read.histogram_buckets`);
 `--check` compares instead of writing. Every name the wheel defines must be classified (in
 `vllm_flag_classes.py` / `vllm_env_classes.py`), and every name classified there must exist
 in at least one supported release: a new release has no facts until a person has decided
@@ -225,12 +225,13 @@ def metrics_table(release: str, families: dict[str, tuple[str, str]]) -> str:
 
 
 def buckets_table(
-    release: str, bounds: dict[str, tuple[float, ...]], uses: dict[str, str]
-) -> str | None:
-    """Each bucket family's default bounds and each histogram's family; None for a release
-    without families."""
-    if not bounds:
-        return None
+    release: str,
+    bounds: dict[str, tuple[float, ...]],
+    uses: dict[str, str],
+    fixed: dict[str, tuple[float, ...]],
+) -> str:
+    """Each bucket family's default bounds and each histogram's family, or, for a release
+    without families, each histogram's fixed bounds."""
     head = _header(
         "Histogram bucket bounds", release, "vllm/v1/metrics/{buckets,loggers}.py", "", how=""
     )
@@ -238,13 +239,17 @@ def buckets_table(
     note = (
         "\n# family<TAB>NAME<TAB>bound,bound,...: a bucket family's default upper bounds, in"
         "\n# increasing order (--custom-histogram-buckets replaces a family's list);"
-        "\n# histogram<TAB>METRIC<TAB>FAMILY: the family a histogram draws its bounds from.\n"
+        "\n# histogram<TAB>METRIC<TAB>FAMILY: the family a histogram draws its bounds from;"
+        "\n# fixed<TAB>METRIC<TAB>bound,bound,...: a histogram's bounds in a release without"
+        "\n# families, written inline (no option changes them).\n"
     )
-    lines = [
-        f"family\t{name}\t{','.join(format(b, 'g') for b in values)}\n"
-        for name, values in sorted(bounds.items())
-    ]
+
+    def numbers(values: tuple[float, ...]) -> str:
+        return ",".join(repr(b) for b in values)
+
+    lines = [f"family\t{name}\t{numbers(values)}\n" for name, values in sorted(bounds.items())]
     lines += [f"histogram\t{metric}\t{family}\n" for metric, family in sorted(uses.items())]
+    lines += [f"fixed\t{metric}\t{numbers(values)}\n" for metric, values in sorted(fixed.items())]
     return head + note + "".join(lines)
 
 
@@ -399,9 +404,7 @@ def main(argv: list[str]) -> int:
         out / DEPRECATIONS_FILE: deprecations_table(release, vllm_read.deprecations(root)),
         out / vllm_routes.ROUTES_FILE: routes_table(root, release, stored_routes(release)),
     }
-    buckets = buckets_table(release, *vllm_read.histogram_buckets(root))
-    if buckets is not None:
-        tables[out / BUCKETS_FILE] = buckets
+    tables[out / BUCKETS_FILE] = buckets_table(release, *vllm_read.histogram_buckets(root))
     stale = [str(p) for p, text in tables.items() if not p.exists() or p.read_text() != text]
     if check:
         if stale:

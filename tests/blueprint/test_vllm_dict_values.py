@@ -265,8 +265,8 @@ def test_one_key_at_a_time_is_judged_as_the_whole_object() -> None:
     # A key of an option inferplane owns is the option: refused as the blueprint's.
     assert refused("--custom-histogram-buckets.request_latency", "[0.1]") == [
         AT_FLAG + "`--custom-histogram-buckets` is set by the blueprint; set models.chat.slo "
-        "instead: inferplane adds each SLO line to vLLM's default bounds, so the p95 the "
-        "alerts and triggers read is exact there"
+        "instead: inferplane adds each SLO line to vLLM's default bounds, so the SLO alerts "
+        "compare the p95 with a bound"
     ]
     assert refused("--limit-mm-per-prompt.video.count", "1") == []
 

@@ -38,7 +38,7 @@ from typing import Final
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.capacity import load as capacity_load
-from inferplane.blueprint.capacity import roofline
+from inferplane.blueprint.capacity import roofline, targets
 from inferplane.blueprint.model import GpuPool, Model
 from inferplane.blueprint.model_scaling import Traffic
 from inferplane.blueprint.upstream import vllm_buckets
@@ -56,11 +56,13 @@ vllm/v1/metrics/loggers.py, line 499)."""
 
 def bounds(release: str, model: Model | None = None) -> dict[str, tuple[float, ...]]:
     """The bucket bounds of each `EXPORTED` histogram of a replica of vLLM `release`: the
-    release's defaults (inferplane/facts/vllm/<release>/histogram_buckets.txt, read from its
-    wheel), with `model`'s SLO lines added as its pods are told to
-    (`vllm_buckets.custom`)."""
-    custom = vllm_buckets.custom(model, release) if model is not None else {}
-    every = vllm_buckets.exported(release, custom)
+    release's (inferplane/facts/vllm/<release>/histogram_buckets.txt, read from its wheel),
+    with `model`'s lines added as its pods are told to (`targets.histogram_buckets`); for a
+    model, `release` is the environment's and the model's own image may run another."""
+    if model is None:
+        every = vllm_buckets.exported(release, {})
+    else:
+        every = targets.exported_bounds(model, release)
     if not every:
         raise ValueError(f"vLLM {release} has no histogram bucket facts")
     return {name: every[name] for name in EXPORTED}

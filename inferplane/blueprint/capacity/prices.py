@@ -158,8 +158,9 @@ _READ_GCP: Final = "2026-12-05"
 
 def _n1_t4(machine_usd: float, gpus: int, gpus_usd: float) -> Price:
     """An N1 node with T4s: GCE bills the machine type and the attached GPUs apart, so the
-    node costs the machine type's row plus the T4 row for its GPU count; dated by the older
-    of the two lists."""
+    node costs the machine type's row plus the T4 row for its GPU count. Dated by the
+    Cyclenerd list's generation: the SkyPilot list states no date (its figure was read on
+    `_READ_GCP`), which the basis says."""
     return Price(
         round(machine_usd + gpus_usd, 9),
         f"{CYCLENERD_GCP_2026} + {SKYPILOT_GCP}",

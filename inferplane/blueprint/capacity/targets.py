@@ -21,9 +21,11 @@ Each must make the HPA act *before* the SLO breaks, which rests on three upstrea
   target acts at no more than that boundary, and at no more than `TTFT_ACT_SHARE` of the
   SLO: the 12% left is the time a new replica (minutes: `inferplane.blueprint.derived.scale_out`)
   is already starting while requests still meet the SLO. The alerts keep the SLO itself.
-  The boundaries are those the model's replicas export (`vllm_buckets`): vLLM v0.33.0's
-  defaults with the SLO itself added, so the boundary is the SLO; v0.10.2 has fixed
-  boundaries (`TTFT_BUCKETS_MS_0_10`), where an SLO of 400 ms acts by 250 ms.
+  On vLLM v0.33.0 the replicas export the SLO, and the derived target's act point, as
+  boundaries too (`bucket_lines_ms`, `histogram_buckets`): the target is 80% of the SLO and
+  "the estimate passed the act point" means the true p95 did. v0.10.2 has fixed boundaries
+  (its facts), where a 300 ms SLO falls in the (250, 500] ms bucket and the target acts by
+  250 ms.
 """
 
 from __future__ import annotations
@@ -44,18 +46,50 @@ TTFT_TARGET_SHARE: Final = 0.8
 
 TTFT_ACT_SHARE: Final = TTFT_TARGET_SHARE * (1 + HPA_TOLERANCE)
 
-TTFT_BUCKETS_MS_0_10: Final = (1, 5, 10, 20, 40, 60, 80, 100, 250, 500, 750, 1000, 2500, 5000)
-"""vLLM v0.10.2's TTFT bucket boundaries up to 5 s, in ms (``vllm/v1/metrics/loggers.py``,
-the buckets of ``vllm:time_to_first_token_seconds``); a release with bucket families has them
-in its facts (`vllm_buckets`)."""
+TTFT_HISTOGRAM: Final = "vllm:time_to_first_token_seconds"
 
 
-def ttft_bounds_ms(model: Model, release: str) -> tuple[float, ...]:
-    """The TTFT bucket boundaries the replicas of `model` on vLLM `release` export, in ms."""
-    every = vllm_buckets.exported(release, vllm_buckets.custom(model, release))
-    if not every:
-        return TTFT_BUCKETS_MS_0_10
-    return tuple(round(b * 1000, 3) for b in every["vllm:time_to_first_token_seconds"])
+def ttft_act_ms(slo_ms: int) -> float:
+    """Where the HPA acts on the derived TTFT target of an SLO that is a bucket boundary."""
+    return round(_act(math.floor(slo_ms * TTFT_TARGET_SHARE)), 3)
+
+
+def bucket_lines_ms(model: Model) -> dict[str, tuple[float, ...]]:
+    """The values, in ms by vLLM bucket family, that a model's histograms must have as
+    bounds: each SLO line (the alerts and the rollout guard's defaults compare with it),
+    and where the TTFT target is derived, the point the HPA acts at. A target the blueprint
+    sets is not a line: the bounds are serving arguments, so a changed bound restarts every
+    replica (or starts a rollout), and a target is tuned far more often than an SLO."""
+    slo = model.slo
+    if model.server != "vllm" or slo is None:
+        return {}
+    ttft: list[float] = []
+    if slo.ttft_p95_ms:
+        ttft.append(float(slo.ttft_p95_ms))
+        if model.autoscaling_derived:
+            ttft.append(ttft_act_ms(slo.ttft_p95_ms))
+    lines = {
+        "time_to_first_token": tuple(ttft),
+        "inter_token_latency": (float(slo.itl_p95_ms),) if slo.itl_p95_ms else (),
+        "request_latency": (float(slo.p95_ms),) if slo.p95_ms else (),
+    }
+    return {family: values for family, values in lines.items() if values}
+
+
+def histogram_buckets(model: Model, versions_vllm: str) -> dict[str, tuple[float, ...]]:
+    """The bucket families (and bounds) `model`'s replicas get through
+    ``--custom-histogram-buckets``: empty for a model that needs none, or whose release
+    (`Model.vllm_release`) has no such option."""
+    if model.server != "vllm":
+        return {}
+    return vllm_buckets.custom(model.vllm_release(versions_vllm), bucket_lines_ms(model))
+
+
+def exported_bounds(model: Model, versions_vllm: str) -> dict[str, tuple[float, ...]]:
+    """Histogram -> the bounds `model`'s replicas export (empty where no facts are stored
+    for the release they run)."""
+    release = model.vllm_release(versions_vllm)
+    return vllm_buckets.exported(release, histogram_buckets(model, versions_vllm))
 
 
 @dataclass(frozen=True)
@@ -132,5 +166,6 @@ def derived(
     else:
         found = [queue(rps, slack_s, batch)]
     if model.server == "vllm" and model.slo is not None and model.slo.ttft_p95_ms:
-        found.append(ttft(model.slo.ttft_p95_ms, ttft_bounds_ms(model, release)))
+        bounds = exported_bounds(model, release).get(TTFT_HISTOGRAM, ())
+        found.append(ttft(model.slo.ttft_p95_ms, tuple(round(b * 1000, 3) for b in bounds)))
     return tuple(found)

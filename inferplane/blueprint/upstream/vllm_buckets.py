@@ -1,28 +1,19 @@
 """vLLM's histogram bucket bounds, from ``inferplane/facts/vllm/<release>/histogram_buckets.txt``
-(written from the release's wheel by ``scripts/facts/vllm_serve_flags.py``: the default bounds
-of each bucket family, 0.33.0 vllm/v1/metrics/buckets.py ``_STATIC_FAMILY_DEFAULTS``, and the
-family each histogram draws from, vllm/v1/metrics/loggers.py).
+(written from the release's wheel by ``scripts/facts/vllm_serve_flags.py``): in v0.33.0 the
+default bounds of each bucket family (vllm/v1/metrics/buckets.py ``_STATIC_FAMILY_DEFAULTS``)
+and the family each histogram draws from (vllm/v1/metrics/loggers.py), which
+``--custom-histogram-buckets`` changes family by family; in v0.10.2, which has neither the
+families nor the option, each histogram's fixed bounds.
 
-A release without the file (v0.10.2) has no bucket families and no
-``--custom-histogram-buckets``: its bounds are fixed.
-
-The bounds a vLLM model's replicas export (`custom`, `exported`) are those defaults with each
-of the model's latency lines added, so the p95 its SLO alerts, triggers and rollout guard
-read is exact at the line.
-
+`custom` gives the families whose bounds a model's replicas are told to use: the defaults
+with the model's lines added (which lines: `inferplane.blueprint.capacity.targets.bucket_lines_ms`).
 Prometheus's ``histogram_quantile`` interpolates linearly inside the bucket the quantile
-falls in (prometheus v0.316.0 promql/quantile.go, ``BucketQuantile``). vLLM v0.33.0's
-time-to-first-token bounds jump from 0.25 s to 0.5 s (vllm/v1/metrics/buckets.py): with an
-SLO of 400 ms, a true p95 of 300 ms can read as 450 ms, and 450 ms as 400 ms, depending on
-how the requests spread inside that bucket. With 0.4 s a bound, ``p95 > 400`` means "more
-than 5% of requests took over 400 ms", exactly. Each line adds one series per histogram and
+falls in (prometheus v0.316.0 promql/quantile.go, ``BucketQuantile``), so a comparison of a
+p95 with a value is exact only where the value is a bound: vLLM v0.33.0's time-to-first-
+token bounds jump from 0.25 s to 0.5 s (vllm/v1/metrics/buckets.py), and with an SLO of 400
+ms a true p95 of 300 ms can read as 450 ms, and 450 ms as 400 ms, depending on how the
+requests spread inside that bucket. Each line adds one series per histogram of its family and
 label set (ObservabilityConfig.custom_histogram_buckets, vllm/config/observability.py).
-
-The lines are the SLO's: ``slo.ttft_p95_ms`` (time to first token), ``slo.itl_p95_ms``
-(inter-token latency) and ``slo.p95_ms`` (end-to-end request latency). Autoscaling targets are
-not lines: the bounds are serving arguments, so a changed bound restarts every replica (or
-starts a rollout), and a target is tuned, or follows from `traffic`, far more often than an
-SLO is changed.
 """
 
 from __future__ import annotations
@@ -33,8 +24,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Final
 
-from inferplane.blueprint.model import Model
-
 FILE: Final = "histogram_buckets.txt"
 
 
@@ -43,23 +32,28 @@ class Buckets:
     """The bucket facts of one release."""
 
     families: dict[str, tuple[float, ...]]
-    """Family -> its default upper bounds, increasing (seconds for the latency families)."""
+    """Family -> its default upper bounds, increasing (seconds for the latency families);
+    empty for a release without families."""
     histograms: dict[str, str]
     """Histogram family name (``vllm:time_to_first_token_seconds``) -> its bucket family."""
+    fixed: dict[str, tuple[float, ...]]
+    """A release without families: histogram -> its bounds, which no option changes."""
 
-    def bounds_of(self, histogram: str) -> tuple[float, ...]:
-        """The default bounds `histogram` is exported with."""
-        return self.families[self.histograms[histogram]]
+    @property
+    def custom_allowed(self) -> bool:
+        """Whether the release takes ``--custom-histogram-buckets`` (it has families)."""
+        return bool(self.families)
 
 
 @functools.cache
 def buckets(release: str) -> Buckets | None:
-    """The bucket facts of vLLM `release` (``v0.33.0``); None where it has no bucket families."""
+    """The bucket facts of vLLM `release` (``v0.33.0``); None where none are stored."""
     path = resources.files("inferplane").joinpath("facts", "vllm", release, FILE)
     if not path.is_file():
         return None
     families: dict[str, tuple[float, ...]] = {}
     histograms: dict[str, str] = {}
+    fixed: dict[str, tuple[float, ...]] = {}
     for line in path.read_text().splitlines():
         if not line or line.startswith("#"):
             continue
@@ -68,41 +62,32 @@ def buckets(release: str) -> Buckets | None:
             families[name] = tuple(float(b) for b in value.split(","))
         elif kind == "histogram":
             histograms[name] = value
+        elif kind == "fixed":
+            fixed[name] = tuple(float(b) for b in value.split(","))
         else:
             raise ValueError(f"{release}/{FILE}: unknown row kind {kind!r}")
-    return Buckets(families, histograms)
+    return Buckets(families, histograms, fixed)
 
 
-TTFT: Final = "time_to_first_token"
-ITL: Final = "inter_token_latency"
-E2E: Final = "request_latency"
-
-
-def lines_s(model: Model) -> dict[str, tuple[float, ...]]:
-    """The model's latency lines in seconds, by bucket family (none: no line)."""
-    slo = model.slo
-    if slo is None:
-        return {}
-    ms = {TTFT: slo.ttft_p95_ms, ITL: slo.itl_p95_ms, E2E: slo.p95_ms}
-    return {family: (round(v / 1000, 6),) for family, v in ms.items() if v}
-
-
-def _with(defaults: Iterable[float], lines: Iterable[float]) -> tuple[float, ...]:
-    return tuple(sorted({*defaults, *lines}))
-
-
-def custom(model: Model, release: str) -> dict[str, tuple[float, ...]]:
-    """The families whose bounds differ from vLLM `release`'s defaults for `model` (a vLLM
-    model), with their bounds: what ``--custom-histogram-buckets`` is given. Empty where
-    every line is a default bound already, or the release has no bucket families."""
+def custom(release: str, lines_ms: Mapping[str, Iterable[float]]) -> dict[str, tuple[float, ...]]:
+    """The families whose bounds differ from vLLM `release`'s defaults once `lines_ms` (family
+    -> values in ms) are bounds too, with their bounds: what ``--custom-histogram-buckets`` is
+    given. Empty where every line is a default bound already, or the release has no
+    families (its bounds are fixed)."""
     facts = buckets(release)
-    if model.server != "vllm" or facts is None:
+    if facts is None or not facts.custom_allowed:
         return {}
     out = {}
-    for family, lines in lines_s(model).items():
+    for family, values in lines_ms.items():
+        if family not in facts.families:
+            raise ValueError(
+                f"vLLM {release} has no histogram bucket family {family!r} (its families: "
+                f"{', '.join(sorted(facts.families))}): rerun scripts/facts/vllm_serve_flags.py"
+            )
         defaults = facts.families[family]
-        if not set(lines) <= set(defaults):
-            out[family] = _with(defaults, lines)
+        lines = {round(v / 1000, 6) for v in values if v}
+        if not lines <= set(defaults):
+            out[family] = tuple(sorted({*defaults, *lines}))
     return out
 
 
@@ -110,10 +95,12 @@ def exported(
     release: str, custom_bounds: Mapping[str, tuple[float, ...]]
 ) -> dict[str, tuple[float, ...]]:
     """Histogram name -> the bounds a replica of vLLM `release` exports it with, given the
-    `custom` families (empty where the release has no bucket families)."""
+    `custom` families; empty where no facts are stored for the release."""
     facts = buckets(release)
     if facts is None:
         return {}
+    if not facts.custom_allowed:
+        return dict(facts.fixed)
     return {
         name: tuple(custom_bounds.get(family, facts.families[family]))
         for name, family in facts.histograms.items()

@@ -111,7 +111,7 @@ def test_the_exposition_is_vllms_families_labels_and_buckets_marked_stand_in() -
     les = re.findall(r'vllm:time_to_first_token_seconds_bucket\{[^}]*le="([^"]+)"\}', text)
     assert les[:3] == ["0.001", "0.005", "0.01"] and les[-1] == "+Inf"
     # The release's bounds with chat-minimal's slo.ttft_p95_ms of 400 ms added, as its pods
-    # are told (`vllm_buckets.custom`).
+    # are told (`targets.histogram_buckets`).
     assert len(les) == len(engine.VLLM_BUCKETS[engine.TTFT]) + 2
     assert les[les.index("0.25") : les.index("0.25") + 3] == ["0.25", "0.4", "0.5"]
     assert 'vllm:e2e_request_latency_seconds_count{model_name="chat",engine="0"} 1' in text

@@ -224,7 +224,7 @@ def test_vllm_command_line(served, env_name):
         "--quantization", "fp8",  # precision: fp8
         "--max-model-len", "8192", "--max-num-seqs", "64", "--gpu-memory-utilization", "0.9",
         "--enable-prefix-caching",
-        # slo.ttft_p95_ms 300 as a bound between vLLM's 0.25 and 0.5 s (vllm_buckets.custom);
+        # slo.ttft_p95_ms 300 as a bound between vLLM's 0.25 and 0.5 s (targets.histogram_buckets);
         # slo.p95_ms 1500 is a default bound already.
         "--custom-histogram-buckets", TTFT_300,
         "--middleware", "inferplane_route_guard.RouteGuard",
