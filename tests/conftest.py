@@ -23,6 +23,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import os
+import pickle
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -171,6 +173,55 @@ def reference_recording() -> Callable[[str], Recording]:
     """`reference_recording("prod")`: the stack program's Recording for a reference
     environment (`offline_plan` of the reference blueprint)."""
     return lambda name: _offline_plan(REFERENCE_BLUEPRINT, name)
+
+
+def _environment_key(env: Environment) -> str:
+    """What the stack program reads of `env`: every field but the file it came from (the
+    program never reads the path, nor the source map, which `repr` leaves out)."""
+    return hashlib.sha256(repr(dataclasses.replace(env, file="")).encode()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def _plan_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder this session's workers share (pytest-xdist gives each worker a base
+    folder of its own under one folder of the session)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    store = shared / "environment-plans"
+    store.mkdir(exist_ok=True)
+    return store
+
+
+@pytest.fixture
+def plans_by_environment(_plan_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the test runs, the stack program of an environment with the same content as
+    one planned before in this session (on any worker) is not run again: `run_program(env)`
+    answers a copy of that plan. For the many checks of one golden blueprint changed in
+    one place, whose other environments are the golden ones. Only the plain stack program
+    (no other program, no added config) is shared, and only a plan that succeeded."""
+    from inferplane.app import offline
+
+    real = offline.run_program
+
+    def run_program(
+        env: Environment,
+        *,
+        program: Callable[[Environment], object] | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> Recording:
+        if program is not None or config:
+            return real(env, program=program, config=config)
+        stored = _plan_store / f"{_environment_key(env)}.pickle"
+        if stored.exists():
+            loaded: Recording = pickle.loads(stored.read_bytes())
+            return loaded
+        recording = real(env)
+        partial = stored.with_name(f"{stored.name}.{os.getpid()}")
+        partial.write_bytes(pickle.dumps(recording))
+        partial.replace(stored)  # whole or not at all, for the other worker
+        return recording
+
+    monkeypatch.setattr(offline, "run_program", run_program)
 
 
 @pytest.fixture
