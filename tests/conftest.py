@@ -182,9 +182,10 @@ def _environment_key(env: Environment) -> str:
 
 
 @pytest.fixture(scope="session")
-def _plan_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder this session's workers share (pytest-xdist gives each worker a base
-    folder of its own under one folder of the session)."""
+def plan_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of this session's plans by environment (`plans_by_environment`), which
+    its workers share (pytest-xdist gives each worker a base folder of its own under one
+    folder of the session)."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     store = shared / "environment-plans"
@@ -192,13 +193,13 @@ def _plan_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return store
 
 
-@pytest.fixture
-def plans_by_environment(_plan_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """While the test runs, the stack program of an environment with the same content as
-    one planned before in this session (on any worker) is not run again: `run_program(env)`
-    answers a copy of that plan. For the many checks of one golden blueprint changed in
-    one place, whose other environments are the golden ones. Only the plain stack program
-    (no other program, no added config) is shared, and only a plan that succeeded."""
+def sharing_plans(store: Path, patch: pytest.MonkeyPatch) -> None:
+    """From now until `patch` is undone, the stack program of an environment with the same
+    content as one planned before in this session (on any worker) is not run again:
+    `run_program(env)` answers a copy of that plan, from `store`. Only the plain stack
+    program (no other program, no added config) is shared, and only a plan that
+    succeeded. A plan's resources come in the order the program's tasks registered them,
+    which differs from one run to the next anyway."""
     from inferplane.app import offline
 
     real = offline.run_program
@@ -211,7 +212,7 @@ def plans_by_environment(_plan_store: Path, monkeypatch: pytest.MonkeyPatch) -> 
     ) -> Recording:
         if program is not None or config:
             return real(env, program=program, config=config)
-        stored = _plan_store / f"{_environment_key(env)}.pickle"
+        stored = store / f"{_environment_key(env)}.pickle"
         if stored.exists():
             loaded: Recording = pickle.loads(stored.read_bytes())
             return loaded
@@ -221,7 +222,23 @@ def plans_by_environment(_plan_store: Path, monkeypatch: pytest.MonkeyPatch) -> 
         partial.replace(stored)  # whole or not at all, for the other worker
         return recording
 
-    monkeypatch.setattr(offline, "run_program", run_program)
+    patch.setattr(offline, "run_program", run_program)
+
+
+@pytest.fixture(scope="session")
+def plan_sharing(plan_store: Path) -> Callable[[pytest.MonkeyPatch], None]:
+    """`plan_sharing(patch)`: `sharing_plans` until `patch` is undone, for a session
+    fixture (`plans_by_environment` is a test's)."""
+    return lambda patch: sharing_plans(plan_store, patch)
+
+
+@pytest.fixture
+def plans_by_environment(plan_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the test runs, an environment planned before in this session is not planned
+    again (`sharing_plans`): for the many checks of one golden blueprint changed in one
+    place, whose other environments are the golden ones, and the bundled blueprints, which
+    several tests check or plan whole."""
+    sharing_plans(plan_store, monkeypatch)
 
 
 @pytest.fixture

@@ -22,9 +22,6 @@ from inferplane.policies.rules import rule_ids
 TODAY = dt.date(2026, 6, 1)
 ALL = fixtures()
 
-# Each fixture changes one place: its other environments are the golden ones, planned once.
-pytestmark = pytest.mark.usefixtures("plans_by_environment")
-
 
 def _violations(
     path: Path, rule: str | None = None, config: Path | None = None

@@ -19,10 +19,6 @@ from inferplane.policies.rules import all_rules
 TODAY = dt.date(2026, 6, 1)
 RULES = all_rules()
 
-# An example changes the golden blueprint in a few places: an environment it leaves as it
-# was is planned once, and the offline-only test plans the failing example's again.
-pytestmark = pytest.mark.usefixtures("plans_by_environment")
-
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386: a mapping patch merges key by key (`null` removes); anything else replaces."""
