@@ -7,6 +7,8 @@ import datetime as dt
 import glob
 from pathlib import Path
 
+import pytest
+
 from inferplane.app.check import check_files
 
 CHAT = Path("blueprints/shared-eks-chat.yaml").read_text()
@@ -29,6 +31,8 @@ def edit(old: str, new: str, text: str) -> str:
     return text.replace(old, new, 1)
 
 
+# The bundled blueprints' environments, which the CLI tests check and plan too, once.
+@pytest.mark.usefixtures("plans_by_environment")
 def test_the_bundled_blueprints_pass_together() -> None:
     paths = sorted(glob.glob("blueprints/*.yaml") + glob.glob("e2e/blueprints/*.yaml"))
     assert check_files(paths, today=TODAY).invalid == []
