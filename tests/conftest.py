@@ -212,17 +212,33 @@ def sharing_plans(store: Path, patch: pytest.MonkeyPatch) -> None:
     ) -> Recording:
         if program is not None or config:
             return real(env, program=program, config=config)
-        stored = store / f"{_environment_key(env)}.pickle"
-        if stored.exists():
-            loaded: Recording = pickle.loads(stored.read_bytes())
-            return loaded
-        recording = real(env)
-        partial = stored.with_name(f"{stored.name}.{os.getpid()}")
-        partial.write_bytes(pickle.dumps(recording))
-        partial.replace(stored)  # whole or not at all, for the other worker
-        return recording
+        return _stored(store, "stack", env, lambda: real(env))
 
     patch.setattr(offline, "run_program", run_program)
+
+
+def _stored(store: Path, program: str, env: Environment, run: Callable[[], Recording]) -> Recording:
+    """`run()`'s Recording of `program` for an environment of `env`'s content: from `store`
+    when a worker has put it there this session, else run and put there."""
+    stored = store / f"{program}-{_environment_key(env)}.pickle"
+    if stored.exists():
+        loaded: Recording = pickle.loads(stored.read_bytes())
+        return loaded
+    recording = run()
+    partial = stored.with_name(f"{stored.name}.{os.getpid()}")
+    partial.write_bytes(pickle.dumps(recording))
+    partial.replace(stored)  # whole or not at all, for the other worker
+    return recording
+
+
+@pytest.fixture(scope="session")
+def stored_plan(
+    plan_store: Path,
+) -> Callable[[str, Environment, Callable[[], Recording]], Recording]:
+    """`stored_plan(program, env, run)`: `run()`'s Recording of the program named `program`
+    (a name of the test's choosing) for `env`, run once a session for an environment of that
+    content, whichever worker asks first; each call gets a copy of its own."""
+    return lambda program, env, run: _stored(plan_store, program, env, run)
 
 
 @pytest.fixture(scope="session")
