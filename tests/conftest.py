@@ -23,6 +23,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import os
+import pickle
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -171,6 +173,88 @@ def reference_recording() -> Callable[[str], Recording]:
     """`reference_recording("prod")`: the stack program's Recording for a reference
     environment (`offline_plan` of the reference blueprint)."""
     return lambda name: _offline_plan(REFERENCE_BLUEPRINT, name)
+
+
+def _environment_key(env: Environment) -> str:
+    """What the stack program reads of `env`: every field but the file it came from (the
+    program never reads the path, nor the source map, which `repr` leaves out)."""
+    return hashlib.sha256(repr(dataclasses.replace(env, file="")).encode()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def plan_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of this session's plans by environment (`plans_by_environment`), which
+    its workers share (pytest-xdist gives each worker a base folder of its own under one
+    folder of the session)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    store = shared / "environment-plans"
+    store.mkdir(exist_ok=True)
+    return store
+
+
+def sharing_plans(store: Path, patch: pytest.MonkeyPatch) -> None:
+    """From now until `patch` is undone, the stack program of an environment with the same
+    content as one planned before in this session (on any worker) is not run again:
+    `run_program(env)` answers a copy of that plan, from `store`. Only the plain stack
+    program (no other program, no added config) is shared, and only a plan that
+    succeeded. A plan's resources come in the order the program's tasks registered them,
+    which differs from one run to the next anyway."""
+    from inferplane.app import offline
+
+    real = offline.run_program
+
+    def run_program(
+        env: Environment,
+        *,
+        program: Callable[[Environment], object] | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> Recording:
+        if program is not None or config:
+            return real(env, program=program, config=config)
+        return _stored(store, "stack", env, lambda: real(env))
+
+    patch.setattr(offline, "run_program", run_program)
+
+
+def _stored(store: Path, program: str, env: Environment, run: Callable[[], Recording]) -> Recording:
+    """`run()`'s Recording of `program` for an environment of `env`'s content: from `store`
+    when a worker has put it there this session, else run and put there."""
+    stored = store / f"{program}-{_environment_key(env)}.pickle"
+    if stored.exists():
+        loaded: Recording = pickle.loads(stored.read_bytes())
+        return loaded
+    recording = run()
+    partial = stored.with_name(f"{stored.name}.{os.getpid()}")
+    partial.write_bytes(pickle.dumps(recording))
+    partial.replace(stored)  # whole or not at all, for the other worker
+    return recording
+
+
+@pytest.fixture(scope="session")
+def stored_plan(
+    plan_store: Path,
+) -> Callable[[str, Environment, Callable[[], Recording]], Recording]:
+    """`stored_plan(program, env, run)`: `run()`'s Recording of the program named `program`
+    (a name of the test's choosing) for `env`, run once a session for an environment of that
+    content, whichever worker asks first; each call gets a copy of its own."""
+    return lambda program, env, run: _stored(plan_store, program, env, run)
+
+
+@pytest.fixture(scope="session")
+def plan_sharing(plan_store: Path) -> Callable[[pytest.MonkeyPatch], None]:
+    """`plan_sharing(patch)`: `sharing_plans` until `patch` is undone, for a session
+    fixture (`plans_by_environment` is a test's)."""
+    return lambda patch: sharing_plans(plan_store, patch)
+
+
+@pytest.fixture
+def plans_by_environment(plan_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the test runs, an environment planned before in this session is not planned
+    again (`sharing_plans`): for the many checks of one golden blueprint changed in one
+    place, whose other environments are the golden ones, and the bundled blueprints, which
+    several tests check or plan whole."""
+    sharing_plans(plan_store, monkeypatch)
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
+
 from inferplane.app.check import check_files
 
 CHAT = Path("blueprints/chat-minimal.yaml").read_text()
@@ -14,6 +16,10 @@ SEARCH = Path("blueprints/bge-search.yaml").read_text()
 ROUTING = Path("blueprints/llm-routing.yaml").read_text()
 TODAY = dt.date(2026, 12, 1)
 ROOT_STORE = "    model_store: s3://example-models-euw1/\n"
+
+# Bundled blueprints changed in a place or two: an environment the session has planned
+# already is not planned again.
+pytestmark = pytest.mark.usefixtures("plans_by_environment")
 
 
 def invalid(tmp_path: Path, **texts: str) -> list[str]:

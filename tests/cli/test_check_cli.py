@@ -27,6 +27,10 @@ from policy_fixtures import Fixture, fixtures, write  # noqa: E402
 
 TODAY = "2026-06-01"
 
+# Most of these check the reference blueprint, or it changed in one place: an environment
+# planned before in the session is not planned again (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("plans_by_environment")
+
 
 def check(
     *args: str, env: dict[str, str] | None = None, timeout: int = 300

@@ -20,6 +20,9 @@ TODAY = "2026-06-01"
 PLATFORM = str(ROOT / "policies" / "platform-config.yaml")
 FLAGS = ("--policy-config", PLATFORM, "--env", "staging", "--format")
 
+# The valid file is the reference blueprint, which other tests plan too: planned once.
+pytestmark = pytest.mark.usefixtures("plans_by_environment")
+
 INVALID = [
     (
         "gpu_pools.h100.gpus_per_node",

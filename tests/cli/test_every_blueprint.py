@@ -42,12 +42,17 @@ Plan = tuple[subprocess.CompletedProcess[str], Path]
 
 
 @pytest.fixture(scope="session")
-def planned(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], Plan]:
+def planned(
+    tmp_path_factory: pytest.TempPathFactory,
+    plan_sharing: Callable[[pytest.MonkeyPatch], None],
+) -> Callable[[Path, str], Plan]:
     """`planned(path, env)`: `inferplane plan`'s result and --out folder, once a session.
 
     The command runs by its entry point (`inferplane.app.cli.main`) in this process, which
     has the program's modules loaded already: a fresh interpreter pays about two seconds of
-    imports a plan. test_plan_cli.py runs the installed command in a subprocess."""
+    imports a plan. test_plan_cli.py runs the installed command in a subprocess. An
+    environment the session has planned already (the bundled check's) is not planned
+    again (`plan_sharing`)."""
     plans: dict[tuple[Path, str], Plan] = {}
 
     def get(path: Path, env: str) -> Plan:
@@ -57,6 +62,7 @@ def planned(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, str], P
             stdout, stderr = io.StringIO(), io.StringIO()
             with pytest.MonkeyPatch.context() as patch:
                 patch.chdir(ROOT)
+                plan_sharing(patch)
                 patch.setenv("HF_TOKEN", "hf_e2e_every_blueprint")
                 patch.setenv("INFERPLANE_TODAY", "2026-06-01")
                 with redirect_stdout(stdout), redirect_stderr(stderr):

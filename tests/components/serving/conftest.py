@@ -23,3 +23,12 @@ def served(staging: Environment, prod: Environment) -> Callable[[str], Recording
         return cache[env_name]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def served_whole(
+    stored_plan: Callable[[str, Environment, Callable[[], Recording]], Recording],
+) -> Callable[[Environment], Recording]:
+    """`served_whole(env)`: `serve(env)`, every model's ModelServer, run once a session for
+    an environment of that content (tests over every blueprint's environments share it)."""
+    return lambda env: stored_plan("serve", env, lambda: serve(env))

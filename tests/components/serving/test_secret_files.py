@@ -89,11 +89,11 @@ def test_two_secrets_for_one_variable_are_an_error(reference_blueprint, tmp_path
 
 
 @pytest.mark.parametrize(("path", "env_name"), CASES, ids=lambda v: getattr(v, "name", v))
-def test_only_staging_job_secrets_hold_the_hub_token(path, env_name):
+def test_only_staging_job_secrets_hold_the_hub_token(path, env_name, served_whole):
     """Over every blueprint: a Secret holding a Hub token is a staging Job's own, one for
     each staging Job that reads one; a model's Secret holds only its other secrets."""
     env = resolve_file(path, env_name)
-    rec = serve(env)
+    rec = served_whole(env)
     tokens = {TOKEN_KEY} | {
         ref.name
         for model in env.models.values()

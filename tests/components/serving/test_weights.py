@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -280,10 +281,10 @@ def _hub_free(manifest: Any) -> list[str]:
 
 @pytest.mark.parametrize(("path", "env_name"), CASES, ids=lambda v: getattr(v, "name", v))
 def test_no_serving_pod_of_any_blueprint_holds_the_token_or_names_the_hub(
-    path: Path, env_name: str
+    path: Path, env_name: str, served_whole: Callable[[Environment], Recording]
 ) -> None:
     env = resolve_file(path, env_name)
-    rec = serve(env)
+    rec = served_whole(env)
     hf_models = [m for m in env.models.values() if m.source.scheme == "hf"]
     for model in env.models.values():
         # An llm-aware model runs one Deployment per zone: each is checked.
