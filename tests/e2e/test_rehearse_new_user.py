@@ -19,6 +19,7 @@ Each rehearsal takes about 4 min 20 s on a 2-core machine.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,9 @@ MISSING = rehearse_hpa.not_built()
 pytestmark = [
     pytest.mark.needs_tools,
     pytest.mark.skipif(
-        bool(MISSING), reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}"
+        # CI builds the tools first: there a missing tool fails (`cannot_run`), never skips.
+        bool(MISSING) and os.environ.get("CI") != "true",
+        reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}",
     ),
 ]
 
