@@ -46,7 +46,7 @@ from inferplane.blueprint.upstream import vllm_buckets
 STAND_IN: Final = "stand-in"
 """The label every stand-in figure carries (``source``) and the reports print."""
 
-TTFT: Final = "vllm:time_to_first_token_seconds"
+TTFT: Final = targets.TTFT_HISTOGRAM
 ITL: Final = "vllm:inter_token_latency_seconds"
 E2E: Final = "vllm:e2e_request_latency_seconds"
 EXPORTED: Final = (TTFT, ITL, E2E)
