@@ -40,6 +40,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +71,19 @@ the 30 s stabilisation and one scale-down period of 60 s fit with room."""
 SAMPLE_S = 5.0
 
 
-def zone_objects(prometheus_url: str, zone: str, before: bool) -> dict[str, Any]:
-    """What one zone of model ``chat`` gets: its picker (Deployment, Service, ServiceMonitor),
-    its Deployment and its ScaledObject, as (collection path, object); and ``namespace``,
-    ``deployment``, ``scaled_object``, ``hpa``, ``min``, ``query`` (its trigger's query)
-    and ``picker_selector``. `before`: the trigger's query is the sum alone, as it was."""
+def zone_objects(
+    prometheus_url: str,
+    zone: str,
+    before: bool,
+    blueprint: Path = BLUEPRINT,
+    start: int = START,
+) -> dict[str, Any]:
+    """What one zone of model ``chat`` of `blueprint` gets: its picker (Deployment, Service,
+    ServiceMonitor), its Deployment (`start` replicas) and its ScaledObject, as (collection
+    path, object); and ``namespace``, ``deployment``, ``scaled_object``, ``hpa``, ``min``,
+    ``query`` (its trigger's query), ``picker_selector``, ``spec`` (the ScaledObject's) and
+    the resolved ``model`` (the zone's). `before`: the trigger's query is the sum alone, as
+    it was."""
     from inferplane.blueprint import naming
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
     from inferplane.components import stack_serving
@@ -83,7 +92,7 @@ def zone_objects(prometheus_url: str, zone: str, before: bool) -> dict[str, Any]
     from inferplane.components.serving.routing import router, router_lb
     from inferplane.components.serving.scaling import autoscaling
 
-    doc, _ = load_blueprint(BLUEPRINT)
+    doc, _ = load_blueprint(blueprint)
     env = resolve(doc, ENVIRONMENT)
     serving_env = stack_serving.serving_environment(env)
     whole = stack_serving.served_model(env, env.models[MODEL])
@@ -162,7 +171,7 @@ def zone_objects(prometheus_url: str, zone: str, before: bool) -> dict[str, Any]
             (f"/apis/monitoring.coreos.com/v1/namespaces/{ns}/servicemonitors", monitor),
             (
                 f"/apis/apps/v1/namespaces/{ns}/deployments",
-                stand_in_deployment(deployment, pod_labels, START, 8000),
+                stand_in_deployment(deployment, pod_labels, start, 8000),
             ),
             (f"/apis/keda.sh/v1alpha1/namespaces/{ns}/scaledobjects", scaled_object),
         ],
@@ -175,6 +184,8 @@ def zone_objects(prometheus_url: str, zone: str, before: bool) -> dict[str, Any]
         "ignore_null_values": trigger["metadata"].get("ignoreNullValues"),
         "fallback": spec.get("fallback"),
         "picker_selector": picker_labels,
+        "spec": spec,
+        "model": model,
     }
 
 
@@ -236,10 +247,9 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
         }
         pickers: dict[str, int] = {}
         for name, zone in zones.items():
-            selector = zone["picker_selector"]
             ips = step(
                 f"{name}: the picker's stand-in pod Running",
-                lambda s=selector: wait("its pod IP", lambda: pod_ips(client, ns, s)),
+                picker_ips(client, ns, zone["picker_selector"]),
             )
             cmd = [sys.executable, str(HERE / "standin.py"), ips[0], str(METRICS_PORT)]
             pickers[name] = cluster.spawn(state, f"picker-{name}", cmd)
@@ -310,6 +320,11 @@ def _must(ok: bool, what: str, timeline: Any) -> bool:
     if not ok:
         raise TimeoutError(f"timed out after {WATCH_S:.0f} s waiting for {what}: {timeline}")
     return True
+
+
+def picker_ips(client: Kube, ns: str, selector: dict[str, str]) -> Callable[[], list[str]]:
+    """A step's body: the picker stand-in pod's IP once it runs."""
+    return lambda: wait("its pod IP", lambda: pod_ips(client, ns, selector))
 
 
 def _first(rows: list[dict[str, Any]], cond: Any) -> float | None:
