@@ -1,4 +1,5 @@
-"""`python e2e/rehearse_run.py BLUEPRINT ENV PROFILE [--slower F] [--time-scale S] [--keep]`:
+"""`python e2e/rehearse_run.py BLUEPRINT ENV PROFILE [--slower F] [--time-scale S]
+[--fault KIND@SECONDS ...] [--keep]`:
 the harness behind `inferplane rehearse` (inferplane/app/rehearse.py).
 
 Inside a network namespace of its own (e2e/netns.py), with the real local control plane,
@@ -17,7 +18,12 @@ server (as e2e/rehearse_hpa.py starts them), for each vLLM model of the environm
    to pod IPs only (inside the namespace), at most `MAX_IN_FLIGHT` at once; it stops at the
    profile's end;
 4. every 5 s a sample: the timeline's queries on Prometheus, the HPA's desired replicas,
-   the ready stand-ins, the Pending pods, Prometheus's alerts; one progress line a sample.
+   the ready stand-ins, the Pending pods, Prometheus's alerts; one progress line a sample;
+5. each ``--fault KIND@SECONDS`` at its time (`inferplane.app.rehearsal.faults`):
+   ``kill-replica`` kills (SIGKILL, by PID) the stand-in of each model's first ready pod
+   and starts it again after the model's start-up, as a restarted container; the report's
+   ``faults`` say when, which pod, the requests that failed with it, and when it served
+   again.
 
 Prints one JSON report: ``samples`` per model (`inferplane.app.rehearsal.timeline.Row`
 fields), ``sent`` counts, the steps. Exit 0 when it ran to the end, 1 when a step failed,
@@ -88,6 +94,7 @@ class Sender:
     failed: int = 0
     no_replica: int = 0
     dropped_full: int = 0
+    failed_by_ip: dict[str, int] = field(default_factory=dict)
     _owed: float = 0.0
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -135,6 +142,7 @@ class Sender:
                 self.ok += 1
             else:
                 self.failed += 1
+                self.failed_by_ip[ip] = self.failed_by_ip.get(ip, 0) + 1
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -191,6 +199,47 @@ def reconcile(
             s.ips[name] = ip
         if name in s.pids and name not in s.ready and _healthy(ip):
             s.ready[name] = ip
+
+
+def kill_replica(s: StandIns, sender: Sender, t: float, now: float) -> dict[str, Any] | None:
+    """The ``kill-replica`` fault on one model: its first ready stand-in is killed by PID and
+    leaves the ready set; the pod stays and its stand-in starts again after the model's
+    start-up (`reconcile`, from `now`). None when no stand-in is ready."""
+    if not s.ready:
+        return None
+    pod = sorted(s.ready)[0]
+    ip = s.ready.pop(pod)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(s.pids.pop(pod), signal.SIGKILL)
+    s.ips.pop(pod, None)
+    s.first_seen[pod] = now
+    with sender._lock:
+        failed_before = sender.failed_by_ip.get(ip, 0)
+    return {
+        "kind": "kill-replica",
+        "at_s": round(t, 1),
+        "model": s.model,
+        "pod": pod,
+        "ip": ip,
+        "_failed_before": failed_before,
+        "ready_again_at_s": None,
+    }
+
+
+def fault_report(
+    events: list[dict[str, Any]], models: dict[str, Any], senders: dict[str, Sender]
+) -> list[dict[str, Any]]:
+    """The faults as the report gives them: the requests to the killed stand-in that failed
+    after it was killed."""
+    out = []
+    for e in events:
+        sender = senders[e["model"]]
+        with sender._lock:
+            failed = sender.failed_by_ip.get(e["ip"], 0) - e["_failed_before"]
+        out.append(
+            {k: v for k, v in e.items() if not k.startswith("_")} | {"failed_requests": failed}
+        )
+    return out
 
 
 def sample(port: int, client: Kube, m: dict[str, Any], t: float, plan: Any) -> dict[str, Any]:
@@ -342,6 +391,8 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
         end = profile.seconds
         next_sample, next_reconcile = 0.0, 0.0
         last = start
+        pending = sorted(opts.get("faults") or [], key=lambda f: f[1])
+        events: list[dict[str, Any]] = []
         while True:
             now = time.monotonic()
             t = now - start
@@ -350,6 +401,18 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
             for s in senders.values():
                 s.tick(t, now - last)
             last = now
+            while pending and t >= pending[0][1]:
+                pending.pop(0)
+                for n, m in models.items():
+                    event = kill_replica(m["standins"], senders[n], t, now)
+                    if event is not None:
+                        events.append(event)
+            for e in events:
+                if (
+                    e["ready_again_at_s"] is None
+                    and e["pod"] in models[e["model"]]["standins"].ready
+                ):
+                    e["ready_again_at_s"] = round(t, 1)
             if t >= next_reconcile:
                 for m in models.values():
                     reconcile(
@@ -365,6 +428,7 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
             time.sleep(TICK_S)
         report["samples"] = samples
         report["sent"] = {n: s.counts() for n, s in senders.items()}
+        report["faults"] = fault_report(events, models, senders)
         report["profile"] = {"name": profile.name, "seconds": profile.seconds}
         if sync.last_error:
             report["config_sync_error"] = sync.last_error
@@ -380,6 +444,18 @@ def main(argv: list[str]) -> int:
         if flag in argv:
             opts[key] = float(argv[argv.index(flag) + 1])
             args.remove(argv[argv.index(flag) + 1])
+    opts["faults"] = []
+    for i, a in enumerate(argv):
+        if a == "--fault" and i + 1 < len(argv):
+            from inferplane.app.rehearsal import faults
+
+            try:
+                fault = faults.parse(argv[i + 1], float("inf"))
+            except faults.FaultError as err:
+                print(err, file=sys.stderr)
+                return 2
+            opts["faults"].append((fault.kind, fault.at_s))
+            args.remove(argv[i + 1])
     if len(args) != 3:
         print(__doc__, file=sys.stderr)
         return 2

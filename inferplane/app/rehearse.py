@@ -1,5 +1,6 @@
 """`inferplane rehearse BLUEPRINT --env ENV --traffic PROFILE [--slower F] [--time-scale S]
-[--out DIR]`: the blueprint's control loops, for real, under a traffic profile.
+[--fault KIND@SECONDS ...] [--out DIR]`: the blueprint's control loops, for real, under a
+traffic profile, with the faults asked for (`rehearsal.faults`).
 
 For a ``cloud: kubernetes`` environment it runs the harness of a source checkout
 (e2e/rehearse_run.py) in a network namespace of its own: the real API server and scheduler
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from inferplane.app.exits import EXIT_INVALID, usage_error
-from inferplane.app.rehearsal import picture, scope, timeline, traffic, verdict
+from inferplane.app.rehearsal import faults, picture, scope, timeline, traffic, verdict
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
 
 HARNESS = Path(__file__).resolve().parents[2] / "e2e" / "rehearse_run.py"
@@ -73,6 +74,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="shorten the stand-ins' start-up (the plan's scale-out parts) S-fold; the "
         "control loops' own periods are never shortened",
+    )
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="KIND@SECONDS",
+        help="inject a fault at SECONDS into the profile (repeatable): kill-replica (each "
+        "model's first ready replica dies mid-stream and restarts)",
     )
     parser.add_argument("--out", type=Path, metavar="DIR", help="where to write the results")
 
@@ -170,6 +179,11 @@ def notes(args: argparse.Namespace, plans: dict[str, traffic.Plan]) -> list[str]
             f"{plan.input_tokens} prompt / {plan.output_tokens} output tokens (from "
             f"{plan.lengths_from})."
         )
+    if args.fault:
+        out.append(
+            f"Faults: {', '.join(args.fault)}. A killed replica is a stand-in process killed "
+            "by PID that starts again after the same start-up, as a restarted container."
+        )
     out.append("No PNG: matplotlib is not among inferplane's dependencies.")
     return out
 
@@ -205,6 +219,10 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.slower <= 10 or not 1 <= args.time_scale <= 100:
         return usage_error(PROG, "--slower is from 1 to 10 and --time-scale from 1 to 100")
     profile = traffic.find(args.traffic)
+    try:
+        injected = [faults.parse(f, profile.seconds) for f in args.fault]
+    except faults.FaultError as err:
+        return usage_error(PROG, str(err))
     if not _rehearsed(env):
         skipped = not_rehearsed(env)
         if args.out:
@@ -240,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
         str(args.slower),
         "--time-scale",
         str(args.time_scale),
+        *(a for f in injected for a in ("--fault", f.arg())),
     ]
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -274,6 +293,13 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_INVALID
     rows, verdicts = judge(env, plans, harness, args.time_scale)
+    slo = {n: verdict.expectation(env, n).slo_ms for n in rows}
+    judged = {
+        n: faults.judge(
+            rows[n], [e for e in harness.get("faults") or [] if e["model"] == n], slo[n]
+        )
+        for n in rows
+    }
     (out / "timeline.json").write_text(
         json.dumps({n: [r.as_json() for r in rs] for n, rs in rows.items()}, indent=1) + "\n"
     )
@@ -286,7 +312,11 @@ def run(args: argparse.Namespace) -> int:
                 "sent": harness.get("sent"),
                 "models": [
                     *(
-                        {**v.as_json(), "verdict": "held" if v.held else "breached"}
+                        {
+                            **v.as_json(),
+                            "verdict": "held" if v.held else "breached",
+                            "faults": judged[v.model],
+                        }
                         for v in verdicts
                     ),
                     *not_rehearsed(env),
@@ -296,15 +326,16 @@ def run(args: argparse.Namespace) -> int:
         )
         + "\n"
     )
-    slo = {n: verdict.expectation(env, n).slo_ms for n in rows}
     blocks = [picture.model_block(rows[v.model], v, slo[v.model]) for v in verdicts]
     title = f"Rehearsal of {env.blueprint} / {args.env} under {profile.name}"
     said = notes(args, plans)
     (out / "rehearsal.html").write_text(picture.page(title, said, blocks))
     # What is a stand-in and what was shortened or slowed, above the verdicts that rest on it.
-    print("\n".join(line for line in said if line.startswith(("STAND-IN", "A new replica"))))
+    print(
+        "\n".join(line for line in said if line.startswith(("STAND-IN", "A new replica", "Faults")))
+    )
     for v in verdicts:
-        print("\n".join(v.lines()))
+        print("\n".join(v.lines() + faults.lines(judged[v.model])))
     for entry in not_rehearsed(env):
         print(f"{entry['model']}: {entry['verdict']}")
     print(

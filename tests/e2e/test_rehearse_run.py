@@ -52,3 +52,41 @@ def test_a_short_spike_on_chat_minimal_breaches_before_anything_waits(
     assert sent["sent"] > 1000 and sent["failed"] == 0
     assert len(rows) == 31
     assert "SLO 2000 ms" in (tmp_path / "rehearsal.html").read_text()
+
+
+@pytest.mark.needs_tools
+@pytest.mark.skipif(
+    bool(MISSING),
+    reason=f"tools the rehearsal needs are not built: {', '.join(MISSING)}",
+)
+def test_a_replica_killed_mid_spike_fails_its_requests_and_serves_again_after_its_start_up(
+    tmp_path: Path,
+) -> None:
+    res = rehearse(
+        ROOT / "blueprints" / "chat-minimal.yaml",
+        ROOT / "e2e" / "traffic" / "short-spike.yaml",
+        tmp_path,
+        "--fault",
+        "kill-replica@60",
+    )
+    assert res.returncode in (0, 1), res.stdout + res.stderr[-3000:]
+    harness = json.loads((tmp_path / "harness.json").read_text())
+    startup = harness["models"]["chat"]["startup_s"]
+    (chat,) = json.loads((tmp_path / "verdict.json").read_text())["models"]
+    (fault,) = chat["faults"]
+    assert (fault["kind"], fault["model"]) == ("kill-replica", "chat")
+    assert fault["pod"].startswith("chat-")
+    assert 60 <= fault["at_s"] < 61
+    # Mid-spike each replica has requests in flight: they fail with it.
+    assert fault["failed_requests"] > 0
+    assert (
+        fault["failed_requests"]
+        <= json.loads((tmp_path / "verdict.json").read_text())["sent"]["chat"]["failed"]
+    )
+    # The pod stays; its stand-in serves again after the model's start-up, as a restarted
+    # container's would.
+    assert fault["ready_again_at_s"] is not None
+    assert fault["at_s"] + startup <= fault["ready_again_at_s"] <= fault["at_s"] + startup + 15
+    assert [s["field"] for s in fault["slo_after"]] == ["ttft_p95_ms", "p95_ms"]
+    assert "fault kill-replica at 60 s (pod chat-" in res.stdout
+    assert "Faults: kill-replica@60." in res.stdout

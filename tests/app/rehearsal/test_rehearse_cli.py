@@ -35,6 +35,24 @@ def test_a_profile_relative_to_a_peak_the_model_lacks_is_a_located_error(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("fault", "says"),
+    [
+        ("kill-replica", "expected KIND@SECONDS with KIND one of kill-replica"),
+        ("lose-zone@10", "expected KIND@SECONDS with KIND one of kill-replica"),
+        ("kill-replica@soon", "'soon' is not a number of seconds"),
+        ("kill-replica@900", "900 s is outside the profile, which lasts 150 s"),
+    ],
+)
+def test_a_fault_that_is_not_kind_at_seconds_inside_the_profile_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], fault: str, says: str
+) -> None:
+    args = ["rehearse", str(CHAT), "--env", "local", "--traffic", str(SHORT), "--fault", fault]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+
+
 def test_out_of_range_factors_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["rehearse", str(CHAT), "--env", "local", "--traffic", str(SHORT), "--slower", "0.5"]
     assert main(args) == 2
@@ -70,8 +88,10 @@ def test_a_harness_report_becomes_timelines_and_verdicts() -> None:
     assert v.replicas_at_peak["planned"] is None
     # Nothing waited, but the p95 over the SLO is an overload; the replicas stayed at 2.
     assert v.scale_out["note"] == "overloaded from 40 s and no new replica became ready"
-    notes = rehearse.notes(argparse.Namespace(slower=1.3, time_scale=10.0), plans)
+    args = argparse.Namespace(slower=1.3, time_scale=10.0, fault=["kill-replica@60"])
+    notes = rehearse.notes(args, plans)
     assert any("every rate divided by 1.3 (--slower)" in n for n in notes)
+    assert any(n.startswith("Faults: kill-replica@60. A killed replica") for n in notes)
     assert any("shortened 10-fold (--time-scale)" in n for n in notes)
     assert any("STAND-IN" in n for n in notes)
 

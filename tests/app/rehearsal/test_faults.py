@@ -1,0 +1,54 @@
+"""What each injected fault did (`inferplane.app.rehearsal.faults`): the worst p95 of each SLO
+from the fault until two minutes after its pod served again, and the line the verdict prints."""
+
+from __future__ import annotations
+
+from inferplane.app.rehearsal import faults
+from inferplane.app.rehearsal.timeline import Row
+
+
+def rows(ttft: dict[float, float]) -> list[Row]:
+    return [Row(t=t, latency_ms={"ttft_p95": v, "e2e_p95": 900.0}) for t, v in ttft.items()]
+
+
+def test_parse_reads_kind_and_seconds() -> None:
+    assert faults.parse("kill-replica@120", 150) == faults.Fault("kill-replica", 120.0)
+    assert faults.parse("kill-replica@0.5", 150).arg() == "kill-replica@0.5"
+
+
+def test_the_slo_is_read_from_the_fault_until_two_minutes_after_the_pod_serves_again() -> None:
+    timeline = rows({55: 900.0, 60: 200.0, 90: 520.0, 200: 390.0, 215: 1000.0})
+    event = {
+        "kind": "kill-replica",
+        "at_s": 60.0,
+        "model": "chat",
+        "pod": "chat-abc-1",
+        "ip": "10.244.0.7",
+        "ready_again_at_s": 85.0,
+        "failed_requests": 6,
+    }
+    (got,) = faults.judge(timeline, [event], {"ttft_p95_ms": 400.0, "p95_ms": 2000.0})
+    # 55 s is before the fault and 215 s past 85 + 120: neither counts.
+    assert got["slo_after"] == [
+        {"field": "ttft_p95_ms", "limit_ms": 400.0, "worst_ms": 520.0, "held": False},
+        {"field": "p95_ms", "limit_ms": 2000.0, "worst_ms": 900.0, "held": True},
+    ]
+    assert faults.lines([got]) == [
+        "  fault kill-replica at 60 s (pod chat-abc-1): 6 requests failed with it; served "
+        "again at 85 s; after it: ttft_p95_ms worst 520 ms over 400; p95_ms worst 900 ms held"
+    ]
+
+
+def test_a_pod_that_never_serves_again_is_read_to_the_end() -> None:
+    event = {
+        "kind": "kill-replica",
+        "at_s": 10.0,
+        "model": "chat",
+        "pod": "chat-abc-1",
+        "ip": "10.244.0.7",
+        "ready_again_at_s": None,
+        "failed_requests": 0,
+    }
+    (got,) = faults.judge(rows({5: 100.0, 500: 450.0}), [event], {"ttft_p95_ms": 400.0})
+    assert got["slo_after"][0]["worst_ms"] == 450.0
+    assert "not serving again" in faults.lines([got])[0]
