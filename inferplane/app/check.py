@@ -78,6 +78,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
     )
+    parser.add_argument(
+        "--invokes",
+        metavar="FILE",
+        help="provider answers recorded from a real run (a YAML list of {token, args, "
+        "answer}): the capacity preflight and its rules run on them",
+    )
     # Waiver expiry is judged against this date (tests pin it; INFERPLANE_TODAY also works).
     parser.add_argument("--today", help=argparse.SUPPRESS)
 
@@ -425,6 +431,15 @@ def check_files(
     return report
 
 
+def _invokes(path: str | None) -> list[dict[str, Any]]:
+    from inferplane.app import recorded_invokes
+
+    try:
+        return recorded_invokes.load(path) if path else []
+    except recorded_invokes.InvokesError as exc:
+        raise UsageError(f"--invokes {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Run `inferplane check` with parsed `args`; returns the exit code, the worst found:
     2 when any input is invalid, else 1 on a mandatory violation, else 0."""
@@ -433,7 +448,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         return usage_error("inferplane check", f"--today {args.today!r} is not YYYY-MM-DD")
     try:
-        report = check_files(args.blueprints, args.envs, args.policy_config, today)
+        invokes = _invokes(args.invokes)
+        report = check_files(args.blueprints, args.envs, args.policy_config, today, invokes)
     except UsageError as exc:
         return usage_error("inferplane check", str(exc))
     if args.format == "text":  # the located lines an editor jumps to; other formats carry them

@@ -59,6 +59,8 @@ judged here; a Capacity Block's instances are its own."""
 OK = "ok"
 REFUSED = "refused"
 NOT_CHECKED = "not checked"
+PARTLY_CHECKED = "partly checked"
+"""Some answers came and refused nothing; what could not be checked is in ``not_checked``."""
 
 
 def quota_name(instance_type: str, market: str) -> str | None:
@@ -135,7 +137,8 @@ def judge(
     env: Environment, answers: Mapping[str, PoolAnswers], now: dt.datetime
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Pool -> zone -> one row per source of the zone, in order: ``source``, ``status``
-    (``ok``, ``refused`` or ``not checked``), ``problems`` (rule, YAML path, message) and
+    (``ok``, ``refused``, ``partly checked`` or ``not checked``), ``checked`` and
+    ``not_checked`` (what was and was not asked), ``problems`` (rule, YAML path, message) and
     ``reason`` where nothing could be checked; ``spot_usd_per_hour`` on spot rows."""
     needs = _quota_needs(env, answers)
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -191,7 +194,12 @@ def _row(
         )
     if source.kind == "spot" and zone in got.spot_prices:
         row["spot_usd_per_hour"] = got.spot_prices[zone]
-    row["status"] = REFUSED if problems else OK if checked else NOT_CHECKED
+    if problems:
+        row["status"] = REFUSED
+    elif unchecked:
+        row["status"] = PARTLY_CHECKED if checked else NOT_CHECKED
+    else:
+        row["status"] = OK if checked else NOT_CHECKED
     row["checked"] = checked
     if problems:
         row["problems"] = problems
@@ -298,6 +306,7 @@ def problems_of(rows: Mapping[str, Any]) -> Sequence[tuple[str, str, dict[str, A
 __all__ = [
     "NOT_CHECKED",
     "OK",
+    "PARTLY_CHECKED",
     "QUOTAS",
     "REFUSED",
     "SURGE_NODES_PER_GROUP",
