@@ -183,7 +183,9 @@ class InferenceStack(pulumi.ComponentResource):
             k8s.core.v1.ConfigMap(
                 f"{name}-preflight",
                 metadata=k8s.meta.v1.ObjectMetaArgs(
-                    name=naming.PREFLIGHT_CONFIGMAP, namespace=namespace.metadata.name, labels=labels
+                    name=naming.PREFLIGHT_CONFIGMAP,
+                    namespace=namespace.metadata.name,
+                    labels=labels,
                 ),
                 data={"preflight.json": capacity_preflight.answers_json(env, cluster)},
                 opts=k8s_opts,

@@ -33,7 +33,6 @@ def findings(stack: Stack, rule: str) -> Iterator[Finding]:
         yield Finding(target, path, message)
 
 
-
 EXAMPLE_INVOKES = """\
 - token: aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings
   args: {filters: [{name: instance-type, values: [g6.2xlarge]}]}

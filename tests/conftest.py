@@ -26,8 +26,8 @@ import hashlib
 import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

@@ -277,9 +277,7 @@ def run_callable(
 
     def worker() -> None:
         try:
-            box["recording"] = _run(
-                program, stack, facts, config, secret_config, project, invokes
-            )
+            box["recording"] = _run(program, stack, facts, config, secret_config, project, invokes)
         except BaseException as exc:
             box["error"] = exc
 

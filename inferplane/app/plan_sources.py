@@ -135,7 +135,9 @@ def cost_by_source(doc: Mapping[str, Any] | None) -> dict[str, Any]:
                 entry = out.setdefault(kind, {"monthly_usd_at_floor": 0.0})
                 monthly = row["cost"].get("monthly_usd_at_floor")
                 if monthly is not None and "monthly_usd_at_floor" in entry:
-                    entry["monthly_usd_at_floor"] = round(entry["monthly_usd_at_floor"] + monthly, 2)
+                    entry["monthly_usd_at_floor"] = round(
+                        entry["monthly_usd_at_floor"] + monthly, 2
+                    )
                 elif row["nodes"]["min"] > 0:
                     entry.pop("monthly_usd_at_floor", None)
                     entry["why"] = row["cost"].get("why", "unpriced")

@@ -120,7 +120,7 @@ def test_a_block_that_ends_before_a_schedule_window_is_refused(tmp_path: Path) -
 def test_no_answer_is_not_checked_never_passed(tmp_path: Path) -> None:
     rows = judge(_env(tmp_path), {"l4": PoolAnswers()}, NOW)
     block, on_demand, spot = rows["l4"]["eu-west-1a"]
-    assert block["status"] == "not checked"
+    assert block["status"] == spot["status"] == "not checked"
     assert block["not_checked"] == ["Capacity Block cr-0fedcba9876543210 (no answer)"]
     assert on_demand["status"] == "not checked"
     unasked = judge(_env(tmp_path), {}, NOW)["l4"]["eu-west-1a"][0]

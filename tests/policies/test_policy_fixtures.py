@@ -62,7 +62,9 @@ def test_fixture(fixture: Fixture, tmp_path: Path) -> None:
     expected = {(fixture.rule, e["environment"], e["target"], e["line"]) for e in fixture.expect}
     invokes = fixture.invokes
     if invokes == "example":
-        invokes = yaml.safe_load(next(r for r in all_rules() if r.id == fixture.rule).example_invokes)
+        invokes = yaml.safe_load(
+            next(r for r in all_rules() if r.id == fixture.rule).example_invokes
+        )
     assert _violations(path, fixture.rule, config, invokes) == expected, fixture.description
 
 

@@ -277,7 +277,9 @@ def _judge_block(
         if model.pool != pool.name:
             continue
         for window in model.schedule:
-            found = next_window(window.schedule, window.duration_s, window.timezone, max(now, start))
+            found = next_window(
+                window.schedule, window.duration_s, window.timezone, max(now, start)
+            )
             if found is not None and found[1] > end:
                 problems.append(
                     _problem(
