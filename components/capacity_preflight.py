@@ -1,7 +1,7 @@
 """The capacity preflight, asked of the cloud while ``pulumi preview`` runs.
 
-For every pool of an AWS environment that lists its capacity sources, the pinned
-pulumi-aws 7.51.1 data sources (invokes, which a preview runs with the stack's credentials):
+For every pool that lists its capacity sources, on AWS the pinned pulumi-aws 7.51.1 data
+sources (invokes, which a preview runs with the stack's credentials):
 
 - ``ec2.get_instance_type_offerings`` (``pulumi_aws/ec2/get_instance_type_offerings.py``:
   ``location_type`` ``availability-zone``, filters ``instance-type`` and ``location``;
@@ -16,6 +16,17 @@ pulumi-aws 7.51.1 data sources (invokes, which a preview runs with the stack's c
   Capacity Block given by id;
 - ``ec2.get_spot_price`` (``get_spot_price.py``: ``instance_type``, ``availability_zone``;
   ``spot_price``), for the record.
+
+For a GCP environment, the pinned pulumi-gcp 10.2.0:
+
+- ``compute.get_machine_types`` (``pulumi_gcp/compute/get_machine_types.py``: ``zone``,
+  ``filter`` ``name = "<type>"``, ``project``; ``machine_types``), per zone: the type is
+  offered there when the list is not empty;
+- ``compute.get_reservation`` (``pulumi_gcp/compute/get_reservation.py``: ``name``, ``zone``,
+  ``project``; ``zone``, ``specific_reservations[].count`` and ``in_use_count``,
+  ``status``), for a reservation source, in its zone. The API looks a reservation up by
+  zone, so one in another zone is not found and the preview stops with the provider's
+  error rather than a located message.
 
 The answers are judged by `inferplane.blueprint.capacity.preflight.judge` and written, as
 JSON under the key ``preflight.json``, to the `naming.PREFLIGHT_CONFIGMAP` ConfigMap of the
@@ -37,6 +48,7 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_gcp as gcp
 
 from inferplane.blueprint.capacity.preflight import PoolAnswers, judge, quota_name
 from inferplane.blueprint.model import Environment, GpuPool
@@ -48,7 +60,7 @@ RECORDED = "recorded"
 def wanted(env: Environment) -> bool:
     """Whether `env`'s stack runs the preflight: an AWS environment with a pool that lists
     its sources, in a run with credentials or handed recorded answers."""
-    if env.cloud != "aws" or not any(p.capacity_sources for p in env.pools.values()):
+    if env.cloud not in ("aws", "gcp") or not any(p.capacity_sources for p in env.pools.values()):
         return False
     config = pulumi.Config("inferplane")
     return not config.get_bool("offline") or config.get("preflight") == RECORDED
@@ -125,11 +137,57 @@ def _pool_answers(pool: GpuPool, opts: pulumi.InvokeOutputOptions) -> pulumi.Out
     ).apply(plain)
 
 
+def _gcp_pool_answers(
+    env: Environment, pool: GpuPool, opts: pulumi.InvokeOutputOptions
+) -> pulumi.Output[Any]:
+    """The cloud's answers for `pool` on GCP, as a plain dict for `PoolAnswers`."""
+    types = {
+        zone: gcp.compute.get_machine_types_output(
+            zone=zone, filter=f'name = "{pool.instance_type}"', project=env.project, opts=opts
+        )
+        for zone in pool.zones
+    }
+    reservations = {
+        str(s.reservation): gcp.compute.get_reservation_output(
+            name=s.reservation, zone=s.zone, project=env.project, opts=opts
+        )
+        for s in pool.capacity_sources
+        if s.kind == "reservation" and s.reservation and s.zone
+    }
+
+    def plain(values: list[Any]) -> dict[str, Any]:
+        t = dict(zip(types, values[: len(types)], strict=True))
+        r = dict(zip(reservations, values[len(types) :], strict=True))
+        answered = {z: _value(v, "machine_types") for z, v in t.items()}
+        known = all(v is not None for v in answered.values())
+        out: dict[str, Any] = {
+            "offered_zones": sorted(z for z, v in answered.items() if v) if known else None,
+            "vcpus": None,
+            "quotas": {},
+            "blocks": {},
+            "spot_prices": {},
+            "reservations": {},
+        }
+        for name, found in r.items():
+            specific = list(_value(found, "specific_reservations") or [])
+            first = specific[0] if specific else None
+            out["reservations"][name] = {
+                "zone": _value(found, "zone"),
+                "count": _value(first, "count") if first is not None else None,
+                "inUseCount": _value(first, "in_use_count") if first is not None else None,
+                "status": _value(found, "status"),
+            }
+        return out
+
+    return pulumi.Output.all(*types.values(), *reservations.values()).apply(plain)
+
+
 def answers_json(env: Environment, parent: pulumi.Resource) -> pulumi.Output[str]:
     """`env`'s judged preflight (`judge`), as the ConfigMap's JSON."""
     opts = pulumi.InvokeOutputOptions(parent=parent)
+    ask = _pool_answers if env.cloud == "aws" else (lambda p, o: _gcp_pool_answers(env, p, o))
     pools = {
-        name: _pool_answers(pool, opts)
+        name: ask(pool, opts)
         for name, pool in sorted(env.pools.items())
         if pool.capacity_sources
     }
@@ -142,6 +200,7 @@ def answers_json(env: Environment, parent: pulumi.Resource) -> pulumi.Output[str
                 quotas={k: float(q) for k, q in v["quotas"].items()},
                 blocks=v["blocks"],
                 spot_prices=v["spot_prices"],
+                reservations=v.get("reservations") or {},
             )
             for name, v in zip(pools, values, strict=True)
         }

@@ -59,11 +59,26 @@ EXAMPLE_INVOKES = """\
     state: active
 - token: aws:ec2/getSpotPrice:getSpotPrice
   answer: {id: spot, spotPrice: "0.3101"}
+- token: gcp:compute/getMachineTypes:getMachineTypes
+  args: {filter: 'name = "g2-standard-8"'}
+  answer: {id: g2-standard-8, machineTypes: [{name: g2-standard-8}]}
+- token: gcp:compute/getMachineTypes:getMachineTypes
+  args: {filter: 'name = "g2-standard-4"'}
+  answer: {id: g2-standard-4, machineTypes: []}
+- token: gcp:compute/getReservation:getReservation
+  args: {name: l4-reserved}
+  answer:
+    id: l4-reserved
+    name: l4-reserved
+    zone: us-central1-a
+    status: READY
+    specificReservations: [{count: 3, inUseCount: 1, assuredCount: 3}]
 """
 """Recorded answers of the preflight's invokes for the rules' examples and fixtures: g6.2xlarge
 offered in us-east-1a and us-east-1b, g6.4xlarge in us-east-1a only, 128 vCPUs of on-demand
 and of spot G quota, and Capacity Block cr-0fedcba9876543210 in us-east-1a until 3 June 2026
-11:30 UTC."""
+11:30 UTC; on GCP, g2-standard-8 in every zone, g2-standard-4 in none, and reservation
+l4-reserved of 3 machines in us-central1-a."""
 
 
 __all__ = ["EXAMPLE_INVOKES", "SOURCES", "findings"]

@@ -10,12 +10,17 @@ cloud answers, so nothing is judged and plan.json says ``not checked`` and why
 
 What is judged, per pool, zone and source (each problem names the rule that reports it):
 
-- ``capacity-offered``: EC2 offers the instance type in the zone (``DescribeInstanceTypeOfferings``
-  with location type ``availability-zone``).
+- ``capacity-offered``: the cloud offers the instance type in the zone (EC2
+  ``DescribeInstanceTypeOfferings`` with location type ``availability-zone``; Compute Engine's
+  machine types of the zone).
 - ``capacity-quota``: the region's vCPU quota of the instance family, for the market of each
   on-demand or spot source, holds ``nodes.max`` plus the update surge in every zone of every
   pool of that family, at the type's vCPUs (`SURGE_NODES_PER_GROUP`).
-- ``reservation-zone``: a Capacity Block given by id is in the zone its source names.
+- ``reservation-zone``: a Capacity Block given by id (AWS) or a specific reservation (GCP) is
+  in the zone its source names.
+- ``reservation-floor``: a GCP specific reservation holds at least the zone's ``nodes.min``
+  machines. (AWS On-Demand Capacity Reservations: not checked, the pinned provider has no
+  data source for them.)
 - ``capacity-block-window``: a Capacity Block given by id covers the next window of every
   ``replicas.schedule`` of the models on the pool.
 
@@ -32,6 +37,9 @@ from typing import Any
 
 from inferplane.blueprint.model import CapacitySource, Environment, GpuPool
 from inferplane.blueprint.wake import _CYCLE_START, _day_matcher, _starts
+
+OFFERER = {"aws": "EC2", "gcp": "Compute Engine"}
+"""Who offers the instance types, in messages."""
 
 SURGE_NODES_PER_GROUP = 2
 """Nodes an EKS managed node group may add beyond its maximum while it updates: EKS raises
@@ -85,6 +93,8 @@ class PoolAnswers:
     ``endDate`` (RFC 3339), ``state``."""
     spot_prices: Mapping[str, str] = field(default_factory=dict)
     """Zone -> the current spot price (USD per hour)."""
+    reservations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """GCP reservation name -> ``zone``, ``count``, ``inUseCount``, ``status``."""
 
 
 def _parse_time(text: str) -> dt.datetime:
@@ -120,6 +130,8 @@ def _problem(rule: str, source: CapacitySource, message: str) -> dict[str, Any]:
 def _quota_needs(env: Environment, answers: Mapping[str, PoolAnswers]) -> dict[str, float]:
     """Per quota name: the vCPUs all pools' on-demand or spot sources may hold at once."""
     needs: dict[str, float] = {}
+    if env.cloud != "aws":
+        return needs
     for name, pool in env.pools.items():
         vcpus = answers.get(name, PoolAnswers()).vcpus
         if not vcpus:
@@ -177,15 +189,23 @@ def _row(
                 _problem(
                     "capacity-offered",
                     source,
-                    f"pool {pool.name}: EC2 does not offer {pool.instance_type} in {zone} "
+                    f"pool {pool.name}: {OFFERER[env.cloud]} does not offer "
+                    f"{pool.instance_type} in {zone} "
                     f"(offered in: {', '.join(sorted(got.offered_zones)) or 'no zone'}); "
                     "move the pool to zones that offer it, or pick another instance type",
                 )
             )
-    if source.kind in QUOTA_MARKETS:
+    if source.kind in QUOTA_MARKETS and env.cloud == "aws":
         _judge_quota(pool, source, got, needs, problems, checked, unchecked)
+    elif source.kind in QUOTA_MARKETS:
+        unchecked.append(
+            "the region's GPU quota (not asked on GCP: the quota ids per GPU model that "
+            "pulumi-gcp 10.2.0's cloudquota.get_s_quota_info takes are not mapped yet)"
+        )
     if source.kind == "capacity_block" and source.reservation:
         _judge_block(env, pool, zone, source, got, now, problems, checked, unchecked)
+    elif source.kind == "reservation" and env.cloud == "gcp":
+        _judge_reservation(pool, zone, source, got, problems, checked, unchecked)
     elif source.kind == "reservation":
         unchecked.append(
             "an On-Demand Capacity Reservation's zone and free count (pulumi-aws 7.51.1 has "
@@ -236,6 +256,53 @@ def _judge_quota(
                 f"nodes.max {pool.nodes.max} plus {SURGE_NODES_PER_GROUP} for an update, "
                 f"per zone), more than the quota of {value:g}; ask AWS to raise the quota "
                 "(Service Quotas, service ec2), or lower nodes.max",
+            )
+        )
+
+
+def _judge_reservation(
+    pool: GpuPool,
+    zone: str,
+    source: CapacitySource,
+    got: PoolAnswers,
+    problems: list[dict[str, Any]],
+    checked: list[str],
+    unchecked: list[str],
+) -> None:
+    """A GCP specific reservation, looked up in the source's zone (``compute.get_reservation``
+    takes the zone)."""
+    found = got.reservations.get(str(source.reservation))
+    if found is None:
+        unchecked.append(f"reservation {source.reservation} (no answer)")
+        return
+    checked.append("zone")
+    where = str(found.get("zone") or "").rsplit("/", 1)[-1]
+    if where and where != zone:
+        problems.append(
+            _problem(
+                "reservation-zone",
+                source,
+                f"pool {pool.name}: reservation {source.reservation} is in {where}, not "
+                f"{zone}: the zone's node pool cannot consume it; set the source's `zone:` "
+                f"to {where}, or reserve in {zone}",
+            )
+        )
+    count = found.get("count")
+    if count is None:
+        unchecked.append(f"reservation {source.reservation}'s count (no answer)")
+        return
+    checked.append("floor")
+    if int(count) < pool.nodes.min:
+        in_use = found.get("inUseCount")
+        used = f", {in_use} in use" if in_use is not None else ""
+        problems.append(
+            _problem(
+                "reservation-floor",
+                source,
+                f"pool {pool.name}: reservation {source.reservation} holds {count} "
+                f"machine(s){used}, fewer than the zone's nodes.min {pool.nodes.min}: the "
+                "floor's other nodes would come from the next source, or not at all; "
+                "reserve at least nodes.min machines, or lower nodes.min",
             )
         )
 
