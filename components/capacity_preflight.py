@@ -187,9 +187,7 @@ def answers_json(env: Environment, parent: pulumi.Resource) -> pulumi.Output[str
     opts = pulumi.InvokeOutputOptions(parent=parent)
     ask = _pool_answers if env.cloud == "aws" else (lambda p, o: _gcp_pool_answers(env, p, o))
     pools = {
-        name: ask(pool, opts)
-        for name, pool in sorted(env.pools.items())
-        if pool.capacity_sources
+        name: ask(pool, opts) for name, pool in sorted(env.pools.items()) if pool.capacity_sources
     }
 
     def judged(values: list[Any]) -> str:

@@ -30,8 +30,10 @@ RULE = Rule(
         "the reservation holds."
     ),
     sources=SOURCES
-    + " Judged for GCP specific reservations (`count`); an AWS On-Demand Capacity "
-    "Reservation is reported as not checked (pulumi-aws 7.51.1 has no data source for one).",
+    + (
+        " Judged for GCP specific reservations (`count`); an AWS On-Demand Capacity "
+        "Reservation is reported as not checked (pulumi-aws 7.51.1 has no data source for one)."
+    ),
     passing_example="""\
 environments:
   prod:
