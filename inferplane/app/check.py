@@ -94,8 +94,11 @@ def stack_of(env: Environment, invokes: Invokes = (), today: dt.date | None = No
     start of `today` (default: now)."""
     from inferplane.app.offline import run_program  # imports Pulumi: only when checking
 
-    config = {"inferplane:preflightNow": f"{today.isoformat()}T00:00:00Z"} if today else {}
-    recording = run_program(env, invokes=invokes, config=config)
+    if invokes:
+        now = {"inferplane:preflightNow": f"{today.isoformat()}T00:00:00Z"} if today else {}
+        recording = run_program(env, invokes=invokes, config=now)
+    else:
+        recording = run_program(env)
     resources = [
         Resource(type=r.type, name=r.name, urn=r.urn, props=r.inputs, parent=r.parent)
         for r in recording.resources
@@ -107,6 +110,12 @@ def stack_of(env: Environment, invokes: Invokes = (), today: dt.date | None = No
 Invokes = Sequence[Mapping[str, Any]]
 """Recorded provider answers (`inferplane.app.offline_mocks.recorded_answer`)."""
 
+
+def _stack(env: Environment, invokes: Invokes, today: dt.date | None) -> Stack:
+    """`stack_of`, called with the recorded answers only where there are some."""
+    return stack_of(env, invokes, today) if invokes else stack_of(env)
+
+
 _PENDING: list[tuple[Environment, PolicyConfig, Invokes, dt.date | None]] = []
 """Environments handed to forked workers (inherited, not pickled: the model holds
 read-only mappings that do not pickle)."""
@@ -116,7 +125,7 @@ def _evaluate_one(index: int) -> list[Result] | BaseException:
     """Worker: one environment's unwaived results, or the exception its run raised."""
     env, config, invokes, today = _PENDING[index]
     try:
-        return evaluate(stack_of(env, invokes, today), config)
+        return evaluate(_stack(env, invokes, today), config)
     except BaseException as exc:  # handed back to the parent, which raises it
         if os.environ.get("INFERPLANE_DEBUG") == "1":
             exc.add_note("in environment " + env.name + ":\n" + traceback.format_exc())
@@ -164,11 +173,11 @@ def evaluate_environments(
     if not environments:
         return []
     most = _max_jobs()  # a bad $INFERPLANE_JOBS is refused before any work
-    first = [evaluate(stack_of(environments[0], invokes, today), config)]
+    first = [evaluate(_stack(environments[0], invokes, today), config)]
     rest = environments[1:]
     jobs = min(len(rest), os.cpu_count() or 1, most)
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return first + [evaluate(stack_of(env, invokes, today), config) for env in rest]
+        return first + [evaluate(_stack(env, invokes, today), config) for env in rest]
     _PENDING[:] = [(env, config, invokes, today) for env in rest]
     try:
         try:

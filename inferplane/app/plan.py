@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inferplane.app import plan_output
+    from inferplane.app import plan_output, recorded_invokes
     from inferplane.blueprint.derived import scale_out
     from inferplane.blueprint.resolution.resolve import resolve_file
 
@@ -70,11 +70,10 @@ def run(args: argparse.Namespace) -> int:
         platform = platform_prices(args.policy_config)
         if args.out is not None:  # fail before the run, and again at write time
             plan_output.check_out_dir(args.out)
-        from inferplane.app import recorded_invokes
         from inferplane.app.offline import run_program
 
         invokes = recorded_invokes.load(args.invokes) if args.invokes else []
-        recording = run_program(env, invokes=invokes).revealed()
+        recording = (run_program(env, invokes=invokes) if invokes else run_program(env)).revealed()
     except recorded_invokes.InvokesError as exc:
         return usage_error("inferplane plan", f"--invokes {exc}")
     except BlueprintError as exc:
