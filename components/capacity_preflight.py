@@ -33,7 +33,8 @@ JSON under the key ``preflight.json``, to the `naming.PREFLIGHT_CONFIGMAP` Confi
 blueprint's namespace, where the rules read them. The run needs read access to EC2
 (``DescribeInstanceTypeOfferings``, ``DescribeInstanceTypes``,
 ``DescribeCapacityReservations``, ``DescribeSpotPriceHistory``) and Service Quotas
-(``GetServiceQuota``); a denied call fails the preview, as a data source does.
+(``GetServiceQuota``); a denied call, or a Capacity Block or reservation that is not found,
+fails the preview with the provider's error, as any data source does.
 
 Offline (``inferplane:offline``) the preflight is skipped unless the run is handed recorded
 answers (``inferplane:preflight`` set to ``recorded``): the offline harness then answers the
