@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from inferplane.blueprint import naming
 from inferplane.blueprint.derived import facts
 from inferplane.blueprint.model import Environment
-from inferplane.components import hardening, prometheus_query, stack_args
+from inferplane.components import capacity_preflight, hardening, prometheus_query, stack_args
 from inferplane.components.addons import ClusterAddons
 from inferplane.components.cloud import cloud_provider
 from inferplane.components.cluster import Cluster
@@ -179,6 +179,17 @@ class InferenceStack(pulumi.ComponentResource):
             data=environment_data(env),
             opts=k8s_opts,
         )
+        if capacity_preflight.wanted(env):
+            k8s.core.v1.ConfigMap(
+                f"{name}-preflight",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=naming.PREFLIGHT_CONFIGMAP,
+                    namespace=namespace.metadata.name,
+                    labels=labels,
+                ),
+                data={"preflight.json": capacity_preflight.answers_json(env, cluster)},
+                opts=k8s_opts,
+            )
         self.store_access = ModelStoreAccess(
             name,
             stack_args.store_access_args(env, namespace.metadata.name, provider, cluster),

@@ -86,6 +86,10 @@ class Rule:
     example_config: str = ""
     """The platform's policy config (YAML) both examples are checked with, for a rule whose
     default judges them otherwise; empty: the defaults."""
+    example_invokes: str = ""
+    """Recorded provider answers (YAML, `inferplane.app.offline_mocks.recorded_answer`) the
+    examples are checked with: a rule that judges the cloud's answers (the capacity
+    preflight) has nothing to judge without them."""
     tags: tuple[str, ...] = field(default=())
 
     def defaults(self) -> dict[str, Any]:

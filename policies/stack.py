@@ -9,6 +9,7 @@ the `inferplane.dev/model` label; GPU node groups by `inferplane.dev/pool`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -223,6 +224,22 @@ class Stack:
             if r.k8s_name == naming.ENVIRONMENT_CONFIGMAP:
                 data = _dict(r.props.get("data"))
                 return from_config_map(data) if data else None
+        return None
+
+    @cached_property
+    def preflight(self) -> dict[str, Any] | None:
+        """The capacity preflight's judged rows (`inferplane.blueprint.capacity.preflight
+        .judge`) from the `naming.PREFLIGHT_CONFIGMAP` ConfigMap; None where the stack did
+        not run it (offline, or on a cloud it does not ask) or preview does not know them."""
+        for r in self.of_type(CONFIG_MAP):
+            if r.k8s_name == naming.PREFLIGHT_CONFIGMAP:
+                text = _dict(r.props.get("data")).get("preflight.json")
+                if isinstance(text, str):
+                    try:
+                        rows = json.loads(text)
+                    except ValueError:
+                        return None
+                    return rows if isinstance(rows, dict) else None
         return None
 
     @cached_property

@@ -25,8 +25,9 @@ import dataclasses
 import hashlib
 import os
 import pickle
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -209,9 +210,10 @@ def sharing_plans(store: Path, patch: pytest.MonkeyPatch) -> None:
         *,
         program: Callable[[Environment], object] | None = None,
         config: Mapping[str, str] | None = None,
+        invokes: Sequence[Mapping[str, Any]] = (),
     ) -> Recording:
-        if program is not None or config:
-            return real(env, program=program, config=config)
+        if program is not None or config or invokes:
+            return real(env, program=program, config=config, invokes=invokes)
         return _stored(store, "stack", env, lambda: real(env))
 
     patch.setattr(offline, "run_program", run_program)

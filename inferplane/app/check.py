@@ -22,7 +22,7 @@ import os
 import pickle
 import sys
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -78,15 +78,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
     )
+    parser.add_argument(
+        "--invokes",
+        metavar="FILE",
+        help="provider answers recorded from a real run (a YAML list of {token, args, "
+        "answer}): the capacity preflight and its rules run on them",
+    )
     # Waiver expiry is judged against this date (tests pin it; INFERPLANE_TODAY also works).
     parser.add_argument("--today", help=argparse.SUPPRESS)
 
 
-def stack_of(env: Environment) -> Stack:
-    """Run `env`'s program offline and wrap what it registered for the rules."""
+def stack_of(env: Environment, invokes: Invokes = (), today: dt.date | None = None) -> Stack:
+    """Run `env`'s program offline and wrap what it registered for the rules; `invokes`:
+    recorded provider answers, which run the capacity preflight (`run_program`), as of the
+    start of `today` (default: now)."""
     from inferplane.app.offline import run_program  # imports Pulumi: only when checking
 
-    recording = run_program(env)
+    if invokes:
+        now = {"inferplane:preflightNow": f"{today.isoformat()}T00:00:00Z"} if today else {}
+        recording = run_program(env, invokes=invokes, config=now)
+    else:
+        recording = run_program(env)
     resources = [
         Resource(type=r.type, name=r.name, urn=r.urn, props=r.inputs, parent=r.parent)
         for r in recording.resources
@@ -95,16 +107,25 @@ def stack_of(env: Environment) -> Stack:
     return Stack.of(resources, env)
 
 
-_PENDING: list[tuple[Environment, PolicyConfig]] = []
+Invokes = Sequence[Mapping[str, Any]]
+"""Recorded provider answers (`inferplane.app.offline_mocks.recorded_answer`)."""
+
+
+def _stack(env: Environment, invokes: Invokes, today: dt.date | None) -> Stack:
+    """`stack_of`, called with the recorded answers only where there are some."""
+    return stack_of(env, invokes, today) if invokes else stack_of(env)
+
+
+_PENDING: list[tuple[Environment, PolicyConfig, Invokes, dt.date | None]] = []
 """Environments handed to forked workers (inherited, not pickled: the model holds
 read-only mappings that do not pickle)."""
 
 
 def _evaluate_one(index: int) -> list[Result] | BaseException:
     """Worker: one environment's unwaived results, or the exception its run raised."""
-    env, config = _PENDING[index]
+    env, config, invokes, today = _PENDING[index]
     try:
-        return evaluate(stack_of(env), config)
+        return evaluate(_stack(env, invokes, today), config)
     except BaseException as exc:  # handed back to the parent, which raises it
         if os.environ.get("INFERPLANE_DEBUG") == "1":
             exc.add_note("in environment " + env.name + ":\n" + traceback.format_exc())
@@ -137,7 +158,10 @@ def _max_jobs() -> int:
 
 
 def evaluate_environments(
-    environments: Sequence[Environment], config: PolicyConfig
+    environments: Sequence[Environment],
+    config: PolicyConfig,
+    invokes: Invokes = (),
+    today: dt.date | None = None,
 ) -> list[list[Result]]:
     """Each environment's results (no waivers).
 
@@ -149,12 +173,12 @@ def evaluate_environments(
     if not environments:
         return []
     most = _max_jobs()  # a bad $INFERPLANE_JOBS is refused before any work
-    first = [evaluate(stack_of(environments[0]), config)]
+    first = [evaluate(_stack(environments[0], invokes, today), config)]
     rest = environments[1:]
     jobs = min(len(rest), os.cpu_count() or 1, most)
     if jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return first + [evaluate(stack_of(env), config) for env in rest]
-    _PENDING[:] = [(env, config) for env in rest]
+        return first + [evaluate(_stack(env, invokes, today), config) for env in rest]
+    _PENDING[:] = [(env, config, invokes, today) for env in rest]
     try:
         try:
             with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
@@ -177,14 +201,18 @@ def evaluate_environments(
 
 
 def check_environments(
-    environments: Sequence[Environment], config: PolicyConfig, today: dt.date
+    environments: Sequence[Environment],
+    config: PolicyConfig,
+    today: dt.date,
+    invokes: Invokes = (),
 ) -> list[Result]:
     """Results of every rule on `environments` (one blueprint), waivers applied, plus one
     advisory result per waiver that matched nothing in any of them."""
     results: list[Result] = []
     use = waivers.WaiverUse.new()
     max_days = config.waiver_max_days
-    for env, found in zip(environments, evaluate_environments(environments, config), strict=True):
+    found_all = evaluate_environments(environments, config, invokes, today if invokes else None)
+    for env, found in zip(environments, found_all, strict=True):
         # The platform's waivers first (they alone may waive a mandatory rule), then the
         # blueprint's (advisory rules only).
         platform = waivers.platform_waivers(config.mandatory_waivers, env.blueprint)
@@ -318,6 +346,7 @@ def check_files(
     env_names: Sequence[str] | None = None,
     config_file: str | None = None,
     today: dt.date | None = None,
+    invokes: Invokes = (),
 ) -> CheckReport:
     """Check every environment (or those named) of each blueprint.
 
@@ -388,7 +417,7 @@ def check_files(
     report.invalid.extend(joined_name_problems(every_env))
     for doc, chosen, environments in resolved:
         try:
-            found = check_environments(environments, config, on)
+            found = check_environments(environments, config, on, invokes)
         except BlueprintError as exc:
             report.invalid.extend(exc.diagnostics)
             continue
@@ -402,11 +431,22 @@ def check_files(
                 "reason": plan_sources.NOT_CHECKED,
             }
             for env in environments
-            if not env.kubernetes and plan_sources.listed(env)
+            if not env.kubernetes
+            and plan_sources.listed(env)
+            and not invokes  # with recorded answers it ran
         )
     report.results.sort(key=Result.sort_key)
     report.invalid.sort(key=lambda d: (d.location, format_path(d.path)))
     return report
+
+
+def _invokes(path: str | None) -> list[dict[str, Any]]:
+    from inferplane.app import recorded_invokes
+
+    try:
+        return recorded_invokes.load(path) if path else []
+    except recorded_invokes.InvokesError as exc:
+        raise UsageError(f"--invokes {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -417,7 +457,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         return usage_error("inferplane check", f"--today {args.today!r} is not YYYY-MM-DD")
     try:
-        report = check_files(args.blueprints, args.envs, args.policy_config, today)
+        invokes = _invokes(args.invokes)
+        report = check_files(args.blueprints, args.envs, args.policy_config, today, invokes)
     except UsageError as exc:
         return usage_error("inferplane check", str(exc))
     if args.format == "text":  # the located lines an editor jumps to; other formats carry them

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -208,6 +208,11 @@ def facts_of(env: Environment) -> CloudFacts:
     return CloudFacts(cloud=env.cloud, region=env.region, zones=env.zones, project=env.project)
 
 
+PREFLIGHT_RECORDED = {"inferplane:preflight": "recorded"}
+"""The config under which an offline run asks the capacity preflight of recorded answers
+(`inferplane.components.capacity_preflight`)."""
+
+
 def config_of(env: Environment) -> dict[str, str]:
     """The Pulumi config a stack of `env` carries, plus the offline switch."""
     config = {
@@ -229,11 +234,14 @@ def run_program(
     *,
     program: Callable[[Environment], object] | None = None,
     config: Mapping[str, str] | None = None,
+    invokes: Sequence[Mapping[str, Any]] = (),
 ) -> Recording:
     """Run `program(env)` (default: `inferplane.app.program.deploy`) offline as stack `env.name`.
 
-    `config` adds to (and overrides) the stack config `config_of(env)`. An exception the
-    program raises is re-raised unchanged (a BlueprintError stays a BlueprintError).
+    `config` adds to (and overrides) the stack config `config_of(env)`. `invokes` are
+    recorded provider answers (`inferplane.app.offline_mocks.recorded_answer`): with them the
+    capacity preflight runs and is answered from them. An exception the program raises is
+    re-raised unchanged (a BlueprintError stays a BlueprintError).
     """
     if program is None:
         from inferplane.app.program import deploy
@@ -245,7 +253,8 @@ def run_program(
         lambda: chosen(run_env),
         stack=env.name,
         facts=facts_of(env),
-        config={**config_of(env), **(config or {})},
+        config={**config_of(env), **(PREFLIGHT_RECORDED if invokes else {}), **(config or {})},
+        invokes=invokes,
     )
 
 
@@ -257,6 +266,7 @@ def run_callable(
     config: Mapping[str, str],
     secret_config: frozenset[str] = frozenset(),
     project: str = PROJECT,
+    invokes: Sequence[Mapping[str, Any]] = (),
 ) -> Recording:
     """Run any Pulumi program function offline; `run_program` is the usual entry point.
 
@@ -267,7 +277,7 @@ def run_callable(
 
     def worker() -> None:
         try:
-            box["recording"] = _run(program, stack, facts, config, secret_config, project)
+            box["recording"] = _run(program, stack, facts, config, secret_config, project, invokes)
         except BaseException as exc:
             box["error"] = exc
 
@@ -287,10 +297,11 @@ def _run(
     config: Mapping[str, str],
     secret_config: frozenset[str],
     project: str,
+    invokes: Sequence[Mapping[str, Any]] = (),
 ) -> Recording:
     # A new thread starts with empty context variables: no settings, config or root stack
     # left over from another run.
-    cloud = CloudMocks(facts)
+    cloud = CloudMocks(facts, invokes)
     monitor = _RecordingMonitor(cloud)
     logger = logging.getLogger(f"inferplane.app.offline.{stack}")
     logger.propagate = False

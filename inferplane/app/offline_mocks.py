@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi.runtime.mocks import MockCallArgs, MockResourceArgs, Mocks
@@ -282,9 +283,11 @@ def _password(name: str, length: int) -> str:
 class CloudMocks(Mocks):
     """Mocks whose outputs look like the real providers' (see the module docstring)."""
 
-    def __init__(self, facts: CloudFacts):
+    def __init__(self, facts: CloudFacts, recorded: Sequence[Mapping[str, Any]] = ()):
         self.facts = facts
         self._answers = answers(facts)
+        self._recorded = tuple(recorded)
+        """Recorded invoke answers (`recorded_answer`), asked before the made-up ones."""
         self.unknowns = UnknownValues(facts)
         """Every value made up here, with the name of what a deploy would produce instead."""
 
@@ -313,6 +316,9 @@ class CloudMocks(Mocks):
         return str(args.resource_id or rid), state
 
     def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        found = recorded_answer(self._recorded, args.token, args.args)
+        if found is not None:
+            return found, []
         answer = self._answers.get(args.token)
         if answer is not None:
             result = answer(args.args)
@@ -326,6 +332,30 @@ class CloudMocks(Mocks):
         }, []
 
 
+def _within(part: Any, whole: Any) -> bool:
+    """Whether `part` is `whole` or a subset of it: a mapping key by key, a list item by
+    item (each item of `part` within some item of `whole`)."""
+    if isinstance(part, Mapping):
+        return isinstance(whole, Mapping) and all(
+            k in whole and _within(v, whole[k]) for k, v in part.items()
+        )
+    if isinstance(part, list):
+        return isinstance(whole, list) and all(any(_within(p, w) for w in whole) for p in part)
+    return bool(part == whole)
+
+
+def recorded_answer(
+    recorded: Sequence[Mapping[str, Any]], token: str, args: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The first recorded answer for `token` whose ``args`` are a subset of `args`: each entry
+    is ``{token, args, answer}``, what the provider answered a real run (`inferplane plan
+    --invokes`, the preflight's tests). None when no entry matches."""
+    for entry in recorded:
+        if entry.get("token") == token and _within(entry.get("args") or {}, args):
+            return copy.deepcopy(dict(entry.get("answer") or {}))
+    return None
+
+
 __all__ = [
     "ACCOUNT_ID",
     "CA_DATA",
@@ -335,5 +365,6 @@ __all__ = [
     "aws_arn",
     "eks_endpoint",
     "oidc_issuer",
+    "recorded_answer",
     "stable_hex",
 ]

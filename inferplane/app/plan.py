@@ -51,10 +51,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="policy config whose scale-out-budget keys correct the budget's estimates and "
         "whose capacity-estimate.prices price the nodes",
     )
+    parser.add_argument(
+        "--invokes",
+        metavar="FILE",
+        help="provider answers recorded from a real run (a YAML list of {token, args, "
+        "answer}): the capacity preflight runs on them instead of saying not checked",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from inferplane.app import plan_output
+    from inferplane.app import plan_output, recorded_invokes
     from inferplane.blueprint.derived import scale_out
     from inferplane.blueprint.resolution.resolve import resolve_file
 
@@ -66,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
             plan_output.check_out_dir(args.out)
         from inferplane.app.offline import run_program
 
-        recording = run_program(env).revealed()
+        invokes = recorded_invokes.load(args.invokes) if args.invokes else []
+        recording = (run_program(env, invokes=invokes) if invokes else run_program(env)).revealed()
+    except recorded_invokes.InvokesError as exc:
+        return usage_error("inferplane plan", f"--invokes {exc}")
     except BlueprintError as exc:
         return print_diagnostics(exc.diagnostics)
     except plan_output.OutputDirError as exc:
@@ -101,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         print(printable(line), file=out)
     from inferplane.app import plan_sources
 
-    sources = plan_sources.section(env, platform)
+    sources = plan_sources.section(env, platform, plan_sources.preflight_of(recording.resources))
     if sources:
         print(file=out)
         for line in plan_sources.render(sources):

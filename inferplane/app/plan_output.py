@@ -116,7 +116,8 @@ def plan_document(
     capacity_sources: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The content of plan.json. `capacity_sources` (only where a pool lists its sources):
-    the sources per pool and zone with their preflight (`inferplane.app.plan_sources`).
+    the sources per pool and zone with their preflight (`inferplane.app.plan_sources`), and
+    then ``capacity_cost_by_source``, the monthly cost at the floor per source kind.
     `secrets` lists the secret references (no values) that
     `inferplane.app.plan_secrets` found; `models` what the plan knows per model
     (``{name: {"scale_out": {...}}}``, `inferplane.app.plan.model_entries`), sorted by name;
@@ -132,7 +133,10 @@ def plan_document(
     if nodes is not None:
         doc["nodes"] = nodes
     if capacity_sources is not None:
+        from inferplane.app.plan_sources import cost_by_source
+
         doc["capacity_sources"] = dict(capacity_sources)
+        doc["capacity_cost_by_source"] = cost_by_source(capacity_sources)
     doc["resources"] = [_entry(res, names) for _, res in tree_order(recording)]
     return doc
 

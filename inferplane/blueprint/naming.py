@@ -86,6 +86,9 @@ ENVIRONMENT_CONFIGMAP = "inferplane-environment"
 """A ConfigMap in the blueprint's namespace with the environment's facts (blueprint,
 environment, cloud, region, zones as a comma list, pools as JSON) so that policies — online
 in CrossGuard as well as offline — can check placement without the blueprint."""
+PREFLIGHT_CONFIGMAP = "inferplane-preflight"
+"""The capacity preflight's judged answers (`inferplane.blueprint.capacity.preflight`), for
+the rules to read; only stacks that ran the preflight have it."""
 ROLE_LABEL = "inferplane.dev/role"
 """On the pool-level pods that serve no model: `SPARE_GPU_ROLE` placeholders and
 `IMAGE_PREPULL_ROLE` pre-pull daemons. Policies tell placeholders from model servers by it."""

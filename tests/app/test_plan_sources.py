@@ -119,3 +119,111 @@ def test_check_says_the_preflight_was_not_checked_and_why(tmp_path: Path) -> Non
         str(ROOT / "policies" / "platform-config.yaml"),
     )
     assert plain.not_checked == [] and "not_checked" not in to_json(plain)
+
+
+RECORDED = """\
+- token: aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings
+  answer: {id: eu-west-1, locations: [eu-west-1a]}
+- token: aws:ec2/getInstanceType:getInstanceType
+  answer: {id: t, defaultVcpus: 8}
+- token: aws:servicequotas/getServiceQuota:getServiceQuota
+  args: {serviceCode: ec2, quotaName: Running On-Demand G and VT instances}
+  answer: {id: L-DB2E81BA, value: 512}
+- token: aws:servicequotas/getServiceQuota:getServiceQuota
+  args: {serviceCode: ec2, quotaName: All G and VT Spot Instance Requests}
+  answer: {id: L-3819A6DF, value: 32}
+- token: aws:ec2/getCapacityBlockReservation:getCapacityBlockReservation
+  args: {id: cr-0fedcba9876543210}
+  answer: {id: cr-0fedcba9876543210, availabilityZone: eu-west-1b, instanceCount: 2,
+           startDate: "2026-05-20T11:30:00Z", endDate: "2026-12-20T11:30:00Z", state: active}
+- token: aws:ec2/getSpotPrice:getSpotPrice
+  args: {availabilityZone: eu-west-1a}
+  answer: {id: s, spotPrice: "0.4000"}
+"""
+"""What EC2 answered, recorded: the type is offered in eu-west-1a only; 8 vCPUs a node;
+on-demand G quota 512 vCPUs, spot 32; the Capacity Block is in eu-west-1b; spot costs 0.40
+an hour in eu-west-1a (no answer for eu-west-1b)."""
+
+
+def test_plan_json_carries_the_preflight_judged_from_recorded_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    invokes = tmp_path / "invokes.yaml"
+    invokes.write_text(RECORDED)
+    out = tmp_path / "out"
+    parser = argparse.ArgumentParser()
+    plan.add_arguments(parser)
+    args = parser.parse_args(
+        [str(_blueprint(tmp_path)), "--env", "prod", "--out", str(out), "--invokes", str(invokes)]
+    )
+    assert plan.run(args) == 0
+    text = capsys.readouterr().out
+    assert "Capacity sources, tried in order per zone (preflight from recorded answers):" in text
+    assert "  l4 / eu-west-1b: capacity_block cr-0fedcba9876543210 [0..4] ok -> " in text
+    doc = json.loads((out / "plan.json").read_text())
+    zone_a = doc["capacity_sources"]["l4"]["eu-west-1a"]
+    zone_b = doc["capacity_sources"]["l4"]["eu-west-1b"]
+    reservation, on_demand_a, spot_a = (r["preflight"] for r in zone_a)
+    assert reservation["status"] == "partly checked"
+    assert reservation["checked"] == ["offered"]
+    assert "pulumi-aws 7.51.1 has no data source" in reservation["not_checked"][0]
+    assert on_demand_a == {"status": "ok", "checked": ["offered", "quota"]}
+    # nodes.max 4 plus 2 in two zones at 8 vCPUs: 96 spot vCPUs, over the quota of 32.
+    assert spot_a["status"] == "refused" and spot_a["spot_usd_per_hour"] == "0.4000"
+    assert [p["rule"] for p in spot_a["problems"]] == ["capacity-quota"]
+    assert spot_a["problems"][0]["path"][-2:] == ["capacity", 3]
+    assert zone_a[2]["cost"]["usd_per_node_hour"] == 0.4
+    block, on_demand_b, spot_b = (r["preflight"] for r in zone_b)
+    assert block == {"status": "ok", "checked": ["zone", "window"]}
+    assert on_demand_b["status"] == "refused"
+    assert [p["rule"] for p in on_demand_b["problems"]] == ["capacity-offered"]
+    assert [p["rule"] for p in spot_b["problems"]] == ["capacity-offered", "capacity-quota"]
+    assert "spot_usd_per_hour" not in spot_b
+    by_source = doc["capacity_cost_by_source"]
+    assert list(by_source) == ["capacity_block", "on_demand", "reservation", "spot"]
+    # The floor sits on the reservation, which the price table cannot price (no g6 row for
+    # eu-west-1); the others start at zero nodes.
+    assert by_source["spot"] == by_source["on_demand"] == {"monthly_usd_at_floor": 0.0}
+    assert by_source["reservation"] == {"why": "the price table has no row for the type"}
+
+
+def test_check_runs_the_preflight_rules_on_recorded_answers(tmp_path: Path) -> None:
+    import yaml
+
+    from inferplane.app.check import check_files
+
+    path = _blueprint(tmp_path)
+    report = check_files(
+        [str(path)],
+        ["prod"],
+        str(ROOT / "policies" / "platform-config.yaml"),
+        invokes=yaml.safe_load(RECORDED),
+    )
+    assert report.not_checked == []
+    found = sorted(
+        (r.rule, r.target, r.location.line if r.location else None)
+        for r in report.results
+        if r.status == "violation" and r.rule in {"capacity-offered", "capacity-quota"}
+    )
+    # eu-west-1b's on_demand and spot (lines 25 and 26) cannot launch the type; the spot
+    # quota is short once for the pool, not once per zone.
+    assert found == [
+        ("capacity-offered", "gpu_pools.l4", 25),
+        ("capacity-offered", "gpu_pools.l4", 26),
+        ("capacity-quota", "gpu_pools.l4", 26),
+    ]
+
+
+def test_a_bad_invokes_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    invokes = tmp_path / "invokes.yaml"
+    invokes.write_text("- {token: aws:ec2/getSpotPrice:getSpotPrice}\n")
+    parser = argparse.ArgumentParser()
+    plan.add_arguments(parser)
+    args = parser.parse_args(
+        [str(_blueprint(tmp_path)), "--env", "prod", "--invokes", str(invokes)]
+    )
+    assert plan.run(args) == 2
+    err = capsys.readouterr().err
+    assert "--invokes" in err and "entry 0 needs an `answer` mapping" in err

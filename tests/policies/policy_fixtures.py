@@ -10,6 +10,8 @@ A fixture file (``fixtures/<rule-id>/<case>.yaml``)::
       - {environment: staging, target: models.chat, line: 62}
     config:                               # optional: the platform's policy config
       warm-replicas: {min_warm_replicas_per_zone: 2}
+    invokes: example                      # optional: recorded provider answers, a list
+                                          # or `example` (the rule's example_invokes)
 
 An empty `expect` makes it a passing fixture. `materialise` edits the golden text in place
 (replacing a value on its own line, or inserting a new key under an existing mapping), so
@@ -41,6 +43,9 @@ class Fixture:
     expect: list[dict[str, Any]]
     config: dict[str, Any] | None = None
     """The policy config the fixture is checked with (None: the defaults)."""
+    invokes: Any = ()
+    """Recorded provider answers the fixture is checked with (the capacity preflight's):
+    a list, or ``example`` for its rule's `example_invokes`."""
 
     @property
     def passing(self) -> bool:
@@ -65,6 +70,7 @@ def fixtures() -> list[Fixture]:
                 set=dict(data.get("set") or {}),
                 expect=list(data.get("expect") or []),
                 config=data.get("config"),
+                invokes=data.get("invokes") or (),
             )
         )
     return out

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from policy_fixtures import (
     FIXTURES,
     Fixture,
@@ -17,16 +19,18 @@ from policy_fixtures import (
 )
 
 from inferplane.app.check import check_files
-from inferplane.policies.rules import rule_ids
+from inferplane.policies.rules import all_rules, rule_ids
 
 TODAY = dt.date(2026, 6, 1)
 ALL = fixtures()
 
 
 def _violations(
-    path: Path, rule: str | None = None, config: Path | None = None
+    path: Path, rule: str | None = None, config: Path | None = None, invokes: Any = ()
 ) -> set[tuple[str, str, str, int]]:
-    report = check_files([str(path)], config_file=str(config) if config else None, today=TODAY)
+    report = check_files(
+        [str(path)], config_file=str(config) if config else None, today=TODAY, invokes=invokes
+    )
     assert not report.invalid, report.invalid
     out = set()
     for r in report.results:
@@ -56,7 +60,12 @@ def test_fixture(fixture: Fixture, tmp_path: Path) -> None:
     path = write(fixture, tmp_path)
     config = write_config(fixture, tmp_path)
     expected = {(fixture.rule, e["environment"], e["target"], e["line"]) for e in fixture.expect}
-    assert _violations(path, fixture.rule, config) == expected, fixture.description
+    invokes = fixture.invokes
+    if invokes == "example":
+        invokes = yaml.safe_load(
+            next(r for r in all_rules() if r.id == fixture.rule).example_invokes
+        )
+    assert _violations(path, fixture.rule, config, invokes) == expected, fixture.description
 
 
 def _places(changes: dict[str, object]) -> set[str]:

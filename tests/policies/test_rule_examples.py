@@ -51,7 +51,10 @@ def _violations(path: Path, rule: Rule) -> list[str]:
     if rule.example_config:
         config = path.with_name("platform-config.yaml")
         config.write_text(rule.example_config, encoding="utf-8")
-    report = check_files([str(path)], config_file=str(config) if config else None, today=TODAY)
+    invokes = yaml.safe_load(rule.example_invokes) if rule.example_invokes else ()
+    report = check_files(
+        [str(path)], config_file=str(config) if config else None, today=TODAY, invokes=invokes
+    )
     assert not report.invalid, [d.format() for d in report.invalid]
     return [
         f"[{r.environment}] {r.target}: {r.message}"
