@@ -193,11 +193,7 @@ def pool_zones(env: EnvView, model: Mapping[str, Any]) -> int:
 
 def replica_bounds(env: EnvView, model: Mapping[str, Any]) -> tuple[int, int]:
     """`replicas.min` and `replicas.max`, or their defaults for the model's pool."""
-    realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
-    low, high = defaults.default_replicas(realtime, pool_zones(env, model))
-    replicas = model.get("replicas") or {}
-    minimum = replicas.get("min", low)
-    return minimum, replicas.get("max", max(high, minimum))
+    return defaults.model_replicas(model, pool_zones(env, model))
 
 
 def check_zone_split(env: EnvView, path: YamlPath, model: Mapping[str, Any], why: str) -> None:

@@ -69,11 +69,8 @@ def resolve_model(
     server = spec["server"]
     pool = pools[spec["pool"]]
     latency_class = spec.get("latency_class", defaults.MODEL_LATENCY_CLASS)
-    realtime = latency_class == "realtime"
-    rep_min, rep_max = defaults.default_replicas(realtime, len(pool.zones))
     replicas = spec.get("replicas") or {}
-    rmin = replicas.get("min", rep_min)
-    rmax = replicas.get("max", max(rep_max, rmin))
+    rmin, rmax = defaults.model_replicas(spec, len(pool.zones))
     slo = spec.get("slo")
     return Model(
         name=name,

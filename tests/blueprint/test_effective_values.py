@@ -1,0 +1,74 @@
+"""Effective values derived once: the replica bounds a model gets when the blueprint leaves
+them out are one function's (`defaults.model_replicas`), which `resolve()` and the semantic
+checks both ask, so a check never judges other replicas than the ones deployed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inferplane.blueprint import defaults
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ("inferplane", "components", "policies")
+
+
+@pytest.mark.parametrize(
+    ("model", "zones", "bounds"),
+    [
+        # realtime (the default class): one warm replica per zone, up to twice that, >= 2
+        ({}, 1, (1, 2)),
+        ({}, 3, (3, 6)),
+        ({"latency_class": "realtime"}, 2, (2, 4)),
+        # batch: may scale to zero, up to 2, whatever the zones
+        ({"latency_class": "batch"}, 1, (0, 2)),
+        ({"latency_class": "batch"}, 3, (0, 2)),
+        # a given min: a default max is never below it
+        ({"replicas": {"min": 5}}, 1, (5, 5)),
+        ({"replicas": {"min": 1}}, 3, (1, 6)),
+        ({"latency_class": "batch", "replicas": {"min": 3}}, 2, (3, 3)),
+        # a given max: the min is still the default
+        ({"replicas": {"max": 8}}, 2, (2, 8)),
+        ({"replicas": {"max": 1}}, 2, (2, 1)),  # refused by the checks, not corrected
+        ({"latency_class": "batch", "replicas": {"max": 1}}, 2, (0, 1)),
+        ({"replicas": {"min": 0, "max": 3}}, 3, (0, 3)),
+        # a wake schedule or wake hosts do not change the default: a realtime model stays warm
+        ({"replicas": {"wake": {"schedule": "0 2 * * *", "duration": "3h"}}}, 1, (1, 2)),
+        ({"latency_class": "batch", "replicas": {"wake": {"hosts": ["a.example"]}}}, 1, (0, 2)),
+        # schedule windows raise the floor inside them only
+        (
+            {"replicas": {"schedule": [{"schedule": "0 8 * * *", "duration": "1h", "min": 2}]}},
+            2,
+            (2, 4),
+        ),
+        # an llm-aware model: the same bounds, over all its zones (one Deployment each)
+        ({"server": "vllm", "routing": {"mode": "llm_aware"}}, 3, (3, 6)),
+        ({"routing": {"mode": "llm_aware"}, "latency_class": "batch"}, 2, (0, 2)),
+        # `replicas: null` (an override that clears them) is the same as none
+        ({"replicas": None}, 2, (2, 4)),
+    ],
+)
+def test_model_replicas_pins_the_defaults(
+    model: dict[str, Any], zones: int, bounds: tuple[int, int]
+) -> None:
+    assert defaults.model_replicas(model, zones) == bounds
+
+
+def _calls(pattern: str) -> list[str]:
+    found = []
+    for top in PRODUCT:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if re.search(pattern, line):
+                    found.append(f"{path.relative_to(ROOT)}:{n}")
+    return found
+
+
+def test_only_model_replicas_applies_the_replica_defaults() -> None:
+    """Nothing else turns `default_replicas` into a model's bounds (it once happened in
+    five places: resolve and four checks)."""
+    calls = {where.partition(":")[0] for where in _calls(r"\bdefault_replicas\(")}
+    assert calls == {"inferplane/blueprint/defaults.py"}
