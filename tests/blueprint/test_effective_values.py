@@ -1,6 +1,7 @@
 """Effective values derived once: the replica bounds a model gets when the blueprint leaves
-them out are one function's (`defaults.model_replicas`), which `resolve()` and the semantic
-checks both ask, so a check never judges other replicas than the ones deployed."""
+them out are one function's (`defaults.model_replicas`), and whether it routes llm-aware one
+predicate's (`Routing.llm_aware`); `resolve()` and the semantic checks both ask them, so a
+check never judges another model than the one deployed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from inferplane.blueprint import defaults
+from inferplane.blueprint.checks import semantic_routing
+from inferplane.blueprint.model import Routing
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("inferplane", "components", "policies")
@@ -72,3 +75,29 @@ def test_only_model_replicas_applies_the_replica_defaults() -> None:
     five places: resolve and four checks)."""
     calls = {where.partition(":")[0] for where in _calls(r"\bdefault_replicas\(")}
     assert calls == {"inferplane/blueprint/defaults.py"}
+
+
+@pytest.mark.parametrize(
+    ("routing", "aware"),
+    [
+        (None, False),  # round-robin unless asked (defaults.ROUTING_MODE)
+        ({}, False),
+        ({"mode": "round_robin"}, False),
+        ({"mode": "llm_aware"}, True),
+        ({"mode": "llm_aware", "flow_control": True, "pickers": 1}, True),
+    ],
+)
+def test_llm_aware_is_one_predicate_of_the_resolved_routing(
+    routing: dict[str, Any] | None, aware: bool
+) -> None:
+    model = {"server": "vllm", "routing": routing}
+    assert Routing.of(routing).llm_aware is aware
+    assert semantic_routing.llm_aware(model) is aware
+    assert Routing.of(None) == Routing()  # the dataclass's defaults are defaults.py's
+
+
+def test_only_routing_spells_llm_aware() -> None:
+    """`Routing.llm_aware` is the one test of the mode; the checks ask it through
+    `semantic_routing.llm_aware` (there were four spellings, one without the default)."""
+    calls = {where.partition(":")[0] for where in _calls(r"""== ["']llm_aware["']""")}
+    assert calls == {"inferplane/blueprint/model_scaling.py"}

@@ -91,7 +91,7 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.model import FLOW_CONTROL_METRICS, ROUTER_METRICS
+from inferplane.blueprint.model import FLOW_CONTROL_METRICS, ROUTER_METRICS, Routing
 
 if TYPE_CHECKING:
     from inferplane.blueprint.checks.semantic_env import EnvView
@@ -112,7 +112,9 @@ PRECISE_FIX = (
 
 
 def llm_aware(model: Mapping[str, Any]) -> bool:
-    return (model.get("routing") or {}).get("mode", defaults.ROUTING_MODE) == "llm_aware"
+    """Model (a `models.<m>` mapping as written) routes llm-aware: `Routing.llm_aware` of
+    its routing with the defaults `resolve()` gives it."""
+    return Routing.of(model.get("routing")).llm_aware
 
 
 def check_routing(env: EnvView) -> None:

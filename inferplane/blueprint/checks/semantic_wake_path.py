@@ -45,7 +45,7 @@ def traffic_models(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any], bool]
                 model["server"],
                 _protocol(model),
                 low,
-                llm_aware=(model.get("routing") or {}).get("mode") == "llm_aware",
+                llm_aware=semantic_routing.llm_aware(model),
             ),
         )
 
