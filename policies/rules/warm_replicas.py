@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from inferplane.blueprint.model import zone_share
 from inferplane.blueprint.wake import SCHEDULE_TRIGGER_PREFIX, year_share
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import Resource, as_number, gpu_units
@@ -171,7 +172,7 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
                 count, _ = min_replicas(model)
                 if not count or not model.workloads:
                     continue
-                warm_here = math.ceil(count / max(len(zones), 1))
+                warm_here = zone_share(count, len(zones))
                 units = gpu_units(model.workloads[0], pool.gpu_resource)
                 if units:
                     demand.append((model.name, warm_here * units))

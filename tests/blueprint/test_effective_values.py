@@ -1,7 +1,8 @@
 """Effective values derived once: the replica bounds a model gets when the blueprint leaves
 them out are one function's (`defaults.model_replicas`), and whether it routes llm-aware one
-predicate's (`Routing.llm_aware`); `resolve()` and the semantic checks both ask them, so a
-check never judges another model than the one deployed."""
+predicate's (`Routing.llm_aware`), and its replicas' split over its pool's zones one
+function's (`zone_share`); `resolve()`, the semantic checks, the components and the rules ask
+them, so no two of them judge different replicas."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ import pytest
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.checks import semantic_routing
-from inferplane.blueprint.model import Routing
+from inferplane.blueprint.model import (
+    MinMax,
+    Routing,
+    zone_replicas,
+    zone_share,
+    zone_split_problems,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("inferplane", "components", "policies")
@@ -101,3 +108,43 @@ def test_only_routing_spells_llm_aware() -> None:
     `semantic_routing.llm_aware` (there were four spellings, one without the default)."""
     calls = {where.partition(":")[0] for where in _calls(r"""== ["']llm_aware["']""")}
     assert calls == {"inferplane/blueprint/model_scaling.py"}
+
+
+@pytest.mark.parametrize(
+    ("replicas", "zones", "share", "problems"),
+    [
+        (MinMax(3, 6), 3, MinMax(1, 2), ()),
+        (MinMax(0, 4), 2, MinMax(0, 2), ()),
+        (MinMax(2, 4), 1, MinMax(2, 4), ()),
+        (MinMax(3, 6), 2, None, (("min", "uneven"),)),
+        (MinMax(2, 5), 2, None, (("max", "uneven"),)),
+        (MinMax(1, 1), 2, None, (("min", "uneven"), ("max", "uneven"), ("max", "short"))),
+        (MinMax(0, 0), 2, None, (("max", "short"),)),
+    ],
+)
+def test_the_zone_split_is_one_function(
+    replicas: MinMax, zones: int, share: MinMax | None, problems: tuple[tuple[str, str], ...]
+) -> None:
+    """An llm-aware model's replicas over its zones: `zone_split_problems` (validation's
+    and the serving spec's refusal), `zone_replicas` (each zone's Deployment)."""
+    assert zone_split_problems(replicas, zones) == problems
+    if share is None:
+        with pytest.raises(ValueError, match="do not split"):
+            zone_replicas(replicas, zones)
+    else:
+        assert zone_replicas(replicas, zones) == share
+
+
+@pytest.mark.parametrize(
+    ("replicas", "zones", "share"),
+    [(0, 3, 0), (1, 3, 1), (3, 2, 2), (4, 2, 2), (6, 3, 2), (5, 1, 5), (2, 0, 2), (2.0, 2, 1)],
+)
+def test_zone_share_is_the_fullest_zone(replicas: float, zones: int, share: int) -> None:
+    assert zone_share(replicas, zones) == share
+
+
+def test_replicas_are_split_over_zones_by_zone_share_alone() -> None:
+    """No module divides a model's replica count by its zones itself (the router's zone
+    model divided, the router sizing divided, and the capacity, cost and scale-out estimates
+    and the warm-replicas rule rounded up, each on its own)."""
+    assert _calls(r"(replicas\.(min|max)|\bcount)\s*//?\s*[\w(, ]*zones") == []

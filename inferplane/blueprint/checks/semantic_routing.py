@@ -91,7 +91,13 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.model import FLOW_CONTROL_METRICS, ROUTER_METRICS, Routing
+from inferplane.blueprint.model import (
+    FLOW_CONTROL_METRICS,
+    ROUTER_METRICS,
+    MinMax,
+    Routing,
+    zone_split_problems,
+)
 
 if TYPE_CHECKING:
     from inferplane.blueprint.checks.semantic_env import EnvView
@@ -202,24 +208,26 @@ def check_zone_split(env: EnvView, path: YamlPath, model: Mapping[str, Any], why
     """A model that runs one Deployment per zone (`why`: what makes it) splits its replica
     bounds evenly over its pool's zones, and keeps a replica in each."""
     zones = pool_zones(env, model)
-    minimum, maximum = replica_bounds(env, model)
+    bounds = MinMax(*replica_bounds(env, model))
     replicas = model.get("replicas") or {}
     rpath: YamlPath = (*path, "replicas")
     each = f"{zones} zone{'s' if zones != 1 else ''}"
-    for key, value in (("min", minimum), ("max", maximum)):
-        if value % zones:
+    for key, problem in zone_split_problems(bounds, zones):
+        value = bounds.min if key == "min" else bounds.max
+        where = (*rpath, key) if key in replicas else path
+        if problem == "uneven":
             env.error(
-                (*rpath, key) if key in replicas else path,
+                where,
                 f"replicas.{key} {value} does not split evenly over the pool's {each}: {why} "
                 "runs one Deployment per zone",
                 f"give replicas.{key} as a multiple of {zones}",
             )
-    if maximum < zones:
-        env.error(
-            (*rpath, "max") if "max" in replicas else path,
-            f"replicas.max {maximum} leaves a zone of the pool's {each} without a replica",
-            f"give replicas.max {zones} or more",
-        )
+        else:
+            env.error(
+                where,
+                f"replicas.max {value} leaves a zone of the pool's {each} without a replica",
+                f"give replicas.max {zones} or more",
+            )
 
 
 def _zones(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:
