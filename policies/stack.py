@@ -22,7 +22,7 @@ from inferplane.blueprint.derived.facts import (
     environment_facts,
     from_config_map,
 )
-from inferplane.blueprint.model import Environment
+from inferplane.blueprint.model import Environment, zone_share
 from inferplane.policies.resources import (
     CONFIG_MAP,
     DAEMON_SET,
@@ -426,3 +426,16 @@ def workload_min_replicas(model: ModelView, workload: Resource) -> float | None:
         if _dict(so.spec.get("scaleTargetRef")).get("name") == workload.k8s_name:
             return as_number(so.spec.get("minReplicaCount")) or 0.0
     return min_replicas(model)[0]
+
+
+def zone_min_replicas(model: ModelView, zone: str, zones: int) -> float | None:
+    """The idle replicas of a model in `zone`, one of its pool's `zones` zones: a model that
+    runs one Deployment per zone (labelled with its zone), the minReplicaCount of that
+    Deployment's ScaledObject as rendered, not the model's sum divided back; one Deployment
+    spread over the zones, its minimum's `zone_share` (the fullest zone)."""
+    names = {w.k8s_name for w in model.workloads if w.labels.get(naming.ZONE_LABEL) == zone}
+    for so in model.scaled_objects:
+        if _dict(so.spec.get("scaleTargetRef")).get("name") in names:
+            return as_number(so.spec.get("minReplicaCount")) or 0.0
+    total = min_replicas(model)[0]
+    return None if total is None else zone_share(total, zones)

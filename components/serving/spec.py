@@ -44,6 +44,7 @@ from inferplane.blueprint.model import (
     VllmSettings,
     Wake,
     Warmup,
+    zone_split_problems,
 )
 from inferplane.blueprint.system_nodes import SystemPod
 from inferplane.components.serving.spec_parts import ModelSecret, ServingPool
@@ -297,7 +298,7 @@ class ServedModel:
             self._fail(("routing", "prefix_cache"), PRECISE_REFUSAL, PRECISE_FIX)
         if self.zoned:
             low, high = self.replicas.min, self.replicas.max
-            if low % zones or high % zones or high < zones:
+            if zone_split_problems(self.replicas, zones):
                 self._fail(
                     ("replicas",),
                     f"min {low} and max {high} do not split over {zones} zones (one "

@@ -192,7 +192,7 @@ def main(project_dir: Path | str | None = None) -> None:
         raise pulumi.RunError(_diagnostics(headline, BlueprintError(misplaced)))
     chart = config.get("routerChart")
     problem = router.local_chart_problem(chart) if chart else None
-    if problem and any(m.routing.mode == "llm_aware" for m in env.models.values()):
+    if problem and any(m.routing.llm_aware for m in env.models.values()):
         raise pulumi.RunError(f"inferplane:routerChart: {problem}; nothing was deployed")
     try:
         deploy(env)

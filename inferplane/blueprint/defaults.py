@@ -6,7 +6,8 @@ values, so a default changes in exactly one place.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 from inferplane.blueprint import releases
 
@@ -106,6 +107,18 @@ def default_replicas(realtime: bool, zones: int) -> tuple[int, int]:
     Batch: may scale to zero, up to 2."""
     low = zones if realtime else 0
     return low, max(2, 2 * low)
+
+
+def model_replicas(model: Mapping[str, Any], zones: int) -> tuple[int, int]:
+    """`replicas.min` and `replicas.max` of a model as the blueprint writes it (one
+    `models.<model>` mapping), else their defaults (`default_replicas`) for a pool of `zones`
+    zones; a default max is never below the given min. `resolve()` and the semantic checks
+    both ask this, so the checks judge the replicas that are deployed."""
+    realtime = model.get("latency_class", MODEL_LATENCY_CLASS) == "realtime"
+    low, high = default_replicas(realtime, zones)
+    replicas = model.get("replicas") or {}
+    minimum = replicas.get("min", low)
+    return minimum, replicas.get("max", max(high, minimum))
 
 
 # --- load_balancer, observability ----------------------------------------------------------

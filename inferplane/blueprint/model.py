@@ -49,6 +49,9 @@ from inferplane.blueprint.model_cluster import (
     pool_gpu_resource,
     pool_mig_config,
     pool_slices_per_gpu,
+    zone_replicas,
+    zone_share,
+    zone_split_problems,
 )
 from inferplane.blueprint.model_engines import (
     Batching,
@@ -346,4 +349,7 @@ __all__ = [
     "pool_gpu_resource",
     "pool_mig_config",
     "pool_slices_per_gpu",
+    "zone_replicas",
+    "zone_share",
+    "zone_split_problems",
 ]

@@ -7,6 +7,7 @@ Part of the resolved blueprint; import these from `inferplane.blueprint.model`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,6 +29,40 @@ class MinMax:
 
     min: int
     max: int
+
+
+def zone_share(replicas: float, zones: int) -> int:
+    """The replicas of `replicas` that one zone of a pool of `zones` zones holds: the count
+    split evenly, rounded up. A model that runs one Deployment per zone (llm-aware, or
+    rolling out zone by zone) gives each zone exactly this (`zone_split_problems` refuses a
+    count that does not split); one Deployment spread over the zones puts at most this in a
+    zone (topology spread, skew 1). The one split of a model's replicas over its zones."""
+    return math.ceil(replicas / max(1, zones))
+
+
+def zone_replicas(replicas: MinMax, zones: int) -> MinMax:
+    """One zone's replica bounds of a model that runs one Deployment per zone of its pool's
+    `zones` zones (`zone_share` of each). Validation and the serving spec refuse bounds that
+    do not split (`zone_split_problems`); such bounds here are a bug."""
+    problems = zone_split_problems(replicas, zones)
+    if problems:
+        raise ValueError(f"replicas {replicas} do not split over {zones} zones: {problems}")
+    return MinMax(zone_share(replicas.min, zones), zone_share(replicas.max, zones))
+
+
+def zone_split_problems(replicas: MinMax, zones: int) -> tuple[tuple[str, str], ...]:
+    """Why `replicas` cannot be split into one Deployment per zone of `zones` zones, as
+    (bound, problem) pairs: ``("min" or "max", "uneven")`` for a bound that is not a
+    multiple of `zones`, ``("max", "short")`` when the max leaves a zone without a replica;
+    empty when it splits. Validation and the serving spec both ask this and word it."""
+    found: list[tuple[str, str]] = [
+        (key, "uneven")
+        for key, value in (("min", replicas.min), ("max", replicas.max))
+        if value % zones
+    ]
+    if replicas.max < zones:
+        found.append(("max", "short"))
+    return tuple(found)
 
 
 @dataclass(frozen=True)

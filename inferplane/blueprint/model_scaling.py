@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from inferplane.blueprint import defaults
+
 Metric = Literal[
     "queue_depth",
     "concurrency",
@@ -35,20 +37,35 @@ FLOW_CONTROL_METRICS: tuple[Metric, ...] = ("router_queue", "pool_saturation")
 class Routing:
     """How requests reach the replicas (`models.<m>.routing`)."""
 
-    mode: RoutingMode = "round_robin"
+    mode: RoutingMode = defaults.ROUTING_MODE
     """``round_robin``: the zone-local load balancer alone. ``llm_aware``: per zone, the
     llm-d router picks each request's replica; the model runs one Deployment per zone."""
-    prefix_cache: PrefixCache = "approximate"
+    prefix_cache: PrefixCache = defaults.ROUTING_PREFIX_CACHE
     """``llm_aware``: how cached prefixes are scored; ``precise`` needs vLLM's KV events."""
-    flow_control: bool = False
+    flow_control: bool = defaults.ROUTING_FLOW_CONTROL
     """``llm_aware``: the router queues requests while the pool is saturated."""
     priorities: tuple[tuple[str, int], ...] = ()
     """(objective name, priority) pairs, one ``InferenceObjective`` each."""
-    pickers: int = 2
+    pickers: int = defaults.ROUTING_PICKERS
     """``llm_aware``: endpoint pickers per zone's router (leader election above one)."""
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any] | None) -> Routing:
+        """`models.<m>.routing` as the blueprint writes it (None: not given), with its
+        defaults: what `resolve()` gives the model and what the semantic checks read."""
+        spec = spec or {}
+        return cls(
+            mode=spec.get("mode", defaults.ROUTING_MODE),
+            prefix_cache=spec.get("prefix_cache", defaults.ROUTING_PREFIX_CACHE),
+            flow_control=spec.get("flow_control", defaults.ROUTING_FLOW_CONTROL),
+            priorities=tuple(sorted((spec.get("priorities") or {}).items())),
+            pickers=spec.get("pickers", defaults.ROUTING_PICKERS),
+        )
 
     @property
     def llm_aware(self) -> bool:
+        """Requests reach the model through the llm-d router: one Deployment, InferencePool
+        and router per zone of its pool. The one test of `routing.mode` for it."""
         return self.mode == "llm_aware"
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from inferplane.blueprint.model_cluster import zone_share
+
 if TYPE_CHECKING:
     from inferplane.blueprint.model import Environment, Model
 
@@ -209,7 +211,7 @@ def routing_sizes(env: Environment, model: Model) -> RoutingSizes:
     would stay Pending, so it is cut to that (`capped`; the ``router-sizing`` rule reports
     it)."""
     zones = max(1, len(env.pool_of(model).zones))
-    pods = model.replicas.max // zones
+    pods = zone_share(model.replicas.max, zones)
     traffic = model.traffic
     rps = prompt = output = None
     if traffic is not None:

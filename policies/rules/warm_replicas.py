@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from inferplane.blueprint.wake import SCHEDULE_TRIGGER_PREFIX, year_share
 from inferplane.policies.framework import ConfigKey, Finding, Rule, RuleConfig
 from inferplane.policies.resources import Resource, as_number, gpu_units
-from inferplane.policies.stack import ModelView, Stack, min_replicas, wake_paths
+from inferplane.policies.stack import ModelView, Stack, min_replicas, wake_paths, zone_min_replicas
 
 
 def schedule_windows(model: ModelView) -> list[tuple[int, float, Resource, str]]:
@@ -171,7 +171,7 @@ def _capacity_findings(stack: Stack) -> Iterator[Finding]:
                 count, _ = min_replicas(model)
                 if not count or not model.workloads:
                     continue
-                warm_here = math.ceil(count / max(len(zones), 1))
+                warm_here = zone_min_replicas(model, zone, len(zones)) or 0.0
                 units = gpu_units(model.workloads[0], pool.gpu_resource)
                 if units:
                     demand.append((model.name, warm_here * units))

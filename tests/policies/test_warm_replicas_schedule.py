@@ -117,3 +117,25 @@ def test_an_llm_aware_model_with_one_replica_per_zone_in_its_window_passes() -> 
             "eu-west-1a, eu-west-1b), because a cold start on a GPU takes minutes",
         )
     ]
+
+
+def test_each_zone_of_an_llm_aware_model_is_read_from_its_own_scaled_object() -> None:
+    """The warm replicas a zone's nodes must hold: an llm-aware model's zone reads its own
+    Deployment's ScaledObject (not the zones' sum divided back), a one-Deployment model's
+    minimum is split by `zone_share`, the fullest zone."""
+    from pathlib import Path
+
+    from inferplane.blueprint.model import zone_share
+    from inferplane.blueprint.resolution.resolve import resolve_file
+    from inferplane.policies.stack import min_replicas, zone_min_replicas
+
+    root = Path(__file__).resolve().parents[2]
+    routed = stack_of(resolve_file(root / "blueprints" / "llm-routing.yaml", "prod"))
+    chat = routed.models["chat"]
+    zones = routed.pool_zones("l4")
+    assert min_replicas(chat)[0] == 2
+    assert [zone_min_replicas(chat, z, len(zones)) for z in zones] == [1, 1]
+    spread = stack_of(resolve_file(root / "blueprints" / "support-assistant.yaml", "prod"))
+    ranker = spread.models["ranker"]
+    assert len(ranker.scaled_objects) == 1
+    assert zone_min_replicas(ranker, "us-central1-a", 2) == zone_share(2, 2) == 1

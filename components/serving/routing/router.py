@@ -68,7 +68,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from inferplane.blueprint import naming, releases, system_nodes
-from inferplane.blueprint.model import MinMax, Routing
+from inferplane.blueprint.model import Routing, zone_replicas
 from inferplane.components.serving.containers import PORTS, Manifest
 from inferplane.components.serving.routing import router_envoy, router_lb, router_pods, router_proxy
 from inferplane.components.serving.routing.load_balancer import lb_annotations
@@ -176,14 +176,14 @@ def router_ingress(model: ServedModel) -> Manifest:
 
 def zone_model(model: ServedModel, zone: str) -> ServedModel:
     """The model as one zone's Deployment serves it: the pool narrowed to `zone`, the
-    replica bounds split evenly (validation requires multiples of the zone count), and
-    the schedule's per-zone floors."""
+    replica bounds split evenly (`zone_replicas`; validation requires multiples of the zone
+    count), and the schedule's per-zone floors."""
     zones = len(model.pool.zones)
     windows = tuple(dataclasses.replace(w, replicas=w.min_per_zone) for w in model.schedule)
     return dataclasses.replace(
         model,
         pool=dataclasses.replace(model.pool, zones=(zone,)),
-        replicas=MinMax(model.replicas.min // zones, model.replicas.max // zones),
+        replicas=zone_replicas(model.replicas, zones),
         schedule=windows,
     )
 

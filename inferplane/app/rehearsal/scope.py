@@ -19,7 +19,7 @@ def why_not(model: Any) -> str | None:
             f"server {model.server}: the stand-ins speak vLLM only (not Triton's inference "
             "API or its nv_* metrics)"
         )
-    if model.routing.mode == "llm_aware":
+    if model.routing.llm_aware:
         return (
             "llm-aware routing: the router (its queue, TTL and picker) and the metrics its "
             "triggers read are not modelled yet"

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from inferplane.blueprint import system_nodes, wake
 from inferplane.blueprint.capacity import prices
-from inferplane.blueprint.model import Environment, Model
+from inferplane.blueprint.model import Environment, Model, zone_share
 
 HOURS_PER_MONTH = 730
 
@@ -152,7 +152,7 @@ def model_cost(
         return None, missing_note(pool.instance_type, env.region)
     zones = max(1, len(pool.zones))
     per_node = pool.gpu_units_per_node
-    floor_zone = math.ceil(model.replicas.min / zones)
+    floor_zone = zone_share(model.replicas.min, zones)
     peak_zone = max(peak_per_zone, floor_zone)
     others = [m for m in env.models.values() if m.pool == pool.name and m.name != model.name]
     alone = not others

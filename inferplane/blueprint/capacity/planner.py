@@ -36,7 +36,7 @@ from inferplane.blueprint.capacity import cost as costs
 from inferplane.blueprint.capacity import load, prices, profile, roofline, targets, verdicts
 from inferplane.blueprint.capacity.plans import EnvPlan, Plan, Problem, Window
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.model import Autoscaling, Environment, Model
+from inferplane.blueprint.model import Autoscaling, Environment, Model, zone_share
 
 HOURS_PER_MONTH = costs.HOURS_PER_MONTH
 NO_PRICES: Mapping[tuple[str, str], prices.Price] = {}
@@ -287,7 +287,7 @@ def plan_model(
     cost, note = costs.model_cost(
         env,
         model,
-        max(per_zone, math.ceil(model.replicas.min / zones)),
+        max(per_zone, zone_share(model.replicas.min, zones)),
         model.traffic.output_tokens if model.llm else None,
         peak,
         platform_prices,

@@ -91,7 +91,13 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import defaults
 from inferplane.blueprint.errors import YamlPath
-from inferplane.blueprint.model import FLOW_CONTROL_METRICS, ROUTER_METRICS
+from inferplane.blueprint.model import (
+    FLOW_CONTROL_METRICS,
+    ROUTER_METRICS,
+    MinMax,
+    Routing,
+    zone_split_problems,
+)
 
 if TYPE_CHECKING:
     from inferplane.blueprint.checks.semantic_env import EnvView
@@ -112,7 +118,9 @@ PRECISE_FIX = (
 
 
 def llm_aware(model: Mapping[str, Any]) -> bool:
-    return (model.get("routing") or {}).get("mode", defaults.ROUTING_MODE) == "llm_aware"
+    """Model (a `models.<m>` mapping as written) routes llm-aware: `Routing.llm_aware` of
+    its routing with the defaults `resolve()` gives it."""
+    return Routing.of(model.get("routing")).llm_aware
 
 
 def check_routing(env: EnvView) -> None:
@@ -193,35 +201,33 @@ def pool_zones(env: EnvView, model: Mapping[str, Any]) -> int:
 
 def replica_bounds(env: EnvView, model: Mapping[str, Any]) -> tuple[int, int]:
     """`replicas.min` and `replicas.max`, or their defaults for the model's pool."""
-    realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
-    low, high = defaults.default_replicas(realtime, pool_zones(env, model))
-    replicas = model.get("replicas") or {}
-    minimum = replicas.get("min", low)
-    return minimum, replicas.get("max", max(high, minimum))
+    return defaults.model_replicas(model, pool_zones(env, model))
 
 
 def check_zone_split(env: EnvView, path: YamlPath, model: Mapping[str, Any], why: str) -> None:
     """A model that runs one Deployment per zone (`why`: what makes it) splits its replica
     bounds evenly over its pool's zones, and keeps a replica in each."""
     zones = pool_zones(env, model)
-    minimum, maximum = replica_bounds(env, model)
+    bounds = MinMax(*replica_bounds(env, model))
     replicas = model.get("replicas") or {}
     rpath: YamlPath = (*path, "replicas")
     each = f"{zones} zone{'s' if zones != 1 else ''}"
-    for key, value in (("min", minimum), ("max", maximum)):
-        if value % zones:
+    for key, problem in zone_split_problems(bounds, zones):
+        value = bounds.min if key == "min" else bounds.max
+        where = (*rpath, key) if key in replicas else path
+        if problem == "uneven":
             env.error(
-                (*rpath, key) if key in replicas else path,
+                where,
                 f"replicas.{key} {value} does not split evenly over the pool's {each}: {why} "
                 "runs one Deployment per zone",
                 f"give replicas.{key} as a multiple of {zones}",
             )
-    if maximum < zones:
-        env.error(
-            (*rpath, "max") if "max" in replicas else path,
-            f"replicas.max {maximum} leaves a zone of the pool's {each} without a replica",
-            f"give replicas.max {zones} or more",
-        )
+        else:
+            env.error(
+                where,
+                f"replicas.max {value} leaves a zone of the pool's {each} without a replica",
+                f"give replicas.max {zones} or more",
+            )
 
 
 def _zones(env: EnvView, path: YamlPath, model: Mapping[str, Any]) -> None:

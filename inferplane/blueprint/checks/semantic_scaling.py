@@ -41,12 +41,9 @@ def check_model(env: Reporter, path: YamlPath, model: Mapping[str, Any], zones: 
         _wake(env, (*path, "replicas", "wake"), schedule)
     server = model["server"]
     protocol = (model.get("expose") or {}).get("protocol", defaults.EXPOSE_BY_SERVER[server])
-    realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
-    low, high = defaults.default_replicas(realtime, zones)
-    minimum = replicas.get("min", low)
+    minimum, maximum = defaults.model_replicas(model, zones)
     windows = replicas.get("schedule") or []
     if windows:
-        maximum = replicas.get("max", max(high, minimum))
         _windows(env, (*path, "replicas"), windows, minimum, maximum, zones)
         if schedule is not None:
             env.error(

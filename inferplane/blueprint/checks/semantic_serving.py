@@ -50,9 +50,8 @@ def check_defaulted_ranges(env: EnvView) -> None:
         pool = pools.get(model["pool"])
         if pool is None or "max" not in replicas or "min" in replicas:
             continue
-        realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
         zones = len(pool.get("zones") or env.spec["zones"])
-        low, _ = defaults.default_replicas(realtime, zones)
+        low, _ = defaults.model_replicas(model, zones)  # min is not given: its default
         if replicas["max"] < low:
             env.error(
                 ("models", name, "replicas", "max"),

@@ -22,20 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from inferplane.blueprint import defaults, long_requests, wake
 from inferplane.blueprint.addons import is_existing, resolve_addons
+from inferplane.blueprint.checks import semantic_routing
 from inferplane.blueprint.errors import YamlPath
 
 if TYPE_CHECKING:
     from inferplane.blueprint.checks.semantic_env import EnvView
-
-
-def _min_replicas(env: EnvView, model: Mapping[str, Any]) -> int:
-    low = (model.get("replicas") or {}).get("min")
-    if low is not None:
-        return int(low)
-    realtime = model.get("latency_class", defaults.MODEL_LATENCY_CLASS) == "realtime"
-    pool = (env.data.get("gpu_pools") or {}).get(model["pool"]) or {}
-    zones = pool.get("zones") or env.spec["zones"]
-    return defaults.default_replicas(realtime, len(zones))[0]
 
 
 def _protocol(model: Mapping[str, Any]) -> str:
@@ -46,7 +37,7 @@ def _protocol(model: Mapping[str, Any]) -> str:
 def traffic_models(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
     """(name, model, wakes on its own traffic in this environment) of every model."""
     for name, model in (env.data.get("models") or {}).items():
-        low = _min_replicas(env, model)
+        low = semantic_routing.replica_bounds(env, model)[0]
         yield (
             name,
             model,
@@ -54,7 +45,7 @@ def traffic_models(env: EnvView) -> Iterator[tuple[str, Mapping[str, Any], bool]
                 model["server"],
                 _protocol(model),
                 low,
-                llm_aware=(model.get("routing") or {}).get("mode") == "llm_aware",
+                llm_aware=semantic_routing.llm_aware(model),
             ),
         )
 

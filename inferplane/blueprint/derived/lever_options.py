@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from inferplane.blueprint.derived import lazy_pull
-from inferplane.blueprint.model import LEVERS, Environment, Lever, Model
+from inferplane.blueprint.model import LEVERS, Environment, Lever, Model, zone_share
 from inferplane.blueprint.upstream.vllm_streaming import streaming_refusal
 
 HOURS_PER_MONTH: Final = 730
@@ -152,7 +152,7 @@ def standby_usd_month(env: Environment, model: Model) -> float | None:
     pool = env.pool_of(model)
     zones = max(1, len(pool.zones))
     warm = sum(
-        math.ceil(m.replicas.min / zones) * m.gpus
+        zone_share(m.replicas.min, zones) * m.gpus
         for m in env.models.values()
         if m.pool == pool.name
     )

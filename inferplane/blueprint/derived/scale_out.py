@@ -75,7 +75,7 @@ from typing import Any, Final, Literal
 
 from inferplane.blueprint.derived import checkpoint, lever_options, timing
 from inferplane.blueprint.derived.lever_options import compiles_vllm_graph
-from inferplane.blueprint.model import LEVERS, Environment, Lever, Model
+from inferplane.blueprint.model import LEVERS, Environment, Lever, Model, zone_share
 
 Runtime = Literal["vllm", "triton", "trtllm"]
 RUNTIMES: Final[tuple[Runtime, ...]] = ("vllm", "triton", "trtllm")
@@ -457,11 +457,11 @@ def inputs_of(env: Environment, model: Model) -> ScaleOutInputs:
 def idle_units_of(env: Environment, pool_name: str) -> int:
     """GPU units per zone of pool `pool_name` that its minimum nodes hold and nothing uses
     at the floor: ``nodes.min × units per node`` less each model's warm replicas in a zone
-    (``ceil(replicas.min / zones)`` × its GPUs) and the spare units; never below 0."""
+    (`zone_share` of ``replicas.min`` × its GPUs) and the spare units; never below 0."""
     pool = env.pools[pool_name]
     zones = max(1, len(pool.zones))
     warm = sum(
-        math.ceil(m.replicas.min / zones) * m.gpus
+        zone_share(m.replicas.min, zones) * m.gpus
         for m in env.models.values()
         if m.pool == pool_name
     )

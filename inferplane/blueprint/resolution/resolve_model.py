@@ -69,11 +69,8 @@ def resolve_model(
     server = spec["server"]
     pool = pools[spec["pool"]]
     latency_class = spec.get("latency_class", defaults.MODEL_LATENCY_CLASS)
-    realtime = latency_class == "realtime"
-    rep_min, rep_max = defaults.default_replicas(realtime, len(pool.zones))
     replicas = spec.get("replicas") or {}
-    rmin = replicas.get("min", rep_min)
-    rmax = replicas.get("max", max(rep_max, rmin))
+    rmin, rmax = defaults.model_replicas(spec, len(pool.zones))
     slo = spec.get("slo")
     return Model(
         name=name,
@@ -140,7 +137,7 @@ def resolve_model(
         profile=_profile(spec.get("profile"), here),
         budget_usd_per_month=(spec.get("budget") or {}).get("usd_per_month"),
         autoscaling_derived="traffic" in spec and "autoscaling" not in spec,
-        routing=_routing(spec.get("routing") or {}),
+        routing=Routing.of(spec.get("routing")),
         scale_out=_scale_out(spec.get("scale_out")),
         rollout=_rollout(spec.get("rollout"), slo, guarded_latencies(spec)),
     )
@@ -178,16 +175,6 @@ def _scale_out(spec: Mapping[str, Any] | None) -> ScaleOut:
     return ScaleOut(
         budget_s=spec.get("budget_s"),
         requested="auto" if levers == "auto" else tuple(levers),
-    )
-
-
-def _routing(spec: Mapping[str, Any]) -> Routing:
-    return Routing(
-        mode=spec.get("mode", defaults.ROUTING_MODE),
-        prefix_cache=spec.get("prefix_cache", defaults.ROUTING_PREFIX_CACHE),
-        flow_control=spec.get("flow_control", defaults.ROUTING_FLOW_CONTROL),
-        priorities=tuple(sorted((spec.get("priorities") or {}).items())),
-        pickers=spec.get("pickers", defaults.ROUTING_PICKERS),
     )
 
 
