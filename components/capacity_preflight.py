@@ -14,8 +14,9 @@ sources (invokes, which a preview runs with the stack's credentials):
 - ``ec2.get_capacity_block_reservation`` (``get_capacity_block_reservation.py``: by ``id``;
   ``availability_zone``, ``instance_count``, ``start_date``, ``end_date``, ``state``), for a
   Capacity Block given by id;
-- ``ec2.get_spot_price`` (``get_spot_price.py``: ``instance_type``, ``availability_zone``;
-  ``spot_price``), for the record.
+- ``ec2.get_spot_price`` (``get_spot_price.py``: ``instance_type``, ``availability_zone``,
+  the ``product-description`` filter ``Linux/UNIX`` as in its example; ``spot_price``), for
+  the record.
 
 For a GCP environment, the pinned pulumi-gcp 10.2.0:
 
@@ -59,7 +60,7 @@ RECORDED = "recorded"
 
 
 def wanted(env: Environment) -> bool:
-    """Whether `env`'s stack runs the preflight: an AWS environment with a pool that lists
+    """Whether `env`'s stack runs the preflight: an AWS or GCP environment with a pool that lists
     its sources, in a run with credentials or handed recorded answers."""
     if env.cloud not in ("aws", "gcp") or not any(p.capacity_sources for p in env.pools.values()):
         return False
@@ -100,7 +101,12 @@ def _pool_answers(pool: GpuPool, opts: pulumi.InvokeOutputOptions) -> pulumi.Out
     spot = (
         {
             zone: aws.ec2.get_spot_price_output(
-                instance_type=pool.instance_type, availability_zone=zone, opts=opts
+                instance_type=pool.instance_type,
+                availability_zone=zone,
+                # The nodes run Linux: without the filter the newest price of any platform
+                # (Windows, SUSE) may come back (the data source's own example filters so).
+                filters=[{"name": "product-description", "values": ["Linux/UNIX"]}],
+                opts=opts,
             )
             for zone in pool.zones
         }
@@ -148,12 +154,14 @@ def _gcp_pool_answers(
         )
         for zone in pool.zones
     }
+    # A source without `zone:` is in a one-zone pool's zone.
+    only = pool.zones[0] if len(pool.zones) == 1 else None
     reservations = {
         str(s.reservation): gcp.compute.get_reservation_output(
-            name=s.reservation, zone=s.zone, project=env.project, opts=opts
+            name=s.reservation, zone=s.zone or only, project=env.project, opts=opts
         )
         for s in pool.capacity_sources
-        if s.kind == "reservation" and s.reservation and s.zone
+        if s.kind == "reservation" and s.reservation and (s.zone or only)
     }
 
     def plain(values: list[Any]) -> dict[str, Any]:
@@ -187,8 +195,12 @@ def answers_json(env: Environment, parent: pulumi.Resource) -> pulumi.Output[str
     """`env`'s judged preflight (`judge`), as the ConfigMap's JSON."""
     opts = pulumi.InvokeOutputOptions(parent=parent)
     ask = _pool_answers if env.cloud == "aws" else (lambda p, o: _gcp_pool_answers(env, p, o))
+    # On AWS every pool is asked: a pool that lists no sources still draws on the region's
+    # vCPU quota that the listed ones are judged against.
     pools = {
-        name: ask(pool, opts) for name, pool in sorted(env.pools.items()) if pool.capacity_sources
+        name: ask(pool, opts)
+        for name, pool in sorted(env.pools.items())
+        if pool.capacity_sources or env.cloud == "aws"
     }
 
     def judged(values: list[Any]) -> str:

@@ -41,10 +41,14 @@ EXAMPLE_INVOKES = """\
   args: {filters: [{name: instance-type, values: [g6.4xlarge]}]}
   answer: {id: us-east-1, locations: [us-east-1a]}
 - token: aws:ec2/getInstanceType:getInstanceType
-  answer: {id: g6, defaultVcpus: 8}
+  args: {instanceType: g6.2xlarge}
+  answer: {id: g6.2xlarge, defaultVcpus: 8}
+- token: aws:ec2/getInstanceType:getInstanceType
+  args: {instanceType: g6.4xlarge}
+  answer: {id: g6.4xlarge, defaultVcpus: 16}
 - token: aws:servicequotas/getServiceQuota:getServiceQuota
   args: {quotaName: Running On-Demand G and VT instances}
-  answer: {id: L-DB2E81BA, value: 128}
+  answer: {id: L-DB2E81BA, value: 192}
 - token: aws:servicequotas/getServiceQuota:getServiceQuota
   args: {quotaName: All G and VT Spot Instance Requests}
   answer: {id: L-3819A6DF, value: 128}

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from inferplane.app import plan_output, recorded_invokes
     from inferplane.blueprint.derived import scale_out
     from inferplane.blueprint.resolution.resolve import resolve_file
+    from inferplane.policies import waivers
 
     try:
         env = resolve_file(args.blueprint, args.env)
@@ -73,7 +74,16 @@ def run(args: argparse.Namespace) -> int:
         from inferplane.app.offline import run_program
 
         invokes = recorded_invokes.load(args.invokes) if args.invokes else []
-        recording = (run_program(env, invokes=invokes) if invokes else run_program(env)).revealed()
+        if invokes:
+            # Judged as of today, or of $INFERPLANE_TODAY as `check` judges waivers.
+            try:
+                now = f"{waivers.today().isoformat()}T00:00:00Z"
+            except ValueError as exc:  # $INFERPLANE_TODAY is not a date: it says which
+                return usage_error("inferplane plan", str(exc))
+            config = {"inferplane:preflightNow": now}
+            recording = run_program(env, invokes=invokes, config=config).revealed()
+        else:
+            recording = run_program(env).revealed()
     except recorded_invokes.InvokesError as exc:
         return usage_error("inferplane plan", f"--invokes {exc}")
     except BlueprintError as exc:

@@ -146,8 +146,10 @@ an hour in eu-west-1a (no answer for eu-west-1b)."""
 
 
 def test_plan_json_carries_the_preflight_judged_from_recorded_answers(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Judged as of a pinned day, as check's waivers are: the recorded block ends 2026-12-20.
+    monkeypatch.setenv("INFERPLANE_TODAY", "2026-12-05")
     invokes = tmp_path / "invokes.yaml"
     invokes.write_text(RECORDED)
     out = tmp_path / "out"
@@ -174,7 +176,7 @@ def test_plan_json_carries_the_preflight_judged_from_recorded_answers(
     assert spot_a["problems"][0]["path"][-2:] == ["capacity", 3]
     assert zone_a[2]["cost"]["usd_per_node_hour"] == 0.4
     block, on_demand_b, spot_b = (r["preflight"] for r in zone_b)
-    assert block == {"status": "ok", "checked": ["zone", "window"]}
+    assert block == {"status": "ok", "checked": ["zone", "state", "end"]}
     assert on_demand_b["status"] == "refused"
     assert [p["rule"] for p in on_demand_b["problems"]] == ["capacity-offered"]
     assert [p["rule"] for p in spot_b["problems"]] == ["capacity-offered", "capacity-quota"]

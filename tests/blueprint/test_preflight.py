@@ -3,6 +3,7 @@ cloud answered, against the blueprint, with the rule each problem belongs to."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -141,3 +142,61 @@ def test_quota_names_follow_the_family_and_market() -> None:
     assert preflight.quota_name("p5.48xlarge", "on_demand") == "Running On-Demand P instances"
     assert preflight.quota_name("g6e.xlarge", "spot") == "All G and VT Spot Instance Requests"
     assert preflight.quota_name("inf2.xlarge", "on_demand") is None
+
+
+def test_a_block_answer_without_a_zone_leaves_the_zone_not_checked(tmp_path: Path) -> None:
+    # What the offline harness hands back for a call it has no recording of: the call's
+    # own arguments, every field of the answer empty.
+    blocks = {"cr-0fedcba9876543210": {"id": "cr-0fedcba9876543210"}}
+    rows = judge(_env(tmp_path), _answers(blocks=blocks), NOW)
+    block = rows["l4"]["eu-west-1a"][0]
+    assert "zone" not in block.get("checked", [])
+    assert any("zone (no answer)" in n for n in block["not_checked"])
+    assert block["status"] != "ok"
+
+
+def test_a_block_that_ended_or_is_cancelled_is_refused(tmp_path: Path) -> None:
+    ended = judge(_env(tmp_path), _answers(), dt.datetime(2026, 7, 1, tzinfo=dt.UTC))
+    assert _rules(ended) == [("eu-west-1a", "capacity-block-window")]
+    ((_, _, problem),) = preflight.problems_of(ended)
+    assert "ended 2026-06-03T11:30Z: no node can launch into it" in problem["message"]
+    cancelled = {"cr-0fedcba9876543210": {**BLOCK, "state": "cancelled"}}
+    rows = judge(_env(tmp_path), _answers(blocks=cancelled), NOW)
+    ((_, _, problem),) = preflight.problems_of(rows)
+    assert "is cancelled: no node can launch into it" in problem["message"]
+
+
+def test_the_window_is_checked_only_where_a_schedule_is_compared(tmp_path: Path) -> None:
+    # chat-minimal's models keep no schedule windows: the block's end is checked, no window.
+    rows = judge(_env(tmp_path), _answers(), NOW)
+    assert rows["l4"]["eu-west-1a"][0]["checked"] == ["zone", "state", "end"]
+
+
+def test_a_quota_is_not_checked_when_a_pool_drawing_on_it_has_no_vcpu_answer(
+    tmp_path: Path,
+) -> None:
+    # A second G-family pool on the same on-demand quota whose vCPUs nobody answered: the
+    # first pool's sum would leave it out, so its quota may not be called checked.
+    env = _env(tmp_path)
+    second = dataclasses.replace(env.pools["l4"], name="l4b")
+    env = dataclasses.replace(env, pools={**env.pools, "l4b": second})
+    rows = judge(env, _answers(), NOW)
+    on_demand = rows["l4"]["eu-west-1a"][1]
+    assert "quota" not in on_demand.get("checked", [])
+    assert any("its sum is unknown" in n for n in on_demand["not_checked"])
+
+
+def test_with_the_clusters_karpenter_the_quota_counts_no_update_surge(tmp_path: Path) -> None:
+    import dataclasses as dc
+
+    env = _env(tmp_path)
+    addons = dc.replace(
+        env.cluster.addons, karpenter=dc.replace(env.cluster.addons.karpenter, existing=True)
+    )
+    env = dc.replace(env, cluster=dc.replace(env.cluster, addons=addons))
+    # nodes.max 4 in 2 zones at 8 vCPUs = 64, no surge: a quota of 64 holds.
+    quotas = {
+        "Running On-Demand G and VT instances": 64.0,
+        "All G and VT Spot Instance Requests": 64.0,
+    }
+    assert _rules(judge(env, _answers(quotas=quotas), NOW)) == []

@@ -30,6 +30,7 @@ The spot price per zone is kept for the record; it refuses nothing.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import zoneinfo
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,12 @@ from inferplane.blueprint.wake import _CYCLE_START, _day_matcher, _starts
 
 OFFERER = {"aws": "EC2", "gcp": "Compute Engine"}
 """Who offers the instance types, in messages."""
+
+BLOCK_USABLE_STATES = ("active", "scheduled", "payment-pending")
+"""The Capacity Block states nodes can launch into now or once it starts (pulumi-aws 7.51.1
+``ec2/get_capacity_block_reservation.py``, ``state``: "One of `active`, `expired`,
+`cancelled`, `pending`, `failed`, `scheduled`, `payment-pending`, `payment-failed`, or
+`assessing`"); the others have ended, failed, or are not a purchase yet."""
 
 SURGE_NODES_PER_GROUP = 2
 """Nodes an EKS managed node group may add beyond its maximum while it updates: EKS raises
@@ -132,16 +139,22 @@ def _quota_needs(env: Environment, answers: Mapping[str, PoolAnswers]) -> dict[s
     needs: dict[str, float] = {}
     if env.cloud != "aws":
         return needs
+    # With the cluster's Karpenter no managed node group updates: its NodePools launch
+    # within their `limits` (`inferplane.components.karpenter`), so no surge is added.
+    surge = 0 if env.cluster.addons.karpenter.existing else SURGE_NODES_PER_GROUP
     for name, pool in env.pools.items():
         vcpus = answers.get(name, PoolAnswers()).vcpus
-        if not vcpus:
-            continue
         for market in QUOTA_MARKETS:
             quota = quota_name(pool.instance_type, market)
             zones = [z for z in pool.zones if any(s.kind == market for s in pool.sources_in(z))]
-            if quota and zones:
-                nodes = len(zones) * (pool.nodes.max + SURGE_NODES_PER_GROUP)
-                needs[quota] = needs.get(quota, 0) + nodes * vcpus
+            if not (quota and zones):
+                continue
+            if not vcpus:
+                # A pool of the same quota whose size is unknown: the sum would be short.
+                needs[quota] = float("nan")
+                continue
+            nodes = len(zones) * (pool.nodes.max + surge)
+            needs[quota] = needs.get(quota, 0) + nodes * vcpus
     return needs
 
 
@@ -244,6 +257,11 @@ def _judge_quota(
     if quota not in got.quotas or not got.vcpus:
         unchecked.append(f"quota {quota!r} (no answer)")
         return
+    if math.isnan(needs.get(quota, 0)):  # a pool's vCPUs are unknown
+        unchecked.append(
+            f"quota {quota!r} (another pool on it got no vCPU answer, so its sum is unknown)"
+        )
+        return
     checked.append("quota")
     value, need = got.quotas[quota], needs.get(quota, 0)
     if need > value:
@@ -275,8 +293,13 @@ def _judge_reservation(
     if found is None:
         unchecked.append(f"reservation {source.reservation} (no answer)")
         return
-    checked.append("zone")
+    # Looked up by the source's zone: an answer in another zone cannot come back (the
+    # provider fails the lookup instead), so the zone is only checked where one is named.
     where = str(found.get("zone") or "").rsplit("/", 1)[-1]
+    if where:
+        checked.append("zone")
+    else:
+        unchecked.append(f"reservation {source.reservation}'s zone (no answer)")
     if where and where != zone:
         problems.append(
             _problem(
@@ -322,8 +345,11 @@ def _judge_block(
     if block is None:
         unchecked.append(f"Capacity Block {source.reservation} (no answer)")
         return
-    checked.append("zone")
     where = str(block.get("availabilityZone") or "")
+    if where:
+        checked.append("zone")
+    else:
+        unchecked.append(f"Capacity Block {source.reservation}'s zone (no answer)")
     if where and where != zone:
         problems.append(
             _problem(
@@ -334,12 +360,46 @@ def _judge_block(
                 f"`zone:` to {where}, or list a block bought in {zone}",
             )
         )
+    state = block.get("state")
+    if state is None:
+        unchecked.append(f"Capacity Block {source.reservation}'s state (no answer)")
+    else:
+        checked.append("state")
+        if str(state) not in BLOCK_USABLE_STATES:
+            problems.append(
+                _problem(
+                    "capacity-block-window",
+                    source,
+                    f"pool {pool.name}: Capacity Block {source.reservation} is {state}: no "
+                    "node can launch into it; remove the source, or list a block that is "
+                    f"{', '.join(BLOCK_USABLE_STATES)}",
+                )
+            )
     if not block.get("endDate"):
         unchecked.append(f"Capacity Block {source.reservation}'s window (no end date)")
         return
-    checked.append("window")
     start = _parse_time(str(block.get("startDate") or block["endDate"]))
     end = _parse_time(str(block["endDate"]))
+    checked.append("end")
+    if end <= now:
+        problems.append(
+            _problem(
+                "capacity-block-window",
+                source,
+                f"pool {pool.name}: Capacity Block {source.reservation} ended "
+                f"{end:%Y-%m-%dT%H:%MZ}: no node can launch into it; remove the source, or "
+                "list a block that runs past today",
+            )
+        )
+        return
+    windows = [
+        window
+        for model in env.models.values()
+        if model.pool == pool.name
+        for window in model.schedule
+    ]
+    if windows:
+        checked.append("window")
     for model in env.models.values():
         if model.pool != pool.name:
             continue
