@@ -95,7 +95,9 @@ class ControlPlane:
 
 def spawn(state: Path, name: str, cmd: list[str], env: dict[str, str] | None = None) -> int:
     """Start `cmd` in a session of its own, log to logs/<name>.log, and record its PID."""
-    log = open(state / "logs" / f"{name}.log", "wb")  # noqa: SIM115 - lives with the process
+    # Appended: a process started again under its name (a restarted stand-in) keeps the
+    # log of the one before.
+    log = open(state / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
     proc = subprocess.Popen(
         cmd,
         stdout=log,

@@ -209,12 +209,13 @@ def kill_replica(s: StandIns, sender: Sender, t: float, now: float) -> dict[str,
         return None
     pod = sorted(s.ready)[0]
     ip = s.ready.pop(pod)
+    # Read before the kill: a request that fails as it dies is the fault's.
+    with sender._lock:
+        failed_before = sender.failed_by_ip.get(ip, 0)
     with contextlib.suppress(ProcessLookupError):
         os.kill(s.pids.pop(pod), signal.SIGKILL)
     s.ips.pop(pod, None)
     s.first_seen[pod] = now
-    with sender._lock:
-        failed_before = sender.failed_by_ip.get(ip, 0)
     return {
         "kind": "kill-replica",
         "at_s": round(t, 1),
@@ -222,6 +223,7 @@ def kill_replica(s: StandIns, sender: Sender, t: float, now: float) -> dict[str,
         "pod": pod,
         "ip": ip,
         "_failed_before": failed_before,
+        "_failed_until_back": None,
         "ready_again_at_s": None,
     }
 
@@ -229,13 +231,17 @@ def kill_replica(s: StandIns, sender: Sender, t: float, now: float) -> dict[str,
 def fault_report(
     events: list[dict[str, Any]], models: dict[str, Any], senders: dict[str, Sender]
 ) -> list[dict[str, Any]]:
-    """The faults as the report gives them: the requests to the killed stand-in that failed
-    after it was killed."""
+    """The faults as the report gives them: the requests to the killed stand-in's address that
+    failed from the kill until it served again (its restarted stand-in's own failures, or
+    a later fault's, are not this one's)."""
     out = []
     for e in events:
         sender = senders[e["model"]]
-        with sender._lock:
-            failed = sender.failed_by_ip.get(e["ip"], 0) - e["_failed_before"]
+        until = e["_failed_until_back"]
+        if until is None:
+            with sender._lock:
+                until = sender.failed_by_ip.get(e["ip"], 0)
+        failed = until - e["_failed_before"]
         out.append(
             {k: v for k, v in e.items() if not k.startswith("_")} | {"failed_requests": failed}
         )
@@ -413,6 +419,9 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
                     and e["pod"] in models[e["model"]]["standins"].ready
                 ):
                     e["ready_again_at_s"] = round(t, 1)
+                    sender = senders[e["model"]]
+                    with sender._lock:
+                        e["_failed_until_back"] = sender.failed_by_ip.get(e["ip"], 0)
             if t >= next_reconcile:
                 for m in models.values():
                     reconcile(

@@ -81,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KIND@SECONDS",
         help="inject a fault at SECONDS into the profile (repeatable): kill-replica (each "
-        "model's first ready replica dies mid-stream and restarts)",
+        "model's first ready replica dies with requests in flight and restarts)",
     )
     parser.add_argument("--out", type=Path, metavar="DIR", help="where to write the results")
 

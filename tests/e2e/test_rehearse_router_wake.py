@@ -111,8 +111,9 @@ def test_the_old_timers_drop_the_waking_request_and_the_stacks_serve_it() -> Non
     assert code == 0, report.get("error", "") + json.dumps(report.get("log_tails"), indent=1)
     before, after = report["outcome"]["zone-a"], report["outcome"]["zone-b"]
     start = report["timers"]["start_s"]
-    # KEDA woke both zones from zero on the queue gauge.
+    # KEDA woke both zones from zero on the queue gauge, and their pods ran.
     assert before["woke_at"] is not None and after["woke_at"] is not None
+    assert before["first_running_at"] is not None and after["first_running_at"] is not None
     # Before: shed at the 60 s TTL while no replica was ready (503), then back to zero.
     assert (before["request"], before["status"]) == ("shed", 503)
     assert 60 <= before["seconds"] < 70
@@ -123,4 +124,5 @@ def test_the_old_timers_drop_the_waking_request_and_the_stacks_serve_it() -> Non
     assert (after["request"], after["status"]) == ("dispatched", 200)
     assert after["seconds"] >= start
     assert after["seconds"] < report["timers"]["after"]["ttl_s"]
-    assert after["back_to_zero_at"] is None
+    # (Zone B's longer cooldown is not what served it: its trigger stays active until the
+    # dispatch, so the outcome rests on the TTL.)

@@ -1,6 +1,7 @@
 """Faults a rehearsal injects on request (``--fault KIND@SECONDS``), and what each did.
 
-``kill-replica``: a serving process dies mid-stream. At SECONDS into the profile the
+``kill-replica``: a serving process dies with requests in flight (non-streamed ones: the
+sender does not stream). At SECONDS into the profile the
 rehearsal kills (SIGKILL, by PID) the stand-in of each rehearsed model's first ready pod:
 requests in flight to it fail, and it leaves the set the traffic is spread over at once (a
 real pod leaves its Service's endpoints only once its readiness probe fails, so the real
@@ -85,7 +86,8 @@ def judge(
                     "field": field,
                     "limit_ms": slo_ms[field],
                     "worst_ms": worst,
-                    "held": worst is None or worst <= slo_ms[field],
+                    # No sample in the window says nothing either way.
+                    "held": None if worst is None else worst <= slo_ms[field],
                 }
             )
         out.append({**e, "slo_after": slo})
@@ -99,10 +101,11 @@ def lines(judged: Sequence[Mapping[str, Any]]) -> list[str]:
         back = f.get("ready_again_at_s")
         served = f"served again at {back:.0f} s" if back is not None else "not serving again"
         slo = "; ".join(
-            f"{s['field']} worst {s['worst_ms']:.0f} ms "
+            f"{s['field']} no data"
+            if s["held"] is None
+            else f"{s['field']} worst {s['worst_ms']:.0f} ms "
             + ("held" if s["held"] else f"over {s['limit_ms']:g}")
             for s in f["slo_after"]
-            if s["worst_ms"] is not None
         )
         out.append(
             f"  fault {f['kind']} at {f['at_s']:.0f} s (pod {f['pod']}): "

@@ -52,3 +52,20 @@ def test_a_pod_that_never_serves_again_is_read_to_the_end() -> None:
     (got,) = faults.judge(rows({5: 100.0, 500: 450.0}), [event], {"ttft_p95_ms": 400.0})
     assert got["slo_after"][0]["worst_ms"] == 450.0
     assert "not serving again" in faults.lines([got])[0]
+
+
+def test_a_window_without_samples_says_no_data_not_held() -> None:
+    event = {
+        "kind": "kill-replica",
+        "at_s": 10.0,
+        "model": "chat",
+        "pod": "chat-abc-1",
+        "ip": "10.244.0.7",
+        "ready_again_at_s": 20.0,
+        "failed_requests": 2,
+    }
+    (got,) = faults.judge([Row(t=5.0, latency_ms={})], [event], {"ttft_p95_ms": 400.0})
+    assert got["slo_after"] == [
+        {"field": "ttft_p95_ms", "limit_ms": 400.0, "worst_ms": None, "held": None}
+    ]
+    assert faults.lines([got])[0].endswith("after it: ttft_p95_ms no data")
