@@ -254,13 +254,7 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
             cmd = [sys.executable, str(HERE / "standin.py"), ips[0], str(METRICS_PORT)]
             pickers[name] = cluster.spawn(state, f"picker-{name}", cmd)
 
-        def scraped() -> bool:
-            return all(
-                promstack.query(port, f'up{{namespace="{ns}", service="{router_epp(z)}"}} == 1')
-                for z in zones.values()
-            )
-
-        step("Prometheus scrapes both pickers", lambda: wait("up == 1", scraped, 120))
+        step("Prometheus scrapes both pickers", pickers_scraped(port, ns, zones))
         t0 = time.monotonic()
         timeline: dict[str, list[dict[str, Any]]] = {name: [] for name in zones}
         report["timeline"] = timeline
@@ -308,6 +302,18 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
             raise RuntimeError(f"config sync: {sync.last_error}")
     finally:
         sync.stop()
+
+
+def pickers_scraped(port: int, ns: str, zones: dict[str, Any]) -> Callable[[], bool]:
+    """A step's body: wait until Prometheus scrapes every zone's picker stand-in."""
+
+    def scraped() -> bool:
+        return all(
+            promstack.query(port, f'up{{namespace="{ns}", service="{router_epp(z)}"}} == 1')
+            for z in zones.values()
+        )
+
+    return lambda: wait("up == 1", scraped, 120)
 
 
 def router_epp(zone: dict[str, Any]) -> str:

@@ -61,10 +61,11 @@ from rehearse_router_idle import (  # noqa: E402
     METRICS_PORT,
     keda_state,
     picker_ips,
+    pickers_scraped,
     router_epp,
     zone_objects,
 )
-from rehearse_smoke import run, start_monitoring, stepper, wait  # noqa: E402
+from rehearse_smoke import run, start_monitoring, stepper  # noqa: E402
 
 BLUEPRINT = REPO / "tests" / "e2e" / "fixtures" / "router-wake.yaml"
 MODEL = "chat"
@@ -182,13 +183,7 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
             role = "before" if name == BEFORE else "after"
             queues[name] = ModelledQueue(ips[0], labels, t[role]["ttl_s"])
 
-        def scraped() -> bool:
-            return all(
-                promstack.query(port, f'up{{namespace="{ns}", service="{router_epp(z)}"}} == 1')
-                for z in zones.values()
-            )
-
-        step("Prometheus scrapes both pickers", lambda: wait("up == 1", scraped, 120))
+        step("Prometheus scrapes both pickers", pickers_scraped(port, ns, zones))
         t0 = time.monotonic()
         for queue in queues.values():
             queue.enqueue(0.0)
