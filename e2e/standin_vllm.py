@@ -5,11 +5,17 @@ latency; it is not vLLM and runs no model.
 
 It serves, at IP:PORT inside the rehearsal's network namespace (e2e/netns.py):
 
-- ``POST /v1/completions`` and ``POST /v1/chat/completions`` (not streamed): the request
-  joins the replica's engine (`inferplane.app.rehearsal.engine.ReplicaEngine`: continuous
-  batching up to ``max_num_seqs``, a queue beyond it, latencies from the planner's model of
-  MODEL on its GPU, every rate divided by SLOWER) and is answered when the engine has
-  produced its tokens; the text is a placeholder;
+- ``POST /v1/completions`` and ``POST /v1/chat/completions``: the request joins the
+  replica's engine (`inferplane.app.rehearsal.engine.ReplicaEngine`: continuous batching up
+  to ``max_num_seqs``, a queue beyond it, latencies from the planner's model of MODEL on
+  its GPU, every rate divided by SLOWER) and is answered when the engine has produced its
+  tokens; the text is a placeholder. With ``"stream": true`` the answer is server-sent
+  events as vLLM v0.33.0 sends them (``entrypoints/openai/completion/serving.py`` and
+  ``chat_completion/serving.py``: a ``data: <chunk>`` event per token, as the engine
+  produces it, then ``data: [DONE]``), each chunk a ``text_completion`` or
+  ``chat.completion.chunk`` (their ``protocol.py``: ``CompletionStreamResponse``,
+  ``ChatCompletionStreamResponse`` with a ``delta``), the last with its
+  ``finish_reason``;
 - ``GET /metrics``: vLLM's families (`ReplicaEngine.exposition`) with the pinned release's
   histogram buckets, and ``inferplane_standin_info{stand_in="true"}``;
 - ``GET /health``: 200.
@@ -21,6 +27,7 @@ Every response carries ``X-Inferplane-Stand-In: true``. A request waits at most
 from __future__ import annotations
 
 import json
+import queue
 import sys
 import threading
 import time
@@ -45,6 +52,7 @@ class Runner:
         self.engine = engine
         self.origin = time.monotonic()
         self.events: dict[int, threading.Event] = {}
+        self.streams: dict[int, queue.Queue[tuple[int, bool]]] = {}
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._loop, daemon=True)
         self.thread.start()
@@ -61,6 +69,15 @@ class Runner:
             return None
         return {"id": rid}
 
+    def stream(self, output_tokens: int | None) -> tuple[int, queue.Queue[tuple[int, bool]]]:
+        """Submit a streamed request: its id, and the queue its tokens arrive on as
+        (tokens so far, last)."""
+        tokens: queue.Queue[tuple[int, bool]] = queue.Queue()
+        with self.lock:
+            rid = self.engine.submit(self.now(), output_tokens, stream=True)
+            self.streams[rid] = tokens
+        return rid, tokens
+
     def _loop(self) -> None:
         while True:
             nxt = self.engine.next_event()
@@ -71,6 +88,12 @@ class Runner:
                     event = self.events.pop(done.rid, None)
                     if event is not None:
                         event.set()
+                for rid, n, last in self.engine.take_tokens():
+                    found = self.streams.get(rid)
+                    if found is not None:
+                        found.put((n, last))
+                        if last:
+                            del self.streams[rid]
 
 
 def make_handler(runner: Runner, model: str) -> type[BaseHTTPRequestHandler]:
@@ -103,11 +126,14 @@ def make_handler(runner: Runner, model: str) -> type[BaseHTTPRequestHandler]:
                 return
             tokens = body.get("max_tokens") or body.get("max_completion_tokens")
             tokens = tokens if isinstance(tokens, int) and 0 < tokens <= 1 << 20 else None
+            chat = path == "/v1/chat/completions"
+            if body.get("stream") is True:
+                self._stream(tokens, chat)
+                return
             got = runner.request(tokens)
             if got is None:
                 self._send(503, "the stand-in's engine did not finish the request in time\n")
                 return
-            chat = path == "/v1/chat/completions"
             text = "(stand-in: no model runs here)"
             choice = (
                 {"index": 0, "message": {"role": "assistant", "content": text}}
@@ -121,6 +147,41 @@ def make_handler(runner: Runner, model: str) -> type[BaseHTTPRequestHandler]:
                 "choices": [{**choice, "finish_reason": "length"}],
             }
             self._send(200, json.dumps(reply), "application/json")
+
+        def _stream(self, tokens: int | None, chat: bool) -> None:
+            """Server-sent events, one per token as the engine produces it; the connection
+            closes after ``data: [DONE]`` (no length is known in advance)."""
+            rid, arrived = runner.stream(tokens)
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header(HEADER, "true")
+            self.end_headers()
+            deadline = time.monotonic() + REQUEST_TIMEOUT_S
+            last = False
+            while not last:
+                try:
+                    n, last = arrived.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    return  # the engine did not finish in time: the stream ends unfinished
+                piece = "(stand-in)" if n == 1 else " ."
+                choice: dict[str, Any] = (
+                    {"index": 0, "delta": {"role": "assistant", "content": piece}}
+                    if chat and n == 1
+                    else {"index": 0, "delta": {"content": piece}}
+                    if chat
+                    else {"index": 0, "text": piece}
+                )
+                chunk = {
+                    "id": f"standin-{rid}",
+                    "object": "chat.completion.chunk" if chat else "text_completion",
+                    "model": model,
+                    "choices": [{**choice, "finish_reason": "length" if last else None}],
+                }
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
 
         def _send(self, status: int, body: str, ctype: str = "text/plain") -> None:
             data = body.encode()

@@ -58,3 +58,55 @@ def test_a_completion_takes_the_planners_time_and_lands_in_the_histograms() -> N
         proc.wait(timeout=10)
         assert proc.stderr is not None
         assert "stand-in (not vLLM) for chat" in proc.stderr.read()
+
+
+def test_a_streamed_chat_answers_one_event_per_token_as_the_engine_produces_it() -> None:
+    port = free_port()
+    args = ["127.0.0.1", str(port), str(ROOT / "blueprints" / "chat-minimal.yaml"), "local"]
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), *args, "chat", "512", "16"],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/health", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the stand-in did not start"
+                time.sleep(0.2)
+        body = json.dumps(
+            {
+                "model": "chat",
+                "messages": [{"role": "user", "content": "hi"}],
+                "max_tokens": 8,
+                "stream": True,
+            }
+        ).encode()
+        start = time.monotonic()
+        arrivals: list[float] = []
+        events: list[str] = []
+        with urllib.request.urlopen(f"{base}/v1/chat/completions", body, timeout=30) as resp:
+            assert resp.headers["Content-Type"] == "text/event-stream"
+            assert resp.headers["X-Inferplane-Stand-In"] == "true"
+            for line in resp:
+                if line.strip():
+                    arrivals.append(time.monotonic() - start)
+                    events.append(line.decode().strip())
+        assert events[-1] == "data: [DONE]"
+        chunks = [json.loads(e.removeprefix("data: ")) for e in events[:-1]]
+        assert len(chunks) == 8
+        assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+        assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+        assert [c["choices"][0]["finish_reason"] for c in chunks] == [None] * 7 + ["length"]
+        # The first token comes at the engine's TTFT, the others one decode step apart: the
+        # stream spreads over the request, it is not one burst at its end.
+        assert arrivals[7] - arrivals[0] > 0.3
+        with urllib.request.urlopen(f"{base}/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+        assert 'vllm:e2e_request_latency_seconds_count{model_name="chat",engine="0"} 1' in text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

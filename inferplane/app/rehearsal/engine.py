@@ -137,7 +137,8 @@ class ReplicaEngine:
     """One stand-in replica's engine over simulated time (seconds, any origin).
 
     `submit` queues a request; `advance(now)` runs the iterations that fit until `now` and
-    returns the requests finished meanwhile. Thread-safe."""
+    returns the requests finished meanwhile; `take_tokens()` gives the tokens produced
+    meanwhile for the requests submitted with ``stream=True``. Thread-safe."""
 
     load: roofline.LlmLoad
     cap: int
@@ -158,6 +159,8 @@ class ReplicaEngine:
     _points: dict[int, roofline.LlmPoint] = field(default_factory=dict)
     _due: list[tuple[float, int]] = field(default_factory=list)
     _by_id: dict[int, _Request] = field(default_factory=dict)
+    _streamed: set[int] = field(default_factory=set)
+    _tokens: list[tuple[int, int, bool]] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -201,11 +204,13 @@ class ReplicaEngine:
             self._points[batch] = roofline.at_batch(self.load, batch)
         return self._points[batch]
 
-    def submit(self, now: float, output_tokens: int | None = None) -> int:
+    def submit(self, now: float, output_tokens: int | None = None, stream: bool = False) -> int:
         with self._lock:
             self._advance(now)
             rid = self._next
             self._next += 1
+            if stream:
+                self._streamed.add(rid)
             tokens = max(1, output_tokens or self.output_tokens)
             self.waiting.append(_Request(rid, now, tokens))
             self.prompt_tokens_total += self.load.input_tokens
@@ -215,6 +220,13 @@ class ReplicaEngine:
     def advance(self, now: float) -> list[Finished]:
         with self._lock:
             return self._advance(now)
+
+    def take_tokens(self) -> list[tuple[int, int, bool]]:
+        """(request id, tokens so far, last) for each token of a streamed request produced
+        since the last call, in order."""
+        with self._lock:
+            out, self._tokens = self._tokens, []
+            return out
 
     def gauges(self) -> tuple[int, int]:
         """(waiting, running) now."""
@@ -255,6 +267,11 @@ class ReplicaEngine:
             else:
                 self.histograms[ITL].observe(at - req.last_token)
             req.last_token = at
+            if rid in self._streamed:
+                last = req.tokens >= req.output_tokens
+                self._tokens.append((rid, req.tokens, last))
+                if last:
+                    self._streamed.discard(rid)
             if req.tokens >= req.output_tokens:
                 self.histograms[E2E].observe(at - req.arrived)
                 self.finished_total += 1
