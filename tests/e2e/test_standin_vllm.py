@@ -21,6 +21,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def serving(port: int) -> str:
+    """The stand-in's base URL once it answers /health (within 60 s)."""
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/health", timeout=2).close()
+            return base
+        except OSError:
+            assert time.monotonic() < deadline, "the stand-in did not start"
+            time.sleep(0.2)
+
+
 def test_a_completion_takes_the_planners_time_and_lands_in_the_histograms() -> None:
     port = free_port()
     args = ["127.0.0.1", str(port), str(ROOT / "blueprints" / "chat-minimal.yaml"), "local"]
@@ -30,15 +43,7 @@ def test_a_completion_takes_the_planners_time_and_lands_in_the_histograms() -> N
         text=True,
     )
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/health", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the stand-in did not start"
-                time.sleep(0.2)
+        base = serving(port)
         body = json.dumps({"model": "chat", "prompt": "hi", "max_tokens": 16}).encode()
         start = time.monotonic()
         with urllib.request.urlopen(f"{base}/v1/completions", body, timeout=30) as resp:
@@ -68,15 +73,7 @@ def test_a_streamed_chat_answers_one_event_per_token_as_the_engine_produces_it()
         stderr=subprocess.DEVNULL,
     )
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/health", timeout=2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the stand-in did not start"
-                time.sleep(0.2)
+        base = serving(port)
         body = json.dumps(
             {
                 "model": "chat",
