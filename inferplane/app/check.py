@@ -28,7 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from inferplane.app import plan_sources
+from inferplane.app import plan_sources, platform_scale_out
 from inferplane.app.exits import (
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -392,6 +392,7 @@ def check_files(
         )
     report.invalid.extend(cross_blueprint_problems([doc for doc, _ in loaded]))
     report.invalid.extend(ambiguous_grant_keys(config, [doc for doc, _ in loaded]))
+    scaling = platform_scale_out.of_config(config)  # what `levers: auto` chooses against
     resolved = []
     # Every environment of every file, chosen or not, is compared across blueprints: a
     # `--env prod` run must still see prod installing what another blueprint's staging
@@ -403,7 +404,7 @@ def check_files(
         problems: list[Diagnostic] = []
         for n in names:
             try:
-                envs[n] = resolve(doc, n)
+                envs[n] = resolve(doc, n, scaling)
             except BlueprintError as exc:  # valid alone, but not deployable: the user's
                 if n in chosen:
                     problems.extend(exc.diagnostics)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # importing the harness loads Pulumi: only when a plan actual
     from inferplane.blueprint.capacity.planner import EnvPlan
     from inferplane.blueprint.capacity.prices import Price
     from inferplane.blueprint.derived.node_shape import NodeShape
-    from inferplane.blueprint.derived.scale_out import Budget, Constants
+    from inferplane.blueprint.derived.scale_out import Budget
     from inferplane.blueprint.model import Environment
 
 
@@ -60,14 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inferplane.app import plan_output, recorded_invokes
+    from inferplane.app import plan_output, platform_scale_out, recorded_invokes
     from inferplane.blueprint.derived import scale_out
     from inferplane.blueprint.resolution.resolve import resolve_file
     from inferplane.policies import waivers
 
     try:
-        env = resolve_file(args.blueprint, args.env)
-        budgets = scale_out.budgets(env, scale_out_constants(args.policy_config))
+        scaling = platform_scale_out.of_file(args.policy_config)
+        env = resolve_file(args.blueprint, args.env, scaling)
+        budgets = scale_out.budgets(env, scaling.constants)
         platform = platform_prices(args.policy_config)
         if args.out is not None:  # fail before the run, and again at write time
             plan_output.check_out_dir(args.out)
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     for line in plan_secrets.render(secrets):
         print(line, file=out)
     print(file=out)
-    for line in render_budgets(budgets, env, platform_bound(args.policy_config)):
+    for line in render_budgets(budgets, env, scaling.bound_s):
         print(printable(line), file=out)
     print(file=out)
     for line in render_routing(env):
@@ -193,31 +194,6 @@ def render_node_shapes(shapes: tuple[NodeShape, ...]) -> list[str]:
 
 
 # --- scale-out budget -------------------------------------------------------------------------
-BUDGET_RULE = "scale-out-budget"
-
-
-def scale_out_constants(config_file: str | None) -> Constants:
-    """The budget's estimates: defaults, corrected by the policy config's ``scale-out-budget``
-    keys when a file is given (BlueprintError, located, when the file is invalid)."""
-    from inferplane.blueprint.derived.scale_out import Constants
-    from inferplane.policies import config
-    from inferplane.policies.rules import rule
-
-    if config_file is None:
-        return Constants()
-    return Constants.from_values(config.load(config_file).values_for(rule(BUDGET_RULE)))
-
-
-def platform_bound(config_file: str | None) -> int | None:
-    """The platform's ``scale-out-budget.max_total_s`` (None without a policy config)."""
-    from inferplane.policies import config
-    from inferplane.policies.rules import rule
-
-    if config_file is None:
-        return None
-    return int(config.load(config_file).values_for(rule(BUDGET_RULE))["max_total_s"])
-
-
 CAPACITY_RULE = "capacity-estimate"
 
 
@@ -262,7 +238,7 @@ def _budget_table(
 
     platform = platform_bound_s or scale_out.DEFAULT_BOUND_S
     own = model.scale_out.budget_s
-    bound = min(own, platform) if own else platform
+    bound = scale_out.Platform(bound_s=platform).bound_for(own)
     whose = "its scale_out.budget_s" if own and own <= platform else "the platform's bound"
     verdict = "within" if b.total_s <= bound and not b.unknown else "over"
     if b.unknown and b.total_s <= bound:

@@ -12,6 +12,10 @@ Stack configuration (`stacks/Pulumi.<env>.yaml`):
     gcp:project             a gcp environment's project         (required there)
     gcp:region              a gcp environment's region          (compared when set)
     kubernetes:context      a kubernetes environment's context  (required there)
+    inferplane:policyConfig the platform's policy config, relative to the Pulumi project
+                            (optional): ``levers: auto`` chooses against its
+                            ``scale-out-budget`` keys, as `inferplane plan` and `inferplane
+                            check` do with ``--policy-config``; without it, the defaults
 
 The whole blueprint — every environment — is validated before any resource is registered,
 so an invalid blueprint provisions nothing, in any stack. The blueprint's own placement
@@ -27,7 +31,9 @@ from pathlib import Path
 
 import pulumi
 
+from inferplane.app import platform_scale_out
 from inferplane.blueprint import naming
+from inferplane.blueprint.derived.scale_out import Platform
 from inferplane.blueprint.errors import BlueprintError, Diagnostic, YamlPath, format_diagnostics
 from inferplane.blueprint.model import Environment
 from inferplane.components.serving.routing import router
@@ -61,15 +67,25 @@ def deploy(env: Environment) -> InferenceStack:
     return stack
 
 
+def policy_config_path(config: pulumi.Config, project_dir: Path) -> Path | None:
+    """`inferplane:policyConfig`, resolved against the Pulumi project's directory (None when
+    unset)."""
+    raw = config.get("policyConfig")
+    if not raw:
+        return None
+    path = Path(raw)
+    return path if path.is_absolute() else (project_dir / path)
+
+
 def blueprint_path(config: pulumi.Config, project_dir: Path) -> Path:
     """`inferplane:blueprint`, resolved against the Pulumi project's directory."""
     path = Path(config.require("blueprint"))
     return path if path.is_absolute() else (project_dir / path)
 
 
-def load_environment(path: Path, environment: str) -> Environment:
+def load_environment(path: Path, environment: str, platform: Platform | None = None) -> Environment:
     """Validate the whole blueprint at `path`, then resolve `environment` (BlueprintError
-    if either fails)."""
+    if either fails), ``levers: auto`` chosen against `platform` (`resolve`)."""
     from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 
     doc, envs = load_blueprint(path)
@@ -85,7 +101,7 @@ def load_environment(path: Path, environment: str) -> Environment:
                 )
             ]
         )
-    return resolve(doc, environment)
+    return resolve(doc, environment, platform)
 
 
 def check_deploy_inputs(env: Environment) -> None:
@@ -178,7 +194,17 @@ def main(project_dir: Path | str | None = None) -> None:
     environment = config.get("environment") or pulumi.get_stack()
     base = Path(project_dir) if project_dir is not None else Path.cwd()
     try:
-        env = load_environment(blueprint_path(config, base), environment)
+        policy = policy_config_path(config, base)
+        scaling = platform_scale_out.of_file(policy)
+    except BlueprintError as exc:
+        message = _diagnostics("the policy config is invalid; nothing was deployed", exc)
+        raise pulumi.RunError(message) from None
+    except OSError as exc:
+        raise pulumi.RunError(
+            f"cannot read the policy config (inferplane:policyConfig): {exc}"
+        ) from None
+    try:
+        env = load_environment(blueprint_path(config, base), environment, scaling)
         check_deploy_inputs(env)
     except BlueprintError as exc:
         message = _diagnostics("the blueprint is invalid; nothing was deployed", exc)

@@ -11,6 +11,7 @@ from inferplane.blueprint.derived.scale_out import (
     DEFAULT_BOUND_S,
     Budget,
     Constants,
+    Platform,
     ScaleOutInputs,
     budget,
     constant_docs,
@@ -74,8 +75,8 @@ def _blame(name: str, part: str) -> tuple[YamlPath, str]:
 def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
     if stack.facts is None:
         return  # preview without the facts yet: nothing to compute from
-    constants = Constants.from_values(config)
-    bound = config["max_total_s"]
+    platform = Platform.from_values(config)
+    constants, bound = platform.constants, platform.bound_s
     for name, inputs in sorted(stack.facts.models.items()):
         if inputs.latency_class != "realtime" and inputs.budget_s is None:
             continue
@@ -96,7 +97,7 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
             )
             continue
         own = inputs.budget_s
-        limit = min(own, bound) if own else bound
+        limit = platform.bound_for(own)
         found = budget(inputs, constants, node_autoscaler=not stack.fixed_nodes)
         if found.total_s <= limit:
             continue

@@ -108,3 +108,50 @@ def test_an_invalid_policy_config_is_a_located_error(
     assert captured.err.startswith(f"{config}:2:")
     assert "scale-out-budget.node_provision_s" in captured.err
     assert not out.exists()
+
+
+def _auto_chat(tmp_path: Path) -> Path:
+    """chat-minimal with `levers: auto` on its realtime chat model and no spare GPU."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "blueprints" / "chat-minimal.yaml").read_text()
+    marker = "    slo: {p95_ms: 2000, ttft_p95_ms: 400}\n"
+    assert marker in text
+    text = text.replace(marker, marker + "    scale_out: {levers: auto}\n")
+    (tmp_path / "schema").symlink_to(root / "blueprints" / "schema")
+    path = tmp_path / "chat-minimal.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("max_total_s", "levers", "within"),
+    [
+        # The rule's default bound: only a spare GPU per zone (a whole node) meets it.
+        (None, ["compile_cache", "stream_weights", "standby"], "within 120 s"),
+        # A platform that allows 20 minutes: the free levers meet it, no node is bought.
+        (1200, ["compile_cache", "stream_weights"], "within 1200 s"),
+    ],
+)
+def test_levers_auto_chooses_against_the_policy_configs_bound(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    max_total_s: int | None,
+    levers: list[str],
+    within: str,
+) -> None:
+    blueprint = _auto_chat(tmp_path)
+    extra: list[str] = []
+    if max_total_s is not None:
+        config = tmp_path / "policy.yaml"
+        config.write_text(f"scale-out-budget:\n  max_total_s: {max_total_s}\n")
+        extra = ["--policy-config", str(config)]
+    out = tmp_path / "plan"
+    parser = argparse.ArgumentParser()
+    plan.add_arguments(parser)
+    args = parser.parse_args([str(blueprint), "--env", "prod", "--out", str(out), *extra])
+    assert plan.run(args) == 0
+    chat = json.loads((out / "plan.json").read_text())["models"]["chat"]["scale_out"]
+    assert sorted(set(chat["levers"].values())) == sorted(levers)
+    printed = capsys.readouterr().out
+    assert f" s {within} (the platform's bound); levers " in printed
+    assert "[chosen by levers: auto]" in printed

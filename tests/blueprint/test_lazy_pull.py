@@ -201,10 +201,12 @@ def test_levers_auto_is_never_refused() -> None:
 
 
 def test_auto_on_gke_takes_the_lazy_pull_where_a_new_node_is_waited_for() -> None:
-    """A 700 s bound: a new node's whole pull misses it (540 s node + 300 s pull + the rest),
-    a streamed one (20 s) meets it, for free; the stack then streams on the pool."""
-    text = listing("chat", "auto").replace("{levers: auto}", "{budget_s: 700, levers: auto}")
-    env = resolve(load_text(text, "bp.yaml"), "prod")
+    """A platform's 700 s bound: a new node's whole pull misses it (540 s node + 300 s pull +
+    the rest), a streamed one (20 s) meets it, for free; the stack then streams on the pool.
+    (A model's own budget_s of 700 would not do: it may only tighten the platform's bound.)"""
+    text = listing("chat", "auto")
+    platform = scale_out.Platform(bound_s=700)
+    env = resolve(load_text(text, "bp.yaml"), "prod", platform)
     chat = env.models["chat"]
     assert chat.scale_out.levers == ("compile_cache", "lazy_image_pull")
     found = scale_out.budgets(env)["chat"]
@@ -213,7 +215,7 @@ def test_auto_on_gke_takes_the_lazy_pull_where_a_new_node_is_waited_for() -> Non
     assert lazy_pull.enabled(env, env.pools["l4"])
     # On EKS (stg) the lever brings a faster gp3 root volume to every GPU node, billed and
     # not priced: auto takes the priced spare GPU that meets the bound instead.
-    stg = resolve(load_text(text, "bp.yaml"), "stg")
+    stg = resolve(load_text(text, "bp.yaml"), "stg", platform)
     assert stg.models["chat"].scale_out.options["lazy_image_pull"] is None  # type: ignore[index]
     assert "lazy_image_pull" not in stg.models["chat"].scale_out.levers
     assert "standby" in stg.models["chat"].scale_out.levers

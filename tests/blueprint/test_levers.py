@@ -128,8 +128,9 @@ def _blueprint(tmp_path: Path, scale_out_yaml: str, spare: int = 0) -> Path:
 
 
 def test_auto_keeps_a_spare_gpu_only_when_it_buys_the_bound(tmp_path: Path) -> None:
-    # No free set meets 160 s (a new node alone is 540 s): standby is bought, and the free
-    # stream kept, since it shortens the budget further.
+    # budget_s 160 cannot loosen the platform's 120 s, so auto chooses for 120 s. No free
+    # set meets it (a new node alone is 540 s): standby is bought, and the free stream kept,
+    # since it shortens the budget further.
     env = resolve_file(_blueprint(tmp_path, "{budget_s: 160}"), "prod")
     chat = env.models["chat"]
     assert chat.scale_out.requested == "auto"
@@ -137,7 +138,7 @@ def test_auto_keeps_a_spare_gpu_only_when_it_buys_the_bound(tmp_path: Path) -> N
     # Placeholders hold one replica's GPU per zone: the pool's spare GPUs, for everyone.
     assert env.pools["l4"].spare_gpus == 1
     found = scale_out.budgets(env)["chat"]
-    assert found.total_s <= 160
+    assert found.total_s <= 120
     # What the spare GPU adds is priced before it was added: a whole node per zone.
     cost = chat.scale_out.options["standby"] if chat.scale_out.options else None
     row = prices.price(env.pools["l4"].instance_type, env.region)
@@ -340,3 +341,67 @@ def test_a_listed_stream_on_a_release_that_cannot_is_a_located_error(tmp_path: P
     assert found, err.value.diagnostics
     assert found[0].path == ("models", "chat", "scale_out", "levers", 0)
     assert "torch.compile cache key" in found[0].message
+
+
+def test_auto_chooses_against_the_platform_bound(tmp_path: Path) -> None:
+    path = _blueprint(tmp_path, "{levers: auto}")
+    # Without a policy config: the rule's default bound, 120 s, which only a spare GPU meets.
+    default = resolve_file(path, "prod").models["chat"]
+    assert levers.bound_of(default) == scale_out.DEFAULT_BOUND_S == 120
+    assert default.scale_out.levers == ("compile_cache", "stream_weights", "standby")
+    # A platform that allows 2,000 s: the free levers meet it, and no spare GPU is bought.
+    loose = scale_out.Platform(bound_s=2000)
+    env = resolve_file(path, "prod", loose)
+    assert env.models["chat"].scale_out.levers == ("compile_cache", "stream_weights")
+    assert env.pools["l4"].spare_gpus == 0
+    assert scale_out.budgets(env)["chat"].total_s <= 2000
+    # A platform tighter than any set (90 s): the free levers only, as the rule then advises.
+    tight = scale_out.Platform(bound_s=90)
+    env = resolve_file(path, "prod", tight)
+    assert env.models["chat"].scale_out.levers == ("compile_cache", "stream_weights")
+    assert env.pools["l4"].spare_gpus == 0
+
+
+def test_a_models_budget_only_tightens_the_platform_bound_auto_chooses_for(
+    tmp_path: Path,
+) -> None:
+    path = _blueprint(tmp_path, "{budget_s: 1500, levers: auto}")
+    # 1,500 s is looser than the default 120 s: auto still chooses for 120 s.
+    env = resolve_file(path, "prod")
+    assert levers.bound_of(env.models["chat"]) == 120
+    assert env.models["chat"].scale_out.levers == ("compile_cache", "stream_weights", "standby")
+    # Under a 2,000 s platform the model's 1,500 s is the tighter bound; the free set meets it.
+    loose = scale_out.Platform(bound_s=2000)
+    env = resolve_file(path, "prod", loose)
+    assert levers.bound_of(env.models["chat"], loose) == 1500
+    assert env.models["chat"].scale_out.levers == ("compile_cache", "stream_weights")
+
+
+def test_auto_chooses_with_the_platform_estimates(tmp_path: Path) -> None:
+    path = _blueprint(tmp_path, "{levers: auto}")
+    # A platform whose clusters add a node in 20 s, pull images at 2 GB/s and start vLLM in
+    # 30 s: the free levers meet 120 s (5 + 15 + 20 + 6 + 40 + 14 + 10 = 110 s) without a
+    # spare GPU.
+    fast = scale_out.Platform(
+        constants=scale_out.Constants(
+            node_provision_s=20, image_pull_mb_per_s=2000, engine_init_s_vllm=30
+        )
+    )
+    env = resolve_file(path, "prod", fast)
+    assert env.models["chat"].scale_out.levers == ("compile_cache", "stream_weights")
+    assert env.pools["l4"].spare_gpus == 0
+    assert scale_out.budgets(env, fast.constants)["chat"].total_s == 110
+    # The same set under the default estimates misses 120 s: what plan would print, wrongly,
+    # if auto chose with one set of estimates and the budget used another.
+    assert scale_out.budgets(env)["chat"].total_s > 120
+
+
+def test_the_platform_is_read_from_the_rules_config() -> None:
+    values = rule("scale-out-budget").defaults() | {"max_total_s": 75, "node_provision_s": 30}
+    platform = scale_out.Platform.from_values(values)
+    assert platform.bound_s == 75
+    assert platform.constants.node_provision_s == 30
+    assert platform.constants.image_pull_mb_per_s == scale_out.Constants().image_pull_mb_per_s
+    assert platform.bound_for(None) == 75
+    assert platform.bound_for(60) == 60
+    assert platform.bound_for(600) == 75

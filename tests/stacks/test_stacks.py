@@ -252,3 +252,42 @@ def test_a_stack_without_its_region_registers_nothing(monkeypatch: pytest.Monkey
         "aws:region us-east-1` in stacks/, Pulumi.staging.yaml): the stack's config says "
         "where it deploys"
     ]
+
+
+@pytest.mark.parametrize(("max_total_s", "placeholders"), [(None, True), (1200, False)])
+def test_the_stacks_policy_config_is_what_levers_auto_chooses_against(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_total_s: int | None, placeholders: bool
+) -> None:
+    """`inferplane:policyConfig` gives `pulumi up` the bound `inferplane plan --policy-config`
+    gives the plan: under the default 120 s, auto keeps a spare GPU per zone (placeholder
+    pods); under a platform bound of 1,200 s the free levers meet it and none is kept."""
+    text = (ROOT / "blueprints" / "chat-minimal.yaml").read_text()
+    marker = "    slo: {p95_ms: 2000, ttft_p95_ms: 400}\n"
+    blueprint = tmp_path / "chat-minimal.yaml"
+    blueprint.write_text(text.replace(marker, marker + "    scale_out: {levers: auto}\n"))
+    (tmp_path / "schema").symlink_to(ROOT / "blueprints" / "schema")
+    monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+    config = {"inferplane:blueprint": str(blueprint), "aws:region": "eu-west-1"}
+    if max_total_s is not None:
+        policy = tmp_path / "policy.yaml"
+        policy.write_text(f"scale-out-budget:\n  max_total_s: {max_total_s}\n")
+        config["inferplane:policyConfig"] = str(policy)
+    rec, caught = _run_main_catching(config, "prod", "prod", blueprint)
+    assert caught == []
+    priority_classes = [r for r in rec if r.type.endswith(":PriorityClass")]
+    assert bool(priority_classes) is placeholders
+
+
+def test_an_invalid_stack_policy_config_registers_nothing(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("scale-out-budget:\n  max_total_s: 0\n")
+    config = stack_config(STACKS / "Pulumi.prod.yaml") | {"inferplane:policyConfig": str(policy)}
+    rec, caught = _run_main_catching(config, "prod", "prod")
+    assert len(rec) == 0
+    message = str(caught[0])
+    assert message.startswith("the policy config is invalid; nothing was deployed:\n")
+    assert f"{policy}:2:" in message and "scale-out-budget.max_total_s" in message
+
+    config["inferplane:policyConfig"] = str(tmp_path / "missing.yaml")
+    rec, caught = _run_main_catching(config, "prod", "prod")
+    assert len(rec) == 0 and "missing.yaml" in str(caught[0])

@@ -8,7 +8,9 @@ plan prices a spare GPU that ``standby`` adds):
 - a list: exactly those levers (validation refused the ones that cannot serve the model,
   `lever_options.unavailable`), plus ``compile_cache`` where it applies;
 - ``auto``: `cheapest` over the levers the model can use, against the model's bound
-  (``scale_out.budget_s``, else `scale_out.DEFAULT_BOUND_S`) with the default estimates.
+  (`scale_out.Platform.bound_for`: the platform's ``scale-out-budget.max_total_s``, or the
+  model's ``scale_out.budget_s`` where tighter) with the platform's estimates. Without a
+  policy config, `scale_out.Platform`'s defaults are the rule's.
   When no set meets the bound, only the free levers are taken: a spare GPU is bought only
   when it buys the bound; the ``scale-out-budget`` rule then says what would.
 
@@ -133,12 +135,14 @@ def _needed(
     return tuple(kept)
 
 
-def bound_of(model: Model) -> int:
-    """The bound `auto` chooses for: the model's own, else the platform's default."""
-    return model.scale_out.budget_s or scale_out.DEFAULT_BOUND_S
+def bound_of(model: Model, platform: scale_out.Platform | None = None) -> int:
+    """The bound `auto` chooses for: the platform's, or the model's own where tighter."""
+    return (platform or scale_out.Platform()).bound_for(model.scale_out.budget_s)
 
 
-def chosen(env: Environment, model: Model) -> tuple[Lever, ...]:
+def chosen(
+    env: Environment, model: Model, platform: scale_out.Platform | None = None
+) -> tuple[Lever, ...]:
     """The levers in effect for `model` in `env` (see the module's docstring)."""
     compiles = lever_options.unavailable_for(env, model, "compile_cache") is None
     base: tuple[Lever, ...] = ("compile_cache",) if compiles else ()
@@ -148,7 +152,13 @@ def chosen(env: Environment, model: Model) -> tuple[Lever, ...]:
     if requested != "auto":
         return tuple(lever for lever in LEVERS if lever in requested or lever in base)
     inputs = scale_out.inputs_of(env, model)
-    found = cheapest(inputs, bound_of(model), node_autoscaler=not env.kubernetes)
+    platform = platform or scale_out.Platform()
+    found = cheapest(
+        inputs,
+        bound_of(model, platform),
+        platform.constants,
+        node_autoscaler=not env.kubernetes,
+    )
     if found is not None:
         return found.levers
     free = [lever for lever, usd in inputs.options.items() if usd == 0]
@@ -156,16 +166,16 @@ def chosen(env: Environment, model: Model) -> tuple[Lever, ...]:
         inputs,
         tuple(lever for lever in LEVERS if lever in free),
         10**9,
-        None,
+        platform.constants,
         not env.kubernetes,
     )
     return kept
 
 
-def apply(env: Environment) -> Environment:
+def apply(env: Environment, platform: scale_out.Platform | None = None) -> Environment:
     """`env` with every model's levers in effect and the pools' spare GPUs its ``standby``
-    levers need. Models are taken in name order; a pool's spare raised for one model counts
-    for the next."""
+    levers need, ``auto`` chosen against `platform` (the rule's defaults when None). Models
+    are taken in name order; a pool's spare raised for one model counts for the next."""
     for name in sorted(env.models):
         model = env.models[name]
         model = dataclasses.replace(
@@ -174,7 +184,7 @@ def apply(env: Environment) -> Environment:
                 model.scale_out, options=MappingProxyType(dict(lever_options.options(env, model)))
             ),
         )
-        levers = chosen(env, model)
+        levers = chosen(env, model, platform)
         models: Mapping[str, Model] = {
             **env.models,
             name: dataclasses.replace(

@@ -269,6 +269,30 @@ class Constants:
         return init
 
 
+@dataclass(frozen=True)
+class Platform:
+    """What the platform's policy config sets for scale-outs: the bound
+    (``scale-out-budget.max_total_s``) and the estimates (the rule's other keys).
+
+    ``levers: auto`` chooses against these, and `inferplane plan`, `inferplane check` and
+    `pulumi up` (``inferplane:policyConfig``) read them from the same file, so the levers a
+    model deploys with are the ones the ``scale-out-budget`` rule judges. Without a policy
+    config it is the rule's defaults."""
+
+    bound_s: int = DEFAULT_BOUND_S
+    constants: Constants = dataclasses.field(default_factory=Constants)
+
+    def bound_for(self, budget_s: int | None) -> int:
+        """A model's bound: its own ``scale_out.budget_s`` where that is tighter (it may only
+        tighten the platform's), else the platform's."""
+        return min(budget_s, self.bound_s) if budget_s else self.bound_s
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Platform:
+        """From the ``scale-out-budget`` rule's effective config (its defaults where unset)."""
+        return cls(int(values.get("max_total_s", DEFAULT_BOUND_S)), Constants.from_values(values))
+
+
 def constant_docs() -> dict[str, str]:
     """Field name -> its docstring, whitespace folded (the rule's config descriptions)."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(Constants)))

@@ -44,6 +44,7 @@ from inferplane.blueprint.source import Document
 
 if TYPE_CHECKING:
     from inferplane.blueprint.capacity.plans import EnvPlan
+    from inferplane.blueprint.derived import scale_out
 
 
 # --- loading and validation ---------------------------------------------------------------
@@ -105,8 +106,10 @@ def capacity_diagnostics(doc: Document) -> list[Diagnostic]:
     return semantic_capacity.diagnostics(planned)
 
 
-def resolve_file(path: str | Path, env_name: str) -> Environment:
-    """Validate the blueprint at `path` and resolve environment `env_name`."""
+def resolve_file(
+    path: str | Path, env_name: str, platform: scale_out.Platform | None = None
+) -> Environment:
+    """Validate the blueprint at `path` and resolve environment `env_name` (`resolve`)."""
     doc, envs = load_blueprint(path)
     if env_name not in envs:
         raise BlueprintError(
@@ -119,17 +122,25 @@ def resolve_file(path: str | Path, env_name: str) -> Environment:
                 )
             ]
         )
-    return resolve(doc, env_name)
+    return resolve(doc, env_name, platform)
 
 
 # --- resolution ---------------------------------------------------------------------------
-def resolve(doc: Document, env_name: str) -> Environment:
-    """Resolve one environment of a validated blueprint (see `load_blueprint`)."""
-    return resolve_planned(doc, env_name, plan=False)[0]
+def resolve(
+    doc: Document, env_name: str, platform: scale_out.Platform | None = None
+) -> Environment:
+    """Resolve one environment of a validated blueprint (see `load_blueprint`). `platform`
+    is what the platform's policy config sets for scale-outs (``levers: auto`` chooses
+    against it); None: the ``scale-out-budget`` rule's defaults."""
+    return resolve_planned(doc, env_name, plan=False, platform=platform)[0]
 
 
 def resolve_planned(
-    doc: Document, env_name: str, *, plan: bool = True
+    doc: Document,
+    env_name: str,
+    *,
+    plan: bool = True,
+    platform: scale_out.Platform | None = None,
 ) -> tuple[Environment, EnvPlan | None]:
     """`resolve`, with the environment's capacity plan (`capacity.planner.plan_env`, the
     built-in prices): one plan derives the autoscaling targets and is judged. The plan is
@@ -215,7 +226,7 @@ def resolve_planned(
     )
     from inferplane.blueprint.derived import levers
 
-    resolved = levers.apply(resolved)
+    resolved = levers.apply(resolved, platform)
     derived = any(m.autoscaling_derived for m in resolved.models.values())
     if not (derived or (plan and any(m.traffic for m in resolved.models.values()))):
         return resolved, None
