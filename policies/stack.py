@@ -32,6 +32,7 @@ from inferplane.policies.resources import (
     JOB,
     KARPENTER_NODE_POOL,
     PROMETHEUS_RULE,
+    ROLLOUT,
     SCALED_OBJECT,
     SERVICE,
     SERVING_KINDS,
@@ -45,6 +46,7 @@ from inferplane.policies.resources import (
 )
 
 PAUSE_REPOSITORY = ImageRef.parse(defaults.PAUSE_IMAGE).repository
+KEDA_DEFAULT_MAX = 100
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,8 @@ class ModelView:
     config_maps: tuple[Resource, ...]
     latency_class: str
     pool: str | None
+    rollouts: tuple[Resource, ...] = ()
+    """Argo Rollouts that take over a workload of the model (``workloadRef``)."""
 
     @property
     def realtime(self) -> bool:
@@ -344,6 +348,7 @@ class Stack:
             # Unlabelled means the blueprint default: realtime, the stricter reading.
             latency_class=latency or "realtime",
             pool=pool,
+            rollouts=tuple(sorted(by_type.get(ROLLOUT, ()), key=lambda r: r.urn)),
         )
 
     def pool(self, name: str | None) -> PoolFacts | None:
@@ -417,6 +422,60 @@ def min_replicas(model: ModelView) -> tuple[float | None, Resource | None]:
         value = w.spec.get("replicas", 1)
         return as_number(value), w
     return None, None
+
+
+def max_replicas(model: ModelView) -> float | None:
+    """The model's replicas at most: KEDA's maxReplicaCount (default `KEDA_DEFAULT_MAX`)
+    when a ScaledObject drives it, else the workload's own replica count; a ScaledObject
+    per zone's Deployment (one Deployment per zone) adds up."""
+    if model.scaled_objects:
+        found = [
+            as_number(so.spec.get("maxReplicaCount", KEDA_DEFAULT_MAX)) or 0.0
+            for so in model.scaled_objects
+        ]
+        return sum(found)
+    for w in model.workloads:
+        return as_number(w.spec.get("replicas", 1))
+    return None
+
+
+def scaled_max(model: ModelView, target: str) -> float | None:
+    """The maxReplicaCount of the ScaledObject of `model` that scales the object named
+    `target` (a Deployment or the Rollout of the same name); None when none does."""
+    for so in model.scaled_objects:
+        if _dict(so.spec.get("scaleTargetRef")).get("name") == target:
+            return as_number(so.spec.get("maxReplicaCount", KEDA_DEFAULT_MAX)) or 0.0
+    return None
+
+
+def rollout_of(model: ModelView, workload: Resource) -> Resource | None:
+    """The Rollout of `model` whose ``workloadRef`` names `workload`, if any."""
+    for r in model.rollouts:
+        ref = _dict(r.spec.get("workloadRef"))
+        if ref.get("kind") == "Deployment" and ref.get("name") == workload.k8s_name:
+            return r
+    return None
+
+
+def zone_max_replicas(model: ModelView, zone: str, zones: int) -> float | None:
+    """The most replicas of a model in `zone`, one of its pool's `zones` zones: a model
+    that runs one Deployment per zone (labelled with its zone), the maxReplicaCount of that
+    Deployment's ScaledObject as rendered; one Deployment spread over the zones, its
+    maximum's `zone_share` (the fullest zone). The mirror of `zone_min_replicas`."""
+    names = [w.k8s_name for w in model.workloads if w.labels.get(naming.ZONE_LABEL) == zone]
+    for name in names:
+        found = scaled_max(model, name)
+        if found is not None:
+            return found
+    if any(w.labels.get(naming.ZONE_LABEL) for w in model.workloads):
+        # Zoned, and no Deployment in this zone: none of its replicas runs here.
+        return sum(
+            as_number(w.spec.get("replicas", 1)) or 0.0
+            for w in model.workloads
+            if w.labels.get(naming.ZONE_LABEL) == zone
+        )
+    total = max_replicas(model)
+    return None if total is None else zone_share(total, zones)
 
 
 def workload_min_replicas(model: ModelView, workload: Resource) -> float | None:

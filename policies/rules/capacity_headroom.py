@@ -8,23 +8,14 @@ from typing import Any
 
 from inferplane.policies.framework import Finding, Rule, RuleConfig
 from inferplane.policies.resources import DEPLOYMENT, Resource, as_number, gpu_units
-from inferplane.policies.stack import ModelView, Stack, most_nodes, workload_min_replicas
-
-KEDA_DEFAULT_MAX = 100
-
-
-def max_replicas(model: ModelView) -> float | None:
-    """The model's replicas at most; a ScaledObject per zone's Deployment (llm-aware
-    routing) adds up."""
-    if model.scaled_objects:
-        found = [
-            as_number(so.spec.get("maxReplicaCount", KEDA_DEFAULT_MAX)) or 0.0
-            for so in model.scaled_objects
-        ]
-        return sum(found)
-    for w in model.workloads:
-        return as_number(w.spec.get("replicas", 1))
-    return None
+from inferplane.policies.stack import (
+    ModelView,
+    Stack,
+    max_replicas,
+    most_nodes,
+    rollout_of,
+    workload_min_replicas,
+)
 
 
 def _scaled(value: Any, replicas: float, round_up: bool) -> int:
@@ -106,6 +97,10 @@ def check(stack: Stack, config: RuleConfig) -> Iterator[Finding]:
         spare = capacity - needed + spare_gpus
         for model, top, units in demand:
             w = model.workloads[0]
+            if rollout_of(model, w) is not None:
+                # The Rollout replaces the pods, not the Deployment's rolling update (held
+                # at zero once the Rollout is Healthy): canary-headroom judges its surge.
+                continue
             extra, down = surge(w, top)
             low = workload_min_replicas(model, w)
             if extra > 0 and extra * units > spare:
@@ -143,7 +138,9 @@ RULE = Rule(
         "stay up. Spare GPUs (placeholders a replica preempts) count on top of the "
         "replicas: they are re-created on a new node once preempted. On a kubernetes "
         "environment nothing adds nodes: the pool's nodes (nodes.min == nodes.max) are all "
-        "there is, and a replica beyond them never becomes ready."
+        "there is, and a replica beyond them never becomes ready. A model with a `rollout` "
+        "is replaced by its Argo Rollouts canary, not by its Deployment's rolling update: "
+        "canary-headroom judges that surge, per zone, and this rule does not."
     ),
     remediation=(
         "Raise gpu_pools.<p>.nodes.max (per zone) until it covers the models' "

@@ -16,6 +16,7 @@ from serving_fixtures import args_of, serve, with_model, with_pool
 from inferplane.blueprint import releases
 from inferplane.blueprint.model import Autoscaling, Environment, Rollout, RolloutGuard, Routing
 from inferplane.blueprint.upstream import vllm_owned
+from inferplane.components.serving import containers
 from inferplane.components.serving.observability import monitoring
 from inferplane.components.serving.scaling import autoscaling, rollout
 
@@ -193,6 +194,45 @@ def test_a_one_zone_model_rolls_out_its_one_deployment(prod: Environment) -> Non
     (deployment,) = rec.of_type("kubernetes:apps/v1:Deployment")
     labels = deployment.get("spec", "template", "metadata", "labels")
     assert len(labels["inferplane.dev/revision"]) == 10
+
+
+def test_the_rollout_s_pods_drain_as_the_deployment_s_do(prod: Environment) -> None:
+    """A pod of an old ReplicaSet that a canary step replaces drains like a pod the
+    Deployment would replace: the Rollout has no template of its own, and the controller
+    copies the whole pod template of the Deployment its ``workloadRef`` names into every
+    ReplicaSet it makes (argo-rollouts v1.10.1 rollout/templateref.go ``Resolve``:
+    ``SetResolvedTemplate`` of the object at the Deployment's template path; rollout/sync.go
+    ``getNewReplicaSet``: the ReplicaSet's template is ``rollout.Spec.Template``). So the
+    ``preStop`` sleep and the grace period of the longest request are the Deployment's.
+    The canary's scale-down delays (``scaleDownDelaySeconds``,
+    ``abortScaleDownDelaySeconds``) apply only to a canary with ``trafficRouting``
+    (utils/defaults/defaults.go ``GetScaleDownDelaySecondsOrDefault``,
+    ``GetAbortScaleDownDelaySecondsOrDefault``: 0 and ignored without it), so the stack
+    sets neither and no traffic router."""
+    env = with_rollout(prod)
+    rec = serve(env, ["chat"])
+    _, model = args_of(env, "chat")
+    rollouts = {r.get("metadata", "name"): r for r in rec.of_type(ROLLOUT_TYPE)}
+    deployments = rec.of_type("kubernetes:apps/v1:Deployment")
+    assert len(deployments) == len(rollouts) > 1
+    for deployment in deployments:
+        name = deployment.get("metadata", "name")
+        spec = rollouts[name].get("spec")
+        assert "template" not in spec
+        assert spec["workloadRef"]["name"] == name
+        canary = spec["strategy"]["canary"]
+        for field in ("trafficRouting", "scaleDownDelaySeconds", "abortScaleDownDelaySeconds"):
+            assert field not in canary, field
+        # What the controller's ReplicaSets run: the Deployment's pod template, whole.
+        pod = deployment.get("spec", "template", "spec")
+        assert pod["terminationGracePeriodSeconds"] == containers.termination_grace_s(model)
+        assert pod["terminationGracePeriodSeconds"] > containers.PRESTOP_SLEEP_S + (
+            model.max_request_s
+        )
+        (server,) = pod["containers"]
+        assert server["lifecycle"]["preStop"] == {
+            "exec": {"command": ["sleep", str(containers.PRESTOP_SLEEP_S)]}
+        }
 
 
 def test_a_model_of_several_zones_rolls_out_one_zone_after_the_other(prod: Environment) -> None:
