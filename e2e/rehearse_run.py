@@ -70,6 +70,7 @@ from inferplane.app.rehearsal import stream  # noqa: E402
 PORT = rehearse_hpa.HTTP_PORT
 MAX_IN_FLIGHT = 1024
 REQUEST_TIMEOUT_S = 600.0
+FAILURE_EXAMPLES = 3
 POD_NET = ipaddress.ip_network(cluster.POD_CIDR)
 SAMPLE_S = 5.0
 TICK_S = 0.1
@@ -105,6 +106,8 @@ class Sender:
     dropped_full: int = 0
     failed_by_ip: dict[str, collections.Counter[str]] = field(default_factory=dict)
     client: stream.Latencies = field(default_factory=stream.Latencies)
+    failure_examples: dict[str, list[str]] = field(default_factory=dict)
+    """The first `FAILURE_EXAMPLES` failures of each outcome: where, and what was seen."""
     """What the callers saw: TTFT, ITL and end to end of the served requests, every outcome."""
     _owed: float = 0.0
     _next: int = 0
@@ -145,6 +148,9 @@ class Sender:
             else:
                 self.failed += 1
                 self.failed_by_ip.setdefault(ip, collections.Counter())[got.outcome] += 1
+                seen = self.failure_examples.setdefault(got.outcome, [])
+                if len(seen) < FAILURE_EXAMPLES:
+                    seen.append(f"{ip}: {got.detail or got.status}"[:240])
 
     def failures_at(self, ip: str) -> collections.Counter[str]:
         """The failed requests sent to `ip` so far, by outcome (`stream.OUTCOMES`)."""
@@ -161,6 +167,7 @@ class Sender:
                 "ok": self.ok,
                 "failed": self.failed,
                 "failed_by_outcome": dict(sorted(by_outcome.items())),
+                "failure_examples": {k: list(v) for k, v in self.failure_examples.items()},
                 "in_flight": self.in_flight,
                 "no_ready_replica": self.no_replica,
                 "over_the_in_flight_bound": self.dropped_full,
