@@ -191,7 +191,9 @@ def request(
     never raises for what the server does (every failure is an `Outcome`)."""
     start = clock()
     deadline = start + timeout
-    conn = http.client.HTTPConnection(host, port, timeout=min(timeout, 60.0))
+    # A queued request gets no byte until its first token (vLLM sends nothing meanwhile):
+    # the read timeout is the whole timeout, not a shorter idle bound.
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         try:
             conn.request(
