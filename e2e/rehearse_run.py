@@ -16,22 +16,28 @@ server (as e2e/rehearse_hpa.py starts them), for each vLLM model of the environm
 3. the sender plays the traffic profile: each zone's requests per second, spread round
    robin over the model's ready stand-ins (a Service's load balancer), from this process,
    to pod IPs only (inside the namespace), at most `MAX_IN_FLIGHT` at once; it stops at the
-   profile's end;
+   profile's end. Each request is streamed (``"stream": true``, as a chat client calls
+   vLLM) and read chunk by chunk (`inferplane.app.rehearsal.stream`): the report's
+   ``client`` gives, per model, the callers' TTFT, ITL and end-to-end p95s of the served
+   requests and how the others failed (an error status, refused, cut before ``[DONE]``, a
+   timeout, a malformed chunk);
 4. every 5 s a sample: the timeline's queries on Prometheus, the HPA's desired replicas,
    the ready stand-ins, the Pending pods, Prometheus's alerts; one progress line a sample;
 5. each ``--fault KIND@SECONDS`` at its time (`inferplane.app.rehearsal.faults`):
    ``kill-replica`` kills (SIGKILL, by PID) the stand-in of each model's first ready pod
    and starts it again after the model's start-up, as a restarted container; the report's
-   ``faults`` say when, which pod, the requests that failed with it, and when it served
-   again.
+   ``faults`` say when, which pod, the requests that failed with it (cut mid-stream, or
+   refused), and when it served again.
 
 Prints one JSON report: ``samples`` per model (`inferplane.app.rehearsal.timeline.Row`
-fields), ``sent`` counts, the steps. Exit 0 when it ran to the end, 1 when a step failed,
-2 when it cannot run here (a tool not built, no network namespace).
+fields), ``sent`` counts, ``client`` latencies, the steps. Exit 0 when it ran to the
+end, 1 when a step failed, 2 when it cannot run here (a tool not built, no network
+namespace).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ipaddress
 import json
@@ -59,8 +65,12 @@ import rehearse_hpa  # noqa: E402
 from kube import Kube  # noqa: E402
 from rehearse_smoke import run, start_monitoring, stepper, wait  # noqa: E402
 
+from inferplane.app.rehearsal import stream  # noqa: E402
+
 PORT = rehearse_hpa.HTTP_PORT
 MAX_IN_FLIGHT = 1024
+REQUEST_TIMEOUT_S = 600.0
+FAILURE_EXAMPLES = 3
 POD_NET = ipaddress.ip_network(cluster.POD_CIDR)
 SAMPLE_S = 5.0
 TICK_S = 0.1
@@ -94,7 +104,11 @@ class Sender:
     failed: int = 0
     no_replica: int = 0
     dropped_full: int = 0
-    failed_by_ip: dict[str, int] = field(default_factory=dict)
+    failed_by_ip: dict[str, collections.Counter[str]] = field(default_factory=dict)
+    client: stream.Latencies = field(default_factory=stream.Latencies)
+    failure_examples: dict[str, list[str]] = field(default_factory=dict)
+    """The first `FAILURE_EXAMPLES` failures of each outcome: where, and what was seen."""
+    """What the callers saw: TTFT, ITL and end to end of the served requests, every outcome."""
     _owed: float = 0.0
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -118,38 +132,42 @@ class Sender:
             self.pool.submit(self._send, ip)
 
     def _send(self, ip: str) -> None:
-        body = json.dumps(
-            {
-                "model": self.standins.model,
-                "prompt": "x",
-                "max_tokens": self.plan.output_tokens,
-            }
-        ).encode()
-        good = False
-        try:
-            req = urllib.request.Request(
-                f"http://{ip}:{PORT}/v1/completions",
-                body,
-                {"Content-Type": "application/json"},
-            )
-            with urllib.request.urlopen(req, timeout=600) as resp:
-                good = resp.status == 200
-        except OSError:
-            good = False
+        # As a chat client calls vLLM: streamed, read chunk by chunk (`stream.request`).
+        got = stream.request(
+            ip,
+            PORT,
+            "/v1/completions",
+            {"model": self.standins.model, "prompt": "x", "max_tokens": self.plan.output_tokens},
+            timeout=REQUEST_TIMEOUT_S,
+        )
+        self.client.add(got)
         with self._lock:
             self.in_flight -= 1
-            if good:
+            if got.ok:
                 self.ok += 1
             else:
                 self.failed += 1
-                self.failed_by_ip[ip] = self.failed_by_ip.get(ip, 0) + 1
+                self.failed_by_ip.setdefault(ip, collections.Counter())[got.outcome] += 1
+                seen = self.failure_examples.setdefault(got.outcome, [])
+                if len(seen) < FAILURE_EXAMPLES:
+                    seen.append(f"{ip}: {got.detail or got.status}"[:240])
 
-    def counts(self) -> dict[str, int]:
+    def failures_at(self, ip: str) -> collections.Counter[str]:
+        """The failed requests sent to `ip` so far, by outcome (`stream.OUTCOMES`)."""
         with self._lock:
+            return collections.Counter(self.failed_by_ip.get(ip, {}))
+
+    def counts(self) -> dict[str, Any]:
+        with self._lock:
+            by_outcome: collections.Counter[str] = collections.Counter()
+            for c in self.failed_by_ip.values():
+                by_outcome.update(c)
             return {
                 "sent": self.sent,
                 "ok": self.ok,
                 "failed": self.failed,
+                "failed_by_outcome": dict(sorted(by_outcome.items())),
+                "failure_examples": {k: list(v) for k, v in self.failure_examples.items()},
                 "in_flight": self.in_flight,
                 "no_ready_replica": self.no_replica,
                 "over_the_in_flight_bound": self.dropped_full,
@@ -210,8 +228,7 @@ def kill_replica(s: StandIns, sender: Sender, t: float, now: float) -> dict[str,
     pod = sorted(s.ready)[0]
     ip = s.ready.pop(pod)
     # Read before the kill: a request that fails as it dies is the fault's.
-    with sender._lock:
-        failed_before = sender.failed_by_ip.get(ip, 0)
+    failed_before = sender.failures_at(ip)
     with contextlib.suppress(ProcessLookupError):
         os.kill(s.pids.pop(pod), signal.SIGKILL)
     s.ips.pop(pod, None)
@@ -233,17 +250,25 @@ def fault_report(
 ) -> list[dict[str, Any]]:
     """The faults as the report gives them: the requests to the killed stand-in's address that
     failed from the kill until it served again (its restarted stand-in's own failures, or
-    a later fault's, are not this one's)."""
+    a later fault's, are not this one's), by how: cut mid-stream (an answer had begun and
+    ended before ``[DONE]``), refused (no answer at all), or otherwise."""
     out = []
     for e in events:
         sender = senders[e["model"]]
         until = e["_failed_until_back"]
         if until is None:
-            with sender._lock:
-                until = sender.failed_by_ip.get(e["ip"], 0)
+            until = sender.failures_at(e["ip"])
         failed = until - e["_failed_before"]
         out.append(
-            {k: v for k, v in e.items() if not k.startswith("_")} | {"failed_requests": failed}
+            {k: v for k, v in e.items() if not k.startswith("_")}
+            | {
+                "failed_requests": sum(failed.values()),
+                "cut_mid_stream": failed["cut"],
+                "refused": failed["refused"],
+                "failed_otherwise": {
+                    k: n for k, n in sorted(failed.items()) if k not in ("cut", "refused")
+                },
+            }
         )
     return out
 
@@ -419,9 +444,7 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
                     and e["pod"] in models[e["model"]]["standins"].ready
                 ):
                     e["ready_again_at_s"] = round(t, 1)
-                    sender = senders[e["model"]]
-                    with sender._lock:
-                        e["_failed_until_back"] = sender.failed_by_ip.get(e["ip"], 0)
+                    e["_failed_until_back"] = senders[e["model"]].failures_at(e["ip"])
             if t >= next_reconcile:
                 for m in models.values():
                     reconcile(
@@ -437,6 +460,7 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
             time.sleep(TICK_S)
         report["samples"] = samples
         report["sent"] = {n: s.counts() for n, s in senders.items()}
+        report["client"] = {n: s.client.as_json() for n, s in senders.items()}
         report["faults"] = fault_report(events, models, senders)
         report["profile"] = {"name": profile.name, "seconds": profile.seconds}
         if sync.last_error:

@@ -7,10 +7,13 @@ For a ``cloud: kubernetes`` environment it runs the harness of a source checkout
 (KWOK nodes), the real Prometheus and its operator, the real KEDA and its metrics API
 server, the real HPA; each vLLM model's pods are STAND-INS whose latency comes from the
 capacity planner's model (`inferplane.app.rehearsal.engine`). It sends the profile
-(`inferplane.app.rehearsal.traffic`), prints a progress line every 5 s, and writes to DIR:
+(`inferplane.app.rehearsal.traffic`) streamed, as a chat client calls vLLM, and times what
+each caller saw (`inferplane.app.rehearsal.stream`), prints a progress line every 5 s, and
+writes to DIR:
 
 - ``timeline.json``: per model, a row every 5 s (`rehearsal.timeline`);
-- ``verdict.json`` and the verdict on stdout (`rehearsal.verdict`);
+- ``verdict.json`` and the verdict on stdout (`rehearsal.verdict`): Prometheus's p95s,
+  judged against the SLO, with the client-side p95s and failed requests beside them;
 - ``rehearsal.html``: the picture (`rehearsal.picture`; no PNG: matplotlib is not a
   dependency);
 - ``harness.json``: the harness's own report (steps, counts of requests sent).
@@ -157,7 +160,8 @@ def judge(
             # must show, not hide.
             planned = max(exp.replicas_min, per_zone * zones)
             exp = dataclasses.replace(exp, planned_replicas=planned)
-        verdicts.append(verdict.judge(rows[name], exp))
+        client = (harness.get("client") or {}).get(name)
+        verdicts.append(verdict.judge(rows[name], exp, client))
     return rows, verdicts
 
 

@@ -50,6 +50,12 @@ def test_a_short_spike_on_chat_minimal_breaches_before_anything_waits(
     assert next(r["ready"] for r in rows if r["t"] == overload) == 2
     sent = verdict["sent"]["chat"]
     assert sent["sent"] > 1000 and sent["failed"] == 0
+    # Every request was streamed and read to its [DONE]: the callers' p95s sit beside
+    # Prometheus's, the end to end over its SLO as Prometheus's is.
+    client = chat["client"]
+    assert client["served"] == sent["ok"] and client["failed"] == 0
+    assert client["p95_ms"]["ttft_p95_ms"] > 0 and client["p95_ms"]["p95_ms"] > 2000
+    assert "client-side p95 (measured by the sender" in res.stdout
     assert len(rows) == 31
     assert "SLO 2000 ms" in (tmp_path / "rehearsal.html").read_text()
 
@@ -77,8 +83,13 @@ def test_a_replica_killed_mid_spike_fails_its_requests_and_serves_again_after_it
     assert (fault["kind"], fault["model"]) == ("kill-replica", "chat")
     assert fault["pod"].startswith("chat-")
     assert 60 <= fault["at_s"] < 61
-    # Mid-spike each replica has requests in flight: they fail with it.
-    assert fault["failed_requests"] > 0
+    # Mid-spike each replica has requests in flight: they are cut mid-stream.
+    assert fault["failed_requests"] > 0 and fault["cut_mid_stream"] > 0
+    assert (
+        fault["cut_mid_stream"] + fault["refused"] + sum(fault["failed_otherwise"].values())
+        == fault["failed_requests"]
+    )
+    assert chat["client"]["outcomes"]["cut"] >= fault["cut_mid_stream"]
     assert (
         fault["failed_requests"]
         <= json.loads((tmp_path / "verdict.json").read_text())["sent"]["chat"]["failed"]

@@ -11,6 +11,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from inferplane.app.rehearsal import stream
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "e2e" / "standin_vllm.py"
 
@@ -104,6 +106,12 @@ def test_a_streamed_chat_answers_one_event_per_token_as_the_engine_produces_it()
         with urllib.request.urlopen(f"{base}/metrics", timeout=5) as resp:
             text = resp.read().decode()
         assert 'vllm:e2e_request_latency_seconds_count{model_name="chat",engine="0"} 1' in text
+        # The rehearsal's sender reads the same stream to its [DONE], token by token.
+        got = stream.request(
+            "127.0.0.1", port, "/v1/completions", {"prompt": "x", "max_tokens": 8}, timeout=30
+        )
+        assert (got.outcome, got.tokens, len(got.gaps_s)) == ("ok", 8, 7)
+        assert got.ttft_s is not None and got.e2e_s is not None and got.ttft_s < got.e2e_s
     finally:
         proc.terminate()
         proc.wait(timeout=10)

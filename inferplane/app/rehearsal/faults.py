@@ -1,19 +1,19 @@
 """Faults a rehearsal injects on request (``--fault KIND@SECONDS``), and what each did.
 
-``kill-replica``: a serving process dies with requests in flight (non-streamed ones: the
-sender does not stream). At SECONDS into the profile the
-rehearsal kills (SIGKILL, by PID) the stand-in of each rehearsed model's first ready pod:
-requests in flight to it fail, and it leaves the set the traffic is spread over at once (a
-real pod leaves its Service's endpoints only once its readiness probe fails, so the real
-window of failures is longer by up to a probe period). The pod stays, as a pod whose
-container restarts (``restartPolicy: Always``) does, and its stand-in starts again after the
-same start-up as a new replica's (the plan's scale-out parts, shortened by
-``--time-scale``); the kubelet's restart back-off is not added, nor is a faster load from
-the node's own cache.
+``kill-replica``: a serving process dies with requests in flight (streamed ones: the sender
+streams, `rehearsal.stream`). At SECONDS into the profile the rehearsal kills (SIGKILL, by
+PID) the stand-in of each rehearsed model's first ready pod: requests in flight to it fail,
+and it leaves the set the traffic is spread over at once (a real pod leaves its Service's
+endpoints only once its readiness probe fails, so the real window of failures is longer by
+up to a probe period). The pod stays, as a pod whose container restarts (``restartPolicy:
+Always``) does, and its stand-in starts again after the same start-up as a new replica's
+(the plan's scale-out parts, shortened by ``--time-scale``); the kubelet's restart back-off
+is not added, nor is a faster load from the node's own cache.
 
-The report lists each fault: when, which pod, how many requests failed with it, when the
-pod served again, and the worst p95 of each SLO from the fault until it served again and one
-alert window after (what the SLO did).
+The report lists each fault: when, which pod, how many requests failed with it (cut
+mid-stream: their answer had begun, then ended before ``[DONE]``; refused: no answer at
+all; and any other failure), when the pod served again, and the worst p95 of each SLO from
+the fault until it served again and one alert window after (what the SLO did).
 """
 
 from __future__ import annotations
@@ -107,9 +107,15 @@ def lines(judged: Sequence[Mapping[str, Any]]) -> list[str]:
             + ("held" if s["held"] else f"over {s['limit_ms']:g}")
             for s in f["slo_after"]
         )
+        how = ""
+        if "cut_mid_stream" in f:
+            other = sum((f.get("failed_otherwise") or {}).values())
+            how = f" ({f['cut_mid_stream']} cut mid-stream, {f['refused']} refused" + (
+                f", {other} otherwise)" if other else ")"
+            )
         out.append(
             f"  fault {f['kind']} at {f['at_s']:.0f} s (pod {f['pod']}): "
-            f"{f['failed_requests']} requests failed with it; {served}"
+            f"{f['failed_requests']} requests failed with it{how}; {served}"
             + (f"; after it: {slo}" if slo else "")
         )
     return out

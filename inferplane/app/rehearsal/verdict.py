@@ -12,7 +12,19 @@ For each model:
   against the capacity plan's count;
 - **alerts**: those that fired, against those that should have (the SLO alerts during a
   breach that lasted their ``for``; none while every SLO held);
-- **scale-in**: whether, and how long after, the ready replicas fell once the load fell.
+- **scale-in**: whether, and how long after, the ready replicas fell once the load fell;
+- **client side**: what a caller saw (`ClientFigures`): the sender streams every request
+  and times it (`rehearsal.stream`), so its TTFT, ITL and end-to-end p95s over the served
+  requests, and the requests that failed (an error status, refused, cut mid-stream, timed
+  out), are printed next to Prometheus's.
+
+The client-side p95s are reported, each marked where it is above its SLO line, and not
+judged: the SLO, its alerts and what the HPA reads are the p95s Prometheus computes from
+vLLM's histograms, and that is what the verdict holds the loops to. The sender's own times
+also include the sender itself, a Python process on the rehearsal's machine beside the
+control plane, Prometheus, KEDA and every stand-in, so a client-side p95 over the line may
+be the machine's and not the loops'; and it is one p95 over the whole run, not the 2-minute
+window the alert rules read every 5 s.
 
 Each figure names its source (`REAL_LOOPS`, `STAND_IN_MODEL`, or both): the latencies are
 Prometheus's, from what the stand-ins' model produced; the replica counts, alerts and
@@ -31,6 +43,9 @@ from typing import Any, Final
 from inferplane.app.rehearsal.timeline import STEP_S, Row
 
 REAL_LOOPS: Final = "measured from the real loops"
+CLIENT: Final = "measured by the sender, as a caller sees it"
+PROMETHEUS: Final = "Prometheus"
+"""What the judged p95s are: Prometheus's, from the exported histograms."""
 STAND_IN_MODEL: Final = "from the stand-ins' model"
 BOTH: Final = "the real loops acting on the stand-ins' model"
 SLO_FIELDS: Final = (
@@ -39,6 +54,12 @@ SLO_FIELDS: Final = (
     ("p95_ms", "e2e_p95", "InferenceP95LatencyAboveSLO"),
 )
 """(blueprint SLO field, timeline column, the stack's alert on it — none for ITL)."""
+CLIENT_FIELDS: Final = (
+    ("ttft_p95_ms", "ttft_p95_ms", "ttft"),
+    ("itl_p95_ms", "itl_p95_ms", "itl"),
+    ("p95_ms", "e2e_p95_ms", "e2e"),
+)
+"""(blueprint SLO field, the sender's figure (`stream.Latencies.as_json`), its short name)."""
 PEAK_SHARE: Final = 0.95
 """Rows offering at least this share of the profile's peak count as the peak."""
 FALL_SHARE: Final = 0.5
@@ -82,6 +103,75 @@ class SloFigure:
 
 
 @dataclass(frozen=True)
+class ClientFigures:
+    """What the callers saw (the sender's streamed requests): reported, not judged."""
+
+    p95_ms: Mapping[str, float | None]
+    """By SLO field (``ttft_p95_ms``, ``itl_p95_ms``, ``p95_ms``), over the served requests."""
+    over_slo: tuple[str, ...]
+    """The SLO fields whose client-side p95 is above the line."""
+    served: int
+    failed: int
+    outcomes: Mapping[str, int]
+    """Requests by how they ended (`stream.OUTCOMES`)."""
+    slo_ms: Mapping[str, float]
+    source: str = CLIENT
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "p95_ms": dict(self.p95_ms),
+            "over_slo": list(self.over_slo),
+            "served": self.served,
+            "failed": self.failed,
+            "outcomes": dict(self.outcomes),
+            "judged": False,
+            "source": self.source,
+        }
+
+    def line(self) -> str:
+        parts = []
+        for field, _, short in CLIENT_FIELDS:
+            value = self.p95_ms.get(field)
+            text = f"{short} {'-' if value is None else f'{value:.0f} ms'}"
+            if field in self.over_slo:
+                text += f" (over its SLO {self.slo_ms[field]:g} ms)"
+            parts.append(text)
+        how = {
+            "cut": "cut mid-stream",
+            "refused": "refused",
+            "error_status": "an error status",
+            "timeout": "timed out",
+            "malformed": "malformed",
+        }
+        failed = ", ".join(
+            f"{n} {how.get(k, k)}" for k, n in self.outcomes.items() if k != "ok" and n
+        )
+        return (
+            f"  client-side p95 ({self.source}; reported, not judged): {', '.join(parts)}; "
+            f"{self.served} served, {self.failed} failed" + (f" ({failed})" if failed else "")
+        )
+
+
+def client_figures(got: Mapping[str, Any] | None, exp: Expectation) -> ClientFigures | None:
+    """The sender's figures of one model (`stream.Latencies.as_json`, as the harness reports
+    them) against `exp`'s SLO lines; None without them."""
+    if not got:
+        return None
+    p95 = {field: got.get(key) for field, key, _ in CLIENT_FIELDS}
+    over = tuple(
+        f for f, v in p95.items() if v is not None and f in exp.slo_ms and v > exp.slo_ms[f]
+    )
+    return ClientFigures(
+        p95_ms=p95,
+        over_slo=over,
+        served=int(got.get("served") or 0),
+        failed=int(got.get("failed") or 0),
+        outcomes=dict(got.get("outcomes") or {}),
+        slo_ms=dict(exp.slo_ms),
+    )
+
+
+@dataclass(frozen=True)
 class Verdict:
     model: str
     held: bool
@@ -90,12 +180,14 @@ class Verdict:
     replicas_at_peak: dict[str, Any]
     alerts: dict[str, Any]
     scale_in: dict[str, Any]
+    client: ClientFigures | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "model": self.model,
             "held": self.held,
             "slo": [s.as_json() for s in self.slo],
+            "client": self.client.as_json() if self.client else None,
             "scale_out": self.scale_out,
             "replicas_at_peak": self.replicas_at_peak,
             "alerts": self.alerts,
@@ -109,13 +201,15 @@ class Verdict:
         for s in self.slo:
             if s.held:
                 worst = f", worst p95 {s.worst_ms:.0f} ms" if s.worst_ms is not None else ""
-                out.append(f"  {s.field} {s.limit_ms:g} ms: held{worst} ({s.source})")
+                out.append(f"  {s.field} {s.limit_ms:g} ms: held{worst} ({PROMETHEUS}, {s.source})")
             else:
                 out.append(
                     f"  {s.field} {s.limit_ms:g} ms: breached for {s.breached_s:.0f} s from "
                     f"{s.first_breach_s:.0f} s, worst {s.worst_ms:.0f} ms "
-                    f"(+{s.over_by_ms:.0f} ms) ({s.source})"
+                    f"(+{s.over_by_ms:.0f} ms) ({PROMETHEUS}, {s.source})"
                 )
+        if self.client is not None:
+            out.append(self.client.line())
         so = self.scale_out
         if so.get("seconds") is not None:
             budget = so.get("budget_s")
@@ -280,8 +374,11 @@ def _scale_in(rows: Sequence[Row], exp: Expectation) -> dict[str, Any]:
     }
 
 
-def judge(rows: Sequence[Row], exp: Expectation) -> Verdict:
-    """The verdict of one model over its timeline."""
+def judge(
+    rows: Sequence[Row], exp: Expectation, client: Mapping[str, Any] | None = None
+) -> Verdict:
+    """The verdict of one model over its timeline; `client`: the sender's figures
+    (`stream.Latencies.as_json`), reported beside it and not judged."""
     slo = tuple(
         _slo(rows, field, column, exp.slo_ms[field])
         for field, column, _ in SLO_FIELDS
@@ -295,6 +392,7 @@ def judge(rows: Sequence[Row], exp: Expectation) -> Verdict:
         replicas_at_peak=_at_peak(rows, exp),
         alerts=_alerts(rows, slo, exp),
         scale_in=_scale_in(rows, exp),
+        client=client_figures(client, exp),
     )
 
 

@@ -69,3 +69,23 @@ def test_a_window_without_samples_says_no_data_not_held() -> None:
         {"field": "ttft_p95_ms", "limit_ms": 400.0, "worst_ms": None, "held": None}
     ]
     assert faults.lines([got])[0].endswith("after it: ttft_p95_ms no data")
+
+
+def test_a_streamed_fault_says_how_many_were_cut_mid_stream_and_how_many_refused() -> None:
+    event = {
+        "kind": "kill-replica",
+        "at_s": 60.0,
+        "model": "chat",
+        "pod": "chat-abc-1",
+        "ip": "10.244.0.7",
+        "ready_again_at_s": 85.0,
+        "failed_requests": 9,
+        "cut_mid_stream": 7,
+        "refused": 1,
+        "failed_otherwise": {"timeout": 1},
+    }
+    (got,) = faults.judge(rows({60: 100.0}), [event], {})
+    assert faults.lines([got]) == [
+        "  fault kill-replica at 60 s (pod chat-abc-1): 9 requests failed with it (7 cut "
+        "mid-stream, 1 refused, 1 otherwise); served again at 85 s"
+    ]

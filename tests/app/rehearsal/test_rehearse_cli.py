@@ -78,10 +78,14 @@ def test_a_harness_report_becomes_timelines_and_verdicts() -> None:
         }
         for t in range(0, 151, 5)
     ]
-    rows, verdicts = rehearse.judge(env, plans, {"samples": {"chat": samples}})
+    client = {"ttft_p95_ms": 180.0, "itl_p95_ms": 60.0, "e2e_p95_ms": 2600.0, "served": 900}
+    harness = {"samples": {"chat": samples}, "client": {"chat": client}}
+    rows, verdicts = rehearse.judge(env, plans, harness)
     assert len(rows["chat"]) == 31
     (v,) = verdicts
     assert not v.held
+    # The sender's figures ride along with the SLO lines they are read against.
+    assert v.client is not None and v.client.over_slo == ("p95_ms",)
     e2e = v.slo[1]
     assert (e2e.field, e2e.breached_s, e2e.worst_ms) == ("p95_ms", 85.0, 2500.0)
     # The model has no traffic: no capacity plan, no planned count.

@@ -194,3 +194,31 @@ def test_the_expectation_comes_from_the_blueprint_and_its_plan() -> None:
     assert (got.planned_replicas, got.replica_rps) == (plan.replicas, plan.rps[1])
     assert got.scale_out_budget_s is not None and got.scale_out_budget_s > 0
     assert got.alert_for_s == {"InferenceTTFTAboveSLO": 300.0, "InferenceP95LatencyAboveSLO": 300.0}
+
+
+def test_the_client_side_p95s_are_reported_beside_prometheus_and_not_judged() -> None:
+    client = {
+        "ttft_p95_ms": 512.4,
+        "itl_p95_ms": 41.0,
+        "e2e_p95_ms": 1900.0,
+        "served": 1500,
+        "failed": 3,
+        "outcomes": {"ok": 1500, "cut": 2, "refused": 1, "error_status": 0},
+        "cut_after_tokens": 2,
+    }
+    got = verdict.judge(spike(ttft_during=350.0, ready_after=4), EXP, client)
+    # Prometheus's ttft p95 held: so does the verdict, whatever the sender saw.
+    assert got.held and verdict.exit_code([got]) == 0
+    assert got.client is not None and got.client.over_slo == ("ttft_p95_ms",)
+    assert got.as_json()["client"]["judged"] is False
+    text = "\n".join(got.lines())
+    assert "ttft_p95_ms 400 ms: held, worst p95 350 ms (Prometheus, from the stand-ins' model)" in (
+        text
+    )
+    assert (
+        "  client-side p95 (measured by the sender, as a caller sees it; reported, not judged): "
+        "ttft 512 ms (over its SLO 400 ms), itl 41 ms, e2e 1900 ms; 1500 served, 3 failed "
+        "(2 cut mid-stream, 1 refused)"
+    ) in text
+    # Without the sender's figures (an older harness report) there is no client line.
+    assert "client-side" not in "\n".join(verdict.judge(spike(350.0, 4), EXP).lines())
