@@ -186,8 +186,8 @@ def lazy_pull_usd_month(env: Environment, model: Model) -> float | None:
     Counted on the nodes the pool keeps at the floor (`floor_nodes_per_zone` with the pool's
     spare units, times its zones), as ``standby`` is: both are what the pool pays while it
     serves its floor. Nodes a scale-out adds carry the volume too, for the hours they run;
-    like the rest of the plan's floor figures, this does not count them. The volumes are
-    AWS's monthly charges, taken as they are (no hours-per-month conversion)."""
+    this figure, like standby's, does not count them. The volumes are AWS's monthly
+    charges, taken as they are (no hours-per-month conversion)."""
     from inferplane.blueprint.capacity import prices
 
     row = prices.gp3_volume(env.region)
