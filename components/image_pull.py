@@ -16,17 +16,18 @@ Which pools may have it, and why not, is the blueprint layer's
   (awslabs/amazon-eks-ami ``nodeadm/doc/examples.md``, "Enabling fast image pull
   (experimental)"), and a root volume fast enough to absorb parallel unpacking: the same
   doc asks for at least 600 MiB/s and says up to 1,000 MiB/s and 16k IOPS may be better;
-  `FAST_PULL_THROUGHPUT_MIBPS` and `FAST_PULL_IOPS` are the volume the published figure
-  (`inferplane.blueprint.derived.scale_out.Constants.soci_parallel_pull_mb_per_s`) was
-  measured on. A managed node group gets it through a launch template: EKS adds its own
-  ``NodeConfig`` to a launch template's user data for its own AMI types, and a multi-part
-  MIME document is the form it takes (eksctl docs, "Node bootstrapping": "For EKS-managed
-  nodes based on native AMIs, the default NodeConfig is being added by EKS MNG under the
-  hood, appended directly to the EC2's userdata"). A node group created without a launch
-  template cannot be given one later (EKS User Guide, "Customize managed nodes with launch
-  templates"), so turning the lever on replaces such a group. Karpenter merges a
-  ``NodeConfig`` given as the EC2NodeClass's ``userData`` before its own (Karpenter v1.14
-  docs, ``concepts/nodeclasses.md``, "AL2023").
+  `FAST_PULL_THROUGHPUT_MIBPS` and `FAST_PULL_IOPS` (held by
+  `inferplane.blueprint.derived.lazy_pull`, where the lever is priced) are the volume the
+  published figure was measured on
+  (`inferplane.blueprint.derived.scale_out.Constants.soci_parallel_pull_mb_per_s`). A managed
+  node group gets it through a launch template: EKS adds its own ``NodeConfig`` to a launch
+  template's user data for its own AMI types, and a multi-part MIME document is the form it
+  takes (eksctl docs, "Node bootstrapping": "For EKS-managed nodes based on native AMIs, the
+  default NodeConfig is being added by EKS MNG under the hood, appended directly to the EC2's
+  userdata"). A node group created without a launch template cannot be given one later (EKS
+  User Guide, "Customize managed nodes with launch templates"), so turning the lever on
+  replaces such a group. Karpenter merges a ``NodeConfig`` given as the EC2NodeClass's
+  ``userData`` before its own (Karpenter v1.14 docs, ``concepts/nodeclasses.md``, "AL2023").
 """
 
 from __future__ import annotations
@@ -34,14 +35,9 @@ from __future__ import annotations
 import base64
 from typing import Final
 
+from inferplane.blueprint.derived.lazy_pull import FAST_PULL_IOPS, FAST_PULL_THROUGHPUT_MIBPS
+
 GKE_NODE_ROLE: Final = "roles/serviceusage.serviceUsageConsumer"
-FAST_PULL_THROUGHPUT_MIBPS: Final = 1000
-"""gp3 throughput of a lazily pulling EKS node's root volume, MiB/s: gp3's maximum (pulumi-aws
-7.51.1 ``ec2.LaunchTemplateBlockDeviceMappingEbsArgs.throughput``: "with a maximum of 1,000
-MiB/s"). It costs beyond gp3's 125 MiB/s baseline, per node."""
-FAST_PULL_IOPS: Final = 16000
-"""gp3 IOPS of that volume (the volume of aws-samples/karpenter-blueprints'
-``soci-snapshotter`` EC2NodeClass, on which the published pull time was measured)."""
 FAST_IMAGE_PULL_NODE_CONFIG: Final = (
     "apiVersion: node.eks.aws/v1alpha1\n"
     "kind: NodeConfig\n"

@@ -12,7 +12,8 @@ import pytest
 from test_semantic import BASE, diagnostics, edit
 
 from inferplane.blueprint.addons import resolve_addons
-from inferplane.blueprint.derived import lazy_pull, scale_out
+from inferplane.blueprint.capacity import prices
+from inferplane.blueprint.derived import lazy_pull, lever_options, levers, scale_out
 from inferplane.blueprint.derived.lazy_pull import (
     image_host,
     lazy_pull_support,
@@ -213,10 +214,62 @@ def test_auto_on_gke_takes_the_lazy_pull_where_a_new_node_is_waited_for() -> Non
     assert found.as_json()["parts"]["image_pull"] == 20
     assert found.as_json()["levers"]["image_pull"] == "lazy_image_pull"
     assert lazy_pull.enabled(env, env.pools["l4"])
-    # On EKS (stg) the lever brings a faster gp3 root volume to every GPU node, billed and
-    # not priced: auto takes the priced spare GPU that meets the bound instead.
+    # On EKS (stg, us-east-1) the lever brings a faster gp3 root volume to every GPU node:
+    # $400/month on the pool's 4 floor nodes, less than the spare GPU's whole g6.2xlarge
+    # per zone ($1,427.30/month), and SOCI parallel pull meets the bound too: auto takes it.
     stg = resolve(load_text(text, "bp.yaml"), "stg", platform)
-    assert stg.models["chat"].scale_out.options["lazy_image_pull"] is None  # type: ignore[index]
-    assert "lazy_image_pull" not in stg.models["chat"].scale_out.levers
-    assert "standby" in stg.models["chat"].scale_out.levers
-    assert not lazy_pull.enabled(stg, stg.pools["l4"])
+    options = stg.models["chat"].scale_out.options
+    assert options is not None
+    assert options["lazy_image_pull"] == 400.0
+    assert options["standby"] == round(2 * 0.9776 * 730, 2) == 1427.3  # g6.2xlarge, us-east-1
+    assert stg.models["chat"].scale_out.levers == ("compile_cache", "lazy_image_pull")
+    assert scale_out.budgets(stg)["chat"].total_s <= 700
+    assert lazy_pull.enabled(stg, stg.pools["l4"])
+    assert stg.pools["l4"].spare_gpus == 0
+    found = levers.cheapest(scale_out.inputs_of(stg, stg.models["chat"]), 700, platform.constants)
+    assert found is not None
+    assert found.described == "compile_cache (free), lazy_image_pull (+$400/month)"
+
+
+def _stg(region: str | None = None) -> Environment:
+    env = resolve(load_text(listing("chat", "[lazy_image_pull]"), "bp.yaml"), "stg")
+    return env if region is None else dataclasses.replace(env, region=region)
+
+
+def test_the_eks_lazy_pull_is_priced_from_the_regions_gp3_row() -> None:
+    """stg's l4 pool keeps nodes.min 2 per zone in 2 zones: 4 GPU nodes at the floor, each
+    with a root volume of 1,000 MiB/s and 16,000 IOPS, the same size as without the lever.
+    us-east-1 (`prices.GP3_VOLUMES`): (1,000 - 125) MiB/s x $0.04 = $35 and
+    (16,000 - 3,000) IOPS x $0.005 = $65, $100 a node, $400 a month. eu-central-1:
+    875 x $0.048 = $42 and 13,000 x $0.006 = $78, $120 a node, $480 a month."""
+    env = _stg()
+    chat = env.models["chat"]
+    assert env.region == "us-east-1"
+    assert lever_options.floor_nodes_per_zone(env, chat, 0) * len(env.pools["l4"].zones) == 4
+    assert lever_options.lazy_pull_usd_month(env, chat) == 400.0
+    assert lever_options.options(env, chat)["lazy_image_pull"] == 400.0
+    assert lever_options.lazy_pull_unpriced(env) is None
+    frankfurt = _stg("eu-central-1")
+    assert lever_options.lazy_pull_usd_month(frankfurt, frankfurt.models["chat"]) == 480.0
+    # Every row names its page and the date that page states.
+    for row in prices.GP3_VOLUMES.values():
+        assert row.source.startswith("https://")
+        assert row.read_on[:2] == "20"
+        assert row.read_on in row.basis
+
+
+def test_a_region_without_a_gp3_row_leaves_the_lazy_pull_unpriced() -> None:
+    env = _stg("eu-west-1")
+    chat = env.models["chat"]
+    assert prices.gp3_volume("eu-west-1") is None
+    assert lever_options.lazy_pull_usd_month(env, chat) is None
+    assert lever_options.options(env, chat)["lazy_image_pull"] is None
+    assert lever_options.lazy_pull_unpriced(env) == (
+        "the price table has no gp3 row for eu-west-1: AWS's EBS pricing page renders its "
+        "regional rates from dynamic tokens that no stored copy resolves, and no page read "
+        "states gp3's charges in eu-west-1"
+    )
+    # GKE image streaming is free: nothing to price, no reason.
+    prod = resolve(load_text(listing("chat", "[lazy_image_pull]"), "bp.yaml"), "prod")
+    assert lever_options.options(prod, prod.models["chat"])["lazy_image_pull"] == 0.0
+    assert lever_options.lazy_pull_unpriced(prod) is None

@@ -149,7 +149,8 @@ def test_auto_keeps_a_spare_gpu_only_when_it_buys_the_bound(tmp_path: Path) -> N
 def test_auto_buys_no_spare_gpu_that_does_not_meet_the_bound(tmp_path: Path) -> None:
     # 90 s is out of reach: with a spare GPU and the weights streamed at the slow end, 114 s
     # (7.62B x 2 B = 15.24 GB at 0.39 GB/s = 40 s). The free levers are taken, no spare GPU
-    # and no lazy pull (on EKS its faster root volumes are billed, not priced).
+    # and no lazy pull (its faster root volumes are billed, and the price table has no gp3
+    # row for eu-west-1: a missing price counts as dearer than any).
     env = resolve_file(_blueprint(tmp_path / "90", "{budget_s: 90}"), "prod")
     chat = env.models["chat"]
     assert chat.scale_out.levers == ("compile_cache", "stream_weights")

@@ -76,9 +76,32 @@ def test_an_eks_plan_counts_the_parallel_pull_of_the_whole_image(tmp_path: Path)
     # 12 GB at 180 MB/s = 66.7 s: the whole image, faster; not GKE's 20 s.
     assert pull.split()[:3] == ["image_pull", "67", "s"]
     assert "[lazy_image_pull]" in pull and "SOCI parallel pull" in pull
+    # prod is in eu-west-1, for which the price table has no gp3 row: the plan says so.
+    assert (
+        "lazy_image_pull (a faster gp3 root volume on every GPU node; the price table has no "
+        "gp3 row for the region) [as listed]" in lines[at + 1]
+    )
     resources: list[dict[str, Any]] = json.loads((out / "plan.json").read_text())["resources"]
     templates = [r for r in resources if r["type"] == "aws:ec2/launchTemplate:LaunchTemplate"]
     assert templates, "the GPU node groups start from a launch template that turns it on"
+
+
+def test_an_eks_plan_prices_the_lazy_pull_s_faster_root_volumes(tmp_path: Path) -> None:
+    # staging (us-east-1) keeps 4 l4 nodes in its one zone, each with a root volume of
+    # 1,000 MiB/s and 16,000 IOPS: (875 MiB/s x $0.04 + 13,000 IOPS x $0.005) x 4 = $400.
+    chat = "        chat:\n          replicas: {min: 1, max: 2}"
+    path = blueprint(
+        tmp_path,
+        "support-assistant.yaml",
+        chat,
+        "        chat:\n          scale_out: {levers: [lazy_image_pull]}\n"
+        "          replicas: {min: 1, max: 2}",
+    )
+    result = inferplane("plan", str(path), "--env", "staging", "--out", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  scale-out chat:"))
+    assert "levers compile_cache (free), lazy_image_pull (+$400/month) [as listed]" in lines[at + 1]
 
 
 def test_a_kubernetes_environment_refuses_the_lever_at_the_lever(tmp_path: Path) -> None:

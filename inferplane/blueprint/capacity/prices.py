@@ -49,7 +49,10 @@ listed rows.
 A GKE node pays for its machine type only (the GPUs are part of A2/A3/G2 machine types); an
 EKS node pays for its instance. The system nodes' machine types (m6i.xlarge, e2-standard-4)
 come from the same lists; a model's load balancer from `LOAD_BALANCERS`. Control planes,
-disks and traffic are not counted.
+disks and traffic are not counted in a plan's cost. gp3 volume charges (`GP3_VOLUMES`, per
+region, from two third-party pages that each state their date) price only what the
+``lazy_image_pull`` lever adds to an EKS node's root volume
+(`inferplane.blueprint.derived.lever_options.lazy_pull_usd_month`).
 """
 
 from __future__ import annotations
@@ -481,6 +484,81 @@ LOAD_BALANCERS: Final[Mapping[tuple[str, str], Price]] = MappingProxyType(
 
 def load_balancer(cloud: str, region: str) -> Price | None:
     return LOAD_BALANCERS.get((cloud, region))
+
+
+GP3_FREE_IOPS: Final = 3000
+"""IOPS every gp3 volume has without charge ("3,000 IOPS free", `SAISCI_GP3`)."""
+GP3_FREE_THROUGHPUT_MIBPS: Final = 125
+"""Throughput every gp3 volume has without charge ("125 MB/s free", `SAISCI_GP3`)."""
+
+SAISCI_GP3: Final = "https://www.saisci.com/aws/gp2-vs-gp3-cost-comparison-ebs-volumes/"
+HENDRIC_JABS_GP3: Final = "https://hendric-jabs.de/2023/11/02/gp3-in-2-minuten/"
+
+
+@dataclass(frozen=True)
+class VolumePrice:
+    """What a gp3 volume is billed in one region, US dollars per month: its storage, and the
+    IOPS and throughput provisioned above the free `GP3_FREE_IOPS` and
+    `GP3_FREE_THROUGHPUT_MIBPS`. AWS quotes all three per month (billed per second), so a
+    monthly cost takes them as they are, with no `HOURS_PER_MONTH` conversion."""
+
+    usd_per_gb_month: float
+    usd_per_iops_month: float
+    """Per provisioned IOPS above the free 3,000."""
+    usd_per_mibps_month: float
+    """Per provisioned MiB/s above the free 125 (the volume's ``throughput``, which EC2
+    takes in MiB/s; the pages write MB/s or MiB/s for the same provisioned figure)."""
+    source: str
+    read_on: str
+    """The date the source states for its figures."""
+    basis: str = "listed"
+
+
+GP3_VOLUMES: Final[Mapping[str, VolumePrice]] = MappingProxyType(
+    {
+        # "gp3 Storage Pricing $0.08/GB-month; gp3 IOPS Pricing 3,000 IOPS free and
+        # $0.005/provisioned IOPS-month over 3,000; gp3 Throughput Pricing 125 MB/s free and
+        # $0.04/provisioned MB/s-month over 125", "based on N. Virginia Region", read by the
+        # page from AWS's EBS pricing page; "Last Updated on February 4, 2021".
+        "us-east-1": VolumePrice(
+            0.08,
+            0.005,
+            0.04,
+            SAISCI_GP3,
+            "2021-02-04",
+            "listed by a third-party page from AWS's EBS pricing page for US East "
+            "(N. Virginia), last updated 2021-02-04; read on 2026-12-05",
+        ),
+        # eu-central-1 (Frankfurt): "1024 GiB x $0,0952", "72 IOPS x $0,006",
+        # "125 MiB/s x $ 0.048", a worked example dated 2023-11-02 by its address.
+        "eu-central-1": VolumePrice(
+            0.0952,
+            0.006,
+            0.048,
+            HENDRIC_JABS_GP3,
+            "2023-11-02",
+            "listed by a third-party page's worked example for eu-central-1, dated "
+            "2023-11-02 by its address; read on 2026-12-05",
+        ),
+        # No other region: AWS's own page (https://aws.amazon.com/ebs/pricing/) renders its
+        # regional rates from dynamic tokens that no stored copy resolves, and no catalog
+        # read lists gp3's charges per region. A region without a row gives no price.
+    }
+)
+"""region -> what a gp3 volume is billed there (AWS)."""
+
+
+def gp3_volume(region: str) -> VolumePrice | None:
+    return GP3_VOLUMES.get(region)
+
+
+def gp3_missing(region: str) -> str:
+    """Why `region` has no gp3 row (`GP3_VOLUMES`)."""
+    return (
+        f"the price table has no gp3 row for {region}: AWS's EBS pricing page renders its "
+        "regional rates from dynamic tokens that no stored copy resolves, and no page read "
+        f"states gp3's charges in {region}"
+    )
 
 
 PLATFORM_BASIS: Final = "the platform's price (policy config, capacity-estimate.prices)"

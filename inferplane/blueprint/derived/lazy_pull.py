@@ -74,6 +74,15 @@ ARTIFACT_REGISTRY: Final = re.compile(r"^[a-z0-9-]+-docker\.pkg\.dev/[^/]+/[^/]+
 (https://cloud.google.com/artifact-registry/docs/docker/names)."""
 DOCKER_HUB_HOSTS: Final = ("docker.io", "index.docker.io", "registry-1.docker.io")
 _ALIAS: Final = re.compile(r"^al2023@(v[0-9]{8})$")
+FAST_PULL_THROUGHPUT_MIBPS: Final = 1000
+"""gp3 throughput of a lazily pulling EKS node's root volume, MiB/s: gp3's maximum (pulumi-aws
+7.51.1 ``ec2.LaunchTemplateBlockDeviceMappingEbsArgs.throughput``: "with a maximum of 1,000
+MiB/s"). It costs beyond gp3's 125 MiB/s baseline, per node
+(`inferplane.blueprint.derived.lever_options.lazy_pull_usd_month`); the stack sets it
+(`inferplane.components.image_pull`)."""
+FAST_PULL_IOPS: Final = 16000
+"""gp3 IOPS of that volume (the volume of aws-samples/karpenter-blueprints'
+``soci-snapshotter`` EC2NodeClass, on which the published pull time was measured)."""
 
 
 def image_host(image: str) -> str:
@@ -194,6 +203,8 @@ def enabled(env: Environment, pool: GpuPool) -> bool:
 
 __all__ = [
     "AL2023_FAST_IMAGE_PULL_SINCE",
+    "FAST_PULL_IOPS",
+    "FAST_PULL_THROUGHPUT_MIBPS",
     "LEVER",
     "enabled",
     "image_host",

@@ -7,7 +7,7 @@ without computing a budget:
 - `unavailable(...)`: why a lever cannot serve a model here (None: it can), from plain
   values, so validation asks it of the raw blueprint and resolution of the resolved one;
 - `options(env, model)`: every lever the model could use, with the US dollars per month it
-  adds (0 for the free ones; None where a node price is missing).
+  adds (0 for the free ones; None where a node's or a volume's price is missing).
 
 The levers (`LEVERS`, cheapest first):
 
@@ -21,13 +21,14 @@ The levers (`LEVERS`, cheapest first):
   model repository: no streamer there.
 - ``lazy_image_pull``: a new node starts the serving container before the image is whole.
   Free on GKE (the pulls are billed as before); on EKS its faster gp3 root volume is billed
-  and not priced here, so `levers: auto` takes it only where no priced set meets the
-  bound. Where it can serve is
+  per node (`lazy_pull_usd_month`), at the region's gp3 row of the price table; a region
+  without one leaves it unpriced (`lazy_pull_unpriced`), and `levers: auto` then takes it
+  only where no priced set meets the bound. Where it can serve is
   `inferplane.blueprint.derived.lazy_pull.lever_problem`'s: GKE image streaming serves
   images from Artifact Registry and public Docker Hub images (an NGC image, ``nvcr.io``,
   only mirrored through an Artifact Registry remote repository that the model names); a
-  ``kubernetes`` environment's nodes are their owner's; on EKS it waits for the budget to
-  count SOCI parallel pull's time.
+  ``kubernetes`` environment's nodes are their owner's; on EKS the budget counts SOCI
+  parallel pull's whole image at its rate.
 - ``standby``: the pool keeps spare GPUs per zone (placeholder pods a new replica
   preempts). Billed: the whole nodes the spare GPUs add at the floor.
 """
@@ -144,11 +145,9 @@ def standby_spare(env: Environment, model: Model) -> int:
     return max(pool.spare_gpus, largest * math.ceil(model.gpus / largest))
 
 
-def standby_usd_month(env: Environment, model: Model) -> float | None:
-    """What `model`'s standby adds per month: the whole nodes its spare units add per zone at
-    the floor, at the pool's on-demand price (None: the price table has no row)."""
-    from inferplane.blueprint.capacity import prices
-
+def floor_nodes_per_zone(env: Environment, model: Model, spare: int) -> int:
+    """The GPU nodes `model`'s pool keeps per zone at the floor with `spare` spare units: its
+    ``nodes.min``, or what the models' ``replicas.min`` and the spare units fill, if more."""
     pool = env.pool_of(model)
     zones = max(1, len(pool.zones))
     warm = sum(
@@ -156,18 +155,65 @@ def standby_usd_month(env: Environment, model: Model) -> float | None:
         for m in env.models.values()
         if m.pool == pool.name
     )
-    per_node = pool.gpu_units_per_node
+    return max(pool.nodes.min, math.ceil((warm + spare) / pool.gpu_units_per_node))
 
-    def nodes(spare: int) -> int:
-        return max(pool.nodes.min, math.ceil((warm + spare) / per_node))
 
-    extra = nodes(standby_spare(env, model)) - nodes(pool.spare_gpus)
+def standby_usd_month(env: Environment, model: Model) -> float | None:
+    """What `model`'s standby adds per month: the whole nodes its spare units add per zone at
+    the floor, at the pool's on-demand price (None: the price table has no row)."""
+    from inferplane.blueprint.capacity import prices
+
+    pool = env.pool_of(model)
+    extra = floor_nodes_per_zone(env, model, standby_spare(env, model)) - floor_nodes_per_zone(
+        env, model, pool.spare_gpus
+    )
     if extra <= 0:
         return 0.0
     row = prices.price(pool.instance_type, env.region)
     if row is None:
         return None
     return round(extra * len(pool.zones) * row.usd_per_hour * HOURS_PER_MONTH, 2)
+
+
+def lazy_pull_usd_month(env: Environment, model: Model) -> float | None:
+    """What `model`'s ``lazy_image_pull`` adds per month on EKS: every GPU node of its pool
+    gets a gp3 root volume of `lazy_pull.FAST_PULL_THROUGHPUT_MIBPS` and
+    `lazy_pull.FAST_PULL_IOPS` (`inferplane.components.image_pull`), billed for the
+    throughput above gp3's free 125 MiB/s and the IOPS above its free 3,000, at the region's
+    gp3 row (`prices.GP3_VOLUMES`; None: the table has no row, `lazy_pull_unpriced` says
+    why). The volume keeps the pool's disk size, so its storage adds nothing.
+
+    Counted on the nodes the pool keeps at the floor (`floor_nodes_per_zone` with the pool's
+    spare units, times its zones), as ``standby`` is: both are what the pool pays while it
+    serves its floor. Nodes a scale-out adds carry the volume too, for the hours they run;
+    this figure, like standby's, does not count them. The volumes are AWS's monthly
+    charges, taken as they are (no hours-per-month conversion)."""
+    from inferplane.blueprint.capacity import prices
+
+    row = prices.gp3_volume(env.region)
+    if row is None:
+        return None
+    pool = env.pool_of(model)
+    nodes = floor_nodes_per_zone(env, model, pool.spare_gpus) * max(1, len(pool.zones))
+    throughput = lazy_pull.FAST_PULL_THROUGHPUT_MIBPS - prices.GP3_FREE_THROUGHPUT_MIBPS
+    iops = lazy_pull.FAST_PULL_IOPS - prices.GP3_FREE_IOPS
+    resized_gb = 0  # the lever keeps the pool's disk size (`disk_gib` either way)
+    per_node = (
+        throughput * row.usd_per_mibps_month
+        + iops * row.usd_per_iops_month
+        + resized_gb * row.usd_per_gb_month
+    )
+    return round(per_node * nodes, 2)
+
+
+def lazy_pull_unpriced(env: Environment) -> str | None:
+    """Why the ``lazy_image_pull`` lever has no price in `env` (None: it has one, or is
+    free there)."""
+    from inferplane.blueprint.capacity import prices
+
+    if env.cloud != "aws" or prices.gp3_volume(env.region) is not None:
+        return None
+    return prices.gp3_missing(env.region)
 
 
 def options(env: Environment, model: Model) -> Mapping[str, float | None]:
@@ -181,9 +227,8 @@ def options(env: Environment, model: Model) -> Mapping[str, float | None]:
             out[lever] = standby_usd_month(env, model)
         elif lever == "lazy_image_pull" and env.cloud == "aws":
             # SOCI parallel pull comes with a faster gp3 root volume on every GPU node
-            # (`inferplane.components.image_pull`), billed per provisioned IOPS and MiB/s,
-            # which the price table does not hold: not free, and not priced.
-            out[lever] = None
+            # (`inferplane.components.image_pull`), billed per provisioned IOPS and MiB/s.
+            out[lever] = lazy_pull_usd_month(env, model)
         else:
             out[lever] = 0.0
     return out

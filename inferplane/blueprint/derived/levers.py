@@ -52,7 +52,10 @@ class Choice:
 
 def _cost_word(lever: str, usd: float | None) -> str:
     if usd is None and lever == "lazy_image_pull":
-        return f"{lever} (a faster gp3 root volume on every GPU node, not priced)"
+        return (
+            f"{lever} (a faster gp3 root volume on every GPU node; the price table has no gp3 "
+            "row for the region)"
+        )
     if usd is None:
         return f"{lever} (its node price is missing from the price table)"
     return f"{lever} (+${usd:,.0f}/month)" if usd else f"{lever} (free)"
