@@ -142,7 +142,8 @@ def test_karpenter_launches_the_pools_node_and_stops_at_its_limit() -> None:
     )
     limit = report["limit"]
     assert (limit["nodeclaims"], limit["nodes"]) == (2, 2)
-    assert limit["pending_after_hold"] == ["serving-2"]
+    # Either added pod may get the second node (one scheduling batch); one of them waits.
+    assert limit["pending_after_hold"] in (["serving-1"], ["serving-2"])
     assert limit["nodepool_status_resources"]["nvidia.com/gpu"] == "2"
     assert limit["karpenter_said"] == (
         "Failed to schedule pod, all available instance types exceed limits for nodepool "
