@@ -18,6 +18,10 @@ marked unschedulable that is not itself preempting, whatever its priority: it ha
 cut-off like the Cluster Autoscaler's expendable-pods priority (kubernetes-sigs/karpenter
 ``pkg/utils/pod/scheduling.go``, ``IsProvisionable``). A node holding a placeholder is not
 empty, so ``WhenEmpty`` consolidation leaves it.
+
+e2e/rehearse_karpenter.py gives a planned NodePool to the real Karpenter (core v1.14.1, its
+KWOK cloud provider): it launches a node with the pool's labels, taint and GPU for a serving
+pod, and no node past the GPU limit.
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@
     python e2e/tools.py status [--group G]           # one line per tool: cached or not, where
     python e2e/tools.py cached [--group G]           # exit 0: all built (1: says which not)
 
-Two groups: ``e2e`` (the default: the control plane, Pulumi and its Kubernetes provider, the
-KEDA operator — what `./dev e2e` needs) and ``rehearsal`` (Prometheus, promtool, the
+Three groups: ``e2e`` (the default: the control plane, Pulumi and its Kubernetes provider, the
+KEDA operator — what `./dev e2e` needs), ``rehearsal`` (Prometheus, promtool, the
 Prometheus operator, KEDA's metrics API server and the Argo Rollouts controller — what the
-rehearsals add beside them).
+rehearsals add beside them) and ``karpenter`` (Karpenter with its KWOK cloud provider, for
+e2e/rehearse_karpenter.py).
 Every pin lives in e2e/tools.toml. A tool is cached under
 ``${XDG_CACHE_HOME:-~/.cache}/inferplane/tools/<name>-<version>-<recipe>/bin`` where
 ``<recipe>`` hashes everything that decides the build (module, version, replaces, flags), so a
@@ -291,6 +292,25 @@ def argo_rollouts_tool() -> Tool:
     )
 
 
+def karpenter_tool() -> Tool:
+    """Karpenter core's KWOK cloud provider (``sigs.k8s.io/karpenter/kwok``, the module's own
+    ``kwok/main.go``), run out of cluster against the local API server. Its go.mod has no
+    replace lines at the pin. The CRDs it needs are the module's ``pkg/apis/crds`` (NodePool,
+    NodeClaim, NodeOverlay, CapacityBuffer) and ``kwok/apis/crds`` (its KWOKNodeClass)."""
+    ver = pins()["karpenter"]["version"]
+    module = "sigs.k8s.io/karpenter"
+    return Tool(
+        name="karpenter-kwok",
+        version=ver,
+        binaries={f"{module}/kwok": "karpenter-kwok"},
+        requires=[(module, ver)],
+        module_files=[
+            (f"{module}@{ver}", "pkg/apis/crds/*.yaml", "share/crds/"),
+            (f"{module}@{ver}", "kwok/apis/crds/*.yaml", "share/crds/"),
+        ],
+    )
+
+
 # The e2e group: what `./dev e2e` needs (pulumi_cli.py puts every one of them on PATH).
 TOOLS: dict[str, Callable[[], Tool]] = {
     "kubernetes": kubernetes_tool,
@@ -309,8 +329,17 @@ REHEARSAL_TOOLS: dict[str, Callable[[], Tool]] = {
     "argo-rollouts": argo_rollouts_tool,
 }
 
-GROUPS: dict[str, dict[str, Callable[[], Tool]]] = {"e2e": TOOLS, "rehearsal": REHEARSAL_TOOLS}
-ALL_TOOLS: dict[str, Callable[[], Tool]] = {**TOOLS, **REHEARSAL_TOOLS}
+# The Karpenter group: Karpenter core with its KWOK cloud provider, for
+# e2e/rehearse_karpenter.py; a group of its own, so that the rehearsals above neither wait for
+# nor depend on its build.
+KARPENTER_TOOLS: dict[str, Callable[[], Tool]] = {"karpenter-kwok": karpenter_tool}
+
+GROUPS: dict[str, dict[str, Callable[[], Tool]]] = {
+    "e2e": TOOLS,
+    "rehearsal": REHEARSAL_TOOLS,
+    "karpenter": KARPENTER_TOOLS,
+}
+ALL_TOOLS: dict[str, Callable[[], Tool]] = {**TOOLS, **REHEARSAL_TOOLS, **KARPENTER_TOOLS}
 
 
 def _select(args: list[str]) -> list[str] | str:

@@ -108,7 +108,9 @@ def test_cached_asks_for_the_e2e_group_only_and_the_rehearsal_group_on_request(
         "not built: prometheus, prometheus-operator, keda-metrics-apiserver, argo-rollouts\n"
     )
     assert tools.main(["cached", "--group", "nightly"]) == 2
-    assert capsys.readouterr().err == "error: unknown group 'nightly'; groups: e2e, rehearsal\n"
+    assert capsys.readouterr().err == (
+        "error: unknown group 'nightly'; groups: e2e, rehearsal, karpenter\n"
+    )
 
 
 def test_prometheus_keeps_kubernetes_discovery_only_and_is_stamped_with_its_release() -> None:
