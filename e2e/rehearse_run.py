@@ -1,5 +1,5 @@
 """`python e2e/rehearse_run.py BLUEPRINT ENV PROFILE [--slower F] [--time-scale S]
-[--fault KIND@SECONDS ...] [--keep]`:
+[--fault KIND@SECONDS ...] [--policy-config FILE] [--keep]`:
 the harness behind `inferplane rehearse` (inferplane/app/rehearse.py).
 
 Inside a network namespace of its own (e2e/netns.py), with the real local control plane,
@@ -321,6 +321,7 @@ def progress(name: str, t: float, end: int, row: dict[str, Any]) -> str:
 
 
 def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
+    from inferplane.app import platform_scale_out
     from inferplane.app.rehearsal import scope, timeline, traffic
     from inferplane.blueprint import naming
     from inferplane.blueprint.derived import scale_out
@@ -331,10 +332,11 @@ def rehearse(state: Path, report: dict[str, Any], opts: dict[str, Any]) -> None:
 
     blueprint, env_name = Path(opts["blueprint"]), opts["env"]
     doc, _ = load_blueprint(blueprint)
-    env = resolve(doc, env_name)
+    scaling = platform_scale_out.of_file(opts.get("policy_config"))
+    env = resolve(doc, env_name, scaling)
     serving_env = stack_serving.serving_environment(env)
     profile = traffic.find(opts["profile"])
-    budgets = scale_out.budgets(env)
+    budgets = scale_out.budgets(env, scaling.constants)
     names, report["not_rehearsed"] = scope.split(env)
     if not names:
         raise RuntimeError(f"environment {env_name}: no model can be rehearsed yet")
@@ -477,6 +479,9 @@ def main(argv: list[str]) -> int:
         if flag in argv:
             opts[key] = float(argv[argv.index(flag) + 1])
             args.remove(argv[argv.index(flag) + 1])
+    if "--policy-config" in argv:
+        opts["policy_config"] = argv[argv.index("--policy-config") + 1]
+        args.remove(opts["policy_config"])
     opts["faults"] = []
     for i, a in enumerate(argv):
         if a == "--fault" and i + 1 < len(argv):

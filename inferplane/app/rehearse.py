@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from inferplane.app import platform_scale_out
 from inferplane.app.exits import EXIT_INVALID, usage_error
 from inferplane.app.rehearsal import faults, picture, scope, timeline, traffic, verdict
 from inferplane.blueprint.errors import BlueprintError, Diagnostic
@@ -86,6 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="inject a fault at SECONDS into the profile (repeatable): kill-replica (each "
         "model's first ready replica dies with requests in flight and restarts)",
     )
+    parser.add_argument(
+        "--policy-config",
+        metavar="FILE",
+        help="the platform's policy config: levers: auto chooses against its "
+        "scale-out-budget bound and estimates, as in plan and pulumi up, and the stand-ins "
+        "start after that budget",
+    )
     parser.add_argument("--out", type=Path, metavar="DIR", help="where to write the results")
 
 
@@ -128,9 +136,14 @@ def plans_for(env: Any, profile: traffic.Profile, doc: Any) -> dict[str, traffic
 
 
 def judge(
-    env: Any, plans: dict[str, traffic.Plan], harness: dict[str, Any], time_scale: float = 1.0
+    env: Any,
+    plans: dict[str, traffic.Plan],
+    harness: dict[str, Any],
+    time_scale: float = 1.0,
+    constants: Any = None,
 ) -> tuple[dict[str, list[timeline.Row]], list[verdict.Verdict]]:
-    """The timelines and verdicts of a harness report's samples."""
+    """The timelines and verdicts of a harness report's samples (`constants`: the scale-out
+    estimates the budget is judged with; the defaults when None)."""
     rows: dict[str, list[timeline.Row]] = {}
     verdicts = []
     for name, samples in sorted((harness.get("samples") or {}).items()):
@@ -151,7 +164,7 @@ def judge(
         ]
         plan = plans[name]
         rows[name] = timeline.resample(got, until=plan.profile.seconds)
-        exp = dataclasses.replace(verdict.expectation(env, name), time_scale=time_scale)
+        exp = dataclasses.replace(verdict.expectation(env, name, constants), time_scale=time_scale)
         if exp.replica_rps:
             # The plan's count for this profile's peak, not the blueprint's traffic.peak_rps.
             zones = max(1, len(plan.zones))
@@ -212,7 +225,8 @@ def run(args: argparse.Namespace) -> int:
         return usage_error(
             PROG, f"no environment {args.env!r}; the blueprint has {', '.join(envs)}"
         )
-    env = resolve(doc, args.env)
+    scaling = platform_scale_out.of_file(args.policy_config)
+    env = resolve(doc, args.env, scaling)
     if env.cloud != "kubernetes":
         print(
             f"{PROG}: cannot run here: environment {args.env} is `cloud: {env.cloud}`; a "
@@ -263,6 +277,7 @@ def run(args: argparse.Namespace) -> int:
         "--time-scale",
         str(args.time_scale),
         *(a for f in injected for a in ("--fault", f.arg())),
+        *(("--policy-config", str(args.policy_config)) if args.policy_config else ()),
     ]
     started = time.monotonic()
     proc = subprocess.Popen(
@@ -296,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INVALID
-    rows, verdicts = judge(env, plans, harness, args.time_scale)
+    rows, verdicts = judge(env, plans, harness, args.time_scale, scaling.constants)
     slo = {n: verdict.expectation(env, n).slo_ms for n in rows}
     judged = {
         n: faults.judge(

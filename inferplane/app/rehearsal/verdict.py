@@ -401,10 +401,11 @@ def exit_code(verdicts: Sequence[Verdict]) -> int:
     return 0 if all(v.held for v in verdicts) else 1
 
 
-def expectation(env: Any, name: str) -> Expectation:
+def expectation(env: Any, name: str, constants: Any = None) -> Expectation:
     """What the resolved environment `env` (a `resolution.Environment`) and its capacity
     plan say about model `name`: its SLO, replica range, the plan's replicas at peak and
-    per-replica rate, its scale-out budget, its SLO alerts' ``for`` (the stack's rules)."""
+    per-replica rate, its scale-out budget (with the platform's estimates `constants`, the
+    defaults when None), its SLO alerts' ``for`` (the stack's rules)."""
     from inferplane.blueprint.capacity import planner
     from inferplane.blueprint.derived import scale_out
     from inferplane.components.serving.observability import promql, rules
@@ -421,7 +422,7 @@ def expectation(env: Any, name: str) -> Expectation:
         if v
     }
     plan = planner.plan_env(env).plans.get(name)
-    budget = scale_out.budgets(env).get(name)
+    budget = scale_out.budgets(env, constants).get(name)
     for_s = float(promql.window_seconds(rules.LATENCY_FOR))
     return Expectation(
         model=name,

@@ -59,6 +59,48 @@ def test_out_of_range_factors_are_usage_errors(capsys: pytest.CaptureFixture[str
     assert "--slower is from 1 to 10" in capsys.readouterr().err
 
 
+def test_an_invalid_policy_config_is_a_located_error_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "policy.yaml"
+    config.write_text("scale-out-budget:\n  max_total_s: -5\n")
+    args = ["rehearse", str(CHAT), "--env", "local", "--traffic", str(SHORT)]
+    assert main([*args, "--policy-config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"{config}:2:" in err and "scale-out-budget.max_total_s" in err
+    assert "Traceback" not in err
+
+
+def test_the_harness_resolves_with_the_policy_config_it_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "e2e"))
+    try:
+        import rehearse_run
+    finally:
+        sys.path.remove(str(ROOT / "e2e"))
+    seen: dict[str, object] = {}
+
+    def fake_run(argv: list[str], missing: object, body: object, prefix: str) -> int:
+        seen["argv"] = argv
+        return 0
+
+    def fake_rehearse(state: object, report: object, opts: dict[str, object]) -> None:
+        seen["opts"] = dict(opts)
+
+    monkeypatch.setattr(rehearse_run, "run", fake_run)
+    assert rehearse_run.main([str(CHAT), "local", str(SHORT), "--policy-config", "p.yaml"]) == 0
+    monkeypatch.setattr(rehearse_run, "rehearse", fake_rehearse)
+    monkeypatch.setattr(rehearse_run, "run", lambda argv, m, body, p: body(None, {}) or 0)
+    assert rehearse_run.main([str(CHAT), "local", str(SHORT), "--policy-config", "p.yaml"]) == 0
+    opts = seen["opts"]
+    assert isinstance(opts, dict)
+    assert (opts["blueprint"], opts["env"], opts["profile"]) == (str(CHAT), "local", str(SHORT))
+    assert opts["policy_config"] == "p.yaml"
+
+
 def test_a_harness_report_becomes_timelines_and_verdicts() -> None:
     doc, _ = load_blueprint(CHAT)
     env = resolve(doc, "local")

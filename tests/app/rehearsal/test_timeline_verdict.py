@@ -8,6 +8,7 @@ from pathlib import Path
 from inferplane.app.rehearsal import timeline, verdict
 from inferplane.app.rehearsal.timeline import Row
 from inferplane.blueprint.capacity import planner
+from inferplane.blueprint.derived import scale_out
 from inferplane.blueprint.resolution.resolve import load_blueprint, resolve
 from inferplane.components import stack_serving
 from inferplane.components.serving.observability import promql
@@ -194,6 +195,11 @@ def test_the_expectation_comes_from_the_blueprint_and_its_plan() -> None:
     assert (got.planned_replicas, got.replica_rps) == (plan.replicas, plan.rps[1])
     assert got.scale_out_budget_s is not None and got.scale_out_budget_s > 0
     assert got.alert_for_s == {"InferenceTTFTAboveSLO": 300.0, "InferenceP95LatencyAboveSLO": 300.0}
+    # The platform's estimates (its policy config) move the budget the scale-out is judged by.
+    slower_start = scale_out.Constants(engine_init_s_vllm=600)
+    later = verdict.expectation(env, "chat-8b", slower_start)
+    assert later.scale_out_budget_s == scale_out.budgets(env, slower_start)["chat-8b"].total_s
+    assert later.scale_out_budget_s > got.scale_out_budget_s
 
 
 def test_the_client_side_p95s_are_reported_beside_prometheus_and_not_judged() -> None:
