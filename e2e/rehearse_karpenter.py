@@ -123,6 +123,10 @@ def instance_types(plan: dict[str, Any]) -> list[dict[str, Any]]:
     instance type, with the vCPUs and memory inferplane sizes pods by and the GPUs the
     NodePool's limit counts, offered in each zone and capacity type the NodePool requires."""
     pool = plan["node_pool"]
+    for key in ("topology.kubernetes.io/zone", "karpenter.sh/capacity-type"):
+        if not requirement_values(pool, key):
+            # Without it the file would offer the type nowhere and nothing could launch.
+            raise ValueError(f"the planned NodePool requires no {key}: no offering to write")
     offerings = [
         {
             "Price": 1.0,

@@ -106,9 +106,9 @@ class Sender:
     dropped_full: int = 0
     failed_by_ip: dict[str, collections.Counter[str]] = field(default_factory=dict)
     client: stream.Latencies = field(default_factory=stream.Latencies)
+    """What the callers saw: TTFT, ITL and end to end of the served requests, every outcome."""
     failure_examples: dict[str, list[str]] = field(default_factory=dict)
     """The first `FAILURE_EXAMPLES` failures of each outcome: where, and what was seen."""
-    """What the callers saw: TTFT, ITL and end to end of the served requests, every outcome."""
     _owed: float = 0.0
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -133,13 +133,22 @@ class Sender:
 
     def _send(self, ip: str) -> None:
         # As a chat client calls vLLM: streamed, read chunk by chunk (`stream.request`).
-        got = stream.request(
-            ip,
-            PORT,
-            "/v1/completions",
-            {"model": self.standins.model, "prompt": "x", "max_tokens": self.plan.output_tokens},
-            timeout=REQUEST_TIMEOUT_S,
-        )
+        try:
+            got = stream.request(
+                ip,
+                PORT,
+                "/v1/completions",
+                {
+                    "model": self.standins.model,
+                    "prompt": "x",
+                    "max_tokens": self.plan.output_tokens,
+                },
+                timeout=REQUEST_TIMEOUT_S,
+            )
+        except Exception as exc:  # an answer the reader did not foresee
+            # Counted as malformed, never lost: a request that vanished here would hold its
+            # place in `in_flight` for good, and later ones would be dropped as over the bound.
+            got = stream.Outcome("malformed", detail=f"{type(exc).__name__}: {exc}"[:200])
         self.client.add(got)
         with self._lock:
             self.in_flight -= 1

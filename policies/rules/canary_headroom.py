@@ -31,6 +31,7 @@ serves with fewer replicas while the canary waits for their GPUs.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -63,7 +64,7 @@ def fencepost(value: Any, replicas: int, round_up: bool) -> int | None:
         return value
     if isinstance(value, str):
         text = value.replace("%", "")
-        if not text.lstrip("-").isdigit():
+        if not re.fullmatch(r"[+-]?[0-9]+", text):  # strconv.Atoi's syntax, ASCII digits
             return None
         exact = int(text) * replicas / 100
         return math.ceil(exact) if round_up else math.floor(exact)
@@ -139,13 +140,18 @@ def peak_extra(replicas: int, weights: Sequence[int], max_surge: int) -> tuple[i
 
 
 def weights(rollout: Resource) -> list[int]:
-    """The ``setWeight`` of each step, in order."""
+    """The canary weights a rollout passes through, in order: each step's ``setWeight``, then
+    `MAX_WEIGHT` once the steps are done (v1.10.1 utils/replicaset/canary.go
+    ``GetCurrentSetWeight``: no current step, so ``MaxTrafficWeight``), which is also the
+    only weight of a Rollout without ``setWeight`` steps."""
     canary = _dict(_dict(rollout.spec.get("strategy")).get("canary"))
     found = []
     for step in _list(canary.get("steps")):
         value = as_number(_dict(step).get("setWeight"))
         if value is not None:
             found.append(int(value))
+    if not found or found[-1] < MAX_WEIGHT:
+        found.append(MAX_WEIGHT)
     return found
 
 

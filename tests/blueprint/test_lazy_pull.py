@@ -258,6 +258,24 @@ def test_the_eks_lazy_pull_is_priced_from_the_regions_gp3_row() -> None:
         assert row.read_on in row.basis
 
 
+def test_a_pool_already_pulling_lazily_charges_a_second_model_nothing() -> None:
+    """The volume is the pool's: with chat's lever in effect on l4, every l4 node has it, so
+    another model on l4 adds no dollar by asking for it too."""
+    env = _stg()
+    chat = env.models["chat"]
+    assert "lazy_image_pull" in chat.scale_out.levers
+    other = dataclasses.replace(
+        chat, name="chat-2", scale_out=dataclasses.replace(chat.scale_out, levers=())
+    )
+    env = dataclasses.replace(env, models={**env.models, "chat-2": other})
+    assert lever_options.lazy_pull_usd_month(env, other) == 0.0
+    # chat's own lever is not another model's: it pays for every floor node of the pool,
+    # which chat-2's warm replicas now raise to 6 ($100 each in us-east-1).
+    floor = lever_options.floor_nodes_per_zone(env, chat, 0) * len(env.pools["l4"].zones)
+    assert floor == 6
+    assert lever_options.lazy_pull_usd_month(env, chat) == 100.0 * floor
+
+
 def test_a_region_without_a_gp3_row_leaves_the_lazy_pull_unpriced() -> None:
     env = _stg("eu-west-1")
     chat = env.models["chat"]

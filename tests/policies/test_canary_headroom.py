@@ -102,6 +102,33 @@ def test_the_fenceposts_round_as_the_controller_does() -> None:
     # Both 0: maxUnavailable becomes 1 (resolveFenceposts).
     assert canary_headroom.fenceposts({"maxSurge": 0, "maxUnavailable": "10%"}, 4) == (0, 1)
     assert canary_headroom.fenceposts({"maxSurge": "many"}, 4) is None
+    # strconv.Atoi's syntax: a sign is read, a digit of another script is not a number.
+    assert canary_headroom.fenceposts({"maxSurge": "+50%"}, 4) == (2, 1)
+    assert canary_headroom.fenceposts({"maxSurge": "\u00b2"}, 4) is None
+    assert canary_headroom.fenceposts({"maxSurge": "\u0663%"}, 4) is None
+
+
+def test_the_steps_end_at_full_weight() -> None:
+    """Once the steps are done, or without setWeight steps at all, the controller takes the
+    canary to full weight (GetCurrentSetWeight: no current step, MaxTrafficWeight)."""
+
+    def rollout(steps: list[dict[str, Any]] | None) -> Resource:
+        canary: dict[str, Any] = {} if steps is None else {"steps": steps}
+        return Resource(
+            type=ROLLOUT,
+            name="chat",
+            urn="urn:pulumi:test::p::kubernetes:argoproj.io/v1alpha1:Rollout::chat",
+            props={"metadata": {"name": "chat"}, "spec": {"strategy": {"canary": canary}}},
+        )
+
+    assert canary_headroom.weights(rollout([{"setWeight": 10}, {"setWeight": 50}])) == [
+        10,
+        50,
+        100,
+    ]
+    assert canary_headroom.weights(rollout([{"setWeight": 25}, {"setWeight": 100}])) == [25, 100]
+    assert canary_headroom.weights(rollout([{"pause": {"duration": "1m"}}])) == [100]
+    assert canary_headroom.weights(rollout(None)) == [100]
 
 
 def test_the_peak_is_the_stable_pods_before_plus_the_step_s_canary_within_the_surge() -> None:

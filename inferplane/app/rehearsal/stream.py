@@ -77,8 +77,13 @@ class SseParser:
     def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self.max = max_event_bytes
         self._buf = b""
+        self._cr = False
+        """The last read ended in ``\r``: a ``\n`` that opens the next read ends the same line."""
 
     def feed(self, data: bytes) -> list[str]:
+        if self._cr and data.startswith(b"\n"):
+            data = data[1:]
+        self._cr = data.endswith(b"\r")
         self._buf += data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         out = []
         while True:
@@ -188,7 +193,9 @@ def request(
     clock: Callable[[], float] = time.monotonic,
 ) -> Outcome:
     """POST `body` with ``"stream": true`` to http://host:port/path and read its events;
-    never raises for what the server does (every failure is an `Outcome`)."""
+    never raises for what the server does (every failure is an `Outcome`). The deadline is
+    checked as each read returns, so a request lasts at most `timeout` plus one read's
+    `timeout`: bounded, though up to twice the deadline."""
     start = clock()
     deadline = start + timeout
     # A queued request gets no byte until its first token (vLLM sends nothing meanwhile):

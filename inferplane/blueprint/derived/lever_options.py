@@ -187,13 +187,22 @@ def lazy_pull_usd_month(env: Environment, model: Model) -> float | None:
     spare units, times its zones), as ``standby`` is: both are what the pool pays while it
     serves its floor. Nodes a scale-out adds carry the volume too, for the hours they run;
     this figure, like standby's, does not count them. The volumes are AWS's monthly
-    charges, taken as they are (no hours-per-month conversion)."""
+    charges, taken as they are (no hours-per-month conversion).
+
+    The volume is the pool's: once another model on the pool has the lever in effect, every
+    node of the pool has it already, and this model's lever adds nothing (0)."""
     from inferplane.blueprint.capacity import prices
 
+    pool = env.pool_of(model)
+    if any(
+        lazy_pull.LEVER in m.scale_out.levers
+        for m in env.models.values()
+        if m.pool == pool.name and m.name != model.name
+    ):
+        return 0.0
     row = prices.gp3_volume(env.region)
     if row is None:
         return None
-    pool = env.pool_of(model)
     nodes = floor_nodes_per_zone(env, model, pool.spare_gpus) * max(1, len(pool.zones))
     throughput = lazy_pull.FAST_PULL_THROUGHPUT_MIBPS - prices.GP3_FREE_THROUGHPUT_MIBPS
     iops = lazy_pull.FAST_PULL_IOPS - prices.GP3_FREE_IOPS

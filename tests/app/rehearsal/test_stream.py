@@ -166,6 +166,14 @@ def test_the_parser_bounds_an_event() -> None:
         parser.feed(b"data: " + b"x" * 32)
 
 
+def test_a_crlf_split_between_reads_ends_one_line_not_two() -> None:
+    parser = stream.SseParser()
+    assert parser.feed(b"data: a\r") == []
+    assert parser.feed(b"\ndata: b\r\n\r\n") == ["a\nb"]  # one event of two data lines
+    assert parser.feed(b"data: c\r") == []
+    assert parser.feed(b"\r") == ["c"]  # a lone CR ends a line too; two end the event
+
+
 def test_latencies_count_failures_and_keep_served_times_only() -> None:
     lat = stream.Latencies()
     for i in range(100):

@@ -202,7 +202,7 @@ def test_the_rollout_s_pods_drain_as_the_deployment_s_do(prod: Environment) -> N
     copies the whole pod template of the Deployment its ``workloadRef`` names into every
     ReplicaSet it makes (argo-rollouts v1.10.1 rollout/templateref.go ``Resolve``:
     ``SetResolvedTemplate`` of the object at the Deployment's template path; rollout/sync.go
-    ``getNewReplicaSet``: the ReplicaSet's template is ``rollout.Spec.Template``). So the
+    ``createDesiredReplicaSet``: the ReplicaSet's template is ``rollout.Spec.Template``). So the
     ``preStop`` sleep and the grace period of the longest request are the Deployment's.
     The canary's scale-down delays (``scaleDownDelaySeconds``,
     ``abortScaleDownDelaySeconds``) apply only to a canary with ``trafficRouting``
