@@ -172,10 +172,13 @@ def stepper(report: dict[str, Any]) -> Callable[[str, Callable[[], Any]], Any]:
 
 
 def start_monitoring(
-    state: Path, cp: cluster.ControlPlane, step: Callable[[str, Callable[[], Any]], Any]
+    state: Path,
+    cp: cluster.ControlPlane,
+    step: Callable[[str, Callable[[], Any]], Any],
+    port: int | None = None,
 ) -> tuple[promstack.ConfigSync, int]:
     """The Prometheus operator and Prometheus on its configuration, kept in sync; returns
-    the running sync (stop it) and Prometheus's port on loopback."""
+    the running sync (stop it) and Prometheus's port on loopback (`port`, else a free one)."""
     client = cp.client()
     step("operator CRDs", lambda: addons.apply_crds(client, promstack.crds()))
     addons.namespace(client, promstack.NAMESPACE)
@@ -187,7 +190,7 @@ def start_monitoring(
     )
     sync = promstack.ConfigSync(client, state, cp.kubeconfig, state / "pki" / "ca.crt")
     step("operator generated the configuration", lambda: sync.wait_first(WAIT))
-    port = cluster.free_port()
+    port = port or cluster.free_port()
     promstack.start_prometheus(state, sync.config, port)
     ready = f"http://127.0.0.1:{port}/-/ready"
     step("Prometheus ready", lambda: wait(ready, lambda: promstack.http(ready)[0] == 200))
