@@ -36,6 +36,7 @@ test asserts them), 1 otherwise, 2 when it cannot run here.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import os
 import re
@@ -99,6 +100,27 @@ def private_hosts(state: Path, names: list[str]) -> None:
     check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
     check(libc.mount(str(hosts).encode(), b"/etc/hosts", None, MS_BIND, None), "bind /etc/hosts")
+
+
+def room_for_both(shapes: list[dict[str, Any]], per_zone: int) -> list[dict[str, Any]]:
+    """`shapes` with GPU nodes added (copies of each zone's first) until every zone has
+    room for the Deployment's pods and the Rollout's together (2 x `per_zone`, one GPU
+    each): on the first `up` the Deployment runs its replicas until the Rollout is Healthy
+    (``scaleDown: onsuccess``), and the Rollout's first pods need their own GPUs."""
+    out = list(shapes)
+    gpu_nodes: dict[str, list[dict[str, Any]]] = {}
+    for node in shapes:
+        if any(k.startswith("nvidia.com/") for k in node["status"]["capacity"]):
+            zone = node["metadata"]["labels"]["topology.kubernetes.io/zone"]
+            gpu_nodes.setdefault(zone, []).append(node)
+    for have in gpu_nodes.values():
+        for i in range(len(have), 2 * per_zone):
+            extra = copy.deepcopy(have[0])
+            name = f"{have[0]['metadata']['name'].rsplit('-', 1)[0]}-{i}"
+            extra["metadata"]["name"] = name
+            extra["metadata"]["labels"]["kubernetes.io/hostname"] = name
+            out.append(extra)
+    return out
 
 
 def rollout_state(client: Kube, ns: str, name: str) -> dict[str, Any]:
@@ -220,16 +242,8 @@ def rehearse(state: Path, report: dict[str, Any]) -> None:
     blueprint.write_text(text)
 
     per_zone = env.models[MODEL].replicas.min // len(env.zones)
-    # The pool as the blueprint sizes it: taking a zone over needs one free GPU, not a second
-    # set of replicas (`scaleDown: progressively`, components/serving/scaling/rollout.py).
-    shapes = nodes.nodes_for(env)
-    zone_key = "topology.kubernetes.io/zone"
-    gpu_nodes = [
-        n for n in shapes if any(k.startswith("nvidia.com/") for k in n["status"]["capacity"])
-    ]
-    report["gpu_nodes_per_zone"] = {
-        z: sum(1 for n in gpu_nodes if n["metadata"]["labels"][zone_key] == z) for z in env.zones
-    }
+    shapes = room_for_both(nodes.nodes_for(env), per_zone)
+    report["gpu_nodes_per_zone"] = 2 * per_zone
     cp = step("control plane up", lambda: cluster.up(state, shapes))
     client = cp.client()
     sync, _ = start_monitoring(state, cp, step, port=query.port)

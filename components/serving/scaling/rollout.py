@@ -3,14 +3,9 @@
 Per Deployment (``<model>``, or ``<model>-<zone>`` of an llm-aware model) the stack adds:
 
 - a ``Rollout`` (``argoproj.io/v1alpha1``) of the same name whose ``workloadRef`` names the
-  Deployment, with ``scaleDown: progressively``: the controller copies the Deployment's pod
-  template into its own ReplicaSets, and on its first revision scales the Deployment to its
-  own replicas less the Rollout's ready ones, then to zero once the Rollout is Healthy
-  (v1.10.1 rollout/replicaset.go ``reconcileNewReplicaSet``). So taking over a zone needs
-  one free GPU slot, not a second set of replicas: with ``onsuccess`` the Deployment keeps
-  every replica until the Rollout is Healthy (rollout/sync.go), and a pool sized for the
-  replicas never frees a GPU for the Rollout's pods (observed by e2e/rehearse_rollout_up.py).
-  A later change to the Deployment's template starts a canary (argoproj/argo-rollouts
+  Deployment, with ``scaleDown: onsuccess``: the controller copies the Deployment's pod
+  template into its own ReplicaSets and sets the Deployment to zero once the Rollout is
+  Healthy; a later change to the Deployment's template starts a canary (argoproj/argo-rollouts
   v1.10.1 ``pkg/apis/rollouts/v1alpha1/types.go`` ``ObjectRef.ScaleDown``, values
   ``never``, ``onsuccess``, ``progressively``; proven against the pinned controller by
   e2e/rehearse_rollout.py, docs/rollouts.md). The Rollout's pods are
@@ -69,7 +64,7 @@ from inferplane.components.serving.spec import ServedModel, ServingEnvironment
 API_VERSION: Final = "argoproj.io/v1alpha1"
 INSTANCE_ID_LABEL: Final = "argo-rollouts.argoproj.io/controller-instance-id"
 """``LabelKeyControllerInstanceID`` (pkg/apis/rollouts/v1alpha1/types.go, v1.10.1)."""
-SCALE_DOWN: Final = "progressively"
+SCALE_DOWN: Final = "onsuccess"
 CANARY_ARG: Final = "canary-hash"
 STABLE_ARG: Final = "stable-hash"
 INTERVAL_S: Final = 60

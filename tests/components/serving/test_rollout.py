@@ -52,7 +52,7 @@ def test_the_rollout_takes_the_deployment_through_the_steps(prod: Environment) -
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "name": "chat",
-        "scaleDown": "progressively",
+        "scaleDown": "onsuccess",
     }
     assert spec["replicas"] == model.replicas.min
     assert spec["strategy"]["canary"]["steps"] == [
